@@ -1,0 +1,33 @@
+package decode
+
+import (
+	"encoding/binary"
+
+	"github.com/gopacket/gopacket"
+)
+
+// AtomicAckETH is the Atomic Acknowledge Extended Transport Header (8 bytes).
+type AtomicAckETH struct {
+	extBase
+	OrigRemData uint64 // the remote data before the atomic operation
+}
+
+// DecodeFromBytes decodes an AtomicAckETH.
+func (h *AtomicAckETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	h.kind = extAtomicAckETH
+	b, err := h.take(data, df)
+	if err == nil {
+		h.OrigRemData = binary.BigEndian.Uint64(b)
+	}
+	return err
+}
+
+// SerializeTo prepends the AtomicAckETH.
+func (h *AtomicAckETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
+	h.kind = extAtomicAckETH
+	b, err := h.put(sb)
+	if err == nil {
+		binary.BigEndian.PutUint64(b, h.OrigRemData)
+	}
+	return err
+}

@@ -1,0 +1,43 @@
+package decode
+
+import (
+	"encoding/binary"
+
+	"github.com/gopacket/gopacket"
+)
+
+// AtomicETH is the Atomic Extended Transport Header (28 bytes) of COMPARE_SWAP
+// and FETCH_ADD.
+type AtomicETH struct {
+	extBase
+	VA      uint64
+	RKey    uint32
+	SwapAdd uint64 // swap data (COMPARE_SWAP) or add data (FETCH_ADD)
+	Compare uint64 // compare data
+}
+
+// DecodeFromBytes decodes an AtomicETH.
+func (h *AtomicETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	h.kind = extAtomicETH
+	b, err := h.take(data, df)
+	if err == nil {
+		h.VA = binary.BigEndian.Uint64(b)
+		h.RKey = binary.BigEndian.Uint32(b[8:])
+		h.SwapAdd = binary.BigEndian.Uint64(b[12:])
+		h.Compare = binary.BigEndian.Uint64(b[20:])
+	}
+	return err
+}
+
+// SerializeTo prepends the AtomicETH.
+func (h *AtomicETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
+	h.kind = extAtomicETH
+	b, err := h.put(sb)
+	if err == nil {
+		binary.BigEndian.PutUint64(b, h.VA)
+		binary.BigEndian.PutUint32(b[8:], h.RKey)
+		binary.BigEndian.PutUint64(b[12:], h.SwapAdd)
+		binary.BigEndian.PutUint64(b[20:], h.Compare)
+	}
+	return err
+}

@@ -1,0 +1,31 @@
+package decode
+
+import "github.com/gopacket/gopacket"
+
+// CNPReserved is the 16 reserved bytes that follow the BTH of a RoCEv2
+// congestion notification packet (opcode 0x81, RoCEv2 Annex A17). A CNP has
+// DestQP set to the QP whose rate should drop, and FECN/BECN per the annex.
+type CNPReserved struct {
+	extBase
+	Reserved [16]byte
+}
+
+// DecodeFromBytes decodes the reserved block.
+func (h *CNPReserved) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	h.kind = extCNPPad
+	b, err := h.take(data, df)
+	if err == nil {
+		copy(h.Reserved[:], b)
+	}
+	return err
+}
+
+// SerializeTo prepends the reserved block.
+func (h *CNPReserved) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
+	h.kind = extCNPPad
+	b, err := h.put(sb)
+	if err == nil {
+		copy(b, h.Reserved[:])
+	}
+	return err
+}

@@ -1,0 +1,360 @@
+package decode
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+
+	"github.com/gopacket/gopacket"
+)
+
+// Decoder is the zero-allocation fast path: it decodes one captured frame of
+// its link type into a reused Frame. The zero value decodes Ethernet without
+// checking CRCs.
+type Decoder struct {
+	LinkType int  // pcap link type of the frames (LinkTypeEthernet, LinkTypeERF, ...)
+	CheckCRC bool // verify ICRC, VCRC and LPCRC (costs a CRC pass over each packet)
+}
+
+// FrameError says why a frame could not be decoded and where in the frame.
+type FrameError struct {
+	Offset int    // byte offset within the frame where the problem lies
+	Msg    string // what is wrong
+}
+
+func (e *FrameError) Error() string { return fmt.Sprintf("byte %d of the frame: %s", e.Offset, e.Msg) }
+
+func frameErr(off int, format string, a ...any) error {
+	return &FrameError{Offset: off, Msg: fmt.Sprintf(format, a...)}
+}
+
+var nilDF = gopacket.NilDecodeFeedback
+
+// Decode decodes data into f. A frame that is not InfiniBand or RoCE returns
+// nil with f.Transport == TransportNone. A malformed frame returns a
+// *FrameError, with f holding the headers decoded before the problem.
+func (d *Decoder) Decode(data []byte, f *Frame) error {
+	f.reset()
+	switch d.LinkType {
+	case LinkTypeEthernet:
+		return d.ethernet(data, 0, f)
+	case LinkTypeInfiniBand:
+		if len(data) == LinkFCPLen {
+			return d.link(data, 0, f)
+		}
+		return d.native(data, 0, f)
+	case LinkTypeERF:
+		return d.erf(data, f)
+	case LinkTypeLinuxSLL:
+		if len(data) < 16 {
+			return frameErr(0, "Linux cooked header: %d bytes, need 16", len(data))
+		}
+		f.Iface = int8(binary.BigEndian.Uint16(data))
+		return d.etherType(binary.BigEndian.Uint16(data[14:]), data, 16, f)
+	case LinkTypeLinuxSLL2:
+		if len(data) < 20 {
+			return frameErr(0, "Linux cooked v2 header: %d bytes, need 20", len(data))
+		}
+		f.Iface = int8(data[10])
+		return d.etherType(binary.BigEndian.Uint16(data), data, 20, f)
+	}
+	return frameErr(0, "link type %d is not one ibscope reads", d.LinkType)
+}
+
+func (d *Decoder) erf(data []byte, f *Frame) error {
+	var e ERF
+	if err := e.DecodeFromBytes(data, nilDF); err != nil {
+		return frameErr(0, "%v", err)
+	}
+	f.TsNs = e.TimestampNs()
+	f.Iface = int8(e.Interface())
+	off := len(e.Contents)
+	f.CapLen, f.WireLen = len(e.Payload), int(e.WLen)
+	if e.Flags&ERFFlagTruncated != 0 && f.WireLen <= f.CapLen {
+		f.WireLen = f.CapLen + 1 // the card cut the packet: treat it as snaplen-cut
+	}
+	switch {
+	case e.Type == ERFTypeInfiniBand:
+		return d.native(data[:off+len(e.Payload)], off, f)
+	case e.Type == ERFTypeIBLink:
+		return d.link(data[:off+len(e.Payload)], off, f)
+	case isERFEthernet(e.Type):
+		return d.ethernet(data, off, f)
+	}
+	return nil
+}
+
+func (d *Decoder) ethernet(data []byte, off int, f *Frame) error {
+	if len(data) < off+14 {
+		return frameErr(off, "Ethernet header: %d bytes, need 14", len(data)-off)
+	}
+	et := binary.BigEndian.Uint16(data[off+12:])
+	off += 14
+	for et == 0x8100 || et == 0x88A8 { // VLAN tags
+		if len(data) < off+4 {
+			return frameErr(off, "VLAN tag: %d bytes, need 4", len(data)-off)
+		}
+		et = binary.BigEndian.Uint16(data[off+2:])
+		off += 4
+	}
+	return d.etherType(et, data, off, f)
+}
+
+func (d *Decoder) etherType(et uint16, data []byte, off int, f *Frame) error {
+	switch et {
+	case 0x0800:
+		return d.ipv4(data, off, f)
+	case 0x86DD:
+		return d.ipv6(data, off, f)
+	case EtherTypeRoCEv1:
+		return d.rocev1(data, off, f)
+	}
+	return nil
+}
+
+func (d *Decoder) ipv4(data []byte, off int, f *Frame) error {
+	if len(data) < off+20 || data[off]>>4 != 4 {
+		return nil
+	}
+	ip := data[off:]
+	ihl := int(ip[0]&0x0F) * 4
+	total := int(binary.BigEndian.Uint16(ip[2:]))
+	frag := binary.BigEndian.Uint16(ip[6:]) & 0x3FFF
+	if ip[9] != 17 || ihl < 20 || frag != 0 || len(ip) < ihl+8 {
+		return nil
+	}
+	udp := ip[ihl:]
+	if binary.BigEndian.Uint16(udp[2:]) != UDPPortRoCEv2 {
+		return nil
+	}
+	f.Src = netip.AddrFrom4([4]byte(ip[12:16]))
+	f.Dst = netip.AddrFrom4([4]byte(ip[16:20]))
+	f.ECN = ip[1] & 3
+	f.Has |= HasIPv4
+	if total < ihl+8 {
+		return frameErr(off+2, "IPv4 total length %d is shorter than its headers", total)
+	}
+	return d.udp(data, off, ihl, total-ihl, f)
+}
+
+func (d *Decoder) ipv6(data []byte, off int, f *Frame) error {
+	if len(data) < off+48 || data[off]>>4 != 6 || data[off+6] != 17 {
+		return nil
+	}
+	ip := data[off:]
+	if binary.BigEndian.Uint16(ip[42:]) != UDPPortRoCEv2 {
+		return nil
+	}
+	f.Src = netip.AddrFrom16([16]byte(ip[8:24]))
+	f.Dst = netip.AddrFrom16([16]byte(ip[24:40]))
+	f.ECN = uint8(binary.BigEndian.Uint32(ip)>>20) & 3
+	f.Has |= HasIPv6
+	return d.udp(data, off, 40, int(binary.BigEndian.Uint16(ip[4:])), f)
+}
+
+// udp decodes a RoCEv2 UDP datagram of udpLen bytes that follows an IP header
+// of ipLen bytes at off.
+func (d *Decoder) udp(data []byte, off, ipLen, udpLen int, f *Frame) error {
+	u := off + ipLen
+	f.Transport = TransportRoCEv2
+	f.Has |= HasUDP
+	f.UDPSrc = binary.BigEndian.Uint16(data[u:])
+	l := int(binary.BigEndian.Uint16(data[u+4:]))
+	if l != udpLen && udpLen >= 8 {
+		return frameErr(u+4, "UDP length %d disagrees with the IP payload length %d", l, udpLen)
+	}
+	if l < 8+BTHLen+ICRCLen {
+		return frameErr(u+4, "UDP length %d leaves no room for BTH and ICRC", l)
+	}
+	end := u + l
+	if end > len(data) {
+		if f.Truncated() {
+			f.IBLen = l - 8
+			return d.transport(data[u+8:], u+8, f, true)
+		}
+		return frameErr(u+4, "UDP length %d runs past the %d-byte frame", l, len(data)-u)
+	}
+	f.IBLen = l - 8
+	if err := d.transport(data[u+8:end], u+8, f, false); err != nil {
+		return err
+	}
+	if d.CheckCRC && f.Has&HasICRC != 0 {
+		f.ICRCOK = ICRCRoCEv2(data[off:u], data[u:end-ICRCLen]) == f.BTH.ICRC
+		f.Has |= CRCsCheck
+	}
+	return nil
+}
+
+func (d *Decoder) rocev1(data []byte, off int, f *Frame) error {
+	f.Transport = TransportRoCEv1
+	if err := f.GRH.DecodeFromBytes(data[off:], nilDF); err != nil {
+		return frameErr(off, "%v", err)
+	}
+	f.Has |= HasGRH
+	end := off + GRHLen + int(f.GRH.PayLen)
+	if f.GRH.NxtHdr != GRHNextHeaderIBA {
+		return frameErr(off+6, "GRH next header 0x%02x is not IBA (0x1b)", f.GRH.NxtHdr)
+	}
+	f.IBLen = GRHLen + int(f.GRH.PayLen)
+	if end > len(data) {
+		if !f.Truncated() {
+			return frameErr(off+4, "GRH payload length %d runs past the %d-byte frame", f.GRH.PayLen, len(data)-off)
+		}
+		return d.transport(data[off+GRHLen:], off+GRHLen, f, true)
+	}
+	if err := d.transport(data[off+GRHLen:end], off+GRHLen, f, false); err != nil {
+		return err
+	}
+	if d.CheckCRC && f.Has&HasICRC != 0 {
+		f.ICRCOK = ICRCRoCEv1(data[off:end-ICRCLen]) == f.BTH.ICRC
+		f.Has |= CRCsCheck
+	}
+	return nil
+}
+
+func (d *Decoder) native(data []byte, off int, f *Frame) error {
+	f.Transport = TransportIB
+	if err := f.LRH.DecodeFromBytes(data[off:], nilDF); err != nil {
+		return frameErr(off, "%v", err)
+	}
+	f.Has |= HasLRH
+	pktLen := int(f.LRH.PktLen) * 4
+	f.IBLen = pktLen + 2
+	end := off + pktLen
+	cut := f.Truncated()
+	switch {
+	case end > len(data) && !cut:
+		return frameErr(off+4, "LRH PktLen %d words (%d bytes) runs past the %d-byte packet", f.LRH.PktLen, pktLen, len(data)-off)
+	case !cut && len(data)-end > 2:
+		return frameErr(off+4, "LRH PktLen %d words (%d bytes) leaves %d bytes unaccounted for after the VCRC", f.LRH.PktLen, pktLen, len(data)-end-2)
+	}
+	end = min(end, len(data))
+	if f.LRH.HasVCRC {
+		f.Has |= HasVCRC
+	}
+	if d.CheckCRC && f.LRH.HasVCRC && !cut {
+		f.VCRCOK = VCRC(data[off:end]) == f.LRH.VCRC
+		f.Has |= CRCsCheck
+	}
+	next := off + LRHLen
+	switch f.LRH.LNH {
+	case LNHGlobal:
+		if err := f.GRH.DecodeFromBytes(data[next:end], nilDF); err != nil {
+			return frameErr(next, "%v", err)
+		}
+		f.Has |= HasGRH
+		if f.GRH.NxtHdr != GRHNextHeaderIBA {
+			return nil
+		}
+		next += GRHLen
+	case LNHLocal:
+	default:
+		return nil // raw or IPv6 over IB: no IBA transport to decode
+	}
+	if err := d.transport(data[next:end], next, f, cut); err != nil {
+		return err
+	}
+	if d.CheckCRC && f.Has&HasICRC != 0 && !cut {
+		f.ICRCOK = ICRCNative(data[off:end-ICRCLen]) == f.BTH.ICRC
+		f.Has |= CRCsCheck
+	}
+	return nil
+}
+
+func (d *Decoder) link(data []byte, off int, f *Frame) error {
+	f.Transport = TransportLink
+	f.IBLen = LinkFCPLen
+	if err := f.Link.DecodeFromBytes(data[off:], nilDF); err != nil {
+		return frameErr(off, "%v", err)
+	}
+	f.Has |= HasLink | HasVCRC
+	if d.CheckCRC {
+		f.VCRCOK = f.Link.LPCRCOK()
+		f.Has |= CRCsCheck
+	}
+	return nil
+}
+
+// transport decodes the BTH, the extended headers its opcode implies and the
+// payload. b runs from the BTH through the ICRC, unless cut says the capture
+// ended early (snaplen): then the headers present are decoded and the payload
+// and CRC left out.
+func (d *Decoder) transport(b []byte, off int, f *Frame, cut bool) error {
+	if cut {
+		// Pretend an ICRC follows so the headers decode; the payload is incomplete.
+		if len(b) < BTHLen {
+			return frameErr(off, "BTH: %d bytes captured, need %d", len(b), BTHLen)
+		}
+		var tmp [BTHLen + ICRCLen]byte
+		copy(tmp[:], b[:BTHLen])
+		if err := f.BTH.DecodeFromBytes(tmp[:], nilDF); err != nil && f.BTH.PadCnt == 0 {
+			return frameErr(off, "%v", err)
+		}
+		f.BTH.Contents, f.BTH.Payload, f.BTH.HasICRC = b[:BTHLen], b[BTHLen:], false
+	} else if err := f.BTH.DecodeFromBytes(b, nilDF); err != nil {
+		f.Has |= HasBTH
+		return frameErr(off, "%v", err)
+	} else {
+		f.Has |= HasICRC
+	}
+	f.Has |= HasBTH
+	op := f.BTH.OpCode
+	if !op.Valid() {
+		return frameErr(off, "unknown opcode 0x%02x", uint8(op))
+	}
+	rest := f.BTH.Payload
+	pos := off + BTHLen
+	for _, e := range opTable[op].exts {
+		if e == extNone {
+			break
+		}
+		var err error
+		have := len(rest)
+		switch e {
+		case extRDETH:
+			err = f.RDETH.DecodeFromBytes(rest, nilDF)
+			rest = f.RDETH.Payload
+		case extDETH:
+			err = f.DETH.DecodeFromBytes(rest, nilDF)
+			rest = f.DETH.Payload
+		case extXRCETH:
+			err = f.XRCETH.DecodeFromBytes(rest, nilDF)
+			rest = f.XRCETH.Payload
+		case extRETH:
+			err = f.RETH.DecodeFromBytes(rest, nilDF)
+			rest = f.RETH.Payload
+		case extAtomicETH:
+			err = f.AtomicETH.DecodeFromBytes(rest, nilDF)
+			rest = f.AtomicETH.Payload
+		case extAETH:
+			err = f.AETH.DecodeFromBytes(rest, nilDF)
+			rest = f.AETH.Payload
+		case extAtomicAckETH:
+			err = f.AtomicAckETH.DecodeFromBytes(rest, nilDF)
+			rest = f.AtomicAckETH.Payload
+		case extImmDt:
+			err = f.ImmDt.DecodeFromBytes(rest, nilDF)
+			rest = f.ImmDt.Payload
+		case extIETH:
+			err = f.IETH.DecodeFromBytes(rest, nilDF)
+			rest = f.IETH.Payload
+		case extCNPPad:
+			if len(rest) >= extLen[extCNPPad] {
+				rest = rest[extLen[extCNPPad]:]
+			} else {
+				rest = rest[:0] // some senders omit the reserved block
+			}
+		}
+		if err != nil {
+			return frameErr(pos, "%s needs %d bytes, %d left (opcode %s)", (*extLayerTypes[e]).String(), extLen[e], have, op)
+		}
+		f.Has |= hasExt[e]
+		pos += extLen[e]
+	}
+	f.Payload = rest
+	return nil
+}
+
+var hasExt = [...]Has{extRDETH: HasRDETH, extDETH: HasDETH, extXRCETH: HasXRCETH, extRETH: HasRETH,
+	extAtomicETH: HasAtomicETH, extAETH: HasAETH, extAtomicAckETH: HasAtomicAckETH,
+	extImmDt: HasImmDt, extIETH: HasIETH, extCNPPad: HasCNP}

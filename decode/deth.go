@@ -1,0 +1,36 @@
+package decode
+
+import (
+	"encoding/binary"
+
+	"github.com/gopacket/gopacket"
+)
+
+// DETH is the Datagram Extended Transport Header (8 bytes), in UD and RD packets.
+type DETH struct {
+	extBase
+	QKey  uint32
+	SrcQP uint32 // 24 bits
+}
+
+// DecodeFromBytes decodes a DETH.
+func (h *DETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	h.kind = extDETH
+	b, err := h.take(data, df)
+	if err == nil {
+		h.QKey = binary.BigEndian.Uint32(b)
+		h.SrcQP = binary.BigEndian.Uint32(b[4:]) & 0xFFFFFF
+	}
+	return err
+}
+
+// SerializeTo prepends the DETH.
+func (h *DETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
+	h.kind = extDETH
+	b, err := h.put(sb)
+	if err == nil {
+		binary.BigEndian.PutUint32(b, h.QKey)
+		binary.BigEndian.PutUint32(b[4:], h.SrcQP&0xFFFFFF)
+	}
+	return err
+}

@@ -1,0 +1,131 @@
+package decode
+
+import (
+	"net/netip"
+)
+
+// Transport says how an IB transport packet travelled.
+type Transport uint8
+
+// Transports, named as in the JSON contract.
+const (
+	TransportNone   Transport = iota // not InfiniBand or RoCE
+	TransportIB                      // native InfiniBand, LRH first
+	TransportRoCEv1                  // Ethernet, ethertype 0x8915, GRH first
+	TransportRoCEv2                  // UDP destination port 4791 over IPv4 or IPv6
+	TransportLink                    // IB link-level flow-control packet
+)
+
+var transportNames = [...]string{"", "ib", "rocev1", "rocev2", "link"}
+
+func (t Transport) String() string { return transportNames[t] }
+
+// Has is a set of headers present in a Frame.
+type Has uint32
+
+// Header presence bits.
+const (
+	HasLRH Has = 1 << iota
+	HasGRH
+	HasIPv4
+	HasIPv6
+	HasUDP
+	HasBTH
+	HasRDETH
+	HasDETH
+	HasXRCETH
+	HasRETH
+	HasAtomicETH
+	HasAETH
+	HasAtomicAckETH
+	HasImmDt
+	HasIETH
+	HasCNP
+	HasLink
+	HasICRC   // an ICRC was present (ICRCOK is meaningful when CRCs were checked)
+	HasVCRC   // a VCRC was present
+	CRCsCheck // the decoder checked the CRCs present
+)
+
+// Frame is one decoded packet, reused from packet to packet by the fast path:
+// decoding into it allocates nothing. Header fields are valid when the
+// matching Has bit is set.
+type Frame struct {
+	Number    int   // 1-based frame number in its file
+	Offset    int64 // byte offset of the frame's record in its file
+	TsNs      int64 // capture time, ns since the Unix epoch
+	CapLen    int   // bytes captured
+	WireLen   int   // bytes on the wire
+	Iface     int8  // direction/interface recorded by the format (ERF interface, SLL packet type), -1 if none
+	Transport Transport
+	Has       Has
+
+	LRH LRH
+	GRH GRH
+
+	// RoCE outer headers.
+	Src, Dst netip.Addr // IP addresses (RoCEv2); RoCEv1 uses the GRH's GIDs
+	ECN      uint8      // IP ECN bits: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
+	UDPSrc   uint16     // UDP source port (RoCEv2 entropy)
+
+	BTH          BTH
+	RDETH        RDETH
+	DETH         DETH
+	XRCETH       XRCETH
+	RETH         RETH
+	AtomicETH    AtomicETH
+	AETH         AETH
+	AtomicAckETH AtomicAckETH
+	ImmDt        ImmDt
+	IETH         IETH
+	Link         LinkFCP
+
+	// Payload is the message data: after the last header, before pad and ICRC.
+	Payload []byte
+	// IBLen is the transport packet's size in bytes as IB counts it: LRH
+	// through VCRC for native IB; for RoCE, GRH or BTH through ICRC.
+	IBLen  int
+	ICRCOK bool // the stored ICRC matches (valid with HasICRC and CRCsCheck)
+	VCRCOK bool // the stored VCRC (or link LPCRC) matches (valid with HasVCRC and CRCsCheck)
+}
+
+// Truncated reports whether fewer bytes were captured than were on the wire.
+func (f *Frame) Truncated() bool { return f.CapLen < f.WireLen }
+
+// SLID returns the source LID (native IB), 0 otherwise.
+func (f *Frame) SLID() uint16 { return f.LRH.SLID }
+
+// FlowKey identifies one flow: (SLID, DLID, DestQP) for native IB,
+// (source, destination, DestQP) for RoCE. It is comparable, so it can be a map key.
+type FlowKey struct {
+	Transport  Transport
+	SLID, DLID uint16
+	Src, Dst   netip.Addr
+	DestQP     uint32
+}
+
+// FlowKey returns the frame's flow key.
+func (f *Frame) FlowKey() FlowKey {
+	k := FlowKey{Transport: f.Transport, DestQP: f.BTH.DestQP}
+	switch f.Transport {
+	case TransportIB:
+		k.SLID, k.DLID = f.LRH.SLID, f.LRH.DLID
+	case TransportRoCEv1:
+		k.Src, k.Dst = f.GRH.SrcGID(), f.GRH.DstGID()
+	case TransportRoCEv2:
+		k.Src, k.Dst = f.Src, f.Dst
+	}
+	return k
+}
+
+// reset clears what the previous frame left, without dropping buffers.
+func (f *Frame) reset() {
+	f.Transport = TransportNone
+	f.Has = 0
+	f.Iface = -1
+	f.Payload = nil
+	f.IBLen = 0
+	f.ECN = 0
+	f.UDPSrc = 0
+	f.ICRCOK, f.VCRCOK = false, false
+}

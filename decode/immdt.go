@@ -1,0 +1,33 @@
+package decode
+
+import (
+	"encoding/binary"
+
+	"github.com/gopacket/gopacket"
+)
+
+// ImmDt is the Immediate Data Extended Transport Header (4 bytes).
+type ImmDt struct {
+	extBase
+	Imm uint32
+}
+
+// DecodeFromBytes decodes an ImmDt.
+func (h *ImmDt) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	h.kind = extImmDt
+	b, err := h.take(data, df)
+	if err == nil {
+		h.Imm = binary.BigEndian.Uint32(b)
+	}
+	return err
+}
+
+// SerializeTo prepends the ImmDt.
+func (h *ImmDt) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
+	h.kind = extImmDt
+	b, err := h.put(sb)
+	if err == nil {
+		binary.BigEndian.PutUint32(b, h.Imm)
+	}
+	return err
+}

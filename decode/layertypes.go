@@ -1,0 +1,106 @@
+package decode
+
+import (
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+// Layer type numbers: gopacket keeps numbers below 2000 in a fast array and
+// uses only the low hundreds itself.
+var (
+	LayerTypeLRH          = gopacket.RegisterLayerType(1500, gopacket.LayerTypeMetadata{Name: "LRH", Decoder: gopacket.DecodeFunc(decodeLRH)})
+	LayerTypeGRH          = gopacket.RegisterLayerType(1501, gopacket.LayerTypeMetadata{Name: "GRH", Decoder: gopacket.DecodeFunc(decodeGRH)})
+	LayerTypeBTH          = gopacket.RegisterLayerType(1502, gopacket.LayerTypeMetadata{Name: "BTH", Decoder: gopacket.DecodeFunc(decodeBTH)})
+	LayerTypeRDETH        = gopacket.RegisterLayerType(1503, gopacket.LayerTypeMetadata{Name: "RDETH", Decoder: extDecoder(extRDETH)})
+	LayerTypeDETH         = gopacket.RegisterLayerType(1504, gopacket.LayerTypeMetadata{Name: "DETH", Decoder: extDecoder(extDETH)})
+	LayerTypeXRCETH       = gopacket.RegisterLayerType(1505, gopacket.LayerTypeMetadata{Name: "XRCETH", Decoder: extDecoder(extXRCETH)})
+	LayerTypeRETH         = gopacket.RegisterLayerType(1506, gopacket.LayerTypeMetadata{Name: "RETH", Decoder: extDecoder(extRETH)})
+	LayerTypeAtomicETH    = gopacket.RegisterLayerType(1507, gopacket.LayerTypeMetadata{Name: "AtomicETH", Decoder: extDecoder(extAtomicETH)})
+	LayerTypeAETH         = gopacket.RegisterLayerType(1508, gopacket.LayerTypeMetadata{Name: "AETH", Decoder: extDecoder(extAETH)})
+	LayerTypeAtomicAckETH = gopacket.RegisterLayerType(1509, gopacket.LayerTypeMetadata{Name: "AtomicAckETH", Decoder: extDecoder(extAtomicAckETH)})
+	LayerTypeImmDt        = gopacket.RegisterLayerType(1510, gopacket.LayerTypeMetadata{Name: "ImmDt", Decoder: extDecoder(extImmDt)})
+	LayerTypeIETH         = gopacket.RegisterLayerType(1511, gopacket.LayerTypeMetadata{Name: "IETH", Decoder: extDecoder(extIETH)})
+	LayerTypeCNPPad       = gopacket.RegisterLayerType(1512, gopacket.LayerTypeMetadata{Name: "CNPReserved", Decoder: extDecoder(extCNPPad)})
+	LayerTypeLinkFCP      = gopacket.RegisterLayerType(1513, gopacket.LayerTypeMetadata{Name: "LinkFCP", Decoder: gopacket.DecodeFunc(decodeLinkFCP)})
+	LayerTypeERF          = gopacket.RegisterLayerType(1514, gopacket.LayerTypeMetadata{Name: "ERF", Decoder: gopacket.DecodeFunc(decodeERF)})
+)
+
+// Link types ibscope reads beyond gopacket's enum.
+const (
+	LinkTypeEthernet   = 1
+	LinkTypeLinuxSLL   = 113
+	LinkTypeERF        = 197
+	LinkTypeInfiniBand = 247
+	LinkTypeLinuxSLL2  = 276
+)
+
+// Well-known numbers that lead to IB transport headers.
+const (
+	UDPPortRoCEv2     = 4791
+	EtherTypeRoCEv1   = 0x8915
+	GRHNextHeaderIBA  = 0x1B // GRH NxtHdr for an IBA transport header
+	ERFTypeEthernet   = 2
+	ERFTypeInfiniBand = 21
+	ERFTypeIBLink     = 25
+)
+
+var extLayerTypes = [...]*gopacket.LayerType{extRDETH: &LayerTypeRDETH, extDETH: &LayerTypeDETH,
+	extXRCETH: &LayerTypeXRCETH, extRETH: &LayerTypeRETH, extAtomicETH: &LayerTypeAtomicETH,
+	extAETH: &LayerTypeAETH, extAtomicAckETH: &LayerTypeAtomicAckETH, extImmDt: &LayerTypeImmDt,
+	extIETH: &LayerTypeIETH, extCNPPad: &LayerTypeCNPPad}
+
+func init() {
+	layers.RegisterUDPPortLayerType(UDPPortRoCEv2, LayerTypeBTH)
+	layers.EthernetTypeMetadata[EtherTypeRoCEv1] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeGRH), Name: "RoCEv1", LayerType: LayerTypeGRH}
+	layers.LinkTypeMetadata[LinkTypeInfiniBand] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeLRH), Name: "InfiniBand"}
+	layers.LinkTypeMetadata[LinkTypeERF] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeERF), Name: "ERF"}
+}
+
+// nextAfter returns the layer that follows header e (extNone: the BTH) for opcode op.
+func nextAfter(op Opcode, e ext) gopacket.LayerType {
+	chain := &opTable[op].exts
+	i := 0
+	if e != extNone {
+		for i < len(chain) && chain[i] != e {
+			i++
+		}
+		i++
+	}
+	if i < len(chain) && chain[i] != extNone {
+		return *extLayerTypes[chain[i]]
+	}
+	return gopacket.LayerTypePayload
+}
+
+// extDecoder decodes one extended transport header in a gopacket.Packet.
+type extDecoder ext
+
+// Decode implements gopacket.Decoder. The opcode comes from the BTH already in the packet.
+func (e extDecoder) Decode(data []byte, p gopacket.PacketBuilder) error {
+	var op Opcode
+	if pk, ok := p.(gopacket.Packet); ok {
+		if b, ok := pk.Layer(LayerTypeBTH).(*BTH); ok {
+			op = b.OpCode
+		}
+	}
+	l := newExtLayer(ext(e), op)
+	if err := l.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(l)
+	next := l.NextLayerType()
+	if next == gopacket.LayerTypePayload {
+		return decodeIBPayload(l.LayerPayload(), p, op)
+	}
+	return p.NextDecoder(next)
+}
+
+// decodeIBPayload adds the message payload (pad bytes removed) as the last layer.
+func decodeIBPayload(data []byte, p gopacket.PacketBuilder, _ Opcode) error {
+	if len(data) == 0 {
+		return nil
+	}
+	p.AddLayer(gopacket.Payload(data))
+	p.SetApplicationLayer(gopacket.Payload(data))
+	return nil
+}

@@ -1,0 +1,33 @@
+package decode
+
+import (
+	"encoding/binary"
+
+	"github.com/gopacket/gopacket"
+)
+
+// RDETH is the Reliable Datagram Extended Transport Header (4 bytes).
+type RDETH struct {
+	extBase
+	EECnxt uint32 // end-to-end context, 24 bits
+}
+
+// DecodeFromBytes decodes an RDETH.
+func (h *RDETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	h.kind = extRDETH
+	b, err := h.take(data, df)
+	if err == nil {
+		h.EECnxt = binary.BigEndian.Uint32(b) & 0xFFFFFF
+	}
+	return err
+}
+
+// SerializeTo prepends the RDETH.
+func (h *RDETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
+	h.kind = extRDETH
+	b, err := h.put(sb)
+	if err == nil {
+		binary.BigEndian.PutUint32(b, h.EECnxt&0xFFFFFF)
+	}
+	return err
+}

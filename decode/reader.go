@@ -1,0 +1,273 @@
+package decode
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// Reader reads a capture file (pcap with microsecond or nanosecond
+// timestamps, or pcapng) record by record and decodes each into a Frame.
+// Classic pcap is read with zero copies out of a large buffer; pcapng goes
+// through gopacket's pcapgo.
+type Reader struct {
+	name     string
+	closer   io.Closer
+	br       *bufio.Reader
+	ng       *pcapgo.NgReader
+	order    binary.ByteOrder
+	nsPerTs  int64 // 1000 for microsecond pcap, 1 for nanosecond
+	linkType int
+	snapLen  int
+	offset   int64 // bytes consumed so far (classic pcap)
+	frames   int
+	dec      Decoder
+	err      error // sticky file-level error
+	// linkTypes per pcapng interface.
+	ngLinkTypes []int
+}
+
+// FileError is damage to the file itself, after which no later frame can be
+// trusted: a bad header, a record cut short, an impossible record length.
+type FileError struct {
+	Name   string // file name
+	Frame  int    // 1-based number of the frame being read, 0 for the file header
+	Offset int64  // byte offset in the file, -1 when unknown (pcapng)
+	Err    error
+}
+
+func (e *FileError) Error() string {
+	where := e.Name
+	if e.Frame > 0 {
+		where += fmt.Sprintf(": frame %d", e.Frame)
+	}
+	if e.Offset >= 0 {
+		where += fmt.Sprintf(" (byte offset %d)", e.Offset)
+	}
+	return where + ": " + e.Err.Error()
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// DecodeError is a frame that could not be decoded; the Reader goes on with the next one.
+type DecodeError struct {
+	Name   string
+	Frame  int
+	Offset int64 // byte offset of the frame's record in the file, -1 when unknown
+	Err    *FrameError
+}
+
+func (e *DecodeError) Error() string {
+	if e.Offset >= 0 {
+		return fmt.Sprintf("%s: frame %d (record at byte offset %d): %v", e.Name, e.Frame, e.Offset, e.Err)
+	}
+	return fmt.Sprintf("%s: frame %d: %v", e.Name, e.Frame, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Pcap magic numbers.
+const (
+	magicMicro   = 0xa1b2c3d4
+	magicNano    = 0xa1b23c4d
+	magicNG      = 0x0a0d0d0a
+	maxRecordLen = 1 << 20 // longer records mean a damaged file
+	readBufLen   = 4 << 20
+)
+
+// Open opens a capture file for reading.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewReader(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewReader reads a capture from rd; name is used in error messages.
+func NewReader(rd io.Reader, name string) (*Reader, error) {
+	r := &Reader{name: name, br: bufio.NewReaderSize(rd, readBufLen)}
+	hdr, err := r.br.Peek(24)
+	if len(hdr) < 4 {
+		if err == nil || err == io.EOF {
+			err = errors.New("empty or shorter than a capture file header")
+		}
+		return nil, &FileError{Name: name, Offset: 0, Err: err}
+	}
+	le, be := binary.LittleEndian.Uint32(hdr), binary.BigEndian.Uint32(hdr)
+	switch {
+	case le == magicNG:
+		return r.openNG()
+	case le == magicMicro || le == magicNano:
+		r.order = binary.LittleEndian
+	case be == magicMicro || be == magicNano:
+		r.order = binary.BigEndian
+	default:
+		return nil, &FileError{Name: name, Offset: 0, Err: fmt.Errorf("not a pcap or pcapng file (magic 0x%08x)", be)}
+	}
+	if len(hdr) < 24 {
+		return nil, &FileError{Name: name, Offset: int64(len(hdr)), Err: fmt.Errorf("pcap file header cut short: %d of 24 bytes", len(hdr))}
+	}
+	r.nsPerTs = 1000
+	if r.order.Uint32(hdr) == magicNano {
+		r.nsPerTs = 1
+	}
+	r.snapLen = int(r.order.Uint32(hdr[16:]))
+	r.linkType = int(r.order.Uint32(hdr[20:]) & 0x0FFFFFFF)
+	r.br.Discard(24)
+	r.offset = 24
+	r.dec = Decoder{LinkType: r.linkType, CheckCRC: true}
+	return r, nil
+}
+
+func (r *Reader) openNG() (*Reader, error) {
+	ng, err := pcapgo.NewNgReader(r.br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
+	if err != nil {
+		return nil, &FileError{Name: r.name, Offset: -1, Err: fmt.Errorf("pcapng: %w", err)}
+	}
+	r.ng = ng
+	r.nsPerTs = 1
+	r.linkType = int(ng.LinkType())
+	r.dec = Decoder{LinkType: r.linkType, CheckCRC: true}
+	return r, nil
+}
+
+// Name returns the file name given to Open or NewReader.
+func (r *Reader) Name() string { return r.name }
+
+// LinkType returns the capture's link type (the first interface's, for pcapng).
+func (r *Reader) LinkType() int { return r.linkType }
+
+// ResolutionNs returns the timestamp unit the file format declares, in ns:
+// 1000 for microsecond pcap, 1 for nanosecond pcap and pcapng (whose
+// interfaces may still stamp more coarsely: analyses check the data too).
+func (r *Reader) ResolutionNs() int64 { return r.nsPerTs }
+
+// SetCheckCRC turns CRC verification on (the default) or off.
+func (r *Reader) SetCheckCRC(on bool) { r.dec.CheckCRC = on }
+
+// Frames returns how many records have been read.
+func (r *Reader) Frames() int { return r.frames }
+
+// Close closes the file opened by Open.
+func (r *Reader) Close() error {
+	if r.closer != nil {
+		return r.closer.Close()
+	}
+	return nil
+}
+
+// Next reads and decodes the next frame into f. It returns io.EOF at the end,
+// a *DecodeError for a frame that could not be decoded (f holds what was, and
+// the next call goes on), and a *FileError when the file is damaged (every
+// later call returns it again). Frames that are not IB or RoCE come back
+// with f.Transport == TransportNone. The frame's byte slices stay valid until
+// the next call.
+func (r *Reader) Next(f *Frame) error {
+	data, err := r.record(f)
+	if err != nil {
+		return err
+	}
+	if err := r.dec.Decode(data, f); err != nil {
+		var fe *FrameError
+		if !errors.As(err, &fe) {
+			fe = &FrameError{Msg: err.Error()}
+		}
+		return &DecodeError{Name: r.name, Frame: f.Number, Offset: f.Offset, Err: fe}
+	}
+	return nil
+}
+
+// NextRecord reads the next record without decoding it: f gets the record's
+// number, offset, timestamp and lengths.
+func (r *Reader) NextRecord(f *Frame) ([]byte, error) { return r.record(f) }
+
+func (r *Reader) record(f *Frame) ([]byte, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.ng != nil {
+		return r.recordNG(f)
+	}
+	hdr, err := r.br.Peek(16)
+	if len(hdr) < 16 {
+		if len(hdr) == 0 && (err == io.EOF || err == nil) {
+			r.err = io.EOF
+			return nil, io.EOF
+		}
+		return nil, r.fail(fmt.Errorf("record header cut short: %d of 16 bytes (file ends)", len(hdr)))
+	}
+	sec, sub := int64(r.order.Uint32(hdr)), int64(r.order.Uint32(hdr[4:]))
+	capLen, wireLen := int(r.order.Uint32(hdr[8:])), int(r.order.Uint32(hdr[12:]))
+	if capLen > maxRecordLen {
+		return nil, r.fail(fmt.Errorf("record claims %d captured bytes; the file is damaged", capLen))
+	}
+	r.br.Discard(16)
+	data, err := r.br.Peek(capLen)
+	if len(data) < capLen {
+		r.offset += 16
+		return nil, r.fail(fmt.Errorf("last record cut short: header says %d bytes, file has %d (%v)", capLen, len(data), errOrEOF(err)))
+	}
+	r.br.Discard(capLen)
+	r.frames++
+	f.Number = r.frames
+	f.Offset = r.offset
+	r.offset += 16 + int64(capLen)
+	f.TsNs = sec*1e9 + sub*r.nsPerTs
+	f.CapLen, f.WireLen = capLen, wireLen
+	return data, nil
+}
+
+func errOrEOF(err error) error {
+	if err == nil {
+		return io.EOF
+	}
+	return err
+}
+
+func (r *Reader) fail(err error) error {
+	r.err = &FileError{Name: r.name, Frame: r.frames + 1, Offset: r.offset, Err: err}
+	return r.err
+}
+
+func (r *Reader) recordNG(f *Frame) ([]byte, error) {
+	data, ci, err := r.ng.ZeroCopyReadPacketData()
+	if err == io.EOF {
+		r.err = io.EOF
+		return nil, io.EOF
+	}
+	if err != nil {
+		r.err = &FileError{Name: r.name, Frame: r.frames + 1, Offset: -1, Err: err}
+		return nil, r.err
+	}
+	r.frames++
+	f.Number, f.Offset = r.frames, -1
+	f.TsNs = ci.Timestamp.UnixNano()
+	f.CapLen, f.WireLen = ci.CaptureLength, ci.Length
+	if ci.InterfaceIndex < len(r.ngLinkTypes) || r.fillNGLinkTypes(ci.InterfaceIndex) {
+		r.dec.LinkType = r.ngLinkTypes[ci.InterfaceIndex]
+	}
+	return data, nil
+}
+
+func (r *Reader) fillNGLinkTypes(idx int) bool {
+	for i := len(r.ngLinkTypes); i <= idx; i++ {
+		intf, err := r.ng.Interface(i)
+		if err != nil {
+			return false
+		}
+		r.ngLinkTypes = append(r.ngLinkTypes, int(intf.LinkType))
+	}
+	return true
+}

@@ -1,0 +1,33 @@
+package decode
+
+import (
+	"encoding/binary"
+
+	"github.com/gopacket/gopacket"
+)
+
+// XRCETH is the XRC Extended Transport Header (4 bytes), in XRC requests.
+type XRCETH struct {
+	extBase
+	XRCSRQ uint32 // XRC shared receive queue number, 24 bits
+}
+
+// DecodeFromBytes decodes an XRCETH.
+func (h *XRCETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	h.kind = extXRCETH
+	b, err := h.take(data, df)
+	if err == nil {
+		h.XRCSRQ = binary.BigEndian.Uint32(b) & 0xFFFFFF
+	}
+	return err
+}
+
+// SerializeTo prepends the XRCETH.
+func (h *XRCETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
+	h.kind = extXRCETH
+	b, err := h.put(sb)
+	if err == nil {
+		binary.BigEndian.PutUint32(b, h.XRCSRQ&0xFFFFFF)
+	}
+	return err
+}
