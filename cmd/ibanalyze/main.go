@@ -1,0 +1,101 @@
+// Command ibanalyze decodes and analyses InfiniBand and RoCE captures:
+// decode, ipd, flows, credits, buffer, tick, correlate, export. Each
+// subcommand lives in its own file and registers itself in init.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+var rootCmd = &cobra.Command{
+	Use:           "ibanalyze",
+	Short:         "Decode and analyse InfiniBand and RoCE captures",
+	SilenceUsage:  true,
+	SilenceErrors: true,
+}
+
+// quiet is --quiet/-q: no progress and no warnings on stderr.
+var quiet bool
+
+func init() {
+	rootCmd.PersistentFlags().BoolVarP(&quiet, "quiet", "q", false, "no progress or warnings on stderr")
+}
+
+// errReported means the command already printed why it failed (or what went
+// wrong with part of the input) and only the exit code is left to set.
+var errReported = errors.New("errors reported above")
+
+func main() {
+	if err := rootCmd.Execute(); err != nil {
+		if !errors.Is(err, errReported) {
+			fmt.Fprintln(os.Stderr, "ibanalyze:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// writeJSON writes v as one indented JSON document.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// warnf prints a warning to stderr unless --quiet.
+func warnf(format string, a ...any) {
+	if !quiet {
+		fmt.Fprintf(os.Stderr, "ibanalyze: "+format+"\n", a...)
+	}
+}
+
+// stderrIsTerminal reports whether stderr is a character device (a terminal).
+func stderrIsTerminal() bool {
+	fi, err := os.Stderr.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progress prints a status line on a terminal's stderr at most every 200 ms;
+// it is silent when stderr is not a terminal, under --json or --quiet.
+type progress struct {
+	on    bool
+	label string
+	total int64 // bytes to do, 0 if unknown
+	last  time.Time
+	start time.Time
+}
+
+func newProgress(label string, totalBytes int64, jsonOut bool) *progress {
+	return &progress{on: !quiet && !jsonOut && stderrIsTerminal(), label: label, total: totalBytes, start: time.Now()}
+}
+
+// update reports frames done and bytes done; call it every few thousand frames.
+func (p *progress) update(frames int, doneBytes int64) {
+	if !p.on {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.last) < 200*time.Millisecond {
+		return
+	}
+	p.last = now
+	rate := float64(frames) / now.Sub(p.start).Seconds()
+	if p.total > 0 {
+		fmt.Fprintf(os.Stderr, "\r%s: %d frames, %.0f%%, %.2f Mframes/s ", p.label, frames, 100*float64(doneBytes)/float64(p.total), rate/1e6)
+	} else {
+		fmt.Fprintf(os.Stderr, "\r%s: %d frames, %.2f Mframes/s ", p.label, frames, rate/1e6)
+	}
+}
+
+// done clears the status line.
+func (p *progress) done() {
+	if p.on && !p.last.IsZero() {
+		fmt.Fprint(os.Stderr, "\r\033[K")
+	}
+}
