@@ -69,8 +69,9 @@ func (e *ERF) NextLayerType() gopacket.LayerType {
 }
 
 // isERFEthernet reports the Ethernet record types, which put 2 bytes (offset
-// and pad) before the frame.
-func isERFEthernet(t uint8) bool { return t == 2 || t == 10 || t == 16 || t == 22 }
+// and pad) before the frame: ETH (2), COLOR_ETH (11), DSM_COLOR_ETH (16) and
+// COLOR_HASH_ETH (20), per wiretap/erf_record.h.
+func isERFEthernet(t uint8) bool { return t == 2 || t == 11 || t == 16 || t == 20 }
 
 // DecodeFromBytes decodes the record header. The payload is the packet: wlen
 // bytes, or fewer when the record was cut short (rlen includes padding to 8).
