@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/ibscope/ibscope/decode"
+	"github.com/spf13/cobra"
+)
+
+type decodeOpts struct {
+	count int
+	json  bool
+	noCRC bool
+}
+
+func init() {
+	var o decodeOpts
+	cmd := &cobra.Command{
+		Use:   "decode FILE...",
+		Short: "Print every IB/RoCE frame: one line each, or JSON Lines with --json",
+		Long: `decode reads pcap or pcapng captures (Ethernet, ERF, LINKTYPE_INFINIBAND,
+Linux SLL/SLL2) and prints each InfiniBand or RoCE frame: time, addresses,
+transport, opcode, QP, PSN, lengths and CRC status. Frames that are not IB or
+RoCE are counted and skipped. The exit code is non-zero when any frame or file
+could not be decoded.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runDecode(cmd.OutOrStdout(), args, o) },
+	}
+	cmd.Flags().IntVarP(&o.count, "count", "c", 0, "stop after `N` frames per file (0: all)")
+	cmd.Flags().BoolVar(&o.json, "json", false, "JSON Lines, one object per frame (the decode contract)")
+	cmd.Flags().BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC/LPCRC")
+	rootCmd.AddCommand(cmd)
+}
+
+// decodeTally counts what one file held.
+type decodeTally struct {
+	frames, decoded, skipped, errors, icrcBad, vcrcBad int
+}
+
+// maxWarnings bounds the per-file error messages on stderr; the count is always reported.
+const maxWarnings = 20
+
+func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
+	w := bufio.NewWriterSize(stdout, 1<<16)
+	defer w.Flush()
+	failed := false
+	for _, path := range paths {
+		t, err := decodeFile(w, path, o)
+		if err != nil {
+			failed = true
+			warnf("%v", err)
+		}
+		if t.errors > 0 {
+			failed = true
+		}
+		if !o.json || t.errors > 0 || err != nil {
+			warnf("%s: %d frames, %d IB/RoCE decoded, %d skipped (not IB/RoCE), %d could not be decoded, %d bad ICRC, %d bad VCRC/LPCRC",
+				path, t.frames, t.decoded, t.skipped, t.errors, t.icrcBad, t.vcrcBad)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	if failed {
+		return errReported
+	}
+	return nil
+}
+
+func decodeFile(w *bufio.Writer, path string, o decodeOpts) (decodeTally, error) {
+	var t decodeTally
+	r, err := decode.Open(path)
+	if err != nil {
+		return t, err
+	}
+	defer r.Close()
+	r.SetCheckCRC(!o.noCRC)
+	var size int64
+	if fi, err := os.Stat(path); err == nil {
+		size = fi.Size()
+	}
+	prog := newProgress(path, size, o.json)
+	defer prog.done()
+	var f decode.Frame
+	var line []byte
+	for o.count == 0 || t.frames < o.count {
+		err := r.Next(&f)
+		if err == io.EOF {
+			break
+		}
+		var de *decode.DecodeError
+		switch {
+		case errors.As(err, &de):
+			t.errors++
+			if t.errors <= maxWarnings {
+				warnf("%v", de)
+			} else if t.errors == maxWarnings+1 {
+				warnf("%s: more frames could not be decoded; counting them without messages", path)
+			}
+		case err != nil:
+			return t, err // damaged file: what came before was printed
+		}
+		t.frames++
+		if t.frames&0x3FFF == 0 {
+			prog.update(t.frames, f.Offset)
+		}
+		if err == nil && f.Transport == decode.TransportNone {
+			t.skipped++
+			continue
+		}
+		if err == nil {
+			t.decoded++
+		}
+		if f.Has&decode.CRCsCheck != 0 {
+			if f.Has&decode.HasICRC != 0 && !f.ICRCOK {
+				t.icrcBad++
+			}
+			if f.Has&decode.HasVCRC != 0 && !f.VCRCOK {
+				t.vcrcBad++
+			}
+		}
+		msg := ""
+		if de != nil {
+			msg = de.Err.Error()
+		}
+		if o.json {
+			line = f.AppendJSON(line[:0], msg)
+			line = append(line, '\n')
+		} else {
+			line = appendSummary(line[:0], &f, msg)
+		}
+		if _, err := w.Write(line); err != nil {
+			return t, fmt.Errorf("write output: %w", err)
+		}
+	}
+	return t, nil
+}
+
+// appendSummary formats one human line: number, time of day (UTC, ns),
+// transport, addresses, opcode, QP, PSN, lengths, CRC status.
+func appendSummary(dst []byte, f *decode.Frame, errMsg string) []byte {
+	ts := time.Unix(0, f.TsNs).UTC()
+	dst = fmt.Appendf(dst, "%6d %s.%09d %-6s ", f.Number, ts.Format("15:04:05"), ts.Nanosecond(), f.Transport)
+	switch {
+	case f.Has&decode.HasLink != 0:
+		l := &f.Link
+		dst = fmt.Appendf(dst, "FCP op %d vl %d fctbs %d fccl %d", l.Op, l.VL, l.FCTBS, l.FCCL)
+	case f.Has&decode.HasLRH != 0:
+		dst = fmt.Appendf(dst, "LID %d -> %d sl %d vl %d", f.LRH.SLID, f.LRH.DLID, f.LRH.SL, f.LRH.VL)
+	case f.Has&(decode.HasIPv4|decode.HasIPv6) != 0:
+		dst = fmt.Appendf(dst, "%s -> %s", f.Src, f.Dst)
+		if f.ECN == 3 {
+			dst = append(dst, " CE"...)
+		}
+	case f.Has&decode.HasGRH != 0:
+		dst = fmt.Appendf(dst, "%s -> %s", f.GRH.SrcGID(), f.GRH.DstGID())
+	}
+	if f.Has&decode.HasBTH != 0 {
+		b := &f.BTH
+		dst = fmt.Appendf(dst, "  %s qp 0x%06x psn %d", b.OpCode, b.DestQP, b.PSN)
+		if f.Has&decode.HasAETH != 0 {
+			dst = fmt.Appendf(dst, " %s", f.AETH.Kind())
+			if f.AETH.Kind() == decode.AckKindNAK {
+				dst = fmt.Appendf(dst, " %s", decode.NAKName(f.AETH.Value()))
+			}
+		}
+		if b.FECN {
+			dst = append(dst, " FECN"...)
+		}
+		if b.BECN {
+			dst = append(dst, " BECN"...)
+		}
+	}
+	dst = fmt.Appendf(dst, "  len %d", f.WireLen)
+	if f.Has&decode.HasBTH != 0 {
+		dst = fmt.Appendf(dst, " payload %d", len(f.Payload))
+	}
+	if f.Has&decode.CRCsCheck != 0 {
+		if f.Has&decode.HasICRC != 0 {
+			dst = append(dst, crcWord(" icrc", f.ICRCOK)...)
+		}
+		if f.Has&decode.HasVCRC != 0 {
+			name := " vcrc"
+			if f.Has&decode.HasLink != 0 {
+				name = " lpcrc"
+			}
+			dst = append(dst, crcWord(name, f.VCRCOK)...)
+		}
+	}
+	if errMsg != "" {
+		dst = append(dst, "  error: "...)
+		dst = append(dst, errMsg...)
+	}
+	return append(dst, '\n')
+}
+
+func crcWord(name string, ok bool) string {
+	if ok {
+		return name + " ok"
+	}
+	return name + " BAD"
+}
