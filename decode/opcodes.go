@@ -1,6 +1,10 @@
 package decode
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/gopacket/gopacket"
+)
 
 // Opcode is the BTH OpCode: three bits of transport, five of operation.
 type Opcode uint8
@@ -164,4 +168,17 @@ func OpcodeByName(name string) (Opcode, bool) {
 		}
 	}
 	return 0, false
+}
+
+// Headers appends to dst the layer types of the extended transport headers
+// that follow the BTH for this opcode, in wire order (e.g. RETH then ImmDt for
+// RDMA_WRITE_ONLY_WITH_IMMEDIATE; the CNP's reserved block for 0x81).
+func (o Opcode) Headers(dst []gopacket.LayerType) []gopacket.LayerType {
+	for _, e := range opTable[o].exts {
+		if e == extNone {
+			break
+		}
+		dst = append(dst, *extLayerTypes[e])
+	}
+	return dst
 }
