@@ -1,0 +1,64 @@
+# ibscope build, test, benchmark and demo.
+#   make demo   build, then run the main jobs on bundled captures (no RDMA hardware needed)
+#   make test   install what is missing, then lint, unit + interop tests, fuzz smoke run
+#   make bench  Go benchmarks plus comparisons against tshark/tcpdump (figures on stdout)
+# Every target installs what it needs (apt-get, Go modules, npm) when it is missing.
+
+SHELL := /bin/bash
+export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
+GO ?= go
+BIN := bin
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# Debian packages the tests and demo use: tshark for interop, tcpreplay/tcpdump/iproute2 for live
+# capture tests, libibverbs-dev for the verbs sniffer, node/npm for the independent Parquet reader.
+APT_PKGS := tshark tcpreplay tcpdump iproute2 libibverbs-dev gcc nodejs npm
+FUZZTIME ?= 4s
+
+.PHONY: all build deps test lint unit fuzz-smoke bench demo clean
+
+all: build
+
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+# deps installs only what is missing, so it is cheap on a machine that has everything.
+deps:
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	$(GO) mod download
+	@for d in $$(git ls-files '*package-lock.json' | xargs -r -n1 dirname); do \
+	  [ -d $$d/node_modules ] || (cd $$d && npm ci --no-audit --no-fund --loglevel=error); done
+
+test: deps lint unit fuzz-smoke
+
+lint:
+	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt needed: $$bad"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	CGO_ENABLED=0 $(GO) build ./...
+
+unit:
+	$(GO) test -count=1 -timeout 12m ./...
+
+# fuzz-smoke runs every fuzz target briefly; the seed corpora also run in `unit`.
+fuzz-smoke:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg >/tmp/ibscope-fuzz.log 2>&1 || { cat /tmp/ibscope-fuzz.log; exit 1; }; \
+	  done; done
+
+bench: deps build
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+	@for s in bench/*.sh; do [ -f "$$s" ] && { echo "== $$s"; bash "$$s" || exit 1; }; done; true
+
+demo: build
+	@bash scripts/demo.sh
+
+clean:
+	rm -rf $(BIN)
