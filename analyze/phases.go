@@ -1,0 +1,214 @@
+package analyze
+
+import "slices"
+
+// Phase is a stretch of a packet series with one IPD regime, e.g. 2 us
+// spacing while one sender is active, 4 us once a second one shares the link.
+type Phase struct {
+	StartNs     int64 // timestamp of the phase's first packet, ns since the epoch
+	EndNs       int64 // timestamp of its last packet, ns since the epoch
+	Packets     int   // packets in the phase
+	MedianIPDNs int64 // median IPD within the phase, ns (Sketch error bound)
+}
+
+// phaseTolerance is how far (as a fraction of the larger) a block's median
+// IPD must stray from its phase's median to count as a different regime.
+// Rate changes worth reporting are factors (a second sender halves a
+// flow's share); jitter and timestamp quantisation stay well inside it.
+const phaseTolerance = 0.3
+
+// DefaultPhasePackets is the shortest phase reported when the caller does
+// not say.
+const DefaultPhasePackets = 64
+
+// PhaseDetector finds IPD regime changes in a time-ordered packet series,
+// online and in bounded memory: it compares the median IPD of successive
+// blocks of packets with the running median of the current phase, and opens
+// a new phase when enough consecutive blocks agree on a different level.
+// Medians of blocks, not means, so that single outliers (a 320 us stall in
+// a 2 us stream) do not split phases. A boundary is placed at the start of
+// the first block of the new regime, so it is exact to within one block
+// (a quarter of the minimum phase length).
+type PhaseDetector struct {
+	blockLen   int // IPDs per block
+	confirm    int // consecutive differing blocks that make a new phase
+	lastTs     int64
+	n          int     // packets seen
+	block      []int64 // IPDs of the block being filled
+	blockStart int64   // timestamp of the packet that closes the first IPD of block
+	cur        phaseAcc
+	cand       []int64 // IPDs of the candidate new phase's blocks
+	candStart  int64
+	candMedian int64
+	candBlocks int
+	done       []Phase
+	scratch    []int64
+}
+
+type phaseAcc struct {
+	start, end int64
+	packets    int
+	ipd        Sketch
+}
+
+// NewPhaseDetector returns a detector that reports phases of at least
+// minPackets packets (DefaultPhasePackets when minPackets <= 0).
+func NewPhaseDetector(minPackets int) *PhaseDetector {
+	if minPackets <= 0 {
+		minPackets = DefaultPhasePackets
+	}
+	blockLen := max(minPackets/4, 4)
+	return &PhaseDetector{
+		blockLen: blockLen,
+		confirm:  max((minPackets+blockLen-1)/blockLen, 2),
+		block:    make([]int64, 0, blockLen),
+		scratch:  make([]int64, blockLen),
+	}
+}
+
+// Add records the next packet's timestamp (ns, not before the previous one).
+func (d *PhaseDetector) Add(tsNs int64) {
+	d.n++
+	if d.n == 1 {
+		d.cur = phaseAcc{start: tsNs, end: tsNs, packets: 1}
+		d.lastTs = tsNs
+		return
+	}
+	if len(d.block) == 0 {
+		d.blockStart = tsNs
+	}
+	d.block = append(d.block, tsNs-d.lastTs)
+	d.lastTs = tsNs
+	if len(d.block) == d.blockLen {
+		d.closeBlock()
+	}
+}
+
+func (d *PhaseDetector) closeBlock() {
+	m := median(d.block, d.scratch)
+	ref := d.cur.ipd.Quantile(0.5)
+	switch {
+	case d.cur.ipd.Count() == 0 || !differs(m, ref):
+		// Same regime: a pending candidate was a passing excursion.
+		d.absorb(d.cand, d.candStartOr(d.blockStart))
+		d.cand = d.cand[:0]
+		d.candBlocks = 0
+		d.absorb(d.block, d.blockStart)
+	case d.candBlocks > 0 && !differs(m, d.candMedian):
+		d.cand = append(d.cand, d.block...)
+		d.candBlocks++
+	default:
+		// A first block of a possible new regime (or a third level):
+		// whatever was pending stays with the current phase.
+		d.absorb(d.cand, d.candStartOr(d.blockStart))
+		d.cand = append(d.cand[:0], d.block...)
+		d.candStart, d.candMedian, d.candBlocks = d.blockStart, m, 1
+	}
+	if d.candBlocks >= d.confirm {
+		// Refine the boundary within the first candidate block: IPDs up
+		// to the last one nearer the old level still belong to the old phase.
+		ref := d.cur.ipd.Quantile(0.5)
+		k := 0
+		for i, v := range d.cand[:d.blockLen] {
+			if nearerFirst(v, ref, d.candMedian) {
+				k = i + 1
+			}
+		}
+		d.absorb(d.cand[:k], d.candStart)
+		start := d.candStart
+		for _, v := range d.cand[1 : k+1] {
+			start += v
+		}
+		d.done = append(d.done, d.cur.phase())
+		d.cur = phaseAcc{start: start, end: start}
+		d.absorb(d.cand[k:], start)
+		d.cand = d.cand[:0]
+		d.candBlocks = 0
+	}
+	d.block = d.block[:0]
+}
+
+func (d *PhaseDetector) candStartOr(ts int64) int64 {
+	if d.candBlocks > 0 {
+		return d.candStart
+	}
+	return ts
+}
+
+// absorb adds consecutive IPDs, the first of which ends at startTs, to the
+// current phase.
+func (d *PhaseDetector) absorb(ipds []int64, startTs int64) {
+	ts := startTs
+	for i, v := range ipds {
+		if i > 0 {
+			ts += v
+		}
+		d.cur.ipd.Add(v)
+	}
+	if len(ipds) > 0 {
+		d.cur.packets += len(ipds)
+		d.cur.end = ts
+	}
+}
+
+func (a *phaseAcc) phase() Phase {
+	return Phase{StartNs: a.start, EndNs: a.end, Packets: a.packets, MedianIPDNs: a.ipd.Quantile(0.5)}
+}
+
+// Phases returns the phases found so far, the open one included; a short
+// tail that has not yet confirmed a change belongs to the last phase.
+func (d *PhaseDetector) Phases() []Phase {
+	if d.n == 0 {
+		return nil
+	}
+	out := slices.Clone(d.done)
+	last := d.cur
+	last.ipd = Sketch{}
+	last.ipd.Merge(&d.cur.ipd)
+	tail := append(slices.Clone(d.cand), d.block...)
+	for _, v := range tail {
+		last.ipd.Add(v)
+	}
+	if len(tail) > 0 {
+		last.packets += len(tail)
+		last.end = d.lastTs
+	}
+	return append(out, last.phase())
+}
+
+// DetectPhases splits a sorted series of timestamps (ns) into IPD regimes of
+// at least minPackets packets each (DefaultPhasePackets when <= 0).
+func DetectPhases(tsNs []int64, minPackets int) []Phase {
+	d := NewPhaseDetector(minPackets)
+	for _, ts := range tsNs {
+		d.Add(ts)
+	}
+	return d.Phases()
+}
+
+// differs reports whether two IPD levels belong to different regimes.
+func differs(a, b int64) bool {
+	diff := a - b
+	if diff < 0 {
+		diff = -diff
+	}
+	return diff > 0 && float64(diff) > phaseTolerance*float64(max(a, b))
+}
+
+// nearerFirst reports whether v lies nearer to level a than to level b on a
+// log scale (IPD levels are rates: 3 us sits between 2 and 4.5 us).
+func nearerFirst(v, a, b int64) bool {
+	fv, mid := float64(v), float64(a)*float64(b)
+	if a < b {
+		return fv*fv < mid
+	}
+	return fv*fv > mid
+}
+
+// median returns the median of v, using scratch (len >= len(v)) to sort.
+func median(v, scratch []int64) int64 {
+	s := scratch[:len(v)]
+	copy(s, v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
