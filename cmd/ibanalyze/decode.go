@@ -13,9 +13,10 @@ import (
 )
 
 type decodeOpts struct {
-	count int
-	json  bool
-	noCRC bool
+	count   int
+	json    bool
+	noCRC   bool
+	summary bool
 }
 
 func init() {
@@ -34,12 +35,18 @@ could not be decoded.`,
 	cmd.Flags().IntVarP(&o.count, "count", "c", 0, "stop after `N` frames per file (0: all)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "JSON Lines, one object per frame (the decode contract)")
 	cmd.Flags().BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC/LPCRC")
+	cmd.Flags().BoolVar(&o.summary, "summary", false, "print only each file's counts (frames, decoded, skipped, errors, bad CRCs)")
 	rootCmd.AddCommand(cmd)
 }
 
 // decodeTally counts what one file held.
 type decodeTally struct {
 	frames, decoded, skipped, errors, icrcBad, vcrcBad int
+}
+
+func (t decodeTally) String() string {
+	return fmt.Sprintf("%d frames, %d IB/RoCE decoded, %d skipped (not IB/RoCE), %d could not be decoded, %d bad ICRC, %d bad VCRC/LPCRC",
+		t.frames, t.decoded, t.skipped, t.errors, t.icrcBad, t.vcrcBad)
 }
 
 // maxWarnings bounds the per-file error messages on stderr; the count is always reported.
@@ -58,9 +65,14 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 		if t.errors > 0 {
 			failed = true
 		}
-		if !o.json || t.errors > 0 || err != nil {
-			warnf("%s: %d frames, %d IB/RoCE decoded, %d skipped (not IB/RoCE), %d could not be decoded, %d bad ICRC, %d bad VCRC/LPCRC",
-				path, t.frames, t.decoded, t.skipped, t.errors, t.icrcBad, t.vcrcBad)
+		switch {
+		case o.summary && o.json:
+			writeJSON(w, map[string]any{"file": path, "frames": t.frames, "decoded": t.decoded, "skipped": t.skipped,
+				"errors": t.errors, "icrc_bad": t.icrcBad, "vcrc_bad": t.vcrcBad})
+		case o.summary:
+			fmt.Fprintf(w, "%s: %s\n", path, t)
+		case !o.json || t.errors > 0 || err != nil:
+			warnf("%s: %s", path, t)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -127,6 +139,9 @@ func decodeFile(w *bufio.Writer, path string, o decodeOpts) (decodeTally, error)
 		msg := ""
 		if de != nil {
 			msg = de.Err.Error()
+		}
+		if o.summary {
+			continue
 		}
 		if o.json {
 			line = f.AppendJSON(line[:0], msg)
