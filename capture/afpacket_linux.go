@@ -1,0 +1,120 @@
+//go:build linux
+
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gopacket/gopacket/afpacket"
+	"golang.org/x/sys/unix"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// TPACKET_V3 geometry. Packets are packed into blocks; a block reaches user
+// space when full or when blockTimeout passes, so the timeout bounds the
+// latency at low rates and the block count sets how long a burst the ring
+// absorbs while the writer is busy.
+const (
+	afpBlockBytes   = 1 << 20
+	afpFrameBytes   = 1 << 16 // only sizes the kernel's frame count in V3; must cover the snap length
+	afpMinBlocks    = 4
+	afpBlockTimeout = 10 * time.Millisecond
+)
+
+// afpacketSource captures from a netdev through an AF_PACKET TPACKET_V3
+// ring (gopacket/afpacket). Timestamps are the kernel's receive time in ns.
+type afpacketSource struct {
+	tp      *afpacket.TPacket
+	dev     string
+	snap    int
+	all     bool
+	notRoCE uint64 // frames that reached the ring before the kernel filter
+}
+
+func openAFPacket(dev string, c Config) (Source, error) {
+	blocks := max(c.RingBytes/afpBlockBytes, afpMinBlocks)
+	tp, err := afpacket.NewTPacket(
+		afpacket.OptInterface(dev),
+		afpacket.TPacketVersion3,
+		afpacket.OptBlockSize(afpBlockBytes),
+		afpacket.OptFrameSize(afpFrameBytes),
+		afpacket.OptNumBlocks(blocks),
+		afpacket.OptBlockTimeout(afpBlockTimeout),
+		afpacket.OptPollTimeout(time.Duration(c.PollTimeoutMs)*time.Millisecond),
+		// Put back the VLAN tag the NIC stripped, so the file shows the
+		// frame as it was on the wire (RoCE usually runs on a VLAN for PFC).
+		afpacket.OptAddVLANHeader(true),
+	)
+	if err != nil {
+		return nil, afpacketOpenError(dev, err)
+	}
+	s := &afpacketSource{tp: tp, dev: dev, snap: c.SnapLenBytes, all: c.All}
+	prog, err := RoCEFilter(c.SnapLenBytes, c.All)
+	if err != nil {
+		tp.Close()
+		return nil, fmt.Errorf("capture on %s: build the RoCE filter: %w", dev, err)
+	}
+	if err := tp.SetBPF(prog); err != nil {
+		tp.Close()
+		return nil, fmt.Errorf("capture on %s: attach the RoCE filter: %w", dev, err)
+	}
+	if c.Promiscuous {
+		if err := tp.SetPromiscuous(true); err != nil {
+			tp.Close()
+			return nil, fmt.Errorf("capture on %s: promiscuous mode: %w", dev, err)
+		}
+	}
+	return s, nil
+}
+
+func afpacketOpenError(dev string, err error) error {
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+		return fmt.Errorf("capture on %s: %w: an AF_PACKET socket needs CAP_NET_RAW "+
+			"(run as root, or: setcap cap_net_raw,cap_net_admin+ep $(command -v ibcap))", dev, err)
+	}
+	if errors.Is(err, unix.ENOMEM) {
+		return fmt.Errorf("capture on %s: %w: the kernel could not allocate the ring; try a smaller -B", dev, err)
+	}
+	return fmt.Errorf("capture on %s: %w", dev, err)
+}
+
+func (s *afpacketSource) Next() (Packet, error) {
+	for {
+		data, ci, err := s.tp.ZeroCopyReadPacketData()
+		if err != nil {
+			if errors.Is(err, afpacket.ErrTimeout) {
+				return Packet{}, ErrTimeout
+			}
+			return Packet{}, fmt.Errorf("capture on %s: %w", s.dev, err)
+		}
+		// The socket sees every frame between its creation and the filter's
+		// attachment; those few are dropped here by the same rule.
+		if !s.all && !IsRoCEFrame(data) {
+			s.notRoCE++
+			continue
+		}
+		if len(data) > s.snap {
+			data = data[:s.snap]
+		}
+		return Packet{Data: data, TsNs: ci.Timestamp.UnixNano(), WireLenBytes: ci.Length}, nil
+	}
+}
+
+func (s *afpacketSource) LinkType() int  { return decode.LinkTypeEthernet }
+func (s *afpacketSource) Device() string { return s.dev }
+
+func (s *afpacketSource) Stats() (Stats, error) {
+	_, v3, err := s.tp.SocketStats()
+	if err != nil {
+		return Stats{}, fmt.Errorf("capture on %s: socket statistics: %w", s.dev, err)
+	}
+	return Stats{Received: uint64(v3.Packets()), KernelDrops: uint64(v3.Drops()), EarlyNotRoCE: s.notRoCE}, nil
+}
+
+func (s *afpacketSource) Close() error {
+	s.tp.Close()
+	return nil
+}

@@ -1,0 +1,64 @@
+package capture
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// outOfBufferCounter is the hw_counter an RDMA device increments for each
+// packet it dropped because the receiving QP had no posted buffer: the drop
+// count of a verbs capture, as the device saw it.
+const outOfBufferCounter = "out_of_buffer"
+
+// portCounter reads one counter of an RDMA port, from hw_counters or
+// counters, as an unsigned count.
+func portCounter(sysfsRoot, dev string, port int, group, name string) (uint64, error) {
+	p := filepath.Join(sysfsRoot, dev, "ports", strconv.Itoa(port), group, name)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", p, err)
+	}
+	return v, nil
+}
+
+// dropCounter tracks the device's out_of_buffer counter from the start of
+// a capture. The counter is the port's, so it also counts drops on other
+// QPs of the port; it is the only drop count the device keeps.
+type dropCounter struct {
+	root, dev string
+	port      int
+	start     uint64
+	known     bool
+}
+
+func newDropCounter(root, dev string, port int) *dropCounter {
+	d := &dropCounter{root: root, dev: dev, port: port}
+	if v, err := portCounter(root, dev, port, "hw_counters", outOfBufferCounter); err == nil {
+		d.start, d.known = v, true
+	}
+	return d
+}
+
+// drops returns the packets dropped since the start, and whether the device
+// has the counter. A counter that went backwards (a driver reset) counts
+// from zero again.
+func (d *dropCounter) drops() (uint64, bool) {
+	if !d.known {
+		return 0, false
+	}
+	v, err := portCounter(d.root, d.dev, d.port, "hw_counters", outOfBufferCounter)
+	if err != nil {
+		return 0, false
+	}
+	if v < d.start {
+		return v, true
+	}
+	return v - d.start, true
+}

@@ -1,0 +1,21 @@
+// Package capture owns packet capture for ibscope: the backends that take
+// packets off a device (a verbs sniffer QP on RDMA devices, an AF_PACKET
+// TPACKET_V3 ring on Ethernet netdevs carrying RoCE), the kernel BPF filter
+// for RoCE, the header filters (QP, LID, opcode), the file writers (nanosecond
+// pcap, pcapng, ERF, LINKTYPE_INFINIBAND) with rotation and periodic flushing,
+// the accounting of every packet received, written, filtered and dropped, the
+// listing of capture devices, and the scheduling of the live telemetry sampler.
+//
+// The pieces, smallest first:
+//
+//   - Open(device, *Config) returns a Source: RDMA device names (mlx5_0,
+//     mlx5_0:2) open the verbs backend, anything else an AF_PACKET ring.
+//   - NewWriter writes Packets to one file, a rotating set of files or stdout,
+//     always whole records, flushed at least once a second by Run.
+//   - Run moves packets from a Source to a Writer until a count, a duration or
+//     the context ends it, drains what the ring still holds, and returns a
+//     Report that accounts for every packet.
+//
+// Builds without cgo, or with the noverbs tag, keep the AF_PACKET backend and
+// say clearly that the verbs one is not available.
+package capture

@@ -1,0 +1,145 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Source is an open capture: a ring that packets arrive in.
+type Source interface {
+	// Next returns the next packet. It returns ErrTimeout when none arrived
+	// within the poll interval (Config.PollTimeout), so callers can check for
+	// a stop request; the packet's Data is valid until the next call.
+	Next() (Packet, error)
+	// LinkType is the pcap link type of the packets: decode.LinkTypeEthernet
+	// or decode.LinkTypeInfiniBand (native IB, LRH first).
+	LinkType() int
+	// Stats returns the counters since the Source was opened.
+	Stats() (Stats, error)
+	// Device names what was opened, for messages ("eth2", "mlx5_0 port 1").
+	Device() string
+	// Close releases the ring and the device.
+	Close() error
+}
+
+// Stats are a Source's counters since it was opened, in packets.
+type Stats struct {
+	// Received counts the packets the backend put into the ring (AF_PACKET:
+	// tp_packets, which includes the ones dropped for lack of room).
+	Received uint64
+	// KernelDrops counts packets the kernel could not put into the ring
+	// because it was full (AF_PACKET tp_drops).
+	KernelDrops uint64
+	// DeviceDrops counts packets the RDMA device dropped because no receive
+	// buffer was posted (hw_counters/out_of_buffer, after minus before).
+	DeviceDrops uint64
+	// DeviceDropsKnown is false when the device has no such counter to read.
+	DeviceDropsKnown bool
+	// CompletionErrors counts packets the verbs backend lost to a receive
+	// completion with an error status (a frame larger than a ring slot).
+	CompletionErrors uint64
+	// EarlyNotRoCE counts non-RoCE frames that reached the ring in the
+	// moment before the kernel filter was attached and were dropped in
+	// user space.
+	EarlyNotRoCE uint64
+}
+
+// ErrTimeout is returned by Source.Next when no packet arrived in time.
+var ErrTimeout = errors.New("capture: no packet within the poll interval")
+
+// ErrVerbsUnavailable is what a build without cgo or libibverbs returns for
+// RDMA devices.
+var ErrVerbsUnavailable = errors.New("the verbs backend (RDMA devices) is not available in this build: " +
+	"it needs cgo and libibverbs (rdma-core); rebuild with CGO_ENABLED=1 and libibverbs-dev installed, " +
+	"or capture RoCE on the Ethernet netdev with the AF_PACKET backend")
+
+// Config is how to open a Source. The zero value, or nil, means defaults.
+type Config struct {
+	// SnapLenBytes keeps at most this many bytes of each packet; 0 keeps
+	// whole packets (up to DefaultSnapLenBytes).
+	SnapLenBytes int
+	// RingBytes is the receive ring's size in bytes (-B); 0 means
+	// DefaultRingBytes.
+	RingBytes int
+	// All captures every frame, not only RoCE (AF_PACKET; the kernel filter
+	// is left out).
+	All bool
+	// Promiscuous puts the netdev in promiscuous mode (AF_PACKET).
+	Promiscuous bool
+	// PollTimeoutMs is how long Next waits before returning ErrTimeout, in
+	// ms; 0 means DefaultPollTimeoutMs.
+	PollTimeoutMs int
+	// SysfsRoot is where the RDMA devices are listed; "" means
+	// /sys/class/infiniband. Tests point it at a fake tree.
+	SysfsRoot string
+}
+
+// Defaults for Config's zero fields.
+const (
+	DefaultSnapLenBytes  = 65535
+	DefaultRingBytes     = 64 << 20
+	DefaultPollTimeoutMs = 100
+)
+
+func (c *Config) withDefaults() Config {
+	var d Config
+	if c != nil {
+		d = *c
+	}
+	if d.SnapLenBytes <= 0 || d.SnapLenBytes > DefaultSnapLenBytes {
+		d.SnapLenBytes = DefaultSnapLenBytes
+	}
+	if d.RingBytes <= 0 {
+		d.RingBytes = DefaultRingBytes
+	}
+	if d.PollTimeoutMs <= 0 {
+		d.PollTimeoutMs = DefaultPollTimeoutMs
+	}
+	if d.SysfsRoot == "" {
+		d.SysfsRoot = DefaultSysfsRoot
+	}
+	return d
+}
+
+// Open opens device for capture. An RDMA device listed under
+// Config.SysfsRoot (mlx5_0, or mlx5_0:2 for port 2) opens the verbs sniffer;
+// a network interface opens an AF_PACKET ring. An unknown name returns an
+// error that lists the devices there are.
+func Open(device string, cfg *Config) (Source, error) {
+	c := cfg.withDefaults()
+	devs, err := ListRDMADevices(c.SysfsRoot)
+	if err != nil {
+		return nil, err
+	}
+	if name, port, err := ParseRDMAName(device); err == nil {
+		if d := findRDMA(devs, name); d != nil {
+			return openVerbs(*d, port, c)
+		}
+	}
+	if netdevExists(device) {
+		return openAFPacket(device, c)
+	}
+	return nil, unknownDeviceError(device, c.SysfsRoot)
+}
+
+func unknownDeviceError(device, sysfsRoot string) error {
+	var names []string
+	devs, _ := ListRDMADevices(sysfsRoot)
+	for _, d := range devs {
+		names = append(names, d.Name)
+	}
+	rdma := "none"
+	if len(names) > 0 {
+		rdma = strings.Join(names, ", ")
+	}
+	nets := "none"
+	var netNames []string
+	for _, n := range ListNetdevs() {
+		netNames = append(netNames, n.Name)
+	}
+	if len(netNames) > 0 {
+		nets = strings.Join(netNames, ", ")
+	}
+	return fmt.Errorf("no capture device %q: RDMA devices: %s; network interfaces: %s", device, rdma, nets)
+}

@@ -1,0 +1,81 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// selectPort picks the port to capture on: the one asked for, or port 1
+// (the first) when port is 0.
+func selectPort(dev RDMADevice, port int) (RDMAPort, error) {
+	if len(dev.Ports) == 0 {
+		return RDMAPort{}, fmt.Errorf("RDMA device %s lists no ports", dev.Name)
+	}
+	if port == 0 {
+		return dev.Ports[0], nil
+	}
+	var nums []string
+	for _, p := range dev.Ports {
+		if p.Num == port {
+			return p, nil
+		}
+		nums = append(nums, strconv.Itoa(p.Num))
+	}
+	return RDMAPort{}, fmt.Errorf("RDMA device %s has no port %d (ports: %s)", dev.Name, port, strings.Join(nums, ", "))
+}
+
+// portLinkType is the pcap link type of what a port delivers.
+func portLinkType(p RDMAPort) int {
+	if p.LinkLayer == "InfiniBand" {
+		return decode.LinkTypeInfiniBand
+	}
+	return decode.LinkTypeEthernet
+}
+
+// portFrameBytes is the largest frame the port delivers.
+func portFrameBytes(p RDMAPort) int {
+	mtu := 0
+	if p.Netdev != "" {
+		if ifi, err := net.InterfaceByName(p.Netdev); err == nil {
+			mtu = ifi.MTU
+		}
+	}
+	return maxFrameBytes(p.LinkLayer, mtu)
+}
+
+// verbsStageError explains a failed libibverbs call: which step failed and,
+// for permission errors, which capability the step needs.
+func verbsStageError(device, stage string, errno syscall.Errno) error {
+	var hint string
+	switch {
+	case errno == syscall.EPERM || errno == syscall.EACCES:
+		switch stage {
+		case "create raw packet QP":
+			hint = ": a raw packet QP needs CAP_NET_RAW (run as root, or: setcap cap_net_raw,cap_net_admin+ep $(command -v ibcap))"
+		case "create sniffer flow":
+			hint = ": a sniffer flow (IBV_FLOW_ATTR_SNIFFER) needs CAP_NET_RAW and CAP_NET_ADMIN (run as root, or: setcap cap_net_raw,cap_net_admin+ep $(command -v ibcap))"
+		default:
+			hint = ": permission denied by the RDMA device; run as root or with CAP_NET_RAW and CAP_NET_ADMIN"
+		}
+	case errno == syscall.EOPNOTSUPP || errno == syscall.ENOSYS:
+		switch stage {
+		case "create sniffer flow":
+			hint = ": the device or its driver does not offer sniffer flow steering on this port"
+		case "create extended CQ":
+			hint = ": the device does not offer completion timestamps"
+		}
+	case errno == syscall.ENOMEM:
+		hint = ": out of memory registering or creating the ring; try a smaller -B or raise the memlock limit (ulimit -l)"
+	}
+	return fmt.Errorf("capture on %s: %s: %w%s", device, stage, errno, hint)
+}
+
+// errNoDevice is what the library says when a device sysfs lists cannot be
+// opened through verbs (no user-space provider, or no /dev/infiniband access).
+var errNoDevice = errors.New("libibverbs does not list it (is the rdma-core provider for this device installed, and /dev/infiniband readable?)")

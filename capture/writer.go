@@ -1,0 +1,245 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// WriterConfig says where and how to write packets.
+type WriterConfig struct {
+	// Path is the file to write; "-" writes to Stdout.
+	Path string
+	// Format is the file format; FormatAuto picks by link type.
+	Format Format
+	// LinkType is the link type of the packets the source gives
+	// (Source.LinkType()).
+	LinkType int
+	// SnapLenBytes is the snap length the file header declares, in bytes.
+	SnapLenBytes int
+	// RotateBytes starts a new file once the current one holds at least
+	// this many bytes (-C, given in MB); 0 never rotates on size.
+	RotateBytes int64
+	// RotateEveryNs starts a new file when a packet's timestamp is this
+	// many ns past the current file's first packet (-G); 0 never rotates on time.
+	RotateEveryNs int64
+	// MaxFiles keeps at most this many rotated files, reusing names in a
+	// ring (-W); 0 means no limit.
+	MaxFiles int
+	// Stdout receives the capture when Path is "-"; nil means os.Stdout.
+	Stdout io.Writer
+}
+
+// bufferBytes is how much a writer gathers before a write(2). Records are
+// never split across writes, so a capture killed between writes leaves a
+// file that ends on a whole record.
+const bufferBytes = 1 << 20
+
+// Writer writes packets to a capture file, or a rotating set of files, in
+// whole records. Flush is what makes written packets durable; Run calls it
+// at least once a second.
+type Writer struct {
+	cfg       WriterConfig
+	enc       encoder
+	out       io.Writer
+	file      *os.File // nil for stdout
+	name      string
+	buf       []byte
+	committed int64 // bytes of the current file known to be on disk, all whole records
+	fileBytes int64 // bytes of the current file, buffered ones included
+	fileIndex int   // index of the current rotated file
+	firstTsNs int64 // timestamp of the current file's first packet, 0 before it
+	files     []string
+	packets   uint64
+	err       error // sticky: after a write error the writer is closed
+	closed    bool
+}
+
+// NewWriter opens the first file and writes its header.
+func NewWriter(cfg WriterConfig) (*Writer, error) {
+	if cfg.SnapLenBytes <= 0 {
+		cfg.SnapLenBytes = DefaultSnapLenBytes
+	}
+	if cfg.Path == "" {
+		return nil, errors.New("writer: no output file given")
+	}
+	rotating := cfg.RotateBytes > 0 || cfg.RotateEveryNs > 0
+	if cfg.Path == "-" && rotating {
+		return nil, errors.New("writer: cannot rotate files when writing to stdout")
+	}
+	if cfg.MaxFiles > 0 && !rotating {
+		return nil, errors.New("writer: -W (file count) needs -C (size) or -G (seconds) rotation")
+	}
+	enc, err := newEncoder(cfg.Format, cfg.LinkType, cfg.SnapLenBytes)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{cfg: cfg, enc: enc, buf: make([]byte, 0, bufferBytes)}
+	if err := w.open(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// LinkType returns the link type the files declare.
+func (w *Writer) LinkType() int { return w.enc.linkType() }
+
+// Files returns the names of the files opened so far, in order.
+func (w *Writer) Files() []string { return w.files }
+
+// Packets returns how many packets were written (buffered ones included).
+func (w *Writer) Packets() uint64 { return w.packets }
+
+// RotatedName is the name of rotated file number index: the number goes
+// before the extension, so "out.pcap" becomes "out-00003.pcap" and the
+// files still open by extension.
+func RotatedName(path string, index int) string {
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s-%05d%s", strings.TrimSuffix(path, ext), index, ext)
+}
+
+func (w *Writer) open() error {
+	w.name = w.cfg.Path
+	if w.cfg.Path == "-" {
+		w.name = "stdout"
+		w.out = w.cfg.Stdout
+		if w.out == nil {
+			w.out = os.Stdout
+		}
+	} else {
+		if w.cfg.RotateBytes > 0 || w.cfg.RotateEveryNs > 0 {
+			w.name = RotatedName(w.cfg.Path, w.fileIndex)
+		}
+		f, err := os.OpenFile(w.name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return fmt.Errorf("open capture file: %w", err)
+		}
+		w.file, w.out = f, f
+	}
+	w.files = append(w.files, w.name)
+	w.committed, w.firstTsNs = 0, 0
+	w.buf = w.enc.fileHeader(w.buf[:0])
+	w.fileBytes = int64(len(w.buf))
+	// The header goes out at once, so even an empty capture is a valid file.
+	return w.Flush()
+}
+
+// Write appends one packet. A write error closes the file, cut back to its
+// last whole record, and is returned for this and every later call.
+func (w *Writer) Write(p *Packet) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.shouldRotate(p) {
+		if err := w.rotate(); err != nil {
+			return err
+		}
+	}
+	if w.firstTsNs == 0 {
+		w.firstTsNs = p.TsNs
+	}
+	n := len(w.buf)
+	var err error
+	if w.buf, err = w.enc.record(w.buf, p); err != nil {
+		w.buf = w.buf[:n]
+		return fmt.Errorf("%s: packet %d: %w", w.name, w.packets+1, err)
+	}
+	w.fileBytes += int64(len(w.buf) - n)
+	w.packets++
+	if len(w.buf) >= bufferBytes-pcapRecHeaderLen-DefaultSnapLenBytes-64 {
+		return w.Flush()
+	}
+	return nil
+}
+
+func (w *Writer) shouldRotate(p *Packet) bool {
+	if w.cfg.RotateBytes > 0 && w.fileBytes >= w.cfg.RotateBytes {
+		return true
+	}
+	return w.cfg.RotateEveryNs > 0 && w.firstTsNs != 0 && p.TsNs-w.firstTsNs >= w.cfg.RotateEveryNs
+}
+
+func (w *Writer) rotate() error {
+	if err := w.closeFile(); err != nil {
+		return err
+	}
+	w.fileIndex++
+	if w.cfg.MaxFiles > 0 {
+		w.fileIndex %= w.cfg.MaxFiles
+	}
+	if err := w.open(); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+// Flush writes the buffered records out with one write.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.buf) == 0 {
+		return nil
+	}
+	n, err := w.out.Write(w.buf)
+	if err != nil {
+		return w.fail(n, err)
+	}
+	w.committed += int64(n)
+	w.buf = w.buf[:0]
+	return nil
+}
+
+// fail handles a write that wrote only n bytes: the file is cut back to its
+// last whole record and closed, and the error says how much it holds.
+func (w *Writer) fail(n int, err error) error {
+	where := fmt.Sprintf("%d bytes before this write", w.committed)
+	if w.file != nil {
+		if n > 0 {
+			if terr := w.file.Truncate(w.committed); terr != nil {
+				where += fmt.Sprintf("; cutting back the partial record failed: %v", terr)
+			}
+		}
+		w.file.Close()
+		w.file = nil
+	}
+	w.err = fmt.Errorf("write %s: %w (file closed, valid up to its last whole record: %s)", w.name, err, where)
+	return w.err
+}
+
+func (w *Writer) closeFile() error {
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if w.file == nil {
+		return nil
+	}
+	err := w.file.Close()
+	w.file = nil
+	if err != nil {
+		w.err = fmt.Errorf("close %s: %w", w.name, err)
+		return w.err
+	}
+	return nil
+}
+
+// Close flushes and closes the current file. It returns the first write
+// error the writer met, if any.
+func (w *Writer) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.closeFile(); err != nil {
+		return err
+	}
+	w.err = errors.New("writer: closed")
+	return nil
+}
