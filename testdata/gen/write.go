@@ -1,0 +1,183 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// rec is one record of a capture file.
+type rec struct {
+	tsNs     int64
+	data     []byte // what the file stores (cut to the snap length)
+	wireLen  int
+	ngIface  int   // pcapng interface index
+	erfType  uint8 // for decode.PcapWriter ERF files: the record type
+	erfIface uint8
+}
+
+// capture is one file to write, with what the tests must find in it.
+type capture struct {
+	name       string
+	linkType   int
+	micro      bool  // microsecond pcap instead of nanosecond
+	snapLen    int   // file header snap length (0: 65535)
+	ngLinks    []int // pcapng: one interface per link type
+	recs       []rec
+	expect     expectation
+	viaWriter  bool // write with decode.PcapWriter
+	nextTimeNs int64
+}
+
+// expectation is what testdata/pcaps/expect.json records per file; the
+// decode tests check the decoder against it.
+type expectation struct {
+	LinkType  int   `json:"link_type"`
+	Frames    int   `json:"frames"`
+	IBFrames  int   `json:"ib_frames"`             // frames that are IB, RoCE or link packets
+	BadICRC   []int `json:"bad_icrc,omitempty"`    // frame numbers with a deliberately wrong ICRC
+	BadVCRC   []int `json:"bad_vcrc,omitempty"`    // ... wrong VCRC or LPCRC
+	Cut       []int `json:"cut,omitempty"`         // frames cut by the snap length
+	NotIB     []int `json:"not_ib,omitempty"`      // frames that are neither IB nor RoCE
+	UDPLowSrc []int `json:"udp_low_src,omitempty"` // RoCEv2 frames whose UDP source port is below 4791
+}
+
+// baseNs is the capture start: fixed so the files are byte-for-byte reproducible.
+var baseNs = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano()
+
+func newCapture(name string, linkType int) *capture {
+	return &capture{name: name, linkType: linkType, nextTimeNs: baseNs, expect: expectation{LinkType: linkType}}
+}
+
+// add appends a record; the time advances by an irregular number of ns so
+// that timestamps use the whole ns resolution.
+func (c *capture) add(data []byte, wireLen int) *rec {
+	n := len(c.recs)
+	c.nextTimeNs += int64(700 + (n*7919)%1543)
+	c.recs = append(c.recs, rec{tsNs: c.nextTimeNs, data: data, wireLen: wireLen})
+	c.expect.Frames++
+	c.expect.IBFrames++
+	return &c.recs[n]
+}
+
+// frame is the 1-based number of the last record added.
+func (c *capture) frame() int { return len(c.recs) }
+
+func (c *capture) write(dir string) error {
+	f, err := os.Create(filepath.Join(dir, c.name))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	switch {
+	case c.viaWriter:
+		w, err := decode.NewPcapWriter(f, c.linkType)
+		if err != nil {
+			return err
+		}
+		for _, r := range c.recs {
+			if c.linkType == decode.LinkTypeERF {
+				err = w.WriteERF(r.tsNs, r.erfType, r.data, r.wireLen, r.erfIface)
+			} else {
+				err = w.WritePacketCut(r.tsNs, r.data, r.wireLen, 0)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	case c.ngLinks != nil:
+		w, err := pcapgo.NewNgWriterInterface(f, ngIface(c.ngLinks[0]), pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "ibscope testdata/gen"}})
+		if err != nil {
+			return err
+		}
+		for _, lt := range c.ngLinks[1:] {
+			if _, err := w.AddInterface(ngIface(lt)); err != nil {
+				return err
+			}
+		}
+		for _, r := range c.recs {
+			ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, r.tsNs).UTC(), CaptureLength: len(r.data), Length: r.wireLen, InterfaceIndex: r.ngIface}
+			if err := w.WritePacket(ci, r.data); err != nil {
+				return err
+			}
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	default:
+		w := pcapgo.NewWriterNanos(f)
+		if c.micro {
+			w = pcapgo.NewWriter(f)
+		}
+		snap := uint32(65535)
+		if c.snapLen > 0 {
+			snap = uint32(c.snapLen)
+		}
+		if err := w.WriteFileHeader(snap, layers.LinkType(c.linkType)); err != nil {
+			return err
+		}
+		for _, r := range c.recs {
+			ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, r.tsNs).UTC(), CaptureLength: len(r.data), Length: r.wireLen}
+			if err := w.WritePacket(ci, r.data); err != nil {
+				return err
+			}
+		}
+	}
+	return f.Close()
+}
+
+func ngIface(linkType int) pcapgo.NgInterface {
+	return pcapgo.NgInterface{Name: "ib" + string(rune('0'+linkType%10)), LinkType: layers.LinkType(linkType),
+		SnapLength: 65535, TimestampResolution: 9}
+}
+
+func writeExpect(dir string, cs []*capture) error {
+	m := make(map[string]expectation, len(cs))
+	for _, c := range cs {
+		m[c.name] = c.expect
+	}
+	b, err := json.MarshalIndent(m, "", "  ") // map keys come out sorted: deterministic
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "expect.json"), append(b, '\n'), 0o644)
+}
+
+// breakICRC flips a bit of the ICRC that ends at end (exclusive) in b.
+func breakICRC(b []byte, end int) {
+	b[end-decode.ICRCLen] ^= 0x01
+}
+
+// breakVCRC flips a bit of a native packet's VCRC (its last two bytes).
+func breakVCRC(b []byte) {
+	b[len(b)-1] ^= 0x80
+}
+
+// icrcEnd returns where the ICRC of a RoCE frame ends.
+func icrcEnd(frame []byte) int {
+	off := 14
+	et := binary.BigEndian.Uint16(frame[12:])
+	if et == 0x8100 {
+		et = binary.BigEndian.Uint16(frame[16:])
+		off += 4
+	}
+	switch et {
+	case 0x0800:
+		ihl := int(frame[off]&0x0F) * 4
+		return off + ihl + int(binary.BigEndian.Uint16(frame[off+ihl+4:]))
+	case 0x86DD:
+		return off + 40 + int(binary.BigEndian.Uint16(frame[off+40+4:]))
+	}
+	return off + decode.GRHLen + int(binary.BigEndian.Uint16(frame[off+4:]))
+}
