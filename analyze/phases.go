@@ -26,9 +26,9 @@ const DefaultPhasePackets = 64
 // blocks of packets with the running median of the current phase, and opens
 // a new phase when enough consecutive blocks agree on a different level.
 // Medians of blocks, not means, so that single outliers (a 320 us stall in
-// a 2 us stream) do not split phases. A boundary is placed at the start of
-// the first block of the new regime, so it is exact to within one block
-// (a quarter of the minimum phase length).
+// a 2 us stream) do not split phases. The boundary is then placed after the
+// last packet whose IPD is nearer the old level, looking back one block, so
+// a clean change of spacing is found to the packet.
 type PhaseDetector struct {
 	blockLen   int // IPDs per block
 	confirm    int // consecutive differing blocks that make a new phase
@@ -37,6 +37,8 @@ type PhaseDetector struct {
 	block      []int64 // IPDs of the block being filled
 	blockStart int64   // timestamp of the packet that closes the first IPD of block
 	cur        phaseAcc
+	held       []int64 // IPDs of the last same-regime block, not yet absorbed: a change may start inside it
+	heldStart  int64
 	cand       []int64 // IPDs of the candidate new phase's blocks
 	candStart  int64
 	candMedian int64
@@ -88,51 +90,63 @@ func (d *PhaseDetector) closeBlock() {
 	m := median(d.block, d.scratch)
 	ref := d.cur.ipd.Quantile(0.5)
 	switch {
-	case d.cur.ipd.Count() == 0 || !differs(m, ref):
-		// Same regime: a pending candidate was a passing excursion.
-		d.absorb(d.cand, d.candStartOr(d.blockStart))
-		d.cand = d.cand[:0]
-		d.candBlocks = 0
+	case d.cur.ipd.Count() == 0:
 		d.absorb(d.block, d.blockStart)
+	case !differs(m, ref):
+		// Same regime: a pending candidate was a passing excursion.
+		d.flush()
+		d.held = append(d.held, d.block...)
+		d.heldStart = d.blockStart
 	case d.candBlocks > 0 && !differs(m, d.candMedian):
 		d.cand = append(d.cand, d.block...)
 		d.candBlocks++
 	default:
 		// A first block of a possible new regime (or a third level):
-		// whatever was pending stays with the current phase.
-		d.absorb(d.cand, d.candStartOr(d.blockStart))
+		// whatever was pending stays with the current phase, except the
+		// block held back just before it, where the change may have begun.
+		if d.candBlocks > 0 {
+			d.flush()
+		}
 		d.cand = append(d.cand[:0], d.block...)
 		d.candStart, d.candMedian, d.candBlocks = d.blockStart, m, 1
 	}
-	if d.candBlocks >= d.confirm {
-		// Refine the boundary within the first candidate block: IPDs up
-		// to the last one nearer the old level still belong to the old phase.
-		ref := d.cur.ipd.Quantile(0.5)
-		k := 0
-		for i, v := range d.cand[:d.blockLen] {
-			if nearerFirst(v, ref, d.candMedian) {
-				k = i + 1
-			}
+	d.block = d.block[:0]
+	if d.candBlocks < d.confirm {
+		return
+	}
+	// A new phase. Place its start within the held block and the first
+	// candidate block: after the last IPD there nearer the old level.
+	seq := append(slices.Clone(d.held), d.cand[:d.blockLen]...)
+	seqStart := d.candStart
+	if len(d.held) > 0 {
+		seqStart = d.heldStart
+	}
+	k := 0
+	for i, v := range seq {
+		if nearerFirst(v, ref, d.candMedian) {
+			k = i + 1
 		}
-		d.absorb(d.cand[:k], d.candStart)
-		start := d.candStart
-		for _, v := range d.cand[1 : k+1] {
+	}
+	d.absorb(seq[:k], seqStart)
+	start := seqStart
+	if k > 0 {
+		for _, v := range seq[1 : k+1] {
 			start += v
 		}
-		d.done = append(d.done, d.cur.phase())
-		d.cur = phaseAcc{start: start, end: start}
-		d.absorb(d.cand[k:], start)
-		d.cand = d.cand[:0]
-		d.candBlocks = 0
 	}
-	d.block = d.block[:0]
+	d.done = append(d.done, d.cur.phase())
+	d.cur = phaseAcc{start: start, end: start}
+	d.absorb(append(seq[k:], d.cand[d.blockLen:]...), start)
+	d.held, d.cand, d.candBlocks = d.held[:0], d.cand[:0], 0
 }
 
-func (d *PhaseDetector) candStartOr(ts int64) int64 {
+// flush absorbs the held block and any candidate blocks into the current phase.
+func (d *PhaseDetector) flush() {
+	d.absorb(d.held, d.heldStart)
 	if d.candBlocks > 0 {
-		return d.candStart
+		d.absorb(d.cand, d.candStart)
 	}
-	return ts
+	d.held, d.cand, d.candBlocks = d.held[:0], d.cand[:0], 0
 }
 
 // absorb adds consecutive IPDs, the first of which ends at startTs, to the
@@ -165,7 +179,7 @@ func (d *PhaseDetector) Phases() []Phase {
 	last := d.cur
 	last.ipd = Sketch{}
 	last.ipd.Merge(&d.cur.ipd)
-	tail := append(slices.Clone(d.cand), d.block...)
+	tail := append(append(slices.Clone(d.held), d.cand...), d.block...)
 	for _, v := range tail {
 		last.ipd.Add(v)
 	}

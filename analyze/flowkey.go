@@ -1,0 +1,82 @@
+package analyze
+
+import (
+	"fmt"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// KeyJSON is a flow, link or QP key as the JSON contract writes it: absent
+// fields are absent keys.
+type KeyJSON struct {
+	Transport string  `json:"transport"`
+	SLID      *uint16 `json:"slid,omitempty"`
+	DLID      *uint16 `json:"dlid,omitempty"`
+	Src       string  `json:"src,omitempty"`
+	Dst       string  `json:"dst,omitempty"`
+	DestQP    *uint32 `json:"dest_qp,omitempty"`
+}
+
+// Grouping of packets for IPD: per flow, per link direction, per QP.
+const (
+	ByFlow = "flow" // (SLID, DLID, DestQP) for IB, (src, dst, DestQP) for RoCE
+	ByLink = "link" // one direction of a link: every packet to one destination (DLID or address)
+	ByQP   = "qp"   // DestQP alone
+)
+
+// groupKey returns the key p is counted under.
+func groupKey(k decode.FlowKey, by string) decode.FlowKey {
+	switch by {
+	case ByLink:
+		return decode.FlowKey{Transport: k.Transport, DLID: k.DLID, Dst: k.Dst}
+	case ByQP:
+		return decode.FlowKey{Transport: k.Transport, DestQP: k.DestQP}
+	}
+	return k
+}
+
+// keyJSON renders a group key; by says which fields it holds.
+func keyJSON(k decode.FlowKey, by string) KeyJSON {
+	j := KeyJSON{Transport: k.Transport.String()}
+	ib := k.Transport == decode.TransportIB
+	if by != ByQP {
+		if ib {
+			dlid := k.DLID
+			j.DLID = &dlid
+		} else {
+			j.Dst = k.Dst.String()
+		}
+	}
+	if by == ByFlow || by == "" {
+		if ib {
+			slid := k.SLID
+			j.SLID = &slid
+		} else {
+			j.Src = k.Src.String()
+		}
+	}
+	if by != ByLink {
+		qp := k.DestQP
+		j.DestQP = &qp
+	}
+	return j
+}
+
+// String writes the key for tables: "ib 0x0001>0x0002 qp 0x000012".
+func (k KeyJSON) String() string {
+	s := k.Transport
+	switch {
+	case k.SLID != nil && k.DLID != nil:
+		s += fmt.Sprintf(" lid %d>%d", *k.SLID, *k.DLID)
+	case k.DLID != nil:
+		s += fmt.Sprintf(" >lid %d", *k.DLID)
+	case k.Src != "":
+		s += " " + k.Src + ">" + k.Dst
+	case k.Dst != "":
+		s += " >" + k.Dst
+	}
+	if k.DestQP != nil {
+		s += fmt.Sprintf(" qp 0x%06x", *k.DestQP)
+	}
+	return s
+}

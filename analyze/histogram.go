@@ -1,0 +1,237 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Histogram modes, as DOCA PCC names them.
+const (
+	ModeLinear = "linear" // equal bins of BinNs from 0
+	ModeExp    = "exp"    // [0, BinNs), then bins that double: [BinNs, 2 BinNs), [2 BinNs, 4 BinNs), ...
+	ModeEdges  = "edges"  // free edges given by the user
+)
+
+// HistSpec says how to bin values. A zero BinNs (linear, exp) asks for a
+// width picked from the data.
+type HistSpec struct {
+	Mode    string  // ModeLinear (default), ModeExp or ModeEdges
+	BinNs   int64   // linear: bin width; exp: first bin's width; ns
+	Bins    int     // number of bins (linear, exp); 0 picks from the data
+	EdgesNs []int64 // ModeEdges: ascending bin edges, ns
+}
+
+// maxBins bounds any histogram's bins: memory and output stay small.
+const maxBins = 10000
+
+// Histogram counts values into bins [Edges[i], Edges[i+1]); values below the
+// first edge or at or above the last are counted as Below and Above.
+type Histogram struct {
+	Mode    string
+	EdgesNs []int64 // len(Counts)+1 ascending edges, ns
+	Counts  []uint64
+	Below   uint64 // values < EdgesNs[0]
+	Above   uint64 // values >= EdgesNs[len-1]
+	widthNs int64  // linear mode: bin width, for the division fast path
+}
+
+// Bin is one histogram bin, as the JSON contract writes it.
+type Bin struct {
+	LoNs  int64  `json:"lo_ns"`
+	HiNs  int64  `json:"hi_ns"`
+	Count uint64 `json:"count"`
+}
+
+// ParseEdges parses "0,1us,2us,4us" into ascending edges in ns.
+func ParseEdges(s string) ([]int64, error) {
+	var edges []int64
+	for i, f := range strings.Split(s, ",") {
+		v, err := ParseDurationNs(f)
+		if err != nil {
+			return nil, fmt.Errorf("bin edge %d: %w", i+1, err)
+		}
+		if v < 0 {
+			return nil, fmt.Errorf("bin edge %d (%s) is negative", i+1, strings.TrimSpace(f))
+		}
+		if i > 0 && v <= edges[i-1] {
+			return nil, fmt.Errorf("bin edges must increase: edge %d (%s) is not above %s", i+1, strings.TrimSpace(f), FormatNs(edges[i-1]))
+		}
+		edges = append(edges, v)
+	}
+	if len(edges) < 2 {
+		return nil, fmt.Errorf("bin edges %q: need at least two edges to make a bin", s)
+	}
+	if len(edges) > maxBins+1 {
+		return nil, fmt.Errorf("%d bin edges: at most %d", len(edges), maxBins+1)
+	}
+	return edges, nil
+}
+
+// Validate checks the spec against the capture's timestamp resolution: a
+// bin narrower than the clock's tick cannot be filled truthfully.
+func (h HistSpec) Validate(resolutionNs int64) error {
+	res := FormatNs(resolutionNs)
+	switch h.Mode {
+	case ModeLinear, "":
+		if h.BinNs < 0 || h.Bins < 0 || h.Bins > maxBins {
+			return fmt.Errorf("linear histogram: bin width %s and %d bins: need a positive width and at most %d bins", FormatNs(h.BinNs), h.Bins, maxBins)
+		}
+		if h.BinNs > 0 && h.BinNs < resolutionNs {
+			return fmt.Errorf("bin width %s is finer than the capture's timestamp resolution %s: use --bin %s or more", FormatNs(h.BinNs), res, res)
+		}
+	case ModeExp:
+		if h.BinNs < 0 || h.Bins < 0 || h.Bins > 62 {
+			return fmt.Errorf("exponential histogram: first bin %s and %d bins: need a positive width and at most 62 bins", FormatNs(h.BinNs), h.Bins)
+		}
+		if h.BinNs > 0 && h.BinNs < resolutionNs {
+			return fmt.Errorf("first bin %s is finer than the capture's timestamp resolution %s: use --bin %s or more", FormatNs(h.BinNs), res, res)
+		}
+	case ModeEdges:
+		for i := 1; i < len(h.EdgesNs); i++ {
+			if w := h.EdgesNs[i] - h.EdgesNs[i-1]; w < resolutionNs {
+				return fmt.Errorf("bin [%s, %s) is %s wide, finer than the capture's timestamp resolution %s", FormatNs(h.EdgesNs[i-1]), FormatNs(h.EdgesNs[i]), FormatNs(w), res)
+			}
+		}
+	default:
+		return fmt.Errorf("histogram mode %q: want linear, exp or edges", h.Mode)
+	}
+	return nil
+}
+
+// Resolve fills in what the spec left to the data (width and bin count),
+// from a sample of the values and the timestamp resolution.
+func (h HistSpec) Resolve(sample []int64, resolutionNs int64) HistSpec {
+	resolutionNs = max(resolutionNs, 1)
+	s := slices.Clone(sample)
+	slices.Sort(s)
+	q := func(f float64) int64 {
+		if len(s) == 0 {
+			return 0
+		}
+		return s[min(int(f*float64(len(s))), len(s)-1)]
+	}
+	switch h.Mode {
+	case ModeLinear, "":
+		h.Mode = ModeLinear
+		span := max(q(0.99)+q(0.99)/4, 10*resolutionNs)
+		if h.BinNs == 0 {
+			h.BinNs = max(niceCeil(span/20), resolutionNs)
+		}
+		if h.Bins == 0 {
+			h.Bins = int(min(max((span+h.BinNs-1)/h.BinNs, 10), 200))
+		}
+	case ModeExp:
+		if h.BinNs == 0 {
+			h.BinNs = max(niceCeil(max(q(0.01), 1)/2), resolutionNs)
+		}
+		if h.Bins == 0 {
+			top := max(q(1), h.BinNs)
+			h.Bins = 2
+			for e := h.BinNs; e <= top && h.Bins < 40; e *= 2 {
+				h.Bins++
+			}
+		}
+	}
+	return h
+}
+
+// niceCeil rounds v up to 1, 2 or 5 times a power of ten.
+func niceCeil(v int64) int64 {
+	if v <= 1 {
+		return 1
+	}
+	p := int64(1)
+	for p*10 < v {
+		p *= 10
+	}
+	for _, m := range []int64{1, 2, 5, 10} {
+		if m*p >= v {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// NewHistogram builds an empty histogram from a resolved spec.
+func NewHistogram(h HistSpec) (*Histogram, error) {
+	var edges []int64
+	switch h.Mode {
+	case ModeLinear:
+		if h.BinNs <= 0 || h.Bins <= 0 || h.Bins > maxBins || h.BinNs > math.MaxInt64/int64(h.Bins+1) {
+			return nil, fmt.Errorf("linear histogram: bin width %d ns, %d bins", h.BinNs, h.Bins)
+		}
+		for i := 0; i <= h.Bins; i++ {
+			edges = append(edges, int64(i)*h.BinNs)
+		}
+	case ModeExp:
+		if h.BinNs <= 0 || h.Bins <= 0 || h.Bins > 62 || h.BinNs > math.MaxInt64>>uint(h.Bins) {
+			return nil, fmt.Errorf("exponential histogram: first bin %d ns, %d bins", h.BinNs, h.Bins)
+		}
+		edges = append(edges, 0)
+		for e, i := h.BinNs, 0; i < h.Bins; e, i = e*2, i+1 {
+			edges = append(edges, e)
+		}
+	case ModeEdges:
+		if len(h.EdgesNs) < 2 {
+			return nil, fmt.Errorf("free-edge histogram: %d edges, need at least 2", len(h.EdgesNs))
+		}
+		edges = slices.Clone(h.EdgesNs)
+	default:
+		return nil, fmt.Errorf("histogram mode %q: want linear, exp or edges", h.Mode)
+	}
+	hist := &Histogram{Mode: h.Mode, EdgesNs: edges, Counts: make([]uint64, len(edges)-1)}
+	if h.Mode == ModeLinear {
+		hist.widthNs = h.BinNs
+	}
+	return hist, nil
+}
+
+// Empty returns a histogram with the same edges and no counts.
+func (h *Histogram) Empty() *Histogram {
+	return &Histogram{Mode: h.Mode, EdgesNs: h.EdgesNs, Counts: make([]uint64, len(h.Counts)), widthNs: h.widthNs}
+}
+
+// Add counts one value.
+func (h *Histogram) Add(v int64) {
+	if v < h.EdgesNs[0] {
+		h.Below++
+		return
+	}
+	if h.widthNs > 0 {
+		if i := v / h.widthNs; i < int64(len(h.Counts)) {
+			h.Counts[i]++
+		} else {
+			h.Above++
+		}
+		return
+	}
+	i, found := slices.BinarySearch(h.EdgesNs, v)
+	if !found {
+		i--
+	}
+	if i >= len(h.Counts) {
+		h.Above++
+		return
+	}
+	h.Counts[i]++
+}
+
+// Total returns every value counted, Below and Above included.
+func (h *Histogram) Total() uint64 {
+	t := h.Below + h.Above
+	for _, c := range h.Counts {
+		t += c
+	}
+	return t
+}
+
+// Bins returns the bins in the JSON contract's shape.
+func (h *Histogram) Bins() []Bin {
+	out := make([]Bin, len(h.Counts))
+	for i, c := range h.Counts {
+		out[i] = Bin{LoNs: h.EdgesNs[i], HiNs: h.EdgesNs[i+1], Count: c}
+	}
+	return out
+}

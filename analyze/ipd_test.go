@@ -1,0 +1,229 @@
+package analyze
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+func runIPDFiles(t *testing.T, cfg IPDConfig, paths ...string) (*IPDResult, error) {
+	t.Helper()
+	s, err := OpenStream(paths, StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	return RunIPD(s, cfg, nil)
+}
+
+// The study's transfer: 2074-byte native IB packets (2048 bytes of payload)
+// at SDR 4x, spaced exactly 2074 ns with some 3 us, 5 us and a 320 us
+// outlier: exact counts per bin and exact percentiles.
+func TestIPDStudyExact(t *testing.T) {
+	gaps := map[int]int64{100: 3000, 200: 3000, 300: 5000, 400: 320_000}
+	pkts := writeStream(1000, 1, 2, 0x12, 0, 2048, baseNs, func(i int) int64 {
+		if g, ok := gaps[i]; ok {
+			return g
+		}
+		return 2074
+	})
+	path := writeCapture(t, "study.pcap", true, pkts)
+	sdr, _ := ParseLinkRate("SDR")
+	r, err := runIPDFiles(t, IPDConfig{Hist: HistSpec{Mode: ModeLinear, BinNs: 1000, Bins: 10}, DataGbps: sdr.DataGbps(4), RateName: "SDR 4x"}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Flows) != 1 {
+		t.Fatalf("%d flows, want 1", len(r.Flows))
+	}
+	f := r.Flows[0]
+	if f.Packets != 1000 || f.IPDNs.Count != 999 {
+		t.Errorf("packets %d, IPDs %d", f.Packets, f.IPDNs.Count)
+	}
+	// The first packet's RETH adds 16 bytes: 2074.016 on average.
+	if f.MeanWireBytes < 2074 || f.MeanWireBytes > 2074.1 || f.ExpectedIPDNs != 2074 || f.Ratio != 1 {
+		t.Errorf("wire %v bytes, expected %d ns, ratio %v", f.MeanWireBytes, f.ExpectedIPDNs, f.Ratio)
+	}
+	want := make([]uint64, 10)
+	want[2], want[3], want[5] = 995, 2, 1
+	got := make([]uint64, 10)
+	for i, b := range f.Histogram.Bins {
+		got[i] = b.Count
+		if b.LoNs != int64(i)*1000 || b.HiNs != int64(i+1)*1000 {
+			t.Errorf("bin %d is [%d, %d)", i, b.LoNs, b.HiNs)
+		}
+	}
+	if !slices.Equal(got, want) || f.Histogram.Above != 1 || f.Histogram.Below != 0 {
+		t.Errorf("bins %v above %d, want %v above 1", got, f.Histogram.Above, want)
+	}
+	s := f.IPDNs
+	if s.Min != 2074 || s.P50 != 2074 || s.P99 != 2074 || s.P999 != 320_000 || s.Max != 320_000 || s.P90 != 2074 {
+		t.Errorf("figures %+v", s)
+	}
+	if r.ResolutionNs != 1 {
+		t.Errorf("resolution %d ns, want 1", r.ResolutionNs)
+	}
+	if f.Key.String() != "ib lid 1>2 qp 0x000012" {
+		t.Errorf("key %q", f.Key)
+	}
+}
+
+func TestIPDGroupingAndOpcodes(t *testing.T) {
+	a := writeStream(100, 1, 3, 0x10, 0, 256, baseNs, func(int) int64 { return 4000 })
+	b := writeStream(100, 2, 3, 0x20, 0, 256, baseNs+2000, func(int) int64 { return 4000 })
+	var acks []tpkt
+	for i := range 10 {
+		acks = append(acks, tpkt{tsNs: baseNs + int64(i)*40_000 + 100, src: 3, dst: 1, qp: 0x30, psn: uint32(i * 10), op: 0x11})
+	}
+	all := append(append(a, b...), acks...)
+	slices.SortStableFunc(all, func(x, y tpkt) int { return int(x.tsNs - y.tsNs) })
+	path := writeCapture(t, "two.pcap", false, all)
+
+	r, err := runIPDFiles(t, IPDConfig{}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Flows) != 2 || r.Flows[0].IPDNs.P50 != 4000 || r.Counted != 200 {
+		t.Fatalf("by flow: %d flows, counted %d", len(r.Flows), r.Counted)
+	}
+	r, err = runIPDFiles(t, IPDConfig{By: ByLink}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Flows) != 1 || r.Flows[0].IPDNs.P50 != 2000 || r.Flows[0].Key.DestQP != nil || r.Flows[0].Key.Dst != "192.168.7.3" {
+		t.Fatalf("by link: %+v", r.Flows[0])
+	}
+	r, err = runIPDFiles(t, IPDConfig{Opcodes: []decode.Opcode{0x11}}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Flows) != 1 || r.Flows[0].IPDNs.P50 != 40_000 || r.Opcodes[0] != "RC_ACKNOWLEDGE" {
+		t.Fatalf("acks only: %d flows, %+v", len(r.Flows), r.Flows[0].IPDNs)
+	}
+}
+
+// A capture stamped in whole microseconds cannot resolve sub-microsecond
+// IPDs: the resolution is detected and finer bins are refused.
+func TestIPDResolutionRule(t *testing.T) {
+	pkts := writeStream(200, 1, 2, 5, 0, 512, baseNs, func(i int) int64 { return 2074 })
+	micro := writeMicroCapture(t, "micro.pcap", pkts)
+	_, err := runIPDFiles(t, IPDConfig{Hist: HistSpec{BinNs: 100}}, micro)
+	if err == nil || !strings.Contains(err.Error(), "finer than the capture's timestamp resolution 1us") {
+		t.Fatalf("100 ns bins on a microsecond pcap: %v", err)
+	}
+	r, err := runIPDFiles(t, IPDConfig{}, micro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ResolutionNs != 1000 || r.Flows[0].Histogram.Bins[1].HiNs-r.Flows[0].Histogram.Bins[1].LoNs != 1000 {
+		t.Errorf("resolution %d, bins %+v", r.ResolutionNs, r.Flows[0].Histogram.Bins[:2])
+	}
+	// Microsecond stamps in a nanosecond file: detected from the data.
+	for i := range pkts {
+		pkts[i].tsNs = pkts[i].tsNs / 1000 * 1000
+	}
+	nano := writeCapture(t, "nano-us.pcap", false, pkts)
+	if _, err := runIPDFiles(t, IPDConfig{Hist: HistSpec{Mode: ModeEdges, EdgesNs: []int64{0, 500, 1000, 5000}}}, nano); err == nil {
+		t.Error("500 ns edges accepted on microsecond data")
+	}
+	r, err = runIPDFiles(t, IPDConfig{Hist: HistSpec{Mode: ModeExp, BinNs: 1000, Bins: 4}}, nano)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ResolutionNs != 1000 || r.Flows[0].Histogram.Bins[3].HiNs != 8000 {
+		t.Errorf("exp on us data: res %d, bins %+v", r.ResolutionNs, r.Flows[0].Histogram.Bins)
+	}
+	// 2074 ns stamped in us: 2000 or 3000, counted in [2us,4us).
+	if b := r.Flows[0].Histogram.Bins; b[2].Count != 199 {
+		t.Errorf("exp bins %+v", b)
+	}
+}
+
+func TestIPDTwoPhases(t *testing.T) {
+	pkts := writeStream(2000, 1, 2, 7, 0, 2048, baseNs, func(i int) int64 {
+		if i >= 1200 {
+			return 4148
+		}
+		return 2074
+	})
+	path := writeCapture(t, "phases.pcap", true, pkts)
+	r, err := runIPDFiles(t, IPDConfig{Phases: true}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := r.Flows[0].Phases
+	if len(ph) != 2 || ph[0].Packets != 1200 || ph[1].Packets != 800 || ph[0].MedianIPDNs != 2074 || ph[1].MedianIPDNs != 4148 {
+		t.Fatalf("phases %+v", ph)
+	}
+	if ph[1].StartNs != pkts[1200].tsNs || ph[0].EndNs != pkts[1199].tsNs {
+		t.Errorf("boundary at %d, want %d", ph[1].StartNs, pkts[1200].tsNs)
+	}
+}
+
+// Out-of-order timestamps are counted and located, sorted within the
+// window, and never give a negative IPD; a packet beyond the window is late.
+func TestIPDOutOfOrder(t *testing.T) {
+	pkts := writeStream(100, 1, 2, 7, 0, 64, baseNs, func(int) int64 { return 1000 })
+	pkts[10], pkts[11] = pkts[11], pkts[10]
+	path := writeCapture(t, "ooo.pcap", false, pkts)
+	r, err := runIPDFiles(t, IPDConfig{}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.Input.Disorder
+	if d.OutOfOrder != 1 || d.First == nil || d.First.Frame != 12 || d.MaxStepBackNs != 1000 || d.Late != 0 {
+		t.Errorf("disorder %+v first %+v", d, d.First)
+	}
+	if r.Flows[0].IPDNs.Min != 1000 || r.Flows[0].IPDNs.Max != 1000 {
+		t.Errorf("IPDs after reordering %+v", r.Flows[0].IPDNs)
+	}
+	s, err := OpenStream([]string{path}, StreamOptions{WindowPackets: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err = RunIPD(s, IPDConfig{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Input.Disorder.Late != 1 || r.Flows[0].Late != 1 || r.Flows[0].IPDNs.Min < 0 || r.Flows[0].IPDNs.Count != 98 {
+		t.Errorf("window 1: late %d, flow %+v", r.Input.Disorder.Late, r.Flows[0])
+	}
+}
+
+// Rotated pieces of one capture, given in any order, make one stream.
+func TestStreamRotatedFiles(t *testing.T) {
+	pkts := writeStream(300, 1, 2, 7, 0, 64, baseNs, func(int) int64 { return 1500 })
+	p1 := writeCapture(t, "part1.pcap", false, pkts[:100])
+	p2 := writeCapture(t, "part2.pcap", false, pkts[100:200])
+	p3 := writeCapture(t, "part3.pcap", false, pkts[200:])
+	r, err := runIPDFiles(t, IPDConfig{}, p3, p1, p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := r.Flows[0]; f.Packets != 300 || f.IPDNs.Min != 1500 || f.IPDNs.Max != 1500 || r.Input.Disorder.OutOfOrder != 0 {
+		t.Errorf("rotated: %+v", f.IPDNs)
+	}
+}
+
+func TestIPDBadInput(t *testing.T) {
+	one := writeCapture(t, "one.pcap", false, writeStream(1, 1, 2, 7, 0, 64, baseNs, nil))
+	if _, err := runIPDFiles(t, IPDConfig{}, one); !errors.Is(err, ErrNoIPD) {
+		t.Errorf("one packet: %v", err)
+	}
+	empty := writeCapture(t, "empty.pcap", false, nil)
+	if _, err := runIPDFiles(t, IPDConfig{}, empty); !errors.Is(err, ErrNoIPD) {
+		t.Errorf("no packets: %v", err)
+	}
+	for _, bad := range []string{"1us", "0,1us,1us", "2us,1us", "0,x", "0,-1us", ""} {
+		if _, err := ParseEdges(bad); err == nil {
+			t.Errorf("edges %q accepted", bad)
+		}
+	}
+	if e, err := ParseEdges("0, 1us,2.5us,1ms"); err != nil || !slices.Equal(e, []int64{0, 1000, 2500, 1_000_000}) {
+		t.Errorf("edges: %v %v", e, err)
+	}
+}
