@@ -1,0 +1,208 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// RunOptions say when a capture stops and what it reports on the way.
+type RunOptions struct {
+	// Count stops the capture after this many packets are written; 0 means no limit.
+	Count uint64
+	// Duration stops the capture after this long; 0 means no limit.
+	Duration time.Duration
+	// Filter keeps packets by their headers; nil keeps all.
+	Filter *Filter
+	// FlushEvery is the longest a written packet stays in memory before
+	// it reaches the file; 0 means DefaultFlushEvery.
+	FlushEvery time.Duration
+	// DrainTimeout bounds how long Run keeps reading the ring after a stop
+	// request while packets keep arriving; 0 means DefaultDrainTimeout.
+	DrainTimeout time.Duration
+	// Status, when set, is called about once per FlushEvery with the
+	// counts so far (for a live status line).
+	Status func(Report)
+}
+
+// Defaults for RunOptions' zero fields.
+const (
+	DefaultFlushEvery   = time.Second
+	DefaultDrainTimeout = 2 * time.Second
+)
+
+// Report accounts for every packet of a capture. Packets are counted once:
+// Captured = Written + Filtered + Unwritten, and the drops are packets that
+// never reached ibcap.
+type Report struct {
+	Device   string // what was captured, e.g. "eth2" or "mlx5_0 port 1"
+	Captured uint64 // packets taken from the ring
+	Written  uint64 // packets written to the file
+	Bytes    uint64 // captured bytes of the written packets (after the snap length)
+	// Filtered counts packets taken but not written because of the header
+	// filters (--qp, --lid, --opcode), plus the non-RoCE frames that reached
+	// an AF_PACKET ring before its kernel filter was attached.
+	Filtered uint64
+	// Unwritten counts packets taken but lost to a write error.
+	Unwritten uint64
+	// KernelDrops counts packets the kernel dropped because the ring was full.
+	KernelDrops uint64
+	// DeviceDrops counts packets the RDMA device dropped for lack of a
+	// posted buffer (hw_counters/out_of_buffer, whole port); valid when
+	// DeviceDropsKnown.
+	DeviceDrops      uint64
+	DeviceDropsKnown bool
+	// CompletionErrors counts packets the verbs backend lost to receive errors.
+	CompletionErrors uint64
+	// Elapsed is the capture's duration so far.
+	Elapsed time.Duration
+}
+
+// Dropped is every packet lost before ibcap could take it.
+func (r *Report) Dropped() uint64 { return r.KernelDrops + r.DeviceDrops + r.CompletionErrors }
+
+// Run moves packets from src to w until ctx is cancelled, opts.Count
+// packets are written or opts.Duration has passed. On a stop request it
+// drains what the ring holds, then flushes w; every packet taken is written
+// unless a write fails. It does not close src or w. The Report is valid
+// even when an error is returned.
+func Run(ctx context.Context, src Source, w *Writer, opts RunOptions) (Report, error) {
+	flushEvery := opts.FlushEvery
+	if flushEvery <= 0 {
+		flushEvery = DefaultFlushEvery
+	}
+	drainTimeout := opts.DrainTimeout
+	if drainTimeout <= 0 {
+		drainTimeout = DefaultDrainTimeout
+	}
+	if opts.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Duration)
+		defer cancel()
+	}
+	// A goroutine turns the clock and the context into flags, so the loop
+	// pays an atomic load per packet instead of a select or a clock read.
+	var tick, stop atomic.Bool
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(flushEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				tick.Store(true)
+			case <-ctx.Done():
+				stop.Store(true)
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
+
+	r := Report{Device: src.Device()}
+	start := time.Now()
+	dec := decode.Decoder{LinkType: src.LinkType()}
+	var frame decode.Frame
+	filtering := !opts.Filter.Empty()
+	dirty := false
+	var drainUntil time.Time
+	var runErr error
+loop:
+	for {
+		if stop.Load() {
+			if drainUntil.IsZero() {
+				drainUntil = time.Now().Add(drainTimeout)
+			} else if time.Now().After(drainUntil) {
+				break
+			}
+		}
+		p, err := src.Next()
+		if errors.Is(err, ErrTimeout) {
+			// The ring is empty: a drain is complete, and an idle moment is
+			// the time to flush.
+			if !drainUntil.IsZero() {
+				break
+			}
+			if dirty {
+				if runErr = w.Flush(); runErr != nil {
+					break
+				}
+				dirty = false
+			}
+			if tick.Swap(false) && opts.Status != nil {
+				opts.Status(fill(r, src, start))
+			}
+			continue
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+		r.Captured++
+		if filtering {
+			// A frame that does not decode cannot match a header filter.
+			if dec.Decode(p.Data, &frame) != nil || !opts.Filter.Match(&frame) {
+				r.Filtered++
+				continue
+			}
+		}
+		if runErr = w.Write(&p); runErr != nil {
+			r.Unwritten++
+			break
+		}
+		dirty = true
+		r.Written++
+		r.Bytes += uint64(len(p.Data))
+		if opts.Count > 0 && r.Written >= opts.Count {
+			break loop
+		}
+		if tick.Swap(false) {
+			if runErr = w.Flush(); runErr != nil {
+				break
+			}
+			dirty = false
+			if opts.Status != nil {
+				opts.Status(fill(r, src, start))
+			}
+		}
+	}
+	if runErr == nil {
+		runErr = w.Flush()
+	}
+	return fill(r, src, start), runErr
+}
+
+// fill completes a report with the source's counters.
+func fill(r Report, src Source, start time.Time) Report {
+	r.Elapsed = time.Since(start)
+	if st, err := src.Stats(); err == nil {
+		r.KernelDrops = st.KernelDrops
+		r.DeviceDrops, r.DeviceDropsKnown = st.DeviceDrops, st.DeviceDropsKnown
+		r.CompletionErrors = st.CompletionErrors
+		r.Captured += st.EarlyNotRoCE
+		r.Filtered += st.EarlyNotRoCE
+	}
+	return r
+}
+
+// String is the final report's text, one count per line.
+func (r *Report) String() string {
+	s := fmt.Sprintf("%d packets captured on %s in %.3f s\n%d packets written (%d bytes)\n%d packets filtered out\n%d packets dropped by the kernel\n",
+		r.Captured, r.Device, r.Elapsed.Seconds(), r.Written, r.Bytes, r.Filtered, r.KernelDrops)
+	if r.DeviceDropsKnown {
+		s += fmt.Sprintf("%d packets dropped by the device (out_of_buffer)\n", r.DeviceDrops)
+	}
+	if r.CompletionErrors > 0 {
+		s += fmt.Sprintf("%d packets lost to receive completion errors\n", r.CompletionErrors)
+	}
+	if r.Unwritten > 0 {
+		s += fmt.Sprintf("%d packets captured but not written (write error)\n", r.Unwritten)
+	}
+	return s
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/ibscope/ibscope/capture"
+)
+
+// listDevices prints what -D shows: RDMA ports first, then netdevs.
+func listDevices(out io.Writer) error {
+	devs, err := capture.ListRDMADevices(capture.DefaultSysfsRoot)
+	if err != nil {
+		return err
+	}
+	return printDevices(out, devs, capture.ListNetdevs(), capture.VerbsAvailable)
+}
+
+func printDevices(out io.Writer, devs []capture.RDMADevice, nets []capture.Netdev, verbs bool) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RDMA DEVICE\tLINK LAYER\tSTATE\tPHYS STATE\tRATE\tLID\tNETDEV")
+	if len(devs) == 0 {
+		fmt.Fprintln(tw, "(none)\t\t\t\t\t\t")
+	}
+	for _, d := range devs {
+		for _, p := range d.Ports {
+			lid := "-"
+			if p.LinkLayer == "InfiniBand" {
+				lid = fmt.Sprintf("0x%x", p.LID)
+			}
+			fmt.Fprintf(tw, "%s:%d\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, p.Num, orDash(p.LinkLayer), orDash(p.State),
+				orDash(p.PhysState), orDash(p.Rate), lid, orDash(p.Netdev))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !verbs && len(devs) > 0 {
+		fmt.Fprintln(out, "note: this ibcap was built without the verbs backend; RDMA devices cannot be captured")
+	}
+	fmt.Fprintln(out)
+	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NETWORK INTERFACE\tSTATE\tMTU")
+	for _, n := range nets {
+		state := "down"
+		if n.Up {
+			state = "up"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\n", n.Name, state, n.MTU)
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,208 @@
+// Command ibcap captures InfiniBand and RoCE traffic to pcap, pcapng or ERF
+// files: from RDMA devices through a verbs sniffer QP, from Ethernet
+// netdevs through an AF_PACKET ring. It holds flags and output only; the
+// capture itself is package capture's.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibscope/ibscope/capture"
+)
+
+type flags struct {
+	device       string
+	file         string
+	count        uint64
+	duration     time.Duration
+	snapLenBytes int
+	ringKiB      int
+	rotateMB     int64
+	rotateSec    int
+	maxFiles     int
+	format       string
+	qps, lids    []string
+	opcodes      []string
+	list         bool
+	quiet        bool
+	user         string
+	all          bool
+	promisc      bool
+	telemetry    time.Duration
+}
+
+func main() {
+	if err := newRoot().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "ibcap:", err)
+		os.Exit(1)
+	}
+}
+
+func newRoot() *cobra.Command {
+	var f flags
+	cmd := &cobra.Command{
+		Use:   "ibcap -i DEVICE -w FILE",
+		Short: "Capture InfiniBand and RoCE traffic",
+		Long: `ibcap captures InfiniBand and RoCE packets with nanosecond timestamps and
+accounts for every one: captured, written, filtered, dropped by the kernel or
+by the device.
+
+  ibcap -D                              list RDMA devices and network interfaces
+  ibcap -i mlx5_0 -w out.pcap           verbs sniffer on port 1 of mlx5_0
+  ibcap -i mlx5_0:2 -w out.pcap         port 2
+  ibcap -i eth2 -w roce.pcap            RoCE on a netdev (AF_PACKET)
+  ibcap -i eth2 -w - | wireshark -k -i -
+
+Native InfiniBand is written as ERF records (what Wireshark opens); RoCE as
+Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.list {
+				return listDevices(os.Stdout)
+			}
+			return run(cmd.Context(), &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.StringVarP(&f.device, "interface", "i", "", "RDMA device (mlx5_0, mlx5_0:2 for port 2) or network interface (eth2)")
+	fl.StringVarP(&f.file, "write", "w", "", "file to write; - writes to stdout")
+	fl.Uint64VarP(&f.count, "count", "c", 0, "stop after writing this many packets")
+	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (e.g. 30s, 5m)")
+	fl.IntVarP(&f.snapLenBytes, "snaplen", "s", 0, "keep at most this many bytes of each packet (128 keeps the headers); 0 keeps all")
+	fl.IntVarP(&f.ringKiB, "buffer-size", "B", 0, fmt.Sprintf("receive ring size in KiB (default %d)", capture.DefaultRingBytes>>10))
+	fl.Int64VarP(&f.rotateMB, "file-size", "C", 0, "start a new file after this many MB (1,000,000 bytes); files are named FILE-00000.ext, FILE-00001.ext, ...")
+	fl.IntVarP(&f.rotateSec, "rotate-seconds", "G", 0, "start a new file every this many seconds")
+	fl.IntVarP(&f.maxFiles, "file-count", "W", 0, "keep at most this many files, reusing the names in a ring (with -C or -G)")
+	fl.StringVar(&f.format, "format", "auto", "file format: pcap, pcapng, erf or ib247 (auto: pcap for RoCE, ERF records for native IB)")
+	fl.StringSliceVar(&f.qps, "qp", nil, "keep packets to these destination QPs (decimal or 0x hex; repeat or comma-separate)")
+	fl.StringSliceVar(&f.lids, "lid", nil, "keep native IB packets from or to these LIDs")
+	fl.StringSliceVar(&f.opcodes, "opcode", nil, "keep packets with these BTH opcodes (RC_SEND_ONLY, ... or a number)")
+	fl.BoolVarP(&f.list, "list-interfaces", "D", false, "list RDMA devices (ports, link layer, state, rate, netdev) and network interfaces")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no status line and no final report")
+	fl.StringVarP(&f.user, "relinquish-privileges", "Z", "", "switch to this user once the capture is open")
+	fl.BoolVar(&f.all, "all", false, "capture every frame, not only RoCE (AF_PACKET)")
+	fl.BoolVar(&f.promisc, "promisc", false, "put the network interface in promiscuous mode (AF_PACKET)")
+	addTelemetryFlag(fl, &f)
+	return cmd
+}
+
+func run(parent context.Context, f *flags) error {
+	if f.device == "" {
+		return errors.New("no device: give -i DEVICE (ibcap -D lists them)")
+	}
+	if f.file == "" {
+		return errors.New("no output: give -w FILE (or -w - for stdout)")
+	}
+	format, err := capture.ParseFormat(f.format)
+	if err != nil {
+		return err
+	}
+	filter, err := parseFilter(f)
+	if err != nil {
+		return err
+	}
+	if f.snapLenBytes < 0 || f.ringKiB < 0 || f.rotateMB < 0 || f.rotateSec < 0 || f.maxFiles < 0 {
+		return errors.New("-s, -B, -C, -G and -W take numbers of at least 0")
+	}
+
+	src, err := capture.Open(f.device, &capture.Config{
+		SnapLenBytes: f.snapLenBytes,
+		RingBytes:    f.ringKiB << 10,
+		All:          f.all,
+		Promiscuous:  f.promisc,
+	})
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if f.user != "" {
+		if err := capture.DropPrivileges(f.user); err != nil {
+			return err
+		}
+	}
+	snap := f.snapLenBytes
+	if snap == 0 {
+		snap = capture.DefaultSnapLenBytes
+	}
+	w, err := capture.NewWriter(capture.WriterConfig{
+		Path:          f.file,
+		Format:        format,
+		LinkType:      src.LinkType(),
+		SnapLenBytes:  snap,
+		RotateBytes:   f.rotateMB * 1_000_000,
+		RotateEveryNs: int64(f.rotateSec) * 1e9,
+		MaxFiles:      f.maxFiles,
+	})
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stopTelemetry, err := startTelemetry(ctx, f, src)
+	if err != nil {
+		w.Close()
+		return err
+	}
+	status := newStatusLine(os.Stderr, !f.quiet && isTerminal(os.Stderr))
+	if !f.quiet {
+		fmt.Fprintf(os.Stderr, "ibcap: capturing on %s to %s (%s)\n", src.Device(), f.file, describeFormat(format, w.LinkType()))
+	}
+	rep, runErr := capture.Run(ctx, src, w, capture.RunOptions{
+		Count:    f.count,
+		Duration: f.duration,
+		Filter:   filter,
+		Status:   status.update,
+	})
+	status.clear()
+	closeErr := w.Close()
+	telErr := stopTelemetry()
+	if !f.quiet {
+		fmt.Fprint(os.Stderr, rep.String())
+		if files := w.Files(); len(files) > 1 {
+			fmt.Fprintf(os.Stderr, "%d files: %s ... %s\n", len(files), files[0], files[len(files)-1])
+		}
+	}
+	return errors.Join(runErr, closeErr, telErr)
+}
+
+func parseFilter(f *flags) (*capture.Filter, error) {
+	var flt capture.Filter
+	for _, s := range f.qps {
+		qp, err := capture.ParseQP(s)
+		if err != nil {
+			return nil, fmt.Errorf("--qp: %w", err)
+		}
+		flt.QPs = append(flt.QPs, qp)
+	}
+	for _, s := range f.lids {
+		lid, err := capture.ParseLID(s)
+		if err != nil {
+			return nil, fmt.Errorf("--lid: %w", err)
+		}
+		flt.LIDs = append(flt.LIDs, lid)
+	}
+	for _, s := range f.opcodes {
+		op, err := capture.ParseOpcode(s)
+		if err != nil {
+			return nil, fmt.Errorf("--opcode: %w", err)
+		}
+		flt.Opcodes = append(flt.Opcodes, op)
+	}
+	return &flt, nil
+}
+
+func describeFormat(f capture.Format, linkType int) string {
+	return fmt.Sprintf("%s, link type %d, ns timestamps", f, linkType)
+}
