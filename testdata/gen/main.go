@@ -128,8 +128,9 @@ func ibERF() *capture {
 		add(linkPacket(uint8(i%2), uint16(i*700+5), uint8(i%4), uint16(i*500+64)), uint8(i%2))
 	}
 	// Deliberate damage, known by frame number.
-	b := nat(tfor(0x04, seq), false) // RC SEND ONLY, bad ICRC
+	b := nat(tfor(0x04, seq), false) // RC SEND ONLY, bad ICRC (and a VCRC that covers it)
 	breakICRC(b, len(b)-2)
+	revcrc(b)
 	add(b, 0)
 	c.expect.BadICRC = append(c.expect.BadICRC, c.frame())
 	seq++
@@ -174,6 +175,7 @@ func ib247() *capture {
 	}
 	b := native(ispec{vl: 1, sl: 2, dlid: 3, slid: 4, t: tfor(0x0A, seq)})
 	breakICRC(b, len(b)-2)
+	revcrc(b)
 	c.add(b, len(b))
 	c.expect.BadICRC = []int{c.frame()}
 	return c

@@ -159,6 +159,12 @@ func breakICRC(b []byte, end int) {
 	b[end-decode.ICRCLen] ^= 0x01
 }
 
+// revcrc recomputes a native packet's VCRC after its ICRC was broken, so
+// that only the ICRC is wrong.
+func revcrc(b []byte) {
+	binary.LittleEndian.PutUint16(b[len(b)-2:], decode.VCRC(b[:len(b)-2]))
+}
+
 // breakVCRC flips a bit of a native packet's VCRC (its last two bytes).
 func breakVCRC(b []byte) {
 	b[len(b)-1] ^= 0x80

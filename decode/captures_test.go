@@ -1,0 +1,112 @@
+package decode
+
+import (
+	"math/bits"
+	"path/filepath"
+	"testing"
+)
+
+// TestRealCaptures checks the CRC verdicts on captures from real hardware and
+// stacks: every ICRC and VCRC in them is correct.
+func TestRealCaptures(t *testing.T) {
+	files := sharedFiles(t)
+	want := map[string]struct {
+		transport      Transport
+		icrcOK, vcrcOK int
+	}{
+		"softroce-demo_infiniband.pcap": {TransportIB, 43, 43},
+		"oferby-proxy_roce.pcap":        {TransportRoCEv2, 105, 0},
+		"cx4lx_cnp.pcap":                {TransportRoCEv2, 1, 0},
+	}
+	for _, path := range files {
+		name := filepath.Base(path)
+		w, ok := want[name]
+		if !ok {
+			continue
+		}
+		var ib, icrcOK, vcrcOK int
+		for _, f := range readAll(t, path) {
+			if f.Err != nil {
+				t.Errorf("%v", f.Err)
+			}
+			if f.Transport != w.transport {
+				continue
+			}
+			ib++
+			if f.Has&CRCsCheck == 0 {
+				t.Errorf("%s: frame %d: CRCs not checked", name, f.Number)
+			}
+			if f.Has&HasICRC != 0 && f.ICRCOK {
+				icrcOK++
+			}
+			if f.Has&HasVCRC != 0 && f.VCRCOK {
+				vcrcOK++
+			}
+			if name == "cx4lx_cnp.pcap" {
+				// 0x82fd002a is the ICRC in wire byte order, as Wireshark shows it.
+				if f.BTH.OpCode != OpcodeCNP || bits.ReverseBytes32(f.BTH.ICRC) != 0x82fd002a {
+					t.Errorf("%s: opcode 0x%02x ICRC on the wire 0x%08x, want a CNP with ICRC 0x82fd002a", name, uint8(f.BTH.OpCode), bits.ReverseBytes32(f.BTH.ICRC))
+				}
+			}
+		}
+		if ib != w.icrcOK || icrcOK != w.icrcOK || vcrcOK != w.vcrcOK {
+			t.Errorf("%s: %d %v frames, %d ICRCs and %d VCRCs correct; want %d, %d, %d",
+				name, ib, w.transport, icrcOK, vcrcOK, w.icrcOK, w.icrcOK, w.vcrcOK)
+		}
+	}
+}
+
+// TestGeneratedCaptures checks every generated capture against what the
+// generator says it holds: frame counts, the frames whose CRC it broke, the
+// frames the snap length cut.
+func TestGeneratedCaptures(t *testing.T) {
+	for name, e := range loadExpect(t) {
+		t.Run(name, func(t *testing.T) {
+			frames := readAll(t, filepath.Join(pcapsDir, name))
+			if len(frames) != e.Frames {
+				t.Fatalf("%d frames, want %d", len(frames), e.Frames)
+			}
+			ib := 0
+			for _, f := range frames {
+				n := f.Number
+				if f.Err != nil {
+					t.Errorf("frame %d: %v", n, f.Err)
+					continue
+				}
+				if f.Transport == TransportNone {
+					if !contains(e.NotIB, n) {
+						t.Errorf("frame %d: not decoded as IB or RoCE", n)
+					}
+					continue
+				}
+				ib++
+				cut := contains(e.Cut, n)
+				if f.Truncated() != cut {
+					t.Errorf("frame %d: truncated %v, want %v", n, f.Truncated(), cut)
+				}
+				if cut {
+					if f.Has&CRCsCheck != 0 {
+						t.Errorf("frame %d: cut by the snap length, yet CRCs were judged", n)
+					}
+					if f.Has&HasBTH == 0 {
+						t.Errorf("frame %d: cut frame lost its BTH", n)
+					}
+					continue
+				}
+				if f.Has&CRCsCheck == 0 {
+					t.Errorf("frame %d: CRCs not checked", n)
+					continue
+				}
+				if f.Has&HasICRC != 0 && f.ICRCOK == contains(e.BadICRC, n) {
+					t.Errorf("frame %d: ICRC ok %v, want %v", n, f.ICRCOK, !contains(e.BadICRC, n))
+				}
+				if f.Has&HasVCRC != 0 && f.VCRCOK == contains(e.BadVCRC, n) {
+					t.Errorf("frame %d: VCRC/LPCRC ok %v, want %v", n, f.VCRCOK, !contains(e.BadVCRC, n))
+				}
+			}
+			if ib != e.IBFrames {
+				t.Errorf("%d IB/RoCE frames, want %d", ib, e.IBFrames)
+			}
+		})
+	}
+}
