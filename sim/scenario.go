@@ -1,0 +1,407 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Scenario describes one simulation: topology, traffic, where to tap and
+// what to sample. Zero values take the defaults named on each field; Load
+// and Validate refuse unknown keys and impossible values, naming the key.
+type Scenario struct {
+	Name    string `yaml:"name" json:"name"`
+	Seed    int64  `yaml:"seed" json:"seed"`         // drives tick phases and message jitter
+	EpochNs int64  `yaml:"epoch_ns" json:"epoch_ns"` // wall time of simulated time 0, ns since the Unix epoch; default 2015-06-01T00:00:00Z
+
+	Rate          string  `yaml:"rate" json:"rate"`                     // default link rate, "SDR".."NDR"; default SDR
+	Lanes         int     `yaml:"lanes" json:"lanes"`                   // default link width in lanes (1, 2, 4, 8, 12); default 4
+	MTUBytes      int     `yaml:"mtu_bytes" json:"mtu_bytes"`           // path MTU: 256, 512, 1024, 2048 or 4096; default 2048
+	VLs           int     `yaml:"vls" json:"vls"`                       // data VLs in use (1-15); default 1
+	PropagationNs int64   `yaml:"propagation_ns" json:"propagation_ns"` // default per-link propagation delay; default 5 (1 m of cable)
+	TickNs        float64 `yaml:"tick_ns" json:"tick_ns"`               // PortXmitWait tick length, ns; default 16
+	FCPPeriodNs   int64   `yaml:"fcp_period_ns" json:"fcp_period_ns"`   // periodic FCP interval, ns; default 65536 symbol times of the link
+	TailNs        int64   `yaml:"tail_ns" json:"tail_ns"`               // idle time simulated after the last packet, ns; default 2 FCP periods
+
+	Hosts     []Host     `yaml:"hosts" json:"hosts"`
+	Switches  []Switch   `yaml:"switches" json:"switches"`
+	Links     []Link     `yaml:"links" json:"links"`
+	Flows     []Flow     `yaml:"flows" json:"flows"`
+	Taps      []Tap      `yaml:"taps" json:"taps"`
+	Telemetry *Telemetry `yaml:"telemetry" json:"telemetry"`
+
+	TruthPackets bool `yaml:"truth_packets" json:"truth_packets"` // list every data packet's queueing delay in the truth file
+}
+
+// Host is a channel adapter with one port.
+type Host struct {
+	Name          string `yaml:"name" json:"name"`
+	VLBufferBytes int    `yaml:"vl_buffer_bytes" json:"vl_buffer_bytes"` // receive buffer per data VL, bytes; default 65536
+}
+
+// Switch is an input-queued switch: each input port has a receive buffer
+// of PortBufferBytes split evenly over BufferVLs VLs (or as VLBufferBytes
+// says), and packets wait there until their output port takes them.
+type Switch struct {
+	Name            string `yaml:"name" json:"name"`
+	PortBufferBytes int    `yaml:"port_buffer_bytes" json:"port_buffer_bytes"` // receive buffer per input port, bytes; default 131072
+	BufferVLs       int    `yaml:"buffer_vls" json:"buffer_vls"`               // VLs the port buffer is split among; default 4
+	VLBufferBytes   []int  `yaml:"vl_buffer_bytes" json:"vl_buffer_bytes"`     // explicit per-VL buffer, bytes; overrides the split
+}
+
+// Link joins two nodes; each end gets the node's next port number (from 1),
+// in the order the links are listed.
+type Link struct {
+	A             string `yaml:"a" json:"a"`
+	B             string `yaml:"b" json:"b"`
+	Rate          string `yaml:"rate" json:"rate"`                     // default: the scenario's rate
+	Lanes         int    `yaml:"lanes" json:"lanes"`                   // default: the scenario's lanes
+	PropagationNs int64  `yaml:"propagation_ns" json:"propagation_ns"` // default: the scenario's
+}
+
+// Flow is one RC queue pair moving Bytes from Src to Dst as messages of
+// MessageBytes, starting at StartNs.
+type Flow struct {
+	Src          string `yaml:"src" json:"src"`
+	Dst          string `yaml:"dst" json:"dst"`
+	Op           string `yaml:"op" json:"op"`                       // "write" (RDMA WRITE, default) or "send"
+	Bytes        int64  `yaml:"bytes" json:"bytes"`                 // total message data, bytes
+	MessageBytes int64  `yaml:"message_bytes" json:"message_bytes"` // per message, bytes; default 1 MiB (at most Bytes)
+	StartNs      int64  `yaml:"start_ns" json:"start_ns"`           // simulated time of the first packet, ns
+	SL           int    `yaml:"sl" json:"sl"`                       // service level = VL (SL2VL is the identity)
+	AckEvery     int    `yaml:"ack_every" json:"ack_every"`         // request an ACK every N packets, 0: last packet of each message only
+	JitterNs     int64  `yaml:"jitter_ns" json:"jitter_ns"`         // random pause before each message, uniform in [0, JitterNs], ns
+}
+
+// Tap captures at one port, both directions: ERF interface 0 holds what the
+// port transmits, interface 1 what it receives.
+type Tap struct {
+	Port       string `yaml:"port" json:"port"`               // "node/port", e.g. "sw/1"
+	File       string `yaml:"file" json:"file"`               // pcap file, relative to the output directory
+	QuantizeNs int64  `yaml:"quantize_ns" json:"quantize_ns"` // round timestamps down to this step (1000 mimics ibdump); 0 keeps ns
+}
+
+// Telemetry samples port counters at a period into a perfquery-style text
+// file and, at the end, sysfs-style counter files.
+type Telemetry struct {
+	PeriodNs int64    `yaml:"period_ns" json:"period_ns"` // sample period, ns
+	File     string   `yaml:"file" json:"file"`           // perfquery text, relative to the output directory; default "perfquery.txt"
+	Ports    []string `yaml:"ports" json:"ports"`         // "node/port" list; default every port
+	SysfsDir string   `yaml:"sysfs_dir" json:"sysfs_dir"` // if set, final counters as DIR/NODE/ports/N/counters/NAME files
+}
+
+// LoadScenario reads a scenario from a .yaml, .yml or .json file; unknown
+// keys are errors. The result is validated and has its defaults filled in.
+func LoadScenario(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scenario{}
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(s); err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+	} else {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		// An empty document (io.EOF) goes on to validation, which says what is missing.
+		if err := dec.Decode(s); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// KeyError is an impossible or missing value in a scenario, with its key.
+type KeyError struct {
+	Key string // e.g. "links[2].rate"
+	Msg string
+}
+
+func (e *KeyError) Error() string { return "key " + e.Key + ": " + e.Msg }
+
+func keyErr(key, format string, a ...any) error {
+	return &KeyError{Key: key, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Validate fills in defaults and checks every value, returning a *KeyError
+// naming the first bad key.
+func (s *Scenario) Validate() error {
+	if s.EpochNs == 0 {
+		s.EpochNs = 1433116800 * 1e9
+	}
+	if s.Rate == "" {
+		s.Rate = "SDR"
+	}
+	if _, err := ParseRate(s.Rate); err != nil {
+		return keyErr("rate", "%v", err)
+	}
+	if s.Lanes == 0 {
+		s.Lanes = 4
+	}
+	if !validLanes(s.Lanes) {
+		return keyErr("lanes", "%d lanes: want 1, 2, 4, 8 or 12", s.Lanes)
+	}
+	if s.MTUBytes == 0 {
+		s.MTUBytes = 2048
+	}
+	switch s.MTUBytes {
+	case 256, 512, 1024, 2048, 4096:
+	default:
+		return keyErr("mtu_bytes", "%d: want 256, 512, 1024, 2048 or 4096", s.MTUBytes)
+	}
+	if s.VLs == 0 {
+		s.VLs = 1
+	}
+	if s.VLs < 1 || s.VLs > 15 {
+		return keyErr("vls", "%d data VLs: want 1 to 15", s.VLs)
+	}
+	if s.PropagationNs == 0 {
+		s.PropagationNs = 5
+	}
+	if s.PropagationNs < 0 {
+		return keyErr("propagation_ns", "negative delay %d", s.PropagationNs)
+	}
+	if s.TickNs == 0 {
+		s.TickNs = 16
+	}
+	if s.TickNs < 0.001 {
+		return keyErr("tick_ns", "tick of %g ns: want at least 1 ps", s.TickNs)
+	}
+	if s.FCPPeriodNs < 0 {
+		return keyErr("fcp_period_ns", "negative period %d", s.FCPPeriodNs)
+	}
+	if s.TailNs < 0 {
+		return keyErr("tail_ns", "negative time %d", s.TailNs)
+	}
+	names := map[string]bool{}
+	maxPkt := maxPacketBlocks(s.MTUBytes) * blockBytes
+	for i := range s.Hosts {
+		h := &s.Hosts[i]
+		key := fmt.Sprintf("hosts[%d]", i)
+		if err := checkName(names, h.Name, key+".name"); err != nil {
+			return err
+		}
+		if h.VLBufferBytes == 0 {
+			h.VLBufferBytes = 65536
+		}
+		if err := checkVLBuffer(h.VLBufferBytes, maxPkt, key+".vl_buffer_bytes"); err != nil {
+			return err
+		}
+	}
+	for i := range s.Switches {
+		w := &s.Switches[i]
+		key := fmt.Sprintf("switches[%d]", i)
+		if err := checkName(names, w.Name, key+".name"); err != nil {
+			return err
+		}
+		if w.PortBufferBytes == 0 {
+			w.PortBufferBytes = 131072
+		}
+		if w.BufferVLs == 0 {
+			w.BufferVLs = 4
+		}
+		if w.BufferVLs < s.VLs {
+			return keyErr(key+".buffer_vls", "%d buffer VLs cannot hold the scenario's %d data VLs", w.BufferVLs, s.VLs)
+		}
+		if len(w.VLBufferBytes) == 0 {
+			for range s.VLs {
+				w.VLBufferBytes = append(w.VLBufferBytes, w.PortBufferBytes/w.BufferVLs)
+			}
+		}
+		if len(w.VLBufferBytes) < s.VLs {
+			return keyErr(key+".vl_buffer_bytes", "%d entries for %d data VLs", len(w.VLBufferBytes), s.VLs)
+		}
+		for j, b := range w.VLBufferBytes {
+			if err := checkVLBuffer(b, maxPkt, fmt.Sprintf("%s.vl_buffer_bytes[%d]", key, j)); err != nil {
+				return err
+			}
+		}
+	}
+	if len(s.Hosts) < 2 {
+		return keyErr("hosts", "%d hosts: a scenario needs at least 2", len(s.Hosts))
+	}
+	for i := range s.Links {
+		l := &s.Links[i]
+		key := fmt.Sprintf("links[%d]", i)
+		if !names[l.A] {
+			return keyErr(key+".a", "no host or switch named %q", l.A)
+		}
+		if !names[l.B] {
+			return keyErr(key+".b", "no host or switch named %q", l.B)
+		}
+		if l.A == l.B {
+			return keyErr(key+".b", "link from %q to itself", l.A)
+		}
+		if l.Rate == "" {
+			l.Rate = s.Rate
+		}
+		if _, err := ParseRate(l.Rate); err != nil {
+			return keyErr(key+".rate", "%v", err)
+		}
+		if l.Lanes == 0 {
+			l.Lanes = s.Lanes
+		}
+		if !validLanes(l.Lanes) {
+			return keyErr(key+".lanes", "%d lanes: want 1, 2, 4, 8 or 12", l.Lanes)
+		}
+		if l.PropagationNs == 0 {
+			l.PropagationNs = s.PropagationNs
+		}
+		if l.PropagationNs < 0 {
+			return keyErr(key+".propagation_ns", "negative delay %d", l.PropagationNs)
+		}
+	}
+	if len(s.Flows) == 0 {
+		return keyErr("flows", "no flows: nothing to simulate")
+	}
+	for i := range s.Flows {
+		f := &s.Flows[i]
+		key := fmt.Sprintf("flows[%d]", i)
+		if !s.isHost(f.Src) {
+			return keyErr(key+".src", "no host named %q", f.Src)
+		}
+		if !s.isHost(f.Dst) || f.Dst == f.Src {
+			return keyErr(key+".dst", "no other host named %q", f.Dst)
+		}
+		if f.Op == "" {
+			f.Op = "write"
+		}
+		if f.Op != "write" && f.Op != "send" {
+			return keyErr(key+".op", "%q: want write or send", f.Op)
+		}
+		if f.Bytes <= 0 {
+			return keyErr(key+".bytes", "%d bytes: want more than 0", f.Bytes)
+		}
+		if f.MessageBytes == 0 {
+			f.MessageBytes = min(f.Bytes, 1<<20)
+		}
+		if f.MessageBytes <= 0 || f.MessageBytes > 1<<31 {
+			return keyErr(key+".message_bytes", "%d bytes: want 1 to 2^31", f.MessageBytes)
+		}
+		if f.StartNs < 0 {
+			return keyErr(key+".start_ns", "negative start %d", f.StartNs)
+		}
+		if f.SL < 0 || f.SL >= s.VLs {
+			return keyErr(key+".sl", "SL %d has no data VL (the scenario has %d)", f.SL, s.VLs)
+		}
+		if f.AckEvery < 0 {
+			return keyErr(key+".ack_every", "negative %d", f.AckEvery)
+		}
+		if f.JitterNs < 0 {
+			return keyErr(key+".jitter_ns", "negative %d", f.JitterNs)
+		}
+	}
+	for i := range s.Taps {
+		t := &s.Taps[i]
+		key := fmt.Sprintf("taps[%d]", i)
+		if t.File == "" {
+			return keyErr(key+".file", "missing file name")
+		}
+		if t.QuantizeNs < 0 {
+			return keyErr(key+".quantize_ns", "negative step %d", t.QuantizeNs)
+		}
+		if err := s.checkPort(t.Port, key+".port"); err != nil {
+			return err
+		}
+	}
+	if t := s.Telemetry; t != nil {
+		if t.PeriodNs <= 0 {
+			return keyErr("telemetry.period_ns", "period %d: want more than 0", t.PeriodNs)
+		}
+		if t.File == "" {
+			t.File = "perfquery.txt"
+		}
+		for j, p := range t.Ports {
+			if err := s.checkPort(p, fmt.Sprintf("telemetry.ports[%d]", j)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func validLanes(n int) bool { return n == 1 || n == 2 || n == 4 || n == 8 || n == 12 }
+
+func checkName(names map[string]bool, name, key string) error {
+	if name == "" || strings.ContainsAny(name, "/ ") {
+		return keyErr(key, "%q: want a non-empty name without '/' or spaces", name)
+	}
+	if names[name] {
+		return keyErr(key, "%q is used twice", name)
+	}
+	names[name] = true
+	return nil
+}
+
+// checkVLBuffer refuses a VL buffer that cannot hold one MTU-sized packet,
+// or holds more than the 2048 blocks the mod-4096 credit arithmetic allows
+// (IBA 7.9.4: a sender may be at most half the FCCL space ahead).
+func checkVLBuffer(b, maxPacketBytes int, key string) error {
+	if b < maxPacketBytes {
+		return keyErr(key, "%d bytes is smaller than one MTU-sized packet (%d bytes in 64-byte blocks)", b, maxPacketBytes)
+	}
+	if b > 2048*blockBytes {
+		return keyErr(key, "%d bytes is more than 2048 blocks (128 KiB), the most the 12-bit credit counters can advertise", b)
+	}
+	return nil
+}
+
+func (s *Scenario) isHost(name string) bool {
+	for _, h := range s.Hosts {
+		if h.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPort checks a "node/port" reference against the links.
+func (s *Scenario) checkPort(ref, key string) error {
+	node, num, err := splitPortRef(ref)
+	if err != nil {
+		return keyErr(key, "%v", err)
+	}
+	ports := 0
+	for _, l := range s.Links {
+		if l.A == node {
+			ports++
+		}
+		if l.B == node {
+			ports++
+		}
+	}
+	if ports == 0 {
+		return keyErr(key, "%q: no linked node named %q", ref, node)
+	}
+	if num < 1 || num > ports {
+		return keyErr(key, "%q: node %s has ports 1 to %d", ref, node, ports)
+	}
+	return nil
+}
+
+func splitPortRef(ref string) (string, int, error) {
+	node, p, ok := strings.Cut(ref, "/")
+	var num int
+	if ok {
+		_, err := fmt.Sscanf(p, "%d", &num)
+		ok = err == nil && fmt.Sprint(num) == p
+	}
+	if !ok || node == "" {
+		return "", 0, fmt.Errorf("%q: want NODE/PORT, e.g. sw/1", ref)
+	}
+	return node, num, nil
+}

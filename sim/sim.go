@@ -1,0 +1,542 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+)
+
+// Run simulates the scenario and writes its taps, telemetry and truth.json
+// under outDir (created if needed). It validates the scenario first.
+func Run(s *Scenario, outDir string) (*Truth, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, err
+	}
+	r, err := build(s, outDir)
+	if err != nil {
+		r.closeOutputs()
+		return nil, err
+	}
+	r.loop()
+	if err := r.closeOutputs(); err != nil {
+		return nil, err
+	}
+	t := r.truth()
+	if s.Telemetry != nil && s.Telemetry.SysfsDir != "" {
+		if err := writeSysfs(filepath.Join(outDir, s.Telemetry.SysfsDir), r.samplePorts, r.nowPs); err != nil {
+			return nil, err
+		}
+	}
+	return t, t.WriteFile(filepath.Join(outDir, "truth.json"))
+}
+
+// run is one simulation in progress.
+type run struct {
+	s     *Scenario
+	rng   *rand.Rand
+	q     eventQueue
+	nowPs int64
+	nodes []*node
+	ports []*port
+	flows []*flowState
+
+	flowsLeft   int   // flows with data not yet sent
+	live        int   // data packets and ACKs sent and not yet delivered
+	stopPs      int64 // end of the run once traffic is over, -1 before
+	fcpPeriod   map[*port]int64
+	samplePs    int64
+	samples     int
+	pq          *perfqueryWriter
+	taps        []*tapWriter
+	tapPorts    []string
+	events      uint64
+	dataPkts    int64
+	packetLog   bool
+	samplePorts []*port
+}
+
+func build(s *Scenario, outDir string) (*run, error) {
+	r := &run{s: s, rng: rand.New(rand.NewPCG(uint64(s.Seed), 0x1b5c09e)), stopPs: -1, fcpPeriod: map[*port]int64{}, packetLog: s.TruthPackets}
+	byName := map[string]*node{}
+	lid := uint16(1)
+	for _, h := range s.Hosts {
+		n := &node{name: h.Name, lid: lid, flows: make([][]*flowState, s.VLs), flowRR: make([]int, s.VLs), acks: make([][]*packet, s.VLs)}
+		lid++
+		r.nodes = append(r.nodes, n)
+		byName[n.name] = n
+	}
+	for _, w := range s.Switches {
+		n := &node{name: w.Name, isSwitch: true, lid: lid, route: map[uint16]*port{}}
+		lid++
+		r.nodes = append(r.nodes, n)
+		byName[n.name] = n
+	}
+	tickPs := max(1, int64(math.Round(s.TickNs*1000)))
+	maxPktBytes := dataWireBytes(rethBytes, s.MTUBytes)
+	newPort := func(n *node, l Link) *port {
+		rate, _ := ParseRate(l.Rate)
+		p := &port{node: n, num: len(n.ports) + 1, rate: rate, lanes: l.Lanes, psPerByte: rate.psPerByte(l.Lanes),
+			propPs: l.PropagationNs * 1000, fctbsBlocks: make([]uint32, s.VLs), fccl: make([]uint16, s.VLs),
+			haveFCCL: make([]bool, s.VLs), capBlocks: make([]int, s.VLs), usedBlocks: make([]int, s.VLs),
+			abrBlocks: make([]uint32, s.VLs), fifo: make([][]*packet, s.VLs), fcpPending: make([]bool, s.VLs)}
+		p.name = fmt.Sprintf("%s/%d", n.name, p.num)
+		p.xw = xmitWait{tickPs: tickPs, phasePs: r.rng.Int64N(tickPs), startPs: -1, mergeGapPs: 4 * p.serPs(maxPktBytes)}
+		n.ports = append(n.ports, p)
+		r.ports = append(r.ports, p)
+		period := s.FCPPeriodNs * 1000
+		if period == 0 {
+			period = int64(math.Round(65536 * rate.SymbolNs() * 1000))
+		}
+		r.fcpPeriod[p] = period
+		return p
+	}
+	for _, l := range s.Links {
+		a, b := newPort(byName[l.A], l), newPort(byName[l.B], l)
+		a.peer, b.peer = b, a
+	}
+	for i, h := range s.Hosts {
+		n := byName[h.Name]
+		if len(n.ports) != 1 {
+			return r, keyErr("links", "host %q (hosts[%d]) has %d links; a host has exactly one port", h.Name, i, len(n.ports))
+		}
+		for vl := range s.VLs {
+			n.ports[0].capBlocks[vl] = h.VLBufferBytes / blockBytes
+		}
+	}
+	for _, w := range s.Switches {
+		for _, p := range byName[w.Name].ports {
+			for vl := range s.VLs {
+				p.capBlocks[vl] = w.VLBufferBytes[vl] / blockBytes
+			}
+		}
+	}
+	r.buildRoutes()
+	for i, f := range s.Flows {
+		src, dst := byName[f.Src], byName[f.Dst]
+		if !r.reachable(src, dst) {
+			return r, keyErr(fmt.Sprintf("flows[%d].dst", i), "host %q cannot be reached from %q over the links", f.Dst, f.Src)
+		}
+		fs := &flowState{idx: i, cfg: f, src: src, dst: dst, vl: uint8(f.SL), destQP: 0x100 + uint32(i), srcQP: 0x200 + uint32(i),
+			mtuBytes: s.MTUBytes, write: f.Op == "write", bytesLeft: f.Bytes, readyPs: f.StartNs * 1000}
+		src.flows[fs.vl] = append(src.flows[fs.vl], fs)
+		r.flows = append(r.flows, fs)
+		r.flowsLeft++
+		r.q.push(event{atPs: fs.readyPs, kind: evFlowReady, port: src.ports[0]})
+	}
+	portByName := map[string]*port{}
+	for _, p := range r.ports {
+		portByName[p.name] = p
+	}
+	for _, t := range s.Taps {
+		w, err := newTapWriter(filepath.Join(outDir, t.File), s.EpochNs, t.QuantizeNs, s.MTUBytes)
+		if err != nil {
+			return r, err
+		}
+		p := portByName[t.Port]
+		p.taps = append(p.taps, w)
+		r.taps = append(r.taps, w)
+		r.tapPorts = append(r.tapPorts, t.Port)
+	}
+	if t := s.Telemetry; t != nil {
+		r.samplePorts = r.ports
+		if len(t.Ports) > 0 {
+			r.samplePorts = nil
+			for _, name := range t.Ports {
+				r.samplePorts = append(r.samplePorts, portByName[name])
+			}
+		}
+		pq, err := newPerfqueryWriter(filepath.Join(outDir, t.File), r.samplePorts)
+		if err != nil {
+			return r, err
+		}
+		r.pq = pq
+		r.samplePs = t.PeriodNs * 1000
+		r.q.push(event{atPs: 0, kind: evSample})
+	}
+	// Link initialisation: every port advertises its buffers, then keeps
+	// sending FCPs at its period.
+	for _, p := range r.ports {
+		for vl := range s.VLs {
+			p.queueFCP(vl)
+		}
+		r.q.push(event{atPs: r.fcpPeriod[p], kind: evFCPTimer, port: p})
+	}
+	for _, p := range r.ports {
+		r.tryTx(p)
+	}
+	return r, nil
+}
+
+// buildRoutes fills each switch's forwarding table with the first hop of a
+// shortest path to every host (breadth-first from each host).
+func (r *run) buildRoutes() {
+	for _, h := range r.nodes {
+		if h.isSwitch {
+			continue
+		}
+		seen := map[*node]bool{h: true}
+		frontier := []*node{h}
+		for len(frontier) > 0 {
+			var next []*node
+			for _, n := range frontier {
+				for _, p := range n.ports {
+					m := p.peer.node
+					if seen[m] {
+						continue
+					}
+					seen[m] = true
+					if m.isSwitch {
+						m.route[h.lid] = p.peer
+						next = append(next, m)
+					}
+				}
+			}
+			frontier = next
+		}
+	}
+}
+
+func (r *run) reachable(src, dst *node) bool {
+	p := src.ports[0].peer
+	for hops := 0; hops <= len(r.nodes); hops++ {
+		if p.node == dst {
+			return true
+		}
+		if !p.node.isSwitch {
+			return false
+		}
+		out, ok := p.node.route[dst.lid]
+		if !ok {
+			return false
+		}
+		p = out.peer
+	}
+	return false
+}
+
+func (r *run) loop() {
+	for len(r.q.h) > 0 {
+		e := r.q.pop()
+		r.nowPs = e.atPs
+		r.events++
+		switch e.kind {
+		case evTxDone:
+			r.txDone(e.port, e.pkt)
+		case evArrive:
+			r.arrive(e.port, e.pkt)
+		case evFCPTimer:
+			p := e.port
+			for vl := range r.s.VLs {
+				p.queueFCP(vl)
+			}
+			r.tryTx(p)
+			if next := r.nowPs + r.fcpPeriod[p]; r.stopPs < 0 || next <= r.stopPs {
+				r.q.push(event{atPs: next, kind: evFCPTimer, port: p})
+			}
+		case evFlowReady:
+			r.tryTx(e.port)
+		case evSample:
+			r.pq.sample(r.s.EpochNs+floorDiv(r.nowPs, 1000), r.nowPs)
+			r.samples++
+			if next := r.nowPs + r.samplePs; r.stopPs < 0 || next < r.stopPs {
+				r.q.push(event{atPs: next, kind: evSample})
+			}
+		}
+	}
+	for _, p := range r.ports {
+		p.xw.stop(r.nowPs)
+	}
+}
+
+// checkDone starts the idle tail once every flow's data is delivered.
+func (r *run) checkDone() {
+	if r.flowsLeft > 0 || r.live > 0 || r.stopPs >= 0 {
+		return
+	}
+	tail := r.s.TailNs * 1000
+	if tail == 0 {
+		for _, p := range r.fcpPeriod {
+			tail = max(tail, 2*p)
+		}
+	}
+	r.stopPs = r.nowPs + tail
+	if r.pq != nil {
+		r.q.push(event{atPs: r.stopPs, kind: evSample})
+	}
+}
+
+// tryTx starts the next frame on an idle port: a pending FCP first, then a
+// data packet the peer has credits for. A port with data and no credits
+// starts (or keeps) waiting, which is what PortXmitWait counts.
+func (r *run) tryTx(p *port) {
+	if p.busy {
+		return
+	}
+	var pkt *packet
+	if p.fcpAny {
+		pkt = p.takeFCP()
+	}
+	var kick *port
+	if pkt == nil {
+		var waiting bool
+		if p.node.isSwitch {
+			pkt, waiting, kick = r.pickSwitch(p)
+		} else {
+			pkt, waiting = r.pickHost(p)
+		}
+		if pkt == nil {
+			if waiting {
+				p.xw.start(r.nowPs)
+			} else {
+				p.xw.stop(r.nowPs)
+			}
+			return
+		}
+		p.xw.stop(r.nowPs)
+	}
+	r.transmit(p, pkt)
+	if kick != nil {
+		r.tryTx(kick)
+	}
+}
+
+// pickHost chooses among ACKs and flows, VL by VL in round-robin order.
+func (r *run) pickHost(p *port) (*packet, bool) {
+	n, vls, waiting := p.node, r.s.VLs, false
+	for i := range vls {
+		vl := (p.vlRR + i) % vls
+		if q := n.acks[vl]; len(q) > 0 {
+			waiting = true
+			if p.canSend(uint8(vl), q[0].blocks) {
+				n.acks[vl] = q[1:]
+				p.vlRR = (vl + 1) % vls
+				return q[0], true
+			}
+			continue
+		}
+		fl := n.flows[vl]
+		for j := range fl {
+			k := (n.flowRR[vl] + j) % len(fl)
+			f := fl[k]
+			if !f.pending(r.nowPs) {
+				continue
+			}
+			waiting = true
+			if !p.canSend(uint8(vl), f.nextBlocks()) {
+				continue
+			}
+			n.flowRR[vl] = (k + 1) % len(fl)
+			p.vlRR = (vl + 1) % vls
+			pkt, msgEnd := f.take(r.nowPs)
+			r.live++
+			r.dataPkts++
+			if f.bytesLeft == 0 && f.msgLeft == 0 {
+				r.flowsLeft--
+			} else if msgEnd && f.cfg.JitterNs > 0 {
+				f.readyPs = r.nowPs + p.serPs(pkt.wireBytes) + r.rng.Int64N(f.cfg.JitterNs*1000+1)
+				r.q.push(event{atPs: f.readyPs, kind: evFlowReady, port: p})
+			}
+			return pkt, true
+		}
+	}
+	return nil, waiting
+}
+
+// pickSwitch is the output side of an input-queued switch: VLs in
+// round-robin order, and within a VL the input ports in round-robin order,
+// each offering the packet at the head of its buffer if it goes here. When
+// the packet taken uncovers one for another output, that port is returned
+// to be kicked.
+func (r *run) pickSwitch(p *port) (*packet, bool, *port) {
+	n, vls, waiting := p.node, r.s.VLs, false
+	for i := range vls {
+		vl := (p.vlRR + i) % vls
+		for j := range n.ports {
+			k := (p.inRR + j) % len(n.ports)
+			in := n.ports[k]
+			q := in.fifo[vl]
+			if len(q) == 0 || q[0].outPort != p {
+				continue
+			}
+			waiting = true
+			h := q[0]
+			if !p.canSend(uint8(vl), h.blocks) {
+				continue
+			}
+			q[0] = nil
+			in.fifo[vl] = q[1:]
+			p.inRR = (k + 1) % len(n.ports)
+			p.vlRR = (vl + 1) % vls
+			h.queuePs += r.nowPs - h.arrivedPs
+			var kick *port
+			if len(in.fifo[vl]) > 0 && in.fifo[vl][0].outPort != p {
+				kick = in.fifo[vl][0].outPort
+			}
+			return h, true, kick
+		}
+	}
+	return nil, waiting, nil
+}
+
+// transmit puts a frame on p's link: taps see its first byte now (and at
+// the peer a propagation delay later); its last byte arrives after the
+// serialisation time plus the propagation delay.
+func (r *run) transmit(p *port, pkt *packet) {
+	p.busy = true
+	if !pkt.fcp {
+		p.fctbsBlocks[pkt.vl] += uint32(pkt.blocks)
+		p.xmitBytes += uint64(pkt.wireBytes)
+		p.xmitPkts++
+	}
+	for _, t := range p.taps {
+		t.record(r.nowPs, r.nowPs, pkt, IfaceTx)
+	}
+	for _, t := range p.peer.taps {
+		t.record(r.nowPs+p.propPs, r.nowPs, pkt, IfaceRx)
+	}
+	dur := p.serPs(pkt.wireBytes)
+	r.q.push(event{atPs: r.nowPs + dur, kind: evTxDone, port: p, pkt: pkt})
+	r.q.push(event{atPs: r.nowPs + dur + p.propPs, kind: evArrive, port: p.peer, pkt: pkt})
+}
+
+// txDone frees the link and, for a packet leaving a switch, the input
+// buffer blocks it held: the input port then advertises the new credit
+// limit to its sender.
+func (r *run) txDone(p *port, pkt *packet) {
+	p.busy = false
+	if !pkt.fcp && pkt.inPort != nil {
+		in := pkt.inPort
+		in.usedBlocks[pkt.vl] -= pkt.blocks
+		pkt.inPort = nil
+		in.queueFCP(int(pkt.vl))
+		r.tryTx(in)
+	}
+	r.tryTx(p)
+}
+
+// arrive handles a frame whose last byte reached port q.
+func (r *run) arrive(q *port, pkt *packet) {
+	vl := pkt.vl
+	if pkt.fcp {
+		q.fccl[vl] = pkt.fccl
+		q.haveFCCL[vl] = true
+		r.tryTx(q)
+		return
+	}
+	q.abrBlocks[vl] += uint32(pkt.blocks)
+	q.rcvBytes += uint64(pkt.wireBytes)
+	q.rcvPkts++
+	n := q.node
+	if n.isSwitch {
+		q.usedBlocks[vl] += pkt.blocks
+		pkt.arrivedPs = r.nowPs
+		pkt.inPort = q
+		pkt.outPort = n.route[pkt.dlid]
+		q.fifo[vl] = append(q.fifo[vl], pkt)
+		if len(q.fifo[vl]) == 1 {
+			r.tryTx(pkt.outPort)
+		}
+		return
+	}
+	// A host drains its receive buffer at once, so every packet raises the
+	// credit limit it advertises.
+	q.queueFCP(int(vl))
+	r.live--
+	if pkt.flow >= 0 {
+		r.deliver(r.flows[pkt.flow], pkt)
+		if pkt.ackReq {
+			f := r.flows[pkt.flow]
+			if pkt.op.IsLast() {
+				f.msn++
+			}
+			w := dataWireBytes(aethBytes, 0)
+			ack := &packet{vl: vl, sl: vl, slid: n.lid, dlid: pkt.slid, op: 0x11, qp: f.srcQP, psn: pkt.psn,
+				msn: f.msn, wireBytes: w, blocks: blocksOf(w), flow: -1, injectPs: r.nowPs}
+			n.acks[vl] = append(n.acks[vl], ack)
+			r.live++
+		}
+	}
+	r.tryTx(q)
+	r.checkDone()
+}
+
+func (r *run) deliver(f *flowState, pkt *packet) {
+	f.delivered++
+	f.lastPs = r.nowPs
+	f.queueSumPs += pkt.queuePs
+	f.queueMx = max(f.queueMx, pkt.queuePs)
+	if r.packetLog {
+		f.truth = append(f.truth, PacketTruth{Flow: f.idx, PSN: pkt.psn, InjectNs: r.ns(pkt.injectPs), DeliverNs: r.ns(r.nowPs), QueueNs: pkt.queuePs / 1000})
+	}
+}
+
+// ns converts simulated ps to wall-clock ns since the epoch.
+func (r *run) ns(ps int64) int64 { return r.s.EpochNs + floorDiv(ps, 1000) }
+
+func (r *run) closeOutputs() error {
+	var first error
+	for _, t := range r.taps {
+		if err := t.close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	if r.pq != nil {
+		if err := r.pq.close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (r *run) truth() *Truth {
+	s := r.s
+	t := &Truth{Scenario: s.Name, Seed: s.Seed, StartNs: s.EpochNs, EndNs: r.ns(r.nowPs), TickNs: s.TickNs,
+		MTUBytes: s.MTUBytes, DataPackets: r.dataPkts, Events: r.events}
+	seen := map[*port]bool{}
+	for _, p := range r.ports {
+		if !seen[p] {
+			seen[p], seen[p.peer] = true, true
+			t.Links = append(t.Links, LinkTruth{A: p.name, B: p.peer.name, Rate: p.rate.Name, Lanes: p.lanes,
+				PropagationNs: p.propPs / 1000, NsPerByte: p.psPerByte / 1000, SymbolNs: p.rate.SymbolNs()})
+		}
+		pt := PortTruth{Port: p.name, Peer: p.peer.name, LID: p.node.lid, Switch: p.node.isSwitch,
+			SymbolNs: p.rate.SymbolNs(), TickSymbols: s.TickNs / p.rate.SymbolNs(),
+			XmitWaitTicks: p.xw.ticks, XmitWaitNs: p.xw.waitPs / 1000, Waits: p.xw.intervals,
+			XmitPkts: p.xmitPkts, RcvPkts: p.rcvPkts, XmitDataBytes: p.xmitBytes, RcvDataBytes: p.rcvBytes}
+		for _, c := range p.capBlocks {
+			pt.VLBufferBytes = append(pt.VLBufferBytes, c*blockBytes)
+		}
+		for _, e := range p.xw.episodes {
+			pt.Congestion = append(pt.Congestion, Interval{StartNs: r.ns(e.startPs), EndNs: r.ns(e.endPs),
+				WaitNs: e.waitPs / 1000, Ticks: e.ticks, Waits: e.waits})
+		}
+		t.Ports = append(t.Ports, pt)
+	}
+	for _, f := range r.flows {
+		ft := FlowTruth{Src: f.src.name, Dst: f.dst.name, SLID: f.src.lid, DLID: f.dst.lid, DestQP: f.destQP,
+			SL: f.cfg.SL, Bytes: f.cfg.Bytes, Packets: f.packets, FirstNs: r.ns(f.firstPs), LastNs: r.ns(f.lastPs),
+			MaxQueueNs: f.queueMx / 1000}
+		if f.delivered > 0 {
+			ft.MeanQueueNs = float64(f.queueSumPs) / float64(f.delivered) / 1000
+		}
+		t.Flows = append(t.Flows, ft)
+		t.Packets = append(t.Packets, f.truth...)
+	}
+	for i, w := range r.taps {
+		t.Taps = append(t.Taps, TapTruth{Port: r.tapPorts[i], File: s.Taps[i].File, Frames: w.frames,
+			QuantizeNs: s.Taps[i].QuantizeNs, IfaceTx: IfaceTx, IfaceRx: IfaceRx})
+	}
+	if tl := s.Telemetry; tl != nil {
+		tt := &TelemetryTruth{File: tl.File, PeriodNs: tl.PeriodNs, Samples: r.samples, SysfsDir: tl.SysfsDir}
+		for _, p := range r.samplePorts {
+			tt.Ports = append(tt.Ports, p.name)
+		}
+		t.Telemetry = tt
+	}
+	return t
+}

@@ -1,0 +1,136 @@
+package sim
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/gopacket/gopacket"
+	"github.com/ibscope/ibscope/decode"
+)
+
+// Tap interfaces, in the ERF record's interface bits.
+const (
+	IfaceTx = 0 // frames the tapped port transmits
+	IfaceRx = 1 // frames the tapped port receives
+)
+
+// tapWriter writes one tap's frames as a nanosecond pcap of ERF records
+// (type 21 for packets, 25 for flow-control packets), in time order.
+type tapWriter struct {
+	name    string
+	file    *os.File
+	w       *decode.PcapWriter
+	epochNs int64
+	quantNs int64
+	frames  int
+	// Received frames are recorded when their peer starts sending, a
+	// propagation delay before their first byte reaches the tap; they wait
+	// here (in time order, as one link direction delivers them) until the
+	// simulation clock passes them.
+	rx   []tapRec
+	rxAt int
+	sb   gopacket.SerializeBuffer
+	zero []byte
+	err  error
+}
+
+type tapRec struct {
+	atPs int64
+	pkt  *packet
+}
+
+var serializeOpts = gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
+
+func newTapWriter(path string, epochNs, quantNs int64, mtuBytes int) (*tapWriter, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w, err := decode.NewPcapWriter(f, decode.LinkTypeERF)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &tapWriter{name: path, file: f, w: w, epochNs: epochNs, quantNs: quantNs,
+		sb: gopacket.NewSerializeBuffer(), zero: make([]byte, mtuBytes)}, nil
+}
+
+// record writes a frame whose first byte passes the tap at atPs; nowPs is
+// the simulation clock, so received frames due by now go out first.
+func (t *tapWriter) record(atPs, nowPs int64, pkt *packet, iface uint8) {
+	t.flushRx(nowPs)
+	if iface == IfaceRx && atPs > nowPs {
+		t.rx = append(t.rx, tapRec{atPs, pkt})
+		return
+	}
+	t.write(atPs, pkt, iface)
+}
+
+func (t *tapWriter) flushRx(nowPs int64) {
+	for t.rxAt < len(t.rx) && t.rx[t.rxAt].atPs <= nowPs {
+		r := t.rx[t.rxAt]
+		t.rx[t.rxAt].pkt = nil
+		t.rxAt++
+		t.write(r.atPs, r.pkt, IfaceRx)
+	}
+	if t.rxAt == len(t.rx) {
+		t.rx, t.rxAt = t.rx[:0], 0
+	}
+}
+
+func (t *tapWriter) write(atPs int64, pkt *packet, iface uint8) {
+	if t.err != nil {
+		return
+	}
+	ns := t.epochNs + floorDiv(atPs, 1000)
+	if t.quantNs > 1 {
+		ns -= ns % t.quantNs
+	}
+	var err error
+	erfType := uint8(decode.ERFTypeInfiniBand)
+	if pkt.fcp {
+		erfType = decode.ERFTypeIBLink
+		err = gopacket.SerializeLayers(t.sb, serializeOpts, &decode.LinkFCP{Op: pkt.fcpOp, FCTBS: pkt.fctbs, VL: pkt.vl, FCCL: pkt.fccl})
+	} else {
+		err = t.serializeData(pkt)
+	}
+	if err != nil {
+		t.err = fmt.Errorf("%s: building frame: %w", t.name, err)
+		return
+	}
+	data := t.sb.Bytes()
+	if !pkt.fcp {
+		decode.SealNative(data)
+	}
+	if err := t.w.WriteERF(ns, erfType, data, len(data), iface); err != nil {
+		t.err = fmt.Errorf("%s: %w", t.name, err)
+	}
+	t.frames++
+}
+
+// serializeData builds a data packet, LRH through VCRC, into t.sb.
+func (t *tapWriter) serializeData(pkt *packet) error {
+	lrh := &decode.LRH{VL: pkt.vl, SL: pkt.sl, LNH: decode.LNHLocal, DLID: pkt.dlid, SLID: pkt.slid}
+	bth := &decode.BTH{OpCode: pkt.op, PKey: 0xFFFF, DestQP: pkt.qp, PSN: pkt.psn, AckReq: pkt.ackReq}
+	payload := gopacket.Payload(t.zero[:pkt.payloadBytes])
+	switch {
+	case pkt.op.IsAck():
+		return gopacket.SerializeLayers(t.sb, serializeOpts, lrh, bth, &decode.AETH{MSN: pkt.msn})
+	case pkt.dmaLenBytes > 0:
+		reth := &decode.RETH{VA: 0x7f0000000000, RKey: 0x1234, DMALen: pkt.dmaLenBytes}
+		return gopacket.SerializeLayers(t.sb, serializeOpts, lrh, bth, reth, payload)
+	}
+	return gopacket.SerializeLayers(t.sb, serializeOpts, lrh, bth, payload)
+}
+
+// close writes the received frames still waiting and closes the file.
+func (t *tapWriter) close() error {
+	t.flushRx(1<<62 - 1)
+	if err := t.w.Flush(); err != nil && t.err == nil {
+		t.err = fmt.Errorf("%s: %w", t.name, err)
+	}
+	if err := t.file.Close(); err != nil && t.err == nil {
+		t.err = fmt.Errorf("%s: %w", t.name, err)
+	}
+	return t.err
+}

@@ -1,0 +1,134 @@
+package sim
+
+import (
+	"encoding/json"
+	"os"
+)
+
+// Truth is what the simulator knows that a measurement has to estimate. All
+// times are ns since the Unix epoch (the scenario's epoch_ns is simulated
+// time 0); durations are ns.
+type Truth struct {
+	Scenario    string  `json:"scenario"`
+	Seed        int64   `json:"seed"`
+	StartNs     int64   `json:"start_ns"`     // simulated time 0
+	EndNs       int64   `json:"end_ns"`       // end of the run (after the idle tail)
+	TickNs      float64 `json:"tick_ns"`      // PortXmitWait tick length
+	MTUBytes    int     `json:"mtu_bytes"`    // path MTU
+	DataPackets int64   `json:"data_packets"` // data packets the flows sent (ACKs not counted)
+	Events      uint64  `json:"events"`       // simulator events processed
+
+	Links     []LinkTruth     `json:"links"`
+	Ports     []PortTruth     `json:"ports"`
+	Flows     []FlowTruth     `json:"flows"`
+	Taps      []TapTruth      `json:"taps,omitempty"`
+	Telemetry *TelemetryTruth `json:"telemetry,omitempty"`
+	Packets   []PacketTruth   `json:"packets,omitempty"`
+}
+
+// LinkTruth is one link.
+type LinkTruth struct {
+	A             string  `json:"a"` // "node/port"
+	B             string  `json:"b"`
+	Rate          string  `json:"rate"`
+	Lanes         int     `json:"lanes"`
+	PropagationNs int64   `json:"propagation_ns"`
+	NsPerByte     float64 `json:"ns_per_byte"` // serialisation time of one byte over all lanes
+	SymbolNs      float64 `json:"symbol_ns"`   // one 8-bit symbol on one lane
+}
+
+// PortTruth is one port: its receive buffers, and its PortXmitWait with the
+// waiting behind it.
+type PortTruth struct {
+	Port          string  `json:"port"` // "node/port"
+	Peer          string  `json:"peer"`
+	LID           uint16  `json:"lid"` // the LID perfquery names it by (the switch's LID for switch ports)
+	Switch        bool    `json:"switch"`
+	VLBufferBytes []int   `json:"vl_buffer_bytes"` // receive buffer per data VL, bytes
+	SymbolNs      float64 `json:"symbol_ns"`
+	TickSymbols   float64 `json:"tick_symbols"` // tick length in symbol times of this port's rate
+	// XmitWaitTicks is the final PortXmitWait; XmitWaitNs the total time the
+	// port had data and no credits to send it, over Waits separate waits.
+	XmitWaitTicks uint64 `json:"xmit_wait_ticks"`
+	XmitWaitNs    int64  `json:"xmit_wait_ns"`
+	Waits         int    `json:"waits"`
+	// Congestion lists the episodes: waits closer together than four
+	// MTU-packet times, merged.
+	Congestion    []Interval `json:"congestion,omitempty"`
+	XmitPkts      uint64     `json:"xmit_pkts"`
+	RcvPkts       uint64     `json:"rcv_pkts"`
+	XmitDataBytes uint64     `json:"xmit_data_bytes"` // data packets, LRH through VCRC
+	RcvDataBytes  uint64     `json:"rcv_data_bytes"`
+}
+
+// Interval is one congestion episode on a port.
+type Interval struct {
+	StartNs int64  `json:"start_ns"`
+	EndNs   int64  `json:"end_ns"`
+	WaitNs  int64  `json:"wait_ns"` // time within it the port was waiting for credits
+	Ticks   uint64 `json:"ticks"`   // PortXmitWait increase over it
+	Waits   int    `json:"waits"`   // separate waits it is made of
+}
+
+// FlowTruth is one flow's outcome.
+type FlowTruth struct {
+	Src         string  `json:"src"`
+	Dst         string  `json:"dst"`
+	SLID        uint16  `json:"slid"`
+	DLID        uint16  `json:"dlid"`
+	DestQP      uint32  `json:"dest_qp"`
+	SL          int     `json:"sl"`
+	Bytes       int64   `json:"bytes"`
+	Packets     int64   `json:"packets"`
+	FirstNs     int64   `json:"first_ns"`      // first packet injected
+	LastNs      int64   `json:"last_ns"`       // last packet delivered
+	MeanQueueNs float64 `json:"mean_queue_ns"` // time in switch buffers per packet
+	MaxQueueNs  int64   `json:"max_queue_ns"`
+}
+
+// PacketTruth is one data packet's journey (with truth_packets).
+type PacketTruth struct {
+	Flow      int    `json:"flow"` // index into flows
+	PSN       uint32 `json:"psn"`
+	InjectNs  int64  `json:"inject_ns"`  // first byte left the source
+	DeliverNs int64  `json:"deliver_ns"` // last byte reached the destination
+	QueueNs   int64  `json:"queue_ns"`   // time spent waiting in switch input buffers
+}
+
+// TapTruth names a capture file and what it shows.
+type TapTruth struct {
+	Port       string `json:"port"`
+	File       string `json:"file"`
+	Frames     int    `json:"frames"`
+	QuantizeNs int64  `json:"quantize_ns,omitempty"`
+	IfaceTx    int    `json:"iface_tx"` // ERF interface of frames the port sends
+	IfaceRx    int    `json:"iface_rx"` // ... and of frames it receives
+}
+
+// TelemetryTruth names the telemetry written.
+type TelemetryTruth struct {
+	File     string   `json:"file"`
+	PeriodNs int64    `json:"period_ns"`
+	Samples  int      `json:"samples"`
+	Ports    []string `json:"ports"`
+	SysfsDir string   `json:"sysfs_dir,omitempty"`
+}
+
+// Port returns the truth of port "node/n", or nil.
+func (t *Truth) Port(name string) *PortTruth {
+	for i := range t.Ports {
+		if t.Ports[i].Port == name {
+			return &t.Ports[i]
+		}
+	}
+	return nil
+}
+
+// WriteFile writes the truth as indented JSON.
+func (t *Truth) WriteFile(path string) error {
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
