@@ -63,6 +63,15 @@ func (h *AETH) Value() uint8 { return h.Syndrome & 0x1F }
 // RNRDelayNs returns the RNR NAK timer as a delay in ns (IBA table 45).
 func (h *AETH) RNRDelayNs() int64 { return rnrTimerNs[h.Value()] }
 
+// LayerType returns LayerTypeAETH.
+func (h *AETH) LayerType() gopacket.LayerType { return LayerTypeAETH }
+
+// CanDecode returns LayerTypeAETH.
+func (h *AETH) CanDecode() gopacket.LayerClass { return LayerTypeAETH }
+
+// NextLayerType returns the next header of Op's chain, or the payload.
+func (h *AETH) NextLayerType() gopacket.LayerType { return nextAfter(h.Op, extAETH) }
+
 // DecodeFromBytes decodes an AETH.
 func (h *AETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	h.kind = extAETH

@@ -12,6 +12,15 @@ type AtomicAckETH struct {
 	OrigRemData uint64 // the remote data before the atomic operation
 }
 
+// LayerType returns LayerTypeAtomicAckETH.
+func (h *AtomicAckETH) LayerType() gopacket.LayerType { return LayerTypeAtomicAckETH }
+
+// CanDecode returns LayerTypeAtomicAckETH.
+func (h *AtomicAckETH) CanDecode() gopacket.LayerClass { return LayerTypeAtomicAckETH }
+
+// NextLayerType returns the next header of Op's chain, or the payload.
+func (h *AtomicAckETH) NextLayerType() gopacket.LayerType { return nextAfter(h.Op, extAtomicAckETH) }
+
 // DecodeFromBytes decodes an AtomicAckETH.
 func (h *AtomicAckETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	h.kind = extAtomicAckETH

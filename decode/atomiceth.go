@@ -16,6 +16,15 @@ type AtomicETH struct {
 	Compare uint64 // compare data
 }
 
+// LayerType returns LayerTypeAtomicETH.
+func (h *AtomicETH) LayerType() gopacket.LayerType { return LayerTypeAtomicETH }
+
+// CanDecode returns LayerTypeAtomicETH.
+func (h *AtomicETH) CanDecode() gopacket.LayerClass { return LayerTypeAtomicETH }
+
+// NextLayerType returns the next header of Op's chain, or the payload.
+func (h *AtomicETH) NextLayerType() gopacket.LayerType { return nextAfter(h.Op, extAtomicETH) }
+
 // DecodeFromBytes decodes an AtomicETH.
 func (h *AtomicETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	h.kind = extAtomicETH

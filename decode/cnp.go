@@ -10,6 +10,15 @@ type CNPReserved struct {
 	Reserved [16]byte
 }
 
+// LayerType returns LayerTypeCNPPad.
+func (h *CNPReserved) LayerType() gopacket.LayerType { return LayerTypeCNPPad }
+
+// CanDecode returns LayerTypeCNPPad.
+func (h *CNPReserved) CanDecode() gopacket.LayerClass { return LayerTypeCNPPad }
+
+// NextLayerType returns the next header of Op's chain, or the payload.
+func (h *CNPReserved) NextLayerType() gopacket.LayerType { return nextAfter(h.Op, extCNPPad) }
+
 // DecodeFromBytes decodes the reserved block.
 func (h *CNPReserved) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	h.kind = extCNPPad

@@ -13,6 +13,15 @@ type DETH struct {
 	SrcQP uint32 // 24 bits
 }
 
+// LayerType returns LayerTypeDETH.
+func (h *DETH) LayerType() gopacket.LayerType { return LayerTypeDETH }
+
+// CanDecode returns LayerTypeDETH.
+func (h *DETH) CanDecode() gopacket.LayerClass { return LayerTypeDETH }
+
+// NextLayerType returns the next header of Op's chain, or the payload.
+func (h *DETH) NextLayerType() gopacket.LayerType { return nextAfter(h.Op, extDETH) }
+
 // DecodeFromBytes decodes a DETH.
 func (h *DETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	h.kind = extDETH

@@ -9,6 +9,8 @@ import (
 
 // extBase is what every extended transport header shares: its kind, the
 // opcode it was decoded under (which decides the next header), and its bytes.
+// Each header type has its own LayerType, CanDecode and NextLayerType, so that
+// a zero value (as gopacket.DecodingLayerParser is given) answers them.
 type extBase struct {
 	layers.BaseLayer
 	kind ext
@@ -16,21 +18,12 @@ type extBase struct {
 	Op Opcode
 }
 
-// LayerType returns the header's layer type.
-func (e *extBase) LayerType() gopacket.LayerType { return *extLayerTypes[e.kind] }
-
-// CanDecode returns the header's layer type.
-func (e *extBase) CanDecode() gopacket.LayerClass { return *extLayerTypes[e.kind] }
-
-// NextLayerType returns the next header of Op's chain, or the payload.
-func (e *extBase) NextLayerType() gopacket.LayerType { return nextAfter(e.Op, e.kind) }
-
 // take checks the length, records contents and payload, and returns the header bytes.
 func (e *extBase) take(data []byte, df gopacket.DecodeFeedback) ([]byte, error) {
 	n := extLen[e.kind]
 	if len(data) < n {
 		df.SetTruncated()
-		return nil, fmt.Errorf("%s: %d bytes, need %d", e.LayerType(), len(data), n)
+		return nil, fmt.Errorf("%s: %d bytes, need %d", *extLayerTypes[e.kind], len(data), n)
 	}
 	e.Contents, e.Payload = data[:n], data[n:]
 	return data[:n], nil

@@ -12,6 +12,15 @@ type IETH struct {
 	RKey uint32 // the R_Key to invalidate
 }
 
+// LayerType returns LayerTypeIETH.
+func (h *IETH) LayerType() gopacket.LayerType { return LayerTypeIETH }
+
+// CanDecode returns LayerTypeIETH.
+func (h *IETH) CanDecode() gopacket.LayerClass { return LayerTypeIETH }
+
+// NextLayerType returns the next header of Op's chain, or the payload.
+func (h *IETH) NextLayerType() gopacket.LayerType { return nextAfter(h.Op, extIETH) }
+
 // DecodeFromBytes decodes an IETH.
 func (h *IETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	h.kind = extIETH

@@ -12,6 +12,15 @@ type ImmDt struct {
 	Imm uint32
 }
 
+// LayerType returns LayerTypeImmDt.
+func (h *ImmDt) LayerType() gopacket.LayerType { return LayerTypeImmDt }
+
+// CanDecode returns LayerTypeImmDt.
+func (h *ImmDt) CanDecode() gopacket.LayerClass { return LayerTypeImmDt }
+
+// NextLayerType returns the next header of Op's chain, or the payload.
+func (h *ImmDt) NextLayerType() gopacket.LayerType { return nextAfter(h.Op, extImmDt) }
+
 // DecodeFromBytes decodes an ImmDt.
 func (h *ImmDt) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	h.kind = extImmDt

@@ -52,8 +52,17 @@ var extLayerTypes = [...]*gopacket.LayerType{extRDETH: &LayerTypeRDETH, extDETH:
 func init() {
 	layers.RegisterUDPPortLayerType(UDPPortRoCEv2, LayerTypeBTH)
 	layers.EthernetTypeMetadata[EtherTypeRoCEv1] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeGRH), Name: "RoCEv1", LayerType: LayerTypeGRH}
-	layers.LinkTypeMetadata[LinkTypeInfiniBand] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeLRH), Name: "InfiniBand"}
+	layers.LinkTypeMetadata[LinkTypeInfiniBand] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeInfiniBand), Name: "InfiniBand"}
 	layers.LinkTypeMetadata[LinkTypeERF] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeERF), Name: "ERF"}
+}
+
+// decodeInfiniBand decodes a LINKTYPE_INFINIBAND record: a 6-byte link
+// (flow-control) packet, or a packet that starts with its LRH.
+func decodeInfiniBand(data []byte, p gopacket.PacketBuilder) error {
+	if len(data) == LinkFCPLen {
+		return decodeLinkFCP(data, p)
+	}
+	return decodeLRH(data, p)
 }
 
 // nextAfter returns the layer that follows header e (extNone: the BTH) for opcode op.

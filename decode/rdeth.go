@@ -12,6 +12,15 @@ type RDETH struct {
 	EECnxt uint32 // end-to-end context, 24 bits
 }
 
+// LayerType returns LayerTypeRDETH.
+func (h *RDETH) LayerType() gopacket.LayerType { return LayerTypeRDETH }
+
+// CanDecode returns LayerTypeRDETH.
+func (h *RDETH) CanDecode() gopacket.LayerClass { return LayerTypeRDETH }
+
+// NextLayerType returns the next header of Op's chain, or the payload.
+func (h *RDETH) NextLayerType() gopacket.LayerType { return nextAfter(h.Op, extRDETH) }
+
 // DecodeFromBytes decodes an RDETH.
 func (h *RDETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	h.kind = extRDETH

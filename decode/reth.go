@@ -15,6 +15,15 @@ type RETH struct {
 	DMALen uint32 // bytes of the whole RDMA operation
 }
 
+// LayerType returns LayerTypeRETH.
+func (h *RETH) LayerType() gopacket.LayerType { return LayerTypeRETH }
+
+// CanDecode returns LayerTypeRETH.
+func (h *RETH) CanDecode() gopacket.LayerClass { return LayerTypeRETH }
+
+// NextLayerType returns the next header of Op's chain, or the payload.
+func (h *RETH) NextLayerType() gopacket.LayerType { return nextAfter(h.Op, extRETH) }
+
 // DecodeFromBytes decodes a RETH.
 func (h *RETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	h.kind = extRETH

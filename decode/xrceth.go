@@ -12,6 +12,15 @@ type XRCETH struct {
 	XRCSRQ uint32 // XRC shared receive queue number, 24 bits
 }
 
+// LayerType returns LayerTypeXRCETH.
+func (h *XRCETH) LayerType() gopacket.LayerType { return LayerTypeXRCETH }
+
+// CanDecode returns LayerTypeXRCETH.
+func (h *XRCETH) CanDecode() gopacket.LayerClass { return LayerTypeXRCETH }
+
+// NextLayerType returns the next header of Op's chain, or the payload.
+func (h *XRCETH) NextLayerType() gopacket.LayerType { return nextAfter(h.Op, extXRCETH) }
+
 // DecodeFromBytes decodes an XRCETH.
 func (h *XRCETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	h.kind = extXRCETH
