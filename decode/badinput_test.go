@@ -1,0 +1,284 @@
+package decode
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+// ibPacket builds a sealed native IB packet (LRH, BTH, the opcode's headers,
+// payloadBytes of data) with the serializers.
+func ibPacket(t testing.TB, op Opcode, payloadBytes int) []byte {
+	t.Helper()
+	ls := []gopacket.SerializableLayer{&LRH{LNH: LNHLocal, DLID: 1, SLID: 2}, &BTH{OpCode: op, PKey: 0xFFFF, DestQP: 7, PSN: 9}}
+	for _, lt := range op.Headers(nil) {
+		ls = append(ls, newExtLayer(extOf(lt), op).(gopacket.SerializableLayer))
+	}
+	if payloadBytes > 0 {
+		ls = append(ls, gopacket.Payload(bytes.Repeat([]byte{0xAB}, payloadBytes)))
+	}
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true}, ls...); err != nil {
+		t.Fatal(err)
+	}
+	p := append([]byte(nil), buf.Bytes()...)
+	SealNative(p)
+	return p
+}
+
+// rocePacket builds a sealed RoCEv2 IPv4 frame.
+func rocePacket(t testing.TB, op Opcode, payloadBytes int) []byte {
+	t.Helper()
+	ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: []byte{10, 0, 0, 1}, DstIP: []byte{10, 0, 0, 2}}
+	udp := &layers.UDP{SrcPort: 50000, DstPort: UDPPortRoCEv2}
+	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
+		t.Fatal(err)
+	}
+	ls := []gopacket.SerializableLayer{&layers.Ethernet{SrcMAC: make([]byte, 6), DstMAC: make([]byte, 6), EthernetType: layers.EthernetTypeIPv4},
+		ip, udp, &BTH{OpCode: op, PKey: 0xFFFF, DestQP: 7, PSN: 9}}
+	for _, lt := range op.Headers(nil) {
+		ls = append(ls, newExtLayer(extOf(lt), op).(gopacket.SerializableLayer))
+	}
+	if payloadBytes > 0 {
+		ls = append(ls, gopacket.Payload(bytes.Repeat([]byte{0xCD}, payloadBytes)))
+	}
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
+		t.Fatal(err)
+	}
+	p := append([]byte(nil), buf.Bytes()...)
+	if err := SealRoCE(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func extOf(lt gopacket.LayerType) ext {
+	for e, p := range extLayerTypes {
+		if p != nil && *p == lt {
+			return ext(e)
+		}
+	}
+	return extNone
+}
+
+// writeCapture writes packets into a nanosecond pcap in a temporary directory.
+func writeCapture(t testing.TB, linkType int, pkts ...[]byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "bad.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := NewPcapWriter(f, linkType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range pkts {
+		if err := w.WritePacket(int64(i+1)*1000, p, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestOpenBadFiles(t *testing.T) {
+	good, err := os.ReadFile(filepath.Join(pcapsDir, "rocev2_ipv4.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		data    []byte
+		offset  int64
+		message string
+	}{
+		{"not a capture", []byte("frame,time,opcode\n1,0.5,RC_SEND_ONLY\n"), 0, "not a pcap or pcapng file"},
+		{"empty", nil, 0, "empty"},
+		{"file header cut", good[:10], 10, "pcap file header cut short: 10 of 24 bytes"},
+		{"pcapng header cut", []byte{0x0a, 0x0d, 0x0d, 0x0a, 0x1c, 0, 0, 0}, -1, "pcapng"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "in.pcap")
+			if err := os.WriteFile(path, c.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := Open(path)
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				r.Close()
+				t.Fatalf("Open: %v, want a *FileError", err)
+			}
+			if fe.Name != path || fe.Offset != c.offset || !strings.Contains(err.Error(), c.message) || !strings.Contains(err.Error(), path) {
+				t.Errorf("error %q (offset %d), want the file name, offset %d and %q", err, fe.Offset, c.offset, c.message)
+			}
+		})
+	}
+}
+
+// TestDamagedRecords reads files whose last record is damaged: the frames
+// before it decode, then a FileError names the frame and byte offset and
+// sticks.
+func TestDamagedRecords(t *testing.T) {
+	good, err := os.ReadFile(filepath.Join(pcapsDir, "rocev2_ipv4.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := readAll(t, filepath.Join(pcapsDir, "rocev2_ipv4.pcap"))
+	last := all[len(all)-1]
+	huge := append([]byte(nil), good...)
+	binary.LittleEndian.PutUint32(huge[last.Offset+8:], 1<<30)
+	cases := []struct {
+		name    string
+		data    []byte
+		frame   int
+		offset  int64
+		message string
+	}{
+		{"last record cut", good[:len(good)-5], last.Number, last.Offset + 16, "last record cut short"},
+		{"record header cut", good[:last.Offset+7], last.Number, last.Offset, "record header cut short: 7 of 16 bytes"},
+		{"impossible length", huge, last.Number, last.Offset, "claims 1073741824 captured bytes"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := NewReader(bytes.NewReader(c.data), "damaged.pcap")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var f Frame
+			n := 0
+			for err = r.Next(&f); err == nil; err = r.Next(&f) {
+				n++
+			}
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				t.Fatalf("after %d frames: %v, want a *FileError", n, err)
+			}
+			if n != c.frame-1 || fe.Frame != c.frame || fe.Offset != c.offset || !strings.Contains(err.Error(), c.message) {
+				t.Errorf("after %d frames: %q (frame %d, offset %d); want %d frames, then frame %d at offset %d: %q",
+					n, err, fe.Frame, fe.Offset, c.frame-1, c.frame, c.offset, c.message)
+			}
+			want := "damaged.pcap: frame " + strconv.Itoa(c.frame)
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%q does not name %q", err, want)
+			}
+			if err2 := r.Next(&f); err2 != err {
+				t.Errorf("the next call returned %v, want the same FileError", err2)
+			}
+		})
+	}
+}
+
+// TestBadFrames reads files with malformed frames among good ones: each bad
+// frame gives a DecodeError naming the file, frame and byte offsets, and
+// reading goes on with the next frame.
+func TestBadFrames(t *testing.T) {
+	good := ibPacket(t, 0x04, 8) // RC SEND ONLY
+	longPktLen := append([]byte(nil), good...)
+	binary.BigEndian.PutUint16(longPktLen[4:], binary.BigEndian.Uint16(good[4:])+2) // 8 bytes more than there are
+	shortPktLen := append([]byte(nil), good...)
+	binary.BigEndian.PutUint16(shortPktLen[4:], binary.BigEndian.Uint16(good[4:])-2) // 8 bytes left over
+	ack := ibPacket(t, 0x11, 0)                                                      // RC ACKNOWLEDGE: BTH, AETH, no data
+	badPad := append([]byte(nil), ack...)
+	badPad[LRHLen+1] |= 3 << 4 // pad count 3: the AETH would lose 3 of its 4 bytes
+	SealNative(badPad)
+	reserved := ibPacket(t, 0x04, 8)
+	reserved[LRHLen] = 0x18 // a reserved RC opcode
+	SealNative(reserved)
+
+	roce := rocePacket(t, 0x0A, 32) // RC RDMA WRITE ONLY
+	badUDP := append([]byte(nil), roce...)
+	binary.BigEndian.PutUint16(badUDP[14+20+4:], uint16(len(roce))) // UDP length beyond the frame
+
+	cases := []struct {
+		name     string
+		linkType int
+		bad      []byte
+		byteOff  int
+		message  string
+	}{
+		{"PktLen past the packet", LinkTypeInfiniBand, longPktLen, 4, "runs past"},
+		{"PktLen short of the packet", LinkTypeInfiniBand, shortPktLen, 4, "unaccounted for"},
+		{"pad count eats the AETH", LinkTypeInfiniBand, badPad, LRHLen + BTHLen, "AETH needs 4 bytes, 1 left"},
+		{"reserved opcode", LinkTypeInfiniBand, reserved, LRHLen, "unknown opcode 0x18"},
+		{"UDP length past the IP payload", LinkTypeEthernet, badUDP, 14 + 20 + 4, "disagrees with the IP payload length"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ok := good
+			if c.linkType == LinkTypeEthernet {
+				ok = roce
+			}
+			path := writeCapture(t, c.linkType, ok, c.bad, ok)
+			r, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			var f Frame
+			for n := 1; n <= 3; n++ {
+				err := r.Next(&f)
+				if n != 2 {
+					if err != nil || f.Has&CRCsCheck == 0 || !f.ICRCOK {
+						t.Errorf("frame %d: %v (ICRC ok %v), want a good frame", n, err, f.ICRCOK)
+					}
+					continue
+				}
+				var de *DecodeError
+				if !errors.As(err, &de) {
+					t.Fatalf("frame 2: %v, want a *DecodeError", err)
+				}
+				recOff := int64(24 + 16 + len(ok))
+				if de.Name != path || de.Frame != 2 || de.Offset != recOff || de.Err.Offset != c.byteOff || !strings.Contains(err.Error(), c.message) {
+					t.Errorf("frame 2: %q (frame %d, record offset %d, byte %d); want frame 2, record offset %d, byte %d, %q",
+						err, de.Frame, de.Offset, de.Err.Offset, recOff, c.byteOff, c.message)
+				}
+				for _, part := range []string{path, "frame 2", "byte offset " + strconv.Itoa(int(recOff)), "byte " + strconv.Itoa(c.byteOff) + " of the frame"} {
+					if !strings.Contains(err.Error(), part) {
+						t.Errorf("%q does not say %q", err, part)
+					}
+				}
+			}
+			if err := r.Next(&f); err != io.EOF {
+				t.Errorf("after 3 frames: %v, want EOF", err)
+			}
+		})
+	}
+}
+
+// TestSnapLenCut checks a frame cut by the snap length: its headers decode,
+// its CRCs are not judged, and no error is raised.
+func TestSnapLenCut(t *testing.T) {
+	for _, pkt := range [][]byte{ibPacket(t, 0x06, 300), rocePacket(t, 0x06, 300)} {
+		lt := LinkTypeInfiniBand
+		if pkt[12] == 0x08 {
+			lt = LinkTypeEthernet
+		}
+		for _, keep := range []int{70, 100, len(pkt) - 1} {
+			var f Frame
+			f.CapLen, f.WireLen = keep, len(pkt)
+			d := Decoder{LinkType: lt, CheckCRC: true}
+			if err := d.Decode(pkt[:keep], &f); err != nil {
+				t.Errorf("link type %d cut to %d bytes: %v", lt, keep, err)
+				continue
+			}
+			if f.Has&(HasBTH|HasRETH) != HasBTH|HasRETH || f.Has&CRCsCheck != 0 {
+				t.Errorf("link type %d cut to %d bytes: has %b, want BTH and RETH and no CRC verdict", lt, keep, f.Has)
+			}
+		}
+	}
+}
