@@ -115,7 +115,9 @@ func (h HistSpec) Resolve(sample []int64, resolutionNs int64) HistSpec {
 	switch h.Mode {
 	case ModeLinear, "":
 		h.Mode = ModeLinear
-		span := max(q(0.99)+q(0.99)/4, 10*resolutionNs)
+		// Twice the 90th percentile: the bulk is drawn in detail and
+		// outliers (a 320 us stall among 2 us gaps) fall in Above.
+		span := max(2*q(0.9), 10*resolutionNs)
 		if h.BinNs == 0 {
 			h.BinNs = max(niceCeil(span/20), resolutionNs)
 		}

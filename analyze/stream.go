@@ -76,7 +76,7 @@ type Stream struct {
 	outStarted bool
 	lastOutNs  int64
 
-	formatResNs int64 // coarsest timestamp unit the file formats declare
+	formatResNs int64 // coarsest timestamp unit the file formats declare (ERF aside)
 	dataResNs   int64 // largest power of ten dividing every timestamp seen
 	stamps      int   // timestamps that went into dataResNs
 	totalBytes  int64
@@ -121,7 +121,11 @@ func OpenStream(paths []string, opts StreamOptions) (*Stream, error) {
 			s.totalBytes += sf.size
 		}
 		s.files = append(s.files, sf)
-		s.formatResNs = max(s.formatResNs, r.ResolutionNs())
+		if r.LinkType() != decode.LinkTypeERF {
+			// ERF records carry their own 32.32 timestamps whatever
+			// unit the pcap header declares.
+			s.formatResNs = max(s.formatResNs, r.ResolutionNs())
+		}
 		s.advance(i)
 	}
 	return s, nil
@@ -162,15 +166,15 @@ func (s *Stream) Progress() (doneBytes, totalBytes int64) {
 // rather than the file format, is trusted to show the clock's resolution.
 const minStampsForResolution = 16
 
-// ResolutionNs returns the timestamp resolution in ns: the coarser of the
-// file format's unit and the largest power of ten that divides every
-// timestamp read so far (a clock that stamps whole microseconds into a
-// nanosecond file shows as 1000).
+// ResolutionNs returns the timestamp resolution in ns: the largest power of
+// ten that divides every timestamp read so far (a clock that stamps whole
+// microseconds into a nanosecond file shows as 1000), or, until enough
+// timestamps have been read, the unit the file format declares.
 func (s *Stream) ResolutionNs() int64 {
 	if s.stamps < minStampsForResolution {
 		return s.formatResNs
 	}
-	return max(s.formatResNs, s.dataResNs)
+	return s.dataResNs
 }
 
 // Next hands out the next packet in timestamp order, io.EOF after the last.

@@ -1,0 +1,130 @@
+package analyze
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// HistSeries is one histogram to draw, with its legend name.
+type HistSeries struct {
+	Name string
+	Hist *Histogram
+}
+
+// TimeSeries is one line to draw: X in seconds from the capture's start, Y
+// in the unit the plot's label names.
+type TimeSeries struct {
+	Name string
+	XS   []float64
+	YS   []float64
+}
+
+// plotFormats are the file types gonum/plot writes that we offer.
+var plotFormats = []string{".png", ".svg", ".pdf"}
+
+// CheckPlotPath refuses a plot file name whose type cannot be drawn, so
+// that commands can say so before any work is done.
+func CheckPlotPath(path string) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, f := range plotFormats {
+		if ext == f {
+			return nil
+		}
+	}
+	return fmt.Errorf("plot %s: want a .png, .svg or .pdf file name", path)
+}
+
+// emptyBinFloor is where an empty bin is drawn on a log count axis, which
+// cannot show 0.
+const emptyBinFloor = 0.5
+
+// PlotHistograms draws histograms that share edges as step lines (x: IPD in
+// us; y: occurrences, on a log axis with logY) and writes path (.png, .svg
+// or .pdf). Exponential histograms get a log x axis.
+func PlotHistograms(path, title string, series []HistSeries, logY bool) error {
+	if err := CheckPlotPath(path); err != nil {
+		return err
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "inter-packet delay (us)"
+	p.Y.Label.Text = "occurrences"
+	if logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Min = emptyBinFloor
+	}
+	logX := len(series) > 0 && series[0].Hist.Mode == ModeExp
+	if logX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	for i, s := range series {
+		h := s.Hist
+		pts := make(plotter.XYs, 0, 2*len(h.Counts))
+		for b, c := range h.Counts {
+			lo, hi := float64(h.EdgesNs[b])/1e3, float64(h.EdgesNs[b+1])/1e3
+			if logX && lo <= 0 {
+				lo = hi / 2
+			}
+			y := float64(c)
+			if logY && y < emptyBinFloor {
+				y = emptyBinFloor
+			}
+			pts = append(pts, plotter.XY{X: lo, Y: y}, plotter.XY{X: hi, Y: y})
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", s.Name, err)
+		}
+		l.Color = plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(i)
+		l.Width = vg.Points(1.2)
+		p.Add(l)
+		p.Legend.Add(s.Name, l)
+	}
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+		return fmt.Errorf("write plot %s: %w", path, err)
+	}
+	return nil
+}
+
+// PlotLines draws time series (x: seconds) with the y label given and
+// writes path (.png, .svg or .pdf).
+func PlotLines(path, title, yLabel string, series []TimeSeries) error {
+	if err := CheckPlotPath(path); err != nil {
+		return err
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "time since the first packet (s)"
+	p.Y.Label.Text = yLabel
+	for i, s := range series {
+		pts := make(plotter.XYs, len(s.XS))
+		for j := range s.XS {
+			pts[j] = plotter.XY{X: s.XS[j], Y: s.YS[j]}
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", s.Name, err)
+		}
+		l.Color = plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(i)
+		p.Add(l)
+		p.Legend.Add(s.Name, l)
+	}
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+		return fmt.Errorf("write plot %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/decode"
+	"github.com/spf13/cobra"
+)
+
+type ipdOpts struct {
+	by           string
+	opcodes      string
+	bin          string
+	bins         int
+	exp          bool
+	edges        string
+	rate         string
+	width        string
+	gbps         float64
+	phases       bool
+	phasePackets int
+	json         bool
+	plot         string
+	logY         bool
+	window       int
+	top          int
+	compare      bool
+}
+
+func init() {
+	var o ipdOpts
+	cmd := &cobra.Command{
+		Use:   "ipd FILE [FILE...]",
+		Short: "Inter-packet delay histograms and figures per flow, link direction or QP",
+		Long: `ipd measures the time between consecutive packets of each flow (IB: SLID,
+DLID, DestQP; RoCE: source, destination, DestQP), of each link direction
+(--by link: every packet to one destination) or of each QP (--by qp), over
+data-carrying packets unless --opcodes says otherwise.
+
+Several files are read as one capture in timestamp order (rotated pieces);
+timestamps out of order are sorted back within a window and reported.
+The capture's timestamp resolution is detected and bins finer than it are
+refused. Percentiles come from a log-linear sketch: exact for values below
+128 ns and for values on the clock's unit, otherwise within 0.78%.
+
+With --compare A B, two captures of the same traffic (sender and receiver
+side) are shown side by side with aligned histograms, the Kolmogorov-Smirnov
+distance, and one-way delays of packets matched by (flow, PSN).
+
+Durations take ns, us, ms or s: --bin 1us, --edges 0,1us,2us,4us,8us.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.compare {
+				return runCompare(cmd.OutOrStdout(), args, o)
+			}
+			return runIPD(cmd.OutOrStdout(), args, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.by, "by", analyze.ByFlow, "group packets by `flow`, link (direction) or qp")
+	f.StringVar(&o.opcodes, "opcodes", "", "opcodes to count: names (RC_RDMA_WRITE_MIDDLE), numbers, data, ack, all (default data)")
+	f.StringVar(&o.bin, "bin", "", "bin width (linear) or first bin (--exp), e.g. 1us (default: picked from the data)")
+	f.IntVar(&o.bins, "bins", 0, "number of bins (default: picked from the data)")
+	f.BoolVar(&o.exp, "exp", false, "exponential bins: [0,b), [b,2b), [2b,4b), ...")
+	f.StringVar(&o.edges, "edges", "", "free bin edges, e.g. 0,1us,2us,4us,10us")
+	f.StringVar(&o.rate, "rate", "", "link rate for the expected IPD: SDR, DDR, QDR, FDR, EDR, HDR, NDR")
+	f.StringVar(&o.width, "width", "4x", "link width with --rate: 1x, 4x, 8x, 12x")
+	f.Float64Var(&o.gbps, "gbps", 0, "link data rate in Gb/s for the expected IPD (instead of --rate)")
+	f.BoolVar(&o.phases, "phases", false, "detect where the IPD regime changes and report each phase")
+	f.IntVar(&o.phasePackets, "phase-packets", analyze.DefaultPhasePackets, "shortest phase reported, in packets")
+	f.BoolVar(&o.json, "json", false, "JSON output (the ipd contract)")
+	f.StringVar(&o.plot, "plot", "", "draw the histograms to `FILE` (.png, .svg, .pdf)")
+	f.BoolVar(&o.logY, "log", false, "log-scale counts in --plot")
+	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, "reorder window for out-of-order timestamps, in packets")
+	f.IntVar(&o.top, "top", 10, "text output: the `N` busiest flows (0: all)")
+	f.BoolVar(&o.compare, "compare", false, "compare two captures A B of the same traffic (sender and receiver side)")
+	rootCmd.AddCommand(cmd)
+}
+
+// ipdConfig turns the flags into an analysis configuration.
+func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
+	cfg := analyze.IPDConfig{By: o.by, Phases: o.phases, PhasePackets: o.phasePackets}
+	var err error
+	if cfg.Opcodes, err = analyze.ParseOpcodes(o.opcodes); err != nil {
+		return cfg, err
+	}
+	h := &cfg.Hist
+	h.Mode, h.Bins = analyze.ModeLinear, o.bins
+	if o.exp {
+		h.Mode = analyze.ModeExp
+	}
+	if o.bin != "" {
+		if h.BinNs, err = analyze.ParseDurationNs(o.bin); err != nil {
+			return cfg, fmt.Errorf("--bin: %w", err)
+		}
+		if h.BinNs <= 0 {
+			return cfg, fmt.Errorf("--bin %s: must be positive", o.bin)
+		}
+	}
+	if o.bins < 0 {
+		return cfg, fmt.Errorf("--bins %d: must be positive", o.bins)
+	}
+	if o.edges != "" {
+		if o.exp || o.bin != "" || o.bins != 0 {
+			return cfg, errors.New("--edges sets every bin: it does not go with --exp, --bin or --bins")
+		}
+		h.Mode = analyze.ModeEdges
+		if h.EdgesNs, err = analyze.ParseEdges(o.edges); err != nil {
+			return cfg, fmt.Errorf("--edges: %w", err)
+		}
+	}
+	switch {
+	case o.rate != "" && o.gbps != 0:
+		return cfg, errors.New("give --rate or --gbps, not both")
+	case o.rate != "":
+		r, err := analyze.ParseLinkRate(o.rate)
+		if err != nil {
+			return cfg, err
+		}
+		lanes, err := analyze.ParseLinkWidth(o.width)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.DataGbps = r.DataGbps(lanes)
+		cfg.RateName = fmt.Sprintf("%s %dx (%s, %g Gb/s data)", r.Name, lanes, r.Encoding, cfg.DataGbps)
+	case o.gbps < 0:
+		return cfg, fmt.Errorf("--gbps %g: must be positive", o.gbps)
+	case o.gbps > 0:
+		cfg.DataGbps = o.gbps
+		cfg.RateName = fmt.Sprintf("%g Gb/s", o.gbps)
+	}
+	if o.phasePackets < 1 {
+		return cfg, fmt.Errorf("--phase-packets %d: must be at least 1", o.phasePackets)
+	}
+	if o.plot != "" {
+		if err := analyze.CheckPlotPath(o.plot); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+// openStream opens files as one stream, with warnings for bad frames and files.
+func openStream(paths []string, window int, checkCRC bool) (*analyze.Stream, *int, error) {
+	if window < 1 {
+		return nil, nil, fmt.Errorf("--window %d: must be at least 1", window)
+	}
+	decodeWarnings := new(int)
+	s, err := analyze.OpenStream(paths, analyze.StreamOptions{
+		WindowPackets: window,
+		CheckCRC:      checkCRC,
+		OnDecodeError: func(err *decode.DecodeError) {
+			*decodeWarnings++
+			if *decodeWarnings <= maxWarnings {
+				warnf("%v (frame skipped)", err)
+			} else if *decodeWarnings == maxWarnings+1 {
+				warnf("more frames could not be decoded; counting them without messages")
+			}
+		},
+		OnFileError: func(err error) { warnf("%v (the rest of this file is not read)", err) },
+	})
+	return s, decodeWarnings, err
+}
+
+// streamProgress reports a stream's progress on a terminal.
+func streamProgress(p *progress) func(s *analyze.Stream) {
+	return func(s *analyze.Stream) {
+		done, _ := s.Progress()
+		p.update(s.Stats().Frames, done)
+	}
+}
+
+// warnInput reports what the input held that the user should know about.
+func warnInput(in analyze.InputJSON) {
+	d := in.Disorder
+	if d.OutOfOrder > 0 {
+		warnf("%d frames are stamped earlier than the frame before them (first: %s; largest step back %s); sorted within a window of %d packets",
+			d.OutOfOrder, d.First, analyze.FormatNs(d.MaxStepBackNs), d.WindowPackets)
+	}
+	if d.Late > 0 {
+		warnf("%d packets were out of order beyond the window (first: %s): left out of the IPDs; try a larger --window", d.Late, d.FirstLate)
+	}
+}
+
+// noPackets explains an input with nothing to analyse.
+func noPackets(in analyze.InputJSON) error {
+	return fmt.Errorf("no IB or RoCE transport packets in %s: %d frames read, %d neither IB nor RoCE, %d link packets, %d could not be decoded",
+		strings.Join(in.Files, ", "), in.Frames, in.NotIB, in.LinkPackets, in.DecodeErrors)
+}
+
+func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
+	cfg, err := ipdConfig(o)
+	if err != nil {
+		return err
+	}
+	s, _, err := openStream(paths, o.window, false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	_, total := s.Progress()
+	prog := newProgress("ipd", total, o.json)
+	r, err := analyze.RunIPD(s, cfg, streamProgress(prog))
+	prog.done()
+	in := s.Stats()
+	if err != nil {
+		switch {
+		case errors.Is(err, analyze.ErrNoIPD) && in.Packets == 0:
+			return noPackets(analyzeInput(s))
+		case errors.Is(err, analyze.ErrNoIPD):
+			return fmt.Errorf("%s: %d IB/RoCE packets, none of them two of one %s with a counted opcode (%s): no inter-packet delay (--opcodes all counts every opcode)",
+				strings.Join(paths, ", "), in.Packets, cfg.By, opcodeWords(o.opcodes))
+		}
+		return err
+	}
+	warnInput(r.Input)
+	w := bufio.NewWriter(stdout)
+	if o.json {
+		err = writeJSON(w, r)
+	} else {
+		writeIPDText(w, r, o.top)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	if err != nil {
+		return err
+	}
+	if o.plot != "" {
+		var series []analyze.HistSeries
+		for i, f := range r.Flows {
+			if o.top > 0 && i >= o.top {
+				break
+			}
+			series = append(series, analyze.HistSeries{Name: f.Key.String(), Hist: f.Hist()})
+		}
+		if err := analyze.PlotHistograms(o.plot, "IPD per "+r.By+": "+strings.Join(r.Input.Files, ", "), series, o.logY); err != nil {
+			return err
+		}
+	}
+	if in.FileErrors > 0 || in.DecodeErrors > 0 {
+		return errReported
+	}
+	return nil
+}
+
+func opcodeWords(s string) string {
+	if s == "" {
+		return "data"
+	}
+	return s
+}
+
+// analyzeInput is what was read, for messages about an input with no result.
+func analyzeInput(s *analyze.Stream) analyze.InputJSON {
+	st := s.Stats()
+	return analyze.InputJSON{Files: s.Names(), Frames: st.Frames, Packets: st.Packets, NotIB: st.NotIB,
+		LinkPackets: st.LinkPackets, DecodeErrors: st.DecodeErrors, FileErrors: st.FileErrors}
+}
+
+// barWidth is the longest histogram bar in the text output, in characters.
+const barWidth = 50
+
+func writeIPDText(w io.Writer, r *analyze.IPDResult, top int) {
+	in := r.Input
+	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets, %d counted (%s); timestamp resolution %s\n",
+		strings.Join(in.Files, ", "), in.Frames, in.Packets, r.Counted, strings.Join(r.Opcodes, ","), analyze.FormatNs(r.ResolutionNs))
+	if r.Rate != "" {
+		fmt.Fprintf(w, "link: %s\n", r.Rate)
+	}
+	fmt.Fprintf(w, "%d %s(s)", len(r.Flows), r.By)
+	if top > 0 && len(r.Flows) > top {
+		fmt.Fprintf(w, ", the %d busiest shown (--top 0 for all)", top)
+	}
+	fmt.Fprintln(w)
+	for i, f := range r.Flows {
+		if top > 0 && i >= top {
+			break
+		}
+		fmt.Fprintf(w, "\n%s %s: %d packets\n", r.By, f.Key, f.Packets)
+		s := f.IPDNs
+		if s.Count == 0 {
+			fmt.Fprintf(w, "  one packet: no IPD\n")
+			continue
+		}
+		fs := analyze.FormatNs
+		fmt.Fprintf(w, "  IPD: count %d  min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s  stddev %s\n",
+			s.Count, fs(s.Min), fs(s.P50), fs(s.P90), fs(s.P99), fs(s.P999), fs(s.Max), fs(s.Mean), fs(s.StdDev))
+		if f.ExpectedIPDNs > 0 {
+			fmt.Fprintf(w, "  expected %s for %.0f-byte packets back to back; observed median / expected = %.2f\n",
+				fs(f.ExpectedIPDNs), f.MeanWireBytes, f.Ratio)
+		}
+		if f.Late > 0 {
+			fmt.Fprintf(w, "  %d packets out of order beyond the window: no IPD for them\n", f.Late)
+		}
+		writeHistText(w, f.Histogram, s.Count)
+		if len(f.Phases) > 0 {
+			fmt.Fprintf(w, "  phases:\n")
+			for j, p := range f.Phases {
+				fmt.Fprintf(w, "    %d: +%s .. +%s  %d packets  median IPD %s\n", j+1,
+					fs(p.StartNs-f.FirstNs), fs(p.EndNs-f.FirstNs), p.Packets, fs(p.MedianIPDNs))
+			}
+		}
+	}
+}
+
+// writeHistText writes the study's table: interval, occurrence, percentage, bar.
+func writeHistText(w io.Writer, h analyze.HistJSON, total uint64) {
+	var most uint64
+	for _, b := range h.Bins {
+		most = max(most, b.Count)
+	}
+	most = max(most, h.Below, h.Above, 1)
+	row := func(label string, c uint64) {
+		bar := strings.Repeat("#", int((c*barWidth+most-1)/most))
+		fmt.Fprintf(w, "  %-22s %10d %7.2f%%  %s\n", label, c, 100*float64(c)/float64(total), bar)
+	}
+	fmt.Fprintf(w, "  %-22s %10s %8s\n", "interval", "occurrence", "percent")
+	if h.Below > 0 {
+		row("< "+analyze.FormatNs(h.Bins[0].LoNs), h.Below)
+	}
+	// Runs of three or more empty bins share one row.
+	for i := 0; i < len(h.Bins); i++ {
+		j := i
+		for j+1 < len(h.Bins) && h.Bins[i].Count == 0 && h.Bins[j+1].Count == 0 {
+			j++
+		}
+		if j-i < 2 {
+			j = i
+		}
+		row("["+analyze.FormatNs(h.Bins[i].LoNs)+", "+analyze.FormatNs(h.Bins[j].HiNs)+")", h.Bins[i].Count)
+		i = j
+	}
+	row(">= "+analyze.FormatNs(h.Bins[len(h.Bins)-1].HiNs), h.Above)
+}
