@@ -1,0 +1,387 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// Credit accounting from a capture that holds both directions of one link
+// with its flow-control packets (FCPs), as a tap at a port sees them: per
+// link direction and VL, the sender's FCPs carry its FCTBS (blocks sent
+// since link init) and the receiver's FCPs carry its FCCL (blocks received
+// plus free buffer blocks), both mod 4096. Credits available to the sender
+// are FCCL − FCTBS (mod 4096) at any moment; their maximum, seen while the
+// link is idle, is the receiver's whole buffer.
+
+// ErrNoFCP is returned by Credits for a capture without flow-control
+// packets: the switch-buffer estimate then needs two captures (Buffer).
+var ErrNoFCP = errors.New("no flow-control packets (ERF type 25) in the capture")
+
+// CreditOptions tune Credits. The zero value infers the link's byte time.
+type CreditOptions struct {
+	// NsPerByte is the serialisation time of one byte on the link, ns (8 /
+	// data rate in Gb/s); 0 infers it from back-to-back data packets.
+	NsPerByte float64
+	// MaxPoints bounds each direction's time series (default 2000).
+	MaxPoints int
+	// OnDecodeError is told of frames that could not be decoded.
+	OnDecodeError func(err *decode.DecodeError)
+}
+
+// CreditReport is the credit accounting of one capture.
+type CreditReport struct {
+	File              string       `json:"file"`
+	Frames            int          `json:"frames"`
+	FCPs              int          `json:"fcps"`
+	DataPackets       int          `json:"data_packets"`
+	DecodeErrors      int          `json:"decode_errors"`
+	NsPerByte         float64      `json:"ns_per_byte"`          // byte time used for packet end times
+	NsPerByteInferred bool         `json:"ns_per_byte_inferred"` // true when inferred from the capture
+	Links             []CreditLink `json:"links"`                // one per link direction and VL
+	Problems          []string     `json:"problems,omitempty"`   // what could not be accounted
+	points            int
+}
+
+// CreditLink is one link direction and VL: data sent on interface Iface,
+// FCCL advertised from interface PeerIface.
+type CreditLink struct {
+	Iface        int   `json:"iface"`      // ERF interface of the data and of the sender's FCPs
+	PeerIface    int   `json:"peer_iface"` // interface of the receiver's FCPs
+	VL           int   `json:"vl"`
+	DataPackets  int   `json:"data_packets"`
+	DataBlocks   int64 `json:"data_blocks"` // 64-byte blocks of the data packets seen
+	SenderFCPs   int   `json:"sender_fcps"`
+	ReceiverFCPs int   `json:"receiver_fcps"`
+	// FCTBS check: at each sender FCP after the first, the FCTBS must have
+	// advanced by exactly the blocks of the data packets seen since.
+	FCTBSChecks     int             `json:"fctbs_checks"`
+	FCTBSMismatches int             `json:"fctbs_mismatches"`
+	MissingBlocks   int64           `json:"missing_blocks"` // blocks the sender counted that the capture lacks
+	Mismatches      []FCTBSMismatch `json:"mismatches,omitempty"`
+	// BufferBlocks is the receive-buffer estimate: the most credits ever
+	// available (FCCL − FCTBS), reached when nothing is in flight.
+	BufferBlocks  int           `json:"buffer_blocks"`
+	BufferBytes   int           `json:"buffer_bytes"`
+	BufferAtNs    int64         `json:"buffer_at_ns"`    // first FCP that showed it
+	BufferSeen    int           `json:"buffer_seen"`     // FCPs that showed it
+	MinCredits    int           `json:"min_credits"`     // fewest blocks available just before a send
+	MaxInFlight   int           `json:"max_in_flight"`   // most blocks sent and not yet returned (buffer − credits)
+	CreditStallNs int64         `json:"credit_stall_ns"` // time data waited for credits
+	CreditStalls  int           `json:"credit_stalls"`   // separate waits
+	FirstNs       int64         `json:"first_ns"`
+	LastNs        int64         `json:"last_ns"`
+	Series        []CreditPoint `json:"series,omitempty"`
+
+	st creditState
+}
+
+// FCTBSMismatch is one FCP whose FCTBS disagrees with the data seen.
+type FCTBSMismatch struct {
+	TsNs     int64 `json:"ts_ns"`
+	Frame    int   `json:"frame"`
+	Expected int   `json:"expected"` // FCTBS from the last FCP plus the blocks seen since, mod 4096
+	Got      int   `json:"got"`
+	Blocks   int   `json:"blocks"` // got − expected mod 4096: blocks sent and not captured
+}
+
+// CreditPoint is one moment of a link direction's credit state.
+type CreditPoint struct {
+	TsNs     int64 `json:"ts_ns"`
+	FCTBS    int   `json:"fctbs"`
+	FCCL     int   `json:"fccl"`
+	Credits  int   `json:"credits"`   // FCCL − FCTBS mod 4096, blocks
+	InFlight int   `json:"in_flight"` // buffer estimate − credits, blocks (filled at the end)
+}
+
+type creditState struct {
+	anchored  bool
+	fctbs     int // mod 4096, advanced by the data seen
+	haveFCCL  bool
+	fccl      int
+	prevEndNs int64 // when the last data packet's last byte left
+	// FCCL updates since the last data packet: a stall ends at the first
+	// one that covers the next packet.
+	updates []fcclUpdate
+	covered bool // an update since the last packet covers any packet
+	stride  int
+	skip    int
+}
+
+type fcclUpdate struct {
+	usableNs int64 // when the FCP was wholly received
+	fccl     int
+}
+
+const maxMismatchesKept = 20
+
+// maxPacketBlocks is the credit cost of the largest IB packet: a 4 KiB MTU
+// first RDMA WRITE (LRH 8 + BTH 12 + RETH 16 + 4096 + ICRC 4 + VCRC 2).
+const maxPacketBlocks = (8 + 12 + 16 + 4096 + 4 + 2 + decode.BlockBytes - 1) / decode.BlockBytes
+
+// BlocksOf is the credit cost of a packet of ibBytes, LRH through VCRC:
+// 64-byte blocks, rounded up (IBA Vol. 1, 7.9.4; the 2015 study's 2074-byte
+// packets took 33).
+func BlocksOf(ibBytes int) int { return (ibBytes + decode.BlockBytes - 1) / decode.BlockBytes }
+
+// Credits reads a capture and accounts for credits per link direction and VL.
+func Credits(path string, opts CreditOptions) (*CreditReport, error) {
+	if opts.MaxPoints <= 0 {
+		opts.MaxPoints = 2000
+	}
+	nsPerByte := opts.NsPerByte
+	if nsPerByte <= 0 {
+		var err error
+		if nsPerByte, err = inferNsPerByte(path); err != nil {
+			return nil, err
+		}
+	}
+	r, err := decode.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	rep := &CreditReport{File: path, NsPerByte: nsPerByte, NsPerByteInferred: opts.NsPerByte <= 0, points: opts.MaxPoints}
+	links := map[[2]int]*CreditLink{}
+	get := func(iface, vl int) *CreditLink {
+		k := [2]int{iface, vl}
+		l := links[k]
+		if l == nil {
+			l = &CreditLink{Iface: iface, PeerIface: iface ^ 1, VL: vl, MinCredits: -1}
+			l.st.stride = 1
+			links[k] = l
+		}
+		return l
+	}
+	var f decode.Frame
+	for {
+		err := r.Next(&f)
+		if err == io.EOF {
+			break
+		}
+		var de *decode.DecodeError
+		if errors.As(err, &de) {
+			rep.DecodeErrors++
+			if opts.OnDecodeError != nil {
+				opts.OnDecodeError(de)
+			}
+			continue
+		}
+		if err != nil {
+			return rep, err
+		}
+		rep.Frames++
+		if f.Iface < 0 && (f.Transport == decode.TransportLink || f.Transport == decode.TransportIB) {
+			return rep, fmt.Errorf("%s: frame %d: the capture does not record direction, so the two sides' flow-control packets cannot be told apart", path, f.Number)
+		}
+		switch f.Transport {
+		case decode.TransportLink:
+			rep.FCPs++
+			fcp := &f.Link
+			// The sender's own FCP: its FCTBS for data it sends on this VL.
+			get(int(f.Iface), int(fcp.VL)).senderFCP(f.TsNs, f.Number, int(fcp.FCTBS))
+			// The same FCP is the receiver's FCCL for the opposite direction.
+			get(int(f.Iface)^1, int(fcp.VL)).receiverFCP(f.TsNs+int64(math.Round(decode.LinkFCPLen*nsPerByte)), int(fcp.FCCL), rep.points)
+		case decode.TransportIB:
+			rep.DataPackets++
+			get(int(f.Iface), int(f.LRH.VL)).data(f.TsNs, f.IBLen, nsPerByte, rep.points)
+		}
+	}
+	if rep.FCPs == 0 {
+		return rep, fmt.Errorf("%s: %w", path, ErrNoFCP)
+	}
+	keys := make([][2]int, 0, len(links))
+	for k, l := range links {
+		if l.DataPackets == 0 && l.ReceiverFCPs == 0 {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i][0] < keys[j][0] || keys[i][0] == keys[j][0] && keys[i][1] < keys[j][1]
+	})
+	for _, k := range keys {
+		l := links[k]
+		l.finish()
+		if l.DataPackets > 0 && l.ReceiverFCPs == 0 {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("interface %d VL %d: %d data packets but no FCCL from the receiver (interface %d)", l.Iface, l.VL, l.DataPackets, l.PeerIface))
+		}
+		if l.DataPackets > 0 && l.SenderFCPs == 0 {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("interface %d VL %d: %d data packets but no FCP from the sender, so no FCTBS to start from", l.Iface, l.VL, l.DataPackets))
+		}
+		rep.Links = append(rep.Links, *l)
+	}
+	return rep, nil
+}
+
+func (l *CreditLink) senderFCP(tsNs int64, frame, fctbs int) {
+	l.SenderFCPs++
+	s := &l.st
+	if s.anchored {
+		l.FCTBSChecks++
+		if fctbs != s.fctbs {
+			l.FCTBSMismatches++
+			missing := (fctbs - s.fctbs) & 0xFFF
+			l.MissingBlocks += int64(missing)
+			if len(l.Mismatches) < maxMismatchesKept {
+				l.Mismatches = append(l.Mismatches, FCTBSMismatch{TsNs: tsNs, Frame: frame, Expected: s.fctbs, Got: fctbs, Blocks: missing})
+			}
+		}
+	}
+	s.anchored = true
+	s.fctbs = fctbs
+}
+
+func (l *CreditLink) receiverFCP(usableNs int64, fccl, maxPoints int) {
+	l.ReceiverFCPs++
+	s := &l.st
+	s.haveFCCL = true
+	s.fccl = fccl
+	// Once an update after the last packet covers the largest packet, the
+	// ones after it cannot end a stall: keep only the newest of them, as
+	// the state carried into the next gap, so memory stays bounded.
+	if n := len(s.updates); n >= 2 && s.covered {
+		s.updates[n-1] = fcclUpdate{usableNs, fccl}
+	} else {
+		s.updates = append(s.updates, fcclUpdate{usableNs, fccl})
+		s.covered = s.anchored && len(s.updates) >= 2 && (fccl-s.fctbs)&0xFFF >= maxPacketBlocks
+	}
+	if !s.anchored {
+		return
+	}
+	c := (fccl - s.fctbs) & 0xFFF
+	switch {
+	case c > l.BufferBlocks:
+		l.BufferBlocks, l.BufferAtNs, l.BufferSeen = c, usableNs, 1
+	case c == l.BufferBlocks:
+		l.BufferSeen++
+	}
+	l.point(usableNs, c, maxPoints)
+}
+
+func (l *CreditLink) data(tsNs int64, ibBytes int, nsPerByte float64, maxPoints int) {
+	s := &l.st
+	b := BlocksOf(ibBytes)
+	if l.DataPackets == 0 {
+		l.FirstNs = tsNs
+	}
+	l.DataPackets++
+	l.DataBlocks += int64(b)
+	l.LastNs = tsNs
+	if s.anchored && s.haveFCCL {
+		// Credits when the previous packet ended, then at each FCCL update
+		// since: if they were short of this packet, the sender waited from
+		// the end of the previous packet until the update that covered it.
+		if l.DataPackets > 1 {
+			fccl := s.fccl
+			if len(s.updates) > 0 {
+				fccl = -1
+				for i := len(s.updates) - 1; i >= 0; i-- {
+					if s.updates[i].usableNs <= s.prevEndNs {
+						fccl = s.updates[i].fccl
+						break
+					}
+				}
+			}
+			if fccl >= 0 && (fccl-s.fctbs)&0xFFF < b {
+				for _, u := range s.updates {
+					if u.usableNs > s.prevEndNs && (u.fccl-s.fctbs)&0xFFF >= b && u.usableNs <= tsNs {
+						l.CreditStallNs += u.usableNs - s.prevEndNs
+						l.CreditStalls++
+						break
+					}
+				}
+			}
+		}
+		c := (s.fccl - s.fctbs) & 0xFFF
+		if l.MinCredits < 0 || c < l.MinCredits {
+			l.MinCredits = c
+		}
+		s.fctbs = (s.fctbs + b) & 0xFFF
+		l.point(tsNs, (s.fccl-s.fctbs)&0xFFF, maxPoints)
+	} else if s.anchored {
+		s.fctbs = (s.fctbs + b) & 0xFFF
+	}
+	// Keep the last update as the state carried into the next gap.
+	if n := len(s.updates); n > 0 {
+		s.updates[0] = s.updates[n-1]
+		s.updates = s.updates[:1]
+	}
+	s.covered = false
+	s.prevEndNs = tsNs + int64(math.Round(float64(ibBytes)*nsPerByte))
+}
+
+// point records the state, halving the series whenever it doubles the limit.
+func (l *CreditLink) point(tsNs int64, credits, maxPoints int) {
+	s := &l.st
+	if s.skip++; s.skip < s.stride {
+		return
+	}
+	s.skip = 0
+	l.Series = append(l.Series, CreditPoint{TsNs: tsNs, FCTBS: s.fctbs, FCCL: s.fccl, Credits: credits})
+	if len(l.Series) >= 2*maxPoints {
+		for i := range maxPoints {
+			l.Series[i] = l.Series[2*i]
+		}
+		l.Series = l.Series[:maxPoints]
+		s.stride *= 2
+	}
+}
+
+func (l *CreditLink) finish() {
+	l.BufferBytes = l.BufferBlocks * decode.BlockBytes
+	if l.MinCredits < 0 {
+		l.MinCredits = 0
+	}
+	for i := range l.Series {
+		p := &l.Series[i]
+		p.InFlight = max(0, l.BufferBlocks-p.Credits)
+		l.MaxInFlight = max(l.MaxInFlight, p.InFlight)
+	}
+	if l.DataPackets > 0 {
+		l.MaxInFlight = max(l.MaxInFlight, l.BufferBlocks-l.MinCredits)
+	}
+}
+
+// inferNsPerByte finds the link's byte time from the closest-spaced data
+// packets of one direction: the smallest gap per byte of the earlier
+// packet, which back-to-back packets reach.
+func inferNsPerByte(path string) (float64, error) {
+	r, err := decode.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	var f decode.Frame
+	last := map[int8][2]int64{}
+	best := math.Inf(1)
+	for n := 0; n < 200000; {
+		err := r.Next(&f)
+		if err == io.EOF {
+			break
+		}
+		var de *decode.DecodeError
+		if errors.As(err, &de) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if f.Transport != decode.TransportIB {
+			continue
+		}
+		n++
+		if p, ok := last[f.Iface]; ok && f.TsNs > p[0] {
+			best = min(best, float64(f.TsNs-p[0])/float64(p[1]))
+		}
+		last[f.Iface] = [2]int64{f.TsNs, int64(f.IBLen)}
+	}
+	if math.IsInf(best, 1) {
+		return 0, fmt.Errorf("%s: too few data packets to infer the link's byte time; give the link rate", path)
+	}
+	return best, nil
+}

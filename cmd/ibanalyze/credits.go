@@ -1,0 +1,169 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/decode"
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+type creditsOpts struct {
+	json  bool
+	plot  string
+	rate  string
+	width string
+}
+
+func init() {
+	var o creditsOpts
+	cmd := &cobra.Command{
+		Use:   "credits FILE",
+		Short: "Link-level flow control: FCTBS/FCCL, credits, credit stalls, receive-buffer estimate",
+		Long: `credits reads a capture of one link with its flow-control packets (ERF
+type 25), both directions (as a tap at a port records them), and reports per
+link direction and VL: credits available (FCCL - FCTBS mod 4096, 64-byte
+blocks), blocks in flight, the time data waited for credits, a check that
+FCTBS advances by exactly the blocks of the data packets seen (mismatches mean
+frames the capture lost), and the receiver's buffer: the most credits ever
+available, reached while nothing is in flight.
+
+Without flow-control packets there is nothing to account; estimate a switch
+buffer from sender and receiver captures with 'ibanalyze buffer' instead.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runCredits(cmd.OutOrStdout(), args[0], o) },
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.json, "json", false, "JSON report (with a downsampled time series per direction)")
+	f.StringVar(&o.plot, "plot", "", "plot credits and blocks in flight over time to `FILE` (.png, .svg, .pdf)")
+	f.StringVar(&o.rate, "rate", "", "link rate (SDR..NDR) for packet end times; default: inferred from back-to-back packets")
+	f.StringVar(&o.width, "width", "4x", "link width with --rate (1x, 4x, 8x, 12x)")
+	rootCmd.AddCommand(cmd)
+}
+
+func runCredits(w io.Writer, path string, o creditsOpts) error {
+	opts := analyze.CreditOptions{}
+	if o.rate != "" {
+		r, err := analyze.ParseLinkRate(o.rate)
+		if err != nil {
+			return err
+		}
+		lanes, err := analyze.ParseLinkWidth(o.width)
+		if err != nil {
+			return err
+		}
+		opts.NsPerByte = 8 / r.DataGbps(lanes)
+	}
+	decodeErrs := 0
+	opts.OnDecodeError = func(err *decode.DecodeError) {
+		if decodeErrs++; decodeErrs <= maxWarnings {
+			warnf("%v", err)
+		}
+	}
+	rep, err := analyze.Credits(path, opts)
+	if errors.Is(err, analyze.ErrNoFCP) {
+		return fmt.Errorf("%w; credits needs a capture of a link with its flow-control packets. "+
+			"To estimate a switch buffer from data packets alone, run: ibanalyze buffer SENDER-CAPTURE... RECEIVER-CAPTURE", err)
+	}
+	if err != nil {
+		return err
+	}
+	for _, p := range rep.Problems {
+		warnf("%s: %s", path, p)
+	}
+	if o.plot != "" {
+		if err := plotCredits(rep, o.plot); err != nil {
+			return err
+		}
+	}
+	if o.json {
+		return writeJSON(w, rep)
+	}
+	for i := range rep.Links {
+		rep.Links[i].Series = nil
+	}
+	printCredits(w, rep)
+	return nil
+}
+
+func printCredits(w io.Writer, rep *analyze.CreditReport) {
+	how := "given"
+	if rep.NsPerByteInferred {
+		how = "inferred"
+	}
+	fmt.Fprintf(w, "%s: %d frames, %d flow-control packets, %d data packets; byte time %.4g ns (%s)\n",
+		rep.File, rep.Frames, rep.FCPs, rep.DataPackets, rep.NsPerByte, how)
+	for _, l := range rep.Links {
+		fmt.Fprintf(w, "\ninterface %d -> %d, VL %d: %d data packets (%d blocks), %d sender FCPs, %d receiver FCPs\n",
+			l.Iface, l.PeerIface, l.VL, l.DataPackets, l.DataBlocks, l.SenderFCPs, l.ReceiverFCPs)
+		if l.ReceiverFCPs == 0 || l.SenderFCPs == 0 {
+			fmt.Fprintln(w, "  not enough flow-control packets to account for credits")
+			continue
+		}
+		fmt.Fprintf(w, "  receive buffer    %d blocks = %d bytes (%.1f KiB; seen in %d FCPs)\n",
+			l.BufferBlocks, l.BufferBytes, float64(l.BufferBytes)/1024, l.BufferSeen)
+		if l.DataPackets > 0 {
+			fmt.Fprintf(w, "  credits           min %d blocks before a send; most in flight %d blocks\n", l.MinCredits, l.MaxInFlight)
+			span := l.LastNs - l.FirstNs
+			frac := ""
+			if span > 0 {
+				frac = fmt.Sprintf(" (%.1f%% of the %s the data spans)", 100*float64(l.CreditStallNs)/float64(span), analyze.FormatNs(span))
+			}
+			fmt.Fprintf(w, "  credit stalls     %s in %d waits%s\n", analyze.FormatNs(l.CreditStallNs), l.CreditStalls, frac)
+		}
+		verdict := "ok"
+		if l.FCTBSMismatches > 0 {
+			verdict = fmt.Sprintf("%d mismatches, %d blocks sent that the capture lacks (lost frames)", l.FCTBSMismatches, l.MissingBlocks)
+		}
+		fmt.Fprintf(w, "  FCTBS check       %d checks: %s\n", l.FCTBSChecks, verdict)
+		for _, m := range l.Mismatches {
+			fmt.Fprintf(w, "    frame %d: FCTBS %d, expected %d (%d blocks missing)\n", m.Frame, m.Got, m.Expected, m.Blocks)
+		}
+	}
+}
+
+// plotCredits draws, per link direction with data, credits available and
+// blocks in flight against time since the first point.
+func plotCredits(rep *analyze.CreditReport, path string) error {
+	p := plot.New()
+	p.Title.Text = "credits: " + rep.File
+	p.X.Label.Text = "time (us)"
+	p.Y.Label.Text = "64-byte blocks"
+	var args []any
+	var t0 int64
+	for _, l := range rep.Links {
+		if l.DataPackets > 0 && len(l.Series) > 0 && (t0 == 0 || l.Series[0].TsNs < t0) {
+			t0 = l.Series[0].TsNs
+		}
+	}
+	for _, l := range rep.Links {
+		if l.DataPackets == 0 || len(l.Series) == 0 {
+			continue
+		}
+		credits, inFlight := make(plotter.XYs, len(l.Series)), make(plotter.XYs, len(l.Series))
+		for i, pt := range l.Series {
+			x := float64(pt.TsNs-t0) / 1e3
+			credits[i] = plotter.XY{X: x, Y: float64(pt.Credits)}
+			inFlight[i] = plotter.XY{X: x, Y: float64(pt.InFlight)}
+		}
+		name := fmt.Sprintf("if%d VL%d", l.Iface, l.VL)
+		args = append(args, name+" credits", credits, name+" in flight", inFlight)
+	}
+	if len(args) == 0 {
+		return errors.New("nothing to plot: no direction has both data and flow-control packets")
+	}
+	if err := plotutil.AddLines(p, args...); err != nil {
+		return err
+	}
+	if !strings.Contains(path, ".") {
+		path += ".png"
+	}
+	return p.Save(10*vg.Inch, 5*vg.Inch, path)
+}
