@@ -37,13 +37,15 @@ struct ibs_comp {
 	uint32_t status;
 };
 
-static struct ibv_context *ibs_open_device(const char *name, int *err) {
+static struct ibv_context *ibs_open_device(const char *name, int *err, const char **stage) {
 	int n = 0;
+	*stage = "list RDMA devices (ibv_get_device_list)";
 	struct ibv_device **list = ibv_get_device_list(&n);
 	if (!list) {
 		*err = errno ? errno : ENODEV;
 		return NULL;
 	}
+	*stage = "open device";
 	struct ibv_context *ctx = NULL;
 	*err = ENODEV;
 	for (int i = 0; i < n; i++) {
@@ -280,12 +282,13 @@ func openVerbs(dev RDMADevice, port int, c Config) (Source, error) {
 	cname := C.CString(dev.Name)
 	defer C.free(unsafe.Pointer(cname))
 	var cerr C.int
-	v.s.ctx = C.ibs_open_device(cname, &cerr)
+	var stage *C.char
+	v.s.ctx = C.ibs_open_device(cname, &cerr, &stage)
 	if v.s.ctx == nil {
 		if syscall.Errno(cerr) == syscall.ENODEV {
 			return nil, fmt.Errorf("capture on %s: %w", dev.Name, errNoDevice)
 		}
-		return nil, verbsStageError(dev.Name, "open device", syscall.Errno(cerr))
+		return nil, verbsStageError(dev.Name, C.GoString(stage), syscall.Errno(cerr))
 	}
 	ok := false
 	defer func() {
@@ -306,7 +309,6 @@ func openVerbs(dev RDMADevice, port int, c Config) (Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture on %s: ring memory (%d bytes): %w", v.name, plan.Slots*plan.SlotBytes, err)
 	}
-	var stage *C.char
 	if rc := C.ibs_setup(&v.s, C.int(p.Num), C.uint32_t(plan.Slots), unsafe.Pointer(&v.mem[0]), C.size_t(len(v.mem)), 1, &stage); rc != 0 {
 		return nil, verbsStageError(dev.Name, C.GoString(stage), syscall.Errno(rc))
 	}

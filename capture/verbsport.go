@@ -63,6 +63,8 @@ func verbsStageError(device, stage string, errno syscall.Errno) error {
 		default:
 			hint = ": permission denied by the RDMA device; run as root or with CAP_NET_RAW and CAP_NET_ADMIN"
 		}
+	case errno == syscall.ENOSYS && stage == stageListDevices:
+		hint = ": the kernel offers no RDMA verbs (is ib_uverbs loaded? /sys/class/infiniband_verbs is where it shows)"
 	case errno == syscall.EOPNOTSUPP || errno == syscall.ENOSYS:
 		switch stage {
 		case "create sniffer flow":
@@ -75,6 +77,9 @@ func verbsStageError(device, stage string, errno syscall.Errno) error {
 	}
 	return fmt.Errorf("capture on %s: %s: %w%s", device, stage, errno, hint)
 }
+
+// stageListDevices is the first verbs step, named as the C layer names it.
+const stageListDevices = "list RDMA devices (ibv_get_device_list)"
 
 // errNoDevice is what the library says when a device sysfs lists cannot be
 // opened through verbs (no user-space provider, or no /dev/infiniband access).

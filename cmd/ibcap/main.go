@@ -36,7 +36,6 @@ type flags struct {
 	user         string
 	all          bool
 	promisc      bool
-	telemetry    time.Duration
 }
 
 func main() {

@@ -3,19 +3,16 @@ package main
 import (
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/ibscope/ibscope/capture"
 )
 
 // statusLine redraws one line on a terminal with the counts so far.
 type statusLine struct {
-	out     io.Writer
-	on      bool
-	last    capture.Report
-	drawn   bool
-	lastAt  time.Duration
-	started bool
+	out   io.Writer
+	on    bool
+	last  capture.Report // the counts at the previous redraw, for the rates
+	drawn bool
 }
 
 func newStatusLine(out io.Writer, on bool) *statusLine { return &statusLine{out: out, on: on} }

@@ -1,0 +1,156 @@
+package capture
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeSysfs builds a /sys/class/infiniband tree: mlx5_0 with an IB port
+// and mlx5_1 with two RoCE ports.
+func fakeSysfs(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("mlx5_0/ports/1/link_layer", "InfiniBand")
+	write("mlx5_0/ports/1/state", "4: ACTIVE")
+	write("mlx5_0/ports/1/phys_state", "5: LinkUp")
+	write("mlx5_0/ports/1/rate", "100 Gb/sec (4X EDR)")
+	write("mlx5_0/ports/1/lid", "0x1a")
+	write("mlx5_0/ports/1/hw_counters/out_of_buffer", "1000")
+	for _, p := range []string{"1", "2"} {
+		write("mlx5_1/ports/"+p+"/link_layer", "Ethernet")
+		write("mlx5_1/ports/"+p+"/state", "1: DOWN")
+		write("mlx5_1/ports/"+p+"/phys_state", "3: Disabled")
+		write("mlx5_1/ports/"+p+"/rate", "40 Gb/sec (4X QDR)")
+		write("mlx5_1/ports/"+p+"/lid", "0x0")
+	}
+	write("mlx5_1/ports/1/gid_attrs/ndevs/0", "eth2")
+	// Port 2 has no GID netdev: the older kernels' device/net listing names it.
+	for _, n := range []string{"eth2", "eth3"} {
+		if err := os.MkdirAll(filepath.Join(root, "mlx5_1/device/net", n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestListRDMADevices(t *testing.T) {
+	devs, err := ListRDMADevices(fakeSysfs(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(devs) != 2 || devs[0].Name != "mlx5_0" || devs[1].Name != "mlx5_1" {
+		t.Fatalf("devices %+v", devs)
+	}
+	ib := devs[0].Ports[0]
+	if ib.LinkLayer != "InfiniBand" || ib.State != "ACTIVE" || ib.PhysState != "LinkUp" || ib.Rate != "100 Gb/sec (4X EDR)" || ib.LID != 0x1a || ib.Netdev != "" {
+		t.Errorf("IB port %+v", ib)
+	}
+	if p := devs[1].Ports; len(p) != 2 || p[0].Netdev != "eth2" || p[1].Netdev != "eth3" || p[1].State != "DOWN" {
+		t.Errorf("RoCE ports %+v", p)
+	}
+	none, err := ListRDMADevices(filepath.Join(t.TempDir(), "absent"))
+	if err != nil || len(none) != 0 {
+		t.Errorf("missing root: %v, %v", none, err)
+	}
+}
+
+func TestParseRDMAName(t *testing.T) {
+	for in, want := range map[string]struct {
+		name string
+		port int
+	}{"mlx5_0": {"mlx5_0", 0}, "mlx5_0:2": {"mlx5_0", 2}} {
+		n, p, err := ParseRDMAName(in)
+		if err != nil || n != want.name || p != want.port {
+			t.Errorf("%s: %s %d %v", in, n, p, err)
+		}
+	}
+	for _, bad := range []string{"mlx5_0:", "mlx5_0:x", "mlx5_0:0", "mlx5_0:256"} {
+		if _, _, err := ParseRDMAName(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+// An unknown device's error lists the devices there are.
+func TestOpenUnknownDevice(t *testing.T) {
+	_, err := Open("nosuch0", &Config{SysfsRoot: fakeSysfs(t)})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{`"nosuch0"`, "mlx5_0", "mlx5_1", "lo"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+}
+
+// An RDMA device opens the verbs backend. This machine has no RDMA
+// hardware: the build with verbs must say libibverbs does not list the
+// device, the build without must say verbs are not in it.
+func TestOpenVerbsErrorPaths(t *testing.T) {
+	root := fakeSysfs(t)
+	_, err := Open("mlx5_0:3", &Config{SysfsRoot: root})
+	if VerbsAvailable {
+		if err == nil || !strings.Contains(err.Error(), "no port 3 (ports: 1)") {
+			t.Errorf("port 3: %v", err)
+		}
+	}
+	_, err = Open("mlx5_0", &Config{SysfsRoot: root})
+	if err == nil {
+		t.Fatal("opened an RDMA device on a machine without one")
+	}
+	if VerbsAvailable {
+		// Without RDMA in the kernel, listing fails; with it but without
+		// this device, the listing lacks it.
+		if !errors.Is(err, errNoDevice) && !strings.Contains(err.Error(), "ib_uverbs") {
+			t.Errorf("error %q: want the libibverbs listing or the kernel blamed", err)
+		}
+	} else if !errors.Is(err, ErrVerbsUnavailable) {
+		t.Errorf("error %q: want ErrVerbsUnavailable", err)
+	}
+	t.Logf("verbs available: %v; error: %v", VerbsAvailable, err)
+}
+
+func TestSelectPortAndLinkType(t *testing.T) {
+	devs, _ := ListRDMADevices(fakeSysfs(t))
+	p, err := selectPort(devs[1], 2)
+	if err != nil || p.Num != 2 || portLinkType(p) != 1 {
+		t.Errorf("mlx5_1:2 = %+v, %v", p, err)
+	}
+	p, err = selectPort(devs[0], 0)
+	if err != nil || p.Num != 1 || portLinkType(p) != 247 || portFrameBytes(p) != verbsIBFrameBytes {
+		t.Errorf("mlx5_0 default port = %+v, %v", p, err)
+	}
+	if _, err := selectPort(RDMADevice{Name: "x"}, 0); err == nil {
+		t.Error("device without ports accepted")
+	}
+}
+
+func TestDropCounter(t *testing.T) {
+	root := fakeSysfs(t)
+	d := newDropCounter(root, "mlx5_0", 1)
+	path := filepath.Join(root, "mlx5_0/ports/1/hw_counters/out_of_buffer")
+	os.WriteFile(path, []byte("1042\n"), 0o644)
+	if n, ok := d.drops(); !ok || n != 42 {
+		t.Errorf("drops %d %v, want 42", n, ok)
+	}
+	os.WriteFile(path, []byte("5\n"), 0o644) // counter reset by the driver
+	if n, ok := d.drops(); !ok || n != 5 {
+		t.Errorf("after reset: %d %v, want 5", n, ok)
+	}
+	if _, ok := newDropCounter(root, "mlx5_1", 1).drops(); ok {
+		t.Error("a port without out_of_buffer reported drops")
+	}
+}

@@ -1,0 +1,264 @@
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// nativeIBPacket is a native IB packet (LRH, BTH, payload, ICRC, VCRC)
+// with correct CRCs.
+func nativeIBPacket(psn uint32) []byte {
+	ib := bthBytes(opSendOnly, 0x21, psn, 32)
+	pkt := make([]byte, 8, 8+len(ib)+2)
+	words := (8 + len(ib) + 2) / 4
+	pkt[0] = 0x00               // VL 0, LVer 0
+	pkt[1] = 0x02               // SL 0, LNH = IBA local
+	pkt[2], pkt[3] = 0x00, 0x05 // DLID 5
+	pkt[4], pkt[5] = byte(words>>8), byte(words)
+	pkt[6], pkt[7] = 0x00, 0x07 // SLID 7
+	pkt = append(pkt, ib...)
+	pkt = append(pkt, 0, 0)
+	decode.SealNative(pkt)
+	return pkt
+}
+
+func writePackets(t *testing.T, cfg WriterConfig, pkts []Packet) *Writer {
+	t.Helper()
+	w, err := NewWriter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pkts {
+		if err := w.Write(&pkts[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// Every format round-trips through decode's reader with ns timestamps and
+// the wire length of cut packets.
+func TestWriterFormatsRoundTrip(t *testing.T) {
+	roce, _ := mixedTraffic(20, false)
+	var ib [][]byte
+	for i := range 20 {
+		ib = append(ib, nativeIBPacket(uint32(i)))
+	}
+	cases := []struct {
+		format   Format
+		src      int
+		frames   [][]byte
+		wantLink int
+	}{
+		{FormatAuto, decode.LinkTypeEthernet, roce, decode.LinkTypeEthernet},
+		{FormatPcapNG, decode.LinkTypeEthernet, roce, decode.LinkTypeEthernet},
+		{FormatERF, decode.LinkTypeEthernet, roce, decode.LinkTypeERF},
+		{FormatAuto, decode.LinkTypeInfiniBand, ib, decode.LinkTypeERF},
+		{FormatPcapNG, decode.LinkTypeInfiniBand, ib, decode.LinkTypeERF},
+		{FormatIB247, decode.LinkTypeInfiniBand, ib, decode.LinkTypeInfiniBand},
+	}
+	for _, c := range cases {
+		t.Run(c.format.String()+"-"+strconv.Itoa(c.src), func(t *testing.T) {
+			const snap = 90 // past every header of the test frames: a cut payload still decodes
+			var pkts []Packet
+			for i, f := range c.frames {
+				data := f
+				if i%2 == 1 {
+					data = f[:min(snap, len(f))]
+				}
+				pkts = append(pkts, Packet{Data: data, TsNs: 1_700_000_000_123_456_789 + int64(i)*7, WireLenBytes: len(f)})
+			}
+			path := filepath.Join(t.TempDir(), "out")
+			w := writePackets(t, WriterConfig{Path: path, Format: c.format, LinkType: c.src}, pkts)
+			if w.LinkType() != c.wantLink {
+				t.Errorf("link type %d, want %d", w.LinkType(), c.wantLink)
+			}
+			r, err := decode.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			for i := range pkts {
+				var f decode.Frame
+				if err := r.Next(&f); err != nil {
+					t.Fatalf("frame %d: %v", i+1, err)
+				}
+				if f.TsNs != pkts[i].TsNs {
+					t.Errorf("frame %d: ts %d, want %d", i+1, f.TsNs, pkts[i].TsNs)
+				}
+				if f.Transport == decode.TransportNone || f.BTH.PSN != uint32(i) {
+					t.Errorf("frame %d: transport %v PSN %d", i+1, f.Transport, f.BTH.PSN)
+				}
+				if i%2 == 0 && f.Has&decode.HasICRC != 0 && f.Has&decode.CRCsCheck != 0 && !f.ICRCOK {
+					t.Errorf("frame %d: ICRC does not check", i+1)
+				}
+				if i%2 == 1 && len(c.frames[i]) > snap && !f.Truncated() {
+					t.Errorf("frame %d: cut to %d bytes of %d but not marked truncated (caplen %d, wirelen %d)", i+1, snap, len(c.frames[i]), f.CapLen, f.WireLen)
+				}
+			}
+			var f decode.Frame
+			if err := r.Next(&f); !errors.Is(err, io.EOF) {
+				t.Errorf("after the last frame: %v", err)
+			}
+		})
+	}
+}
+
+// Wireshark's tshark opens what ibcap writes and sees InfiniBand in it.
+func TestWriterFilesOpenInTshark(t *testing.T) {
+	requireTool(t, "tshark")
+	roce, _ := mixedTraffic(10, false)
+	var ib []Packet
+	for i := range 10 {
+		p := nativeIBPacket(uint32(i))
+		ib = append(ib, Packet{Data: p, TsNs: int64(i) + 1e18, WireLenBytes: len(p)})
+	}
+	var eth []Packet
+	for i, f := range roce {
+		eth = append(eth, Packet{Data: f, TsNs: int64(i) + 1e18, WireLenBytes: len(f)})
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name   string
+		format Format
+		src    int
+		pkts   []Packet
+	}{
+		{"roce.pcapng", FormatPcapNG, decode.LinkTypeEthernet, eth},
+		{"roce-erf.pcap", FormatERF, decode.LinkTypeEthernet, eth},
+		{"ib.pcap", FormatERF, decode.LinkTypeInfiniBand, ib},
+		{"ib.pcapng", FormatPcapNG, decode.LinkTypeInfiniBand, ib},
+	} {
+		path := filepath.Join(dir, c.name)
+		writePackets(t, WriterConfig{Path: path, Format: c.format, LinkType: c.src}, c.pkts)
+		out, err := exec.Command("tshark", "-r", path, "-T", "fields", "-e", "infiniband.bth.psn").Output()
+		if err != nil {
+			t.Fatalf("tshark -r %s: %v\n%s", c.name, err, out)
+		}
+		lines := strings.Fields(string(out))
+		if len(lines) != len(c.pkts) {
+			t.Fatalf("%s: tshark shows %d BTH PSNs, want %d:\n%s", c.name, len(lines), len(c.pkts), out)
+		}
+		for i, l := range lines {
+			if l != strconv.Itoa(i) {
+				t.Errorf("%s: frame %d PSN %s, want %d", c.name, i+1, l, i)
+			}
+		}
+	}
+}
+
+// A write error leaves a file that ends on its last whole record, and the
+// error says so. The file system is a real tmpfs too small for the capture.
+func TestWriterDiskFull(t *testing.T) {
+	requireRoot(t)
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, 0) })
+	path := filepath.Join(dir, "full.pcap")
+	w, err := NewWriter(WriterConfig{Path: path, LinkType: decode.LinkTypeEthernet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := rocev2Frame(opSendOnly, 1, 0, 1000, false, false)
+	var werr error
+	n := 0
+	for ; n < 1000 && werr == nil; n++ {
+		werr = w.Write(&Packet{Data: frame, TsNs: int64(n), WireLenBytes: len(frame)})
+		if werr == nil && n%10 == 9 {
+			werr = w.Flush()
+		}
+	}
+	if werr == nil {
+		t.Fatal("no error writing 1 MB to a 64 kB file system")
+	}
+	if !errors.Is(werr, syscall.ENOSPC) || !strings.Contains(werr.Error(), "last whole record") {
+		t.Errorf("error %q: want ENOSPC and where the file ends", werr)
+	}
+	if err := w.Write(&Packet{Data: frame, WireLenBytes: len(frame)}); err == nil {
+		t.Error("write after a failed write succeeded")
+	}
+	w.Close()
+	recs, _ := readAll(t, path) // fails the test if the file does not end on a record
+	if len(recs) == 0 || len(recs) >= n {
+		t.Fatalf("file holds %d records after %d writes", len(recs), n)
+	}
+	for i, r := range recs {
+		if !bytes.Equal(r, frame) {
+			t.Fatalf("record %d damaged", i)
+		}
+	}
+}
+
+func TestWriterUnwritablePath(t *testing.T) {
+	_, err := NewWriter(WriterConfig{Path: filepath.Join(t.TempDir(), "no", "such", "dir", "x.pcap"), LinkType: decode.LinkTypeEthernet})
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("error %v, want one that says the directory does not exist", err)
+	}
+}
+
+func TestWriterConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []WriterConfig{
+		{Path: "-", RotateBytes: 1, LinkType: decode.LinkTypeEthernet},
+		{Path: filepath.Join(dir, "a"), MaxFiles: 3, LinkType: decode.LinkTypeEthernet},
+		{Path: filepath.Join(dir, "b"), Format: FormatIB247, LinkType: decode.LinkTypeEthernet},
+		{Path: filepath.Join(dir, "c"), LinkType: 105},
+		{Path: ""},
+	} {
+		if _, err := NewWriter(c); err == nil {
+			t.Errorf("%+v: no error", c)
+		}
+	}
+}
+
+// -W keeps a ring of files: names are reused, oldest first.
+func TestWriterRotationRing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ring.pcap")
+	frame := rocev2Frame(opSendOnly, 1, 0, 100, false, false)
+	var pkts []Packet
+	for i := range 100 {
+		pkts = append(pkts, Packet{Data: frame, TsNs: int64(i+1) * 1e8, WireLenBytes: len(frame)})
+	}
+	w := writePackets(t, WriterConfig{Path: path, LinkType: decode.LinkTypeEthernet, RotateEveryNs: 1e9, MaxFiles: 3}, pkts)
+	if len(w.Files()) != 10 {
+		t.Fatalf("%d files opened, want 10 (one per second of packets): %v", len(w.Files()), w.Files())
+	}
+	if w.Files()[3] != RotatedName(path, 0) {
+		t.Errorf("fourth file %s, want the first name again", w.Files()[3])
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "ring-*.pcap"))
+	if len(left) != 3 {
+		t.Errorf("%d files left, want 3: %v", len(left), left)
+	}
+	recs, frames := readAll(t, RotatedName(path, 0)) // the tenth file, index 9 % 3 = 0
+	if len(recs) != 10 || frames[0].TsNs != 91e8 {
+		t.Errorf("last file: %d records, first at %d", len(recs), frames[0].TsNs)
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, s := range []string{"pcap", "pcapng", "erf", "ib247", "auto"} {
+		f, err := ParseFormat(s)
+		if err != nil || f.String() != s {
+			t.Errorf("%s: %v %v", s, f, err)
+		}
+	}
+	if _, err := ParseFormat("json"); err == nil {
+		t.Error("json accepted")
+	}
+}
