@@ -23,78 +23,96 @@ import (
 
 var pseudoLRH = [8]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}
 
-// maskGRH writes the GRH's first 8 bytes with the variant fields set to 1s.
-func maskGRH(dst, grh []byte) {
-	copy(dst, grh[:8])
-	dst[0] |= 0x0F // traffic class high nibble
-	dst[1], dst[2], dst[3] = 0xFF, 0xFF, 0xFF
-	dst[7] = 0xFF // hop limit
+// icrcBuf holds the masked prefix of a transport packet (an LRH or the
+// pseudo-LRH, an IPv4 header with options or a GRH or IPv6 header, the UDP
+// header, the BTH), so that the ICRC takes one CRC pass over it and one over
+// the rest. The Decoder keeps one: crc32.Update makes what it is given
+// escape, so a buffer on the stack would cost an allocation per packet.
+type icrcBuf [LRHLen + 60 + 8 + BTHLen]byte
+
+// putGRH copies a GRH (or IPv6 header) to b[n:] with its variant fields
+// (traffic class, flow label, hop limit) set to 1s, and returns its length.
+func (b *icrcBuf) putGRH(n int, grh []byte) int {
+	copy(b[n:n+GRHLen], grh[:GRHLen])
+	b[n] |= 0x0F // traffic class high nibble
+	b[n+1], b[n+2], b[n+3] = 0xFF, 0xFF, 0xFF
+	b[n+7] = 0xFF // hop limit
+	return GRHLen
 }
 
-// crcGRH feeds a GRH (40 bytes) into crc with its variant fields masked.
-func crcGRH(crc uint32, grh []byte) uint32 {
-	var m [8]byte
-	maskGRH(m[:], grh)
-	crc = crc32.Update(crc, crc32.IEEETable, m[:])
-	return crc32.Update(crc, crc32.IEEETable, grh[8:GRHLen])
+// putBTH copies a BTH to b[n:] with resv8a (the FECN/BECN byte) set to 1s.
+func (b *icrcBuf) putBTH(n int, bth []byte) int {
+	copy(b[n:n+BTHLen], bth[:BTHLen])
+	b[n+4] = 0xFF
+	return BTHLen
 }
 
-// crcTransport feeds the BTH (resv8a masked) and everything after it up to the ICRC.
-func crcTransport(crc uint32, bthToICRC []byte) uint32 {
-	var m [BTHLen]byte
-	copy(m[:], bthToICRC[:BTHLen])
-	m[4] = 0xFF
-	crc = crc32.Update(crc, crc32.IEEETable, m[:])
-	return crc32.Update(crc, crc32.IEEETable, bthToICRC[BTHLen:])
+// finish runs the CRC over the first n bytes of b, then over the packet
+// after the BTH up to the ICRC.
+func (b *icrcBuf) finish(n int, afterBTH []byte) uint32 {
+	crc := crc32.Update(0, crc32.IEEETable, b[:n])
+	return crc32.Update(crc, crc32.IEEETable, afterBTH)
+}
+
+func (b *icrcBuf) native(lrhToICRC []byte) uint32 {
+	copy(b[:LRHLen], lrhToICRC[:LRHLen])
+	rest := lrhToICRC[LRHLen:]
+	n := LRHLen
+	if b[1]&3 == LNHGlobal {
+		copy(b[:LRHLen], pseudoLRH[:])
+		n += b.putGRH(n, rest)
+		rest = rest[GRHLen:]
+	} else {
+		b[0] |= 0xF0 // VL
+	}
+	n += b.putBTH(n, rest)
+	return b.finish(n, rest[BTHLen:])
+}
+
+func (b *icrcBuf) roceV1(grhToICRC []byte) uint32 {
+	copy(b[:], pseudoLRH[:])
+	n := LRHLen + b.putGRH(LRHLen, grhToICRC)
+	n += b.putBTH(n, grhToICRC[GRHLen:])
+	return b.finish(n, grhToICRC[GRHLen+BTHLen:])
+}
+
+func (b *icrcBuf) roceV2(ip, udpToICRC []byte) uint32 {
+	copy(b[:], pseudoLRH[:])
+	n := LRHLen
+	if ip[0]>>4 == 4 {
+		n += copy(b[n:n+60], ip)
+		b[LRHLen+1] = 0xFF                      // TOS (DSCP and ECN)
+		b[LRHLen+8] = 0xFF                      // TTL
+		b[LRHLen+10], b[LRHLen+11] = 0xFF, 0xFF // header checksum
+	} else {
+		n += b.putGRH(n, ip) // the IPv6 header's variant fields sit where the GRH's do
+	}
+	copy(b[n:n+8], udpToICRC[:8])
+	b[n+6], b[n+7] = 0xFF, 0xFF // UDP checksum
+	n += 8
+	n += b.putBTH(n, udpToICRC[8:])
+	return b.finish(n, udpToICRC[8+BTHLen:])
 }
 
 // ICRCNative computes the ICRC of a native IB packet given from its LRH
 // through the byte before the ICRC.
 func ICRCNative(lrhToICRC []byte) uint32 {
-	var l [LRHLen]byte
-	copy(l[:], lrhToICRC[:LRHLen])
-	grh := l[1]&3 == LNHGlobal
-	if grh {
-		l = pseudoLRH
-	} else {
-		l[0] |= 0xF0
-	}
-	crc := crc32.Update(0, crc32.IEEETable, l[:])
-	rest := lrhToICRC[LRHLen:]
-	if grh {
-		crc = crcGRH(crc, rest)
-		rest = rest[GRHLen:]
-	}
-	return crcTransport(crc, rest)
+	var b icrcBuf
+	return b.native(lrhToICRC)
 }
 
 // ICRCRoCEv1 computes the ICRC of a RoCEv1 packet given from its GRH through
 // the byte before the ICRC.
 func ICRCRoCEv1(grhToICRC []byte) uint32 {
-	crc := crc32.Update(0, crc32.IEEETable, pseudoLRH[:])
-	crc = crcGRH(crc, grhToICRC)
-	return crcTransport(crc, grhToICRC[GRHLen:])
+	var b icrcBuf
+	return b.roceV1(grhToICRC)
 }
 
 // ICRCRoCEv2 computes the ICRC of a RoCEv2 packet: ip is the IPv4 or IPv6
 // header (with options), udpToICRC the UDP header through the byte before the ICRC.
 func ICRCRoCEv2(ip, udpToICRC []byte) uint32 {
-	crc := crc32.Update(0, crc32.IEEETable, pseudoLRH[:])
-	var m [60]byte
-	n := copy(m[:], ip)
-	if ip[0]>>4 == 4 {
-		m[1] = 0xFF               // TOS (DSCP and ECN)
-		m[8] = 0xFF               // TTL
-		m[10], m[11] = 0xFF, 0xFF // header checksum
-	} else {
-		maskGRH(m[:], ip) // the IPv6 header's first 8 bytes match the GRH's
-	}
-	crc = crc32.Update(crc, crc32.IEEETable, m[:n])
-	var u [8]byte
-	copy(u[:], udpToICRC[:8])
-	u[6], u[7] = 0xFF, 0xFF
-	crc = crc32.Update(crc, crc32.IEEETable, u[:])
-	return crcTransport(crc, udpToICRC[8:])
+	var b icrcBuf
+	return b.roceV2(ip, udpToICRC)
 }
 
 var vcrcTable = makeVCRCTable()

@@ -14,6 +14,7 @@ import (
 type Decoder struct {
 	LinkType int  // pcap link type of the frames (LinkTypeEthernet, LinkTypeERF, ...)
 	CheckCRC bool // verify ICRC, VCRC and LPCRC (costs a CRC pass over each packet)
+	crc      icrcBuf
 }
 
 // FrameError says why a frame could not be decoded and where in the frame.
@@ -179,7 +180,7 @@ func (d *Decoder) udp(data []byte, off, ipLen, udpLen int, f *Frame) error {
 		return err
 	}
 	if d.CheckCRC && f.Has&HasICRC != 0 {
-		f.ICRCOK = ICRCRoCEv2(data[off:u], data[u:end-ICRCLen]) == f.BTH.ICRC
+		f.ICRCOK = d.crc.roceV2(data[off:u], data[u:end-ICRCLen]) == f.BTH.ICRC
 		f.Has |= CRCsCheck
 	}
 	return nil
@@ -206,7 +207,7 @@ func (d *Decoder) rocev1(data []byte, off int, f *Frame) error {
 		return err
 	}
 	if d.CheckCRC && f.Has&HasICRC != 0 {
-		f.ICRCOK = ICRCRoCEv1(data[off:end-ICRCLen]) == f.BTH.ICRC
+		f.ICRCOK = d.crc.roceV1(data[off:end-ICRCLen]) == f.BTH.ICRC
 		f.Has |= CRCsCheck
 	}
 	return nil
@@ -255,7 +256,7 @@ func (d *Decoder) native(data []byte, off int, f *Frame) error {
 		return err
 	}
 	if d.CheckCRC && f.Has&HasICRC != 0 && !cut {
-		f.ICRCOK = ICRCNative(data[off:end-ICRCLen]) == f.BTH.ICRC
+		f.ICRCOK = d.crc.native(data[off:end-ICRCLen]) == f.BTH.ICRC
 		f.Has |= CRCsCheck
 	}
 	return nil
