@@ -1,0 +1,636 @@
+package telemetry
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// DiagFormat is a DOCA telemetry_diag output format.
+type DiagFormat uint8
+
+const (
+	// DiagAuto: tell format 0 from the header; tell 1 (64-bit values) from 2
+	// (32-bit values) by the values: a file whose values all fit in 32 bits
+	// is read as format 2, so that counters wrap at 2^32 (harmless for a
+	// format 1 file whose counters never wrap).
+	DiagAuto DiagFormat = iota
+	// DiagFormat0: data ID and timestamp per value, 64-bit values. Header
+	// "sample_id, data_id, sample_time, NAME, data_id, sample_time, NAME, ...".
+	DiagFormat0
+	// DiagFormat1: start/end timestamp per sample, 64-bit values. Header
+	// "sample_id, sample_time_start, sample_time_end, NAME, ...".
+	DiagFormat1
+	// DiagFormat2: as format 1 with 32-bit values.
+	DiagFormat2
+)
+
+func (f DiagFormat) String() string {
+	switch f {
+	case DiagFormat0:
+		return "0"
+	case DiagFormat1:
+		return "1"
+	case DiagFormat2:
+		return "2"
+	}
+	return "auto"
+}
+
+// DataIDName names one data ID, as an entry of the DOCA data-IDs JSON.
+type DataIDName struct {
+	Name string
+	ID   DataID
+}
+
+// ReadDataIDs reads a DOCA telemetry_diag data-IDs JSON:
+//
+//	{"data-ids": [{"name": "port_0_rx_bytes", "data_id": "0x1020000100000000"}, ...]}
+//
+// data_id may be a hex string or a JSON number. name names the CSV column.
+func ReadDataIDs(r io.Reader, file string) ([]DataIDName, error) {
+	var doc struct {
+		DataIDs []struct {
+			Name   *string         `json:"name"`
+			DataID json.RawMessage `json:"data_id"`
+		} `json:"data-ids"`
+	}
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&doc); err != nil {
+		return nil, perr(file, 0, "data-IDs JSON: %v", err)
+	}
+	if doc.DataIDs == nil {
+		return nil, perr(file, 0, `data-IDs JSON: no "data-ids" array`)
+	}
+	out := make([]DataIDName, 0, len(doc.DataIDs))
+	for i, e := range doc.DataIDs {
+		if e.Name == nil {
+			return nil, perr(file, 0, `data-IDs JSON entry %d: missing "name"`, i)
+		}
+		if len(e.DataID) == 0 {
+			return nil, perr(file, 0, `data-IDs JSON entry %d (%s): missing "data_id"`, i, *e.Name)
+		}
+		var id DataID
+		var str string
+		if err := json.Unmarshal(e.DataID, &str); err == nil {
+			v, err := ParseDataID(str)
+			if err != nil {
+				return nil, perr(file, 0, "data-IDs JSON entry %d (%s): %v", i, *e.Name, err)
+			}
+			id = v
+		} else {
+			v, err := strconv.ParseUint(string(e.DataID), 10, 64)
+			if err != nil {
+				return nil, perr(file, 0, "data-IDs JSON entry %d (%s): data_id %s is neither a hex string nor an integer", i, *e.Name, e.DataID)
+			}
+			id = DataID(v)
+		}
+		out = append(out, DataIDName{Name: *e.Name, ID: id})
+	}
+	return out, nil
+}
+
+// ReadDataIDsFile reads a data-IDs JSON file.
+func ReadDataIDsFile(path string) ([]DataIDName, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	defer f.Close()
+	return ReadDataIDs(f, path)
+}
+
+// dataIDFromName recognises the catalogue's own naming ("port_0_rx_bytes",
+// "port_1_priority_3_tx_pause_packets", "global_icmc_hit"), so a CSV whose
+// header carries the default names gets its data IDs back.
+func dataIDFromName(name string) (DataID, bool) {
+	port, prio := -1, -1
+	rest := name
+	if strings.HasPrefix(rest, "port_") {
+		i := strings.IndexByte(rest[5:], '_')
+		if i < 0 {
+			return 0, false
+		}
+		p, err := strconv.Atoi(rest[5 : 5+i])
+		if err != nil || p < 0 || p > 255 {
+			return 0, false
+		}
+		port, rest = p, rest[5+i+1:]
+		if strings.HasPrefix(rest, "priority_") {
+			j := strings.IndexByte(rest[9:], '_')
+			if j < 0 {
+				return 0, false
+			}
+			q, err := strconv.Atoi(rest[9 : 9+j])
+			if err != nil || q < 0 || q > 15 {
+				return 0, false
+			}
+			prio, rest = q, rest[9+j+1:]
+		}
+	}
+	for _, c := range DiagCatalog {
+		if c.Name != rest {
+			continue
+		}
+		switch {
+		case c.Index == IndexPort && port >= 0 && prio < 0:
+			return c.Type | DataID(port), true
+		case c.Index == IndexPortPriority && port >= 0 && prio >= 0:
+			return c.Type | DataID(port) | DataID(prio)<<8, true
+		case (c.Index == IndexNone || c.Index == IndexPCIe) && port < 0:
+			return c.Type, true
+		}
+	}
+	return 0, false
+}
+
+// ReadDiagCSV reads a DOCA telemetry_diag sample CSV in any output format
+// (0, 1, 2), with ", " or "," separators, RTC ("s.ns", the ns part an
+// integer, padded or not) or FRC (integer) timestamps, with or without a
+// trailing newline. file names the input in messages. Rows it cannot use
+// (missing or extra fields, bad numbers) become warnings; gaps in sample_id
+// become warnings and show in Series.LostBefore.
+func ReadDiagCSV(r io.Reader, file string, opts *Options) (*Series, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	lr := newLineReader(r)
+	var header [][]byte
+	var headerLine []byte
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			return nil, perr(file, 0, "empty file: no telemetry_diag header or samples")
+		}
+		if err != nil {
+			return nil, perr(file, lr.line, "%v", err)
+		}
+		if len(trimSpace(line)) == 0 {
+			continue
+		}
+		headerLine = append([]byte(nil), line...)
+		header = splitComma(headerLine, nil)
+		break
+	}
+	p := &diagParser{file: file, opts: opts, lr: lr}
+	hasHeader := strings.EqualFold(string(header[0]), "sample_id")
+	format := opts.DiagFormat
+	if format == DiagAuto {
+		if hasHeader && len(header) > 1 && strings.EqualFold(string(header[1]), "data_id") ||
+			!hasHeader && len(header) >= 4 && (len(header)-1)%3 == 0 && hasHexPrefix(header[1]) {
+			format = DiagFormat0
+		}
+	}
+	var err error
+	if format == DiagFormat0 {
+		err = p.setupFormat0(header, hasHeader)
+	} else {
+		err = p.setupFormat12(header, hasHeader)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !hasHeader {
+		p.s.warnf(file, 0, "no header line: column names from %s", p.namesFrom)
+		if err := p.row(header, 1); err != nil {
+			return nil, err
+		}
+	}
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, perr(file, lr.line, "%v", err)
+		}
+		if len(trimSpace(line)) == 0 {
+			continue
+		}
+		p.fields = splitComma(line, p.fields)
+		if err := p.row(p.fields, lr.line); err != nil {
+			return nil, err
+		}
+	}
+	p.finish(format)
+	return p.s, nil
+}
+
+type diagParser struct {
+	file      string
+	opts      *Options
+	lr        *lineReader
+	s         *Series
+	format0   bool
+	fields    [][]byte
+	row64     []uint64
+	rowNs     []int64
+	namesFrom string
+	rtc       int8 // 0 unknown, 1 RTC, -1 FRC
+	ids       []DataID
+	idsKnown  bool // format 0: data IDs taken from the first row
+	names     []string
+	maxValue  uint64
+	idEpoch   uint64
+	prevRawID uint64
+}
+
+func (p *diagParser) byID(id DataID) string {
+	for _, d := range p.opts.DataIDs {
+		if d.ID == id {
+			return d.Name
+		}
+	}
+	return ""
+}
+
+func (p *diagParser) setupFormat0(header [][]byte, hasHeader bool) error {
+	if (len(header)-1)%3 != 0 || len(header) < 4 {
+		return perr(p.file, p.lr.line, "format 0 header has %d fields; want sample_id then (data_id, sample_time, name) triples", len(header))
+	}
+	n := (len(header) - 1) / 3
+	p.format0 = true
+	p.names = make([]string, n)
+	for j := 0; j < n; j++ {
+		if hasHeader {
+			p.names[j] = string(header[3+3*j])
+		}
+	}
+	p.namesFrom = "the data IDs"
+	p.s = &Series{Source: p.opts.Source, ValueNs: []int64{}}
+	p.row64 = make([]uint64, n)
+	p.rowNs = make([]int64, n)
+	return nil
+}
+
+// columnsFromIDs builds format 0 columns once the first row shows the IDs.
+func (p *diagParser) columnsFromIDs(ids []DataID) {
+	p.ids = ids
+	counters := make([]Counter, len(ids))
+	for j, id := range ids {
+		name := p.names[j]
+		if name == "" {
+			name = p.byID(id)
+		}
+		counters[j] = DiagCounterFor(id, name, 64, p.opts.ClearOnSample)
+	}
+	p.s.Counters = counters
+	p.s.reindex()
+	p.idsKnown = true
+}
+
+func (p *diagParser) setupFormat12(header [][]byte, hasHeader bool) error {
+	if len(header) < 4 {
+		return perr(p.file, p.lr.line, "header has %d fields; want sample_id, sample_time_start, sample_time_end and at least one counter", len(header))
+	}
+	n := len(header) - 3
+	names := make([]string, n)
+	ids := make([]DataID, n)
+	positional := len(p.opts.DataIDs) == n
+	switch {
+	case hasHeader:
+		p.namesFrom = "the header"
+		for j := range names {
+			names[j] = string(header[3+j])
+		}
+	case positional:
+		p.namesFrom = "the data-IDs JSON"
+		for j := range names {
+			names[j] = p.opts.DataIDs[j].Name
+		}
+	default:
+		p.namesFrom = "column positions"
+		for j := range names {
+			names[j] = "value_" + strconv.Itoa(j)
+		}
+	}
+	p.s = &Series{Source: p.opts.Source}
+	for j, name := range names {
+		id, ok := DataID(0), false
+		for _, d := range p.opts.DataIDs {
+			if d.Name == name {
+				id, ok = d.ID, true
+				break
+			}
+		}
+		if !ok && positional {
+			id, ok = p.opts.DataIDs[j].ID, true
+			if hasHeader && p.opts.DataIDs[j].Name != name {
+				p.s.warnf(p.file, 1, "column %d is %q in the header but %q in the data-IDs JSON; using the JSON's data ID %s", j+4, name, p.opts.DataIDs[j].Name, id)
+			}
+		}
+		if !ok {
+			id, _ = dataIDFromName(name)
+		}
+		ids[j] = id
+	}
+	counters := make([]Counter, n)
+	for j := range counters {
+		counters[j] = DiagCounterFor(ids[j], names[j], 64, p.opts.ClearOnSample)
+	}
+	p.s.Counters = counters
+	p.s.reindex()
+	p.row64 = make([]uint64, n)
+	return nil
+}
+
+// stamp parses one timestamp field and checks it agrees with the file's clock.
+func (p *diagParser) stamp(b []byte, line int, what string) (int64, bool) {
+	ns, rtc, ok := parseDiagTime(b)
+	if !ok {
+		p.s.warnf(p.file, line, "%s %q is not a timestamp (want seconds.nanoseconds or an integer); row skipped", what, b)
+		return 0, false
+	}
+	r := int8(-1)
+	if rtc {
+		r = 1
+	}
+	if p.rtc == 0 {
+		p.rtc = r
+	} else if p.rtc != r {
+		p.s.warnf(p.file, line, "%s %q mixes RTC (s.ns) and FRC (integer) timestamps; row skipped", what, b)
+		return 0, false
+	}
+	return ns, true
+}
+
+func (p *diagParser) row(f [][]byte, line int) error {
+	s := p.s
+	want := 3 + len(p.row64)
+	if p.format0 {
+		want = 1 + 3*len(p.row64)
+	}
+	if len(f) != want {
+		what := "missing"
+		if len(f) > want {
+			what = "extra"
+		}
+		s.warnf(p.file, line, "%d fields where the header has %d (%s columns); row skipped", len(f), want, what)
+		return nil
+	}
+	rawID, ok := parseUint(f[0])
+	if !ok {
+		s.warnf(p.file, line, "sample_id %q is not a number; row skipped", f[0])
+		return nil
+	}
+	var start, end int64
+	if p.format0 {
+		if !p.idsKnown {
+			ids := make([]DataID, len(p.row64))
+			for j := range ids {
+				id, err := ParseDataID(string(f[1+3*j]))
+				if err != nil {
+					s.warnf(p.file, line, "column %d: %v; row skipped", 2+3*j, err)
+					return nil
+				}
+				ids[j] = id
+			}
+			p.columnsFromIDs(ids)
+		}
+		for j := range p.row64 {
+			id, ok := parseHexField(f[1+3*j])
+			if !ok {
+				s.warnf(p.file, line, "column %d: data ID %q does not parse; row skipped", 2+3*j, f[1+3*j])
+				return nil
+			}
+			if DataID(id) != p.ids[j] {
+				s.warnf(p.file, line, "column %d: data ID %s where earlier rows have %s; row skipped", 2+3*j, DataID(id), p.ids[j])
+				return nil
+			}
+			ns, ok := p.stamp(f[2+3*j], line, "sample_time")
+			if !ok {
+				return nil
+			}
+			v, ok := parseUint(f[3+3*j])
+			if !ok {
+				s.warnf(p.file, line, "column %d (%s): value %q is not an unsigned integer; row skipped", 4+3*j, s.Counters[j].Name, f[3+3*j])
+				return nil
+			}
+			p.row64[j], p.rowNs[j] = v, ns
+			if j == 0 || ns < start {
+				start = ns
+			}
+			if j == 0 || ns > end {
+				end = ns
+			}
+		}
+	} else {
+		var ok bool
+		if start, ok = p.stamp(f[1], line, "sample_time_start"); !ok {
+			return nil
+		}
+		if end, ok = p.stamp(f[2], line, "sample_time_end"); !ok {
+			return nil
+		}
+		for j := range p.row64 {
+			v, ok := parseUint(f[3+j])
+			if !ok {
+				s.warnf(p.file, line, "column %d (%s): value %q is not an unsigned integer; row skipped", 4+j, s.Counters[j].Name, f[3+j])
+				return nil
+			}
+			p.row64[j] = v
+		}
+		if end < start {
+			// Older samples printed the end's high word without carrying the
+			// low word's wrap: one second for RTC, 2^32 ns for FRC.
+			carry := int64(1e9)
+			if p.rtc < 0 {
+				carry = 1 << 32
+			}
+			if end+carry >= start {
+				end += carry
+			} else {
+				s.warnf(p.file, line, "sample_time_end before sample_time_start; end set to start")
+				end = start
+			}
+		}
+	}
+	for _, v := range p.row64 {
+		if v > p.maxValue {
+			p.maxValue = v
+		}
+	}
+	// sample_id is a 32-bit sequence number: unwrap it.
+	n := s.Len()
+	if n > 0 && rawID < p.prevRawID && p.prevRawID-rawID > 1<<31 && p.prevRawID < 1<<32 {
+		p.idEpoch += 1 << 32
+	}
+	p.prevRawID = rawID
+	id := rawID + p.idEpoch
+	if n > 0 {
+		prev := s.SampleID[n-1]
+		switch {
+		case id > prev+1:
+			s.warnf(p.file, line, "%d sample(s) lost: sample_id jumps from %d to %d", id-prev-1, prev, id)
+		case id <= prev:
+			s.warnf(p.file, line, "sample_id goes back from %d to %d: sequence restarted", prev, id)
+		}
+		if mid, pmid := start+(end-start)/2, s.TimeNs(n-1); mid < pmid {
+			s.warnf(p.file, line, "timestamp goes backwards by %d ns", pmid-mid)
+		}
+	}
+	s.SampleID = append(s.SampleID, id)
+	s.StartNs = append(s.StartNs, start)
+	s.EndNs = append(s.EndNs, end)
+	s.Values = append(s.Values, p.row64...)
+	if p.format0 {
+		s.ValueNs = append(s.ValueNs, p.rowNs...)
+	}
+	return nil
+}
+
+func parseHexField(b []byte) (uint64, bool) {
+	if hasHexPrefix(b) {
+		return parseHex(b[2:])
+	}
+	return parseHex(b)
+}
+
+func (p *diagParser) finish(format DiagFormat) {
+	s := p.s
+	s.setMeta("format", "doca_diag_csv")
+	switch {
+	case p.format0:
+		s.setMeta("doca_format", "0")
+	case format == DiagFormat1:
+		s.setMeta("doca_format", "1")
+	case format == DiagFormat2 || p.maxValue <= 0xFFFFFFFF:
+		if format == DiagFormat2 {
+			s.setMeta("doca_format", "2")
+		} else {
+			s.setMeta("doca_format", "1or2")
+		}
+		for j := range s.Counters {
+			s.Counters[j].Width = 32
+		}
+	default:
+		s.setMeta("doca_format", "1")
+	}
+	if p.opts.ClearOnSample {
+		s.setMeta("clear_on_sample", "true")
+	}
+	switch p.rtc {
+	case 1:
+		s.Clock = ClockNICRealTime
+	case -1:
+		s.Clock = ClockNICFree
+	}
+	if s.Len() == 0 {
+		s.warnf(p.file, 0, "no samples")
+	}
+	if s.Counters == nil {
+		// Format 0 with no data row: names only.
+		for _, n := range p.names {
+			s.Counters = append(s.Counters, DiagCounterFor(0, n, 64, p.opts.ClearOnSample))
+		}
+		s.reindex()
+	}
+}
+
+// DiagWriteOptions choose among the variants DOCA's sample has written.
+type DiagWriteOptions struct {
+	Format          DiagFormat // DiagFormat0, 1 or 2; DiagAuto means 1
+	Compact         bool       // "," between fields, as older DOCA versions; default ", "
+	UnpaddedNs      bool       // RTC ns part without zero padding, as older samples ("12.5" = 12 s + 5 ns)
+	TrailingNewline bool       // end the last row with "\n" (DOCA itself does not)
+}
+
+// WriteDiagCSV writes s as a DOCA telemetry_diag sample CSV would look, for
+// simulators and tests. The series' clock picks the timestamp form: RTC
+// (seconds.nanoseconds) for ClockNICRealTime and ClockHost, FRC (integer ns)
+// otherwise. Format 0 needs the counters' DataID.
+func WriteDiagCSV(w io.Writer, s *Series, o DiagWriteOptions) error {
+	sep := ", "
+	if o.Compact {
+		sep = ","
+	}
+	bw := bufio.NewWriter(w)
+	rtc := s.Clock == ClockNICRealTime || s.Clock == ClockHost
+	stamp := func(b []byte, ns int64) []byte {
+		b = append(b, sep...)
+		if !rtc {
+			return strconv.AppendInt(b, ns, 10)
+		}
+		if ns < 0 {
+			ns = 0
+		}
+		b = strconv.AppendInt(b, ns/1e9, 10)
+		b = append(b, '.')
+		frac := ns % 1e9
+		if !o.UnpaddedNs {
+			for d := int64(1e8); d > 1 && frac < d; d /= 10 {
+				b = append(b, '0')
+			}
+		}
+		return strconv.AppendInt(b, frac, 10)
+	}
+	var b []byte
+	b = append(b, "sample_id"...)
+	if o.Format != DiagFormat0 {
+		b = append(b, sep+"sample_time_start"+sep+"sample_time_end"...)
+	}
+	for _, c := range s.Counters {
+		if o.Format == DiagFormat0 {
+			b = append(b, sep+"data_id"+sep+"sample_time"...)
+		}
+		b = append(b, sep...)
+		b = append(b, c.Name...)
+	}
+	n := len(s.Counters)
+	for i := 0; i < s.Len(); i++ {
+		b = append(b, '\n')
+		b = strconv.AppendUint(b, s.SampleID[i]&0xFFFFFFFF, 10)
+		if o.Format != DiagFormat0 {
+			b = stamp(b, s.StartNs[i])
+			b = stamp(b, s.EndNs[i])
+		}
+		for j := 0; j < n; j++ {
+			v := s.Values[i*n+j]
+			if o.Format == DiagFormat0 {
+				b = append(b, sep...)
+				b = append(b, s.Counters[j].DataID.String()...)
+				t := s.StartNs[i]
+				if s.ValueNs != nil {
+					t = s.ValueNs[i*n+j]
+				}
+				b = stamp(b, t)
+			}
+			if o.Format == DiagFormat2 {
+				v &= 0xFFFFFFFF
+			}
+			b = append(b, sep...)
+			b = strconv.AppendUint(b, v, 10)
+		}
+		if len(b) > 32<<10 {
+			if _, err := bw.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	if o.TrailingNewline {
+		b = append(b, '\n')
+	}
+	if _, err := bw.Write(b); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// looksLikeDiag reports whether a first line is a telemetry_diag header or row.
+func looksLikeDiag(line []byte) bool {
+	f := splitComma(line, nil)
+	if len(f) < 4 {
+		return false
+	}
+	if bytes.EqualFold(f[0], []byte("sample_id")) {
+		return true
+	}
+	_, ok := parseUint(f[0])
+	return ok && !hasHexPrefix(f[0])
+}

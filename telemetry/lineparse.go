@@ -1,0 +1,199 @@
+package telemetry
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// lineReader hands out lines without their "\n" or "\r\n", allocation-free
+// for lines that fit its buffer. The returned slice is valid until the next
+// call.
+type lineReader struct {
+	br      *bufio.Reader
+	long    []byte
+	line    int  // 1-based number of the line last returned
+	newline bool // the line last returned ended with '\n'
+}
+
+const maxLineBytes = 16 << 20
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// next returns the next line, or io.EOF after the last one.
+func (lr *lineReader) next() ([]byte, error) {
+	b, err := lr.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		lr.long = append(lr.long[:0], b...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			if len(lr.long) > maxLineBytes {
+				lr.line++
+				return nil, errors.New("line longer than 16 MiB")
+			}
+			b, err = lr.br.ReadSlice('\n')
+			lr.long = append(lr.long, b...)
+		}
+		b = lr.long
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if len(b) == 0 && err != nil {
+		return nil, io.EOF
+	}
+	lr.line++
+	lr.newline = len(b) > 0 && b[len(b)-1] == '\n'
+	if lr.newline {
+		b = b[:len(b)-1]
+	}
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		b = b[:len(b)-1]
+	}
+	return b, nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// splitComma splits a CSV line on ',' (no quoting: none of the formats
+// quote) and trims blanks around each field, so ", " and "," separators read
+// alike. dst is reused.
+func splitComma(line []byte, dst [][]byte) [][]byte {
+	dst = dst[:0]
+	for {
+		i := bytes.IndexByte(line, ',')
+		if i < 0 {
+			return append(dst, trimSpace(line))
+		}
+		dst = append(dst, trimSpace(line[:i]))
+		line = line[i+1:]
+	}
+}
+
+// parseUint reads a decimal (or 0x-prefixed hex) unsigned integer.
+func parseUint(b []byte) (uint64, bool) {
+	if len(b) > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') {
+		return parseHex(b[2:])
+	}
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (^uint64(0)-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
+}
+
+func parseHex(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 16 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint64(d)
+	}
+	return v, true
+}
+
+// parseInt64 reads a decimal signed integer.
+func parseInt64(b []byte) (int64, bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	u, ok := parseUint(b)
+	if !ok || len(b) > 1 && b[1] == 'x' {
+		return 0, false
+	}
+	if neg {
+		if u > 1<<63 {
+			return 0, false
+		}
+		return -int64(u), true
+	}
+	if u > 1<<63-1 {
+		return 0, false
+	}
+	return int64(u), true
+}
+
+// parseDiagTime reads a telemetry_diag timestamp. "S.N" is the RTC form:
+// S seconds and N nanoseconds, N an integer (older DOCA samples did not
+// zero-pad it, so "12.5" is 12 s + 5 ns); the result is ns since the epoch.
+// A plain integer is the FRC form: ns on the free-running counter.
+func parseDiagTime(b []byte) (ns int64, rtc bool, ok bool) {
+	if i := bytes.IndexByte(b, '.'); i >= 0 {
+		sec, ok1 := parseUint(b[:i])
+		frac, ok2 := parseUint(b[i+1:])
+		if !ok1 || !ok2 || frac >= 1e9 || sec > (1<<63-1)/1_000_000_000-1 || hasHexPrefix(b[:i]) || hasHexPrefix(b[i+1:]) {
+			return 0, true, false
+		}
+		return int64(sec)*1e9 + int64(frac), true, true
+	}
+	v, ok := parseUint(b)
+	if !ok || v > 1<<63-1 || hasHexPrefix(b) {
+		return 0, false, false
+	}
+	return int64(v), false, true
+}
+
+func hasHexPrefix(b []byte) bool { return len(b) > 1 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') }
+
+// parseSecondsDecimal reads "S" or "S.F" where F is a true decimal fraction
+// of a second (as `date +%s.%N` prints it), returning ns since the epoch.
+func parseSecondsDecimal(b []byte) (int64, bool) {
+	i := bytes.IndexByte(b, '.')
+	secPart, frac := b, []byte(nil)
+	if i >= 0 {
+		secPart, frac = b[:i], b[i+1:]
+		if len(frac) == 0 || len(frac) > 9 {
+			return 0, false
+		}
+	}
+	sec, ok := parseUint(secPart)
+	if !ok || hasHexPrefix(secPart) || sec > (1<<63-1)/1_000_000_000-1 {
+		return 0, false
+	}
+	var ns uint64
+	for k := 0; k < 9; k++ {
+		ns *= 10
+		if k < len(frac) {
+			c := frac[k]
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			ns += uint64(c - '0')
+		}
+	}
+	return int64(sec)*1e9 + int64(ns), true
+}

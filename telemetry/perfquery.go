@@ -1,0 +1,313 @@
+package telemetry
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ReadPerfquery reads the text output of `perfquery` or `perfquery -x`
+// (infiniband-diags), one or many snapshots, e.g. from
+//
+//	while sleep 1; do date +%s.%N; perfquery -x; done > perf.txt
+//
+// A snapshot begins at a "# Port counters: Lid L port P ..." or
+// "# Port extended counters: ..." line and holds "Name:.....value" lines
+// (values decimal or 0x hex; PortSelect and CounterSelect are settings and
+// are skipped). Names become the canonical sysfs spellings (PortXmitWait ->
+// port_xmit_wait, PortXmitPkts -> port_xmit_packets). Without -x the IBA
+// PortCounters widths apply and counters saturate; with -x they are 64-bit.
+//
+// Timestamps are optional lines the user adds; each stamps the NEXT snapshot:
+//
+//   - a bare number, seconds since the Unix epoch with an optional decimal
+//     fraction (`date +%s.%N`: "1700000000.5" is half a second past);
+//   - "# ts=SECONDS[.FRACTION]" (same meaning), "# ts_ns=NANOSECONDS";
+//   - an RFC 3339 time, bare or as "# ts=..." (`date -Ins`: a ',' before
+//     the fraction is accepted).
+//
+// When two or more timestamp lines sit between two snapshots, the first is
+// taken as the end of the earlier snapshot and the last as the start of the
+// next (so `date; perfquery; date` loops work), and a timestamp after the
+// last snapshot is its end. With no timestamp anywhere the series have
+// ClockNone. Each (LID, port, -x or not) is its own series, numbered from
+// sample_id 0; the source is Source{Device: "lid:L", Port: P}.
+func ReadPerfquery(r io.Reader, file string) ([]*Series, error) {
+	lr := newLineReader(r)
+	p := &pqParser{file: file}
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, perr(file, lr.line, "%v", err)
+		}
+		p.line(trimSpace(line), lr.line)
+	}
+	p.flush()
+	if len(p.pendingTs) > 0 && p.last != nil {
+		ts := p.pendingTs[len(p.pendingTs)-1]
+		if p.last.EndNs[p.lastIdx] <= ts || !p.lastTimed {
+			p.last.EndNs[p.lastIdx] = ts
+			if !p.lastTimed {
+				p.last.StartNs[p.lastIdx] = ts
+			}
+		} else {
+			p.warnAll(p.pendingLine[0], "timestamp after the last snapshot is earlier than its start; ignored")
+		}
+	}
+	if len(p.out) == 0 {
+		if p.sawAny {
+			return nil, perr(file, 0, "no perfquery counters found (want lines like \"PortXmitData:.....123\")")
+		}
+		return nil, perr(file, 0, "empty file: no perfquery output")
+	}
+	for _, s := range p.out {
+		if p.anyTs {
+			s.Clock = ClockHost
+		} else {
+			for i := range s.StartNs {
+				s.StartNs[i], s.EndNs[i] = 0, 0
+			}
+		}
+	}
+	p.out[0].Warnings = append(p.common, p.out[0].Warnings...)
+	return p.out, nil
+}
+
+type pqSnap struct {
+	line     int
+	lid      int
+	port     int
+	extended bool
+	names    []string
+	values   []uint64
+	startNs  int64
+	endNs    int64
+	timed    bool
+}
+
+type pqKey struct {
+	lid, port int
+	ext       bool
+}
+
+type pqParser struct {
+	file        string
+	out         []*Series
+	byKey       map[pqKey]*Series
+	snap        *pqSnap
+	pendingTs   []int64
+	pendingLine []int
+	anyTs       bool
+	sawAny      bool
+	last        *Series
+	lastIdx     int
+	lastTimed   bool
+	common      []Warning // warnings not tied to one series
+}
+
+func (p *pqParser) warnAll(line int, format string, args ...any) {
+	tmp := Series{}
+	tmp.warnf(p.file, line, format, args...)
+	if len(p.common) < maxWarnings {
+		p.common = append(p.common, tmp.Warnings...)
+	}
+}
+
+func (p *pqParser) line(t []byte, n int) {
+	if len(t) == 0 {
+		return
+	}
+	p.sawAny = true
+	if ts, ok := parseTimestampLine(t); ok {
+		p.flush()
+		p.pendingTs = append(p.pendingTs, ts)
+		p.pendingLine = append(p.pendingLine, n)
+		p.anyTs = true
+		return
+	}
+	if t[0] == '#' {
+		s := string(t)
+		if strings.HasPrefix(s, "# Port counters:") || strings.HasPrefix(s, "# Port extended counters:") {
+			p.flush()
+			p.begin(s, n)
+		}
+		return
+	}
+	name, val, ok := splitPerfField(t)
+	if !ok {
+		p.warnAll(n, "not a perfquery line: %q; ignored", t)
+		return
+	}
+	if name == "PortSelect" || name == "CounterSelect" || name == "CounterSelect2" {
+		return
+	}
+	v, ok := parseUint(val)
+	if !ok {
+		p.warnAll(n, "%s value %q is not an unsigned integer; field ignored", name, val)
+		return
+	}
+	if p.snap == nil {
+		p.warnAll(n, "counters without a \"# Port counters\" line; taken as one snapshot of an unknown port")
+		p.begin("", n)
+	}
+	for _, have := range p.snap.names {
+		if have == name {
+			p.warnAll(n, "%s repeated within a snapshot; later value kept", name)
+			for j := range p.snap.names {
+				if p.snap.names[j] == name {
+					p.snap.values[j] = v
+				}
+			}
+			return
+		}
+	}
+	p.snap.names = append(p.snap.names, name)
+	p.snap.values = append(p.snap.values, v)
+}
+
+// splitPerfField splits "PortXmitData:....................123".
+func splitPerfField(t []byte) (string, []byte, bool) {
+	i := bytes.IndexByte(t, ':')
+	if i <= 0 {
+		return "", nil, false
+	}
+	for _, c := range t[:i] {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return "", nil, false
+		}
+	}
+	v := t[i+1:]
+	for len(v) > 0 && (v[0] == '.' || v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	if len(v) == 0 {
+		return "", nil, false
+	}
+	return string(t[:i]), trimSpace(v), true
+}
+
+// parseTimestampLine recognises the timestamp lines ReadPerfquery accepts.
+func parseTimestampLine(t []byte) (int64, bool) {
+	if bytes.HasPrefix(t, []byte("#")) {
+		u := trimSpace(t[1:])
+		switch {
+		case bytes.HasPrefix(u, []byte("ts_ns=")):
+			return parseInt64(trimSpace(u[6:]))
+		case bytes.HasPrefix(u, []byte("ts=")):
+			u = trimSpace(u[3:])
+		default:
+			return 0, false
+		}
+		t = u
+	}
+	if ns, ok := parseSecondsDecimal(t); ok {
+		return ns, true
+	}
+	if len(t) >= 20 && t[4] == '-' && t[10] == 'T' {
+		s := strings.Replace(string(t), ",", ".", 1)
+		if tm, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			return tm.UnixNano(), true
+		}
+	}
+	return 0, false
+}
+
+func (p *pqParser) begin(header string, n int) {
+	s := &pqSnap{line: n, extended: strings.HasPrefix(header, "# Port extended counters:")}
+	s.lid, s.port = headerNumber(header, "Lid"), headerNumber(header, "port")
+	switch len(p.pendingTs) {
+	case 0:
+	case 1:
+		s.startNs, s.endNs, s.timed = p.pendingTs[0], p.pendingTs[0], true
+	default:
+		if p.last != nil && p.lastTimed {
+			if end := p.pendingTs[0]; end >= p.last.StartNs[p.lastIdx] {
+				p.last.EndNs[p.lastIdx] = end
+			}
+		}
+		ts := p.pendingTs[len(p.pendingTs)-1]
+		s.startNs, s.endNs, s.timed = ts, ts, true
+		if len(p.pendingTs) > 2 {
+			p.warnAll(p.pendingLine[1], "%d timestamp lines between two snapshots; only the first and the last are used", len(p.pendingTs))
+		}
+	}
+	p.pendingTs, p.pendingLine = p.pendingTs[:0], p.pendingLine[:0]
+	p.snap = s
+}
+
+// headerNumber finds "WORD N" in a perfquery header, -1 when absent.
+func headerNumber(h, word string) int {
+	f := strings.Fields(h)
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == word {
+			if v, err := strconv.Atoi(strings.TrimRight(f[i+1], ",:")); err == nil {
+				return v
+			}
+		}
+	}
+	return -1
+}
+
+// flush files the open snapshot into its series.
+func (p *pqParser) flush() {
+	s := p.snap
+	p.snap = nil
+	if s == nil {
+		return
+	}
+	if len(s.names) == 0 {
+		p.warnAll(s.line, "snapshot has no counters; ignored")
+		return
+	}
+	if p.byKey == nil {
+		p.byKey = map[pqKey]*Series{}
+	}
+	key := pqKey{s.lid, s.port, s.extended}
+	ser := p.byKey[key]
+	if ser != nil && !sameNames(ser.Counters, s.names, s.extended) {
+		ser.warnf(p.file, s.line, "snapshot has a different set of counters; starting a new series")
+		ser = nil
+	}
+	if ser == nil {
+		counters := make([]Counter, len(s.names))
+		for j, n := range s.names {
+			counters[j] = PerfqueryCounter(n, s.extended)
+		}
+		src := Source{Port: max(s.port, 0)}
+		if s.lid >= 0 {
+			src.Device = "lid:" + strconv.Itoa(s.lid)
+		}
+		ser = NewSeries(src, ClockNone, counters)
+		ser.setMeta("format", "perfquery")
+		if s.extended {
+			ser.setMeta("perfquery_extended", "true")
+		}
+		p.byKey[key] = ser
+		p.out = append(p.out, ser)
+	}
+	if !s.timed && p.anyTs {
+		ser.warnf(p.file, s.line, "snapshot has no timestamp line before it")
+	}
+	if n := ser.Len(); n > 0 && s.timed && s.startNs < ser.StartNs[n-1] {
+		ser.warnf(p.file, s.line, "timestamp goes backwards by %d ns", ser.StartNs[n-1]-s.startNs)
+	}
+	ser.Append(uint64(ser.Len()), s.startNs, s.endNs, s.values)
+	p.last, p.lastIdx, p.lastTimed = ser, ser.Len()-1, s.timed
+}
+
+func sameNames(cs []Counter, names []string, ext bool) bool {
+	if len(cs) != len(names) {
+		return false
+	}
+	for j, n := range names {
+		if cs[j].Name != PerfqueryCounter(n, ext).Name {
+			return false
+		}
+	}
+	return true
+}

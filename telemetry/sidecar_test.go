@@ -1,0 +1,150 @@
+package telemetry
+
+import (
+	"bufio"
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestSidecarRoundTrip(t *testing.T) {
+	counters := []Counter{
+		SysfsCounter("counters", PortXmitData),
+		SysfsCounter("counters", PortXmitWait),
+		SysfsCounter("hw_counters", NpCNPSent),
+		{Name: "odd_gauge", Unit: UnitNs, Kind: KindGauge, Width: 48, DataID: 0x1160000d00000000},
+		{Name: "cleared", Unit: UnitCount, Kind: KindCounter, Width: 32, ClearOnSample: true},
+	}
+	want := makeSeries(40, ClockHost, counters, 13)
+	want.SetMissing(5, 1)
+	want.SetMissing(6, 4)
+	want.setMeta("interval_ns", "1000000")
+	var buf bytes.Buffer
+	if err := WriteSidecar(&buf, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSidecar(&buf, "side.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d series", len(got))
+	}
+	compareSeries(t, "sidecar", want, got[0], true)
+	if got[0].Meta["interval_ns"] != "1000000" || got[0].Meta["format"] != "sidecar" {
+		t.Errorf("meta %v", got[0].Meta)
+	}
+	if got[0].Lost() != want.Lost() || got[0].Lost() == 0 {
+		t.Errorf("lost %d want %d", got[0].Lost(), want.Lost())
+	}
+
+	// Through ReadFile's sniffing, and through a buffered writer.
+	var b2 bytes.Buffer
+	bw := bufio.NewWriter(&b2)
+	sw, err := NewSidecarWriter(bw, Source{"mlx5_3", 2}, ClockNICRealTime, counters[:1], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.Write(0, 1, 2, []uint64{9}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(b2.Bytes(), []byte("0,1,2,9\n")) {
+		t.Errorf("sample not flushed through bufio: %q", b2.String())
+	}
+	if err := sw.Write(1, 1, 2, []uint64{9, 9}, nil); err == nil {
+		t.Errorf("wrong arity accepted")
+	}
+	s, err := Read(&b2, "x", nil)
+	if err != nil || s[0].Source != (Source{"mlx5_3", 2}) || s[0].Clock != ClockNICRealTime {
+		t.Errorf("%v %+v", err, s)
+	}
+}
+
+func TestSidecarWithoutCounterLines(t *testing.T) {
+	text := "# ibscope-telemetry v1 source=mlx5_0/1 clock=host\n" +
+		"# a comment\n" +
+		"sample_id,start_ns,end_ns,port_xmit_wait,np_cnp_sent\n" +
+		"0,10,20,4294967295,4294967295\n" +
+		"1,30,40,4294967295,3\n"
+	s, err := ReadSidecar(strings.NewReader(text), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s[0]
+	if d := g.Delta(1, 0); d.Flags != FlagSaturated {
+		t.Errorf("port_xmit_wait from catalogue should saturate: %+v", d)
+	}
+	if d := g.Delta(1, 1); d.Value != 4 || d.Flags != FlagWrapped {
+		t.Errorf("np_cnp_sent from catalogue should wrap at 32 bits: %+v", d)
+	}
+}
+
+func TestSidecarAppendedSegments(t *testing.T) {
+	head := "# ibscope-telemetry v1 source=mlx5_0/1 clock=host\nsample_id,start_ns,end_ns,a\n"
+	text := head + "0,10,10,1\n1,20,20,2\n" + head + "0,30,30,5\n" +
+		"# ibscope-telemetry v1 source=mlx5_0/2 clock=host\nsample_id,start_ns,end_ns,a\n0,40,40,7\n"
+	s, err := ReadSidecar(strings.NewReader(text), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s) != 2 || s[0].Len() != 3 || s[1].Len() != 1 || s[1].Source.Port != 2 {
+		t.Fatalf("segments: %d series", len(s))
+	}
+	wantWarning(t, s[0], 6, "sampler restarted")
+	if d := s[0].Delta(2, 0); d.Flags&FlagGap == 0 || d.Value != 3 {
+		t.Errorf("delta across restart %+v", d)
+	}
+}
+
+func TestSidecarBadInput(t *testing.T) {
+	head := "# ibscope-telemetry v1 source=mlx5_0/1 clock=host\nsample_id,start_ns,end_ns,a,b\n"
+	s, err := ReadSidecar(strings.NewReader(head+
+		"0,10,10,1,2\n"+
+		"1,20,20,1\n"+ // missing
+		"2,30,30,1,2,3\n"+ // extra
+		"x,40,40,1,2\n"+
+		"4,5x,50,1,2\n"+
+		"5,60,60,-1,2\n"+
+		"7,70,70,3,4\n"+ // lost 6
+		"8,1,1,3,4\n"), "bad.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s[0]
+	if g.Len() != 3 {
+		t.Errorf("kept %d", g.Len())
+	}
+	wantWarning(t, g, 4, "4 fields where the column line has 5")
+	wantWarning(t, g, 5, "6 fields")
+	wantWarning(t, g, 6, `sample_id "x"`)
+	wantWarning(t, g, 7, "not an integer")
+	wantWarning(t, g, 8, `a value "-1"`)
+	wantWarning(t, g, 9, "6 sample(s) lost")
+	wantWarning(t, g, 10, "timestamp goes backwards")
+
+	for name, text := range map[string]string{
+		"empty":        "",
+		"not sidecar":  "hello\n",
+		"version":      "# ibscope-telemetry v2 source=a/1\n",
+		"bad source":   "# ibscope-telemetry v1 source=a\n",
+		"bad clock":    "# ibscope-telemetry v1 clock=moon\n",
+		"bad counter":  "# ibscope-telemetry v1\n# counter x width=99\n",
+		"bad unit":     "# ibscope-telemetry v1\n# counter x unit=furlongs\n",
+		"bad kind":     "# ibscope-telemetry v1\n# counter x kind=odd\n",
+		"bad data_id":  "# ibscope-telemetry v1\n# counter x data_id=zz\n",
+		"no columns":   "# ibscope-telemetry v1\n",
+		"row first":    "# ibscope-telemetry v1\n0,1,2\n",
+		"bad col line": "# ibscope-telemetry v1\nsample_id,start,end,a\n",
+		"counter 1st":  "# counter a\n",
+	} {
+		if _, err := ReadSidecar(strings.NewReader(text), "bad.csv"); err == nil || !strings.Contains(err.Error(), "bad.csv") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := NewSidecarWriter(&bytes.Buffer{}, Source{}, ClockHost, []Counter{{Name: "a,b"}}, nil); err == nil {
+		t.Errorf("comma in a name accepted")
+	}
+	if _, err := NewSidecarWriter(&bytes.Buffer{}, Source{}, ClockHost, nil, map[string]string{"k": "a b"}); err == nil {
+		t.Errorf("blank in meta accepted")
+	}
+}
