@@ -1,0 +1,179 @@
+package analyze
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// healthCapture is one RC RDMA WRITE flow 1 -> 2 (QP 0x11) of 100 PSNs in
+// messages of 10 packets, with AckReq on each message's last packet, and
+// its ACK flow 2 -> 1 (QP 0x22): PSN 10 is lost, PSN 31 comes before 30,
+// PSNs 20 and 21 are sent twice, 5 packets are ECN-CE marked, 1 has a bad
+// ICRC; the ACK flow holds 9 ACKs 5 us after each request (one of them a
+// PSN sequence NAK), an RNR NAK (timer 14), a remote access error NAK and
+// 3 CNPs.
+func healthCapture(t *testing.T) (string, []tpkt) {
+	var pkts []tpkt
+	ts := baseNs
+	emit := func(p tpkt) {
+		ts += 1000
+		p.tsNs = ts
+		pkts = append(pkts, p)
+	}
+	req := func(psn uint32) tpkt {
+		op := decode.Opcode(0x07)
+		switch psn % 10 {
+		case 0:
+			op = 0x06
+		case 9:
+			op = 0x08
+		}
+		return tpkt{src: 1, dst: 2, qp: 0x11, psn: psn, op: op, payload: 1024, dmaLen: 10240, ackReq: psn%10 == 9}
+	}
+	ack := func(psn uint32, syndrome uint8) tpkt {
+		return tpkt{src: 2, dst: 1, qp: 0x22, psn: psn, op: 0x11, syndrome: syndrome}
+	}
+	for psn := uint32(0); psn < 100; psn++ {
+		switch psn {
+		case 10:
+			continue // lost
+		case 30:
+			emit(req(31))
+			emit(req(30))
+			continue
+		case 31:
+			continue
+		case 22:
+			emit(req(20)) // go-back: 20 and 21 again
+			emit(req(21))
+		}
+		p := req(psn)
+		if psn >= 50 && psn < 55 {
+			p.ecn = 3
+		}
+		p.badICRC = psn == 77
+		emit(p)
+		if psn%10 == 9 {
+			syn := uint8(0)
+			if psn == 19 {
+				syn = 0x60 // NAK PSN sequence error at 20: acknowledges up to 19
+				emit(ack(20, syn))
+				continue
+			}
+			emit(ack(psn, syn))
+		}
+	}
+	emit(ack(99, 0x20|14)) // RNR NAK, timer 14
+	emit(ack(99, 0x60|2))  // remote access error
+	for range 3 {
+		emit(tpkt{src: 2, dst: 1, qp: 0x22, op: decode.OpcodeCNP})
+	}
+	return writeCapture(t, "health.pcap", false, pkts), pkts
+}
+
+func runFlowsFiles(t *testing.T, paths ...string) *FlowsResult {
+	t.Helper()
+	s, err := OpenStream(paths, StreamOptions{CheckCRC: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := RunFlows(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestFlowsHealth(t *testing.T) {
+	path, pkts := healthCapture(t)
+	r := runFlowsFiles(t, path)
+	if len(r.Flows) != 2 {
+		t.Fatalf("%d flows", len(r.Flows))
+	}
+	w, a := r.Flows[0], r.Flows[1]
+	if w.Key.String() != "rocev2 192.168.7.1>192.168.7.2 qp 0x000011" {
+		t.Fatalf("first flow %s", w.Key)
+	}
+	if w.Packets != 101 || w.Messages.Total != 10 || w.Messages.First != 10 || w.Messages.Last != 10 || w.Messages.Middle != 81 {
+		t.Errorf("packets %d, messages %+v", w.Packets, w.Messages)
+	}
+	// 31 before 30: a gap of one (30) that 30 then fills; 10 is never seen.
+	want := PSNStats{Gaps: 2, Missing: 2, OutOfOrder: 1, Duplicates: 2, Lost: 1}
+	if w.PSN != want {
+		t.Errorf("PSN %+v, want %+v", w.PSN, want)
+	}
+	if w.ECNCE != 5 || w.ICRCBad != 1 || w.VCRCBad != 0 || w.CNPs != 0 {
+		t.Errorf("ecn %d icrc %d vcrc %d cnp %d", w.ECNCE, w.ICRCBad, w.VCRCBad, w.CNPs)
+	}
+	if a.Acks != 9 || a.CNPs != 3 || a.Packets != 15 {
+		t.Errorf("ack flow: acks %d cnps %d packets %d", a.Acks, a.CNPs, a.Packets)
+	}
+	wantNAKs := []NAKCount{{0, "PSN_SEQUENCE_ERROR", 1}, {2, "REMOTE_ACCESS_ERROR", 1}}
+	if !slices.Equal(a.NAKs, wantNAKs) || len(a.RNRNAKs) != 1 || a.RNRNAKs[0] != (RNRCount{Timer: 14, DelayNs: 1_280_000, Count: 1}) {
+		t.Errorf("NAKs %+v RNR %+v", a.NAKs, a.RNRNAKs)
+	}
+	// Every request with AckReq is answered 1 us later (the next packet).
+	if w.AckLatencyNs == nil || w.AckLatencyNs.Count != 10 || w.AckLatencyNs.Min != 1000 || w.AckLatencyNs.Max != 1000 {
+		t.Errorf("ACK latency %+v", w.AckLatencyNs)
+	}
+	if w.AckPeer == nil || w.AckPeer.String() != a.Key.String() {
+		t.Errorf("ack peer %v", w.AckPeer)
+	}
+	var bytes uint64
+	for _, p := range pkts {
+		if p.src == 1 {
+			bytes += uint64(len(roceFrame(t, p)) + 24)
+		}
+	}
+	if w.WireBytes != bytes {
+		t.Errorf("wire bytes %d, want %d", w.WireBytes, bytes)
+	}
+	var sum float64
+	for _, g := range w.ThroughputGbps {
+		sum += g * float64(r.ThroughputBinNs) / 8
+	}
+	if int64(sum+0.5) != int64(bytes) {
+		t.Errorf("throughput series holds %v bytes, want %d", sum, bytes)
+	}
+}
+
+func TestPSNWrap(t *testing.T) {
+	var tr psnTracker
+	for i := range uint32(20) {
+		tr.add((psnMask - 9 + i) & psnMask)
+	}
+	if tr.stats() != (PSNStats{}) {
+		t.Errorf("wrap counted as anomalies: %+v", tr.stats())
+	}
+	tr.add(12) // 10 and 11 skipped
+	tr.add(5)  // seen: duplicate
+	tr.add(10) // late
+	if s := tr.stats(); s != (PSNStats{Gaps: 1, Missing: 2, OutOfOrder: 1, Duplicates: 1, Lost: 1}) {
+		t.Errorf("after wrap: %+v", s)
+	}
+	if psnDiff(0, psnMask) != 1 || psnDiff(psnMask, 0) != -1 {
+		t.Error("psnDiff across the wrap")
+	}
+}
+
+func TestRateSeriesCoarsens(t *testing.T) {
+	r := newRateSeries(0, 1000)
+	var total uint64
+	for i := range int64(5000) {
+		r.add(i*1000, 10)
+		total += 10
+	}
+	if len(r.bytes) > maxSeriesBins || r.binNs != 8000 {
+		t.Errorf("%d bins of %d ns", len(r.bytes), r.binNs)
+	}
+	var got uint64
+	for _, b := range r.bytes {
+		got += b
+	}
+	if got != total {
+		t.Errorf("series holds %d bytes, want %d", got, total)
+	}
+}

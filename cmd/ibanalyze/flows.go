@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ibscope/ibscope/analyze"
+	"github.com/spf13/cobra"
+)
+
+type flowsOpts struct {
+	json   bool
+	plot   string
+	top    int
+	window int
+	noCRC  bool
+}
+
+func init() {
+	var o flowsOpts
+	cmd := &cobra.Command{
+		Use:   "flows FILE [FILE...]",
+		Short: "Per-flow health: packets, messages, throughput, PSN gaps, retransmissions, NAKs, CNP/ECN, CRC, ACK latency",
+		Long: `flows reports, per flow (IB: SLID, DLID, DestQP; RoCE: source, destination,
+DestQP): packets, wire bytes, messages (first/middle/last/only), throughput
+over time, the opcode mix, PSN gaps (missing and lost), duplicate PSNs
+(retransmissions), out-of-order PSNs, NAKs by kind (PSN sequence error, RNR
+with its timer, remote access, remote operational, invalid request), CNPs,
+ECN-CE marks, FECN/BECN, ICRC/VCRC failures, and ACK latency percentiles
+(from a request with AckReq to the ACK on the reverse flow that covers its
+PSN). PSN arithmetic is modulo 2^24.
+
+Several files are read as one capture in timestamp order (rotated pieces).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runFlows(cmd.OutOrStdout(), args, o) },
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.json, "json", false, "JSON output")
+	f.StringVar(&o.plot, "plot", "", "draw throughput over time to `FILE` (.png, .svg, .pdf)")
+	f.IntVar(&o.top, "top", 20, "text output and plot: the `N` busiest flows (0: all)")
+	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, "reorder window for out-of-order timestamps, in packets")
+	f.BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC (faster; CRC failures are then not counted)")
+	rootCmd.AddCommand(cmd)
+}
+
+func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
+	if o.plot != "" {
+		if err := analyze.CheckPlotPath(o.plot); err != nil {
+			return err
+		}
+	}
+	s, _, err := openStream(paths, o.window, !o.noCRC)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	_, total := s.Progress()
+	prog := newProgress("flows", total, o.json)
+	r, err := analyze.RunFlows(s, streamProgress(prog))
+	prog.done()
+	st := s.Stats()
+	if errors.Is(err, analyze.ErrNoPackets) {
+		return noPackets(analyzeInput(s))
+	}
+	if err != nil {
+		return err
+	}
+	warnInput(r.Input)
+	w := bufio.NewWriter(stdout)
+	if o.json {
+		err = writeJSON(w, r)
+	} else {
+		writeFlowsText(w, r, o.top, !o.noCRC)
+	}
+	if ferr := w.Flush(); ferr != nil {
+		return fmt.Errorf("write output: %w", ferr)
+	}
+	if err != nil {
+		return err
+	}
+	if o.plot != "" {
+		var series []analyze.TimeSeries
+		for i, f := range r.Flows {
+			if o.top > 0 && i >= o.top {
+				break
+			}
+			ts := analyze.TimeSeries{Name: f.Key.String()}
+			for j, g := range f.ThroughputGbps {
+				ts.XS = append(ts.XS, float64(int64(j)*r.ThroughputBinNs)/1e9)
+				ts.YS = append(ts.YS, g)
+			}
+			series = append(series, ts)
+		}
+		title := fmt.Sprintf("throughput per flow (%s bins): %s", analyze.FormatNs(r.ThroughputBinNs), strings.Join(r.Input.Files, ", "))
+		if err := analyze.PlotLines(o.plot, title, "Gb/s on the wire", series); err != nil {
+			return err
+		}
+	}
+	if st.FileErrors > 0 || st.DecodeErrors > 0 {
+		return errReported
+	}
+	return nil
+}
+
+func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
+	in := r.Input
+	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets, %d flows\n", strings.Join(in.Files, ", "), in.Frames, in.Packets, len(r.Flows))
+	if !crc {
+		fmt.Fprintln(w, "CRCs not checked (--no-crc)")
+	}
+	if top > 0 && len(r.Flows) > top {
+		fmt.Fprintf(w, "the %d busiest flows shown (--top 0 for all)\n", top)
+	}
+	fmt.Fprintf(w, "\n%-44s %9s %12s %6s %8s %8s %5s %5s %5s %5s %5s %5s %6s %5s %9s %9s\n",
+		"flow", "packets", "bytes", "msgs", "Gb/s", "peak", "lost", "dup", "ooo", "NAK", "RNR", "CNP", "ECN-CE", "CRC", "ack p50", "ack p99")
+	for i, f := range r.Flows {
+		if top > 0 && i >= top {
+			break
+		}
+		var naks, rnr uint64
+		for _, n := range f.NAKs {
+			naks += n.Count
+		}
+		for _, n := range f.RNRNAKs {
+			rnr += n.Count
+		}
+		p50, p99 := "-", "-"
+		if f.AckLatencyNs != nil {
+			p50, p99 = analyze.FormatNs(f.AckLatencyNs.P50), analyze.FormatNs(f.AckLatencyNs.P99)
+		}
+		fmt.Fprintf(w, "%-44s %9d %12d %6d %8.3g %8.3g %5d %5d %5d %5d %5d %5d %6d %5d %9s %9s\n",
+			f.Key, f.Packets, f.WireBytes, f.Messages.Total, f.MeanGbps, f.PeakGbps, f.PSN.Lost, f.PSN.Duplicates, f.PSN.OutOfOrder,
+			naks, rnr, f.CNPs, f.ECNCE, f.ICRCBad+f.VCRCBad, p50, p99)
+	}
+	for i, f := range r.Flows {
+		if top > 0 && i >= top {
+			break
+		}
+		fmt.Fprintf(w, "\n%s\n", f.Key)
+		var ops []string
+		for _, op := range f.Opcodes {
+			ops = append(ops, fmt.Sprintf("%s %d", op.Name, op.Packets))
+		}
+		fmt.Fprintf(w, "  opcodes: %s\n", strings.Join(ops, ", "))
+		m := f.Messages
+		fmt.Fprintf(w, "  messages: %d (first %d, middle %d, last %d, only %d)\n", m.Total, m.First, m.Middle, m.Last, m.Only)
+		if p := f.PSN; p != (analyze.PSNStats{}) {
+			fmt.Fprintf(w, "  PSN: %d gaps skipping %d PSNs, %d later filled out of order, %d lost; %d duplicates (retransmissions)\n",
+				p.Gaps, p.Missing, p.OutOfOrder, p.Lost, p.Duplicates)
+		}
+		for _, n := range f.NAKs {
+			fmt.Fprintf(w, "  NAK %s: %d\n", n.Name, n.Count)
+		}
+		for _, n := range f.RNRNAKs {
+			fmt.Fprintf(w, "  RNR NAK timer %d (%s): %d\n", n.Timer, analyze.FormatNs(n.DelayNs), n.Count)
+		}
+		if f.FECN+f.BECN > 0 {
+			fmt.Fprintf(w, "  FECN %d, BECN %d\n", f.FECN, f.BECN)
+		}
+		if f.ICRCBad+f.VCRCBad > 0 {
+			fmt.Fprintf(w, "  bad ICRC %d, bad VCRC %d\n", f.ICRCBad, f.VCRCBad)
+		}
+		if l := f.AckLatencyNs; l != nil {
+			fs := analyze.FormatNs
+			fmt.Fprintf(w, "  ACK latency (%d answered, ACKs on %s): min %s p50 %s p90 %s p99 %s p99.9 %s max %s\n",
+				l.Count, f.AckPeer, fs(l.Min), fs(l.P50), fs(l.P90), fs(l.P99), fs(l.P999), fs(l.Max))
+		}
+		if f.Late > 0 {
+			fmt.Fprintf(w, "  %d packets out of order beyond the reorder window\n", f.Late)
+		}
+	}
+}
