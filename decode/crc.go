@@ -115,10 +115,13 @@ func ICRCRoCEv2(ip, udpToICRC []byte) uint32 {
 	return b.roceV2(ip, udpToICRC)
 }
 
-var vcrcTable = makeVCRCTable()
+// vcrcTables are slicing-by-8 tables for the VCRC: vcrcTables[0] is the
+// classic byte table; vcrcTables[k][i] is the CRC of byte i followed by k zero
+// bytes, so that eight bytes take eight lookups and no loop-carried shifts.
+var vcrcTables = makeVCRCTables()
 
-func makeVCRCTable() (t [256]uint16) {
-	for i := range t {
+func makeVCRCTables() (t [8][256]uint16) {
+	for i := range t[0] {
 		c := uint16(i)
 		for range 8 {
 			if c&1 != 0 {
@@ -127,16 +130,29 @@ func makeVCRCTable() (t [256]uint16) {
 				c >>= 1
 			}
 		}
-		t[i] = c
+		t[0][i] = c
+	}
+	for k := 1; k < 8; k++ {
+		for i := range t[k] {
+			p := t[k-1][i]
+			t[k][i] = p>>8 ^ t[0][byte(p)]
+		}
 	}
 	return t
 }
 
 // VCRC computes the variant CRC (and the link packet's LPCRC) over b.
 func VCRC(b []byte) uint16 {
+	t := &vcrcTables
 	c := uint16(0xFFFF)
+	for len(b) >= 8 {
+		c ^= uint16(b[0]) | uint16(b[1])<<8
+		c = t[7][byte(c)] ^ t[6][c>>8] ^ t[5][b[2]] ^ t[4][b[3]] ^
+			t[3][b[4]] ^ t[2][b[5]] ^ t[1][b[6]] ^ t[0][b[7]]
+		b = b[8:]
+	}
 	for _, x := range b {
-		c = c>>8 ^ vcrcTable[byte(c)^x]
+		c = c>>8 ^ t[0][byte(c)^x]
 	}
 	return c ^ 0xFFFF
 }
