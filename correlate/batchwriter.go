@@ -1,0 +1,68 @@
+package correlate
+
+import (
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// batchWriter writes record batches on its own goroutine, so that encoding
+// and compressing one batch overlaps with decoding and building the next.
+// It holds at most two batches in flight, which bounds memory.
+type batchWriter struct {
+	jobs chan batchJob
+	done chan struct{}
+	once sync.Once
+	mu   sync.Mutex
+	err  error // the first write error; later batches are dropped
+}
+
+type batchJob struct {
+	w   *TableWriter
+	rec arrow.RecordBatch
+}
+
+func newBatchWriter() *batchWriter {
+	bw := &batchWriter{jobs: make(chan batchJob, 1), done: make(chan struct{})}
+	go bw.run()
+	return bw
+}
+
+func (bw *batchWriter) run() {
+	defer close(bw.done)
+	for j := range bw.jobs {
+		if bw.failed() == nil {
+			if err := j.w.Write(j.rec); err != nil {
+				bw.mu.Lock()
+				bw.err = err
+				bw.mu.Unlock()
+			}
+		}
+		j.rec.Release()
+	}
+}
+
+func (bw *batchWriter) failed() error {
+	bw.mu.Lock()
+	defer bw.mu.Unlock()
+	return bw.err
+}
+
+// write queues rec for w and takes ownership of it. It returns an earlier
+// write's error, if any, so the producer stops early.
+func (bw *batchWriter) write(w *TableWriter, rec arrow.RecordBatch) error {
+	if err := bw.failed(); err != nil {
+		rec.Release()
+		return err
+	}
+	bw.jobs <- batchJob{w: w, rec: rec}
+	return nil
+}
+
+// stop waits for the queued batches and returns the first write error. It
+// may be called more than once.
+func (bw *batchWriter) stop() error {
+	bw.once.Do(func() { close(bw.jobs) })
+	<-bw.done
+	return bw.failed()
+}

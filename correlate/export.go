@@ -1,0 +1,245 @@
+package correlate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// ExportOptions control Export.
+type ExportOptions struct {
+	Format Format
+	// PartitionBy, when not empty, makes the output a directory holding a
+	// Hive-style partitioned dataset instead of one file.
+	PartitionBy []PartitionKey
+	// Meta is stored as schema metadata in every file written.
+	Meta map[string]string
+	// OnDecodeError is told about each frame that could not be decoded (the
+	// frame still gets a row, with the reason in the error column).
+	OnDecodeError func(*decode.DecodeError)
+	// Progress, if set, is called every 64K frames with the frames read and
+	// the byte offset reached in the capture.
+	Progress func(frames int, offsetBytes int64)
+}
+
+// ExportStats says what Export wrote.
+type ExportStats struct {
+	Frames       int64    // rows written, one per frame
+	DecodeErrors int64    // frames that could not be decoded
+	Files        []string // files written, in the order they were first opened
+}
+
+// Export writes one row per frame of the capture to out: one file, or with
+// PartitionBy a dataset directory. Decoding and column building run here;
+// compression and writing run on a second goroutine, one batch behind. Files
+// appear under their final names only when the whole capture has been read
+// and written; on error nothing is left behind.
+func Export(capture, out string, opt ExportOptions) (ExportStats, error) {
+	var st ExportStats
+	r, err := decode.Open(capture)
+	if err != nil {
+		return st, fmt.Errorf("open capture: %w", err)
+	}
+	defer r.Close()
+
+	meta := map[string]string{"ibscope.table": "packets", "ibscope.capture": filepath.Base(capture)}
+	for k, v := range opt.Meta {
+		meta[k] = v
+	}
+	sink, err := newExportSink(capture, out, opt, meta)
+	if err != nil {
+		return st, err
+	}
+	defer sink.abort()
+
+	var f decode.Frame
+	for {
+		err := r.Next(&f)
+		var de *decode.DecodeError
+		switch {
+		case err == io.EOF:
+			return st, sink.commit(&st)
+		case errors.As(err, &de):
+			st.DecodeErrors++
+			if opt.OnDecodeError != nil {
+				opt.OnDecodeError(de)
+			}
+			err = sink.add(&f, de.Err.Error())
+		case err != nil:
+			return st, err // *decode.FileError names file, frame and offset
+		default:
+			err = sink.add(&f, "")
+		}
+		if err != nil {
+			return st, err
+		}
+		st.Frames++
+		if opt.Progress != nil && st.Frames&0xFFFF == 0 {
+			opt.Progress(int(st.Frames), f.Offset)
+		}
+	}
+}
+
+// exportPart is one output file being filled.
+type exportPart struct {
+	b *packetBuilder
+	w *TableWriter
+}
+
+// exportSink routes frames to their file's builder and hands full batches
+// to the background writer.
+type exportSink struct {
+	format  Format
+	schema  *arrow.Schema // of the full packet row
+	fileSch *arrow.Schema // of the rows stored in files (partition columns dropped)
+	keep    []int         // columns of schema that go into files, nil for all
+	single  *exportPart   // the one file when not partitioned
+	pt      *partitioner  // nil when not partitioned
+	root    string
+	stem    string // file name stem inside partitions: part-<capture name>
+	parts   map[partition]*exportPart
+	order   []*exportPart
+	lastQ   partition
+	lastP   *exportPart
+	bg      *batchWriter
+}
+
+// maxOpenPartitions bounds memory: each open partition holds one batch of
+// column builders.
+const maxOpenPartitions = 256
+
+func newExportSink(capture, out string, opt ExportOptions, meta map[string]string) (*exportSink, error) {
+	s := &exportSink{format: opt.Format, schema: PacketSchema(meta), bg: newBatchWriter()}
+	s.fileSch = s.schema
+	if len(opt.PartitionBy) == 0 {
+		w, err := CreateTable(out, opt.Format, s.schema)
+		if err != nil {
+			s.bg.stop()
+			return nil, err
+		}
+		s.single = &exportPart{b: newPacketBuilder(s.schema), w: w}
+		s.order = append(s.order, s.single)
+		return s, nil
+	}
+	s.pt = newPartitioner(opt.PartitionBy)
+	s.root = out
+	base := filepath.Base(capture)
+	s.stem = "part-" + strings.Map(func(c rune) rune {
+		if safePathPart(string(c)) {
+			return c
+		}
+		return '_'
+	}, strings.TrimSuffix(base, filepath.Ext(base)))
+	s.parts = make(map[partition]*exportPart)
+	if s.pt.dropsTransport() {
+		ti := fieldIndex(packetFields, "transport")
+		fields := make([]arrow.Field, 0, len(packetFields)-1)
+		for i, fd := range packetFields {
+			if i != ti {
+				fields = append(fields, fd)
+				s.keep = append(s.keep, i)
+			}
+		}
+		s.fileSch = schemaWithMeta(fields, meta)
+	}
+	return s, nil
+}
+
+func (s *exportSink) add(f *decode.Frame, errMsg string) error {
+	p := s.single
+	if p == nil {
+		var err error
+		if p, err = s.partFor(f); err != nil {
+			return err
+		}
+	}
+	p.b.add(f, errMsg)
+	if p.b.rows >= BatchRows {
+		return s.bg.write(p.w, s.project(p.b.flush()))
+	}
+	return nil
+}
+
+func (s *exportSink) partFor(f *decode.Frame) (*exportPart, error) {
+	q := s.pt.of(f)
+	if s.lastP != nil && q == s.lastQ {
+		return s.lastP, nil
+	}
+	p := s.parts[q]
+	if p == nil {
+		if len(s.parts) >= maxOpenPartitions {
+			return nil, fmt.Errorf("%s: frame %d opens more than %d partitions; partition by fewer keys", s.root, f.Number, maxOpenPartitions)
+		}
+		dir := s.pt.dir(s.root, q)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", dir, err)
+		}
+		w, err := CreateTable(filepath.Join(dir, s.stem+s.format.Ext()), s.format, s.fileSch)
+		if err != nil {
+			return nil, err
+		}
+		p = &exportPart{b: newPacketBuilder(s.schema), w: w}
+		s.parts[q] = p
+		s.order = append(s.order, p)
+	}
+	s.lastQ, s.lastP = q, p
+	return p, nil
+}
+
+// project drops the partition columns from a record batch.
+func (s *exportSink) project(rec arrow.RecordBatch) arrow.RecordBatch {
+	if s.keep == nil {
+		return rec
+	}
+	cols := make([]arrow.Array, len(s.keep))
+	for i, c := range s.keep {
+		cols[i] = rec.Column(c)
+	}
+	out := array.NewRecordBatch(s.fileSch, cols, rec.NumRows())
+	rec.Release()
+	return out
+}
+
+// commit writes the last partial batches, waits for the writer, and renames
+// every file into place.
+func (s *exportSink) commit(st *ExportStats) error {
+	for _, p := range s.order {
+		if p.b.rows > 0 {
+			if err := s.bg.write(p.w, s.project(p.b.flush())); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.bg.stop(); err != nil {
+		return err
+	}
+	for _, p := range s.order {
+		if err := p.w.Close(); err != nil {
+			return err
+		}
+	}
+	for _, p := range s.order {
+		if err := p.w.Commit(); err != nil {
+			return err
+		}
+		st.Files = append(st.Files, p.w.Path())
+	}
+	return nil
+}
+
+// abort stops the writer and removes every file not yet committed.
+func (s *exportSink) abort() {
+	s.bg.stop()
+	for _, p := range s.order {
+		p.w.Abort()
+		p.b.release()
+	}
+}

@@ -1,0 +1,148 @@
+package correlate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// generatedCaptures are the small captures testdata/gen writes: every link
+// type, transport and extended header, bad CRCs, cut frames.
+func generatedCaptures(t testing.TB) []string {
+	t.Helper()
+	var m []string
+	for _, pat := range []string{"*.pcap", "*.pcapng"} {
+		g, _ := filepath.Glob(filepath.Join("..", "testdata", "pcaps", pat))
+		m = append(m, g...)
+	}
+	if len(m) == 0 {
+		t.Fatal("no captures in ../testdata/pcaps (go run ./testdata/gen writes them)")
+	}
+	sort.Strings(m)
+	return m
+}
+
+// contractRows is what the decode JSON contract says about each frame,
+// flattened the way export names columns, every value as a string.
+func contractRows(t testing.TB, capture string) []map[string]string {
+	t.Helper()
+	r, err := decode.Open(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var rows []map[string]string
+	var f decode.Frame
+	for {
+		err := r.Next(&f)
+		if err == io.EOF {
+			return rows
+		}
+		msg := ""
+		var de *decode.DecodeError
+		if errors.As(err, &de) {
+			msg = de.Err.Error()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(f.AppendJSON(nil, msg)))
+		dec.UseNumber()
+		var obj map[string]any
+		if err := dec.Decode(&obj); err != nil {
+			t.Fatalf("%s frame %d: contract JSON: %v", capture, f.Number, err)
+		}
+		row := map[string]string{}
+		flatten("", obj, row)
+		rows = append(rows, row)
+	}
+}
+
+func flatten(prefix string, obj map[string]any, out map[string]string) {
+	for k, v := range obj {
+		switch v := v.(type) {
+		case map[string]any:
+			flatten(prefix+k+"_", v, out)
+		default:
+			out[prefix+k] = fmt.Sprint(v)
+		}
+	}
+}
+
+func exportTo(t testing.TB, capture, out string, opt ExportOptions) ExportStats {
+	t.Helper()
+	st, err := Export(capture, out, opt)
+	if err != nil {
+		t.Fatalf("export %s: %v", capture, err)
+	}
+	return st
+}
+
+// TestExportMatchesContract exports every generated capture to Parquet and
+// Arrow and has the independent reader read them back: every frame's row
+// must hold exactly the contract's fields and values, nulls where it has no key.
+func TestExportMatchesContract(t *testing.T) {
+	type file struct {
+		capture string
+		format  Format
+		out     string
+	}
+	var files []file
+	var jobs []readJob
+	dir := t.TempDir()
+	for i, capture := range generatedCaptures(t) {
+		frames := len(contractRows(t, capture))
+		for _, format := range []Format{FormatParquet, FormatArrow} {
+			out := filepath.Join(dir, fmt.Sprintf("%d%s", i, format.Ext()))
+			st := exportTo(t, capture, out, ExportOptions{Format: format})
+			if int(st.Frames) != frames || len(st.Files) != 1 || st.Files[0] != out {
+				t.Fatalf("%s: exported %d frames to %v, want %d to %s", capture, st.Frames, st.Files, frames, out)
+			}
+			files = append(files, file{capture, format, out})
+			jobs = append(jobs, readJob{Kind: format.String(), Path: out})
+		}
+	}
+	got := readBack(t, jobs...)
+	for i, f := range files {
+		t.Run(filepath.Base(f.capture)+"/"+f.format.String(), func(t *testing.T) {
+			want := contractRows(t, f.capture)
+			if f.format == FormatParquet {
+				got[i].checkTimestamps(t, want)
+			}
+			compareRows(t, got[i].Rows, want)
+			if got[i].Metadata["ibscope.capture"] != filepath.Base(f.capture) {
+				t.Errorf("metadata ibscope.capture = %q", got[i].Metadata["ibscope.capture"])
+			}
+		})
+	}
+}
+
+func compareRows(t *testing.T, got, want []map[string]string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("reader sees %d rows, want %d", len(got), len(want))
+	}
+	bad := 0
+	for i := range want {
+		for k, w := range want[i] {
+			if g, ok := got[i][k]; !ok || g != w {
+				if bad++; bad <= 10 {
+					t.Errorf("row %d: %s = %q (present %v), contract says %q", i, k, g, ok, w)
+				}
+			}
+		}
+		for k, g := range got[i] {
+			if _, ok := want[i][k]; !ok {
+				if bad++; bad <= 10 {
+					t.Errorf("row %d: %s = %q, contract has no such key", i, k, g)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package correlate
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// readerDir holds the independent reader (DuckDB and Arrow JS under node);
+// `npm ci` there installs it.
+const readerDir = "testdata/reader"
+
+// readerOutput is what read.mjs prints.
+type readerOutput struct {
+	Schema []struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+	} `json:"schema"`
+	Metadata     map[string]string   `json:"metadata"`
+	ParquetTypes map[string]string   `json:"parquet_types"`
+	Rows         []map[string]string `json:"rows"`
+}
+
+// duckTimestamp is how DuckDB types a Parquet INT64 TIMESTAMP(NANOS,
+// isAdjustedToUTC): with microsecond resolution, so it drops the last three
+// digits of ns values.
+const duckTimestamp = "TIMESTAMP WITH TIME ZONE"
+
+// parquetNanosUTC is what parquet_schema says of a timestamp[ns, UTC] column.
+const parquetNanosUTC = "INT64 TimestampType(isAdjustedToUTC=1, unit=TimeUnit(MILLIS=<null>, MICROS=<null>, NANOS=NanoSeconds()))"
+
+// checkTimestamps checks that every TIMESTAMP column of a Parquet file is
+// stored as ns since the epoch, UTC, and truncates want's values of those
+// columns to the microseconds DuckDB reads.
+func (o *readerOutput) checkTimestamps(t testing.TB, want []map[string]string) {
+	t.Helper()
+	for _, c := range o.Schema {
+		if c.Type != duckTimestamp {
+			continue
+		}
+		if pt := o.ParquetTypes[c.Name]; pt != parquetNanosUTC {
+			t.Errorf("column %s stored as %q, want %q", c.Name, pt, parquetNanosUTC)
+		}
+		for _, row := range want {
+			if v, ok := row[c.Name]; ok && len(v) > 3 {
+				row[c.Name] = v[:len(v)-3] + "000"
+			}
+		}
+	}
+}
+
+// types maps column name to the type the reader reports.
+func (o *readerOutput) types() map[string]string {
+	m := make(map[string]string, len(o.Schema))
+	for _, c := range o.Schema {
+		m[c.Name] = c.Type
+	}
+	return m
+}
+
+// readJob is one file for the independent reader: Kind is "parquet",
+// "dataset", "arrow" or "sql" (then SQL is a query over the file as table t).
+type readJob struct {
+	Kind, Path, SQL string
+}
+
+// readBack opens files with the independent reader, all in one node process,
+// and returns what it saw of each. It skips the test when node or the
+// reader's packages are missing.
+func readBack(t testing.TB, jobs ...readJob) []*readerOutput {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("independent reader needs node (not on PATH); CI installs it")
+	}
+	if _, err := os.Stat(filepath.Join(readerDir, "node_modules", "@duckdb", "node-api")); err != nil {
+		t.Skipf("independent reader not installed: run `npm ci` in correlate/%s", readerDir)
+	}
+	args := make([][]string, len(jobs))
+	for i, j := range jobs {
+		abs, err := filepath.Abs(j.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args[i] = []string{j.Kind, abs}
+		if j.SQL != "" {
+			args[i] = append(args[i], j.SQL)
+		}
+	}
+	in, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "read.mjs", "batch")
+	cmd.Dir = readerDir
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("independent reader: %v\n%s", err, stderr.String())
+	}
+	var o []*readerOutput
+	if err := json.Unmarshal(out, &o); err != nil || len(o) != len(jobs) {
+		t.Fatalf("independent reader: bad output (%d results for %d files): %v", len(o), len(jobs), err)
+	}
+	return o
+}

@@ -1,0 +1,152 @@
+package correlate
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// BatchRows is how many rows go into one record batch, and so into one
+// Parquet row group: large enough for zstd and for readers that parallelise
+// per row group (DuckDB's own default is 122,880), small enough that a
+// writer holds only a few tens of MB whatever the capture's size.
+const BatchRows = 128 * 1024
+
+// TableWriter writes record batches of one schema to one file. The data goes
+// to a hidden temporary file next to the destination, and only Commit renames
+// it to the final name: a failed or interrupted run leaves no file that looks
+// complete.
+type TableWriter struct {
+	path, tmp string
+	format    Format
+	f         *os.File
+	bw        *bufio.Writer
+	pq        *pqarrow.FileWriter
+	ipcw      *ipc.FileWriter
+	rows      int64 // rows written so far
+	closed    bool
+	committed bool
+}
+
+// CreateTable starts writing path in the given format with the given schema
+// (its metadata is stored in the file: Parquet key-value metadata and the
+// Arrow schema). The directory must exist.
+func CreateTable(path string, format Format, schema *arrow.Schema) (*TableWriter, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	w := &TableWriter{path: path, tmp: f.Name(), format: format, f: f, bw: bufio.NewWriterSize(f, 1<<20)}
+	switch format {
+	case FormatParquet:
+		props := parquet.NewWriterProperties(
+			parquet.WithCompression(compress.Codecs.Zstd),
+			parquet.WithVersion(parquet.V2_LATEST), // 2.6: timestamps keep ns and isAdjustedToUTC
+			parquet.WithMaxRowGroupLength(BatchRows),
+			parquet.WithCreatedBy("ibscope"),
+		)
+		w.pq, err = pqarrow.NewFileWriter(schema, w.bw, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	case FormatArrow:
+		w.ipcw, err = ipc.NewFileWriter(w.bw, ipc.WithSchema(schema), ipc.WithZstd())
+	default:
+		err = fmt.Errorf("unknown format %d", format)
+	}
+	if err != nil {
+		w.Abort()
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	return w, nil
+}
+
+// Path is the final name the file gets on Commit.
+func (w *TableWriter) Path() string { return w.path }
+
+// Rows is the number of rows written so far.
+func (w *TableWriter) Rows() int64 { return w.rows }
+
+// Write appends a record batch (one Parquet row group per batch).
+func (w *TableWriter) Write(rec arrow.RecordBatch) error {
+	var err error
+	if w.pq != nil {
+		err = w.pq.Write(rec)
+	} else {
+		err = w.ipcw.Write(rec)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	w.rows += rec.NumRows()
+	return nil
+}
+
+// Close finishes the file under its temporary name (footer, flush, sync);
+// Commit then renames it.
+func (w *TableWriter) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	var err error
+	if w.pq != nil {
+		err = w.pq.Close()
+	} else {
+		err = w.ipcw.Close()
+	}
+	if err == nil {
+		err = w.bw.Flush()
+	}
+	if err == nil {
+		err = w.f.Sync()
+	}
+	// pqarrow closes the sink it was given only when it is an io.Closer;
+	// the bufio.Writer is not, so the file is ours to close.
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Commit closes the file if needed and renames it to its final name.
+func (w *TableWriter) Commit() error {
+	if err := w.Close(); err != nil {
+		return err
+	}
+	// CreateTemp makes the file 0600; a result file is for others to read.
+	if err := os.Chmod(w.tmp, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	if err := os.Rename(w.tmp, w.path); err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	w.committed = true
+	return nil
+}
+
+// Abort drops the temporary file; after Commit it does nothing. It is safe to
+// defer right after CreateTable.
+func (w *TableWriter) Abort() {
+	if w.committed {
+		return
+	}
+	if !w.closed {
+		w.closed = true
+		w.f.Close()
+	}
+	// A failed removal leaves a hidden ".NAME.*.tmp" file that no reader
+	// mistakes for a result; there is nothing better to do with the error.
+	_ = os.Remove(w.tmp)
+}
