@@ -144,6 +144,9 @@ func run(parent context.Context, f *flags) error {
 		MaxFiles:      f.maxFiles,
 	})
 	if err != nil {
+		if f.user != "" && errors.Is(err, os.ErrPermission) {
+			return fmt.Errorf("%w (the file is created after switching to user %s, as with tcpdump -Z)", err, f.user)
+		}
 		return err
 	}
 

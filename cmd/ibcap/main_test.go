@@ -1,0 +1,410 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibscope/ibscope/capture"
+	"github.com/ibscope/ibscope/decode"
+)
+
+// The tests run the real ibcap binary in a network namespace of their own,
+// with tcpreplay sending the bundled RoCE capture across a veth pair.
+
+const bundled = "../../capture/testdata/rocev2_mixed.pcap"
+
+var ibcapBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ibcap-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ibcapBin = filepath.Join(dir, "ibcap")
+	if out, err := exec.Command("go", "build", "-o", ibcapBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build ibcap: %v\n%s", err, out)
+		os.Exit(2)
+	}
+	// Readable by the unprivileged users the -Z and permission tests become.
+	os.Chmod(dir, 0o755)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// bundledRoCE returns the RoCE frames of the bundled capture, in order.
+func bundledRoCE(t *testing.T) [][]byte {
+	t.Helper()
+	r, err := decode.Open(bundled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out [][]byte
+	for {
+		var f decode.Frame
+		data, err := r.NextRecord(&f)
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if capture.IsRoCEFrame(data) {
+			out = append(out, append([]byte(nil), data...))
+		}
+	}
+}
+
+var nsSeq atomic.Int32
+
+type netns struct{ name string }
+
+func newNetns(t *testing.T) *netns {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates a network namespace with a veth pair (CI runs it as root)")
+	}
+	for _, tool := range []string{"ip", "tcpreplay"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s", tool)
+		}
+	}
+	ns := &netns{name: fmt.Sprintf("ibscope-test-%d-%d", os.Getpid(), nsSeq.Add(1))}
+	if out, err := exec.Command("ip", "netns", "add", ns.name).CombinedOutput(); err != nil {
+		t.Skipf("cannot create a network namespace: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns.name).Run() })
+	for _, a := range []string{
+		"link add vsend type veth peer name vcap",
+		"link set lo up", "link set vsend up", "link set vcap up",
+		"addr add 10.199.0.1/24 dev vsend", "addr add 10.199.0.2/24 dev vcap",
+	} {
+		if out, err := exec.Command("ip", append([]string{"-n", ns.name}, strings.Fields(a)...)...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v: %s", a, err, out)
+		}
+	}
+	return ns
+}
+
+func (ns *netns) cmd(name string, args ...string) *exec.Cmd {
+	return exec.Command("ip", append([]string{"netns", "exec", ns.name, name}, args...)...)
+}
+
+func (ns *netns) replay(t *testing.T, args ...string) {
+	t.Helper()
+	a := append([]string{"-q", "-i", "vsend"}, args...)
+	if out, err := ns.cmd("tcpreplay", a...).CombinedOutput(); err != nil {
+		t.Fatalf("tcpreplay %v: %v\n%s", a, err, out)
+	}
+}
+
+// ibcapProc is a running ibcap.
+type ibcapProc struct {
+	cmd    *exec.Cmd
+	stderr bytes.Buffer
+	done   chan error
+}
+
+// startIbcap starts ibcap in the namespace and waits until its capture is
+// open (it says so on stderr).
+func startIbcap(t *testing.T, ns *netns, stdout io.Writer, args ...string) *ibcapProc {
+	t.Helper()
+	p := &ibcapProc{cmd: ns.cmd(ibcapBin, args...), done: make(chan error, 1)}
+	p.cmd.Stdout = stdout
+	pr, pw := io.Pipe()
+	p.cmd.Stderr = pw
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.cmd.Process.Kill() })
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		said := false
+		for sc.Scan() {
+			p.stderr.WriteString(sc.Text() + "\n")
+			if !said && strings.HasPrefix(sc.Text(), "ibcap: capturing on") {
+				said = true
+				ready <- true
+			}
+		}
+		if !said {
+			ready <- false
+		}
+	}()
+	go func() {
+		err := p.cmd.Wait()
+		pw.Close()
+		p.done <- err
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatalf("ibcap exited before capturing: %v\n%s", <-p.done, p.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("ibcap did not start capturing:\n%s", p.stderr.String())
+	}
+	return p
+}
+
+func (p *ibcapProc) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-p.done:
+		time.Sleep(10 * time.Millisecond) // let the stderr reader finish
+		return err
+	case <-time.After(60 * time.Second):
+		t.Fatalf("ibcap did not exit:\n%s", p.stderr.String())
+		return nil
+	}
+}
+
+func readRecords(t *testing.T, path string) ([][]byte, error) {
+	t.Helper()
+	r, err := decode.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out [][]byte
+	for {
+		var f decode.Frame
+		data, err := r.NextRecord(&f)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, append([]byte(nil), data...))
+	}
+}
+
+func sameFrames(t *testing.T, got, want [][]byte) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d frames captured, %d RoCE frames sent", len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("frame %d differs:\n got %x\nwant %x", i+1, got[i], want[i])
+		}
+	}
+}
+
+func tsharkCount(t *testing.T, path string) int {
+	t.Helper()
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Skip("needs tshark")
+	}
+	out, err := exec.Command("tshark", "-r", path, "-T", "fields", "-e", "frame.number").Output()
+	if err != nil {
+		t.Fatalf("tshark -r %s: %v", path, err)
+	}
+	return len(strings.Fields(string(out)))
+}
+
+// SIGINT stops ibcap after it drained the ring: every RoCE frame sent is in
+// the file, byte for byte, in order; the others were filtered out; tshark
+// reads it; the report on stderr accounts for them.
+func TestIbcapSIGINT(t *testing.T) {
+	ns := newNetns(t)
+	want := bundledRoCE(t)
+	out := filepath.Join(t.TempDir(), "out.pcap")
+	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out)
+	ns.replay(t, "-t", bundled)
+	p.cmd.Process.Signal(os.Interrupt)
+	if err := p.wait(t); err != nil {
+		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
+	}
+	got, err := readRecords(t, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFrames(t, got, want)
+	if !strings.Contains(p.stderr.String(), fmt.Sprintf("%d packets written", len(want))) ||
+		!strings.Contains(p.stderr.String(), "0 packets dropped by the kernel") {
+		t.Errorf("report:\n%s", p.stderr.String())
+	}
+	if n := tsharkCount(t, out); n != len(want) {
+		t.Errorf("tshark reads %d frames, want %d", n, len(want))
+	}
+}
+
+// A capture killed with SIGKILL leaves a file that ends on a whole record,
+// holding everything received more than a second (the flush interval) before.
+func TestIbcapSIGKILL(t *testing.T) {
+	ns := newNetns(t)
+	want := bundledRoCE(t)
+	out := filepath.Join(t.TempDir(), "out.pcap")
+	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out)
+	ns.replay(t, "-t", bundled)
+	// No signal: the periodic flush alone must bring every frame to disk.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err := readRecords(t, out)
+		if err == nil && len(got) == len(want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20 s the file holds %d of %d frames (%v)", len(got), len(want), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Now kill it while traffic flows, in the middle of whatever it does.
+	replay := ns.cmd("tcpreplay", "-q", "-i", "vsend", "--loop=0", "--pps=20000", bundled)
+	if err := replay.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer replay.Process.Kill()
+	time.Sleep(1500 * time.Millisecond)
+	p.cmd.Process.Kill()
+	p.wait(t)
+	replay.Process.Kill()
+	replay.Wait()
+	got, err := readRecords(t, out)
+	if err != nil {
+		t.Fatalf("after SIGKILL the file does not end on a whole record: %v", err)
+	}
+	sameFrames(t, got[:len(want)], want)
+	if len(got) <= len(want) {
+		t.Errorf("nothing of the second replay reached the file (%d frames)", len(got))
+	}
+	if n := tsharkCount(t, out); n != len(got) {
+		t.Errorf("tshark reads %d frames, the file holds %d", n, len(got))
+	}
+}
+
+// -w - streams a pcap to stdout, as wireshark -k -i - reads it.
+func TestIbcapStdout(t *testing.T) {
+	ns := newNetns(t)
+	want := bundledRoCE(t)
+	var stdout bytes.Buffer
+	p := startIbcap(t, ns, &stdout, "-i", "vcap", "-w", "-", "-c", strconv.Itoa(len(want)))
+	ns.replay(t, "-t", bundled)
+	if err := p.wait(t); err != nil {
+		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
+	}
+	r, err := decode.NewReader(&stdout, "stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]byte
+	for {
+		var f decode.Frame
+		data, err := r.NextRecord(&f)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, append([]byte(nil), data...))
+	}
+	sameFrames(t, got, want)
+}
+
+// -Z switches to an unprivileged user once the capture is open: the file
+// is created as that user and the capture still works.
+func TestIbcapRelinquishPrivileges(t *testing.T) {
+	ns := newNetns(t)
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skip("no user nobody")
+	}
+	// t.TempDir's parent is private to root; nobody needs a way in.
+	dir, err := os.MkdirTemp("", "ibcap-z-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o777)
+	out := filepath.Join(dir, "out.pcap")
+	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out, "-Z", "nobody", "-c", "10")
+	ns.replay(t, "-t", bundled)
+	if err := p.wait(t); err != nil {
+		t.Fatalf("ibcap -Z nobody: %v\n%s", err, p.stderr.String())
+	}
+	st, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid := strconv.Itoa(int(st.Sys().(*syscall.Stat_t).Uid)); uid != u.Uid {
+		t.Errorf("file owned by uid %s, want nobody's %s", uid, u.Uid)
+	}
+	if got, err := readRecords(t, out); err != nil || len(got) != 10 {
+		t.Errorf("%d frames, %v", len(got), err)
+	}
+}
+
+// Without CAP_NET_RAW the error names the capability.
+func TestIbcapNoPermission(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run ibcap as an unprivileged user")
+	}
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skip("no user nobody")
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	cmd := exec.Command(ibcapBin, "-i", "lo", "-w", filepath.Join(os.TempDir(), "never.pcap"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "CAP_NET_RAW") {
+		t.Errorf("ibcap as nobody: %v\n%s", err, out)
+	}
+}
+
+func TestIbcapUnknownDevice(t *testing.T) {
+	out, err := exec.Command(ibcapBin, "-i", "nosuch0", "-w", filepath.Join(t.TempDir(), "x.pcap")).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `no capture device "nosuch0"`) || !strings.Contains(string(out), "lo") {
+		t.Errorf("unknown device: %v\n%s", err, out)
+	}
+}
+
+func TestIbcapFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"-w", "x.pcap"},
+		{"-i", "lo"},
+		{"-i", "lo", "-w", "x.pcap", "--format", "json"},
+		{"-i", "lo", "-w", "x.pcap", "--qp", "0x1000000"},
+		{"-i", "lo", "-w", "x.pcap", "--opcode", "RC_NOPE"},
+		{"-i", "lo", "-w", "x.pcap", "--lid", "70000"},
+	} {
+		if out, err := exec.Command(ibcapBin, args...).CombinedOutput(); err == nil {
+			t.Errorf("%v accepted:\n%s", args, out)
+		}
+	}
+}
+
+func TestPrintDevices(t *testing.T) {
+	var b bytes.Buffer
+	devs := []capture.RDMADevice{{Name: "mlx5_0", Ports: []capture.RDMAPort{
+		{Num: 1, LinkLayer: "InfiniBand", State: "ACTIVE", PhysState: "LinkUp", Rate: "100 Gb/sec (4X EDR)", LID: 0x1a}}},
+		{Name: "mlx5_1", Ports: []capture.RDMAPort{{Num: 1, LinkLayer: "Ethernet", State: "ACTIVE", Rate: "25 Gb/sec (1X EDR)", Netdev: "eth2"}}}}
+	if err := printDevices(&b, devs, []capture.Netdev{{Name: "eth2", Up: true, MTU: 9000}}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"mlx5_0:1", "InfiniBand", "0x1a", "100 Gb/sec (4X EDR)", "mlx5_1:1", "eth2", "9000", "without the verbs backend"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("-D output lacks %q:\n%s", want, b.String())
+		}
+	}
+}
