@@ -15,7 +15,9 @@ import (
 //	                bits 7..0, 15..8 and 23..16 are node, pcie_index and depth
 //
 // The type of a data ID (group and counter, index zero) selects its
-// DiagCounter in DiagCatalog.
+// DiagCounter in DiagCatalog. The port and priority bits follow NVIDIA's own
+// DOCA samples; the order of the three PCIe bytes (node, pcie_index, depth)
+// follows one published example ID and is the least certain part.
 type DataID uint64
 
 // Group is bits 63..48.
@@ -103,7 +105,12 @@ func dt(group, counter uint16) DataID { return DataID(group)<<48 | DataID(counte
 
 // DiagCatalog lists the documented telemetry_diag data ID types: the names,
 // the index meaning, unit and counter/statistic kind. Names follow the DOCA
-// telemetry_diag sample and guide (port_0_rx_bytes, global_icmc_hit, ...).
+// telemetry_diag samples (port_0_rx_bytes, global_icmc_hit, ...). The port,
+// transport and ICMC entries come from NVIDIA's sample sources; the
+// completion-engine, host-receive-buffer and PCIe link entries from a
+// reading of the guide's "Supported Data IDs" appendix. The PCIe latency
+// histogram bins are not listed (their IDs could not be confirmed): such an
+// ID still decodes to a name like "pcie_link_counter_0x10".
 var DiagCatalog = []DiagCounter{
 	{dt(GroupPortRx, 0x1), "rx_bytes", IndexPort, UnitBytes, KindCounter, "bytes received on the physical port"},
 	{dt(GroupPortRx, 0x2), "rx_bytes", IndexPortPriority, UnitBytes, KindCounter, "bytes received on the physical port and priority"},

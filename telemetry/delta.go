@@ -143,7 +143,9 @@ func (s *Series) step(j, i, col int) Delta {
 
 // Delta is the increase of column col from the previous readable sample to
 // sample i. For i == 0 (or no readable earlier sample) it returns FlagNoPrev
-// and Value 0, except for gauges, which return their reading.
+// and Value 0, except for gauges, which return their reading. (A
+// clear-on-sample counter's first value covers an interval whose start the
+// data does not give, so it is not returned as a delta either.)
 func (s *Series) Delta(i, col int) Delta {
 	c := s.Counters[col]
 	if !s.Valid(i, col) {
@@ -197,7 +199,7 @@ func (s *Series) rateOf(col int, d Delta) (float64, DeltaFlags) {
 // two readable samples in the window.
 func (s *Series) DeltaWithin(col int, fromNs, toNs int64) (Delta, error) {
 	a, b := -1, -1
-	if s.sorted() {
+	if !s.unsorted {
 		a = sort.Search(s.Len(), func(i int) bool { return s.TimeNs(i) >= fromNs })
 		b = sort.Search(s.Len(), func(i int) bool { return s.TimeNs(i) > toNs }) - 1
 	} else {
@@ -229,16 +231,30 @@ func (s *Series) DeltaWithin(col int, fromNs, toNs int64) (Delta, error) {
 // ends.
 func (s *Series) DeltaCovering(col int, fromNs, toNs int64) (Delta, error) {
 	a, b := -1, -1
-	for i := 0; i < s.Len(); i++ {
-		if !s.Valid(i, col) {
-			continue
+	if !s.unsorted {
+		a = sort.Search(s.Len(), func(i int) bool { return s.TimeNs(i) > fromNs }) - 1
+		for a >= 0 && !s.Valid(a, col) {
+			a--
 		}
-		t := s.TimeNs(i)
-		if t <= fromNs && (a < 0 || t >= s.TimeNs(a)) {
-			a = i
+		b = sort.Search(s.Len(), func(i int) bool { return s.TimeNs(i) >= toNs })
+		for b < s.Len() && !s.Valid(b, col) {
+			b++
 		}
-		if t >= toNs && (b < 0 || t < s.TimeNs(b)) {
-			b = i
+		if b >= s.Len() {
+			b = -1
+		}
+	} else {
+		for i := 0; i < s.Len(); i++ {
+			if !s.Valid(i, col) {
+				continue
+			}
+			t := s.TimeNs(i)
+			if t <= fromNs && (a < 0 || t >= s.TimeNs(a)) {
+				a = i
+			}
+			if t >= toNs && (b < 0 || t < s.TimeNs(b)) {
+				b = i
+			}
 		}
 	}
 	if a < 0 || b < 0 || b <= a {

@@ -133,6 +133,9 @@ func TestWindows(t *testing.T) {
 	if d, err := u.DeltaWithin(0, 0, 100); err != nil || d.Value != 9 {
 		t.Errorf("unsorted %+v %v", d, err)
 	}
+	if d, err := u.DeltaCovering(0, 4, 9); err != nil || d.Value != 6 || d.StartNs != 3 {
+		t.Errorf("unsorted covering %+v %v", d, err)
+	}
 	// No clock: deltas but no rate.
 	n := NewSeries(Source{}, ClockNone, []Counter{{Name: "x", Width: 64}})
 	n.Append(0, 0, 0, []uint64{1})
@@ -155,12 +158,19 @@ func TestSeriesBasics(t *testing.T) {
 	if s.Col("b") != 1 || s.Col("zz") != -1 {
 		t.Errorf("Col")
 	}
+	s.Append(4, 30, 30, []uint64{5, 6})
+	if c := s.Column(1, nil); len(c) != 2 || c[0] != 2 || c[1] != 6 {
+		t.Errorf("Column %v", c)
+	}
+	if ts := s.Times(nil); len(ts) != 2 || ts[0] != 15 || ts[1] != 30 {
+		t.Errorf("Times %v", ts)
+	}
 	defer func() {
 		if recover() == nil {
 			t.Errorf("Append with wrong arity should panic")
 		}
 	}()
-	s.Append(4, 0, 0, []uint64{1})
+	s.Append(5, 0, 0, []uint64{1})
 }
 
 func TestParseHelpers(t *testing.T) {

@@ -472,6 +472,7 @@ func (p *diagParser) row(f [][]byte, line int) error {
 		}
 		if mid, pmid := start+(end-start)/2, s.TimeNs(n-1); mid < pmid {
 			s.warnf(p.file, line, "timestamp goes backwards by %d ns", pmid-mid)
+			s.unsorted = true
 		}
 	}
 	s.SampleID = append(s.SampleID, id)

@@ -390,3 +390,30 @@ func compareSeries(t *testing.T, name string, want, got *Series, withSource bool
 		}
 	}
 }
+
+func TestDiagLongLines(t *testing.T) {
+	// 6000 columns: lines longer than the reader's 64 KiB buffer.
+	const n = 6000
+	var b strings.Builder
+	b.WriteString("sample_id, sample_time_start, sample_time_end")
+	for j := 0; j < n; j++ {
+		fmt.Fprintf(&b, ", counter_number_%d_bytes", j)
+	}
+	for i := 0; i < 3; i++ {
+		fmt.Fprintf(&b, "\n%d, %d.000000000, %d.000000100", i, i+1, i+1)
+		for j := 0; j < n; j++ {
+			fmt.Fprintf(&b, ", %d", 1000000000+i*j)
+		}
+	}
+	d := readDiag(t, b.String(), nil)
+	if d.Len() != 3 || len(d.Counters) != n || d.Value(2, n-1) != 1000000000+2*(n-1) {
+		t.Fatalf("%d x %d", d.Len(), len(d.Counters))
+	}
+	if d.Counters[5].Unit != UnitBytes {
+		t.Errorf("unit from name suffix: %v", d.Counters[5].Unit)
+	}
+	huge := "sample_id, a, b, c\n" + strings.Repeat("9", maxLineBytes+10)
+	if _, err := ReadDiagCSV(strings.NewReader(huge), "huge.csv", nil); err == nil || !strings.Contains(err.Error(), "huge.csv:2") {
+		t.Errorf("overlong line: %v", err)
+	}
+}

@@ -36,6 +36,10 @@ func (lr *lineReader) next() ([]byte, error) {
 			b, err = lr.br.ReadSlice('\n')
 			lr.long = append(lr.long, b...)
 		}
+		if len(lr.long) > maxLineBytes {
+			lr.line++
+			return nil, errors.New("line longer than 16 MiB")
+		}
 		b = lr.long
 	}
 	if err != nil && !errors.Is(err, io.EOF) {

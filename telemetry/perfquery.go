@@ -74,6 +74,9 @@ func ReadPerfquery(r io.Reader, file string) ([]*Series, error) {
 			}
 		}
 	}
+	for _, s := range p.out {
+		s.recheckOrder() // ends were filled in after Append
+	}
 	p.out[0].Warnings = append(p.common, p.out[0].Warnings...)
 	return p.out, nil
 }

@@ -179,8 +179,10 @@ func (c Counter) ToBase(v uint64) (uint64, Unit) {
 // Series is a run of samples from one Source on one Clock, with a fixed set
 // of counter columns. Storage is flat: Values holds len(Counters) values per
 // sample, sample after sample, so a series of 100,000 samples is a handful of
-// slices rather than 100,000 maps. Use the accessors; the fields are exported
-// for readers in this package and for building series by hand.
+// slices rather than 100,000 maps. The fields are exported for reading; build
+// a series with NewSeries and Append (or get one from a reader), which keep
+// the column index and time-order bookkeeping right. Once built, a Series is
+// safe for concurrent reads.
 type Series struct {
 	Source   Source
 	Clock    Clock
@@ -206,8 +208,8 @@ type Series struct {
 	// time going backwards), each naming file and line.
 	Warnings []Warning
 
-	colIndex   map[string]int
-	timeSorted int8 // 0 unknown, 1 non-decreasing TimeNs, -1 not
+	colIndex map[string]int
+	unsorted bool // some TimeNs(i) < TimeNs(i-1): windows are found by scanning
 }
 
 // Sample is a view of one sample of a Series. Values aliases the series'
@@ -269,6 +271,27 @@ func (s *Series) Row(i int) []uint64 {
 // Value returns the raw value of column col in sample i.
 func (s *Series) Value(i, col int) uint64 { return s.Values[i*len(s.Counters)+col] }
 
+// Column copies column col into dst (reusing its storage): one raw value
+// per sample, in the counter's Unit. Check Valid for unreadable values
+// (stored as 0).
+func (s *Series) Column(col int, dst []uint64) []uint64 {
+	dst = dst[:0]
+	n := len(s.Counters)
+	for i := col; i < len(s.Values); i += n {
+		dst = append(dst, s.Values[i])
+	}
+	return dst
+}
+
+// Times copies every sample's nominal time (TimeNs, ns on Clock) into dst.
+func (s *Series) Times(dst []int64) []int64 {
+	dst = dst[:0]
+	for i := range s.StartNs {
+		dst = append(dst, s.TimeNs(i))
+	}
+	return dst
+}
+
 // Valid reports whether sample i has a value for column col (false when the
 // counter could not be read for that sample).
 func (s *Series) Valid(i, col int) bool {
@@ -297,7 +320,9 @@ func (s *Series) Append(sampleID uint64, startNs, endNs int64, values []uint64) 
 			s.ValueNs = append(s.ValueNs, startNs)
 		}
 	}
-	s.timeSorted = 0
+	if n := len(s.SampleID); n > 1 && s.TimeNs(n-1) < s.TimeNs(n-2) {
+		s.unsorted = true
+	}
 }
 
 // SetMissing marks the value of column col in sample i as absent.
@@ -334,17 +359,15 @@ func (s *Series) discontinuity(i int) bool {
 	return i > 0 && s.SampleID[i] != s.SampleID[i-1]+1
 }
 
-func (s *Series) sorted() bool {
-	if s.timeSorted == 0 {
-		s.timeSorted = 1
-		for i := 1; i < len(s.StartNs); i++ {
-			if s.TimeNs(i) < s.TimeNs(i-1) {
-				s.timeSorted = -1
-				break
-			}
+// recheckOrder recomputes unsorted after timestamps were edited in place.
+func (s *Series) recheckOrder() {
+	s.unsorted = false
+	for i := 1; i < len(s.StartNs); i++ {
+		if s.TimeNs(i) < s.TimeNs(i-1) {
+			s.unsorted = true
+			return
 		}
 	}
-	return s.timeSorted == 1
 }
 
 func (s *Series) setMeta(k, v string) {

@@ -14,26 +14,27 @@ import (
 // be appended to line by line and a killed writer leaves every completed
 // line readable:
 //
-//		# ibscope-telemetry v1 source=mlx5_0/1 clock=host interval_ns=1000000000
-//		# counter port_xmit_data unit=words4 width=64 kind=counter
-//		# counter port_xmit_wait unit=ticks width=32 kind=counter saturating
-//		sample_id,start_ns,end_ns,port_xmit_data,port_xmit_wait
-//		0,1700000000000000000,1700000000000041000,123456,7
-//		1,1700000001000000000,1700000001000039000,,9
+//	# ibscope-telemetry v1 source=mlx5_0/1 clock=host interval_ns=1000000000
+//	# counter port_xmit_data unit=words4 width=64 kind=counter
+//	# counter port_xmit_wait unit=ticks width=32 kind=counter saturating
+//	sample_id,start_ns,end_ns,port_xmit_data,port_xmit_wait
+//	0,1700000000000000000,1700000000000041000,123456,7
+//	1,1700000001000000000,1700000001000039000,,9
 //
-//	  - Line 1: magic "# ibscope-telemetry v1", then space-separated key=value
-//	    pairs: source (DEVICE/PORT), clock (host, nic_rtc, nic_frc, none) and
-//	    optional others (interval_ns, ...) that land in Series.Meta.
-//	  - "# counter NAME k=v ... [flags]" per column, optional: unit (count,
-//	    bytes, words4, ns, ticks, ms), width (bits), kind (counter, gauge),
-//	    data_id, and the flags saturating and clear_on_sample. A column
-//	    without one gets the catalogue's metadata for its name.
-//	  - Other lines starting with '#' are comments.
-//	  - The column line starts "sample_id,start_ns,end_ns"; then one column
-//	    per counter.
-//	  - Data lines: sample_id (decimal), start_ns and end_ns (decimal int64 ns
-//	    on the clock), then one decimal value per counter in the counter's unit;
-//	    an empty field means the counter could not be read for that sample.
+// The lines are:
+//   - Line 1: magic "# ibscope-telemetry v1", then space-separated key=value
+//     pairs: source (DEVICE/PORT), clock (host, nic_rtc, nic_frc, none) and
+//     optional others (interval_ns, ...) that land in Series.Meta.
+//   - "# counter NAME k=v ... [flags]" per column, optional: unit (count,
+//     bytes, words4, ns, ticks, ms), width (bits), kind (counter, gauge),
+//     data_id, and the flags saturating and clear_on_sample. A column
+//     without one gets the catalogue's metadata for its name.
+//   - Other lines starting with '#' are comments.
+//   - The column line starts "sample_id,start_ns,end_ns"; then one column
+//     per counter.
+//   - Data lines: sample_id (decimal), start_ns and end_ns (decimal int64 ns
+//     on the clock), then one decimal value per counter in the counter's unit;
+//     an empty field means the counter could not be read for that sample.
 //
 // A second "# ibscope-telemetry" line (a restarted sampler appending to the
 // same file) begins a new segment; the reader joins it to the previous
