@@ -1,0 +1,329 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// Buffer estimates the buffer between senders and a receiver without
+// flow-control packets, from data packets alone, as the 2015 study did by
+// counting packets during a congestion episode. Each data packet a sender
+// capture shows is matched by flow and PSN to the receiver capture; after
+// removing the clock offset (the smallest receive-minus-send time of the
+// sender's packets, which also absorbs the uncongested latency), the time a
+// packet spends beyond that is time it waited in a buffer. Occupancy(t) =
+// blocks injected − blocks delivered is then what waits at t, and under
+// congestion it rises to a plateau: the buffer is full and the sender may
+// only send as credits come back.
+//
+// The plateau undercounts the buffer by what the uncongested latency already
+// held and the offset removed: a switch holds each packet from its first
+// byte in to its last byte out, two packet times when it stores and
+// forwards (one when it cuts through), and at the plateau's drain spacing D
+// that is 2w/D packets more. The buffer holds a whole number K of the
+// sender's packets (it refuses a packet whose blocks do not fit), so the
+// estimate is the middle of [K, K+1) packets and its range is that interval:
+// packet counting cannot resolve a buffer finer than one packet.
+
+// BufferOptions tune Buffer.
+type BufferOptions struct {
+	// OnDecodeError is told of frames that could not be decoded.
+	OnDecodeError func(err *decode.DecodeError)
+	// MaxPoints bounds the occupancy series per sender (default 2000).
+	MaxPoints int
+	// NsPerByte is the serialisation time of one byte toward the receiver,
+	// ns; 0 infers it from back-to-back packets in the receiver capture.
+	NsPerByte float64
+	// CutThrough says the switch forwards a packet while still receiving
+	// it, so it holds one packet time less than a store-and-forward switch.
+	CutThrough bool
+}
+
+// BufferReport is the estimate and what it rests on.
+type BufferReport struct {
+	Receiver  string         `json:"receiver"`
+	Senders   []BufferSender `json:"senders"`
+	Matched   int            `json:"matched"`   // data packets seen at both ends
+	Unmatched int            `json:"unmatched"` // sender packets the receiver capture lacks
+}
+
+// BufferSender is one sender capture's packets against the receiver.
+type BufferSender struct {
+	File     string `json:"file"`
+	Flows    int    `json:"flows"`
+	Packets  int    `json:"packets"` // data packets sent
+	Matched  int    `json:"matched"`
+	OffsetNs int64  `json:"offset_ns"` // receiver clock minus sender clock, plus the uncongested latency
+	FirstNs  int64  `json:"first_ns"`  // first matched packet sent, sender clock
+	// The plateau: the longest stretch the occupancy stayed within one
+	// packet of its peak, and its level there.
+	PlateauStartNs int64            `json:"plateau_start_ns"` // sender clock
+	PlateauEndNs   int64            `json:"plateau_end_ns"`
+	PlateauBlocks  int              `json:"plateau_blocks"` // occupancy level over the plateau (time-weighted upper quartile)
+	PeakBlocks     int              `json:"peak_blocks"`
+	PacketBlocks   int              `json:"packet_blocks"`   // blocks of the typical (most common) packet
+	PacketBytes    int              `json:"packet_bytes"`    // its size, LRH through VCRC
+	DrainNs        float64          `json:"drain_ns"`        // median spacing of this sender's packets at the receiver during the plateau
+	HeldPackets    float64          `json:"held_packets"`    // packets the switch holds unseen by the occupancy (2w/D)
+	BufferPackets  int              `json:"buffer_packets"`  // K: whole packets the buffer holds
+	EstimateBlocks int              `json:"estimate_blocks"` // (K + 1/2) packets, in 64-byte blocks
+	EstimateBytes  int              `json:"estimate_bytes"`  // the same in bytes
+	LowBytes       int              `json:"low_bytes"`       // the buffer lies in [LowBytes, HighBytes): K and K+1 packets
+	HighBytes      int              `json:"high_bytes"`
+	Congested      bool             `json:"congested"` // a plateau with queueing was found
+	Series         []OccupancyPoint `json:"series,omitempty"`
+}
+
+// OccupancyPoint is the occupancy at one moment, sender clock.
+type OccupancyPoint struct {
+	TsNs   int64 `json:"ts_ns"`
+	Blocks int   `json:"blocks"`
+}
+
+type sentPkt struct {
+	psn    uint32
+	tsNs   int64
+	blocks int32
+	bytes  int32
+}
+
+type matchedPkt struct {
+	sendNs, recvNs int64
+	blocks         int32
+	bytes          int32
+}
+
+// Buffer matches the senders' data packets with the receiver's and
+// estimates, per sender, the buffer its packets filled. Memory grows with
+// the packets of the sender captures (16 bytes each).
+func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*BufferReport, error) {
+	if opts.MaxPoints <= 0 {
+		opts.MaxPoints = 2000
+	}
+	type flowSent struct {
+		sender int
+		pkts   []sentPkt
+		next   int
+	}
+	flows := map[decode.FlowKey]*flowSent{}
+	rep := &BufferReport{Receiver: receiverPath}
+	for i, path := range senderPaths {
+		bs := BufferSender{File: path}
+		err := eachData(path, opts.OnDecodeError, func(f *decode.Frame) error {
+			k := f.FlowKey()
+			fs := flows[k]
+			if fs == nil {
+				fs = &flowSent{sender: i}
+				flows[k] = fs
+				bs.Flows++
+			} else if fs.sender != i {
+				return fmt.Errorf("%s: flow %v also appears in %s; give each sender's capture once", path, k, senderPaths[fs.sender])
+			}
+			fs.pkts = append(fs.pkts, sentPkt{f.BTH.PSN, f.TsNs, int32(BlocksOf(f.IBLen)), int32(f.IBLen)})
+			bs.Packets++
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		rep.Senders = append(rep.Senders, bs)
+	}
+	matched := make([][]matchedPkt, len(senderPaths))
+	err := eachData(receiverPath, opts.OnDecodeError, func(f *decode.Frame) error {
+		fs := flows[f.FlowKey()]
+		if fs == nil {
+			return nil
+		}
+		psn := f.BTH.PSN
+		for j := fs.next; j < len(fs.pkts) && j < fs.next+4096; j++ {
+			if fs.pkts[j].psn == psn {
+				s := fs.pkts[j]
+				matched[fs.sender] = append(matched[fs.sender], matchedPkt{s.tsNs, f.TsNs, s.blocks, s.bytes})
+				fs.next = j + 1
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, fs := range flows {
+		rep.Unmatched += len(fs.pkts)
+	}
+	nsPerByte := opts.NsPerByte
+	if nsPerByte <= 0 {
+		if nsPerByte, err = inferNsPerByte(receiverPath); err != nil {
+			return nil, err
+		}
+	}
+	holdPackets := 2.0
+	if opts.CutThrough {
+		holdPackets = 1
+	}
+	for i := range rep.Senders {
+		bs := &rep.Senders[i]
+		m := matched[i]
+		bs.Matched = len(m)
+		rep.Matched += len(m)
+		rep.Unmatched -= len(m)
+		if len(m) == 0 {
+			continue
+		}
+		bs.estimate(m, opts.MaxPoints, nsPerByte, holdPackets)
+	}
+	if rep.Matched == 0 {
+		return rep, fmt.Errorf("no data packet of the sender captures appears in %s (matched by SLID, DLID, QP and PSN)", receiverPath)
+	}
+	return rep, nil
+}
+
+// eachData calls fn for every IB or RoCE data packet (SEND, RDMA WRITE,
+// RDMA READ response) of a capture.
+func eachData(path string, onErr func(*decode.DecodeError), fn func(f *decode.Frame) error) error {
+	r, err := decode.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	r.SetCheckCRC(false)
+	var f decode.Frame
+	for {
+		err := r.Next(&f)
+		if err == io.EOF {
+			return nil
+		}
+		var de *decode.DecodeError
+		if errors.As(err, &de) {
+			if onErr != nil {
+				onErr(de)
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if f.Has&decode.HasBTH == 0 || !f.BTH.OpCode.IsData() {
+			continue
+		}
+		if err := fn(&f); err != nil {
+			return err
+		}
+	}
+}
+
+func (bs *BufferSender) estimate(m []matchedPkt, maxPoints int, nsPerByte, holdPackets float64) {
+	bs.OffsetNs = math.MaxInt64
+	bs.FirstNs = m[0].sendNs
+	sizes := map[int32]int{}
+	for _, p := range m {
+		bs.OffsetNs = min(bs.OffsetNs, p.recvNs-p.sendNs)
+		sizes[p.bytes]++
+	}
+	for b, n := range sizes {
+		if n > sizes[int32(bs.PacketBytes)] || n == sizes[int32(bs.PacketBytes)] && int(b) > bs.PacketBytes {
+			bs.PacketBytes = int(b)
+		}
+	}
+	bs.PacketBlocks = BlocksOf(bs.PacketBytes)
+	// Occupancy steps: +blocks when sent, −blocks when delivered (receiver
+	// time moved to the sender clock and uncongested latency).
+	type step struct {
+		tsNs  int64
+		delta int32
+	}
+	steps := make([]step, 0, 2*len(m))
+	for _, p := range m {
+		steps = append(steps, step{p.sendNs, p.blocks}, step{p.recvNs - bs.OffsetNs, -p.blocks})
+	}
+	sort.Slice(steps, func(i, j int) bool {
+		return steps[i].tsNs < steps[j].tsNs || steps[i].tsNs == steps[j].tsNs && steps[i].delta < steps[j].delta
+	})
+	level := 0
+	for _, s := range steps {
+		level += int(s.delta)
+		bs.PeakBlocks = max(bs.PeakBlocks, level)
+	}
+	// The plateau: the longest stretch where the occupancy stays within one
+	// packet of the peak.
+	floor := bs.PeakBlocks - bs.PacketBlocks
+	var bestStart, bestEnd, runStart int64
+	in := false
+	level = 0
+	for i, s := range steps {
+		level += int(s.delta)
+		if i+1 < len(steps) && steps[i+1].tsNs == s.tsNs {
+			continue
+		}
+		switch {
+		case level >= floor && !in:
+			in, runStart = true, s.tsNs
+		case level < floor && in:
+			in = false
+			if s.tsNs-runStart > bestEnd-bestStart {
+				bestStart, bestEnd = runStart, s.tsNs
+			}
+		}
+	}
+	bs.PlateauStartNs, bs.PlateauEndNs = bestStart, bestEnd
+	// The plateau's level: the time-weighted upper quartile of the
+	// occupancy, since a full buffer sits at its top level and dips only
+	// while a freed credit travels back to the sender. And the series.
+	timeAt := map[int]int64{}
+	level = 0
+	prev := steps[0].tsNs
+	stride := max(1, len(steps)/maxPoints)
+	for i, s := range steps {
+		if s.tsNs > bestStart && prev < bestEnd {
+			timeAt[level] += min(s.tsNs, bestEnd) - max(prev, bestStart)
+		}
+		level += int(s.delta)
+		prev = s.tsNs
+		if i%stride == 0 {
+			bs.Series = append(bs.Series, OccupancyPoint{s.tsNs, level})
+		}
+	}
+	levels := make([]int, 0, len(timeAt))
+	for l := range timeAt {
+		levels = append(levels, l)
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(levels)))
+	var above int64
+	for _, l := range levels {
+		above += timeAt[l]
+		if 4*above >= bestEnd-bestStart {
+			bs.PlateauBlocks = l
+			break
+		}
+	}
+	var gaps []int64
+	var last int64 = -1
+	for _, p := range m {
+		if p.sendNs >= bestStart && p.sendNs <= bestEnd {
+			if last >= 0 {
+				gaps = append(gaps, p.recvNs-last)
+			}
+			last = p.recvNs
+		}
+	}
+	if len(gaps) > 0 {
+		sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
+		bs.DrainNs = float64(gaps[len(gaps)/2])
+	}
+	if bs.DrainNs <= 0 || 2*bs.PlateauBlocks < bs.PacketBlocks {
+		return // no queue built up: nothing to estimate from
+	}
+	bs.Congested = true
+	wireNs := float64(bs.PacketBytes) * nsPerByte
+	bs.HeldPackets = holdPackets * wireNs / bs.DrainNs
+	bs.BufferPackets = int(math.Round(float64(bs.PlateauBlocks)/float64(bs.PacketBlocks) + bs.HeldPackets))
+	bs.EstimateBlocks = int(math.Round((float64(bs.BufferPackets) + 0.5) * float64(bs.PacketBlocks)))
+	bs.EstimateBytes = bs.EstimateBlocks * decode.BlockBytes
+	bs.LowBytes = bs.BufferPackets * bs.PacketBlocks * decode.BlockBytes
+	bs.HighBytes = (bs.BufferPackets + 1) * bs.PacketBlocks * decode.BlockBytes
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/decode"
+	"github.com/spf13/cobra"
+)
+
+type bufferOpts struct {
+	json       bool
+	series     bool
+	rate       string
+	width      string
+	cutThrough bool
+}
+
+func init() {
+	var o bufferOpts
+	cmd := &cobra.Command{
+		Use:   "buffer SENDER-CAPTURE... RECEIVER-CAPTURE",
+		Short: "Estimate the buffer between senders and a receiver from data packets alone",
+		Long: `buffer matches each sender capture's data packets with the receiver capture
+(by SLID, DLID, QP and PSN), removes the clock offset (the smallest
+receive-minus-send time, which also absorbs the uncongested latency), and
+follows occupancy(t) = blocks injected - blocks delivered. Under congestion it
+rises to a plateau: the buffer in front of the congested output is full. The
+estimate adds the packets the switch holds while forwarding (two packet times
+of drain for store-and-forward, one with --cut-through) and reports the
+buffer as a whole number of the sender's packets: the middle of the interval
+[K, K+1) packets, which is as fine as packet counting can resolve.
+
+No flow-control packets are needed; when a capture has them, 'ibanalyze
+credits' reads the buffer exactly.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBuffer(cmd.OutOrStdout(), args[:len(args)-1], args[len(args)-1], o)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.json, "json", false, "JSON report")
+	f.BoolVar(&o.series, "series", false, "with --json, include each sender's occupancy over time (downsampled)")
+	f.StringVar(&o.rate, "rate", "", "rate of the link into the receiver (SDR..NDR); default: inferred from back-to-back packets")
+	f.StringVar(&o.width, "width", "4x", "link width with --rate (1x, 4x, 8x, 12x)")
+	f.BoolVar(&o.cutThrough, "cut-through", false, "the switch forwards packets while receiving them (holds one packet time, not two)")
+	rootCmd.AddCommand(cmd)
+}
+
+func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) error {
+	opts := analyze.BufferOptions{CutThrough: o.cutThrough}
+	if o.rate != "" {
+		r, err := analyze.ParseLinkRate(o.rate)
+		if err != nil {
+			return err
+		}
+		lanes, err := analyze.ParseLinkWidth(o.width)
+		if err != nil {
+			return err
+		}
+		opts.NsPerByte = 8 / r.DataGbps(lanes)
+	}
+	decodeErrs := 0
+	opts.OnDecodeError = func(err *decode.DecodeError) {
+		if decodeErrs++; decodeErrs <= maxWarnings {
+			warnf("%v", err)
+		}
+	}
+	rep, err := analyze.Buffer(senders, receiver, opts)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		if !o.series {
+			for i := range rep.Senders {
+				rep.Senders[i].Series = nil
+			}
+		}
+		return writeJSON(w, rep)
+	}
+	fmt.Fprintf(w, "receiver %s: %d data packets matched, %d sent and not seen there\n", rep.Receiver, rep.Matched, rep.Unmatched)
+	for _, s := range rep.Senders {
+		fmt.Fprintf(w, "\nsender %s: %d flows, %d data packets, %d matched; offset %s\n", s.File, s.Flows, s.Packets, s.Matched, analyze.FormatNs(s.OffsetNs))
+		if !s.Congested {
+			fmt.Fprintln(w, "  no queue built up: the receiver took this sender's packets as fast as they came, so there is no plateau to read a buffer from")
+			continue
+		}
+		fmt.Fprintf(w, "  plateau          %s to %s after its first packet (%s long) at %d blocks = %.2f packets of %d bytes\n",
+			analyze.FormatNs(s.PlateauStartNs-s.FirstNs), analyze.FormatNs(s.PlateauEndNs-s.FirstNs), analyze.FormatNs(s.PlateauEndNs-s.PlateauStartNs),
+			s.PlateauBlocks, float64(s.PlateauBlocks)/float64(s.PacketBlocks), s.PacketBytes)
+		fmt.Fprintf(w, "  drain            one packet every %s at the receiver; %.2f packets held while forwarding\n",
+			analyze.FormatNs(int64(s.DrainNs)), s.HeldPackets)
+		fmt.Fprintf(w, "  buffer           %d packets of %d blocks: estimate %d bytes (%.1f KiB), between %d and %d bytes\n",
+			s.BufferPackets, s.PacketBlocks, s.EstimateBytes, float64(s.EstimateBytes)/1024, s.LowBytes, s.HighBytes)
+	}
+	return nil
+}
