@@ -109,7 +109,7 @@ func TestOpenBadFiles(t *testing.T) {
 		{"not a capture", []byte("frame,time,opcode\n1,0.5,RC_SEND_ONLY\n"), 0, "not a pcap or pcapng file"},
 		{"empty", nil, 0, "empty"},
 		{"file header cut", good[:10], 10, "pcap file header cut short: 10 of 24 bytes"},
-		{"pcapng header cut", []byte{0x0a, 0x0d, 0x0d, 0x0a, 0x1c, 0, 0, 0}, -1, "pcapng"},
+		{"pcapng header cut", []byte{0x0a, 0x0d, 0x0d, 0x0a, 0x1c, 0, 0, 0}, 0, "pcapng"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

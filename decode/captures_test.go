@@ -1,8 +1,11 @@
 package decode
 
 import (
+	"encoding/binary"
 	"math/bits"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -108,5 +111,34 @@ func TestGeneratedCaptures(t *testing.T) {
 				t.Errorf("%d IB/RoCE frames, want %d", ib, e.IBFrames)
 			}
 		})
+	}
+}
+
+// TestRecordOffsets checks that each frame's Offset points at its record in
+// the file: a pcap record header, or a pcapng Enhanced Packet Block, that
+// holds the frame's captured length.
+func TestRecordOffsets(t *testing.T) {
+	for _, name := range generatedFiles(t) {
+		file, err := os.ReadFile(filepath.Join(pcapsDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range readAll(t, filepath.Join(pcapsDir, name)) {
+			off := f.Offset
+			if off < 0 || off+28 > int64(len(file)) {
+				t.Errorf("%s: frame %d: offset %d outside the %d-byte file", name, f.Number, off, len(file))
+				continue
+			}
+			capLen := binary.LittleEndian.Uint32(file[off+8:]) // pcap record header
+			if strings.HasSuffix(name, ".pcapng") {
+				if typ := binary.LittleEndian.Uint32(file[off:]); typ != 6 {
+					t.Errorf("%s: frame %d: block type %d at offset %d, want 6 (EPB)", name, f.Number, typ, off)
+				}
+				capLen = binary.LittleEndian.Uint32(file[off+20:])
+			}
+			if int(capLen) < f.CapLen {
+				t.Errorf("%s: frame %d: record at offset %d holds %d bytes, the frame %d", name, f.Number, off, capLen, f.CapLen)
+			}
+		}
 	}
 }

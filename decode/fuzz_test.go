@@ -84,6 +84,9 @@ func fuzzLayer(f *testing.F, newLayer func() gopacket.DecodingLayer) {
 		if pl, ok := l.(gopacket.Layer); ok {
 			copy(must(buf.AppendBytes(len(pl.LayerPayload()))), pl.LayerPayload())
 		}
+		if bth, ok := l.(*BTH); ok { // the pad bytes are not in the payload: put them back
+			clear(must(buf.AppendBytes(int(bth.PadCnt))))
+		}
 		if err := sl.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
 			t.Fatalf("serialize: %v", err)
 		}

@@ -30,6 +30,22 @@ type Reader struct {
 	err      error // sticky file-level error
 	// linkTypes per pcapng interface.
 	ngLinkTypes []int
+	// pcapng: bytes read from the file (the reader under br) and the
+	// current section's byte order, to give each record its file offset.
+	counted *countingReader
+	ngOrder binary.ByteOrder
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // FileError is damage to the file itself, after which no later frame can be
@@ -37,7 +53,7 @@ type Reader struct {
 type FileError struct {
 	Name   string // file name
 	Frame  int    // 1-based number of the frame being read, 0 for the file header
-	Offset int64  // byte offset in the file, -1 when unknown (pcapng)
+	Offset int64  // byte offset in the file, -1 when unknown
 	Err    error
 }
 
@@ -97,7 +113,8 @@ func Open(path string) (*Reader, error) {
 
 // NewReader reads a capture from rd; name is used in error messages.
 func NewReader(rd io.Reader, name string) (*Reader, error) {
-	r := &Reader{name: name, br: bufio.NewReaderSize(rd, readBufLen)}
+	cr := &countingReader{r: rd}
+	r := &Reader{name: name, br: bufio.NewReaderSize(cr, readBufLen), counted: cr}
 	hdr, err := r.br.Peek(24)
 	if len(hdr) < 4 {
 		if err == nil || err == io.EOF {
@@ -132,9 +149,15 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 }
 
 func (r *Reader) openNG() (*Reader, error) {
+	r.ngOrder = binary.LittleEndian
+	if hdr, _ := r.br.Peek(12); len(hdr) == 12 && binary.BigEndian.Uint32(hdr[8:]) == ngByteOrderMagic {
+		r.ngOrder = binary.BigEndian
+	}
+	// pcapgo wraps br in a bufio.Reader, which, br being one already and
+	// large enough, is br itself: what br has consumed is what pcapgo has.
 	ng, err := pcapgo.NewNgReader(r.br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
 	if err != nil {
-		return nil, &FileError{Name: r.name, Offset: -1, Err: fmt.Errorf("pcapng: %w", err)}
+		return nil, &FileError{Name: r.name, Offset: 0, Err: fmt.Errorf("pcapng: %w", err)}
 	}
 	r.ng = ng
 	r.nsPerTs = 1
@@ -241,18 +264,61 @@ func (r *Reader) fail(err error) error {
 	return r.err
 }
 
+// pcapng block types and the section byte-order magic.
+const (
+	ngBlockSection        = 0x0A0D0D0A
+	ngBlockPacketObsolete = 2
+	ngBlockSimplePacket   = 3
+	ngBlockEnhancedPacket = 6
+	ngByteOrderMagic      = 0x1A2B3C4D
+	ngBlocksLookedAhead   = 16
+)
+
+// nextNGPacketOffset returns the file offset of the next packet block,
+// looking past the blocks before it (interfaces, statistics, new sections)
+// in what br has buffered; -1 when it cannot tell.
+func (r *Reader) nextNGPacketOffset() int64 {
+	pos := r.counted.n - int64(r.br.Buffered())
+	skip := 0
+	for range ngBlocksLookedAhead {
+		hdr, err := r.br.Peek(skip + 12)
+		if err != nil {
+			return -1
+		}
+		typ := r.ngOrder.Uint32(hdr[skip:])
+		if typ == ngBlockSection {
+			switch {
+			case binary.LittleEndian.Uint32(hdr[skip+8:]) == ngByteOrderMagic:
+				r.ngOrder = binary.LittleEndian
+			case binary.BigEndian.Uint32(hdr[skip+8:]) == ngByteOrderMagic:
+				r.ngOrder = binary.BigEndian
+			}
+		}
+		if typ == ngBlockEnhancedPacket || typ == ngBlockSimplePacket || typ == ngBlockPacketObsolete {
+			return pos + int64(skip)
+		}
+		n := int(r.ngOrder.Uint32(hdr[skip+4:]))
+		if n < 12 || n > maxRecordLen {
+			return -1
+		}
+		skip += n
+	}
+	return -1
+}
+
 func (r *Reader) recordNG(f *Frame) ([]byte, error) {
+	offset := r.nextNGPacketOffset()
 	data, ci, err := r.ng.ZeroCopyReadPacketData()
 	if err == io.EOF {
 		r.err = io.EOF
 		return nil, io.EOF
 	}
 	if err != nil {
-		r.err = &FileError{Name: r.name, Frame: r.frames + 1, Offset: -1, Err: err}
+		r.err = &FileError{Name: r.name, Frame: r.frames + 1, Offset: offset, Err: err}
 		return nil, r.err
 	}
 	r.frames++
-	f.Number, f.Offset = r.frames, -1
+	f.Number, f.Offset = r.frames, offset
 	f.TsNs = ci.Timestamp.UnixNano()
 	f.CapLen, f.WireLen = ci.CaptureLength, ci.Length
 	if ci.InterfaceIndex < len(r.ngLinkTypes) || r.fillNGLinkTypes(ci.InterfaceIndex) {
