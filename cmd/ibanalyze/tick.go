@@ -1,0 +1,121 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/telemetry"
+	"github.com/spf13/cobra"
+)
+
+type tickOpts struct {
+	telemetry string
+	json      bool
+	rate      string
+	width     string
+	iface     int
+	source    string
+	minPhase  int
+}
+
+func init() {
+	var o tickOpts
+	cmd := &cobra.Command{
+		Use:   "tick CAPTURE --telemetry FILE",
+		Short: "PortXmitWait tick from a congestion episode: capture against telemetry",
+		Long: `tick finds the congestion episode in a capture of the packets a port sends
+(the phase of widest packet spacing, by IPD phase detection), measures how
+long the port waited between packets within the telemetry samples that fall
+inside the episode, and divides by the PortXmitWait increase over those
+samples, allowing for only whole ticks counting. It reports the tick in ns and
+in symbol times of the link (SDR: 4 ns), and the plain ratio of episode length
+to PortXmitWait increase for comparison.
+
+The telemetry is perfquery text (with "# ts_ns=" or date lines), an ibscope
+sidecar or DOCA telemetry_diag CSV, and must hold PortXmitWait of the
+sending port, sampled at least twice within the episode.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runTick(cmd.OutOrStdout(), args[0], o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.telemetry, "telemetry", "", "telemetry `FILE` with PortXmitWait samples (required)")
+	f.BoolVar(&o.json, "json", false, "JSON report")
+	f.StringVar(&o.rate, "rate", "", "link rate (SDR..NDR); default: inferred from back-to-back packets (4x preferred)")
+	f.StringVar(&o.width, "width", "4x", "link width with --rate (1x, 4x, 8x, 12x)")
+	f.IntVar(&o.iface, "iface", -1, "capture interface (direction) the port sends on; -1: the one with the most data packets")
+	f.StringVar(&o.source, "source", "", "telemetry series to use, e.g. lid:1/1 (default: the LID of the captured packets' source)")
+	f.IntVar(&o.minPhase, "min-phase-packets", 0, "shortest IPD phase in packets (0: the ipd default)")
+	cmd.MarkFlagRequired("telemetry")
+	rootCmd.AddCommand(cmd)
+}
+
+func runTick(w io.Writer, path string, o tickOpts) error {
+	opts := analyze.TickOptions{Iface: o.iface, MinPhasePackets: o.minPhase}
+	if o.rate != "" {
+		r, err := analyze.ParseLinkRate(o.rate)
+		if err != nil {
+			return err
+		}
+		lanes, err := analyze.ParseLinkWidth(o.width)
+		if err != nil {
+			return err
+		}
+		opts.Rate, opts.Lanes = r, lanes
+	}
+	if o.source != "" {
+		src, err := telemetry.ParseSource(o.source)
+		if err != nil {
+			return err
+		}
+		opts.Source = src
+	}
+	decodeErrs := 0
+	opts.OnDecodeError = func(err *decode.DecodeError) {
+		if decodeErrs++; decodeErrs <= maxWarnings {
+			warnf("%v", err)
+		}
+	}
+	series, err := telemetry.ReadFile(o.telemetry, nil)
+	if err != nil {
+		return err
+	}
+	for _, s := range series {
+		for _, wn := range s.Warnings {
+			warnf("%s", wn)
+		}
+	}
+	rep, err := analyze.Tick(path, series, o.telemetry, opts)
+	if errors.Is(err, analyze.ErrNoXmitWait) {
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(w, rep)
+	}
+	how := "given"
+	if rep.RateInferred {
+		how = "inferred from packet spacing; --rate to set"
+	}
+	fmt.Fprintf(w, "%s: %d data packets on interface %d from LID %d; link %s %dx (%s)\n", rep.File, rep.Packets, rep.Iface, rep.SLID, rep.Rate, rep.Lanes, how)
+	fmt.Fprintf(w, "phases:\n")
+	for _, p := range rep.Phases {
+		mark := ""
+		if p.StartNs == rep.CongestionStartNs {
+			mark = "  <- congestion"
+		}
+		fmt.Fprintf(w, "  %10s long, %7d packets, median IPD %s%s\n", analyze.FormatNs(p.EndNs-p.StartNs), p.Packets, analyze.FormatNs(p.MedianIPDNs), mark)
+	}
+	fmt.Fprintf(w, "congestion       %s (IPD %s against %s)\n", analyze.FormatNs(rep.CongestionEndNs-rep.CongestionStartNs),
+		analyze.FormatNs(rep.CongestedIPDNs), analyze.FormatNs(rep.BaselineIPDNs))
+	fmt.Fprintf(w, "telemetry        %s series %s: samples %s apart within it, PortXmitWait +%d\n", rep.Telemetry, rep.Series,
+		analyze.FormatNs(rep.WindowEndNs-rep.WindowStartNs), rep.XmitWaitDelta)
+	fmt.Fprintf(w, "port waited      %s in %d waits of at least a tick\n", analyze.FormatNs(rep.WaitNs), rep.Waits)
+	fmt.Fprintf(w, "tick             %.3f ns = %.2f symbol times (%s symbol %.4g ns)\n", rep.TickNs, rep.TickSymbols, rep.Rate, rep.SymbolNs)
+	fmt.Fprintf(w, "                 (window / PortXmitWait = %.3f ns: counts the time the port was sending too)\n", rep.NaiveTickNs)
+	return nil
+}
