@@ -3,8 +3,6 @@ package capture
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"path/filepath"
 	"testing"
 
@@ -23,28 +21,6 @@ func openInNS(t *testing.T, ns *vethNS, cfg *Config) Source {
 	}
 	t.Cleanup(func() { src.Close() })
 	return src
-}
-
-// readAll reads every record of a capture file.
-func readAll(t *testing.T, path string) (recs [][]byte, frames []decode.Frame) {
-	t.Helper()
-	r, err := decode.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	for {
-		var f decode.Frame
-		data, err := r.NextRecord(&f)
-		if errors.Is(err, io.EOF) {
-			return recs, frames
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		recs = append(recs, append([]byte(nil), data...))
-		frames = append(frames, f)
-	}
 }
 
 // captureReplay captures on a fresh namespace while tcpreplay sends the

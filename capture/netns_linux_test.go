@@ -21,25 +21,6 @@ type vethNS struct {
 
 var nsSeq atomic.Int32
 
-// requireRoot skips unless the test can create namespaces and AF_PACKET
-// sockets.
-func requireRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates network namespaces, veth pairs and AF_PACKET sockets (CI runs it as root)")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs iproute2's ip command")
-	}
-}
-
-func requireTool(t testing.TB, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("needs %s (installed by the Makefile's test dependencies)", name)
-	}
-}
-
 // newVethNS creates ibscope-test-PID-N with veth pair vsend/vcap, both up,
 // and deletes it when the test ends, pass or fail.
 func newVethNS(t testing.TB) *vethNS {

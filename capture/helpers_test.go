@@ -1,0 +1,52 @@
+package capture
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// requireRoot skips unless the test can create namespaces and AF_PACKET
+// sockets.
+func requireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates network namespaces, veth pairs and AF_PACKET sockets (CI runs it as root)")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("needs iproute2's ip command")
+	}
+}
+
+func requireTool(t testing.TB, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Skipf("needs %s (installed by the Makefile's test dependencies)", name)
+	}
+}
+
+// readAll reads every record of a capture file.
+func readAll(t *testing.T, path string) (recs [][]byte, frames []decode.Frame) {
+	t.Helper()
+	r, err := decode.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for {
+		var f decode.Frame
+		data, err := r.NextRecord(&f)
+		if errors.Is(err, io.EOF) {
+			return recs, frames
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		recs = append(recs, append([]byte(nil), data...))
+		frames = append(frames, f)
+	}
+}
