@@ -18,6 +18,7 @@ type IncastConfig struct {
 	StaggerNs      int64   // delay between sender starts, ns
 	SamplePeriodNs int64   // telemetry period, ns
 	QuantizeNs     int64   // capture timestamp step, ns (1000 mimics ibdump), 0 for ns
+	CreditJitterNs int64   // random delay of credit updates, ns (see Scenario)
 }
 
 // Incast builds the scenario: hosts s1..sN and r around switch sw (sender i
@@ -25,14 +26,15 @@ type IncastConfig struct {
 // telemetry of every port.
 func Incast(c IncastConfig) *Scenario {
 	s := &Scenario{
-		Name:      fmt.Sprintf("incast-%s-%dx-mtu%d-buf%d-tick%g", c.Rate, c.Lanes, c.MTUBytes, c.VLBufferBytes, c.TickNs),
-		Seed:      1,
-		Rate:      c.Rate,
-		Lanes:     c.Lanes,
-		MTUBytes:  c.MTUBytes,
-		TickNs:    c.TickNs,
-		Switches:  []Switch{{Name: "sw", PortBufferBytes: 4 * c.VLBufferBytes, BufferVLs: 4}},
-		Telemetry: &Telemetry{PeriodNs: c.SamplePeriodNs, File: "perfquery.txt"},
+		Name:           fmt.Sprintf("incast-%s-%dx-mtu%d-buf%d-tick%g", c.Rate, c.Lanes, c.MTUBytes, c.VLBufferBytes, c.TickNs),
+		Seed:           1,
+		Rate:           c.Rate,
+		Lanes:          c.Lanes,
+		MTUBytes:       c.MTUBytes,
+		TickNs:         c.TickNs,
+		CreditJitterNs: c.CreditJitterNs,
+		Switches:       []Switch{{Name: "sw", PortBufferBytes: 4 * c.VLBufferBytes, BufferVLs: 4}},
+		Telemetry:      &Telemetry{PeriodNs: c.SamplePeriodNs, File: "perfquery.txt"},
 	}
 	for i := 1; i <= c.Senders; i++ {
 		name := fmt.Sprintf("s%d", i)

@@ -9,6 +9,7 @@ const (
 	evFCPTimer                // a port's periodic flow-control packets are due
 	evFlowReady               // a flow may send again (start, or after message jitter)
 	evSample                  // telemetry snapshot
+	evCredit                  // a receiver's delayed credit update is ready to go
 )
 
 // event is one scheduled action; seq breaks ties so runs are deterministic.

@@ -29,6 +29,12 @@ type Scenario struct {
 	TickNs        float64 `yaml:"tick_ns" json:"tick_ns"`               // PortXmitWait tick length, ns; default 16
 	FCPPeriodNs   int64   `yaml:"fcp_period_ns" json:"fcp_period_ns"`   // periodic FCP interval, ns; default 65536 symbol times of the link
 	TailNs        int64   `yaml:"tail_ns" json:"tail_ns"`               // idle time simulated after the last packet, ns; default 2 FCP periods
+	// CreditJitterNs delays each credit update (the FCP a receiver sends
+	// when it frees buffer) by a random time uniform in [0, CreditJitterNs]:
+	// the variable latency of a real credit-return pipeline. Without it,
+	// perfectly periodic congestion can phase-lock to the PortXmitWait tick
+	// grid, which real clocks never do for long. Default 0.
+	CreditJitterNs int64 `yaml:"credit_jitter_ns" json:"credit_jitter_ns"`
 
 	Hosts     []Host     `yaml:"hosts" json:"hosts"`
 	Switches  []Switch   `yaml:"switches" json:"switches"`
@@ -186,6 +192,9 @@ func (s *Scenario) Validate() error {
 	}
 	if s.TailNs < 0 {
 		return keyErr("tail_ns", "negative time %d", s.TailNs)
+	}
+	if s.CreditJitterNs < 0 {
+		return keyErr("credit_jitter_ns", "negative time %d", s.CreditJitterNs)
 	}
 	names := map[string]bool{}
 	maxPkt := maxPacketBlocks(s.MTUBytes) * blockBytes

@@ -240,6 +240,9 @@ func (r *run) loop() {
 			}
 		case evFlowReady:
 			r.tryTx(e.port)
+		case evCredit:
+			e.port.queueFCP(int(e.pkt.vl))
+			r.tryTx(e.port)
 		case evSample:
 			r.pq.sample(r.s.EpochNs+floorDiv(r.nowPs, 1000), r.nowPs)
 			r.samples++
@@ -413,10 +416,20 @@ func (r *run) txDone(p *port, pkt *packet) {
 		in := pkt.inPort
 		in.usedBlocks[pkt.vl] -= pkt.blocks
 		pkt.inPort = nil
-		in.queueFCP(int(pkt.vl))
-		r.tryTx(in)
+		r.creditUpdate(in, pkt)
 	}
 	r.tryTx(p)
+}
+
+// creditUpdate sends the FCP that advertises freed buffer, after the
+// scenario's credit jitter.
+func (r *run) creditUpdate(q *port, pkt *packet) {
+	if j := r.s.CreditJitterNs; j > 0 {
+		r.q.push(event{atPs: r.nowPs + r.rng.Int64N(j*1000+1), kind: evCredit, port: q, pkt: pkt})
+		return
+	}
+	q.queueFCP(int(pkt.vl))
+	r.tryTx(q)
 }
 
 // arrive handles a frame whose last byte reached port q.
@@ -445,7 +458,7 @@ func (r *run) arrive(q *port, pkt *packet) {
 	}
 	// A host drains its receive buffer at once, so every packet raises the
 	// credit limit it advertises.
-	q.queueFCP(int(vl))
+	r.creditUpdate(q, pkt)
 	r.live--
 	if pkt.flow >= 0 {
 		r.deliver(r.flows[pkt.flow], pkt)

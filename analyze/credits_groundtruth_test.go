@@ -1,0 +1,148 @@
+package analyze_test
+
+// These tests run the simulator, whose truth is known, and hold the
+// credits, buffer and tick estimates to it (issue #6).
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/sim"
+	"github.com/ibscope/ibscope/telemetry"
+)
+
+// sweepCase is one simulated incast: two senders, one receiver, one switch.
+type sweepCase struct {
+	rate      string
+	bufBytes  int
+	mtuBytes  int
+	tickNs    float64
+	quantumNs int64
+}
+
+func (c sweepCase) String() string {
+	return fmt.Sprintf("%s/buf%dK/mtu%d/tick%g", c.rate, c.bufBytes>>10, c.mtuBytes, c.tickNs)
+}
+
+// run simulates the case sized so that the buffers fill several times
+// over: each sender sends six buffers' worth plus 400 packets, the second
+// starting a quarter of the way into the first (credit updates jittered by
+// up to 4 ns, as real credit-return pipelines are), so the congestion episode
+// lasts about 1.5 times the first sender's alone time and the telemetry
+// samples it about 30 times.
+func (c sweepCase) run(t *testing.T) (string, *sim.Truth) {
+	t.Helper()
+	dir := t.TempDir()
+	packets := int64(c.bufBytes/c.mtuBytes)*6 + 400
+	lr, err := analyze.ParseLinkRate(c.rate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pktNs := float64(c.mtuBytes+26) * 8 / lr.DataGbps(4)
+	s := sim.Incast(sim.IncastConfig{Rate: c.rate, Lanes: 4, MTUBytes: c.mtuBytes, VLBufferBytes: c.bufBytes,
+		TickNs: c.tickNs, Senders: 2, BytesPerSender: packets * int64(c.mtuBytes),
+		SamplePeriodNs: int64(pktNs * float64(packets) / 20), QuantizeNs: c.quantumNs, CreditJitterNs: 4})
+	s.Flows[1].StartNs = s.Flows[0].StartNs + int64(pktNs*float64(packets)/4)
+	tr, err := sim.Run(s, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, tr
+}
+
+func relErr(est, truth float64) float64 { return (est - truth) / truth }
+
+// TestEstimatesAgainstTruth is the sweep: rates SDR, QDR, EDR, HDR; switch
+// buffers of 16, 32, 48 and 128 KiB per VL; MTUs 1024, 2048, 4096; ticks
+// of 4, 16 and 64 ns in rotation. Every estimate must be within 5% of the
+// truth, except that a buffer read by packet counting can only be placed
+// within one packet: when the buffer holds fewer than 10 packets (so half a
+// packet is more than 5%), the truth must lie in the reported interval.
+func TestEstimatesAgainstTruth(t *testing.T) {
+	var cases []sweepCase
+	ticks := []float64{4, 16, 64}
+	for _, rate := range []string{"SDR", "QDR", "EDR", "HDR"} {
+		for _, buf := range []int{16 << 10, 32 << 10, 48 << 10, 128 << 10} {
+			for _, mtu := range []int{1024, 2048, 4096} {
+				cases = append(cases, sweepCase{rate: rate, bufBytes: buf, mtuBytes: mtu, tickNs: ticks[len(cases)%len(ticks)]})
+			}
+		}
+	}
+	var table strings.Builder
+	fmt.Fprintf(&table, "%-26s %9s %9s %7s %9s %15s %7s %8s %8s %7s %8s\n", "case", "truth B", "credits", "err",
+		"buffer", "[lo,hi)", "err", "tick", "truth", "err", "stall")
+	for _, c := range cases {
+		t.Run(c.String(), func(t *testing.T) {
+			dir, tr := c.run(t)
+			swIn := tr.Port("sw/1")
+			truthBuf := swIn.VLBufferBytes[0]
+
+			cr, err := analyze.Credits(filepath.Join(dir, "s1.pcap"), analyze.CreditOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var l *analyze.CreditLink
+			for i := range cr.Links {
+				if cr.Links[i].Iface == sim.IfaceTx && cr.Links[i].VL == 0 {
+					l = &cr.Links[i]
+				}
+			}
+			if l == nil {
+				t.Fatalf("credits found no data direction in s1.pcap: %+v", cr.Links)
+			}
+			if l.FCTBSMismatches != 0 || l.FCTBSChecks == 0 {
+				t.Errorf("FCTBS check: %d mismatches in %d checks, want 0 in more than 0", l.FCTBSMismatches, l.FCTBSChecks)
+			}
+			if e := relErr(float64(l.BufferBytes), float64(truthBuf)); math.Abs(e) > 0.05 {
+				t.Errorf("credits buffer %d bytes, truth %d (%.1f%%)", l.BufferBytes, truthBuf, 100*e)
+			}
+			stallTruth := tr.Port("s1/1").XmitWaitNs
+			if e := relErr(float64(l.CreditStallNs), float64(stallTruth)); math.Abs(e) > 0.05 {
+				t.Errorf("credit stall %d ns, truth %d (%.1f%%)", l.CreditStallNs, stallTruth, 100*e)
+			}
+
+			br, err := analyze.Buffer([]string{filepath.Join(dir, "s1.pcap"), filepath.Join(dir, "s2.pcap")},
+				filepath.Join(dir, "r.pcap"), analyze.BufferOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs := br.Senders[0]
+			for _, s := range br.Senders {
+				if !s.Congested {
+					t.Fatalf("%s: no plateau found", s.File)
+				}
+				if truthBuf < s.LowBytes || truthBuf >= s.HighBytes {
+					t.Errorf("%s: truth %d outside the estimate's interval [%d, %d)", filepath.Base(s.File), truthBuf, s.LowBytes, s.HighBytes)
+				}
+				halfPacket := float64(s.PacketBlocks*64) / 2
+				if e := relErr(float64(s.EstimateBytes), float64(truthBuf)); math.Abs(e) > 0.05 && halfPacket <= 0.05*float64(truthBuf) {
+					t.Errorf("%s: buffer estimate %d, truth %d (%.1f%%)", filepath.Base(s.File), s.EstimateBytes, truthBuf, 100*e)
+				}
+			}
+
+			series, err := telemetry.ReadFile(filepath.Join(dir, "perfquery.txt"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tk, err := analyze.Tick(filepath.Join(dir, "s1.pcap"), series, "perfquery.txt", analyze.TickOptions{Iface: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := relErr(tk.TickNs, tr.TickNs); math.Abs(e) > 0.05 {
+				t.Errorf("tick %.3f ns, truth %g (%.1f%%)", tk.TickNs, tr.TickNs, 100*e)
+			}
+			if e := relErr(tk.TickSymbols, tr.Port("s1/1").TickSymbols); math.Abs(e) > 0.05 {
+				t.Errorf("tick %.2f symbols, truth %.2f (%s, inferred %s)", tk.TickSymbols, tr.Port("s1/1").TickSymbols, c.rate, tk.Rate)
+			}
+			fmt.Fprintf(&table, "%-26s %9d %9d %6.1f%% %9d %15s %6.1f%% %8.3f %8g %6.2f%% %7.2f%%\n", c, truthBuf, l.BufferBytes,
+				100*relErr(float64(l.BufferBytes), float64(truthBuf)), bs.EstimateBytes, fmt.Sprintf("[%d,%d)", bs.LowBytes, bs.HighBytes),
+				100*relErr(float64(bs.EstimateBytes), float64(truthBuf)), tk.TickNs, tr.TickNs, 100*relErr(tk.TickNs, tr.TickNs),
+				100*relErr(float64(l.CreditStallNs), float64(stallTruth)))
+		})
+	}
+	t.Logf("estimates against truth (buffer: sender s1; stall: credit stall against the simulator's waiting time)\n%s", table.String())
+}
