@@ -124,14 +124,35 @@ type packetBuilder struct {
 	linkLPCRCOK                   *array.BooleanBuilder
 	errMsg                        *array.StringBuilder
 
-	rows    int
-	addrBuf []byte // scratch for formatting addresses without allocating
+	rows  int
+	addrs addrCache
+}
+
+// addrCache remembers how the last few addresses were formatted: a capture's
+// packets come from a handful of hosts, and formatting an address is a good
+// part of the cost of a row.
+type addrCache struct {
+	addr [4]netip.Addr
+	text [4][]byte
+	next int // slot to replace next
+}
+
+func (c *addrCache) format(a netip.Addr) []byte {
+	for i := range c.addr {
+		if c.addr[i] == a && c.text[i] != nil {
+			return c.text[i]
+		}
+	}
+	i := c.next
+	c.next = (c.next + 1) % len(c.addr)
+	c.addr[i] = a
+	c.text[i] = a.AppendTo(c.text[i][:0])
+	return c.text[i]
 }
 
 func newPacketBuilder(schema *arrow.Schema) *packetBuilder {
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	rb.Reserve(BatchRows)
-	b := &packetBuilder{rb: rb, addrBuf: make([]byte, 0, 64)}
+	b := &packetBuilder{rb: rb}
 	i := 0
 	next := func() array.Builder { i++; return rb.Field(i - 1) }
 	b.frame = next().(*array.Int64Builder)
@@ -168,13 +189,23 @@ func newPacketBuilder(schema *arrow.Schema) *packetBuilder {
 	b.linkFCCL = next().(*array.Uint16Builder)
 	b.linkLPCRCOK = next().(*array.BooleanBuilder)
 	b.errMsg = next().(*array.StringBuilder)
+	b.reserve()
 	return b
+}
+
+// reserve sizes the builders for a whole batch, so that appending never
+// copies: bytes per row are typical lengths of each string column.
+func (b *packetBuilder) reserve() {
+	b.rb.Reserve(BatchRows)
+	b.transport.ReserveData(BatchRows * len("rocev2"))
+	b.opcodeName.ReserveData(BatchRows * len("RC_RDMA_WRITE_MIDDLE"))
+	b.src.ReserveData(BatchRows * len("192.168.100.100"))
+	b.dst.ReserveData(BatchRows * len("192.168.100.100"))
 }
 
 // appendAddr appends a formatted address to a string column.
 func (b *packetBuilder) appendAddr(col *array.StringBuilder, a netip.Addr) {
-	b.addrBuf = a.AppendTo(b.addrBuf[:0])
-	col.BinaryBuilder.Append(b.addrBuf)
+	col.BinaryBuilder.Append(b.addrs.format(a))
 }
 
 // add appends one frame; errMsg is why it could not be decoded ("" if it
@@ -358,7 +389,7 @@ func (b *packetBuilder) add(f *decode.Frame, errMsg string) {
 func (b *packetBuilder) flush() arrow.RecordBatch {
 	rec := b.rb.NewRecordBatch()
 	b.rows = 0
-	b.rb.Reserve(BatchRows)
+	b.reserve()
 	return rec
 }
 

@@ -50,12 +50,23 @@ func CreateTable(path string, format Format, schema *arrow.Schema) (*TableWriter
 	w := &TableWriter{path: path, tmp: f.Name(), format: format, f: f, bw: bufio.NewWriterSize(f, 1<<20)}
 	switch format {
 	case FormatParquet:
-		props := parquet.NewWriterProperties(
+		opts := []parquet.WriterProperty{
 			parquet.WithCompression(compress.Codecs.Zstd),
+			parquet.WithCompressionLevel(1), // zstd's fastest: the writer is the pipeline's slow stage
 			parquet.WithVersion(parquet.V2_LATEST), // 2.6: timestamps keep ns and isAdjustedToUTC
 			parquet.WithMaxRowGroupLength(BatchRows),
 			parquet.WithCreatedBy("ibscope"),
-		)
+			// Dictionaries pay off for strings (addresses, opcode names) and
+			// cost a hash lookup per value for the mostly distinct integers
+			// (times, PSNs, addresses in memory), which zstd packs well enough.
+			parquet.WithDictionaryDefault(false),
+		}
+		for _, f := range schema.Fields() {
+			if f.Type.ID() == arrow.STRING {
+				opts = append(opts, parquet.WithDictionaryFor(f.Name, true))
+			}
+		}
+		props := parquet.NewWriterProperties(opts...)
 		w.pq, err = pqarrow.NewFileWriter(schema, w.bw, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	case FormatArrow:
 		w.ipcw, err = ipc.NewFileWriter(w.bw, ipc.WithSchema(schema), ipc.WithZstd())
