@@ -52,7 +52,7 @@ func CreateTable(path string, format Format, schema *arrow.Schema) (*TableWriter
 	case FormatParquet:
 		opts := []parquet.WriterProperty{
 			parquet.WithCompression(compress.Codecs.Zstd),
-			parquet.WithCompressionLevel(1), // zstd's fastest: the writer is the pipeline's slow stage
+			parquet.WithCompressionLevel(1),        // zstd's fastest: the writer is the pipeline's slow stage
 			parquet.WithVersion(parquet.V2_LATEST), // 2.6: timestamps keep ns and isAdjustedToUTC
 			parquet.WithMaxRowGroupLength(BatchRows),
 			parquet.WithCreatedBy("ibscope"),
