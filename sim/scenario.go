@@ -92,6 +92,7 @@ type Tap struct {
 	Port       string `yaml:"port" json:"port"`               // "node/port", e.g. "sw/1"
 	File       string `yaml:"file" json:"file"`               // pcap file, relative to the output directory
 	QuantizeNs int64  `yaml:"quantize_ns" json:"quantize_ns"` // round timestamps down to this step (1000 mimics ibdump); 0 keeps ns
+	DataOnly   bool   `yaml:"data_only" json:"data_only"`     // leave out flow-control packets, as ibdump (which never sees them) does
 }
 
 // Telemetry samples port counters at a period into a perfquery-style text

@@ -137,6 +137,7 @@ func build(s *Scenario, outDir string) (*run, error) {
 		if err != nil {
 			return r, err
 		}
+		w.noFCP = t.DataOnly
 		p := portByName[t.Port]
 		p.taps = append(p.taps, w)
 		r.taps = append(r.taps, w)

@@ -22,6 +22,7 @@ type tapWriter struct {
 	w       *decode.PcapWriter
 	epochNs int64
 	quantNs int64
+	noFCP   bool // data packets only
 	frames  int
 	// Received frames are recorded when their peer starts sending, a
 	// propagation delay before their first byte reaches the tap; they wait
@@ -58,6 +59,9 @@ func newTapWriter(path string, epochNs, quantNs int64, mtuBytes int) (*tapWriter
 // record writes a frame whose first byte passes the tap at atPs; nowPs is
 // the simulation clock, so received frames due by now go out first.
 func (t *tapWriter) record(atPs, nowPs int64, pkt *packet, iface uint8) {
+	if pkt.fcp && t.noFCP {
+		return
+	}
 	t.flushRx(nowPs)
 	if iface == IfaceRx && atPs > nowPs {
 		t.rx = append(t.rx, tapRec{atPs, pkt})

@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const goodYAML = `name: pair
+rate: QDR
+mtu_bytes: 2048
+hosts: [{name: a}, {name: b}]
+switches: [{name: sw}]
+links: [{a: a, b: sw}, {a: sw, b: b}]
+flows: [{src: a, dst: b, bytes: 65536}]
+taps: [{port: a/1, file: a.pcap}]
+`
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadScenarioGood(t *testing.T) {
+	s, err := LoadScenario(writeFile(t, "s.yaml", goodYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lanes != 4 || s.VLs != 1 || s.Switches[0].VLBufferBytes[0] != 32768 || s.Links[1].Rate != "QDR" {
+		t.Errorf("defaults not filled in: %+v", s)
+	}
+	j := `{"rate": "EDR", "hosts": [{"name": "a"}, {"name": "b"}], "links": [{"a": "a", "b": "b"}],
+	       "flows": [{"src": "a", "dst": "b", "bytes": 4096}]}`
+	if _, err := LoadScenario(writeFile(t, "s.json", j)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLoadScenarioBad: unknown keys and impossible values are refused with
+// the key named.
+func TestLoadScenarioBad(t *testing.T) {
+	for _, c := range []struct {
+		name, file, text, key string
+	}{
+		{"unknown key yaml", "s.yaml", goodYAML + "bandwidth: 10\n", "bandwidth"},
+		{"unknown nested key", "s.yaml", strings.Replace(goodYAML, "{name: sw}", "{name: sw, buffer: 4}", 1), "buffer"},
+		{"unknown key json", "s.json", `{"hosts": [], "colour": "red"}`, "colour"},
+		{"zero rate", "s.yaml", strings.Replace(goodYAML, "rate: QDR", "rate: 0", 1), "key rate"},
+		{"bad link rate", "s.yaml", strings.Replace(goodYAML, "{a: sw, b: b}", "{a: sw, b: b, rate: XDR}", 1), "links[1].rate"},
+		{"buffer below one MTU", "s.yaml", strings.Replace(goodYAML, "{name: sw}", "{name: sw, vl_buffer_bytes: [1024]}", 1), "switches[0].vl_buffer_bytes[0]"},
+		{"host buffer below one MTU", "s.yaml", strings.Replace(goodYAML, "{name: a}", "{name: a, vl_buffer_bytes: 2048}", 1), "hosts[0].vl_buffer_bytes"},
+		{"buffer past credit space", "s.yaml", strings.Replace(goodYAML, "{name: sw}", "{name: sw, vl_buffer_bytes: [262144]}", 1), "switches[0].vl_buffer_bytes[0]"},
+		{"zero bytes", "s.yaml", strings.Replace(goodYAML, "bytes: 65536", "bytes: 0", 1), "flows[0].bytes"},
+		{"bad mtu", "s.yaml", strings.Replace(goodYAML, "mtu_bytes: 2048", "mtu_bytes: 1500", 1), "mtu_bytes"},
+		{"unknown node", "s.yaml", strings.Replace(goodYAML, "{a: sw, b: b}", "{a: sw, b: c}", 1), "links[1].b"},
+		{"tap on missing port", "s.yaml", strings.Replace(goodYAML, "port: a/1", "port: a/2", 1), "taps[0].port"},
+		{"sl without vl", "s.yaml", strings.Replace(goodYAML, "bytes: 65536", "bytes: 65536, sl: 1", 1), "flows[0].sl"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := LoadScenario(writeFile(t, c.file, c.text))
+			if err == nil || !strings.Contains(err.Error(), c.key) {
+				t.Errorf("error %v, want one naming %q", err, c.key)
+			}
+		})
+	}
+}
+
+func TestRunRefusesHostWithTwoLinks(t *testing.T) {
+	s, err := LoadScenario(writeFile(t, "s.yaml", strings.Replace(goodYAML, "{a: sw, b: b}]", "{a: sw, b: b}, {a: a, b: b}]", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(s, t.TempDir())
+	var ke *KeyError
+	if !errors.As(err, &ke) || ke.Key != "links" {
+		t.Errorf("error %v, want a KeyError on links", err)
+	}
+}
