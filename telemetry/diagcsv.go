@@ -297,6 +297,12 @@ func (p *diagParser) setupFormat12(header [][]byte, hasHeader bool) error {
 		p.namesFrom = "the header"
 		for j := range names {
 			names[j] = string(header[3+j])
+			if names[j] == "" && positional {
+				names[j] = p.opts.DataIDs[j].Name
+			}
+			if names[j] == "" {
+				names[j] = "value_" + strconv.Itoa(j)
+			}
 		}
 	case positional:
 		p.namesFrom = "the data-IDs JSON"
@@ -321,7 +327,7 @@ func (p *diagParser) setupFormat12(header [][]byte, hasHeader bool) error {
 		if !ok && positional {
 			id, ok = p.opts.DataIDs[j].ID, true
 			if hasHeader && p.opts.DataIDs[j].Name != name {
-				p.s.warnf(p.file, 1, "column %d is %q in the header but %q in the data-IDs JSON; using the JSON's data ID %s", j+4, name, p.opts.DataIDs[j].Name, id)
+				p.s.warnf(p.file, p.lr.line, "column %d is %q in the header but %q in the data-IDs JSON; using the JSON's data ID %s", j+4, name, p.opts.DataIDs[j].Name, id)
 			}
 		}
 		if !ok {
