@@ -48,26 +48,26 @@ type OpcodeCount struct {
 
 // FlowHealth is one flow's result, the per-flow object of `ibanalyze flows --json`.
 type FlowHealth struct {
-	Key        KeyJSON       `json:"key"`
-	Packets    uint64        `json:"packets"`
-	WireBytes  uint64        `json:"wire_bytes"` // bytes on the link (see Packet.WireBytes)
-	FirstNs    int64         `json:"first_ns"`
-	LastNs     int64         `json:"last_ns"`
-	MeanGbps   float64       `json:"mean_gbps"` // wire bytes over first..last
-	PeakGbps   float64       `json:"peak_gbps"` // busiest throughput bin
-	Messages   Messages      `json:"messages"`
-	Opcodes    []OpcodeCount `json:"opcodes"`
-	PSN        PSNStats      `json:"psn"`
-	Acks       uint64        `json:"acks"`
-	NAKs       []NAKCount    `json:"naks,omitempty"`
-	RNRNAKs    []RNRCount    `json:"rnr_naks,omitempty"`
-	CNPs       uint64        `json:"cnps"`
-	ECNCE      uint64        `json:"ecn_ce"` // RoCE packets marked Congestion Experienced
-	FECN       uint64        `json:"fecn"`
-	BECN       uint64        `json:"becn"`
-	ICRCBad    uint64        `json:"icrc_bad"`
-	VCRCBad    uint64        `json:"vcrc_bad"`
-	Late       uint64        `json:"late,omitempty"` // packets out of order beyond the reorder window
+	Key       KeyJSON       `json:"key"`
+	Packets   uint64        `json:"packets"`
+	WireBytes uint64        `json:"wire_bytes"` // bytes on the link (see Packet.WireBytes)
+	FirstNs   int64         `json:"first_ns"`
+	LastNs    int64         `json:"last_ns"`
+	MeanGbps  float64       `json:"mean_gbps"` // wire bytes over first..last
+	PeakGbps  float64       `json:"peak_gbps"` // busiest throughput bin
+	Messages  Messages      `json:"messages"`
+	Opcodes   []OpcodeCount `json:"opcodes"`
+	PSN       PSNStats      `json:"psn"`
+	Acks      uint64        `json:"acks"`
+	NAKs      []NAKCount    `json:"naks,omitempty"`
+	RNRNAKs   []RNRCount    `json:"rnr_naks,omitempty"`
+	CNPs      uint64        `json:"cnps"`
+	ECNCE     uint64        `json:"ecn_ce"` // RoCE packets marked Congestion Experienced
+	FECN      uint64        `json:"fecn"`
+	BECN      uint64        `json:"becn"`
+	ICRCBad   uint64        `json:"icrc_bad"`
+	VCRCBad   uint64        `json:"vcrc_bad"`
+	Late      uint64        `json:"late,omitempty"` // packets out of order beyond the reorder window
 	// AckLatencyNs: from a request with AckReq to the first ACK (or PSN
 	// sequence NAK) on the reverse flow that covers its PSN; absent when
 	// none could be matched.

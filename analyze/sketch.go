@@ -14,8 +14,8 @@ import (
 // its lower edge and the reported value (the bucket's middle, clamped to the
 // observed min and max) is within 1/128 (0.78%) of a true value of that rank.
 // When every value is a multiple of a power of ten (timestamps in whole
-// microseconds) the reported value is the multiple within the bucket, exact
-// while buckets are narrower than that unit.
+// microseconds) and a bucket is no wider than that unit, the reported value
+// is the one multiple in the bucket: exact.
 // Memory: 8 bytes per bucket up to the largest value seen, about 12 KiB for
 // values up to 1 s, 30 KiB at most.
 type Sketch struct {
@@ -136,7 +136,9 @@ func (s *Sketch) Quantile(q float64) int64 {
 func (s *Sketch) rep(i int, neg bool) int64 {
 	lo, w := sketchBucket(i)
 	v := int64(lo + (w-1)/2)
-	if u := s.unitNs; u > 1 {
+	// A bucket no wider than the unit holds at most one multiple of it:
+	// that is the value. Wider buckets keep their middle (the stated bound).
+	if u := s.unitNs; u > 1 && int64(w) <= u {
 		if m := v / u * u; m >= int64(lo) {
 			v = m
 		} else if m += u; m < int64(lo+w) {

@@ -30,6 +30,7 @@ type ipdOpts struct {
 	window       int
 	top          int
 	compare      bool
+	matchWindow  string
 }
 
 func init() {
@@ -79,6 +80,7 @@ Durations take ns, us, ms or s: --bin 1us, --edges 0,1us,2us,4us,8us.`,
 	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, "reorder window for out-of-order timestamps, in packets")
 	f.IntVar(&o.top, "top", 10, "text output: the `N` busiest flows (0: all)")
 	f.BoolVar(&o.compare, "compare", false, "compare two captures A B of the same traffic (sender and receiver side)")
+	f.StringVar(&o.matchWindow, "match-window", analyze.FormatNs(analyze.DefaultMatchWindowNs), "with --compare: how long a packet waits for its twin on the other side")
 	rootCmd.AddCommand(cmd)
 }
 

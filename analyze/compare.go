@@ -1,0 +1,285 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/ibscope/ibscope/decode"
+	"gonum.org/v1/gonum/stat"
+)
+
+// DefaultMatchWindowNs is how long a packet seen on one side waits for its
+// twin on the other before it counts as seen on one side only. It must
+// exceed the one-way delay plus the two capture clocks' offset; memory
+// grows with the packets inside it.
+const DefaultMatchWindowNs = 10_000_000
+
+// CompareFlow is one flow (or link, or QP) seen from two sides.
+type CompareFlow struct {
+	Key      KeyJSON  `json:"key"`
+	PacketsA uint64   `json:"packets_a"`
+	PacketsB uint64   `json:"packets_b"`
+	IPDA     IPDStats `json:"ipd_ns_a"`
+	IPDB     IPDStats `json:"ipd_ns_b"`
+	HistA    HistJSON `json:"histogram_a"`
+	HistB    HistJSON `json:"histogram_b"`
+	// KS is the Kolmogorov-Smirnov distance between the two IPD
+	// distributions (0 same, 1 disjoint), computed over the sketches'
+	// buckets (values within 0.78%).
+	KS float64 `json:"ks_distance"`
+	// Matched packets were seen on both sides with the same flow and PSN;
+	// OneWayDelayNs is B's timestamp minus A's for them (negative when the
+	// clocks disagree by more than the delay).
+	Matched       uint64    `json:"matched"`
+	OnlyA         uint64    `json:"only_a"`
+	OnlyB         uint64    `json:"only_b"`
+	OneWayDelayNs *IPDStats `json:"one_way_delay_ns,omitempty"`
+
+	histA, histB *Histogram
+}
+
+// Hists returns the flow's two histograms (same edges).
+func (f *CompareFlow) Hists() (a, b *Histogram) { return f.histA, f.histB }
+
+// CompareResult is `ibanalyze ipd --compare A B --json`.
+type CompareResult struct {
+	Flows         []*CompareFlow `json:"flows"`
+	ResolutionNs  int64          `json:"resolution_ns"`
+	By            string         `json:"by"`
+	MatchWindowNs int64          `json:"match_window_ns"`
+	Matched       uint64         `json:"matched"`
+	OnlyA         uint64         `json:"only_a"`
+	OnlyB         uint64         `json:"only_b"`
+	OneWayDelayNs *IPDStats      `json:"one_way_delay_ns,omitempty"`
+	A             InputJSON      `json:"a"`
+	B             InputJSON      `json:"b"`
+}
+
+// matchKey is one packet as both sides see it.
+type matchKey struct {
+	flow decode.FlowKey
+	psn  uint32
+}
+
+type matchEntry struct {
+	tsNs int64
+	side uint8 // 0 = A, 1 = B
+}
+
+type matchStats struct {
+	matched, onlyA, onlyB uint64
+	delay                 Sketch
+}
+
+func (m *matchStats) only(side uint8) {
+	if side == 0 {
+		m.onlyA++
+	} else {
+		m.onlyB++
+	}
+}
+
+// matcher pairs packets of two captures by (flow, PSN) within a time window.
+type matcher struct {
+	windowNs int64
+	by       string
+	pending  map[matchKey]matchEntry
+	queue    []queued // insertion order, for expiry
+	qHead    int
+	groups   map[decode.FlowKey]*matchStats
+	total    matchStats
+}
+
+type queued struct {
+	key matchKey
+	matchEntry
+}
+
+func newMatcher(windowNs int64, by string) *matcher {
+	return &matcher{windowNs: windowNs, by: by, pending: make(map[matchKey]matchEntry), groups: make(map[decode.FlowKey]*matchStats)}
+}
+
+func (m *matcher) group(k decode.FlowKey) *matchStats {
+	g := m.groups[groupKey(k, m.by)]
+	if g == nil {
+		g = &matchStats{}
+		m.groups[groupKey(k, m.by)] = g
+	}
+	return g
+}
+
+// add offers one packet from side (0 = A, 1 = B), in merged time order.
+func (m *matcher) add(p *Packet, side uint8) {
+	m.expire(p.TsNs)
+	k := matchKey{p.Key, p.PSN}
+	e, ok := m.pending[k]
+	switch {
+	case ok && e.side != side:
+		delete(m.pending, k)
+		d := p.TsNs - e.tsNs
+		if side == 0 {
+			d = -d
+		}
+		g := m.group(p.Key)
+		g.matched++
+		g.delay.Add(d)
+		m.total.matched++
+		m.total.delay.Add(d)
+		return
+	case ok:
+		// The same PSN again on one side (a retransmission) before the
+		// other side showed it: the earlier copy has no twin.
+		m.group(p.Key).only(side)
+		m.total.only(side)
+	}
+	m.pending[k] = matchEntry{p.TsNs, side}
+	m.queue = append(m.queue, queued{k, matchEntry{p.TsNs, side}})
+}
+
+// expire counts packets that waited longer than the window as one-sided.
+func (m *matcher) expire(nowNs int64) {
+	for m.qHead < len(m.queue) && m.queue[m.qHead].tsNs < nowNs-m.windowNs {
+		q := m.queue[m.qHead]
+		m.qHead++
+		if e, ok := m.pending[q.key]; ok && e == q.matchEntry {
+			delete(m.pending, q.key)
+			m.group(q.key.flow).only(q.side)
+			m.total.only(q.side)
+		}
+	}
+	if m.qHead > 4096 && m.qHead*2 > len(m.queue) {
+		m.queue = append(m.queue[:0], m.queue[m.qHead:]...)
+		m.qHead = 0
+	}
+}
+
+// ksDistance is the Kolmogorov-Smirnov distance between two sketches.
+func ksDistance(a, b *Sketch) float64 {
+	xs, xw := sketchSample(a)
+	ys, yw := sketchSample(b)
+	if len(xs) == 0 || len(ys) == 0 {
+		return 0
+	}
+	return stat.KolmogorovSmirnov(xs, xw, ys, yw)
+}
+
+func sketchSample(s *Sketch) (vals, weights []float64) {
+	s.buckets(func(v int64, c uint64) {
+		vals = append(vals, float64(v))
+		weights = append(weights, float64(c))
+	})
+	return vals, weights
+}
+
+// RunCompare reads two captures of the same traffic (a: sender side, b:
+// receiver side) in merged time order: an IPD analysis of each with aligned
+// bins, and packets matched by (flow, PSN) within matchWindowNs.
+func RunCompare(a, b *Stream, cfg IPDConfig, matchWindowNs int64, progress func()) (*CompareResult, error) {
+	if matchWindowNs <= 0 {
+		matchWindowNs = DefaultMatchWindowNs
+	}
+	res := func() int64 { return max(a.ResolutionNs(), b.ResolutionNs()) }
+	bins := newBinner(cfg.Hist, res)
+	ia, err := newIPDAnalysis(cfg, bins)
+	if err != nil {
+		return nil, err
+	}
+	ib, _ := newIPDAnalysis(cfg, bins)
+	if err := cfg.Hist.Validate(res()); err != nil {
+		return nil, err
+	}
+	m := newMatcher(matchWindowNs, ia.cfg.By)
+	var pa, pb Packet
+	okA, okB := a.Next(&pa) == nil, b.Next(&pb) == nil
+	for n := 1; okA || okB; n++ {
+		if okA && (!okB || pa.TsNs <= pb.TsNs) {
+			ia.Add(&pa)
+			if ia.want[pa.OpCode] {
+				m.add(&pa, 0)
+			}
+			okA = a.Next(&pa) == nil
+		} else {
+			ib.Add(&pb)
+			if ib.want[pb.OpCode] {
+				m.add(&pb, 1)
+			}
+			okB = b.Next(&pb) == nil
+		}
+		if n%progressEvery == 0 {
+			if bins.err != nil {
+				return nil, bins.err
+			}
+			if progress != nil {
+				progress()
+			}
+		}
+	}
+	m.expire(1<<63 - 1)
+	// Each side's result checks the bins against the final resolution;
+	// one side without IPDs (all its packets lost) is still a comparison.
+	_, errA := ia.Result(res())
+	_, errB := ib.Result(res())
+	if errA != nil && errB != nil {
+		return nil, errA
+	}
+	if bins.err != nil {
+		return nil, bins.err
+	}
+	r := &CompareResult{ResolutionNs: res(), By: ia.cfg.By, MatchWindowNs: matchWindowNs,
+		Matched: m.total.matched, OnlyA: m.total.onlyA, OnlyB: m.total.onlyB, A: inputOf(a), B: inputOf(b)}
+	if m.total.delay.Count() > 0 {
+		st := statsOf(&m.total.delay)
+		r.OneWayDelayNs = &st
+	}
+	flows := map[decode.FlowKey]*CompareFlow{}
+	get := func(k decode.FlowKey) *CompareFlow {
+		f := flows[k]
+		if f == nil {
+			f = &CompareFlow{Key: keyJSON(k, r.By)}
+			flows[k] = f
+			r.Flows = append(r.Flows, f)
+		}
+		return f
+	}
+	sketches := map[decode.FlowKey][2]*Sketch{}
+	for side, an := range []*IPDAnalysis{ia, ib} {
+		for _, g := range an.order {
+			f := get(g.key)
+			h := g.hist
+			if h == nil {
+				h = bins.proto.Empty()
+			}
+			hj := HistJSON{Mode: h.Mode, Bins: h.Bins(), Below: h.Below, Above: h.Above}
+			sk := sketches[g.key]
+			sk[side] = &g.ipd
+			sketches[g.key] = sk
+			if side == 0 {
+				f.PacketsA, f.IPDA, f.HistA, f.histA = g.packets, statsOf(&g.ipd), hj, h
+			} else {
+				f.PacketsB, f.IPDB, f.HistB, f.histB = g.packets, statsOf(&g.ipd), hj, h
+			}
+		}
+	}
+	for k, f := range flows {
+		if f.histA == nil {
+			f.histA = bins.proto.Empty()
+			f.HistA = HistJSON{Mode: f.histA.Mode, Bins: f.histA.Bins()}
+		}
+		if f.histB == nil {
+			f.histB = bins.proto.Empty()
+			f.HistB = HistJSON{Mode: f.histB.Mode, Bins: f.histB.Bins()}
+		}
+		if sk := sketches[k]; sk[0] != nil && sk[1] != nil {
+			f.KS = ksDistance(sk[0], sk[1])
+		}
+		if g := m.groups[k]; g != nil {
+			f.Matched, f.OnlyA, f.OnlyB = g.matched, g.onlyA, g.onlyB
+			if g.delay.Count() > 0 {
+				st := statsOf(&g.delay)
+				f.OneWayDelayNs = &st
+			}
+		}
+	}
+	slices.SortStableFunc(r.Flows, func(x, y *CompareFlow) int { return cmp.Compare(y.PacketsA+y.PacketsB, x.PacketsA+x.PacketsB) })
+	return r, nil
+}

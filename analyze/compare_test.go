@@ -1,0 +1,63 @@
+package analyze
+
+import (
+	"math"
+	"testing"
+)
+
+// The study's side-by-side view: the sender stamps packets 20 us apart;
+// the receiver sees them 1500 ns later, but 5 never arrive and every 100th
+// waits 10 us more in a switch.
+func TestCompareSenderReceiver(t *testing.T) {
+	sent := writeStream(1000, 1, 2, 9, 100, 2048, baseNs+7, func(int) int64 { return 20_000 })
+	var recv []tpkt
+	for i, p := range sent {
+		if i%200 == 50 {
+			continue // lost
+		}
+		p.tsNs += 1500
+		if i%100 == 99 {
+			p.tsNs += 10_000
+		}
+		recv = append(recv, p)
+	}
+	pa := writeCapture(t, "sender.pcap", true, sent)
+	pb := writeCapture(t, "receiver.pcap", true, recv)
+	a, err := OpenStream([]string{pa}, StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := OpenStream([]string{pb}, StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	r, err := RunCompare(a, b, IPDConfig{Hist: HistSpec{Mode: ModeLinear, BinNs: 1000, Bins: 50}}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Matched != 995 || r.OnlyA != 5 || r.OnlyB != 0 || len(r.Flows) != 1 {
+		t.Fatalf("matched %d only A %d only B %d flows %d", r.Matched, r.OnlyA, r.OnlyB, len(r.Flows))
+	}
+	f := r.Flows[0]
+	if f.OneWayDelayNs.Min != 1500 || f.OneWayDelayNs.P50 != 1500 || f.OneWayDelayNs.Max != 11_500 || math.Abs(float64(f.OneWayDelayNs.P99-11_500)) > 11_500/128 {
+		t.Errorf("one-way delay %+v", f.OneWayDelayNs)
+	}
+	// Receiver: 20 us mostly, 30 us then 10 us around each delayed packet,
+	// 40 us across each loss.
+	if len(f.HistA.Bins) != 50 || f.HistA.Bins[20].Count != 999 || f.HistB.Bins[30].Count != 10 || f.HistB.Bins[10].Count != 9 || f.HistB.Bins[40].Count != 5 {
+		t.Errorf("histograms not aligned: A %+v", f.HistA.Bins[:4])
+	}
+	for i := range f.HistA.Bins {
+		if f.HistA.Bins[i].LoNs != f.HistB.Bins[i].LoNs {
+			t.Fatalf("bin %d edges differ", i)
+		}
+	}
+	if f.KS <= 0 || f.KS > 0.05 || math.IsNaN(f.KS) {
+		t.Errorf("KS distance %v", f.KS)
+	}
+	if f.PacketsA != 1000 || f.PacketsB != 995 {
+		t.Errorf("packets %d, %d", f.PacketsA, f.PacketsB)
+	}
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// healthPackets: an RDMA WRITE flow (QP 0x11) of 60 PSNs, PSN 7 lost, PSN
+// 20 sent twice, 40 after 41, AckReq every 10th packet answered 3 us later
+// on QP 0x22, one PSN sequence NAK, one RNR NAK (timer 1: 10 us), one
+// remote operational error, 2 CNPs and 4 ECN-CE marks.
+func healthPackets() []tpkt {
+	var pkts []tpkt
+	ts := baseNs
+	emit := func(p tpkt, gap int64) {
+		ts += gap
+		p.tsNs = ts
+		pkts = append(pkts, p)
+	}
+	req := func(psn uint32) tpkt {
+		p := tpkt{src: 1, dst: 2, qp: 0x11, psn: psn, op: 0x0A, payload: 512, ackReq: psn%10 == 9}
+		if psn >= 30 && psn < 34 {
+			p.ecn = 3
+		}
+		return p
+	}
+	for psn := uint32(0); psn < 60; psn++ {
+		switch psn {
+		case 7:
+			continue
+		case 40:
+			emit(req(41), 1000)
+			emit(req(40), 1000)
+			continue
+		case 41:
+			continue
+		case 21:
+			emit(req(20), 1000)
+		}
+		emit(req(psn), 1000)
+		if psn%10 == 9 {
+			emit(tpkt{src: 2, dst: 1, qp: 0x22, psn: psn, op: 0x11}, 3000)
+		}
+	}
+	emit(tpkt{src: 2, dst: 1, qp: 0x22, psn: 60, op: 0x11, syndrome: 0x60}, 1000)
+	emit(tpkt{src: 2, dst: 1, qp: 0x22, psn: 60, op: 0x11, syndrome: 0x21}, 1000)
+	emit(tpkt{src: 2, dst: 1, qp: 0x22, psn: 60, op: 0x11, syndrome: 0x63}, 1000)
+	emit(tpkt{src: 2, dst: 1, qp: 0x22, op: decode.OpcodeCNP}, 1000)
+	emit(tpkt{src: 2, dst: 1, qp: 0x22, op: decode.OpcodeCNP}, 1000)
+	return pkts
+}
+
+func TestFlowsJSON(t *testing.T) {
+	path := writeCapture(t, "health.pcap", healthPackets())
+	svg := filepath.Join(t.TempDir(), "thr.svg")
+	out, errOut, code := run(t, "flows", "--json", "--plot", svg, path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		Flows []struct {
+			Key      map[string]any      `json:"key"`
+			Packets  int                 `json:"packets"`
+			Messages struct{ Total int } `json:"messages"`
+			PSN      struct {
+				Gaps       int `json:"gaps"`
+				Missing    int `json:"missing"`
+				OutOfOrder int `json:"out_of_order"`
+				Duplicates int `json:"duplicates"`
+				Lost       int `json:"lost"`
+			} `json:"psn"`
+			Acks int `json:"acks"`
+			NAKs []struct {
+				Name  string `json:"name"`
+				Count int    `json:"count"`
+			} `json:"naks"`
+			RNR []struct {
+				DelayNs int64 `json:"delay_ns"`
+				Count   int   `json:"count"`
+			} `json:"rnr_naks"`
+			CNPs       int `json:"cnps"`
+			ECNCE      int `json:"ecn_ce"`
+			ICRCBad    int `json:"icrc_bad"`
+			AckLatency *struct {
+				Count int   `json:"count"`
+				P50   int64 `json:"p50"`
+				Max   int64 `json:"max"`
+			} `json:"ack_latency_ns"`
+			Throughput []float64 `json:"throughput_gbps"`
+		} `json:"flows"`
+		ThroughputBinNs int64 `json:"throughput_bin_ns"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(r.Flows) != 2 {
+		t.Fatalf("%d flows", len(r.Flows))
+	}
+	w, a := r.Flows[0], r.Flows[1]
+	if w.Packets != 60 || w.Messages.Total != 60 || w.ECNCE != 4 || w.ICRCBad != 0 {
+		t.Errorf("write flow: %+v", w)
+	}
+	if p := w.PSN; p.Gaps != 2 || p.Missing != 2 || p.OutOfOrder != 1 || p.Duplicates != 1 || p.Lost != 1 {
+		t.Errorf("PSN %+v", p)
+	}
+	if w.AckLatency == nil || w.AckLatency.Count != 6 || w.AckLatency.P50 != 3000 || w.AckLatency.Max != 3000 {
+		t.Errorf("ACK latency %+v", w.AckLatency)
+	}
+	if a.Acks != 6 || a.CNPs != 2 || len(a.NAKs) != 2 || a.NAKs[0].Name != "PSN_SEQUENCE_ERROR" || a.NAKs[1].Name != "REMOTE_OPERATIONAL_ERROR" ||
+		len(a.RNR) != 1 || a.RNR[0].DelayNs != 10_000 {
+		t.Errorf("ack flow: %+v", a)
+	}
+	if r.ThroughputBinNs != 1000 || len(w.Throughput) == 0 {
+		t.Errorf("throughput: %d ns bins, %d of them", r.ThroughputBinNs, len(w.Throughput))
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Errorf("plot: %v", err)
+	}
+}
+
+func TestFlowsText(t *testing.T) {
+	out, errOut, code := run(t, "flows", writeCapture(t, "health.pcap", healthPackets()))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"2 flows",
+		"PSN: 2 gaps skipping 2 PSNs, 1 later filled out of order, 1 lost; 1 duplicates (retransmissions)",
+		"NAK PSN_SEQUENCE_ERROR: 1",
+		"NAK REMOTE_OPERATIONAL_ERROR: 1",
+		"RNR NAK timer 1 (10us): 1",
+		"ACK latency (6 answered, ACKs on rocev2 192.168.7.2>192.168.7.1 qp 0x000022): min 3us p50 3us",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestFlowsRealCaptures(t *testing.T) {
+	for _, name := range []string{"oferby-proxy_roce.pcap", "softroce-demo_infiniband.pcap", "cx4lx_cnp.pcap"} {
+		out, errOut, code := run(t, "flows", "--json", sharedPcap(t, name))
+		if code != 0 || !json.Valid([]byte(out)) {
+			t.Errorf("%s: exit %d: %s", name, code, errOut)
+		}
+	}
+	out, _, _ := run(t, "flows", "--json", sharedPcap(t, "cx4lx_cnp.pcap"))
+	if !strings.Contains(out, `"cnps": 1`) {
+		t.Errorf("the CNP is not counted:\n%s", out)
+	}
+	out, _, _ = run(t, "flows", "--json", sharedPcap(t, "softroce-demo_infiniband.pcap"))
+	if !strings.Contains(out, `"icrc_bad": 0`) || strings.Contains(out, `"icrc_bad": 1`) {
+		t.Errorf("softroce ICRCs should all be good")
+	}
+}
+
+func TestFlowsBadInput(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.pcap")
+	os.WriteFile(empty, nil, 0o644)
+	if _, errOut, code := run(t, "flows", empty); code == 0 || !strings.Contains(errOut, "empty") {
+		t.Errorf("empty: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := run(t, "flows", "/nonexistent.pcap"); code == 0 || !strings.Contains(errOut, "/nonexistent.pcap") {
+		t.Errorf("missing file: exit %d %s", code, errOut)
+	}
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// studyPackets: 2 us spacing, a few 4 us, one 320 us outlier.
+func studyPackets() []tpkt {
+	return writeStream(500, 0x12, baseNs, func(i int) int64 {
+		switch {
+		case i == 250:
+			return 320_000
+		case i%50 == 0:
+			return 4000
+		}
+		return 2000
+	})
+}
+
+func TestIPDText(t *testing.T) {
+	path := writeCapture(t, "study.pcap", studyPackets())
+	out, errOut, code := run(t, "ipd", "--bin", "1us", "--bins", "10", "--gbps", "8", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"timestamp resolution 1us",
+		"flow rocev2 192.168.7.1>192.168.7.2 qp 0x000012: 500 packets",
+		"interval               occurrence  percent",
+		"[2us, 3us)                    490   98.20%  ##################################################",
+		"[4us, 5us)                      8    1.60%  #",
+		">= 10us                         1    0.20%  #",
+		"p50 2us",
+		"expected 1.106us for 1106-byte packets back to back; observed median / expected = 1.81",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestIPDJSONAndPlot(t *testing.T) {
+	path := writeCapture(t, "study.pcap", studyPackets())
+	png := filepath.Join(t.TempDir(), "ipd.png")
+	out, errOut, code := run(t, "ipd", "--json", "--edges", "0,1us,2us,4us,8us", "--phases", "--rate", "sdr", "--plot", png, "--log", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		Flows []struct {
+			Key     map[string]any `json:"key"`
+			Packets int            `json:"packets"`
+			IPD     struct {
+				Count, Min, P50, P90, P99, P999, Max int64
+			} `json:"ipd_ns"`
+			Histogram struct {
+				Mode string `json:"mode"`
+				Bins []struct {
+					LoNs  int64 `json:"lo_ns"`
+					HiNs  int64 `json:"hi_ns"`
+					Count int   `json:"count"`
+				} `json:"bins"`
+				Above int `json:"above"`
+			} `json:"histogram"`
+			ExpectedIPDNs int64 `json:"expected_ipd_ns"`
+			Phases        []struct {
+				Packets int `json:"packets"`
+			} `json:"phases"`
+		} `json:"flows"`
+		ResolutionNs int64 `json:"resolution_ns"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	f := r.Flows[0]
+	if r.ResolutionNs != 1000 || f.Packets != 500 || f.IPD.Count != 499 || f.IPD.P50 != 2000 || f.IPD.Max != 320_000 || f.IPD.P99 != 4000 {
+		t.Errorf("figures: res %d, %+v", r.ResolutionNs, f)
+	}
+	if f.Key["dest_qp"] != float64(0x12) || f.Key["src"] != "192.168.7.1" || f.Key["transport"] != "rocev2" {
+		t.Errorf("key %v", f.Key)
+	}
+	h := f.Histogram
+	if h.Mode != "edges" || len(h.Bins) != 4 || h.Bins[2].Count != 490 || h.Bins[3].Count != 8 || h.Above != 1 || h.Bins[3].HiNs != 8000 {
+		t.Errorf("histogram %+v", h)
+	}
+	// 1082-byte frames + FCS, preamble and gap: 1106 bytes at SDR 4x (8 Gb/s of data).
+	if f.ExpectedIPDNs != 1106 || len(f.Phases) != 1 {
+		t.Errorf("expected %d, phases %+v", f.ExpectedIPDNs, f.Phases)
+	}
+	b, err := os.ReadFile(png)
+	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("plot: %v, %d bytes", err, len(b))
+	}
+}
+
+func TestIPDResolutionRule(t *testing.T) {
+	pkts := writeStream(100, 5, baseNs, func(int) int64 { return 2074 })
+	path := writeMicroCapture(t, "micro.pcap", pkts)
+	_, errOut, code := run(t, "ipd", "--bin", "250ns", path)
+	if code == 0 || !strings.Contains(errOut, "bin width 250ns is finer than the capture's timestamp resolution 1us") {
+		t.Errorf("250 ns bins on a microsecond capture: exit %d, %s", code, errOut)
+	}
+	out, _, code := run(t, "ipd", path)
+	if code != 0 || !strings.Contains(out, "timestamp resolution 1us") || !strings.Contains(out, "[2us, 3us)") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestIPDPhases(t *testing.T) {
+	pkts := writeStream(1000, 5, baseNs, func(i int) int64 {
+		if i >= 600 {
+			return 4000
+		}
+		return 2000
+	})
+	out, errOut, code := run(t, "ipd", "--phases", writeCapture(t, "phases.pcap", pkts))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"1: +0ns .. +1.198ms  600 packets  median IPD 2us", "2: +1.202ms .. +2.798ms  400 packets  median IPD 4us"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestIPDCompare(t *testing.T) {
+	sent := writeStream(400, 9, baseNs+3, func(int) int64 { return 10_000 })
+	var recv []tpkt
+	for i, p := range sent {
+		if i == 100 || i == 200 {
+			continue
+		}
+		p.tsNs += 2500
+		recv = append(recv, p)
+	}
+	a, b := writeCapture(t, "a.pcap", sent), writeCapture(t, "b.pcap", recv)
+	out, errOut, code := run(t, "ipd", "--compare", "--json", a, b)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		Matched uint64              `json:"matched"`
+		OnlyA   uint64              `json:"only_a"`
+		OnlyB   uint64              `json:"only_b"`
+		OneWay  struct{ P50 int64 } `json:"one_way_delay_ns"`
+		Flows   []struct {
+			KS float64 `json:"ks_distance"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Matched != 398 || r.OnlyA != 2 || r.OnlyB != 0 || r.OneWay.P50 != 2500 || len(r.Flows) != 1 || r.Flows[0].KS <= 0 {
+		t.Errorf("compare: %+v", r)
+	}
+	out, _, code = run(t, "ipd", "--compare", a, b)
+	if code != 0 || !strings.Contains(out, "398 matched, 2 only in A, 0 only in B") || !strings.Contains(out, "one-way delay B-A: min 2.5us") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	if _, errOut, code := run(t, "ipd", "--compare", a); code == 0 || !strings.Contains(errOut, "two captures") {
+		t.Errorf("one file: exit %d %s", code, errOut)
+	}
+}
+
+func TestIPDBadInput(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.pcap")
+	os.WriteFile(empty, nil, 0o644)
+	one := writeCapture(t, "one.pcap", writeStream(1, 5, baseNs, nil))
+	good := writeCapture(t, "good.pcap", writeStream(50, 5, baseNs, func(int) int64 { return 1000 }))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ipd", empty}, "empty"},
+		{[]string{"ipd", one}, "no inter-packet delay"},
+		{[]string{"ipd", "--edges", "0,2us,1us", good}, "bin edges must increase"},
+		{[]string{"ipd", "--edges", "5us", good}, "at least two edges"},
+		{[]string{"ipd", "--bin", "fast", good}, "--bin"},
+		{[]string{"ipd", "--by", "host", good}, "--by"},
+		{[]string{"ipd", "--rate", "XDR", good}, "unknown link rate"},
+		{[]string{"ipd", "--rate", "EDR", "--width", "3x", good}, "unknown link width"},
+		{[]string{"ipd", "--opcodes", "RC_WRITE_SOMETHING", good}, "opcode"},
+		{[]string{"ipd", "--plot", "x.gif", good}, ".png, .svg or .pdf"},
+	} {
+		_, errOut, code := run(t, c.args...)
+		if code == 0 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+func TestIPDNoRoCE(t *testing.T) {
+	// A capture with Ethernet frames that are neither IB nor RoCE.
+	path := filepath.Join(t.TempDir(), "udp.pcap")
+	pkts := writeStream(3, 5, baseNs, func(int) int64 { return 1000 })
+	src := writeCapture(t, "tmp.pcap", pkts)
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rewrite each frame's UDP destination port away from 4791 (the
+	// record layout is fixed: 24-byte file header, 16-byte record headers).
+	for off := 24; off+16 <= len(b); {
+		n := int(b[off+8]) | int(b[off+9])<<8
+		b[off+16+14+20+2], b[off+16+14+20+3] = 0x30, 0x39
+		off += 16 + n
+	}
+	os.WriteFile(path, b, 0o644)
+	_, errOut, code := run(t, "ipd", path)
+	if code == 0 || !strings.Contains(errOut, "no IB or RoCE transport packets") || !strings.Contains(errOut, "3 neither IB nor RoCE") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestIPDRealCaptures(t *testing.T) {
+	for _, name := range []string{"oferby-proxy_roce.pcap", "softroce-demo_infiniband.pcap"} {
+		out, errOut, code := run(t, "ipd", "--json", sharedPcap(t, name))
+		if code != 0 || !json.Valid([]byte(out)) {
+			t.Errorf("%s: exit %d: %s", name, code, errOut)
+		}
+	}
+	// One CNP: no two packets, so no IPD; said plainly.
+	_, errOut, code := run(t, "ipd", "--opcodes", "all", sharedPcap(t, "cx4lx_cnp.pcap"))
+	if code == 0 || !strings.Contains(errOut, "1 IB/RoCE packets") {
+		t.Errorf("cnp: exit %d: %s", code, errOut)
+	}
+}

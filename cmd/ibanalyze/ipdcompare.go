@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ibscope/ibscope/analyze"
+)
+
+// runCompare is `ipd --compare A B`: two captures of the same traffic side by side.
+func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
+	if len(paths) != 2 {
+		return fmt.Errorf("--compare takes two captures, A (sender side) and B (receiver side); got %d", len(paths))
+	}
+	cfg, err := ipdConfig(o)
+	if err != nil {
+		return err
+	}
+	windowNs, err := analyze.ParseDurationNs(o.matchWindow)
+	if err != nil || windowNs <= 0 {
+		return fmt.Errorf("--match-window %q: want a positive duration such as 10ms", o.matchWindow)
+	}
+	a, _, err := openStream(paths[:1], o.window, false)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, _, err := openStream(paths[1:], o.window, false)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	_, totalA := a.Progress()
+	_, totalB := b.Progress()
+	prog := newProgress("ipd --compare", totalA+totalB, o.json)
+	r, err := analyze.RunCompare(a, b, cfg, windowNs, func() {
+		da, _ := a.Progress()
+		db, _ := b.Progress()
+		prog.update(a.Stats().Frames+b.Stats().Frames, da+db)
+	})
+	prog.done()
+	if err != nil {
+		if errors.Is(err, analyze.ErrNoIPD) {
+			for _, s := range []*analyze.Stream{a, b} {
+				if s.Stats().Packets == 0 {
+					return noPackets(analyzeInput(s))
+				}
+			}
+		}
+		return err
+	}
+	warnInput(r.A)
+	warnInput(r.B)
+	w := bufio.NewWriter(stdout)
+	if o.json {
+		err = writeJSON(w, r)
+	} else {
+		writeCompareText(w, r, o.top)
+	}
+	if ferr := w.Flush(); ferr != nil {
+		return fmt.Errorf("write output: %w", ferr)
+	}
+	if err != nil {
+		return err
+	}
+	if o.plot != "" {
+		var series []analyze.HistSeries
+		for i, f := range r.Flows {
+			if o.top > 0 && i >= o.top {
+				break
+			}
+			ha, hb := f.Hists()
+			series = append(series, analyze.HistSeries{Name: "A " + f.Key.String(), Hist: ha}, analyze.HistSeries{Name: "B " + f.Key.String(), Hist: hb})
+		}
+		if err := analyze.PlotHistograms(o.plot, "IPD, A: "+paths[0]+" vs B: "+paths[1], series, o.logY); err != nil {
+			return err
+		}
+	}
+	if r.A.FileErrors+r.B.FileErrors+r.A.DecodeErrors+r.B.DecodeErrors > 0 {
+		return errReported
+	}
+	return nil
+}
+
+// compareBarWidth is each side's longest bar in the side-by-side table.
+const compareBarWidth = 24
+
+func writeCompareText(w io.Writer, r *analyze.CompareResult, top int) {
+	fs := analyze.FormatNs
+	fmt.Fprintf(w, "A: %s (%d packets)\nB: %s (%d packets)\ntimestamp resolution %s\n",
+		strings.Join(r.A.Files, ", "), r.A.Packets, strings.Join(r.B.Files, ", "), r.B.Packets, fs(r.ResolutionNs))
+	fmt.Fprintf(w, "matched by (flow, PSN) within %s: %d matched, %d only in A, %d only in B\n", fs(r.MatchWindowNs), r.Matched, r.OnlyA, r.OnlyB)
+	if d := r.OneWayDelayNs; d != nil {
+		fmt.Fprintf(w, "one-way delay B-A: min %s p50 %s p90 %s p99 %s p99.9 %s max %s\n", fs(d.Min), fs(d.P50), fs(d.P90), fs(d.P99), fs(d.P999), fs(d.Max))
+	}
+	for i, f := range r.Flows {
+		if top > 0 && i >= top {
+			break
+		}
+		fmt.Fprintf(w, "\n%s %s: A %d packets, B %d packets; KS distance %.4f\n", r.By, f.Key, f.PacketsA, f.PacketsB, f.KS)
+		for _, side := range []struct {
+			name string
+			s    analyze.IPDStats
+		}{{"A", f.IPDA}, {"B", f.IPDB}} {
+			s := side.s
+			if s.Count == 0 {
+				fmt.Fprintf(w, "  %s IPD: none\n", side.name)
+				continue
+			}
+			fmt.Fprintf(w, "  %s IPD: min %s p50 %s p90 %s p99 %s p99.9 %s max %s mean %s\n",
+				side.name, fs(s.Min), fs(s.P50), fs(s.P90), fs(s.P99), fs(s.P999), fs(s.Max), fs(s.Mean))
+		}
+		if d := f.OneWayDelayNs; d != nil {
+			fmt.Fprintf(w, "  one-way delay (%d matched, %d only in A, %d only in B): min %s p50 %s p99 %s max %s\n",
+				f.Matched, f.OnlyA, f.OnlyB, fs(d.Min), fs(d.P50), fs(d.P99), fs(d.Max))
+		}
+		writeSideBySide(w, f.HistA, f.HistB, f.IPDA.Count, f.IPDB.Count)
+	}
+}
+
+// writeSideBySide writes the two histograms row by row with a bar each.
+func writeSideBySide(w io.Writer, a, b analyze.HistJSON, totalA, totalB uint64) {
+	most := max(a.Below, a.Above, b.Below, b.Above, 1)
+	for i := range a.Bins {
+		most = max(most, a.Bins[i].Count, b.Bins[i].Count)
+	}
+	pct := func(c, total uint64) float64 {
+		if total == 0 {
+			return 0
+		}
+		return 100 * float64(c) / float64(total)
+	}
+	row := func(label string, ca, cb uint64) {
+		fmt.Fprintf(w, "  %-20s %9d %6.2f%% %-*s | %9d %6.2f%% %s\n", label,
+			ca, pct(ca, totalA), compareBarWidth, strings.Repeat("#", int((ca*compareBarWidth+most-1)/most)),
+			cb, pct(cb, totalB), strings.Repeat("#", int((cb*compareBarWidth+most-1)/most)))
+	}
+	fmt.Fprintf(w, "  %-20s %9s %7s %-*s | %9s %7s\n", "interval", "A", "", compareBarWidth, "", "B", "")
+	if a.Below+b.Below > 0 {
+		row("< "+analyze.FormatNs(a.Bins[0].LoNs), a.Below, b.Below)
+	}
+	for i := 0; i < len(a.Bins); i++ {
+		j := i
+		for j+1 < len(a.Bins) && a.Bins[i].Count+b.Bins[i].Count == 0 && a.Bins[j+1].Count+b.Bins[j+1].Count == 0 {
+			j++
+		}
+		if j-i < 2 {
+			j = i
+		}
+		row("["+analyze.FormatNs(a.Bins[i].LoNs)+", "+analyze.FormatNs(a.Bins[j].HiNs)+")", a.Bins[i].Count, b.Bins[i].Count)
+		i = j
+	}
+	row(">= "+analyze.FormatNs(a.Bins[len(a.Bins)-1].HiNs), a.Above, b.Above)
+}
