@@ -25,10 +25,18 @@ var pseudoLRH = [8]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}
 
 // icrcBuf holds the masked prefix of a transport packet (an LRH or the
 // pseudo-LRH, an IPv4 header with options or a GRH or IPv6 header, the UDP
-// header, the BTH), so that the ICRC takes one CRC pass over it and one over
-// the rest. The Decoder keeps one: crc32.Update makes what it is given
-// escape, so a buffer on the stack would cost an allocation per packet.
-type icrcBuf [LRHLen + 60 + 8 + BTHLen]byte
+// header, the BTH) and as much of the rest as fits, so that the ICRC takes
+// one CRC pass, or two of at least 64 bytes each: hash/crc32 runs its
+// carry-less-multiply code from 64 bytes on and is twice as slow per call
+// below (48 bytes cost as much as 180). The Decoder keeps one: crc32.Update
+// makes what it is given escape, so a buffer on the stack would cost an
+// allocation per packet.
+type icrcBuf [icrcBufLen]byte
+
+const (
+	icrcBufLen = 256 // the longest prefix (8+60+8+12 = 88 bytes) leaves room for 168
+	crcFastMin = 64  // bytes from which crc32.Update takes its fast path
+)
 
 // putGRH copies a GRH (or IPv6 header) to b[n:] with its variant fields
 // (traffic class, flow label, hop limit) set to 1s, and returns its length.
@@ -47,11 +55,20 @@ func (b *icrcBuf) putBTH(n int, bth []byte) int {
 	return BTHLen
 }
 
-// finish runs the CRC over the first n bytes of b, then over the packet
-// after the BTH up to the ICRC.
+// finish runs the CRC over the first n bytes of b followed by the packet
+// after the BTH up to the ICRC, copying that into b as far as it fits while
+// leaving any rest at least crcFastMin long.
 func (b *icrcBuf) finish(n int, afterBTH []byte) uint32 {
-	crc := crc32.Update(0, crc32.IEEETable, b[:n])
-	return crc32.Update(crc, crc32.IEEETable, afterBTH)
+	k := len(afterBTH)
+	if space := len(b) - n; k > space {
+		k = min(space, k-crcFastMin)
+	}
+	copy(b[n:n+k], afterBTH[:k])
+	crc := crc32.Update(0, crc32.IEEETable, b[:n+k])
+	if k == len(afterBTH) {
+		return crc
+	}
+	return crc32.Update(crc, crc32.IEEETable, afterBTH[k:])
 }
 
 func (b *icrcBuf) native(lrhToICRC []byte) uint32 {
