@@ -114,12 +114,25 @@ func run(cmd *cobra.Command, args []string) error {
 	if t.Telemetry != nil {
 		fmt.Printf("  telemetry %s (%d snapshots every %d ns)\n", filepath.Join(outDir, t.Telemetry.File), t.Telemetry.Samples, t.Telemetry.PeriodNs)
 	}
+	for _, l := range t.Links {
+		fmt.Printf("  link  %s <-> %s %s %dx: %.4g ns per byte (an MTU packet of %d bytes every %.4g ns), symbol %.4g ns\n",
+			l.A, l.B, l.Rate, l.Lanes, l.NsPerByte, t.MTUBytes+26, float64(t.MTUBytes+26)*l.NsPerByte, l.SymbolNs)
+	}
+	for _, p := range t.Ports {
+		if p.Switch {
+			fmt.Printf("  port %-6s receive buffer per VL %v bytes\n", p.Port, p.VLBufferBytes)
+		}
+	}
 	for _, p := range t.Ports {
 		if p.XmitWaitTicks == 0 {
 			continue
 		}
 		fmt.Printf("  port %-6s PortXmitWait %d ticks of %g ns (%g symbols), waited %d ns in %d waits\n",
 			p.Port, p.XmitWaitTicks, t.TickNs, p.TickSymbols, p.XmitWaitNs, p.Waits)
+	}
+	for _, f := range t.Flows {
+		fmt.Printf("  flow  %s -> %s: %d packets, %s .. %s, mean queueing %.0f ns, max %d ns\n", f.Src, f.Dst, f.Packets,
+			time.Duration(f.FirstNs-t.StartNs), time.Duration(f.LastNs-t.StartNs), f.MeanQueueNs, f.MaxQueueNs)
 	}
 	fmt.Printf("  truth %s\n", filepath.Join(outDir, "truth.json"))
 	return nil

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The 2015 incast through the simulator and ibanalyze, each finding printed
+# next to the simulator's truth. Usage: sim/demo.sh [BINDIR] (default bin,
+# holding ibsim and ibanalyze). The captures (about 560 MB) go to a temporary
+# directory that is removed afterwards, or to $IBSCOPE_DEMO_OUT if set (kept).
+set -euo pipefail
+bin=${1:-bin}
+out=${IBSCOPE_DEMO_OUT:-}
+if [ -z "$out" ]; then
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' EXIT
+fi
+
+echo "-- ibsim --preset incast2015 -o $out"
+"$bin/ibsim" --preset incast2015 -o "$out" | tee "$out/ibsim.txt" | sed 's/^/   /'
+truth_buf=$(grep -m1 'port sw/1 ' "$out/ibsim.txt" | sed 's/.*\[\([0-9]*\)\].*/\1/')
+truth_tick=$(grep -m1 'PortXmitWait' "$out/ibsim.txt" | sed 's/.*ticks of \([0-9.]*\) ns.*/\1/')
+truth_pkt=$(grep -m1 '  link ' "$out/ibsim.txt" | sed 's/.*every \([0-9.]*\) ns.*/\1/')
+
+echo
+echo "-- ibanalyze ipd --phases s1.pcap   (truth: one packet every $truth_pkt ns alone, twice that when two senders share)"
+"$bin/ibanalyze" ipd -q --phases "$out/s1.pcap" | sed -n '/phases:/,$p' | sed 's/^/   /'
+
+echo
+echo "-- ibanalyze credits s1.pcap        (truth: switch input buffer $truth_buf bytes per VL)"
+"$bin/ibanalyze" credits -q "$out/s1.pcap" | sed -n '3,7p' | sed 's/^/   /'
+
+echo
+echo "-- ibanalyze buffer s1.pcap s2.pcap r.pcap   (truth: $truth_buf bytes per sender's input VL)"
+"$bin/ibanalyze" buffer -q "$out/s1.pcap" "$out/s2.pcap" "$out/r.pcap" | grep -E '^sender|plateau|buffer ' | sed 's/^/   /'
+
+echo
+echo "-- ibanalyze tick s1.pcap --telemetry perfquery.txt   (truth: tick $truth_tick ns)"
+"$bin/ibanalyze" tick -q "$out/s1.pcap" --telemetry "$out/perfquery.txt" | grep -E 'congestion|telemetry|waited|tick|window' | sed 's/^/   /'
