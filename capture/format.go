@@ -208,13 +208,17 @@ func (e *pcapngEncoder) record(dst []byte, p *Packet) ([]byte, error) {
 
 // erfBuilder wraps packets in ERF records with decode's ERF layer.
 type erfBuilder struct {
-	native bool // native IB (types 21 and 25) rather than Ethernet (type 2)
-	buf    gopacket.SerializeBuffer
-	erf    decode.ERF
+	native  bool // native IB (types 21 and 25) rather than Ethernet (type 2)
+	buf     gopacket.SerializeBuffer
+	erf     decode.ERF
+	payload gopacket.Payload
+	layers  []gopacket.SerializableLayer // &erf, &payload: built once so a record allocates nothing
 }
 
 func newERFBuilder(native bool) *erfBuilder {
-	return &erfBuilder{native: native, buf: gopacket.NewSerializeBuffer()}
+	b := &erfBuilder{native: native, buf: gopacket.NewSerializeBuffer()}
+	b.layers = []gopacket.SerializableLayer{&b.erf, &b.payload}
+	return b
 }
 
 // erfOverheadBytes is how much an ERF record adds to a packet at most: the
@@ -239,7 +243,8 @@ func (b *erfBuilder) build(p *Packet) ([]byte, error) {
 			e.Type = decode.ERFTypeIBLink
 		}
 	}
-	if err := gopacket.SerializeLayers(b.buf, gopacket.SerializeOptions{FixLengths: true}, e, gopacket.Payload(p.Data)); err != nil {
+	b.payload = p.Data
+	if err := gopacket.SerializeLayers(b.buf, gopacket.SerializeOptions{FixLengths: true}, b.layers...); err != nil {
 		return nil, fmt.Errorf("writer: ERF record: %w", err)
 	}
 	rec := b.buf.Bytes()

@@ -113,6 +113,10 @@ func Run(ctx context.Context, src Source, w *Writer, opts RunOptions) (Report, e
 	dirty := false
 	var drainUntil time.Time
 	var runErr error
+	// One Packet for the whole run: the writer takes it by pointer through
+	// an interface, which would otherwise move each one to the heap.
+	var p Packet
+	var err error
 loop:
 	for {
 		if stop.Load() {
@@ -122,7 +126,7 @@ loop:
 				break
 			}
 		}
-		p, err := src.Next()
+		p, err = src.Next()
 		if errors.Is(err, ErrTimeout) {
 			// The ring is empty: a drain is complete, and an idle moment is
 			// the time to flush.
@@ -135,8 +139,11 @@ loop:
 				}
 				dirty = false
 			}
-			if tick.Swap(false) && opts.Status != nil {
-				opts.Status(fill(r, src, start))
+			if tick.Load() {
+				tick.Store(false)
+				if opts.Status != nil {
+					opts.Status(fill(r, src, start))
+				}
 			}
 			continue
 		}
@@ -162,7 +169,9 @@ loop:
 		if opts.Count > 0 && r.Written >= opts.Count {
 			break loop
 		}
-		if tick.Swap(false) {
+		// A plain load first: Swap is a locked instruction on every packet.
+		if tick.Load() {
+			tick.Store(false)
 			if runErr = w.Flush(); runErr != nil {
 				break
 			}

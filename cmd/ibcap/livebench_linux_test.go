@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ibscope/ibscope/capture/txring"
+)
+
+// TestLiveCaptureRates is the benchmark bench/capture.sh runs: ibcap and
+// tcpdump capture side by side on one veth (snap length 128, RoCE filter)
+// while ibscope's transmit ring sends RoCE frames at increasing rates; for
+// each rate it prints frames sent, captured and lost by each, and their CPU
+// time per packet. It prints figures, it asserts none.
+func TestLiveCaptureRates(t *testing.T) {
+	if os.Getenv("IBSCOPE_LIVE_BENCH") == "" {
+		t.Skip("a benchmark, not a test: set IBSCOPE_LIVE_BENCH=1 (bench/capture.sh does)")
+	}
+	ns := newNetns(t)
+	if _, err := exec.LookPath("tcpdump"); err != nil {
+		t.Skip("needs tcpdump")
+	}
+	var frames [][]byte
+	for _, f := range bundledRoCE(t) {
+		// Untagged frames only: tcpdump's filter and ours then agree exactly
+		// on what to keep, whatever the kernel does with VLAN tags.
+		if f[12] != 0x81 {
+			frames = append(frames, f)
+		}
+	}
+	tx := openTx(t, ns)
+	defer tx.Close()
+	// Measure the sender alone first: no rate above it can be asked for.
+	if _, err := tx.Send(frames, 50_000, 0); err != nil { // warm up
+		t.Fatal(err)
+	}
+	maxRate, err := tx.Send(frames, 200_000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("bench capture sender_max_pps %.0f\n", maxRate)
+	ibcapBest, tcpdumpBest := 0.0, 0.0
+	for _, rate := range []float64{50_000, 100_000, 200_000, 400_000, 600_000, 800_000, 0} {
+		n := max(100_000, int(rate*2))
+		dir := t.TempDir()
+		ib := startIbcap(t, ns, nil, "-i", "vcap", "-s", "128", "-w", filepath.Join(dir, "ibcap.pcap"))
+		td := startTcpdump(t, ns, "-i", "vcap", "-s", "128", "-n", "-Z", "root", "-w", filepath.Join(dir, "tcpdump.pcap"),
+			"udp dst port 4791 or ether proto 0x8915")
+		achieved, err := tx.Send(frames, n, rate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Longer than libpcap's 1 s TPACKET_V3 block timeout, so tcpdump's
+		// last partial block reaches it before the signal: what it loses is
+		// then what its ring could not hold, not what it leaves at exit.
+		time.Sleep(1500 * time.Millisecond)
+		ib.cmd.Process.Signal(os.Interrupt)
+		td.Process.Signal(os.Interrupt)
+		if err := ib.wait(t); err != nil {
+			t.Fatalf("ibcap: %v\n%s", err, ib.stderr.String())
+		}
+		td.Wait()
+		ibGot, _ := readRecords(t, filepath.Join(dir, "ibcap.pcap"))
+		tdGot, _ := readRecords(t, filepath.Join(dir, "tcpdump.pcap"))
+		ibCPU, ibUser := cpuNs(ib.cmd.ProcessState)
+		tdCPU, tdUser := cpuNs(td.ProcessState)
+		label := fmt.Sprintf("%.0f", rate)
+		if rate == 0 {
+			label = "max"
+		}
+		fmt.Printf("bench capture rate_pps %s achieved_pps %.0f sent %d ibcap_captured %d ibcap_lost %d ibcap_cpu_ns_per_pkt %.0f (user %.0f) tcpdump_captured %d tcpdump_lost %d tcpdump_cpu_ns_per_pkt %.0f (user %.0f)\n",
+			label, achieved, n, len(ibGot), n-len(ibGot), perPkt(ibCPU, len(ibGot)), perPkt(ibUser, len(ibGot)),
+			len(tdGot), n-len(tdGot), perPkt(tdCPU, len(tdGot)), perPkt(tdUser, len(tdGot)))
+		maxRate = max(maxRate, achieved)
+		if len(ibGot) == n {
+			ibcapBest = max(ibcapBest, achieved)
+		}
+		if len(tdGot) == n {
+			tcpdumpBest = max(tcpdumpBest, achieved)
+		}
+	}
+	exitLoss(t, ns, tx, frames)
+	fmt.Printf("bench capture ibcap_lossfree_pps %.0f tcpdump_lossfree_pps %.0f (highest achieved replay rate with nothing lost; the sender tops out at %.0f)\n",
+		ibcapBest, tcpdumpBest, maxRate)
+}
+
+// cpuNs is a finished process's CPU time in ns: user plus system, and user.
+func cpuNs(ps *os.ProcessState) (total, user int64) {
+	if ps == nil {
+		return 0, 0
+	}
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0, 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano(), ru.Utime.Nano()
+}
+
+func perPkt(ns int64, pkts int) float64 { return float64(ns) / float64(max(1, pkts)) }
+
+// startTcpdump starts tcpdump in the namespace and waits until it listens.
+func startTcpdump(t *testing.T, ns *netns, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := ns.cmd("tcpdump", args...)
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		var all strings.Builder
+		sent := false
+		for sc.Scan() {
+			all.WriteString(sc.Text() + "\n")
+			if !sent && strings.Contains(sc.Text(), "listening on") {
+				ready <- ""
+				sent = true
+			}
+		}
+		if !sent {
+			ready <- all.String()
+		}
+	}()
+	go func() { cmd.Wait(); pw.Close() }()
+	select {
+	case msg := <-ready:
+		if msg != "" {
+			t.Fatalf("tcpdump did not start: %s", msg)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("tcpdump did not start listening")
+	}
+	return cmd
+}
+
+// openTx opens ibscope's transmit ring on the namespace's sending side.
+func openTx(t *testing.T, ns *netns) *txring.Ring {
+	t.Helper()
+	type res struct {
+		r   *txring.Ring
+		err error
+	}
+	c := make(chan res, 1)
+	go func() {
+		// Never unlocked: the thread dies with the goroutine, so nothing
+		// else runs in the test namespace.
+		runtime.LockOSThread()
+		fd, err := unix.Open("/var/run/netns/"+ns.name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			c <- res{nil, err}
+			return
+		}
+		defer unix.Close(fd)
+		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+			c <- res{nil, err}
+			return
+		}
+		r, err := txring.Open("vsend")
+		c <- res{r, err}
+	}()
+	r := <-c
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.r
+}
+
+// exitLoss stops both captures 100 ms after the last frame, as a user's
+// Ctrl-C might: what each has not written by then is lost at exit.
+func exitLoss(t *testing.T, ns *netns, tx *txring.Ring, frames [][]byte) {
+	const n, rate = 50_000, 100_000
+	dir := t.TempDir()
+	ib := startIbcap(t, ns, nil, "-i", "vcap", "-s", "128", "-w", filepath.Join(dir, "ibcap.pcap"))
+	td := startTcpdump(t, ns, "-i", "vcap", "-s", "128", "-n", "-Z", "root", "-w", filepath.Join(dir, "tcpdump.pcap"),
+		"udp dst port 4791 or ether proto 0x8915")
+	if _, err := tx.Send(frames, n, rate); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	ib.cmd.Process.Signal(os.Interrupt)
+	td.Process.Signal(os.Interrupt)
+	ib.wait(t)
+	td.Wait()
+	ibGot, _ := readRecords(t, filepath.Join(dir, "ibcap.pcap"))
+	tdGot, _ := readRecords(t, filepath.Join(dir, "tcpdump.pcap"))
+	fmt.Printf("bench capture sigint_100ms_after_last sent %d ibcap_captured %d ibcap_lost %d tcpdump_captured %d tcpdump_lost %d\n",
+		n, len(ibGot), n-len(ibGot), len(tdGot), n-len(tdGot))
+}
