@@ -83,6 +83,9 @@ func TestGeneratedCaptures(t *testing.T) {
 					continue
 				}
 				ib++
+				if f.CapLen > f.WireLen { // e.g. ERF record padding taken for packet bytes
+					t.Errorf("frame %d: %d bytes captured of %d on the wire", n, f.CapLen, f.WireLen)
+				}
 				cut := contains(e.Cut, n)
 				if f.Truncated() != cut {
 					t.Errorf("frame %d: truncated %v, want %v", n, f.Truncated(), cut)

@@ -103,10 +103,9 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		}
 		off += 2
 	}
+	// The packet is wlen bytes (for Ethernet, with the FCS DAG cards keep),
+	// or fewer when the record was cut; what follows is padding to 8 bytes.
 	end := off + int(e.WLen)
-	if isERFEthernet(e.Type) {
-		end = len(data) // wlen counts the FCS, which the record may or may not keep
-	}
 	if end > len(data) {
 		df.SetTruncated()
 		end = len(data)
