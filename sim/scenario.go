@@ -96,12 +96,16 @@ type Tap struct {
 }
 
 // Telemetry samples port counters at a period into a perfquery-style text
-// file and, at the end, sysfs-style counter files.
+// file and, optionally, sysfs-counter sidecars and a final sysfs tree.
 type Telemetry struct {
 	PeriodNs int64    `yaml:"period_ns" json:"period_ns"` // sample period, ns
 	File     string   `yaml:"file" json:"file"`           // perfquery text, relative to the output directory; default "perfquery.txt"
 	Ports    []string `yaml:"ports" json:"ports"`         // "node/port" list; default every port
-	SysfsDir string   `yaml:"sysfs_dir" json:"sysfs_dir"` // if set, final counters as DIR/NODE/ports/N/counters/NAME files
+	SysfsDir string   `yaml:"sysfs_dir" json:"sysfs_dir"` // if set, final counters as DIR/class/infiniband/NODE/ports/N/counters/NAME files
+	// SidecarDir, if set, gets each port's sysfs counters every period as
+	// an ibscope telemetry sidecar (what ibcap --telemetry writes):
+	// DIR/NODE-PORT.telemetry.csv.
+	SidecarDir string `yaml:"sidecar_dir" json:"sidecar_dir"`
 }
 
 // LoadScenario reads a scenario from a .yaml, .yml or .json file; unknown

@@ -52,6 +52,7 @@ type run struct {
 	samplePs    int64
 	samples     int
 	pq          *perfqueryWriter
+	sc          *sidecars
 	taps        []*tapWriter
 	tapPorts    []string
 	events      uint64
@@ -156,6 +157,13 @@ func build(s *Scenario, outDir string) (*run, error) {
 			return r, err
 		}
 		r.pq = pq
+		if t.SidecarDir != "" {
+			sc, err := newSidecars(filepath.Join(outDir, t.SidecarDir), r.samplePorts)
+			if err != nil {
+				return r, err
+			}
+			r.sc = sc
+		}
 		r.samplePs = t.PeriodNs * 1000
 		r.q.push(event{atPs: 0, kind: evSample})
 	}
@@ -245,7 +253,10 @@ func (r *run) loop() {
 			e.port.queueFCP(int(e.pkt.vl))
 			r.tryTx(e.port)
 		case evSample:
-			r.pq.sample(r.s.EpochNs+floorDiv(r.nowPs, 1000), r.nowPs)
+			r.pq.sample(r.ns(r.nowPs), r.nowPs)
+			if r.sc != nil {
+				r.sc.sample(r.ns(r.nowPs), r.nowPs)
+			}
 			r.samples++
 			if next := r.nowPs + r.samplePs; r.stopPs < 0 || next < r.stopPs {
 				r.q.push(event{atPs: next, kind: evSample})
@@ -504,6 +515,11 @@ func (r *run) closeOutputs() error {
 			first = err
 		}
 	}
+	if r.sc != nil {
+		if err := r.sc.close(); err != nil && first == nil {
+			first = err
+		}
+	}
 	return first
 }
 
@@ -546,7 +562,7 @@ func (r *run) truth() *Truth {
 			QuantizeNs: s.Taps[i].QuantizeNs, IfaceTx: IfaceTx, IfaceRx: IfaceRx})
 	}
 	if tl := s.Telemetry; tl != nil {
-		tt := &TelemetryTruth{File: tl.File, PeriodNs: tl.PeriodNs, Samples: r.samples, SysfsDir: tl.SysfsDir}
+		tt := &TelemetryTruth{File: tl.File, PeriodNs: tl.PeriodNs, Samples: r.samples, SysfsDir: tl.SysfsDir, SidecarDir: tl.SidecarDir}
 		for _, p := range r.samplePorts {
 			tt.Ports = append(tt.Ports, p.name)
 		}

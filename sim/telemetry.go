@@ -59,21 +59,86 @@ func (w *perfqueryWriter) close() error {
 	return w.err
 }
 
+// sysfsCounters are the sysfs port counters the simulator keeps, in the
+// order sysfsValues gives them.
+var sysfsCounters = []string{telemetry.PortXmitData, telemetry.PortRcvData, telemetry.PortXmitPackets,
+	telemetry.PortRcvPackets, telemetry.PortXmitWait}
+
+// sysfsValues are a port's counters as sysfs shows them: data in 4-byte
+// words, PortXmitWait in ticks.
+func sysfsValues(p *port, nowPs int64) []uint64 {
+	return []uint64{p.xmitBytes / 4, p.rcvBytes / 4, p.xmitPkts, p.rcvPkts, p.xw.counter(nowPs)}
+}
+
+// sidecars write each sampled port's sysfs counters as a telemetry sidecar.
+type sidecars struct {
+	files   []*os.File
+	bufs    []*bufio.Writer
+	writers []*telemetry.SidecarWriter
+	ports   []*port
+	samples uint64
+	err     error
+}
+
+func newSidecars(dir string, ports []*port) (*sidecars, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	sc := &sidecars{ports: ports}
+	counters := make([]telemetry.Counter, len(sysfsCounters))
+	for i, n := range sysfsCounters {
+		counters[i] = telemetry.SysfsCounter("counters", n)
+	}
+	for _, p := range ports {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.telemetry.csv", p.node.name, p.num)))
+		if err != nil {
+			sc.close()
+			return nil, err
+		}
+		bw := bufio.NewWriter(f)
+		w, err := telemetry.NewSidecarWriter(bw, telemetry.Source{Device: p.node.name, Port: p.num}, telemetry.ClockHost,
+			counters, map[string]string{"source": "ibsim"})
+		sc.files, sc.bufs = append(sc.files, f), append(sc.bufs, bw)
+		if err != nil {
+			sc.close()
+			return nil, err
+		}
+		sc.writers = append(sc.writers, w)
+	}
+	return sc, nil
+}
+
+func (sc *sidecars) sample(ns, nowPs int64) {
+	for i, p := range sc.ports {
+		if err := sc.writers[i].Write(sc.samples, ns, ns, sysfsValues(p, nowPs), nil); err != nil && sc.err == nil {
+			sc.err = err
+		}
+	}
+	sc.samples++
+}
+
+func (sc *sidecars) close() error {
+	for i, f := range sc.files {
+		if err := sc.bufs[i].Flush(); err != nil && sc.err == nil {
+			sc.err = err
+		}
+		if err := f.Close(); err != nil && sc.err == nil {
+			sc.err = err
+		}
+	}
+	return sc.err
+}
+
 // writeSysfs writes each port's final counters where Linux keeps them,
-// ROOT/class/infiniband/NODE/ports/N/counters/NAME (data in 4-byte words,
-// PortXmitWait in ticks), for telemetry.ReadSysfs.
+// ROOT/class/infiniband/NODE/ports/N/counters/NAME, for telemetry.ReadSysfs.
 func writeSysfs(root string, ports []*port, nowPs int64) error {
 	for _, p := range ports {
 		dir := filepath.Join(telemetry.SysfsPortDir(root, p.node.name, p.num), "counters")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		for name, v := range map[string]uint64{
-			telemetry.PortXmitData: p.xmitBytes / 4, telemetry.PortRcvData: p.rcvBytes / 4,
-			telemetry.PortXmitPackets: p.xmitPkts, telemetry.PortRcvPackets: p.rcvPkts,
-			telemetry.PortXmitWait: p.xw.counter(nowPs),
-		} {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(fmt.Sprintln(v)), 0o644); err != nil {
+		for i, v := range sysfsValues(p, nowPs) {
+			if err := os.WriteFile(filepath.Join(dir, sysfsCounters[i]), []byte(fmt.Sprintln(v)), 0o644); err != nil {
 				return err
 			}
 		}

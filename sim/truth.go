@@ -107,11 +107,12 @@ type TapTruth struct {
 
 // TelemetryTruth names the telemetry written.
 type TelemetryTruth struct {
-	File     string   `json:"file"`
-	PeriodNs int64    `json:"period_ns"`
-	Samples  int      `json:"samples"`
-	Ports    []string `json:"ports"`
-	SysfsDir string   `json:"sysfs_dir,omitempty"`
+	File       string   `json:"file"`
+	PeriodNs   int64    `json:"period_ns"`
+	Samples    int      `json:"samples"`
+	Ports      []string `json:"ports"`
+	SysfsDir   string   `json:"sysfs_dir,omitempty"`
+	SidecarDir string   `json:"sidecar_dir,omitempty"`
 }
 
 // Port returns the truth of port "node/n", or nil.
