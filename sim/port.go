@@ -26,8 +26,8 @@ type port struct {
 	fctbsBlocks []uint32
 	fccl        []uint16
 	haveFCCL    []bool
-	vlRR        int // next VL to look at first (round-robin VL arbitration)
-	inRR        int // switch: next input port to look at first
+	vlRR        int   // next VL to look at first (round-robin VL arbitration)
+	inRR        []int // switch: per VL, the next input port to look at first
 
 	// Receive side, per VL: buffer capacity and use in blocks, and blocks
 	// received since link init (the ABR the FCCL is built from).

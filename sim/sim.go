@@ -84,7 +84,7 @@ func build(s *Scenario, outDir string) (*run, error) {
 		p := &port{node: n, num: len(n.ports) + 1, rate: rate, lanes: l.Lanes, psPerByte: rate.psPerByte(l.Lanes),
 			propPs: l.PropagationNs * 1000, fctbsBlocks: make([]uint32, s.VLs), fccl: make([]uint16, s.VLs),
 			haveFCCL: make([]bool, s.VLs), capBlocks: make([]int, s.VLs), usedBlocks: make([]int, s.VLs),
-			abrBlocks: make([]uint32, s.VLs), fifo: make([][]*packet, s.VLs), fcpPending: make([]bool, s.VLs)}
+			abrBlocks: make([]uint32, s.VLs), fifo: make([][]*packet, s.VLs), fcpPending: make([]bool, s.VLs), inRR: make([]int, s.VLs)}
 		p.name = fmt.Sprintf("%s/%d", n.name, p.num)
 		p.xw = xmitWait{tickPs: tickPs, phasePs: r.rng.Int64N(tickPs), startPs: -1, mergeGapPs: 4 * p.serPs(maxPktBytes)}
 		n.ports = append(n.ports, p)
@@ -372,7 +372,7 @@ func (r *run) pickSwitch(p *port) (*packet, bool, *port) {
 	for i := range vls {
 		vl := (p.vlRR + i) % vls
 		for j := range n.ports {
-			k := (p.inRR + j) % len(n.ports)
+			k := (p.inRR[vl] + j) % len(n.ports)
 			in := n.ports[k]
 			q := in.fifo[vl]
 			if len(q) == 0 || q[0].outPort != p {
@@ -385,7 +385,7 @@ func (r *run) pickSwitch(p *port) (*packet, bool, *port) {
 			}
 			q[0] = nil
 			in.fifo[vl] = q[1:]
-			p.inRR = (k + 1) % len(n.ports)
+			p.inRR[vl] = (k + 1) % len(n.ports)
 			p.vlRR = (vl + 1) % vls
 			h.queuePs += r.nowPs - h.arrivedPs
 			var kick *port

@@ -112,3 +112,39 @@ func BenchmarkRunIncast(b *testing.B) {
 		}
 	}
 }
+
+// TestVLArbitration: the switch output serves VLs in turn, so a flow alone
+// on VL 1 gets half the receiver's link while two flows share VL 0's half.
+// With equal sizes X link-times each, the VL 1 flow ends at 2X and the
+// other two at 3X.
+func TestVLArbitration(t *testing.T) {
+	yaml := `name: vls
+rate: QDR
+vls: 2
+hosts: [{name: s1}, {name: s2}, {name: r}]
+switches: [{name: sw}]
+links: [{a: s1, b: sw}, {a: s2, b: sw}, {a: sw, b: r}]
+flows:
+  - {src: s1, dst: r, bytes: 1048576, sl: 0}
+  - {src: s1, dst: r, bytes: 1048576, sl: 1}
+  - {src: s2, dst: r, bytes: 1048576, sl: 0}
+`
+	s, err := LoadScenario(writeFile(t, "vls.yaml", yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Run(s, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := float64(512*2074) / 4 // ns: 512 packets of 2074 bytes at QDR 4x (4 bytes/ns)
+	end := func(i int) float64 { return float64(tr.Flows[i].LastNs - tr.StartNs) }
+	for i, want := range []float64{3 * x, 2 * x, 3 * x} {
+		if got := end(i); got < 0.97*want || got > 1.03*want {
+			t.Errorf("flow %d (SL %d) ended at %.0f ns, want about %.0f", i, tr.Flows[i].SL, got, want)
+		}
+	}
+	if b := tr.Port("sw/1").VLBufferBytes; len(b) != 2 || b[0] != 32768 || b[1] != 32768 {
+		t.Errorf("sw/1 buffers %v, want 2 VLs of 32 KiB", b)
+	}
+}
