@@ -12,7 +12,9 @@ import (
 // and mlx5_1 with two RoCE ports.
 func fakeSysfs(t *testing.T) string {
 	t.Helper()
-	root := t.TempDir()
+	// Under class/infiniband, as in /sys, so the telemetry sampler (which
+	// takes the mount point) can read the same tree.
+	root := filepath.Join(t.TempDir(), "class", "infiniband")
 	write := func(rel, content string) {
 		p := filepath.Join(root, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -36,6 +38,9 @@ func fakeSysfs(t *testing.T) string {
 		write("mlx5_1/ports/"+p+"/lid", "0x0")
 	}
 	write("mlx5_1/ports/1/gid_attrs/ndevs/0", "eth2")
+	write("mlx5_1/ports/1/counters/port_xmit_data", "1000")
+	write("mlx5_1/ports/1/counters/port_xmit_wait", "7")
+	write("mlx5_1/ports/1/hw_counters/np_cnp_sent", "3")
 	// Port 2 has no GID netdev: the older kernels' device/net listing names it.
 	for _, n := range []string{"eth2", "eth3"} {
 		if err := os.MkdirAll(filepath.Join(root, "mlx5_1/device/net", n), 0o755); err != nil {

@@ -36,6 +36,7 @@ type flags struct {
 	user         string
 	all          bool
 	promisc      bool
+	telemetry    time.Duration
 }
 
 func main() {
@@ -152,7 +153,7 @@ func run(parent context.Context, f *flags) error {
 
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	stopTelemetry, err := startTelemetry(ctx, f, src)
+	stopTelemetry, err := startTelemetry(f)
 	if err != nil {
 		w.Close()
 		return err
