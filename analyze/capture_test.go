@@ -100,7 +100,12 @@ func nativeFrame(t testing.TB, p tpkt) []byte {
 // writeCapture writes pkts in the given order to a nanosecond pcap in
 // t.TempDir: RoCEv2 frames, or native IB (link type 247) with native.
 func writeCapture(t testing.TB, name string, native bool, pkts []tpkt) string {
-	path := filepath.Join(t.TempDir(), name)
+	return writeCaptureIn(t, t.TempDir(), name, native, pkts)
+}
+
+// writeCaptureIn is writeCapture into dir.
+func writeCaptureIn(t testing.TB, dir, name string, native bool, pkts []tpkt) string {
+	path := filepath.Join(dir, name)
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)

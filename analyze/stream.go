@@ -243,25 +243,9 @@ func (s *Stream) advance(i int) {
 	sf := s.files[i]
 	sf.ok = false
 	for {
-		err := sf.r.Next(&sf.f)
-		if err == io.EOF {
-			sf.doneB = sf.size
-			return
-		}
-		var de *decode.DecodeError
-		if errors.As(err, &de) {
-			s.stats.Frames++
-			s.stats.DecodeErrors++
-			if s.opts.OnDecodeError != nil {
-				s.opts.OnDecodeError(de)
-			}
-			continue
-		}
-		if err != nil {
-			s.stats.FileErrors++
-			sf.doneB = sf.size
-			if s.opts.OnFileError != nil {
-				s.opts.OnFileError(err)
+		if err := sf.r.Next(&sf.f); err != nil {
+			if s.frameFailed(sf, err) {
+				continue
 			}
 			return
 		}
@@ -283,6 +267,32 @@ func (s *Stream) advance(i int) {
 		sf.ok = true
 		return
 	}
+}
+
+// frameFailed handles a read error: a frame that could not be decoded is
+// counted and skipped (true: read on); the end of the file or damage to it
+// ends that file (false). Kept out of advance so that the error value does
+// not cost an allocation per frame.
+func (s *Stream) frameFailed(sf *streamFile, err error) bool {
+	if err == io.EOF {
+		sf.doneB = sf.size
+		return false
+	}
+	var de *decode.DecodeError
+	if errors.As(err, &de) {
+		s.stats.Frames++
+		s.stats.DecodeErrors++
+		if s.opts.OnDecodeError != nil {
+			s.opts.OnDecodeError(de)
+		}
+		return true
+	}
+	s.stats.FileErrors++
+	sf.doneB = sf.size
+	if s.opts.OnFileError != nil {
+		s.opts.OnFileError(err)
+	}
+	return false
 }
 
 // stamp follows the timestamps of one file: resolution and disorder.

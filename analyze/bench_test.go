@@ -1,0 +1,104 @@
+package analyze
+
+import (
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// benchCapture is a RoCEv2 capture for the benchmarks: IBSCOPE_BENCH_FILE
+// when set (bench/analyze.sh passes its 2M-frame capture), otherwise 200,000
+// frames written once: RDMA WRITE messages of four 128-byte packets on 8
+// QPs, an ACK after each.
+func benchCapture(b *testing.B) string {
+	if p := os.Getenv("IBSCOPE_BENCH_FILE"); p != "" {
+		return p
+	}
+	benchOnce.Do(func() {
+		var pkts []tpkt
+		ts := baseNs
+		psn := map[uint32]uint32{}
+		for len(pkts) < 200_000 {
+			qp := uint32(len(pkts)/5%8 + 1)
+			for i, op := range []decode.Opcode{0x06, 0x07, 0x07, 0x08} {
+				ts += 113 + int64(len(pkts)%7)*11
+				pkts = append(pkts, tpkt{tsNs: ts, src: 1, dst: 2, qp: qp, psn: psn[qp], op: op, payload: 128, dmaLen: 512, ackReq: i == 3})
+				psn[qp]++
+			}
+			ts += 113
+			pkts = append(pkts, tpkt{tsNs: ts, src: 2, dst: 1, qp: qp + 100, psn: psn[qp] - 1, op: 0x11})
+		}
+		dir, err := os.MkdirTemp("", "ibscope-analyze-bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchDir = dir
+		benchPath = writeCaptureIn(b, dir, "bench.pcap", false, pkts)
+	})
+	return benchPath
+}
+
+var (
+	benchOnce sync.Once
+	benchPath string
+	benchDir  string
+)
+
+func benchRun(b *testing.B, opts StreamOptions, run func(s *Stream) error) {
+	path := benchCapture(b)
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var frames int
+	b.SetBytes(fi.Size())
+	b.ResetTimer()
+	for range b.N {
+		s, err := OpenStream([]string{path}, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := run(s); err != nil {
+			b.Fatal(err)
+		}
+		frames = s.Stats().Frames
+		s.Close()
+	}
+	b.ReportMetric(float64(frames)*float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+}
+
+// BenchmarkIPD is `ibanalyze ipd` end to end: file reading, decoding, IPD per flow.
+func BenchmarkIPD(b *testing.B) {
+	benchRun(b, StreamOptions{}, func(s *Stream) error {
+		_, err := RunIPD(s, IPDConfig{}, nil)
+		return err
+	})
+}
+
+// BenchmarkFlows is `ibanalyze flows` end to end, CRCs checked.
+func BenchmarkFlows(b *testing.B) {
+	benchRun(b, StreamOptions{CheckCRC: true}, func(s *Stream) error {
+		_, err := RunFlows(s, nil)
+		return err
+	})
+}
+
+// BenchmarkStream is reading and reordering alone.
+func BenchmarkStream(b *testing.B) {
+	benchRun(b, StreamOptions{}, func(s *Stream) error {
+		var p Packet
+		for s.Next(&p) == nil {
+		}
+		return nil
+	})
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
