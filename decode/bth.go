@@ -52,19 +52,7 @@ func (t *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		df.SetTruncated()
 		return fmt.Errorf("BTH: %d bytes, need %d", len(data), BTHLen)
 	}
-	t.OpCode = Opcode(data[0])
-	t.SE = data[1]&0x80 != 0
-	t.M = data[1]&0x40 != 0
-	t.PadCnt = (data[1] >> 4) & 3
-	t.TVer = data[1] & 0x0F
-	t.PKey = binary.BigEndian.Uint16(data[2:])
-	t.FECN = data[4]&0x80 != 0
-	t.BECN = data[4]&0x40 != 0
-	t.Resv6a = data[4] & 0x3F
-	t.DestQP = binary.BigEndian.Uint32(data[4:]) & 0xFFFFFF
-	t.AckReq = data[8]&0x80 != 0
-	t.Resv7 = data[8] & 0x7F
-	t.PSN = binary.BigEndian.Uint32(data[8:]) & 0xFFFFFF
+	t.parse(data)
 	t.Contents = data[:BTHLen]
 	end := len(data) - ICRCLen
 	t.HasICRC = end >= BTHLen
@@ -79,6 +67,24 @@ func (t *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	}
 	t.Payload = data[BTHLen : end-int(t.PadCnt)]
 	return nil
+}
+
+// parse reads the header fields from the first BTHLen bytes of h.
+func (t *BTH) parse(h []byte) {
+	data := h[:BTHLen]
+	t.OpCode = Opcode(data[0])
+	t.SE = data[1]&0x80 != 0
+	t.M = data[1]&0x40 != 0
+	t.PadCnt = (data[1] >> 4) & 3
+	t.TVer = data[1] & 0x0F
+	t.PKey = binary.BigEndian.Uint16(data[2:])
+	t.FECN = data[4]&0x80 != 0
+	t.BECN = data[4]&0x40 != 0
+	t.Resv6a = data[4] & 0x3F
+	t.DestQP = binary.BigEndian.Uint32(data[4:]) & 0xFFFFFF
+	t.AckReq = data[8]&0x80 != 0
+	t.Resv7 = data[8] & 0x7F
+	t.PSN = binary.BigEndian.Uint32(data[8:]) & 0xFFFFFF
 }
 
 // SerializeTo prepends the BTH and appends the ICRC field. With FixLengths the

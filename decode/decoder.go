@@ -188,6 +188,9 @@ func (d *Decoder) udp(data []byte, off, ipLen, udpLen int, f *Frame) error {
 
 func (d *Decoder) rocev1(data []byte, off int, f *Frame) error {
 	f.Transport = TransportRoCEv1
+	if f.Truncated() && len(data)-off < GRHLen {
+		return nil // the capture ends inside the GRH
+	}
 	if err := f.GRH.DecodeFromBytes(data[off:], nilDF); err != nil {
 		return frameErr(off, "%v", err)
 	}
@@ -240,6 +243,9 @@ func (d *Decoder) native(data []byte, off int, f *Frame) error {
 	next := off + LRHLen
 	switch f.LRH.LNH {
 	case LNHGlobal:
+		if cut && end-next < GRHLen {
+			return nil // the capture ends inside the GRH
+		}
 		if err := f.GRH.DecodeFromBytes(data[next:end], nilDF); err != nil {
 			return frameErr(next, "%v", err)
 		}
@@ -282,16 +288,13 @@ func (d *Decoder) link(data []byte, off int, f *Frame) error {
 // and CRC left out.
 func (d *Decoder) transport(b []byte, off int, f *Frame, cut bool) error {
 	if cut {
-		// Pretend an ICRC follows so the headers decode; the payload is incomplete.
+		// The capture ends inside the packet: decode the headers it holds
+		// and stop quietly at the cut; the pad bytes and ICRC are not there.
 		if len(b) < BTHLen {
-			return frameErr(off, "BTH: %d bytes captured, need %d", len(b), BTHLen)
+			return nil
 		}
-		var tmp [BTHLen + ICRCLen]byte
-		copy(tmp[:], b[:BTHLen])
-		if err := f.BTH.DecodeFromBytes(tmp[:], nilDF); err != nil && f.BTH.PadCnt == 0 {
-			return frameErr(off, "%v", err)
-		}
-		f.BTH.Contents, f.BTH.Payload, f.BTH.HasICRC = b[:BTHLen], b[BTHLen:], false
+		f.BTH.parse(b)
+		f.BTH.Contents, f.BTH.Payload, f.BTH.HasICRC, f.BTH.ICRC = b[:BTHLen], b[BTHLen:], false, 0
 	} else if err := f.BTH.DecodeFromBytes(b, nilDF); err != nil {
 		f.Has |= HasBTH
 		return frameErr(off, "%v", err)
@@ -345,6 +348,9 @@ func (d *Decoder) transport(b []byte, off int, f *Frame, cut bool) error {
 			} else {
 				rest = rest[:0] // some senders omit the reserved block
 			}
+		}
+		if err != nil && cut {
+			return nil // the capture ends inside this header
 		}
 		if err != nil {
 			return frameErr(pos, "%s needs %d bytes, %d left (opcode %s)", (*extLayerTypes[e]).String(), extLen[e], have, op)
