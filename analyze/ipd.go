@@ -84,8 +84,7 @@ type IPDFlow struct {
 	// than the reorder window out of order (their IPD would be negative).
 	Late uint64 `json:"late,omitempty"`
 
-	hist  *Histogram
-	ipdSk *Sketch
+	hist *Histogram
 }
 
 // Hist returns the group's histogram.
@@ -347,7 +346,7 @@ func (a *IPDAnalysis) Result(finalResNs int64) (*IPDResult, error) {
 
 func (a *IPDAnalysis) flowResult(g *ipdGroup) *IPDFlow {
 	f := &IPDFlow{Key: keyJSON(g.key, a.cfg.By), Packets: g.packets, FirstNs: g.firstNs, LastNs: g.lastNs,
-		IPDNs: statsOf(&g.ipd), Late: g.late, ipdSk: &g.ipd}
+		IPDNs: statsOf(&g.ipd), Late: g.late}
 	f.hist = g.hist
 	if f.hist == nil {
 		f.hist = a.bins.proto.Empty()

@@ -232,3 +232,27 @@ func TestIPDRealCaptures(t *testing.T) {
 		t.Errorf("cnp: exit %d: %s", code, errOut)
 	}
 }
+
+// Out-of-order stamps are reported with where the first one is; a file
+// cut short still gives its results, a warning naming the byte offset, and
+// a non-zero exit.
+func TestIPDDisorderAndDamage(t *testing.T) {
+	pkts := writeStream(40, 5, baseNs, func(int) int64 { return 1000 })
+	pkts[20].tsNs, pkts[21].tsNs = pkts[21].tsNs, pkts[20].tsNs
+	path := writeCapture(t, "ooo.pcap", pkts)
+	out, errOut, code := run(t, "ipd", path)
+	if code != 0 || !strings.Contains(errOut, "1 frames are stamped earlier than the frame before them (first: "+path+": frame 22 (byte offset") ||
+		!strings.Contains(out, "min 1us") {
+		t.Errorf("exit %d\n%s\n%s", code, errOut, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.pcap")
+	os.WriteFile(cut, b[:len(b)-100], 0o644)
+	out, errOut, code = run(t, "ipd", cut)
+	if code == 0 || !strings.Contains(errOut, "frame 40 (byte offset") || !strings.Contains(out, "39 packets") {
+		t.Errorf("cut short: exit %d\n%s\n%s", code, errOut, out)
+	}
+}
