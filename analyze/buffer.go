@@ -50,6 +50,10 @@ type BufferReport struct {
 	Senders   []BufferSender `json:"senders"`
 	Matched   int            `json:"matched"`   // data packets seen at both ends
 	Unmatched int            `json:"unmatched"` // sender packets the receiver capture lacks
+	// TimestampStepNs is the coarsest step the receiver's timestamps are
+	// multiples of (1000 for ibdump's microseconds).
+	TimestampStepNs int64    `json:"timestamp_step_ns"`
+	Warnings        []string `json:"warnings,omitempty"`
 }
 
 // BufferSender is one sender capture's packets against the receiver.
@@ -134,7 +138,9 @@ func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*Buf
 		rep.Senders = append(rep.Senders, bs)
 	}
 	matched := make([][]matchedPkt, len(senderPaths))
+	var step tsStep
 	err := eachData(receiverPath, opts.OnDecodeError, func(f *decode.Frame) error {
+		step.add(f.TsNs)
 		fs := flows[f.FlowKey()]
 		if fs == nil {
 			return nil
@@ -162,6 +168,7 @@ func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*Buf
 			return nil, err
 		}
 	}
+	rep.TimestampStepNs = step.value()
 	holdPackets := 2.0
 	if opts.CutThrough {
 		holdPackets = 1
@@ -176,6 +183,10 @@ func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*Buf
 			continue
 		}
 		bs.estimate(m, opts.MaxPoints, nsPerByte, holdPackets)
+		if pktNs := float64(bs.PacketBytes) * nsPerByte; opts.NsPerByte <= 0 && float64(4*rep.TimestampStepNs) > pktNs {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: timestamps in steps of %s against packets of about %s: the link's byte time inferred from them is rough; give the rate",
+				bs.File, FormatNs(rep.TimestampStepNs), FormatNs(int64(pktNs))))
+		}
 	}
 	if rep.Matched == 0 {
 		return rep, fmt.Errorf("no data packet of the sender captures appears in %s (matched by SLID, DLID, QP and PSN)", receiverPath)

@@ -35,16 +35,20 @@ type CreditOptions struct {
 
 // CreditReport is the credit accounting of one capture.
 type CreditReport struct {
-	File              string       `json:"file"`
-	Frames            int          `json:"frames"`
-	FCPs              int          `json:"fcps"`
-	DataPackets       int          `json:"data_packets"`
-	DecodeErrors      int          `json:"decode_errors"`
-	NsPerByte         float64      `json:"ns_per_byte"`          // byte time used for packet end times
-	NsPerByteInferred bool         `json:"ns_per_byte_inferred"` // true when inferred from the capture
-	Links             []CreditLink `json:"links"`                // one per link direction and VL
-	Problems          []string     `json:"problems,omitempty"`   // what could not be accounted
-	points            int
+	File              string  `json:"file"`
+	Frames            int     `json:"frames"`
+	FCPs              int     `json:"fcps"`
+	DataPackets       int     `json:"data_packets"`
+	DecodeErrors      int     `json:"decode_errors"`
+	NsPerByte         float64 `json:"ns_per_byte"`          // byte time used for packet end times
+	NsPerByteInferred bool    `json:"ns_per_byte_inferred"` // true when inferred from the capture
+	// TimestampStepNs is the coarsest step every timestamp is a multiple
+	// of (1000 for ibdump's microseconds); credit stalls cannot be timed
+	// when it is not well below a packet time, and are then reported as -1.
+	TimestampStepNs int64        `json:"timestamp_step_ns"`
+	Links           []CreditLink `json:"links"`              // one per link direction and VL
+	Problems        []string     `json:"problems,omitempty"` // what could not be accounted
+	points          int
 }
 
 // CreditLink is one link direction and VL: data sent on interface Iface,
@@ -71,7 +75,7 @@ type CreditLink struct {
 	BufferSeen    int           `json:"buffer_seen"`     // FCPs that showed it
 	MinCredits    int           `json:"min_credits"`     // fewest blocks available just before a send
 	MaxInFlight   int           `json:"max_in_flight"`   // most blocks sent and not yet returned (buffer − credits)
-	CreditStallNs int64         `json:"credit_stall_ns"` // time data waited for credits
+	CreditStallNs int64         `json:"credit_stall_ns"` // time data waited for credits, -1 when the timestamps are too coarse to tell
 	CreditStalls  int           `json:"credit_stalls"`   // separate waits
 	FirstNs       int64         `json:"first_ns"`
 	LastNs        int64         `json:"last_ns"`
@@ -158,6 +162,7 @@ func Credits(path string, opts CreditOptions) (*CreditReport, error) {
 		return l
 	}
 	var f decode.Frame
+	var step tsStep
 	for {
 		err := r.Next(&f)
 		if err == io.EOF {
@@ -175,6 +180,7 @@ func Credits(path string, opts CreditOptions) (*CreditReport, error) {
 			return rep, err
 		}
 		rep.Frames++
+		step.add(f.TsNs)
 		if f.Iface < 0 && (f.Transport == decode.TransportLink || f.Transport == decode.TransportIB) {
 			return rep, fmt.Errorf("%s: frame %d: the capture does not record direction, so the two sides' flow-control packets cannot be told apart", path, f.Number)
 		}
@@ -204,9 +210,17 @@ func Credits(path string, opts CreditOptions) (*CreditReport, error) {
 	sort.Slice(keys, func(i, j int) bool {
 		return keys[i][0] < keys[j][0] || keys[i][0] == keys[j][0] && keys[i][1] < keys[j][1]
 	})
+	rep.TimestampStepNs = step.value()
 	for _, k := range keys {
 		l := links[k]
 		l.finish()
+		if l.DataPackets > 0 {
+			if pktNs := float64(l.DataBlocks*decode.BlockBytes) / float64(l.DataPackets) * nsPerByte; float64(4*rep.TimestampStepNs) > pktNs {
+				l.CreditStallNs, l.CreditStalls = -1, -1
+				rep.Problems = append(rep.Problems, fmt.Sprintf("interface %d VL %d: timestamps in steps of %s are too coarse against packets of about %s to time credit stalls",
+					l.Iface, l.VL, FormatNs(rep.TimestampStepNs), FormatNs(int64(pktNs))))
+			}
+		}
 		if l.DataPackets > 0 && l.ReceiverFCPs == 0 {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("interface %d VL %d: %d data packets but no FCCL from the receiver (interface %d)", l.Iface, l.VL, l.DataPackets, l.PeerIface))
 		}
@@ -346,6 +360,22 @@ func (l *CreditLink) finish() {
 		l.MaxInFlight = max(l.MaxInFlight, l.BufferBlocks-l.MinCredits)
 	}
 }
+
+// tsStep tracks the coarsest power-of-ten step, from 1 ns to 1 ms, that
+// every timestamp seen is a multiple of: 1000 for ibdump's microseconds in
+// a nanosecond file.
+type tsStep struct{ ns int64 }
+
+func (s *tsStep) add(tsNs int64) {
+	if s.ns == 0 {
+		s.ns = 1e6
+	}
+	for s.ns > 1 && tsNs%s.ns != 0 {
+		s.ns /= 10
+	}
+}
+
+func (s tsStep) value() int64 { return max(s.ns, 1) }
 
 // inferNsPerByte finds the link's byte time from the closest-spaced data
 // packets of one direction: the smallest gap per byte of the earlier

@@ -60,18 +60,20 @@ type TickReport struct {
 	SymbolNs     float64 `json:"symbol_ns"` // one 8-bit symbol on one lane
 	Phases       []Phase `json:"phases"`
 	// The congestion episode: the phase of longest packet spacing.
-	CongestionStartNs int64   `json:"congestion_start_ns"`
-	CongestionEndNs   int64   `json:"congestion_end_ns"`
-	BaselineIPDNs     int64   `json:"baseline_ipd_ns"`  // spacing outside it (or one packet time)
-	CongestedIPDNs    int64   `json:"congested_ipd_ns"` // spacing within it
-	WindowStartNs     int64   `json:"window_start_ns"`  // the telemetry samples used, within the episode
-	WindowEndNs       int64   `json:"window_end_ns"`    //
-	XmitWaitDelta     uint64  `json:"xmit_wait_delta"`  // PortXmitWait increase over the window, ticks
-	WaitNs            int64   `json:"wait_ns"`          // time the port waited within the window
-	Waits             int     `json:"waits"`            // separate waits at least one tick long
-	TickNs            float64 `json:"tick_ns"`          // the estimate
-	TickSymbols       float64 `json:"tick_symbols"`     // the tick in symbol times
-	NaiveTickNs       float64 `json:"naive_tick_ns"`    // window length / ΔPortXmitWait
+	CongestionStartNs int64    `json:"congestion_start_ns"`
+	CongestionEndNs   int64    `json:"congestion_end_ns"`
+	BaselineIPDNs     int64    `json:"baseline_ipd_ns"`   // spacing outside it (or one packet time)
+	CongestedIPDNs    int64    `json:"congested_ipd_ns"`  // spacing within it
+	WindowStartNs     int64    `json:"window_start_ns"`   // the telemetry samples used, within the episode
+	WindowEndNs       int64    `json:"window_end_ns"`     //
+	XmitWaitDelta     uint64   `json:"xmit_wait_delta"`   // PortXmitWait increase over the window, ticks
+	WaitNs            int64    `json:"wait_ns"`           // time the port waited within the window
+	Waits             int      `json:"waits"`             // separate waits at least one tick long
+	TickNs            float64  `json:"tick_ns"`           // the estimate
+	TickSymbols       float64  `json:"tick_symbols"`      // the tick in symbol times
+	NaiveTickNs       float64  `json:"naive_tick_ns"`     // window length / ΔPortXmitWait
+	TimestampStepNs   int64    `json:"timestamp_step_ns"` // coarsest step all timestamps are multiples of
+	Warnings          []string `json:"warnings,omitempty"`
 }
 
 type txPkt struct {
@@ -144,9 +146,12 @@ func Tick(path string, series []*telemetry.Series, telemetryName string, opts Ti
 	rep.Series = s.Source.String()
 
 	ts := make([]int64, len(pkts))
+	var step tsStep
 	for i, p := range pkts {
 		ts[i] = p.tsNs
+		step.add(p.tsNs)
 	}
+	rep.TimestampStepNs = step.value()
 	rep.Phases = DetectPhases(ts, opts.MinPhasePackets)
 	var cong *Phase
 	for i := range rep.Phases {
@@ -184,6 +189,14 @@ func Tick(path string, series []*telemetry.Series, telemetryName string, opts Ti
 		}
 	}
 	rep.TickSymbols = rep.TickNs / rep.SymbolNs
+	if len(waits) > 0 {
+		sorted := append([]int64(nil), waits...)
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+		if med := sorted[len(sorted)/2]; 4*rep.TimestampStepNs > med {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("timestamps in steps of %s are coarse against waits of about %s: the count of waits, and so the whole-tick correction, is approximate",
+				FormatNs(rep.TimestampStepNs), FormatNs(med)))
+		}
+	}
 	rep.NaiveTickNs = float64(rep.WindowEndNs-rep.WindowStartNs) / float64(d.Value)
 	return rep, nil
 }

@@ -71,6 +71,9 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 	if err != nil {
 		return err
 	}
+	for _, wn := range rep.Warnings {
+		warnf("%s", wn)
+	}
 	if o.json {
 		if !o.series {
 			for i := range rep.Senders {

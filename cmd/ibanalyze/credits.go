@@ -116,7 +116,11 @@ func printCredits(w io.Writer, rep *analyze.CreditReport) {
 			if span > 0 {
 				frac = fmt.Sprintf(" (%.1f%% of the %s the data spans)", 100*float64(l.CreditStallNs)/float64(span), analyze.FormatNs(span))
 			}
-			fmt.Fprintf(w, "  credit stalls     %s in %d waits%s\n", analyze.FormatNs(l.CreditStallNs), l.CreditStalls, frac)
+			if l.CreditStallNs < 0 {
+				fmt.Fprintf(w, "  credit stalls     not timed: timestamps in steps of %s\n", analyze.FormatNs(rep.TimestampStepNs))
+			} else {
+				fmt.Fprintf(w, "  credit stalls     %s in %d waits%s\n", analyze.FormatNs(l.CreditStallNs), l.CreditStalls, frac)
+			}
 		}
 		verdict := "ok"
 		if l.FCTBSMismatches > 0 {

@@ -94,6 +94,9 @@ func runTick(w io.Writer, path string, o tickOpts) error {
 	if err != nil {
 		return err
 	}
+	for _, wn := range rep.Warnings {
+		warnf("%s: %s", path, wn)
+	}
 	if o.json {
 		return writeJSON(w, rep)
 	}
