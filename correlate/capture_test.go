@@ -50,7 +50,8 @@ func newTestCapture(t testing.TB, path string) *testCaptureWriter {
 	return &testCaptureWriter{f: f, bw: bw, w: w, buf: gopacket.NewSerializeBuffer()}
 }
 
-func (c *testCaptureWriter) add(t testing.TB, p testPacket) {
+// add writes p and returns its frame length in bytes.
+func (c *testCaptureWriter) add(t testing.TB, p testPacket) int {
 	eth := &layers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, p.srcMACByte}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 0xFF},
 		EthernetType: layers.EthernetTypeIPv4}
 	s4, d4 := p.src.As4(), p.dst.As4()
@@ -85,6 +86,7 @@ func (c *testCaptureWriter) add(t testing.TB, p testPacket) {
 	if err := c.w.WritePacket(ci, frame); err != nil {
 		t.Fatal(err)
 	}
+	return len(frame)
 }
 
 func (c *testCaptureWriter) close(t testing.TB) {

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/ibscope/ibscope/correlate"
+	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/telemetry"
+	"github.com/spf13/cobra"
+)
+
+type correlateOpts struct {
+	telemetry     []string
+	out           string
+	format        string
+	offset        string
+	window        time.Duration
+	local         string
+	dataIDs       string
+	clearOnSample bool
+}
+
+func init() {
+	var o correlateOpts
+	cmd := &cobra.Command{
+		Use:   "correlate CAPTURE... --telemetry FILE... -o OUT.parquet|OUT.arrow",
+		Short: "Join NIC telemetry with the capture on one time axis, as Parquet or Arrow",
+		Long: `correlate writes one row per telemetry sample interval and source (or per
+fixed --window): sample_id, start_ns, end_ns (timestamp[ns, UTC] on the
+capture's clock), source, each counter's value, NAME_delta (in the counter's
+unit) and NAME_rate (per second, in its base unit: bytes/s for 4-byte-word
+counters), and what the capture shows in the same interval: cap_packets,
+cap_bytes, cap_data_bytes, cap_ecn_ce, cap_cnps, cap_naks,
+cap_retransmissions, cap_ipd_p50_ns, cap_ipd_p99_ns, and the same per
+direction as cap_tx_* and cap_rx_* (give --local, or capture on a Linux
+cooked interface, so the packets' direction is known). A packet belongs to
+the interval holding its timestamp; coverage and partial flag intervals the
+capture covers only in part.
+
+Telemetry files are DOCA telemetry_diag CSV, ibscope sidecars (ibcap
+--telemetry) or perfquery text. The clock offset (capture time = telemetry
+time + offset) is --offset, or estimated per source by cross-correlating the
+capture's byte rate with the telemetry's byte counters and printed with its
+confidence (the Pearson correlation r of the interval byte counts).
+Telemetry that does not overlap the capture in time is refused.
+
+Read the result with pandas:
+  df = pd.read_parquet("joined.parquet")
+  df.plot(x="cap_bytes", y="port_xmit_data_rate", kind="scatter")`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runCorrelate(cmd.OutOrStdout(), args, o) },
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&o.telemetry, "telemetry", nil, "telemetry `FILE`s (repeat or comma-separate)")
+	f.StringVarP(&o.out, "output", "o", "", "output `FILE`: .parquet or .arrow")
+	f.StringVar(&o.format, "format", "", "parquet or arrow (default: from the extension of -o)")
+	f.StringVar(&o.offset, "offset", "auto", "clock offset, capture time = telemetry time + `OFFSET` (-1.5ms, 250us, ns), or auto to estimate it")
+	f.DurationVar(&o.window, "window", 0, "rows of fixed windows of this `DURATION` (e.g. 1ms) instead of the telemetry's intervals")
+	f.StringVar(&o.local, "local", "", "the NIC's IP addresses, GIDs or LIDs (`LIST`), to split packets into sent and received")
+	f.StringVar(&o.dataIDs, "data-ids", "", "DOCA telemetry_diag data-IDs `JSON` naming the CSV's columns")
+	f.BoolVar(&o.clearOnSample, "clear-on-sample", false, "the telemetry_diag capture cleared counters at each sample (\"data clear\")")
+	cmd.MarkFlagRequired("telemetry")
+	cmd.MarkFlagRequired("output")
+	rootCmd.AddCommand(cmd)
+}
+
+func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
+	opt := correlate.Options{WindowNs: int64(o.window)}
+	var err error
+	switch o.format {
+	case "parquet":
+		opt.Format = correlate.FormatParquet
+	case "arrow":
+		opt.Format = correlate.FormatArrow
+	case "":
+		if opt.Format, err = correlate.FormatFromPath(o.out); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("--format %q: want parquet or arrow", o.format)
+	}
+	if o.window < 0 {
+		return fmt.Errorf("--window %s: must be positive", o.window)
+	}
+	if o.offset != "auto" {
+		if opt.OffsetNs, err = correlate.ParseOffset(o.offset); err != nil {
+			return err
+		}
+		opt.OffsetGiven = true
+	}
+	if opt.Local, err = correlate.ParseLocal(o.local); err != nil {
+		return err
+	}
+	topt := &telemetry.Options{ClearOnSample: o.clearOnSample}
+	if o.dataIDs != "" {
+		if topt.DataIDs, err = telemetry.ReadDataIDsFile(o.dataIDs); err != nil {
+			return err
+		}
+	}
+	opt.Telemetry = topt
+
+	var size int64
+	for _, c := range captures {
+		if fi, err := os.Stat(c); err == nil {
+			size += fi.Size()
+		}
+	}
+	prog := newProgress("correlate", size, false)
+	opt.Progress = prog.update
+	var decodeErrs int
+	opt.OnDecodeError = func(de *decode.DecodeError) {
+		if decodeErrs++; decodeErrs <= maxWarnings {
+			warnf("%v", de)
+		}
+	}
+	start := time.Now()
+	res, err := correlate.Correlate(captures, o.telemetry, o.out, opt)
+	prog.done()
+	for i, w := range res.TelemetryWarning {
+		if i == maxWarnings {
+			warnf("%d more telemetry warnings not shown", len(res.TelemetryWarning)-maxWarnings)
+			break
+		}
+		warnf("%s", w)
+	}
+	if err != nil {
+		return err
+	}
+	if decodeErrs > maxWarnings {
+		warnf("%d frames could not be decoded (first %d shown); they are counted with what could be decoded", decodeErrs, maxWarnings)
+	}
+	for _, s := range res.Series {
+		if s.Estimate == nil {
+			fmt.Fprintf(stdout, "%s %s: offset %s (given)\n", s.File, s.Source, fmtSignedDuration(s.OffsetNs))
+			continue
+		}
+		e := s.Estimate
+		fmt.Fprintf(stdout, "%s %s: offset %s estimated, confidence r = %.3f over %d intervals (next best %s, r = %.3f; grid %s)\n",
+			s.File, s.Source, fmtSignedDuration(e.OffsetNs), e.R, e.Intervals, fmtSignedDuration(e.NextOffsetNs), e.NextR, time.Duration(e.ResolutionNs))
+		if e.R < 0.5 || e.R-e.NextR < 0.1 {
+			warnf("%s %s: the offset estimate is weak (r = %.3f, next best r = %.3f); check it, or give --offset", s.File, s.Source, e.R, e.NextR)
+		}
+	}
+	if !res.DirectionKnown {
+		warnf("the capture does not say which packets the NIC sent: cap_tx_* and cap_rx_* are null; give --local ADDR")
+	}
+	if res.LateIPDs > 0 {
+		warnf("%d packets were out of time order: counted, but their inter-packet delays left out", res.LateIPDs)
+	}
+	fmt.Fprintf(stdout, "%s: %d rows from %d frames, %.2f s\n", res.Path, res.Rows, res.Frames, time.Since(start).Seconds())
+	return nil
+}
+
+// fmtSignedDuration shows ns as a signed duration, "+1.5ms".
+func fmtSignedDuration(ns int64) string {
+	if ns >= 0 {
+		return "+" + time.Duration(ns).String()
+	}
+	return time.Duration(ns).String()
+}

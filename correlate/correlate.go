@@ -1,0 +1,276 @@
+package correlate
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/telemetry"
+)
+
+// Options control Correlate.
+type Options struct {
+	Format Format
+	// OffsetGiven says OffsetNs holds the clock offset for every series
+	// (capture time = telemetry time + OffsetNs); otherwise it is estimated
+	// per series from the byte counters.
+	OffsetGiven bool
+	OffsetNs    int64
+	// WindowNs > 0 makes the rows fixed windows of that many ns, aligned to
+	// multiples of it since the epoch, instead of the telemetry's intervals.
+	WindowNs int64
+	// Local names the NIC's addresses or LIDs, to split packets into sent
+	// (tx_) and received (rx_). Without it only Linux cooked captures say.
+	Local Local
+	// Telemetry tunes the telemetry readers (DOCA data IDs, clear-on-sample).
+	Telemetry *telemetry.Options
+	// OnDecodeError is told about each frame that could not be decoded; it
+	// is still counted with what could be decoded of it.
+	OnDecodeError func(*decode.DecodeError)
+	// Progress, if set, is called every 64K frames of the binning pass.
+	Progress func(frames int, offsetBytes int64)
+}
+
+// SeriesResult says how one telemetry series was joined.
+type SeriesResult struct {
+	File     string
+	Source   string
+	Clock    string
+	OffsetNs int64           // capture time = telemetry time + OffsetNs
+	Estimate *OffsetEstimate // nil when the offset was given
+	Rows     int
+}
+
+// Result says what Correlate wrote.
+type Result struct {
+	Path             string
+	Rows             int64
+	Frames           int64 // frames read in the binning pass
+	DecodeErrors     int64
+	CaptureFirstNs   int64 // earliest packet, ns since the epoch
+	CaptureLastNs    int64 // latest packet
+	Series           []SeriesResult
+	DirectionKnown   bool     // tx_/rx_ columns are filled
+	LateIPDs         int64    // inter-packet delays dropped for packets out of time order
+	TelemetryWarning []string // what the telemetry readers stepped over, naming file and line
+}
+
+// maxWindows bounds the rows of --window (each holds ~200 bytes of
+// statistics while the capture is read).
+const maxWindows = 4 << 20
+
+// Correlate joins captures with telemetry files and writes one row per
+// telemetry interval (or window) and source to out. See the package comment
+// for the columns.
+func Correlate(captures, telemetryFiles []string, out string, opt Options) (Result, error) {
+	res := Result{Path: out}
+	series, warnings, err := readTelemetry(telemetryFiles, opt.Telemetry)
+	if err != nil {
+		return res, err
+	}
+	res.TelemetryWarning = warnings
+
+	// Pass 1: the captures' time range, and their byte rate when offsets
+	// are to be estimated.
+	var binNs int64
+	if !opt.OffsetGiven {
+		for _, in := range series {
+			b, err := histBinNs(in.s)
+			if err != nil {
+				return res, fmt.Errorf("cannot estimate the clock offset of %s: %v; give --offset", in.name(), err)
+			}
+			if binNs == 0 || b < binNs {
+				binNs = b
+			}
+		}
+	}
+	span, err := scanCaptures(captures, binNs)
+	if err != nil {
+		return res, err
+	}
+	if span.frames == 0 {
+		return res, fmt.Errorf("%s: no frames in the capture", strings.Join(captures, ", "))
+	}
+	res.CaptureFirstNs, res.CaptureLastNs = span.firstNs, span.lastNs
+
+	for _, in := range series {
+		if err := alignSeries(in, span, opt); err != nil {
+			return res, err
+		}
+	}
+
+	sets, err := intervalSets(series, span, opt.WindowNs)
+	if err != nil {
+		return res, err
+	}
+	// Pass 2: every frame into every interval set.
+	if err := binCaptures(captures, sets, opt, &res); err != nil {
+		return res, err
+	}
+	if err := writeJoined(out, series, sets, span, opt, &res); err != nil {
+		return res, err
+	}
+	for _, in := range series {
+		res.Series = append(res.Series, SeriesResult{File: in.file, Source: in.s.Source.String(), Clock: in.s.Clock.String(),
+			OffsetNs: in.offsetNs, Estimate: in.estimate})
+	}
+	return res, nil
+}
+
+// alignSeries sets the series' offset (given or estimated) and refuses a
+// series that does not overlap the capture in time.
+func alignSeries(in *inSeries, span captureSpan, opt Options) error {
+	epoch := in.s.Clock == telemetry.ClockHost || in.s.Clock == telemetry.ClockNICRealTime
+	switch {
+	case opt.OffsetGiven:
+		in.offsetNs = opt.OffsetNs
+	case epoch && !overlaps(in, span):
+		// Clocks on the same epoch that do not even overlap are not a
+		// matter for estimation: the files do not belong together, or the
+		// clocks are far apart and the user must say by how much.
+		return noOverlap(in, span, "; if the clocks differ, give --offset")
+	default:
+		est, err := estimateOffset(span.hist, span.firstNs, span.lastNs, in.s)
+		if err != nil {
+			return fmt.Errorf("cannot estimate the clock offset of %s: %v; give --offset", in.name(), err)
+		}
+		in.offsetNs, in.estimate = est.OffsetNs, &est
+	}
+	if !overlaps(in, span) {
+		return noOverlap(in, span, "")
+	}
+	in.times = in.s.Times(nil)
+	for i := range in.times {
+		in.times[i] += in.offsetNs
+	}
+	return nil
+}
+
+func overlaps(in *inSeries, span captureSpan) bool {
+	a, b := in.spanNs()
+	return a <= span.lastNs && b >= span.firstNs
+}
+
+func noOverlap(in *inSeries, span captureSpan, hint string) error {
+	a, b := in.spanNs()
+	off := ""
+	if in.offsetNs != 0 {
+		off = fmt.Sprintf(" after an offset of %s", fmtOffset(in.offsetNs))
+	}
+	return fmt.Errorf("%s does not overlap the capture in time%s: the capture spans %s, the telemetry (clock %s) spans %s%s",
+		in.name(), off, fmtRange(span.firstNs, span.lastNs), in.s.Clock, fmtRange(a, b), hint)
+}
+
+// fmtRange shows a time range as UTC times with its length.
+func fmtRange(a, b int64) string {
+	ts := func(ns int64) string { return time.Unix(0, ns).UTC().Format("2006-01-02T15:04:05.000000000Z") }
+	return fmt.Sprintf("%s .. %s (%s)", ts(a), ts(b), time.Duration(b-a))
+}
+
+// fmtOffset shows a signed offset with its unit.
+func fmtOffset(ns int64) string {
+	if ns >= 0 {
+		return "+" + time.Duration(ns).String()
+	}
+	return time.Duration(ns).String()
+}
+
+// ParseOffset reads an --offset value: a Go duration ("-1.5ms", "250us",
+// "3h") or an integer number of ns.
+func ParseOffset(s string) (int64, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("--offset %q: want a duration such as -1.5ms or 250us, or integer ns", s)
+	}
+	return int64(d), nil
+}
+
+// intervalSets makes the binners: one per distinct set of sample times (or
+// one for --window), and points each series at its set.
+func intervalSets(series []*inSeries, span captureSpan, windowNs int64) ([]*binner, error) {
+	if windowNs > 0 {
+		w, err := windowSet(series, span, windowNs)
+		if err != nil {
+			return nil, err
+		}
+		return []*binner{w}, nil
+	}
+	var sets []*binner
+	for _, in := range series {
+		starts := make([]int64, len(in.times))
+		starts[0] = in.times[0] // sample 0 has no interval before it: [t0, t0) holds nothing
+		copy(starts[1:], in.times[:len(in.times)-1])
+		var found *binner
+		for _, b := range sets {
+			if equalInt64s(b.endNs, in.times) {
+				found = b
+				break
+			}
+		}
+		if found == nil {
+			found = newBinner(starts, in.times)
+			sets = append(sets, found)
+		}
+		in.set = found
+	}
+	return sets, nil
+}
+
+func equalInt64s(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// binCaptures reads every frame of the captures, merged in time order, into
+// every interval set.
+func binCaptures(captures []string, sets []*binner, opt Options, res *Result) error {
+	cs, err := openCaptures(captures, opt.OnDecodeError)
+	if err != nil {
+		return err
+	}
+	defer cs.close()
+	rt := newRetransmits()
+	for {
+		f, linkType, err := cs.next()
+		if err != nil {
+			return err
+		}
+		if f == nil {
+			break
+		}
+		d := directionOf(f, &opt.Local, linkType)
+		if d != dirUnknown {
+			res.DirectionKnown = true
+		}
+		p := factsOf(f, d, rt)
+		for _, b := range sets {
+			b.add(&p)
+		}
+		res.Frames++
+		if opt.Progress != nil && res.Frames&0xFFFF == 0 {
+			opt.Progress(int(res.Frames), f.Offset)
+		}
+	}
+	res.DecodeErrors = cs.decodeErrors
+	for _, b := range sets {
+		b.closeCurrent()
+		res.LateIPDs += b.lateIPDs
+	}
+	if res.Frames == 0 {
+		return errors.New("no frames in the captures")
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package correlate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// captureSet reads several captures as one stream in timestamp order (a
+// k-way merge: each file is in time order already, or nearly), decoding
+// every frame into the reader's own Frame.
+type captureSet struct {
+	readers []*decode.Reader
+	frames  []decode.Frame
+	live    []bool // reader i has a frame waiting in frames[i]
+	last    int    // reader whose frame next returned last, -1 before the first
+	// OnDecodeError is told about frames that could not be decoded; they
+	// are still returned, with what was decoded.
+	onDecodeError func(*decode.DecodeError)
+	decodeErrors  int64
+}
+
+func openCaptures(paths []string, onDecodeError func(*decode.DecodeError)) (*captureSet, error) {
+	cs := &captureSet{onDecodeError: onDecodeError, last: -1}
+	for _, p := range paths {
+		r, err := decode.Open(p)
+		if err != nil {
+			cs.close()
+			return nil, fmt.Errorf("open capture: %w", err)
+		}
+		cs.readers = append(cs.readers, r)
+	}
+	cs.frames = make([]decode.Frame, len(paths))
+	cs.live = make([]bool, len(paths))
+	for i := range cs.readers {
+		if err := cs.fill(i); err != nil {
+			cs.close()
+			return nil, err
+		}
+	}
+	return cs, nil
+}
+
+// fill reads reader i's next frame.
+func (cs *captureSet) fill(i int) error {
+	err := cs.readers[i].Next(&cs.frames[i])
+	var de *decode.DecodeError
+	switch {
+	case err == io.EOF:
+		cs.live[i] = false
+		return nil
+	case errors.As(err, &de):
+		cs.decodeErrors++
+		if cs.onDecodeError != nil {
+			cs.onDecodeError(de)
+		}
+	case err != nil:
+		return err // *decode.FileError: names file, frame and offset
+	}
+	cs.live[i] = true
+	return nil
+}
+
+// next returns the earliest waiting frame and the link type of its file,
+// or nil at the end of every file. The frame stays valid until the next call.
+func (cs *captureSet) next() (*decode.Frame, int, error) {
+	if cs.last >= 0 {
+		if err := cs.fill(cs.last); err != nil {
+			return nil, 0, err
+		}
+	}
+	best := -1
+	for i, ok := range cs.live {
+		if ok && (best < 0 || cs.frames[i].TsNs < cs.frames[best].TsNs) {
+			best = i
+		}
+	}
+	cs.last = best
+	if best < 0 {
+		return nil, 0, nil
+	}
+	return &cs.frames[best], cs.readers[best].LinkType(), nil
+}
+
+func (cs *captureSet) close() {
+	for _, r := range cs.readers {
+		r.Close()
+	}
+}
+
+// captureSpan is what a quick pass over the records (no decoding) learns:
+// the time range and, when asked, bytes per time bin for offset estimation.
+type captureSpan struct {
+	firstNs, lastNs int64 // earliest and latest timestamp, ns
+	frames          int64
+	hist            *byteHist // nil unless asked for
+}
+
+// scanCaptures reads every record of every capture without decoding it.
+// binNs > 0 asks for a byte histogram with bins of that width.
+func scanCaptures(paths []string, binNs int64) (captureSpan, error) {
+	sp := captureSpan{}
+	if binNs > 0 {
+		sp.hist = newByteHist(binNs)
+	}
+	var f decode.Frame
+	for _, p := range paths {
+		r, err := decode.Open(p)
+		if err != nil {
+			return sp, fmt.Errorf("open capture: %w", err)
+		}
+		for {
+			_, err := r.NextRecord(&f)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				r.Close()
+				return sp, err
+			}
+			if sp.frames == 0 || f.TsNs < sp.firstNs {
+				sp.firstNs = f.TsNs
+			}
+			if sp.frames == 0 || f.TsNs > sp.lastNs {
+				sp.lastNs = f.TsNs
+			}
+			sp.frames++
+			if sp.hist != nil {
+				sp.hist.add(f.TsNs, int64(f.WireLen))
+			}
+		}
+		r.Close()
+	}
+	return sp, nil
+}

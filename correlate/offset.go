@@ -1,0 +1,280 @@
+package correlate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+
+	"github.com/ibscope/ibscope/telemetry"
+)
+
+// OffsetEstimate is the clock offset between a telemetry series and the
+// capture found by cross-correlating their byte rates: capture time =
+// telemetry time + OffsetNs.
+type OffsetEstimate struct {
+	OffsetNs int64
+	// R is the Pearson correlation, at OffsetNs, between the telemetry's
+	// per-interval byte deltas and the capture's bytes in the same
+	// (shifted) intervals: 1 is a perfect match. It is the confidence.
+	R float64
+	// NextOffsetNs and NextR are the best other candidate, at least two
+	// sample intervals away: a NextR close to R means the traffic is too
+	// regular to pin the offset down.
+	NextOffsetNs int64
+	NextR        float64
+	Intervals    int   // telemetry intervals inside the capture at OffsetNs
+	ResolutionNs int64 // grid step of the search; the result is refined below it
+	Counters     []string
+}
+
+// offsetInterval is one telemetry interval with its byte delta.
+type offsetInterval struct {
+	startNs, endNs int64 // on the telemetry clock
+	bytes          float64
+}
+
+// byteCounters are the columns whose deltas are bytes moved: what the
+// capture's byte rate is compared with.
+func byteCounters(s *telemetry.Series) []int {
+	var cols []int
+	for i, c := range s.Counters {
+		if base, _ := c.Unit.Base(); base == telemetry.UnitBytes && c.Kind == telemetry.KindCounter {
+			cols = append(cols, i)
+		}
+	}
+	return cols
+}
+
+// telemetryByteIntervals sums the byte counters' deltas per interval,
+// leaving out intervals whose deltas cannot be trusted.
+func telemetryByteIntervals(s *telemetry.Series, cols []int) []offsetInterval {
+	var out []offsetInterval
+	const untrusted = telemetry.FlagNoPrev | telemetry.FlagNoTime | telemetry.FlagReset | telemetry.FlagMissing
+	for i := 1; i < s.Len(); i++ {
+		iv := offsetInterval{startNs: s.TimeNs(i - 1), endNs: s.TimeNs(i)}
+		ok := iv.endNs > iv.startNs
+		for _, col := range cols {
+			d := s.Delta(i, col)
+			if d.Flags&untrusted != 0 {
+				ok = false
+				break
+			}
+			b, _ := s.Counters[col].ToBase(d.Value)
+			iv.bytes += float64(b)
+		}
+		if ok {
+			out = append(out, iv)
+		}
+	}
+	return out
+}
+
+// medianIntervalNs is the typical sample spacing of a series.
+func medianIntervalNs(ivs []offsetInterval) int64 {
+	d := make([]int64, len(ivs))
+	for i, iv := range ivs {
+		d[i] = iv.endNs - iv.startNs
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[len(d)/2]
+}
+
+// histBinNs is the capture histogram resolution offset estimation wants for
+// a series: an eighth of its sample spacing (finer cannot be resolved from
+// interval totals; the refinement interpolates within bins), at least 1 µs.
+func histBinNs(s *telemetry.Series) (int64, error) {
+	cols := byteCounters(s)
+	if len(cols) == 0 {
+		return 0, errors.New("it has no byte counters (port_xmit_data, port_rcv_data, tx_bytes, ...) to compare with the capture's bytes")
+	}
+	ivs := telemetryByteIntervals(s, cols)
+	if len(ivs) < minOffsetIntervals {
+		return 0, fmt.Errorf("it has %d usable intervals of byte counters, need %d", len(ivs), minOffsetIntervals)
+	}
+	return max(medianIntervalNs(ivs)/8, 1000), nil
+}
+
+// minOffsetIntervals is the fewest telemetry intervals inside the capture
+// that an estimate may rest on.
+const minOffsetIntervals = 8
+
+// maxFFTLen bounds the cross-correlation's grid (two 4M-point transforms).
+const maxFFTLen = 1 << 23
+
+// estimateOffset finds the offset that best lines up the series' byte
+// counters with the capture's byte histogram: a normalised cross-correlation
+// on the histogram's grid (by FFT) picks the candidate, and the Pearson
+// correlation of interval totals refines and scores it. The histogram may be
+// coarsened in place.
+func estimateOffset(h *byteHist, capFirstNs, capLastNs int64, s *telemetry.Series) (OffsetEstimate, error) {
+	cols := byteCounters(s)
+	if len(cols) == 0 {
+		return OffsetEstimate{}, errors.New("it has no byte counters to compare with the capture's bytes")
+	}
+	ivs := telemetryByteIntervals(s, cols)
+	if len(ivs) < minOffsetIntervals {
+		return OffsetEstimate{}, fmt.Errorf("it has %d usable intervals of byte counters, need %d", len(ivs), minOffsetIntervals)
+	}
+	est := OffsetEstimate{}
+	for _, c := range cols {
+		est.Counters = append(est.Counters, s.Counters[c].Name)
+	}
+	t0, t1 := ivs[0].startNs, ivs[len(ivs)-1].endNs
+	for len(h.bytes)+int((t1-t0)/h.binNs)+2 > maxFFTLen/2 {
+		h.coarsen()
+	}
+	b := h.binNs
+	est.ResolutionNs = b
+	x := append([]float64(nil), h.bytes...)
+	ny := int((t1-t0)/b) + 1
+	y := make([]float64, ny)
+	covered := make([]bool, ny)
+	for _, iv := range ivs {
+		rate := iv.bytes / float64(iv.endNs-iv.startNs)
+		for k := int((iv.startNs - t0) / b); k < ny && t0+int64(k)*b < iv.endNs; k++ {
+			lo, hi := max(iv.startNs, t0+int64(k)*b), min(iv.endNs, t0+int64(k+1)*b)
+			y[k] += rate * float64(hi-lo)
+			covered[k] = true
+		}
+	}
+	demean(x, nil)
+	demean(y, covered)
+
+	n := 1
+	for n < len(x)+len(y) {
+		n <<= 1
+	}
+	fft := fourier.NewFFT(n)
+	xp, yp := make([]float64, n), make([]float64, n)
+	copy(xp, x)
+	copy(yp, y)
+	X := fft.Coefficients(nil, xp)
+	Y := fft.Coefficients(nil, yp)
+	for i := range X {
+		X[i] *= complex(real(Y[i]), -imag(Y[i]))
+	}
+	corr := fft.Sequence(nil, X) // corr[L mod n] = n · Σ_k x[k+L]·y[k]
+
+	px, py := squares(x), squares(y)
+	nx := len(x)
+	medBins := int(medianIntervalNs(ivs)/b) + 1
+	minOverlap := max(min(nx, ny)/2, minOffsetIntervals*medBins)
+	minOverlap = min(minOverlap, min(nx, ny))
+	score := func(L int) (float64, bool) {
+		lo, hi := max(0, -L), min(ny, nx-L)
+		if hi-lo < minOverlap {
+			return 0, false
+		}
+		sxx, syy := px[hi+L]-px[lo+L], py[hi]-py[lo]
+		if sxx <= 0 || syy <= 0 {
+			return 0, false
+		}
+		c := corr[(L%n+n)%n] / float64(n)
+		return c / math.Sqrt(sxx*syy), true
+	}
+	best, bestS := 0, math.Inf(-1)
+	for L := -(ny - 1); L < nx; L++ {
+		if sc, ok := score(L); ok && sc > bestS {
+			best, bestS = L, sc
+		}
+	}
+	if math.IsInf(bestS, -1) {
+		return est, errors.New("its byte counters and the capture's bytes never overlap enough, or do not vary, to be compared")
+	}
+	next, nextS := 0, math.Inf(-1)
+	for L := -(ny - 1); L < nx; L++ {
+		if L >= best-2*medBins && L <= best+2*medBins {
+			continue
+		}
+		if sc, ok := score(L); ok && sc > nextS {
+			next, nextS = L, sc
+		}
+	}
+
+	// Offset for lag L: capture bin k+L lines up with telemetry bin k.
+	lagOffset := func(L int) int64 { return h.originNs - t0 + int64(L)*b }
+	cum := h.cumulative()
+	rAt := func(off int64) (float64, int) { return intervalR(h, cum, ivs, off, capFirstNs, capLastNs) }
+	// Refine within ±2 bins in eighth-bin steps, scoring by interval totals.
+	est.R = math.Inf(-1)
+	for j := -16; j <= 16; j++ {
+		off := lagOffset(best) + int64(j)*b/8
+		if r, m := rAt(off); m >= minOffsetIntervals && r > est.R {
+			est.OffsetNs, est.R, est.Intervals = off, r, m
+		}
+	}
+	if math.IsInf(est.R, -1) {
+		_, m := rAt(lagOffset(best))
+		return est, fmt.Errorf("only %d of its intervals fall inside the capture at the best offset, need %d (with varying traffic)", m, minOffsetIntervals)
+	}
+	if !math.IsInf(nextS, -1) {
+		est.NextOffsetNs = lagOffset(next)
+		est.NextR, _ = rAt(est.NextOffsetNs)
+	}
+	return est, nil
+}
+
+// demean subtracts the mean over the covered entries (all when covered is
+// nil) and zeroes the rest.
+func demean(v []float64, covered []bool) {
+	var sum float64
+	var n int
+	for i, x := range v {
+		if covered == nil || covered[i] {
+			sum += x
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	m := sum / float64(n)
+	for i := range v {
+		if covered == nil || covered[i] {
+			v[i] -= m
+		} else {
+			v[i] = 0
+		}
+	}
+}
+
+// squares returns prefix sums of v².
+func squares(v []float64) []float64 {
+	p := make([]float64, len(v)+1)
+	for i, x := range v {
+		p[i+1] = p[i] + x*x
+	}
+	return p
+}
+
+// intervalR is the Pearson correlation between telemetry interval bytes and
+// capture bytes in the same intervals shifted by off, over the intervals
+// that lie inside the capture; it also returns how many those are.
+func intervalR(h *byteHist, cum []float64, ivs []offsetInterval, off, capFirstNs, capLastNs int64) (float64, int) {
+	var n, sx, sy, sxx, syy, sxy float64
+	for _, iv := range ivs {
+		a, e := iv.startNs+off, iv.endNs+off
+		if a < capFirstNs || e > capLastNs {
+			continue
+		}
+		c := h.bytesBefore(cum, e) - h.bytesBefore(cum, a)
+		n++
+		sx += iv.bytes
+		sy += c
+		sxx += iv.bytes * iv.bytes
+		syy += c * c
+		sxy += iv.bytes * c
+	}
+	if n < 2 {
+		return math.NaN(), int(n)
+	}
+	cov := sxy - sx*sy/n
+	vx, vy := sxx-sx*sx/n, syy-sy*sy/n
+	if vx <= 0 || vy <= 0 {
+		return math.NaN(), int(n)
+	}
+	return cov / math.Sqrt(vx*vy), int(n)
+}

@@ -1,0 +1,78 @@
+package correlate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ibscope/ibscope/telemetry"
+)
+
+// inSeries is one telemetry series with where it came from and how it lines
+// up with the capture.
+type inSeries struct {
+	s        *telemetry.Series
+	file     string
+	offsetNs int64           // capture time = telemetry time + offsetNs
+	estimate *OffsetEstimate // nil when the offset was given
+	times    []int64         // nominal sample times, on the capture clock
+	set      *binner         // the capture binned into this series' intervals (not with --window)
+}
+
+// name is how messages refer to the series.
+func (in *inSeries) name() string { return in.file + " (" + in.s.Source.String() + ")" }
+
+// readTelemetry reads every series of every file. A file without samples, or
+// a series whose time goes backwards, is refused: its intervals would not
+// tile the time axis.
+func readTelemetry(paths []string, opts *telemetry.Options) ([]*inSeries, []string, error) {
+	var out []*inSeries
+	var warnings []string
+	for _, p := range paths {
+		ss, err := telemetry.ReadFile(p, opts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read telemetry: %w", err)
+		}
+		n := 0
+		for _, s := range ss {
+			for _, w := range s.Warnings {
+				warnings = append(warnings, w.String())
+			}
+			if s.Len() == 0 {
+				continue
+			}
+			n++
+			in := &inSeries{s: s, file: p}
+			if err := in.checkOrder(); err != nil {
+				return nil, nil, err
+			}
+			out = append(out, in)
+		}
+		if n == 0 {
+			return nil, nil, fmt.Errorf("%s: no telemetry samples in the file", p)
+		}
+	}
+	return out, warnings, nil
+}
+
+func (in *inSeries) checkOrder() error {
+	s := in.s
+	for i := 1; i < s.Len(); i++ {
+		if s.TimeNs(i) >= s.TimeNs(i-1) {
+			continue
+		}
+		// The reader warned, naming the line; repeat its words.
+		for _, w := range s.Warnings {
+			if strings.Contains(w.Msg, "backwards") {
+				return fmt.Errorf("%s: samples out of time order, cannot form intervals: %s", in.name(), w)
+			}
+		}
+		return fmt.Errorf("%s: sample_id %d (at %d ns) is earlier than sample_id %d (at %d ns): samples out of time order, cannot form intervals",
+			in.name(), s.SampleID[i], s.TimeNs(i), s.SampleID[i-1], s.TimeNs(i-1))
+	}
+	return nil
+}
+
+// spanNs is the series' first and last sample time on the capture clock.
+func (in *inSeries) spanNs() (int64, int64) {
+	return in.s.TimeNs(0) + in.offsetNs, in.s.TimeNs(in.s.Len()-1) + in.offsetNs
+}
