@@ -153,7 +153,10 @@ loop:
 		}
 		r.Captured++
 		if filtering {
-			// A frame that does not decode cannot match a header filter.
+			// The lengths tell the decoder when the snap length cut the
+			// frame, so that the headers still decode. A frame that does
+			// not decode cannot match a header filter.
+			frame.CapLen, frame.WireLen = len(p.Data), p.WireLenBytes
 			if dec.Decode(p.Data, &frame) != nil || !opts.Filter.Match(&frame) {
 				r.Filtered++
 				continue

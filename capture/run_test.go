@@ -1,0 +1,51 @@
+package capture
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// Header filters see through the snap length: a frame cut to 128 bytes
+// still has its BTH, so --qp keeps it.
+func TestRunFilterWithSnapLen(t *testing.T) {
+	roce, _ := mixedTraffic(100, false)
+	src := &memSource{frames: roce, n: len(roce)}
+	path := filepath.Join(t.TempDir(), "f.pcap")
+	w, err := NewWriter(WriterConfig{Path: path, LinkType: decode.LinkTypeEthernet, SnapLenBytes: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), src, w, RunOptions{Filter: &Filter{QPs: []uint32{0x12}}})
+	if err != io.EOF {
+		t.Fatal(err)
+	}
+	w.Close()
+	if rep.Written != 20 || rep.Filtered != 80 || rep.Captured != 100 {
+		t.Errorf("report:\n%s", rep.String())
+	}
+	_, frames := readAll(t, path)
+	for i, f := range frames {
+		if f.CapLen > 128 || f.WireLen <= 128 {
+			t.Errorf("frame %d: %d of %d bytes", i, f.CapLen, f.WireLen)
+		}
+	}
+}
+
+// -c stops after that many packets are written.
+func TestRunCount(t *testing.T) {
+	roce, _ := mixedTraffic(50, false)
+	src := &memSource{frames: roce, n: 1000}
+	w, err := NewWriter(WriterConfig{Path: filepath.Join(t.TempDir(), "c.pcap"), LinkType: decode.LinkTypeEthernet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rep, err := Run(context.Background(), src, w, RunOptions{Count: 7})
+	if err != nil || rep.Written != 7 || rep.Captured != 7 {
+		t.Errorf("count 7: %v\n%s", err, rep.String())
+	}
+}
