@@ -1,0 +1,33 @@
+package analyze_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/sim"
+)
+
+// TestBufferWithoutCongestion: one sender alone never fills the buffer;
+// the report says so instead of inventing a plateau. And captures that
+// share no packet are refused.
+func TestBufferWithoutCongestion(t *testing.T) {
+	dir := t.TempDir()
+	s := sim.Incast(sim.IncastConfig{Rate: "QDR", Lanes: 4, MTUBytes: 2048, VLBufferBytes: 32 << 10, TickNs: 16,
+		Senders: 2, BytesPerSender: 256 << 10, StaggerNs: 5_000_000, SamplePeriodNs: 100_000})
+	if _, err := sim.Run(s, dir); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analyze.Buffer([]string{filepath.Join(dir, "s1.pcap")}, filepath.Join(dir, "r.pcap"), analyze.BufferOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bs := rep.Senders[0]; bs.Congested || bs.EstimateBytes != 0 || bs.Matched != 128 {
+		t.Errorf("sender alone: congested %v, estimate %d, matched %d; want no estimate from 128 matched packets", bs.Congested, bs.EstimateBytes, bs.Matched)
+	}
+	_, err = analyze.Buffer([]string{filepath.Join(dir, "s1.pcap")}, filepath.Join(dir, "s2.pcap"), analyze.BufferOptions{NsPerByte: 0.25})
+	if err == nil || !strings.Contains(err.Error(), "no data packet") {
+		t.Errorf("unrelated captures: error %v, want one saying nothing matched", err)
+	}
+}
