@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math/bits"
@@ -28,6 +29,7 @@ var interopFields = []string{
 	"infiniband.grh.hoplmt", "infiniband.grh.sgid", "infiniband.grh.dgid",
 	"infiniband.bth.opcode", "infiniband.bth.se", "infiniband.bth.m", "infiniband.bth.padcnt",
 	"infiniband.bth.tver", "infiniband.bth.p_key", "infiniband.bth.destqp", "infiniband.bth.a", "infiniband.bth.psn",
+	"infiniband.bth", // the raw BTH: 4.0 has no FECN/BECN fields, so they are read from its byte 4
 	"infiniband.rdeth.eecnxt",
 	"infiniband.deth.q_key", "infiniband.deth.srcqp",
 	"infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen",
@@ -180,7 +182,7 @@ func tsharkGap(f *decoded, name string) bool {
 
 // isExtField reports the fields of what follows the BTH: extended headers and CRCs.
 func isExtField(name string) bool {
-	if !strings.HasPrefix(name, "infiniband.") {
+	if !strings.HasPrefix(name, "infiniband.") || name == "infiniband.bth" {
 		return false
 	}
 	for _, p := range []string{"infiniband.lrh.", "infiniband.grh.", "infiniband.bth.", "infiniband_link."} {
@@ -205,6 +207,12 @@ func canonical(name, v string) (string, error) {
 			return "", err
 		}
 		return a.String(), nil
+	case name == "infiniband.bth":
+		b, err := hex.DecodeString(strings.ReplaceAll(v, ":", ""))
+		if err != nil || len(b) < 5 {
+			return "", fmt.Errorf("raw BTH %q: %v", v, err)
+		}
+		return fmt.Sprintf("fecn=%d becn=%d", b[4]>>7, b[4]>>6&1), nil
 	case name == "infiniband.immdt" || name == "infiniband.ieth":
 		return strings.ToLower(strings.ReplaceAll(v, ":", "")), nil
 	case v == "True":
@@ -278,6 +286,7 @@ func ourFields(f *decoded, linkType int) map[string]string {
 		u("infiniband.bth.destqp", uint64(t.DestQP))
 		b("infiniband.bth.a", t.AckReq)
 		u("infiniband.bth.psn", uint64(t.PSN))
+		m["infiniband.bth"] = fmt.Sprintf("fecn=%d becn=%d", b2i(t.FECN), b2i(t.BECN))
 	}
 	if f.Has&HasRDETH != 0 {
 		u("infiniband.rdeth.eecnxt", uint64(f.RDETH.EECnxt))
@@ -355,6 +364,13 @@ func needsERFCopy(t *testing.T, path string) bool {
 		}
 	}
 	return false
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // erfCopy rewrites a native IB capture (247 or ERF) as ERF records that
