@@ -227,3 +227,44 @@ func TestIPDBadInput(t *testing.T) {
 		t.Errorf("edges: %v %v", e, err)
 	}
 }
+
+// The study's incast on an SDR 4x link: sender 1 alone sends 2074-byte
+// packets back to back (2074 ns); when sender 2 joins, the receiver's link
+// alternates between them, so each flow's spacing doubles while the link's
+// stays at 2074 ns.
+func TestIPDIncast(t *testing.T) {
+	var pkts []tpkt
+	ts := baseNs
+	psn := [3]uint32{}
+	for i := range 3000 {
+		src := byte(1)
+		if i >= 1000 && i%2 == 1 {
+			src = 2
+		}
+		pkts = append(pkts, tpkt{tsNs: ts, src: src, dst: 3, qp: 0x40 + uint32(src), psn: psn[src], op: 0x07, payload: 2048})
+		psn[src]++
+		ts += 2074
+	}
+	path := writeCapture(t, "incast.pcap", true, pkts)
+	r, err := runIPDFiles(t, IPDConfig{Phases: true}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f1 := r.Flows[0]
+	if f1.Key.String() != "ib lid 1>3 qp 0x000041" || len(f1.Phases) != 2 || f1.Phases[0].MedianIPDNs != 2074 || f1.Phases[1].MedianIPDNs != 4148 {
+		t.Fatalf("sender 1: %s phases %+v", f1.Key, f1.Phases)
+	}
+	if f1.Phases[1].StartNs != pkts[1002].tsNs {
+		t.Errorf("second phase starts at %d, want %d (sender 1's first packet after sender 2 joined)", f1.Phases[1].StartNs, pkts[1002].tsNs)
+	}
+	if f2 := r.Flows[1]; len(f2.Phases) != 1 || f2.Phases[0].MedianIPDNs != 4148 {
+		t.Errorf("sender 2: %+v", f2.Phases)
+	}
+	r, err = runIPDFiles(t, IPDConfig{Phases: true, By: ByLink}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Flows) != 1 || len(r.Flows[0].Phases) != 1 || r.Flows[0].IPDNs.Max != 2074 {
+		t.Errorf("link: %+v", r.Flows[0])
+	}
+}
