@@ -82,3 +82,18 @@ func TestRunRefusesHostWithTwoLinks(t *testing.T) {
 		t.Errorf("error %v, want a KeyError on links", err)
 	}
 }
+
+// TestExampleScenario runs the documented example file.
+func TestExampleScenario(t *testing.T) {
+	s, err := LoadScenario(filepath.Join("testdata", "incast.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Run(s, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.DataPackets != 4096 || len(tr.Taps) != 4 || tr.Taps[3].Frames != 2048+4 { // data packets and one ACK per 1 MiB message
+		t.Errorf("example: %d data packets, taps %+v", tr.DataPackets, tr.Taps)
+	}
+}
