@@ -149,6 +149,7 @@ func Credits(path string, opts CreditOptions) (*CreditReport, error) {
 		return nil, err
 	}
 	defer r.Close()
+	r.SetCheckCRC(false) // credit accounting needs no CRC verdicts; checking costs a pass over every packet
 	rep := &CreditReport{File: path, NsPerByte: nsPerByte, NsPerByteInferred: opts.NsPerByte <= 0, points: opts.MaxPoints}
 	links := map[[2]int]*CreditLink{}
 	get := func(iface, vl int) *CreditLink {
@@ -386,6 +387,7 @@ func inferNsPerByte(path string) (float64, error) {
 		return 0, err
 	}
 	defer r.Close()
+	r.SetCheckCRC(false) // credit accounting needs no CRC verdicts; checking costs a pass over every packet
 	var f decode.Frame
 	last := map[int8][2]int64{}
 	best := math.Inf(1)

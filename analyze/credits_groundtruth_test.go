@@ -194,3 +194,48 @@ func TestEstimatesMicrosecondTimestamps(t *testing.T) {
 		})
 	}
 }
+
+// benchIncast simulates a QDR incast of 2 x 16 MiB (16,384 data packets)
+// for the benchmarks.
+func benchIncast(b *testing.B) string {
+	b.Helper()
+	dir := b.TempDir()
+	s := sim.Incast(sim.IncastConfig{Rate: "QDR", Lanes: 4, MTUBytes: 2048, VLBufferBytes: 32 << 10, TickNs: 16,
+		Senders: 2, BytesPerSender: 16 << 20, StaggerNs: 1_000_000, SamplePeriodNs: 100_000, CreditJitterNs: 4})
+	if _, err := sim.Run(s, dir); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+func BenchmarkCredits(b *testing.B) {
+	dir := benchIncast(b)
+	for b.Loop() {
+		if _, err := analyze.Credits(filepath.Join(dir, "s1.pcap"), analyze.CreditOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBuffer(b *testing.B) {
+	dir := benchIncast(b)
+	for b.Loop() {
+		if _, err := analyze.Buffer([]string{filepath.Join(dir, "s1.pcap"), filepath.Join(dir, "s2.pcap")},
+			filepath.Join(dir, "r.pcap"), analyze.BufferOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkTick(b *testing.B) {
+	dir := benchIncast(b)
+	series, err := telemetry.ReadFile(filepath.Join(dir, "perfquery.txt"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := analyze.Tick(filepath.Join(dir, "s1.pcap"), series, "perfquery.txt", analyze.TickOptions{Iface: -1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
