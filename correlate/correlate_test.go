@@ -319,3 +319,32 @@ func TestCorrelateKnownCounts(t *testing.T) {
 		})
 	}
 }
+
+// TestCorrelateWindows: with --window 1ms on a ms grid the windows are the
+// sample intervals, so each window must say what the interval's row says,
+// with counter values as read at the window's start.
+func TestCorrelateWindows(t *testing.T) {
+	local, _ := ParseLocal(hostA.String())
+	dir := t.TempDir()
+	sc := buildScenario(t, dir, telemetry.ClockHost, 0)
+	out := filepath.Join(dir, "win.arrow")
+	res := correlateTo(t, sc, out, Options{Format: FormatArrow, OffsetGiven: true, WindowNs: intervalNs, Local: local})
+	// The capture runs from 0.5 ms to 10.2 ms: windows 0 to 10.
+	if res.Rows != 11 {
+		t.Fatalf("%d rows, want 11", res.Rows)
+	}
+	var want []map[string]string
+	for k := 0; k < 11; k++ {
+		row, prev := sc.expectRow(k+1), sc.expectRow(k)
+		row["clock"] = "host"
+		delete(row, "sample_id")
+		delete(row, "lost_samples")
+		row["delta_flags"] = "interpolated"
+		for _, c := range []string{"port_xmit_data", "port_rcv_data", "np_cnp_sent"} {
+			row[c] = prev[c]
+		}
+		want = append(want, row)
+	}
+	got := readBack(t, readJob{Kind: "arrow", Path: out})
+	compareJoined(t, got[0].Rows, want, nil)
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
@@ -144,5 +145,55 @@ func compareRows(t *testing.T, got, want []map[string]string) {
 				}
 			}
 		}
+	}
+}
+
+// TestExportPartitioned writes two captures into one Hive-style dataset, as
+// two hosts would, and has DuckDB query it with hive_partitioning: the
+// partition keys come back as columns and every frame is there once.
+func TestExportPartitioned(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "dataset")
+	caps := map[string]string{
+		"node1": filepath.Join("..", "testdata", "pcaps", "rocev2_ipv4.pcap"),
+		"node2": filepath.Join("..", "testdata", "pcaps", "ib_native_erf.pcap"),
+	}
+	want := map[string]int{}
+	for host, c := range caps {
+		keys, err := ParsePartitionBy("host=" + host + ",date,transport")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := exportTo(t, c, root, ExportOptions{PartitionBy: keys})
+		for _, row := range contractRows(t, c) {
+			tr := row["transport"]
+			if tr == "" {
+				tr = "none" // frames that are not IB or RoCE
+			}
+			want[host+"/"+tr]++
+		}
+		for _, f := range st.Files {
+			if !strings.HasPrefix(f, filepath.Join(root, "host="+host, "date=2026-01-02")) {
+				t.Errorf("file %s outside its partition", f)
+			}
+		}
+	}
+	got := readBack(t, readJob{Kind: "dataset", Path: root},
+		readJob{Kind: "sql", Path: filepath.Join(root, "host=node1", "date=2026-01-02", "transport=rocev2", "part-rocev2_ipv4.parquet"),
+			SQL: "SELECT count(*) AS n FROM t"})
+	counts := map[string]int{}
+	for _, row := range got[0].Rows {
+		counts[row["host"]+"/"+row["transport"]]++
+		if row["date"] != "2026-01-02" {
+			t.Fatalf("date partition = %q", row["date"])
+		}
+	}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("rows per host/transport %v, want %v", counts, want)
+	}
+	if types := got[0].types(); types["ts_ns"] != duckTimestamp || types["dest_qp"] != "UINTEGER" {
+		t.Errorf("dataset types: ts_ns %s, dest_qp %s", types["ts_ns"], types["dest_qp"])
+	}
+	if n := got[1].Rows[0]["n"]; n != fmt.Sprint(want["node1/rocev2"]) {
+		t.Errorf("one partition file holds %s rows, want %d", n, want["node1/rocev2"])
 	}
 }

@@ -23,7 +23,10 @@ import { readFileSync } from 'node:fs';
 
 function text(v) {
   if (typeof v === 'boolean' || typeof v === 'bigint' || typeof v === 'number') return String(v);
-  return typeof v === 'string' ? v : JSON.stringify(v);
+  if (typeof v === 'string') return v;
+  // DuckDB's DATE, DECIMAL, ... values print themselves as SQL would.
+  if (v.toString !== Object.prototype.toString) return v.toString();
+  return JSON.stringify(v);
 }
 
 let con;

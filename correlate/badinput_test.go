@@ -1,0 +1,99 @@
+package correlate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibscope/ibscope/telemetry"
+)
+
+// cutCapture writes a copy of capture whose last record is cut short.
+func cutCapture(t *testing.T, capture, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.pcap")
+	if err := os.WriteFile(cut, b[:len(b)-100], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cut
+}
+
+func writeFile(t *testing.T, path, text string) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestBadInput: every refusal names the file (and line or frame) and leaves
+// neither the output nor a temporary file behind.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	sc := buildScenario(t, dir, telemetry.ClockHost, 0)
+	cut := cutCapture(t, sc.capture, dir)
+	emptyCap := writeFile(t, filepath.Join(dir, "empty.pcap"), "")
+	emptyTel := writeFile(t, filepath.Join(dir, "empty.csv"), "")
+	back := writeFile(t, filepath.Join(dir, "back.csv"), "# ibscope-telemetry v1 source=mlx5_0/1 clock=host\n"+
+		"sample_id,start_ns,end_ns,port_xmit_data\n"+
+		"0,1767000000002000000,1767000000002000000,1\n"+
+		"1,1767000000004000000,1767000000004000000,2\n"+
+		"2,1767000000003000000,1767000000003000000,3\n")
+	noBytes := writeFile(t, filepath.Join(dir, "nobytes.csv"), "# ibscope-telemetry v1 source=mlx5_0/1 clock=host\n"+
+		"sample_id,start_ns,end_ns,np_cnp_sent\n"+
+		"0,1767000000002000000,1767000000002000000,1\n"+
+		"1,1767000000004000000,1767000000004000000,2\n")
+	out := filepath.Join(dir, "out.parquet")
+	given := Options{OffsetGiven: true}
+	for _, tc := range []struct {
+		name           string
+		captures, tels []string
+		opt            Options
+		want           []string
+	}{
+		{"capture cut short", []string{cut}, []string{sc.telemetry}, given, []string{cut, "frame", "cut short"}},
+		{"empty capture", []string{emptyCap}, []string{sc.telemetry}, given, []string{emptyCap, "empty"}},
+		{"empty telemetry", []string{sc.capture}, []string{emptyTel}, given, []string{emptyTel, "empty file"}},
+		{"time goes backwards", []string{sc.capture}, []string{back}, given, []string{back + ":5:", "backwards", "out of time order"}},
+		{"no byte counters to estimate from", []string{sc.capture}, []string{noBytes}, Options{}, []string{noBytes, "no byte counters", "--offset"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Correlate(tc.captures, tc.tels, out, tc.opt)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("output left behind: %v", err)
+			}
+			assertNoTempFiles(t, dir)
+		})
+	}
+
+	t.Run("export of a capture cut short", func(t *testing.T) {
+		for _, opt := range []ExportOptions{{}, {PartitionBy: []PartitionKey{{Name: "transport"}}}} {
+			o := filepath.Join(dir, "packets")
+			if len(opt.PartitionBy) == 0 {
+				o += ".parquet"
+			}
+			_, err := Export(cut, o, opt)
+			if err == nil || !strings.Contains(err.Error(), cut) || !strings.Contains(err.Error(), "cut short") {
+				t.Fatalf("error %v does not name the file and the damage", err)
+			}
+			files, _ := filepath.Glob(filepath.Join(o, "*", "*"))
+			if _, err := os.Stat(o); len(files) > 0 || (len(opt.PartitionBy) == 0 && !os.IsNotExist(err)) {
+				t.Errorf("output left behind: %v %v", files, err)
+			}
+			assertNoTempFiles(t, dir)
+		}
+	})
+}
