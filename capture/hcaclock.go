@@ -13,15 +13,21 @@ import (
 // packets keep their cycle-exact spacing.
 type hcaClock struct {
 	kHz       uint64 // device clock frequency in kHz (ibv_device_attr_ex.hca_core_clock)
+	mask      uint64 // valid bits of a timestamp (completion_timestamp_mask): the counter wraps past it
 	refCycles uint64 // device clock at the anchor, in cycles
 	refNs     int64  // wall clock at the anchor, ns since the epoch
 }
 
-func newHCAClock(kHz uint64) (*hcaClock, error) {
+// newHCAClock makes a converter for a clock of kHz whose timestamps have
+// the bits of mask (0 means all 64).
+func newHCAClock(kHz, mask uint64) (*hcaClock, error) {
 	if kHz == 0 {
 		return nil, fmt.Errorf("device reports a 0 kHz core clock: completion timestamps cannot be converted")
 	}
-	return &hcaClock{kHz: kHz}, nil
+	if mask == 0 {
+		mask = ^uint64(0)
+	}
+	return &hcaClock{kHz: kHz, mask: mask}, nil
 }
 
 // anchor sets the reference pair: the device clock read between two host
@@ -36,10 +42,12 @@ func (c *hcaClock) anchor(cycles uint64, beforeNs, afterNs int64) {
 // Values before the anchor convert too: completions polled after an anchor
 // may carry earlier timestamps.
 func (c *hcaClock) toNs(cycles uint64) int64 {
-	d := cycles - c.refCycles // wraps correctly for values behind the anchor
-	neg := int64(d) < 0
+	// The distance from the anchor, modulo the counter's width: the nearer
+	// way round is the right one, ahead or behind.
+	d := (cycles - c.refCycles) & c.mask
+	neg := d > c.mask/2
 	if neg {
-		d = -d
+		d = (c.refCycles - cycles) & c.mask
 	}
 	// cycles * 1e6 / kHz, in 128 bits so a long capture cannot overflow.
 	hi, lo := bits.Mul64(d, 1_000_000)

@@ -313,7 +313,7 @@ func openVerbs(dev RDMADevice, port int, c Config) (Source, error) {
 		return nil, verbsStageError(dev.Name, C.GoString(stage), syscall.Errno(rc))
 	}
 	if v.s.wallclock == 0 {
-		if v.clock, err = newHCAClock(uint64(info.hca_core_clock_khz)); err != nil {
+		if v.clock, err = newHCAClock(uint64(info.hca_core_clock_khz), uint64(info.completion_timestamp_mask)); err != nil {
 			return nil, fmt.Errorf("capture on %s: %w", v.name, err)
 		}
 		if err := v.reanchor(); err != nil {

@@ -1,0 +1,25 @@
+package capture
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestVerbsStageError(t *testing.T) {
+	for _, c := range []struct {
+		stage string
+		errno syscall.Errno
+		want  string
+	}{
+		{"create raw packet QP", syscall.EPERM, "CAP_NET_RAW"},
+		{"create sniffer flow", syscall.EPERM, "CAP_NET_RAW and CAP_NET_ADMIN"},
+		{"create sniffer flow", syscall.EOPNOTSUPP, "sniffer flow steering"},
+		{"register ring memory", syscall.ENOMEM, "ulimit -l"},
+	} {
+		err := verbsStageError("mlx5_0", c.stage, c.errno)
+		if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.stage) {
+			t.Errorf("%s/%v: %q lacks %q", c.stage, c.errno, err, c.want)
+		}
+	}
+}
