@@ -72,7 +72,7 @@ type BufferSender struct {
 	PeakBlocks     int              `json:"peak_blocks"`
 	PacketBlocks   int              `json:"packet_blocks"`   // blocks of the typical (most common) packet
 	PacketBytes    int              `json:"packet_bytes"`    // its size, LRH through VCRC
-	DrainNs        float64          `json:"drain_ns"`        // median spacing of this sender's packets at the receiver during the plateau
+	DrainNs        int64            `json:"drain_ns"`        // median spacing of this sender's packets at the receiver during the plateau
 	HeldPackets    float64          `json:"held_packets"`    // packets the switch holds unseen by the occupancy (2w/D)
 	BufferPackets  int              `json:"buffer_packets"`  // K: whole packets the buffer holds
 	EstimateBlocks int              `json:"estimate_blocks"` // (K + 1/2) packets, in 64-byte blocks
@@ -324,14 +324,14 @@ func (bs *BufferSender) estimate(m []matchedPkt, maxPoints int, nsPerByte, holdP
 	}
 	if len(gaps) > 0 {
 		sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
-		bs.DrainNs = float64(gaps[len(gaps)/2])
+		bs.DrainNs = gaps[len(gaps)/2]
 	}
 	if bs.DrainNs <= 0 || 2*bs.PlateauBlocks < bs.PacketBlocks {
 		return // no queue built up: nothing to estimate from
 	}
 	bs.Congested = true
 	wireNs := float64(bs.PacketBytes) * nsPerByte
-	bs.HeldPackets = holdPackets * wireNs / bs.DrainNs
+	bs.HeldPackets = holdPackets * wireNs / float64(bs.DrainNs)
 	bs.BufferPackets = int(math.Round(float64(bs.PlateauBlocks)/float64(bs.PacketBlocks) + bs.HeldPackets))
 	bs.EstimateBlocks = int(math.Round((float64(bs.BufferPackets) + 0.5) * float64(bs.PacketBlocks)))
 	bs.EstimateBytes = bs.EstimateBlocks * decode.BlockBytes

@@ -552,7 +552,7 @@ func (r *run) truth() *Truth {
 			SL: f.cfg.SL, Bytes: f.cfg.Bytes, Packets: f.packets, FirstNs: r.ns(f.firstPs), LastNs: r.ns(f.lastPs),
 			MaxQueueNs: f.queueMx / 1000}
 		if f.delivered > 0 {
-			ft.MeanQueueNs = float64(f.queueSumPs) / float64(f.delivered) / 1000
+			ft.MeanQueueNs = f.queueSumPs / f.delivered / 1000
 		}
 		t.Flows = append(t.Flows, ft)
 		t.Packets = append(t.Packets, f.truth...)

@@ -72,18 +72,18 @@ type Interval struct {
 
 // FlowTruth is one flow's outcome.
 type FlowTruth struct {
-	Src         string  `json:"src"`
-	Dst         string  `json:"dst"`
-	SLID        uint16  `json:"slid"`
-	DLID        uint16  `json:"dlid"`
-	DestQP      uint32  `json:"dest_qp"`
-	SL          int     `json:"sl"`
-	Bytes       int64   `json:"bytes"`
-	Packets     int64   `json:"packets"`
-	FirstNs     int64   `json:"first_ns"`      // first packet injected
-	LastNs      int64   `json:"last_ns"`       // last packet delivered
-	MeanQueueNs float64 `json:"mean_queue_ns"` // time in switch buffers per packet
-	MaxQueueNs  int64   `json:"max_queue_ns"`
+	Src         string `json:"src"`
+	Dst         string `json:"dst"`
+	SLID        uint16 `json:"slid"`
+	DLID        uint16 `json:"dlid"`
+	DestQP      uint32 `json:"dest_qp"`
+	SL          int    `json:"sl"`
+	Bytes       int64  `json:"bytes"`
+	Packets     int64  `json:"packets"`
+	FirstNs     int64  `json:"first_ns"`      // first packet injected
+	LastNs      int64  `json:"last_ns"`       // last packet delivered
+	MeanQueueNs int64  `json:"mean_queue_ns"` // time in switch buffers per packet, mean (rounded down)
+	MaxQueueNs  int64  `json:"max_queue_ns"`
 }
 
 // PacketTruth is one data packet's journey (with truth_packets).

@@ -93,7 +93,7 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 			analyze.FormatNs(s.PlateauStartNs-s.FirstNs), analyze.FormatNs(s.PlateauEndNs-s.FirstNs), analyze.FormatNs(s.PlateauEndNs-s.PlateauStartNs),
 			s.PlateauBlocks, float64(s.PlateauBlocks)/float64(s.PacketBlocks), s.PacketBytes)
 		fmt.Fprintf(w, "  drain            one packet every %s at the receiver; %.2f packets held while forwarding\n",
-			analyze.FormatNs(int64(s.DrainNs)), s.HeldPackets)
+			analyze.FormatNs(s.DrainNs), s.HeldPackets)
 		fmt.Fprintf(w, "  buffer           %d packets of %d blocks: estimate %d bytes (%.1f KiB), between %d and %d bytes\n",
 			s.BufferPackets, s.PacketBlocks, s.EstimateBytes, float64(s.EstimateBytes)/1024, s.LowBytes, s.HighBytes)
 	}

@@ -131,7 +131,7 @@ func run(cmd *cobra.Command, args []string) error {
 			p.Port, p.XmitWaitTicks, t.TickNs, p.TickSymbols, p.XmitWaitNs, p.Waits)
 	}
 	for _, f := range t.Flows {
-		fmt.Printf("  flow  %s -> %s: %d packets, %s .. %s, mean queueing %.0f ns, max %d ns\n", f.Src, f.Dst, f.Packets,
+		fmt.Printf("  flow  %s -> %s: %d packets, %s .. %s, mean queueing %d ns, max %d ns\n", f.Src, f.Dst, f.Packets,
 			time.Duration(f.FirstNs-t.StartNs), time.Duration(f.LastNs-t.StartNs), f.MeanQueueNs, f.MaxQueueNs)
 	}
 	fmt.Printf("  truth %s\n", filepath.Join(outDir, "truth.json"))
