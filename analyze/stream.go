@@ -29,9 +29,9 @@ type StreamOptions struct {
 
 // Where locates one frame.
 type Where struct {
-	File   string // file name
-	Frame  int    // 1-based frame number in the file
-	Offset int64  // byte offset of the frame's record, -1 when unknown (pcapng)
+	File   string `json:"file"`   // file name
+	Frame  int    `json:"frame"`  // 1-based frame number in the file
+	Offset int64  `json:"offset"` // byte offset of the frame's record, -1 when unknown
 }
 
 func (w Where) String() string {

@@ -145,6 +145,9 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 			ops = append(ops, fmt.Sprintf("%s %d", op.Name, op.Packets))
 		}
 		fmt.Fprintf(w, "  opcodes: %s\n", strings.Join(ops, ", "))
+		if line, binNs := sparkline(f.ThroughputGbps, r.ThroughputBinNs); line != "" {
+			fmt.Fprintf(w, "  throughput per %s from the capture's start (peak %.3g Gb/s): %s\n", analyze.FormatNs(binNs), f.PeakGbps, line)
+		}
 		m := f.Messages
 		fmt.Fprintf(w, "  messages: %d (first %d, middle %d, last %d, only %d)\n", m.Total, m.First, m.Middle, m.Last, m.Only)
 		if p := f.PSN; p != (analyze.PSNStats{}) {
@@ -172,4 +175,42 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 			fmt.Fprintf(w, "  %d packets out of order beyond the reorder window\n", f.Late)
 		}
 	}
+}
+
+// sparkColumns is the widest throughput sparkline in the text output.
+const sparkColumns = 64
+
+var sparkLevels = []rune(" ▁▂▃▄▅▆▇█")
+
+// sparkline draws a throughput series in at most sparkColumns characters,
+// merging neighbouring bins (averaging their rates); it returns the line and
+// the time each character spans.
+func sparkline(gbps []float64, binNs int64) (string, int64) {
+	if len(gbps) == 0 {
+		return "", binNs
+	}
+	per := (len(gbps) + sparkColumns - 1) / sparkColumns
+	var cols []float64
+	var peak float64
+	for i := 0; i < len(gbps); i += per {
+		var sum float64
+		part := gbps[i:min(i+per, len(gbps))]
+		for _, g := range part {
+			sum += g
+		}
+		cols = append(cols, sum/float64(len(part)))
+		peak = max(peak, sum/float64(len(part)))
+	}
+	var b strings.Builder
+	for _, c := range cols {
+		lvl := 0
+		if peak > 0 {
+			lvl = int(c / peak * float64(len(sparkLevels)-1))
+			if c > 0 && lvl == 0 {
+				lvl = 1 // any traffic shows
+			}
+		}
+		b.WriteRune(sparkLevels[lvl])
+	}
+	return b.String(), binNs * int64(per)
 }
