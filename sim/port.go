@@ -45,7 +45,8 @@ type port struct {
 	// Port counters as perfquery names them.
 	xmitBytes, rcvBytes uint64 // data packets, LRH through VCRC
 	xmitPkts, rcvPkts   uint64
-	taps                []*tapWriter
+	taps                []*tapWriter // record what the port sends
+	rxTaps              []*tapWriter // record what it receives
 }
 
 // serPs is how long bytes take on the wire, in ps.

@@ -93,6 +93,7 @@ type Tap struct {
 	File       string `yaml:"file" json:"file"`               // pcap file, relative to the output directory
 	QuantizeNs int64  `yaml:"quantize_ns" json:"quantize_ns"` // round timestamps down to this step (1000 mimics ibdump); 0 keeps ns
 	DataOnly   bool   `yaml:"data_only" json:"data_only"`     // leave out flow-control packets, as ibdump (which never sees them) does
+	Direction  string `yaml:"direction" json:"direction"`     // "both" (default), "tx" (what the port sends) or "rx" (what it receives)
 }
 
 // Telemetry samples port counters at a period into a perfquery-style text
@@ -330,6 +331,13 @@ func (s *Scenario) Validate() error {
 		}
 		if err := s.checkPort(t.Port, key+".port"); err != nil {
 			return err
+		}
+		switch t.Direction {
+		case "":
+			t.Direction = "both"
+		case "both", "tx", "rx":
+		default:
+			return keyErr(key+".direction", "%q: want both, tx or rx", t.Direction)
 		}
 	}
 	if t := s.Telemetry; t != nil {

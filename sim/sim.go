@@ -140,7 +140,12 @@ func build(s *Scenario, outDir string) (*run, error) {
 		}
 		w.noFCP = t.DataOnly
 		p := portByName[t.Port]
-		p.taps = append(p.taps, w)
+		if t.Direction != "rx" {
+			p.taps = append(p.taps, w)
+		}
+		if t.Direction != "tx" {
+			p.rxTaps = append(p.rxTaps, w)
+		}
 		r.taps = append(r.taps, w)
 		r.tapPorts = append(r.tapPorts, t.Port)
 	}
@@ -411,7 +416,7 @@ func (r *run) transmit(p *port, pkt *packet) {
 	for _, t := range p.taps {
 		t.record(r.nowPs, r.nowPs, pkt, IfaceTx)
 	}
-	for _, t := range p.peer.taps {
+	for _, t := range p.peer.rxTaps {
 		t.record(r.nowPs+p.propPs, r.nowPs, pkt, IfaceRx)
 	}
 	dur := p.serPs(pkt.wireBytes)

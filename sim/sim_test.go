@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ibscope/ibscope/decode"
 )
 
 func smallIncast() *Scenario {
@@ -146,5 +148,60 @@ flows:
 	}
 	if b := tr.Port("sw/1").VLBufferBytes; len(b) != 2 || b[0] != 32768 || b[1] != 32768 {
 		t.Errorf("sw/1 buffers %v, want 2 VLs of 32 KiB", b)
+	}
+}
+
+// TestTwoSwitches: routes span switches, every link runs its own credits,
+// and a one-direction tap on a switch-to-switch port sees only its side.
+func TestTwoSwitches(t *testing.T) {
+	yaml := `rate: EDR
+hosts: [{name: s1}, {name: s2}, {name: r}]
+switches: [{name: a}, {name: b, port_buffer_bytes: 65536}]
+links: [{a: s1, b: a}, {a: s2, b: a}, {a: a, b: b}, {a: b, b: r}]
+flows:
+  - {src: s1, dst: r, bytes: 1048576}
+  - {src: s2, dst: r, bytes: 1048576}
+  - {src: r, dst: s1, bytes: 65536, op: send}
+taps: [{port: a/3, file: ab.pcap, direction: tx}]
+`
+	s, err := LoadScenario(writeFile(t, "two.yaml", yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tr, err := Run(s, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.Port("b/2").XmitPkts; got < 1024 {
+		t.Errorf("b/2 sent %d packets to r, want the 1024 data packets of both senders", got)
+	}
+	if got := tr.Port("b/1").VLBufferBytes[0]; got != 16384 {
+		t.Errorf("b/1 buffer %d, want 64 KiB over 4 VLs", got)
+	}
+	// The tap sees a's side only: the data toward b (1024 packets and s1's
+	// ACK of r's message) and a's FCPs, all on interface 0.
+	rd, err := decode.Open(filepath.Join(dir, "ab.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var f decode.Frame
+	data, fcps := 0, 0
+	for rd.Next(&f) == nil {
+		if f.Iface != IfaceTx {
+			t.Fatalf("frame %d on interface %d in a tx-only tap", f.Number, f.Iface)
+		}
+		if f.Transport == decode.TransportLink {
+			fcps++
+		} else {
+			data++
+		}
+	}
+	if data != 1025 || fcps == 0 {
+		t.Errorf("tx-only tap: %d data packets, %d FCPs; want 1025 and some", data, fcps)
+	}
+	if tr.Flows[2].Packets != 32 || tr.Port("s1/1").RcvPkts < 32 {
+		t.Errorf("reverse flow: %d packets sent, s1 received %d", tr.Flows[2].Packets, tr.Port("s1/1").RcvPkts)
 	}
 }
