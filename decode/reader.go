@@ -93,7 +93,8 @@ const (
 	magicNano    = 0xa1b23c4d
 	magicNG      = 0x0a0d0d0a
 	maxRecordLen = 1 << 20 // longer records mean a damaged file
-	readBufLen   = 4 << 20
+	readBufLen   = 4 << 20 // read buffer for large files; records are read in place from it
+	minBufLen    = 4096    // bufio's default: pcapgo's reader then reuses ours (see openNG)
 )
 
 // Open opens a capture file for reading.
@@ -102,7 +103,11 @@ func Open(path string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := NewReader(f, path)
+	size := int64(readBufLen)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	r, err := newReader(f, path, size)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -113,8 +118,21 @@ func Open(path string) (*Reader, error) {
 
 // NewReader reads a capture from rd; name is used in error messages.
 func NewReader(rd io.Reader, name string) (*Reader, error) {
+	size := int64(readBufLen)
+	if l, ok := rd.(interface{ Len() int }); ok { // bytes.Reader, bytes.Buffer, strings.Reader
+		size = int64(l.Len())
+	}
+	return newReader(rd, name, size)
+}
+
+// newReader reads a capture of sizeBytes (if known, else readBufLen or
+// more). A file smaller than the read buffer gets a buffer its size: every
+// record still fits, and small files (tests, fuzzing) do not pay for
+// allocating and clearing 4 MiB.
+func newReader(rd io.Reader, name string, sizeBytes int64) (*Reader, error) {
+	bufLen := int(min(max(sizeBytes, minBufLen), readBufLen))
 	cr := &countingReader{r: rd}
-	r := &Reader{name: name, br: bufio.NewReaderSize(cr, readBufLen), counted: cr}
+	r := &Reader{name: name, br: bufio.NewReaderSize(cr, bufLen), counted: cr}
 	hdr, err := r.br.Peek(24)
 	if len(hdr) < 4 {
 		if err == nil || err == io.EOF {
@@ -253,7 +271,7 @@ func (r *Reader) record(f *Frame) ([]byte, error) {
 }
 
 func errOrEOF(err error) error {
-	if err == nil {
+	if err == nil || err == bufio.ErrBufferFull { // the buffer holds the rest of the file
 		return io.EOF
 	}
 	return err
