@@ -23,7 +23,7 @@ type batchJob struct {
 }
 
 func newBatchWriter() *batchWriter {
-	bw := &batchWriter{jobs: make(chan batchJob, 1), done: make(chan struct{})}
+	bw := &batchWriter{jobs: make(chan batchJob), done: make(chan struct{})}
 	go bw.run()
 	return bw
 }

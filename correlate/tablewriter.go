@@ -17,7 +17,7 @@ import (
 // Parquet row group: large enough for zstd and for readers that parallelise
 // per row group (DuckDB's own default is 122,880), small enough that a
 // writer holds only a few tens of MB whatever the capture's size.
-const BatchRows = 128 * 1024
+const BatchRows = 64 * 1024
 
 // TableWriter writes record batches of one schema to one file. The data goes
 // to a hidden temporary file next to the destination, and only Commit renames
