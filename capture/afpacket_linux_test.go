@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ibscope/ibscope/capture/txring"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -165,4 +166,45 @@ func TestAFPacketAll(t *testing.T) {
 	if i != len(all) {
 		t.Fatalf("found %d of the %d frames sent, in order, among %d captured", i, len(all), len(recs))
 	}
+}
+
+// A ring too small for a burst loses frames, and the report says how many:
+// every frame sent is written, dropped by the kernel, or dropped on the
+// veth's backlog before any capture could see it.
+func TestAFPacketDropsAreCounted(t *testing.T) {
+	ns := newVethNS(t)
+	src := openInNS(t, ns, &Config{RingBytes: 1}) // the smallest ring: 4 blocks of 1 MiB
+	var frames [][]byte
+	for i := range 100 {
+		frames = append(frames, rocev2Frame(opSendOnly, 0x11, uint32(i), 1400, false, false))
+	}
+	var tx *txring.Ring
+	if err := ns.do(t, func() (err error) { tx, err = txring.Open(ns.Send); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	before := ns.rxDropped(t)
+	const sent = 20_000 // 29 MB into a 4 MiB ring nobody reads yet
+	if _, err := tx.Send(frames, sent, 100_000); err != nil {
+		t.Fatal(err)
+	}
+	pathDrops := uint64(ns.rxDropped(t) - before)
+	w, err := NewWriter(WriterConfig{Path: filepath.Join(t.TempDir(), "d.pcap"), LinkType: src.LinkType()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // only drain what the ring holds
+	rep, err := Run(ctx, src, w, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if rep.KernelDrops == 0 {
+		t.Errorf("no kernel drops reported for %d frames into a 4 MiB ring:\n%s", sent, rep.String())
+	}
+	if got := rep.Written + rep.KernelDrops + pathDrops; got != sent {
+		t.Errorf("written %d + kernel drops %d + backlog drops %d = %d, sent %d", rep.Written, rep.KernelDrops, pathDrops, got, sent)
+	}
+	t.Logf("sent %d: written %d, kernel drops %d, backlog drops %d", sent, rep.Written, rep.KernelDrops, pathDrops)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -88,12 +89,14 @@ func (ns *vethNS) do(t testing.TB, f func() error) error {
 }
 
 // replay sends a pcap's frames out of the namespace's Send interface with
-// tcpreplay, as fast as it can.
+// tcpreplay.
 func (ns *vethNS) replay(t testing.TB, pcap string, extra ...string) string {
 	t.Helper()
 	args := append([]string{"-q", "-i", ns.Send}, extra...)
 	if !hasFlag(extra, "--pps") && !hasFlag(extra, "--mbps") {
-		args = append(args, "-t")
+		// Paced: flat out, a loaded machine's receive backlog (1000 frames)
+		// can overflow before any capture sees the frames.
+		args = append(args, "--pps=50000")
 	}
 	args = append(args, pcap)
 	out, err := ns.command("tcpreplay", args...).CombinedOutput()
@@ -110,4 +113,19 @@ func hasFlag(args []string, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// rxDropped reads the capture side's receive drop counter: frames the
+// kernel's backlog could not take from the sender, before any capture.
+func (ns *vethNS) rxDropped(t testing.TB) int {
+	t.Helper()
+	out, err := ns.command("cat", "/sys/class/net/"+ns.Capture+"/statistics/rx_dropped").Output()
+	if err != nil {
+		t.Fatalf("read rx_dropped: %v", err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("rx_dropped %q: %v", out, err)
+	}
+	return n
 }

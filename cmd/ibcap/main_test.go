@@ -228,7 +228,7 @@ func TestIbcapSIGINT(t *testing.T) {
 	want := bundledRoCE(t)
 	out := filepath.Join(t.TempDir(), "out.pcap")
 	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out)
-	ns.replay(t, "-t", bundled)
+	ns.replay(t, "--pps=50000", bundled)
 	p.cmd.Process.Signal(os.Interrupt)
 	if err := p.wait(t); err != nil {
 		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
@@ -254,7 +254,7 @@ func TestIbcapSIGKILL(t *testing.T) {
 	want := bundledRoCE(t)
 	out := filepath.Join(t.TempDir(), "out.pcap")
 	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out)
-	ns.replay(t, "-t", bundled)
+	ns.replay(t, "--pps=50000", bundled)
 	// No signal: the periodic flush alone must bring every frame to disk.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -297,7 +297,7 @@ func TestIbcapStdout(t *testing.T) {
 	want := bundledRoCE(t)
 	var stdout bytes.Buffer
 	p := startIbcap(t, ns, &stdout, "-i", "vcap", "-w", "-", "-c", strconv.Itoa(len(want)))
-	ns.replay(t, "-t", bundled)
+	ns.replay(t, "--pps=50000", bundled)
 	if err := p.wait(t); err != nil {
 		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
 	}
@@ -337,7 +337,7 @@ func TestIbcapRelinquishPrivileges(t *testing.T) {
 	os.Chmod(dir, 0o777)
 	out := filepath.Join(dir, "out.pcap")
 	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out, "-Z", "nobody", "-c", "10")
-	ns.replay(t, "-t", bundled)
+	ns.replay(t, "--pps=50000", bundled)
 	if err := p.wait(t); err != nil {
 		t.Fatalf("ibcap -Z nobody: %v\n%s", err, p.stderr.String())
 	}
