@@ -97,3 +97,24 @@ func TestExampleScenario(t *testing.T) {
 		t.Errorf("example: %d data packets, taps %+v", tr.DataPackets, tr.Taps)
 	}
 }
+
+// FuzzLoadScenario: any file is loaded or refused, never a panic.
+func FuzzLoadScenario(f *testing.F) {
+	f.Add([]byte(goodYAML), false)
+	f.Add([]byte(`{"hosts": [{"name": "a"}, {"name": "b"}], "links": [{"a": "a", "b": "b"}], "flows": [{"src": "a", "dst": "b", "bytes": 1}]}`), true)
+	f.Add([]byte("switches: [{name: sw, vl_buffer_bytes: [-1]}]\n"), false)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte, isJSON bool) {
+		name := filepath.Join(dir, "s.yaml")
+		if isJSON {
+			name = filepath.Join(dir, "s.json")
+		}
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := LoadScenario(name)
+		if err == nil && (len(s.Hosts) < 2 || len(s.Flows) == 0) {
+			t.Errorf("accepted a scenario without two hosts and a flow: %+v", s)
+		}
+	})
+}
