@@ -220,30 +220,34 @@ func tsharkCount(t *testing.T, path string) int {
 	return len(strings.Fields(string(out)))
 }
 
-// SIGINT stops ibcap after it drained the ring: every RoCE frame sent is in
-// the file, byte for byte, in order; the others were filtered out; tshark
-// reads it; the report on stderr accounts for them.
-func TestIbcapSIGINT(t *testing.T) {
-	ns := newNetns(t)
-	want := bundledRoCE(t)
-	out := filepath.Join(t.TempDir(), "out.pcap")
-	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out)
-	ns.replay(t, "--pps=50000", bundled)
-	p.cmd.Process.Signal(os.Interrupt)
-	if err := p.wait(t); err != nil {
-		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
-	}
-	got, err := readRecords(t, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameFrames(t, got, want)
-	if !strings.Contains(p.stderr.String(), fmt.Sprintf("%d packets written", len(want))) ||
-		!strings.Contains(p.stderr.String(), "0 packets dropped by the kernel") {
-		t.Errorf("report:\n%s", p.stderr.String())
-	}
-	if n := tsharkCount(t, out); n != len(want) {
-		t.Errorf("tshark reads %d frames, want %d", n, len(want))
+// SIGINT and SIGTERM stop ibcap after it drained the ring: every RoCE
+// frame sent is in the file, byte for byte, in order; the others were
+// filtered out; tshark reads it; the report on stderr accounts for them.
+func TestIbcapStopSignals(t *testing.T) {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			ns := newNetns(t)
+			want := bundledRoCE(t)
+			out := filepath.Join(t.TempDir(), "out.pcap")
+			p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out)
+			ns.replay(t, "--pps=50000", bundled)
+			p.cmd.Process.Signal(sig)
+			if err := p.wait(t); err != nil {
+				t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
+			}
+			got, err := readRecords(t, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameFrames(t, got, want)
+			if !strings.Contains(p.stderr.String(), fmt.Sprintf("%d packets written", len(want))) ||
+				!strings.Contains(p.stderr.String(), "0 packets dropped by the kernel") {
+				t.Errorf("report:\n%s", p.stderr.String())
+			}
+			if n := tsharkCount(t, out); n != len(want) {
+				t.Errorf("tshark reads %d frames, want %d", n, len(want))
+			}
+		})
 	}
 }
 

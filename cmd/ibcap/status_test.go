@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibscope/ibscope/capture"
+)
+
+func TestStatusLine(t *testing.T) {
+	var b bytes.Buffer
+	s := newStatusLine(&b, true)
+	s.update(capture.Report{Written: 1000, Bytes: 128_000, Filtered: 3, KernelDrops: 2, Elapsed: time.Second})
+	s.update(capture.Report{Written: 3000, Bytes: 384_000, Filtered: 5, KernelDrops: 2, DeviceDrops: 1, Elapsed: 2 * time.Second})
+	line := b.String()[strings.LastIndex(b.String(), "\r"):]
+	for _, want := range []string{"3000 packets", "2000 pkt/s", "2.0 Mb/s", "5 filtered", "3 dropped"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("status line %q lacks %q", line, want)
+		}
+	}
+	s.clear()
+	if !strings.HasSuffix(b.String(), "\r\x1b[K") {
+		t.Error("clear did not erase the line")
+	}
+	var off bytes.Buffer
+	q := newStatusLine(&off, false)
+	q.update(capture.Report{Written: 1, Elapsed: time.Second})
+	q.clear()
+	if off.Len() != 0 {
+		t.Errorf("status line off (quiet or not a terminal) wrote %q", off.String())
+	}
+}
