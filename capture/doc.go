@@ -15,6 +15,10 @@
 //   - Run moves packets from a Source to a Writer until a count, a duration or
 //     the context ends it, drains what the ring still holds, and returns a
 //     Report that accounts for every packet.
+//   - StartTelemetry runs the telemetry package's sysfs sampler for the RDMA
+//     port of the device into a sidecar next to the capture (ibcap --telemetry).
+//
+// Subpackage txring is a fast frame sender for the tests and the benchmark.
 //
 // Builds without cgo, or with the noverbs tag, keep the AF_PACKET backend and
 // say clearly that the verbs one is not available.

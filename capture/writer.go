@@ -90,9 +90,6 @@ func (w *Writer) LinkType() int { return w.enc.linkType() }
 // Files returns the names of the files opened so far, in order.
 func (w *Writer) Files() []string { return w.files }
 
-// Packets returns how many packets were written (buffered ones included).
-func (w *Writer) Packets() uint64 { return w.packets }
-
 // RotatedName is the name of rotated file number index: the number goes
 // before the extension, so "out.pcap" becomes "out-00003.pcap" and the
 // files still open by extension.

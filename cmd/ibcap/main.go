@@ -80,7 +80,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.Uint64VarP(&f.count, "count", "c", 0, "stop after writing this many packets")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (e.g. 30s, 5m)")
 	fl.IntVarP(&f.snapLenBytes, "snaplen", "s", 0, "keep at most this many bytes of each packet (128 keeps the headers); 0 keeps all")
-	fl.IntVarP(&f.ringKiB, "buffer-size", "B", 0, fmt.Sprintf("receive ring size in KiB (default %d)", capture.DefaultRingBytes>>10))
+	fl.IntVarP(&f.ringKiB, "buffer-size", "B", 0, fmt.Sprintf("receive ring size in KiB (default %d; AF_PACKET uses 1 MiB blocks, at least 4)", capture.DefaultRingBytes>>10))
 	fl.Int64VarP(&f.rotateMB, "file-size", "C", 0, "start a new file after this many MB (1,000,000 bytes); files are named FILE-00000.ext, FILE-00001.ext, ...")
 	fl.IntVarP(&f.rotateSec, "rotate-seconds", "G", 0, "start a new file every this many seconds")
 	fl.IntVarP(&f.maxFiles, "file-count", "W", 0, "keep at most this many files, reusing the names in a ring (with -C or -G)")
