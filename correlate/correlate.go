@@ -78,11 +78,9 @@ func Correlate(captures, telemetryFiles []string, out string, opt Options) (Resu
 	var binNs int64
 	if !opt.OffsetGiven {
 		for _, in := range series {
-			b, err := histBinNs(in.s)
-			if err != nil {
-				return res, fmt.Errorf("cannot estimate the clock offset of %s: %v; give --offset", in.name(), err)
-			}
-			if binNs == 0 || b < binNs {
+			// A series that cannot be estimated fails in alignSeries, after
+			// the plainer complaint that it does not overlap at all.
+			if b, err := histBinNs(in.s); err == nil && (binNs == 0 || b < binNs) {
 				binNs = b
 			}
 		}
@@ -133,6 +131,9 @@ func alignSeries(in *inSeries, span captureSpan, opt Options) error {
 		// clocks are far apart and the user must say by how much.
 		return noOverlap(in, span, "; if the clocks differ, give --offset")
 	default:
+		if _, err := histBinNs(in.s); err != nil {
+			return fmt.Errorf("cannot estimate the clock offset of %s: %v; give --offset", in.name(), err)
+		}
 		est, err := estimateOffset(span.hist, span.firstNs, span.lastNs, in.s)
 		if err != nil {
 			return fmt.Errorf("cannot estimate the clock offset of %s: %v; give --offset", in.name(), err)

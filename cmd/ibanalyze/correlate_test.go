@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeSidecar writes telemetry samples every 20 µs from startNs, with
+// port_xmit_data counting up.
+func writeSidecar(t *testing.T, path, clock string, startNs int64, n int) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "# ibscope-telemetry v1 source=mlx5_0/1 clock=%s\nsample_id,start_ns,end_ns,port_xmit_data\n", clock)
+	for i := range n {
+		ts := startNs + int64(i)*20_000
+		fmt.Fprintf(&b, "%d,%d,%d,%d\n", i, ts, ts, 1000*i*i)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCorrelateCommand(t *testing.T) {
+	dir := t.TempDir()
+	tel := filepath.Join(dir, "tel.csv")
+	writeSidecar(t, tel, "host", 1767323044999990000, 8) // covers the capture's 112 µs
+	out := filepath.Join(dir, "j.parquet")
+	stdout, stderr, code := run(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "--local", "192.168.7.1", "-o", out)
+	if code != 0 || !strings.Contains(stdout, "offset +0s (given)") || !strings.Contains(stdout, out+": 8 rows from 77 frames") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Fatal(err)
+	}
+
+	// Without --local an Ethernet capture does not say who sent what.
+	_, stderr, code = run(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "-o", filepath.Join(dir, "j.arrow"))
+	if code != 0 || !strings.Contains(stderr, "cap_tx_* and cap_rx_* are null; give --local ADDR") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestCorrelateCommandRefuses(t *testing.T) {
+	dir := t.TempDir()
+	later := filepath.Join(dir, "later.csv")
+	writeSidecar(t, later, "host", 1893456000000000000, 8) // 2030
+	out := filepath.Join(dir, "j.parquet")
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--telemetry", later, "--offset", "0"}, []string{later, "does not overlap the capture in time",
+			"the capture spans 2026-01-02T03:04:05.000000700Z .. 2026-01-02T03:04:05.000112297Z (111.597µs)",
+			"the telemetry (clock host) spans 2030-01-01T00:00:00.000000000Z .. 2030-01-01T00:00:00.000140000Z (140µs)"}},
+		{[]string{"--telemetry", later}, []string{"does not overlap", "give --offset"}},
+		{[]string{"--telemetry", later, "--offset", "soon"}, []string{`--offset "soon"`}},
+		{[]string{"--telemetry", filepath.Join(dir, "none.csv"), "--offset", "0"}, []string{"none.csv", "no such file"}},
+		{[]string{"--telemetry", later, "--local", "host-a"}, []string{`--local "host-a"`}},
+	} {
+		args := append([]string{"correlate", rocev2Pcap, "-o", out}, tc.args...)
+		_, stderr, code := run(t, args...)
+		if code != 1 {
+			t.Errorf("%v: exit %d, want 1", tc.args, code)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: stderr %q does not say %q", tc.args, stderr, w)
+			}
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*.parquet")); len(left) > 0 {
+		t.Errorf("files left behind: %v", left)
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const rocev2Pcap = "../../testdata/pcaps/rocev2_ipv4.pcap"
+
+func TestExportCommand(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"p.parquet", "p.arrow"} {
+		out := filepath.Join(dir, name)
+		stdout, stderr, code := run(t, "export", rocev2Pcap, "-o", out)
+		if code != 0 || !strings.Contains(stdout, out+": 77 rows (0 frames not decoded)") {
+			t.Fatalf("export -o %s: exit %d\nstdout %s\nstderr %s", name, code, stdout, stderr)
+		}
+		if fi, err := os.Stat(out); err != nil || fi.Size() == 0 || fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s: %v %v", out, fi, err)
+		}
+	}
+
+	ds := filepath.Join(dir, "ds")
+	stdout, stderr, code := run(t, "export", rocev2Pcap, "-o", ds, "--partition-by", "host=n1,transport")
+	want := filepath.Join(ds, "host=n1", "transport=rocev2", "part-rocev2_ipv4.parquet")
+	if code != 0 || !strings.Contains(stdout, want) {
+		t.Fatalf("partitioned export: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+}
+
+func TestExportCommandRefuses(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(rocev2Pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.pcap")
+	if err := os.WriteFile(cut, b[:len(b)-50], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export", rocev2Pcap, "-o", filepath.Join(dir, "p.csv")}, "cannot tell the format from the extension"},
+		{[]string{"export", rocev2Pcap}, `required flag(s) "output" not set`},
+		{[]string{"export", rocev2Pcap, "-o", filepath.Join(dir, "d"), "--partition-by", "qp"}, `partition key "qp": want date, hour, transport or NAME=VALUE`},
+		{[]string{"export", cut, "-o", filepath.Join(dir, "cut.parquet")}, cut + ": frame 77"},
+		{[]string{"export", filepath.Join(dir, "missing.pcap"), "-o", filepath.Join(dir, "m.parquet")}, "no such file"},
+	} {
+		_, stderr, code := run(t, tc.args...)
+		if code != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", tc.args[1:], code, stderr, tc.want)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	hidden, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	if len(left)+len(hidden) > 0 {
+		t.Errorf("files left behind: %v %v", left, hidden)
+	}
+}
