@@ -137,12 +137,12 @@ func Credits(path string, opts CreditOptions) (*CreditReport, error) {
 	if opts.MaxPoints <= 0 {
 		opts.MaxPoints = 2000
 	}
+	// Without a byte time the buffer can still be read from the FCPs; only
+	// the credit stalls, which need packet end times, are then left out.
 	nsPerByte := opts.NsPerByte
+	var inferErr error
 	if nsPerByte <= 0 {
-		var err error
-		if nsPerByte, err = inferNsPerByte(path); err != nil {
-			return nil, err
-		}
+		nsPerByte, inferErr = inferNsPerByte(path)
 	}
 	r, err := decode.Open(path)
 	if err != nil {
@@ -215,7 +215,10 @@ func Credits(path string, opts CreditOptions) (*CreditReport, error) {
 	for _, k := range keys {
 		l := links[k]
 		l.finish()
-		if l.DataPackets > 0 {
+		if l.DataPackets > 0 && inferErr != nil {
+			l.CreditStallNs, l.CreditStalls = -1, -1
+			rep.Problems = append(rep.Problems, fmt.Sprintf("interface %d VL %d: credit stalls not timed: %v", l.Iface, l.VL, inferErr))
+		} else if l.DataPackets > 0 {
 			if pktNs := float64(l.DataBlocks*decode.BlockBytes) / float64(l.DataPackets) * nsPerByte; float64(4*rep.TimestampStepNs) > pktNs {
 				l.CreditStallNs, l.CreditStalls = -1, -1
 				rep.Problems = append(rep.Problems, fmt.Sprintf("interface %d VL %d: timestamps in steps of %s are too coarse against packets of about %s to time credit stalls",
