@@ -96,7 +96,7 @@ type flowState struct {
 	wireBytes uint64
 	firstNs   int64
 	lastNs    int64
-	opcodes   [256]uint64
+	opcodes   opcodeMix
 	msgs      Messages
 	psn       psnTracker
 	acks      uint64
@@ -111,14 +111,50 @@ type flowState struct {
 	late      uint64
 	thr       rateSeries
 
-	// Requests with AckReq waiting for their ACK: a ring, allocated with
-	// the flow's first such request.
+	// Requests with AckReq waiting for their ACK: a ring that grows with
+	// the requests outstanding, up to pendingAcks (then the oldest go).
 	waitReqs []waitingReq
 	waitHead int
 	waitN    int
 	ackLat   Sketch
 	peer     *flowState // the request flow this flow's ACKs answer
 	answered *flowState // the flow whose ACKs answer this flow's requests
+}
+
+// opcodeMix counts packets per opcode. A flow uses a handful of opcodes,
+// so a short list searched from the last hit costs less memory than a
+// 256-entry table and no more time.
+type opcodeMix struct {
+	ops    []decode.Opcode
+	counts []uint64
+	last   int
+}
+
+func (m *opcodeMix) add(op decode.Opcode) {
+	if m.last < len(m.ops) && m.ops[m.last] == op {
+		m.counts[m.last]++
+		return
+	}
+	for i, o := range m.ops {
+		if o == op {
+			m.counts[i]++
+			m.last = i
+			return
+		}
+	}
+	m.ops = append(m.ops, op)
+	m.counts = append(m.counts, 1)
+	m.last = len(m.ops) - 1
+}
+
+// result returns the mix in opcode order.
+func (m *opcodeMix) result() []OpcodeCount {
+	out := make([]OpcodeCount, len(m.ops))
+	for i, op := range m.ops {
+		out[i] = OpcodeCount{Opcode: uint8(op), Name: op.String(), Packets: m.counts[i]}
+	}
+	slices.SortFunc(out, func(a, b OpcodeCount) int { return cmp.Compare(a.Opcode, b.Opcode) })
+	return out
 }
 
 type waitingReq struct {
@@ -185,7 +221,7 @@ func (a *FlowsAnalysis) Add(p *Packet) {
 	f.lastNs = max(f.lastNs, p.TsNs)
 	f.thr.add(p.TsNs, uint64(p.WireBytes))
 	op := p.OpCode
-	f.opcodes[op]++
+	f.opcodes.add(op)
 	if p.Late {
 		f.late++
 	}
@@ -243,14 +279,20 @@ func (a *FlowsAnalysis) Add(p *Packet) {
 
 // wait remembers a request that asked for an ACK.
 func (f *flowState) wait(psn uint32, tsNs int64) {
-	if f.waitReqs == nil {
-		f.waitReqs = make([]waitingReq, pendingAcks)
+	if f.waitN == len(f.waitReqs) {
+		if len(f.waitReqs) < pendingAcks {
+			// Grow the ring (unrolled so the oldest comes first).
+			grown := make([]waitingReq, max(16, 2*len(f.waitReqs)))
+			for k := range f.waitN {
+				grown[k] = f.waitReqs[(f.waitHead+k)%len(f.waitReqs)]
+			}
+			f.waitReqs, f.waitHead = grown, 0
+		} else {
+			f.waitHead = (f.waitHead + 1) % len(f.waitReqs)
+			f.waitN--
+		}
 	}
-	if f.waitN == pendingAcks {
-		f.waitHead = (f.waitHead + 1) % pendingAcks
-		f.waitN--
-	}
-	i := (f.waitHead + f.waitN) % pendingAcks
+	i := (f.waitHead + f.waitN) % len(f.waitReqs)
 	f.waitReqs[i] = waitingReq{psn, tsNs}
 	f.waitN++
 }
@@ -260,7 +302,7 @@ func (f *flowState) wait(psn uint32, tsNs int64) {
 func (f *flowState) covered(ackPSN uint32, inclusive bool) int {
 	n := 0
 	for ; n < f.waitN; n++ {
-		d := psnDiff(ackPSN, f.waitReqs[(f.waitHead+n)%pendingAcks].psn)
+		d := psnDiff(ackPSN, f.waitReqs[(f.waitHead+n)%len(f.waitReqs)].psn)
 		if d < 0 || (d == 0 && !inclusive) {
 			break
 		}
@@ -299,7 +341,7 @@ func (a *FlowsAnalysis) ack(f *flowState, p *Packet) {
 		if lat := p.TsNs - req.waitReqs[req.waitHead].tsNs; lat >= 0 {
 			req.ackLat.Add(lat)
 		}
-		req.waitHead = (req.waitHead + 1) % pendingAcks
+		req.waitHead = (req.waitHead + 1) % len(req.waitReqs)
 		req.waitN--
 	}
 }
@@ -345,11 +387,7 @@ func (a *FlowsAnalysis) Result() (*FlowsResult, error) {
 		for _, g := range h.ThroughputGbps {
 			h.PeakGbps = max(h.PeakGbps, g)
 		}
-		for op, n := range f.opcodes {
-			if n > 0 {
-				h.Opcodes = append(h.Opcodes, OpcodeCount{Opcode: uint8(op), Name: decode.Opcode(op).String(), Packets: n})
-			}
-		}
+		h.Opcodes = f.opcodes.result()
 		for code, n := range f.naks {
 			if n > 0 {
 				h.NAKs = append(h.NAKs, NAKCount{Code: uint8(code), Name: decode.NAKName(uint8(code)), Count: n})

@@ -166,7 +166,7 @@ func TestRateSeriesCoarsens(t *testing.T) {
 		r.add(i*1000, 10)
 		total += 10
 	}
-	if len(r.bytes) > maxSeriesBins || r.binNs != 8000 {
+	if len(r.bytes) > maxSeriesBins || r.binNs != 16000 {
 		t.Errorf("%d bins of %d ns", len(r.bytes), r.binNs)
 	}
 	var got uint64
@@ -175,5 +175,30 @@ func TestRateSeriesCoarsens(t *testing.T) {
 	}
 	if got != total {
 		t.Errorf("series holds %d bytes, want %d", got, total)
+	}
+}
+
+// The ring of requests waiting for an ACK grows, keeps order across its
+// growth and wrap, and drops the oldest beyond pendingAcks.
+func TestWaitRing(t *testing.T) {
+	var f flowState
+	for psn := range uint32(40) {
+		f.wait(psn, int64(psn))
+	}
+	if n := f.covered(19, true); n != 20 {
+		t.Fatalf("ACK of 19 covers %d, want 20", n)
+	}
+	f.waitHead, f.waitN = (f.waitHead+20)%len(f.waitReqs), f.waitN-20
+	for psn := uint32(40); psn < 40+2000; psn++ {
+		f.wait(psn&psnMask, int64(psn))
+	}
+	if f.waitN != pendingAcks || len(f.waitReqs) != pendingAcks {
+		t.Fatalf("%d waiting in a ring of %d", f.waitN, len(f.waitReqs))
+	}
+	if oldest := f.waitReqs[f.waitHead].psn; oldest != 40+2000-pendingAcks {
+		t.Errorf("oldest waiting PSN %d", oldest)
+	}
+	if n := f.covered(2039, true); n != pendingAcks {
+		t.Errorf("last ACK covers %d", n)
 	}
 }

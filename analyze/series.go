@@ -2,7 +2,7 @@ package analyze
 
 // maxSeriesBins bounds a throughput series: when a capture outlasts it, the
 // bins double in width and pairs merge, so memory stays fixed per flow.
-const maxSeriesBins = 1024
+const maxSeriesBins = 512
 
 // rateSeries counts bytes per time bin from a common origin.
 type rateSeries struct {

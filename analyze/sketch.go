@@ -16,10 +16,11 @@ import (
 // When every value is a multiple of a power of ten (timestamps in whole
 // microseconds) and a bucket is no wider than that unit, the reported value
 // is the one multiple in the bucket: exact.
-// Memory: 8 bytes per bucket up to the largest value seen, about 12 KiB for
-// values up to 1 s, 30 KiB at most.
+// Memory: 8 bytes per bucket between the smallest and the largest value
+// seen: 512 bytes per power of two the values span (4 KiB for IPDs from
+// 1 us to 256 us), 30 KiB at most.
 type Sketch struct {
-	pos, neg []uint64 // bucket counts of v >= 0 and of -v for v < 0
+	pos, neg bucketCounts // bucket counts of v >= 0 and of -v for v < 0
 	n        uint64
 	min, max int64
 	mean, m2 float64 // Welford's running mean and sum of squared deviations
@@ -72,19 +73,36 @@ func (s *Sketch) Add(v int64) {
 	s.mean += d / float64(s.n)
 	s.m2 += d * (float64(v) - s.mean)
 	if v >= 0 {
-		s.pos = bump(s.pos, sketchIndex(uint64(v)))
+		s.pos.add(sketchIndex(uint64(v)), 1)
 	} else {
-		s.neg = bump(s.neg, sketchIndex(uint64(-v)))
+		s.neg.add(sketchIndex(uint64(-v)), 1)
 	}
 }
 
-func bump(c []uint64, i int) []uint64 {
-	if i >= len(c) {
-		n := max(2*len(c), i+1, 4*sketchSub)
-		c = append(c, make([]uint64, n-len(c))...)
+// bucketCounts holds counts for the buckets base .. base+len(c)-1 only,
+// so a flow whose IPDs span a few powers of two pays for those alone.
+type bucketCounts struct {
+	base int
+	c    []uint64
+}
+
+// add adds n to bucket i, widening the covered range as needed.
+func (b *bucketCounts) add(i int, n uint64) {
+	switch {
+	case len(b.c) == 0:
+		b.base = i
+		b.c = append(b.c[:0], 0)
+	case i < b.base:
+		// Grow downwards with room to spare, as append does upwards.
+		grow := max(b.base-i, len(b.c)/2)
+		grow = min(grow, b.base)
+		c := make([]uint64, grow+len(b.c), grow+cap(b.c))
+		copy(c[grow:], b.c)
+		b.c, b.base = c, b.base-grow
+	case i >= b.base+len(b.c):
+		b.c = append(b.c, make([]uint64, i+1-b.base-len(b.c))...)
 	}
-	c[i]++
-	return c
+	b.c[i-b.base] += n
 }
 
 // Count returns how many values were added.
@@ -117,14 +135,14 @@ func (s *Sketch) Quantile(q float64) int64 {
 	rank := uint64(math.Ceil(q * float64(s.n)))
 	rank = min(max(rank, 1), s.n)
 	var seen uint64
-	for i := len(s.neg) - 1; i >= 0; i-- {
-		if seen += s.neg[i]; seen >= rank {
-			return -s.rep(i, true)
+	for j := len(s.neg.c) - 1; j >= 0; j-- {
+		if seen += s.neg.c[j]; seen >= rank {
+			return -s.rep(s.neg.base+j, true)
 		}
 	}
-	for i, c := range s.pos {
+	for j, c := range s.pos.c {
 		if seen += c; seen >= rank {
-			return s.rep(i, false)
+			return s.rep(s.pos.base+j, false)
 		}
 	}
 	return s.max
@@ -169,38 +187,29 @@ func (s *Sketch) Merge(o *Sketch) {
 	for s.unitNs > o.unitNs {
 		s.unitNs /= 10
 	}
-	s.pos = mergeCounts(s.pos, o.pos)
-	s.neg = mergeCounts(s.neg, o.neg)
+	s.pos.merge(&o.pos)
+	s.neg.merge(&o.neg)
 }
 
-func mergeCounts(a, b []uint64) []uint64 {
-	if len(b) > len(a) {
-		a = append(a, make([]uint64, len(b)-len(a))...)
+func (b *bucketCounts) merge(o *bucketCounts) {
+	for j, c := range o.c {
+		if c > 0 {
+			b.add(o.base+j, c)
+		}
 	}
-	for i, c := range b {
-		a[i] += c
-	}
-	return a
-}
-
-// Reset empties s, keeping its buckets' memory.
-func (s *Sketch) Reset() {
-	clear(s.pos)
-	clear(s.neg)
-	s.n, s.min, s.max, s.mean, s.m2, s.unitNs = 0, 0, 0, 0, 0, 0
 }
 
 // buckets calls fn for every non-empty bucket in ascending value order with
 // the bucket's representative value (as Quantile reports it) and count.
 func (s *Sketch) buckets(fn func(v int64, count uint64)) {
-	for i := len(s.neg) - 1; i >= 0; i-- {
-		if c := s.neg[i]; c > 0 {
-			fn(-s.rep(i, true), c)
+	for j := len(s.neg.c) - 1; j >= 0; j-- {
+		if c := s.neg.c[j]; c > 0 {
+			fn(-s.rep(s.neg.base+j, true), c)
 		}
 	}
-	for i, c := range s.pos {
+	for j, c := range s.pos.c {
 		if c > 0 {
-			fn(s.rep(i, false), c)
+			fn(s.rep(s.pos.base+j, false), c)
 		}
 	}
 }
