@@ -71,12 +71,13 @@ type CreditLink struct {
 	// available (FCCL − FCTBS), reached when nothing is in flight.
 	BufferBlocks  int           `json:"buffer_blocks"`
 	BufferBytes   int           `json:"buffer_bytes"`
-	BufferAtNs    int64         `json:"buffer_at_ns"`    // first FCP that showed it
-	BufferSeen    int           `json:"buffer_seen"`     // FCPs that showed it
-	MinCredits    int           `json:"min_credits"`     // fewest blocks available just before a send
-	MaxInFlight   int           `json:"max_in_flight"`   // most blocks sent and not yet returned (buffer − credits)
-	CreditStallNs int64         `json:"credit_stall_ns"` // time data waited for credits, -1 when the timestamps are too coarse to tell
-	CreditStalls  int           `json:"credit_stalls"`   // separate waits
+	BufferAtNs    int64         `json:"buffer_at_ns"`         // first FCP that showed it
+	BufferSeen    int           `json:"buffer_seen"`          // FCPs that showed it
+	MinCredits    int           `json:"min_credits"`          // fewest blocks available just before a send
+	MaxInFlight   int           `json:"max_in_flight"`        // most blocks sent and not yet returned (buffer − credits)
+	CreditStallNs int64         `json:"credit_stall_ns"`      // time data waited for credits, -1 when the timestamps are too coarse to tell
+	CreditStalls  int           `json:"credit_stalls"`        // separate waits
+	StallNote     string        `json:"stall_note,omitempty"` // why credit stalls were not timed
 	FirstNs       int64         `json:"first_ns"`
 	LastNs        int64         `json:"last_ns"`
 	Series        []CreditPoint `json:"series,omitempty"`
@@ -217,13 +218,15 @@ func Credits(path string, opts CreditOptions) (*CreditReport, error) {
 		l.finish()
 		if l.DataPackets > 0 && inferErr != nil {
 			l.CreditStallNs, l.CreditStalls = -1, -1
-			rep.Problems = append(rep.Problems, fmt.Sprintf("interface %d VL %d: credit stalls not timed: %v", l.Iface, l.VL, inferErr))
+			l.StallNote = inferErr.Error()
 		} else if l.DataPackets > 0 {
 			if pktNs := float64(l.DataBlocks*decode.BlockBytes) / float64(l.DataPackets) * nsPerByte; float64(4*rep.TimestampStepNs) > pktNs {
 				l.CreditStallNs, l.CreditStalls = -1, -1
-				rep.Problems = append(rep.Problems, fmt.Sprintf("interface %d VL %d: timestamps in steps of %s are too coarse against packets of about %s to time credit stalls",
-					l.Iface, l.VL, FormatNs(rep.TimestampStepNs), FormatNs(int64(pktNs))))
+				l.StallNote = fmt.Sprintf("timestamps in steps of %s are too coarse against packets of about %s", FormatNs(rep.TimestampStepNs), FormatNs(int64(pktNs)))
 			}
+		}
+		if l.StallNote != "" {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("interface %d VL %d: credit stalls not timed: %s", l.Iface, l.VL, l.StallNote))
 		}
 		if l.DataPackets > 0 && l.ReceiverFCPs == 0 {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("interface %d VL %d: %d data packets but no FCCL from the receiver (interface %d)", l.Iface, l.VL, l.DataPackets, l.PeerIface))

@@ -117,7 +117,7 @@ func printCredits(w io.Writer, rep *analyze.CreditReport) {
 				frac = fmt.Sprintf(" (%.1f%% of the %s the data spans)", 100*float64(l.CreditStallNs)/float64(span), analyze.FormatNs(span))
 			}
 			if l.CreditStallNs < 0 {
-				fmt.Fprintf(w, "  credit stalls     not timed: timestamps in steps of %s\n", analyze.FormatNs(rep.TimestampStepNs))
+				fmt.Fprintf(w, "  credit stalls     not timed: %s\n", l.StallNote)
 			} else {
 				fmt.Fprintf(w, "  credit stalls     %s in %d waits%s\n", analyze.FormatNs(l.CreditStallNs), l.CreditStalls, frac)
 			}
