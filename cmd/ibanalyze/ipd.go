@@ -46,14 +46,19 @@ data-carrying packets unless --opcodes says otherwise.
 Several files are read as one capture in timestamp order (rotated pieces);
 timestamps out of order are sorted back within a window and reported.
 The capture's timestamp resolution is detected and bins finer than it are
-refused. Percentiles come from a log-linear sketch: exact for values below
-128 ns and for values on the clock's unit, otherwise within 0.78%.
+refused. Percentiles come from a log-linear sketch in bounded memory: exact
+below 128 ns (and below 65 us for microsecond stamps), otherwise within
+0.78%; count, min, max, mean and stddev are exact.
 
 With --compare A B, two captures of the same traffic (sender and receiver
 side) are shown side by side with aligned histograms, the Kolmogorov-Smirnov
 distance, and one-way delays of packets matched by (flow, PSN).
 
-Durations take ns, us, ms or s: --bin 1us, --edges 0,1us,2us,4us,8us.`,
+Bins: linear by default, with width and count picked from the first 8192
+IPDs (up to twice their 90th percentile, outliers counted above); --bin and
+--bins fix them, --exp doubles each bin, --edges gives every edge. All
+flows share the same bins. Durations take ns, us, ms or s: --bin 1us,
+--edges 0,1us,2us,4us,8us.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.compare {
