@@ -135,6 +135,17 @@ func TestEstimatesAgainstTruth(t *testing.T) {
 			if e := relErr(tk.TickNs, tr.TickNs); math.Abs(e) > 0.05 {
 				t.Errorf("tick %.3f ns, truth %g (%.1f%%)", tk.TickNs, tr.TickNs, 100*e)
 			}
+			// The congestion episode found by phase detection against the
+			// simulator's longest episode of waiting on s1's port.
+			var episode sim.Interval
+			for _, iv := range tr.Port("s1/1").Congestion {
+				if iv.EndNs-iv.StartNs > episode.EndNs-episode.StartNs {
+					episode = iv
+				}
+			}
+			if e := relErr(float64(tk.CongestionEndNs-tk.CongestionStartNs), float64(episode.EndNs-episode.StartNs)); math.Abs(e) > 0.05 {
+				t.Errorf("congestion %d ns long, truth %d (%.1f%%)", tk.CongestionEndNs-tk.CongestionStartNs, episode.EndNs-episode.StartNs, 100*e)
+			}
 			if e := relErr(tk.TickSymbols, tr.Port("s1/1").TickSymbols); math.Abs(e) > 0.05 {
 				t.Errorf("tick %.2f symbols, truth %.2f (%s, inferred %s)", tk.TickSymbols, tr.Port("s1/1").TickSymbols, c.rate, tk.Rate)
 			}
