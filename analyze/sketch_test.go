@@ -58,3 +58,21 @@ func TestSketchBuckets(t *testing.T) {
 		}
 	}
 }
+
+// Microsecond-stamped IPDs below 65.536 us come out exact.
+func TestSketchExactOnUnit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var s Sketch
+	var vs []int64
+	for range 10000 {
+		v := (rng.Int64N(65) + 1) * 1000
+		s.Add(v)
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	for _, q := range []float64{0.01, 0.25, 0.5, 0.9, 0.99, 0.999} {
+		if got, want := s.Quantile(q), vs[int(math.Ceil(q*float64(len(vs))))-1]; got != want {
+			t.Errorf("q%v: %d, want %d", q, got, want)
+		}
+	}
+}
