@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -138,7 +139,7 @@ func (c *capture) write(dir string) error {
 }
 
 func ngIface(linkType int) pcapgo.NgInterface {
-	return pcapgo.NgInterface{Name: "ib" + string(rune('0'+linkType%10)), LinkType: layers.LinkType(linkType),
+	return pcapgo.NgInterface{Name: fmt.Sprintf("linktype%d", linkType), LinkType: layers.LinkType(linkType),
 		SnapLength: 65535, TimestampResolution: 9}
 }
 
