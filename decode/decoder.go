@@ -10,7 +10,8 @@ import (
 
 // Decoder is the zero-allocation fast path: it decodes one captured frame of
 // its link type into a reused Frame. The zero value decodes Ethernet without
-// checking CRCs.
+// checking CRCs. A Decoder keeps a scratch buffer for the ICRC, so one
+// Decoder serves one goroutine at a time; copies are independent.
 type Decoder struct {
 	LinkType int  // pcap link type of the frames (LinkTypeEthernet, LinkTypeERF, ...)
 	CheckCRC bool // verify ICRC, VCRC and LPCRC (costs a CRC pass over each packet)
