@@ -10,8 +10,9 @@ import (
 
 // Decoder is the zero-allocation fast path: it decodes one captured frame of
 // its link type into a reused Frame. LinkType must be set (0 is
-// LINKTYPE_NULL, which Decode refuses); CheckCRC is off unless set. A Decoder keeps a scratch buffer for the ICRC, so one
-// Decoder serves one goroutine at a time; copies are independent.
+// LINKTYPE_NULL, which Decode refuses); CheckCRC is off unless set. A
+// Decoder keeps a scratch buffer for the ICRC, so one Decoder serves one
+// goroutine at a time; copies are independent.
 type Decoder struct {
 	LinkType int  // pcap link type of the frames (LinkTypeEthernet, LinkTypeERF, ...)
 	CheckCRC bool // verify ICRC, VCRC and LPCRC (costs a CRC pass over each packet)
