@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
@@ -18,7 +19,8 @@ import (
 // everything the test needs to know what each row must say.
 type scenario struct {
 	capture, telemetry string
-	sampleNs           []int64 // sample times on the capture clock
+	split              [2]string // the capture as two files: what A sent, what B sent
+	sampleNs           []int64   // sample times on the capture clock
 	packets            []scenarioPacket
 	capFirst, capLast  int64
 	cnpStart           uint64 // np_cnp_sent at sample 0 (near 2^32: it wraps)
@@ -77,10 +79,20 @@ func buildScenario(t *testing.T, dir string, clock telemetry.Clock, clockBehindN
 	}
 	sort.SliceStable(pk, func(i, j int) bool { return pk[i].tsNs < pk[j].tsNs })
 	c := newTestCapture(t, sc.capture)
+	// The same packets split by sender, as two capture points would see them.
+	sc.split = [2]string{filepath.Join(dir, "capA.pcap"), filepath.Join(dir, "capB.pcap")}
+	ca, cb := newTestCapture(t, sc.split[0]), newTestCapture(t, sc.split[1])
 	for i := range pk {
 		pk[i].frameLen = c.add(t, pk[i].testPacket)
+		if pk[i].src == hostA {
+			ca.add(t, pk[i].testPacket)
+		} else {
+			cb.add(t, pk[i].testPacket)
+		}
 	}
 	c.close(t)
+	ca.close(t)
+	cb.close(t)
 	sc.packets = pk
 	sc.capFirst, sc.capLast = pk[0].tsNs, pk[len(pk)-1].tsNs
 
@@ -292,11 +304,19 @@ func TestCorrelateKnownCounts(t *testing.T) {
 		{"host-parquet", telemetry.ClockHost, 0, FormatParquet},
 		{"host-arrow", telemetry.ClockHost, 0, FormatArrow},
 		{"frc-offset-parquet", telemetry.ClockNICFree, t0Ns - 5_000_000_000, FormatParquet},
+		{"two-captures-arrow", telemetry.ClockHost, 0, FormatArrow},
 	} {
 		dir := t.TempDir()
 		sc := buildScenario(t, dir, tc.clock, tc.behind)
 		out := filepath.Join(dir, "joined"+tc.format.Ext())
-		res := correlateTo(t, sc, out, Options{Format: tc.format, OffsetGiven: true, OffsetNs: tc.behind, Local: local})
+		captures := []string{sc.capture}
+		if strings.HasPrefix(tc.name, "two-captures") {
+			captures = sc.split[:]
+		}
+		res, err := Correlate(captures, []string{sc.telemetry}, out, Options{Format: tc.format, OffsetGiven: true, OffsetNs: tc.behind, Local: local})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if res.Rows != samples || !res.DirectionKnown || res.Frames != int64(len(sc.packets)) {
 			t.Fatalf("%s: %d rows from %d frames (direction known %v), want %d from %d", tc.name, res.Rows, res.Frames, res.DirectionKnown, samples, len(sc.packets))
 		}
@@ -310,13 +330,48 @@ func TestCorrelateKnownCounts(t *testing.T) {
 		wants = append(wants, want)
 	}
 	got := readBack(t, jobs...)
-	for i, name := range []string{"host-parquet", "host-arrow", "frc-offset-parquet"} {
+	for i, name := range []string{"host-parquet", "host-arrow", "frc-offset-parquet", "two-captures-arrow"} {
 		t.Run(name, func(t *testing.T) {
 			if jobs[i].Kind == "parquet" {
 				got[i].checkTimestamps(t, wants[i])
 			}
 			compareJoined(t, got[i].Rows, wants[i], nil)
+			checkTypes(t, got[i], jobs[i].Kind)
 		})
+	}
+}
+
+// joinedTypes are the types the independent readers must see: what pandas
+// maps to datetime64[ns, UTC], uint64, float64, bool and object columns.
+var joinedTypes = map[string][2]string{ // column: DuckDB (Parquet), Arrow JS (Arrow IPC)
+	"sample_id":              {"UBIGINT", "Uint64"},
+	"start_ns":               {duckTimestamp, "Timestamp<NANOSECOND, UTC>"},
+	"end_ns":                 {duckTimestamp, "Timestamp<NANOSECOND, UTC>"},
+	"source":                 {"VARCHAR", "Utf8"},
+	"partial":                {"BOOLEAN", "Bool"},
+	"coverage":               {"DOUBLE", "Float64"},
+	"port_xmit_data":         {"UBIGINT", "Uint64"},
+	"port_xmit_data_delta":   {"UBIGINT", "Uint64"},
+	"port_xmit_data_rate":    {"DOUBLE", "Float64"},
+	"cap_tx_bytes":           {"UBIGINT", "Uint64"},
+	"cap_ipd_p99_ns":         {"BIGINT", "Int64"},
+	"cap_rx_retransmissions": {"UBIGINT", "Uint64"},
+}
+
+func checkTypes(t *testing.T, o *readerOutput, kind string) {
+	t.Helper()
+	types := o.types()
+	for col, want := range joinedTypes {
+		w := want[0]
+		if kind == "arrow" {
+			w = want[1]
+		}
+		if types[col] != w {
+			t.Errorf("%s: column %s is %q, want %q", kind, col, types[col], w)
+		}
+	}
+	if o.Metadata["ibscope.table"] != "correlate" {
+		t.Errorf("%s: metadata %v", kind, o.Metadata)
 	}
 }
 
