@@ -370,6 +370,15 @@ func checkTypes(t *testing.T, o *readerOutput, kind string) {
 			t.Errorf("%s: column %s is %q, want %q", kind, col, types[col], w)
 		}
 	}
+	if kind == "arrow" {
+		for _, f := range o.Schema {
+			want := map[string]string{"port_xmit_data": "words4", "port_xmit_data_delta": "words4",
+				"port_xmit_data_rate": "bytes/s", "np_cnp_sent_rate": "count/s"}[f.Name]
+			if want != "" && f.Metadata["unit"] != want {
+				t.Errorf("column %s unit %q, want %q", f.Name, f.Metadata["unit"], want)
+			}
+		}
+	}
 	if o.Metadata["ibscope.table"] != "correlate" {
 		t.Errorf("%s: metadata %v", kind, o.Metadata)
 	}

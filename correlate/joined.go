@@ -47,14 +47,20 @@ var captureIPD = []string{"ipd_p50_ns", "ipd_p99_ns"}
 
 var slotPrefix = [3]string{slotTx: "cap_tx_", slotRx: "cap_rx_", slotAll: "cap_"}
 
-// joinedFields is the full column list for the given counters.
-func joinedFields(counters []string) []arrow.Field {
+// joinedFields is the full column list for the given counters. Counter
+// columns carry their unit as field metadata ("unit": "words4", "bytes/s",
+// ...; "kind": "counter" or "gauge"), which pyarrow and Arrow JS expose.
+func joinedFields(counters []telemetry.Counter) []arrow.Field {
 	fields := append([]arrow.Field(nil), joinedBaseFields...)
 	for _, c := range counters {
+		base, _ := c.Unit.Base()
+		kind := c.Kind.String()
+		unit := arrow.NewMetadata([]string{"unit", "kind"}, []string{c.Unit.String(), kind})
+		rate := arrow.NewMetadata([]string{"unit", "kind"}, []string{base.String() + "/s", kind})
 		fields = append(fields,
-			arrow.Field{Name: c, Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
-			arrow.Field{Name: c + "_delta", Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
-			arrow.Field{Name: c + "_rate", Type: arrow.PrimitiveTypes.Float64, Nullable: true})
+			arrow.Field{Name: c.Name, Type: arrow.PrimitiveTypes.Uint64, Nullable: true, Metadata: unit},
+			arrow.Field{Name: c.Name + "_delta", Type: arrow.PrimitiveTypes.Uint64, Nullable: true, Metadata: unit},
+			arrow.Field{Name: c.Name + "_rate", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: rate})
 	}
 	for _, s := range [3]int{slotAll, slotTx, slotRx} {
 		for _, m := range captureMetrics {
@@ -67,19 +73,20 @@ func joinedFields(counters []string) []arrow.Field {
 	return fields
 }
 
-// counterNames is the union of the series' counters, in first-seen order.
-func counterNames(series []*inSeries) []string {
-	var names []string
+// counterUnion is the union of the series' counters by name, in first-seen
+// order.
+func counterUnion(series []*inSeries) []telemetry.Counter {
+	var out []telemetry.Counter
 	seen := map[string]bool{}
 	for _, in := range series {
 		for _, c := range in.s.Counters {
 			if !seen[c.Name] {
 				seen[c.Name] = true
-				names = append(names, c.Name)
+				out = append(out, c)
 			}
 		}
 	}
-	return names
+	return out
 }
 
 // joinedBuilder appends joined rows.
@@ -190,7 +197,7 @@ func (j *joinedBuilder) appendFlags(f telemetry.DeltaFlags, extra string) {
 
 // writeJoined writes every row: per series, one per sample (or per window).
 func writeJoined(out string, series []*inSeries, sets []*binner, span captureSpan, opt Options, res *Result) error {
-	counters := counterNames(series)
+	counters := counterUnion(series)
 	meta := map[string]string{
 		"ibscope.table":     "correlate",
 		"ibscope.window_ns": strconv.FormatInt(opt.WindowNs, 10),
@@ -227,8 +234,8 @@ func writeJoined(out string, series []*inSeries, sets []*binner, span captureSpa
 	}
 	for _, in := range series {
 		cols := make([]int, len(counters))
-		for c, name := range counters {
-			cols[c] = in.s.Col(name)
+		for c, ctr := range counters {
+			cols[c] = in.s.Col(ctr.Name)
 		}
 		if opt.WindowNs > 0 {
 			err = j.windowRows(in, cols, sets[0], opt.WindowNs, flush)

@@ -16,8 +16,9 @@ const readerDir = "testdata/reader"
 // readerOutput is what read.mjs prints.
 type readerOutput struct {
 	Schema []struct {
-		Name string `json:"name"`
-		Type string `json:"type"`
+		Name     string            `json:"name"`
+		Type     string            `json:"type"`
+		Metadata map[string]string `json:"metadata"` // field metadata (Arrow JS only)
 	} `json:"schema"`
 	Metadata     map[string]string   `json:"metadata"`
 	ParquetTypes map[string]string   `json:"parquet_types"`

@@ -11,7 +11,7 @@
 //                                  stdin, print a JSON array of results
 //                                  (one node and DuckDB start for many files)
 //
-// Output is one JSON document: {"schema": [{"name", "type"}], "metadata":
+// Output is one JSON document: {"schema": [{"name", "type", "metadata"?}], "metadata":
 // {...}, "parquet_types": {name: "physical logical"}, "rows": [{...}]}. Null values are left out of rows; every other
 // value is written as a string (booleans as "true"/"false", integers in full,
 // timestamps as integer ns since the epoch) so no precision is lost to JSON
@@ -78,7 +78,9 @@ function arrowFile(path) {
   // uncompressed (arrow-go does so when zstd would not shrink them) in place,
   // which needs 8-byte alignment.
   const table = arrow.tableFromIPC(new Uint8Array(readFileSync(path)));
-  const schema = table.schema.fields.map((f) => ({ name: f.name, type: String(f.type) }));
+  const schema = table.schema.fields.map((f) => ({
+    name: f.name, type: String(f.type), metadata: Object.fromEntries(f.metadata),
+  }));
   const metadata = Object.fromEntries(table.schema.metadata);
   const rows = [];
   for (let i = 0; i < table.numRows; i++) rows.push({});
