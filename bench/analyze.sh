@@ -19,30 +19,35 @@ done
 big="$dir/rocev2-$N.pcap"
 small="$dir/rocev2-$SMALL.pcap"
 
-# seconds (best of 3) and peak RSS (KiB, largest of 3) of a command
+# wall seconds (best of 3), CPU seconds (user+sys, least of 3) and peak RSS (KiB, largest
+# of 3) of a command. CPU time is steadier than wall time on a shared machine.
 measure() {
-  local best="" rss=0
+  local best="" cpu="" rss=0
   for _ in 1 2 3; do
-    /usr/bin/time -f '%e %M' -o "$dir/time" "$@" >/dev/null 2>&1 || true
-    read -r s m < "$dir/time"
+    /usr/bin/time -f '%e %U %S %M' -o "$dir/time" "$@" >/dev/null 2>&1 || true
+    read -r s u k m < "$dir/time"
+    c=$(awk "BEGIN{print $u + $k}")
     if [ -z "$best" ] || awk "BEGIN{exit !($s < $best)}"; then best=$s; fi
+    if [ -z "$cpu" ] || awk "BEGIN{exit !($c < $cpu)}"; then cpu=$c; fi
     [ "$m" -gt "$rss" ] && rss=$m
   done
-  echo "$best $rss"
+  echo "$best $cpu $rss"
 }
 
-t0=$(date +%s.%N)
-tshark -r "$big" -T fields -e frame.time_epoch -e infiniband.bth.destqp -e infiniband.bth.psn >/dev/null 2>&1
-ts=$(awk "BEGIN{print $(date +%s.%N) - $t0}")
+/usr/bin/time -f '%e %U %S' -o "$dir/time" tshark -r "$big" -T fields -e frame.time_epoch -e infiniband.bth.destqp -e infiniband.bth.psn >/dev/null 2>&1
+read -r ts tu tk < "$dir/time"
+tc=$(awk "BEGIN{print $tu + $tk}")
 mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$big")/1e6}")
-echo "analyze: capture $big: $N frames, $mb MB; tshark -T fields (time, destqp, psn): $ts s = $(awk "BEGIN{printf \"%.3f\", $N/$ts/1e6}") Mframes/s"
+awk -v f="$big" -v n="$N" -v mb="$mb" -v t="$ts" -v c="$tc" 'BEGIN{
+  printf "analyze: capture %s: %d frames, %s MB; tshark -T fields (time, destqp, psn): %.1f s wall = %.3f Mframes/s, %.1f s CPU\n", f, n, mb, t, n/t/1e6, c
+}'
 
 for args in "ipd" "ipd --phases" "ipd --by link" "flows" "flows --no-crc"; do
   # shellcheck disable=SC2086
-  read -r sec rss < <(measure bin/ibanalyze $args "$big")
+  read -r sec cpu rss < <(measure bin/ibanalyze $args "$big")
   # shellcheck disable=SC2086
-  read -r _ rss_small < <(measure bin/ibanalyze $args "$small")
-  awk -v a="$args" -v n="$N" -v s="$sec" -v r="$rss" -v t="$ts" -v rs="$rss_small" -v sm="$SMALL" 'BEGIN{
-    printf "analyze: ibanalyze %-15s %.2f s = %.2f Mframes/s, %.0fx tshark; peak RSS %d KiB (%d KiB on %d frames)\n", a, s, n/s/1e6, t/s, r, rs, sm
+  read -r _ _ rss_small < <(measure bin/ibanalyze $args "$small")
+  awk -v a="$args" -v n="$N" -v s="$sec" -v c="$cpu" -v r="$rss" -v t="$ts" -v tc="$tc" -v rs="$rss_small" -v sm="$SMALL" 'BEGIN{
+    printf "analyze: ibanalyze %-15s %.2f s wall = %.2f Mframes/s, %.0fx tshark; %.2f s CPU = %.2f Mframes/s, %.0fx tshark; peak RSS %d KiB (%d KiB on %d frames)\n", a, s, n/s/1e6, t/s, c, n/c/1e6, tc/c, r, rs, sm
   }'
 done
