@@ -14,6 +14,27 @@ import (
 // epoch, which pandas reads as datetime64[ns, UTC] and DuckDB as TIMESTAMPTZ.
 var timestampUTC = &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}
 
+// dictString is the type of the string columns with few values (transport,
+// opcode_name): dictionary-encoded, which pandas reads as a categorical and
+// Parquet stores as dictionary pages without hashing each value.
+var dictString = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Uint8, ValueType: arrow.BinaryTypes.String}
+
+// Fixed dictionaries: the index of a transport is its decode.Transport
+// value minus one, of an opcode name its opcode.
+var transportDict, opcodeDict = func() (arrow.Array, arrow.Array) {
+	tb := array.NewStringBuilder(memory.DefaultAllocator)
+	defer tb.Release()
+	for t := decode.TransportIB; t <= decode.TransportLink; t++ {
+		tb.Append(t.String())
+	}
+	ob := array.NewStringBuilder(memory.DefaultAllocator)
+	defer ob.Release()
+	for op := 0; op < 256; op++ {
+		ob.Append(decode.Opcode(op).String())
+	}
+	return tb.NewArray(), ob.NewArray()
+}()
+
 // packetFields are the per-packet table's columns: the fields of the
 // `ibanalyze decode --json` contract (decode.Frame.AppendJSON) in its order,
 // nested objects flattened (reth {va} becomes reth_va), a header the frame
@@ -24,7 +45,7 @@ var packetFields = []arrow.Field{
 	{Name: "frame", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "ts_ns", Type: timestampUTC},
 	{Name: "len", Type: arrow.PrimitiveTypes.Uint32},
-	{Name: "transport", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "transport", Type: dictString, Nullable: true},
 	{Name: "slid", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
 	{Name: "dlid", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
 	{Name: "sl", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
@@ -35,7 +56,7 @@ var packetFields = []arrow.Field{
 	{Name: "sgid", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "dgid", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "opcode", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
-	{Name: "opcode_name", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "opcode_name", Type: dictString, Nullable: true},
 	{Name: "dest_qp", Type: arrow.PrimitiveTypes.Uint32, Nullable: true},
 	{Name: "psn", Type: arrow.PrimitiveTypes.Uint32, Nullable: true},
 	{Name: "ack_req", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
@@ -88,19 +109,20 @@ func schemaWithMeta(fields []arrow.Field, meta map[string]string) *arrow.Schema 
 // are typed once here so that appending a frame is straight-line code with
 // no lookups and no allocation beyond the builders' own growth.
 type packetBuilder struct {
-	rb *array.RecordBuilder
+	rb     *array.RecordBuilder // every column but the dictionary-encoded ones
+	schema *arrow.Schema        // of the rows flush returns
 
 	frame                         *array.Int64Builder
 	ts                            *array.TimestampBuilder
 	length                        *array.Uint32Builder
-	transport                     *array.StringBuilder
+	transport                     *array.Uint8Builder // index into transportDict
 	slid, dlid                    *array.Uint16Builder
 	sl, vl                        *array.Uint8Builder
 	src, dst                      *array.StringBuilder
 	ecn                           *array.Uint8Builder
 	sgid, dgid                    *array.StringBuilder
 	opcode                        *array.Uint8Builder
-	opcodeName                    *array.StringBuilder
+	opcodeName                    *array.Uint8Builder // index into opcodeDict
 	destQP, psn                   *array.Uint32Builder
 	ackReq, fecn, becn, solicited *array.BooleanBuilder
 	pkey                          *array.Uint16Builder
@@ -151,21 +173,30 @@ func (c *addrCache) format(a netip.Addr) []byte {
 }
 
 func newPacketBuilder(schema *arrow.Schema) *packetBuilder {
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	b := &packetBuilder{rb: rb}
+	// The record builder gets the plain columns; the dictionary columns'
+	// indices are built beside it and joined with their fixed dictionaries
+	// in flush.
+	var plain []arrow.Field
+	for _, f := range schema.Fields() {
+		if f.Type.ID() != arrow.DICTIONARY {
+			plain = append(plain, f)
+		}
+	}
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(plain, nil))
+	b := &packetBuilder{rb: rb, schema: schema}
 	i := 0
 	next := func() array.Builder { i++; return rb.Field(i - 1) }
 	b.frame = next().(*array.Int64Builder)
 	b.ts = next().(*array.TimestampBuilder)
 	b.length = next().(*array.Uint32Builder)
-	b.transport = next().(*array.StringBuilder)
+	b.transport = array.NewUint8Builder(memory.DefaultAllocator)
 	b.slid, b.dlid = next().(*array.Uint16Builder), next().(*array.Uint16Builder)
 	b.sl, b.vl = next().(*array.Uint8Builder), next().(*array.Uint8Builder)
 	b.src, b.dst = next().(*array.StringBuilder), next().(*array.StringBuilder)
 	b.ecn = next().(*array.Uint8Builder)
 	b.sgid, b.dgid = next().(*array.StringBuilder), next().(*array.StringBuilder)
 	b.opcode = next().(*array.Uint8Builder)
-	b.opcodeName = next().(*array.StringBuilder)
+	b.opcodeName = array.NewUint8Builder(memory.DefaultAllocator)
 	b.destQP, b.psn = next().(*array.Uint32Builder), next().(*array.Uint32Builder)
 	b.ackReq, b.fecn = next().(*array.BooleanBuilder), next().(*array.BooleanBuilder)
 	b.becn, b.solicited = next().(*array.BooleanBuilder), next().(*array.BooleanBuilder)
@@ -197,8 +228,8 @@ func newPacketBuilder(schema *arrow.Schema) *packetBuilder {
 // copies: bytes per row are typical lengths of each string column.
 func (b *packetBuilder) reserve() {
 	b.rb.Reserve(BatchRows)
-	b.transport.ReserveData(BatchRows * len("rocev2"))
-	b.opcodeName.ReserveData(BatchRows * len("RC_RDMA_WRITE_MIDDLE"))
+	b.transport.Reserve(BatchRows)
+	b.opcodeName.Reserve(BatchRows)
 	b.src.ReserveData(BatchRows * len("192.168.100.100"))
 	b.dst.ReserveData(BatchRows * len("192.168.100.100"))
 }
@@ -214,35 +245,35 @@ func (b *packetBuilder) appendAddr(col *array.StringBuilder, a netip.Addr) {
 func (b *packetBuilder) add(f *decode.Frame, errMsg string) {
 	b.rows++
 	h := f.Has
-	b.frame.Append(int64(f.Number))
-	b.ts.Append(arrow.Timestamp(f.TsNs))
-	b.length.Append(uint32(f.WireLen))
+	b.frame.UnsafeAppend(int64(f.Number))
+	b.ts.UnsafeAppend(arrow.Timestamp(f.TsNs))
+	b.length.UnsafeAppend(uint32(f.WireLen))
 	if f.Transport == decode.TransportNone {
-		b.transport.AppendNull()
+		b.transport.UnsafeAppendBoolToBitmap(false)
 	} else {
-		b.transport.Append(f.Transport.String())
+		b.transport.UnsafeAppend(uint8(f.Transport - decode.TransportIB))
 	}
 
 	if h&decode.HasLRH != 0 {
-		b.slid.Append(f.LRH.SLID)
-		b.dlid.Append(f.LRH.DLID)
-		b.sl.Append(f.LRH.SL)
-		b.vl.Append(f.LRH.VL)
+		b.slid.UnsafeAppend(f.LRH.SLID)
+		b.dlid.UnsafeAppend(f.LRH.DLID)
+		b.sl.UnsafeAppend(f.LRH.SL)
+		b.vl.UnsafeAppend(f.LRH.VL)
 	} else {
-		b.slid.AppendNull()
-		b.dlid.AppendNull()
-		b.sl.AppendNull()
-		b.vl.AppendNull()
+		b.slid.UnsafeAppendBoolToBitmap(false)
+		b.dlid.UnsafeAppendBoolToBitmap(false)
+		b.sl.UnsafeAppendBoolToBitmap(false)
+		b.vl.UnsafeAppendBoolToBitmap(false)
 	}
 
 	if h&(decode.HasIPv4|decode.HasIPv6) != 0 {
 		b.appendAddr(b.src, f.Src)
 		b.appendAddr(b.dst, f.Dst)
-		b.ecn.Append(f.ECN)
+		b.ecn.UnsafeAppend(f.ECN)
 	} else {
 		b.src.AppendNull()
 		b.dst.AppendNull()
-		b.ecn.AppendNull()
+		b.ecn.UnsafeAppendBoolToBitmap(false)
 	}
 
 	if h&decode.HasGRH != 0 {
@@ -255,126 +286,126 @@ func (b *packetBuilder) add(f *decode.Frame, errMsg string) {
 
 	if h&decode.HasBTH != 0 {
 		t := &f.BTH
-		b.opcode.Append(uint8(t.OpCode))
-		b.opcodeName.Append(t.OpCode.String())
-		b.destQP.Append(t.DestQP)
-		b.psn.Append(t.PSN)
-		b.ackReq.Append(t.AckReq)
-		b.fecn.Append(t.FECN)
-		b.becn.Append(t.BECN)
-		b.solicited.Append(t.SE)
-		b.pkey.Append(t.PKey)
-		b.pad.Append(t.PadCnt)
+		b.opcode.UnsafeAppend(uint8(t.OpCode))
+		b.opcodeName.UnsafeAppend(uint8(t.OpCode))
+		b.destQP.UnsafeAppend(t.DestQP)
+		b.psn.UnsafeAppend(t.PSN)
+		b.ackReq.UnsafeAppend(t.AckReq)
+		b.fecn.UnsafeAppend(t.FECN)
+		b.becn.UnsafeAppend(t.BECN)
+		b.solicited.UnsafeAppend(t.SE)
+		b.pkey.UnsafeAppend(t.PKey)
+		b.pad.UnsafeAppend(t.PadCnt)
 	} else {
-		b.opcode.AppendNull()
-		b.opcodeName.AppendNull()
-		b.destQP.AppendNull()
-		b.psn.AppendNull()
-		b.ackReq.AppendNull()
-		b.fecn.AppendNull()
-		b.becn.AppendNull()
-		b.solicited.AppendNull()
-		b.pkey.AppendNull()
-		b.pad.AppendNull()
+		b.opcode.UnsafeAppendBoolToBitmap(false)
+		b.opcodeName.UnsafeAppendBoolToBitmap(false)
+		b.destQP.UnsafeAppendBoolToBitmap(false)
+		b.psn.UnsafeAppendBoolToBitmap(false)
+		b.ackReq.UnsafeAppendBoolToBitmap(false)
+		b.fecn.UnsafeAppendBoolToBitmap(false)
+		b.becn.UnsafeAppendBoolToBitmap(false)
+		b.solicited.UnsafeAppendBoolToBitmap(false)
+		b.pkey.UnsafeAppendBoolToBitmap(false)
+		b.pad.UnsafeAppendBoolToBitmap(false)
 	}
 
 	if h&decode.HasRDETH != 0 {
-		b.rdethEECnxt.Append(f.RDETH.EECnxt)
+		b.rdethEECnxt.UnsafeAppend(f.RDETH.EECnxt)
 	} else {
-		b.rdethEECnxt.AppendNull()
+		b.rdethEECnxt.UnsafeAppendBoolToBitmap(false)
 	}
 	if h&decode.HasXRCETH != 0 {
-		b.xrcSRQ.Append(f.XRCETH.XRCSRQ)
+		b.xrcSRQ.UnsafeAppend(f.XRCETH.XRCSRQ)
 	} else {
-		b.xrcSRQ.AppendNull()
+		b.xrcSRQ.UnsafeAppendBoolToBitmap(false)
 	}
 
 	if h&decode.HasRETH != 0 {
-		b.rethVA.Append(f.RETH.VA)
-		b.rethRKey.Append(f.RETH.RKey)
-		b.rethDMALen.Append(f.RETH.DMALen)
+		b.rethVA.UnsafeAppend(f.RETH.VA)
+		b.rethRKey.UnsafeAppend(f.RETH.RKey)
+		b.rethDMALen.UnsafeAppend(f.RETH.DMALen)
 	} else {
-		b.rethVA.AppendNull()
-		b.rethRKey.AppendNull()
-		b.rethDMALen.AppendNull()
+		b.rethVA.UnsafeAppendBoolToBitmap(false)
+		b.rethRKey.UnsafeAppendBoolToBitmap(false)
+		b.rethDMALen.UnsafeAppendBoolToBitmap(false)
 	}
 
 	if h&decode.HasAETH != 0 {
-		b.aethSyndrome.Append(f.AETH.Syndrome)
-		b.aethMSN.Append(f.AETH.MSN)
+		b.aethSyndrome.UnsafeAppend(f.AETH.Syndrome)
+		b.aethMSN.UnsafeAppend(f.AETH.MSN)
 	} else {
-		b.aethSyndrome.AppendNull()
-		b.aethMSN.AppendNull()
+		b.aethSyndrome.UnsafeAppendBoolToBitmap(false)
+		b.aethMSN.UnsafeAppendBoolToBitmap(false)
 	}
 
 	if h&decode.HasDETH != 0 {
-		b.dethQKey.Append(f.DETH.QKey)
-		b.dethSrcQP.Append(f.DETH.SrcQP)
+		b.dethQKey.UnsafeAppend(f.DETH.QKey)
+		b.dethSrcQP.UnsafeAppend(f.DETH.SrcQP)
 	} else {
-		b.dethQKey.AppendNull()
-		b.dethSrcQP.AppendNull()
+		b.dethQKey.UnsafeAppendBoolToBitmap(false)
+		b.dethSrcQP.UnsafeAppendBoolToBitmap(false)
 	}
 
 	if h&decode.HasAtomicETH != 0 {
 		a := &f.AtomicETH
-		b.atomicVA.Append(a.VA)
-		b.atomicRKey.Append(a.RKey)
-		b.atomicSwapAdd.Append(a.SwapAdd)
-		b.atomicCompare.Append(a.Compare)
+		b.atomicVA.UnsafeAppend(a.VA)
+		b.atomicRKey.UnsafeAppend(a.RKey)
+		b.atomicSwapAdd.UnsafeAppend(a.SwapAdd)
+		b.atomicCompare.UnsafeAppend(a.Compare)
 	} else {
-		b.atomicVA.AppendNull()
-		b.atomicRKey.AppendNull()
-		b.atomicSwapAdd.AppendNull()
-		b.atomicCompare.AppendNull()
+		b.atomicVA.UnsafeAppendBoolToBitmap(false)
+		b.atomicRKey.UnsafeAppendBoolToBitmap(false)
+		b.atomicSwapAdd.UnsafeAppendBoolToBitmap(false)
+		b.atomicCompare.UnsafeAppendBoolToBitmap(false)
 	}
 
 	if h&decode.HasAtomicAckETH != 0 {
-		b.atomicAckOrig.Append(f.AtomicAckETH.OrigRemData)
+		b.atomicAckOrig.UnsafeAppend(f.AtomicAckETH.OrigRemData)
 	} else {
-		b.atomicAckOrig.AppendNull()
+		b.atomicAckOrig.UnsafeAppendBoolToBitmap(false)
 	}
 
 	if h&decode.HasImmDt != 0 {
-		b.imm.Append(f.ImmDt.Imm)
+		b.imm.UnsafeAppend(f.ImmDt.Imm)
 	} else {
-		b.imm.AppendNull()
+		b.imm.UnsafeAppendBoolToBitmap(false)
 	}
 	if h&decode.HasIETH != 0 {
-		b.ieth.Append(f.IETH.RKey)
+		b.ieth.UnsafeAppend(f.IETH.RKey)
 	} else {
-		b.ieth.AppendNull()
+		b.ieth.UnsafeAppendBoolToBitmap(false)
 	}
 
 	checked := h&decode.CRCsCheck != 0
 	if checked && h&decode.HasICRC != 0 {
-		b.icrcOK.Append(f.ICRCOK)
+		b.icrcOK.UnsafeAppend(f.ICRCOK)
 	} else {
-		b.icrcOK.AppendNull()
+		b.icrcOK.UnsafeAppendBoolToBitmap(false)
 	}
 	// A link packet's VCRC bit means its LPCRC, reported as link_lpcrc_ok.
 	if checked && h&decode.HasVCRC != 0 && h&decode.HasLink == 0 {
-		b.vcrcOK.Append(f.VCRCOK)
+		b.vcrcOK.UnsafeAppend(f.VCRCOK)
 	} else {
-		b.vcrcOK.AppendNull()
+		b.vcrcOK.UnsafeAppendBoolToBitmap(false)
 	}
 
 	if h&decode.HasLink != 0 {
 		l := &f.Link
-		b.linkOp.Append(l.Op)
-		b.linkFCTBS.Append(l.FCTBS)
-		b.linkVL.Append(l.VL)
-		b.linkFCCL.Append(l.FCCL)
+		b.linkOp.UnsafeAppend(l.Op)
+		b.linkFCTBS.UnsafeAppend(l.FCTBS)
+		b.linkVL.UnsafeAppend(l.VL)
+		b.linkFCCL.UnsafeAppend(l.FCCL)
 		if checked {
-			b.linkLPCRCOK.Append(f.VCRCOK)
+			b.linkLPCRCOK.UnsafeAppend(f.VCRCOK)
 		} else {
-			b.linkLPCRCOK.AppendNull()
+			b.linkLPCRCOK.UnsafeAppendBoolToBitmap(false)
 		}
 	} else {
-		b.linkOp.AppendNull()
-		b.linkFCTBS.AppendNull()
-		b.linkVL.AppendNull()
-		b.linkFCCL.AppendNull()
-		b.linkLPCRCOK.AppendNull()
+		b.linkOp.UnsafeAppendBoolToBitmap(false)
+		b.linkFCTBS.UnsafeAppendBoolToBitmap(false)
+		b.linkVL.UnsafeAppendBoolToBitmap(false)
+		b.linkFCCL.UnsafeAppendBoolToBitmap(false)
+		b.linkLPCRCOK.UnsafeAppendBoolToBitmap(false)
 	}
 
 	if errMsg == "" {
@@ -387,10 +418,40 @@ func (b *packetBuilder) add(f *decode.Frame, errMsg string) {
 // flush returns the rows added since the last flush as a record batch (the
 // caller releases it) and resets the builders for the next batch.
 func (b *packetBuilder) flush() arrow.RecordBatch {
-	rec := b.rb.NewRecordBatch()
+	plain := b.rb.NewRecordBatch()
+	defer plain.Release()
+	tr := dictColumn(b.transport, transportDict)
+	defer tr.Release()
+	op := dictColumn(b.opcodeName, opcodeDict)
+	defer op.Release()
+	cols := make([]arrow.Array, 0, b.schema.NumFields())
+	p := 0
+	for _, f := range b.schema.Fields() {
+		switch f.Name {
+		case "transport":
+			cols = append(cols, tr)
+		case "opcode_name":
+			cols = append(cols, op)
+		default:
+			cols = append(cols, plain.Column(p))
+			p++
+		}
+	}
+	rec := array.NewRecordBatch(b.schema, cols, plain.NumRows())
 	b.rows = 0
 	b.reserve()
 	return rec
 }
 
-func (b *packetBuilder) release() { b.rb.Release() }
+// dictColumn joins the indices built so far with their dictionary.
+func dictColumn(idx *array.Uint8Builder, dict arrow.Array) arrow.Array {
+	ia := idx.NewArray()
+	defer ia.Release()
+	return array.NewDictionaryArray(dictString, ia, dict)
+}
+
+func (b *packetBuilder) release() {
+	b.rb.Release()
+	b.transport.Release()
+	b.opcodeName.Release()
+}

@@ -62,7 +62,7 @@ func CreateTable(path string, format Format, schema *arrow.Schema) (*TableWriter
 			parquet.WithDictionaryDefault(false),
 		}
 		for _, f := range schema.Fields() {
-			if f.Type.ID() == arrow.STRING {
+			if id := f.Type.ID(); id == arrow.STRING || id == arrow.DICTIONARY {
 				opts = append(opts, parquet.WithDictionaryFor(f.Name, true))
 			}
 		}
