@@ -262,7 +262,7 @@ func binCaptures(captures []string, sets []*binner, opt Options, res *Result) er
 		}
 		res.Frames++
 		if opt.Progress != nil && res.Frames&0xFFFF == 0 {
-			opt.Progress(int(res.Frames), f.Offset)
+			opt.Progress(int(res.Frames), max(f.Offset, 0)) // pcapng records have no offset (-1)
 		}
 	}
 	res.DecodeErrors = cs.decodeErrors

@@ -83,7 +83,7 @@ func Export(capture, out string, opt ExportOptions) (ExportStats, error) {
 		}
 		st.Frames++
 		if opt.Progress != nil && st.Frames&0xFFFF == 0 {
-			opt.Progress(int(st.Frames), f.Offset)
+			opt.Progress(int(st.Frames), max(f.Offset, 0)) // pcapng records have no offset (-1)
 		}
 	}
 }

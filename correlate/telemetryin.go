@@ -56,6 +56,9 @@ func readTelemetry(paths []string, opts *telemetry.Options) ([]*inSeries, []stri
 
 func (in *inSeries) checkOrder() error {
 	s := in.s
+	if s.Clock == telemetry.ClockNone {
+		return fmt.Errorf("%s: the samples carry no timestamps, so they cannot be put on the capture's time axis", in.name())
+	}
 	for i := 1; i < s.Len(); i++ {
 		if s.TimeNs(i) >= s.TimeNs(i-1) {
 			continue
