@@ -90,44 +90,6 @@ type IPDFlow struct {
 // Hist returns the group's histogram.
 func (f *IPDFlow) Hist() *Histogram { return f.hist }
 
-// Disorder reports timestamps out of order in the input.
-type Disorder struct {
-	OutOfOrder    int    `json:"out_of_order"`         // frames stamped before their predecessor in the file
-	First         *Where `json:"first,omitempty"`      // the first of them
-	MaxStepBackNs int64  `json:"max_step_back_ns"`     // the largest step back, ns
-	WindowPackets int    `json:"window_packets"`       // reorder window, packets
-	Late          int    `json:"late"`                 // beyond the window: left out of IPDs
-	FirstLate     *Where `json:"first_late,omitempty"` // the first of those
-}
-
-// InputJSON counts what was read.
-type InputJSON struct {
-	Files        []string `json:"files"`
-	Frames       int      `json:"frames"`
-	Packets      int      `json:"packets"`       // IB/RoCE transport packets
-	NotIB        int      `json:"not_ib"`        // frames neither IB nor RoCE
-	LinkPackets  int      `json:"link_packets"`  // link-level flow-control packets
-	DecodeErrors int      `json:"decode_errors"` // frames that could not be decoded
-	FileErrors   int      `json:"file_errors"`   // damaged files (reading stopped)
-	Disorder     Disorder `json:"timestamp_order"`
-}
-
-func inputOf(s *Stream) InputJSON {
-	st := s.Stats()
-	in := InputJSON{Files: s.Names(), Frames: st.Frames, Packets: st.Packets, NotIB: st.NotIB, LinkPackets: st.LinkPackets,
-		DecodeErrors: st.DecodeErrors, FileErrors: st.FileErrors,
-		Disorder: Disorder{OutOfOrder: st.OutOfOrder, MaxStepBackNs: st.MaxStepBackNs, WindowPackets: s.window, Late: st.Late}}
-	if st.OutOfOrder > 0 {
-		w := st.FirstOutOfOrder
-		in.Disorder.First = &w
-	}
-	if st.Late > 0 {
-		w := st.FirstLate
-		in.Disorder.FirstLate = &w
-	}
-	return in
-}
-
 // IPDResult is the whole IPD analysis, the `ibanalyze ipd --json` document.
 type IPDResult struct {
 	Flows        []*IPDFlow `json:"flows"`

@@ -1,0 +1,54 @@
+package analyze
+
+import "testing"
+
+func TestDurations(t *testing.T) {
+	for in, want := range map[string]int64{"500ns": 500, "1us": 1000, "2.5us": 2500, " 1 ms": 1_000_000, "1s": 1e9, "42": 42, "1µs": 1000, "0": 0} {
+		got, err := ParseDurationNs(in)
+		if err != nil || got != want {
+			t.Errorf("%q: %d %v, want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "us", "1.5ns", "1h", "NaNus", "1e30s"} {
+		if _, err := ParseDurationNs(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	for ns, want := range map[int64]string{750: "750ns", 2000: "2us", 2074: "2.074us", 320_000: "320us", 1_500_000: "1.5ms", -3000: "-3us", 5_004_841_000: "5.005s"} {
+		if got := FormatNs(ns); got != want {
+			t.Errorf("FormatNs(%d) = %q, want %q", ns, got, want)
+		}
+	}
+}
+
+func TestHistogramModes(t *testing.T) {
+	h, err := NewHistogram(HistSpec{Mode: ModeExp, BinNs: 1000, Bins: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []int64{0, 999, 1000, 1999, 2000, 7999, 8000, -1} {
+		h.Add(v)
+	}
+	if want := []int64{0, 1000, 2000, 4000, 8000}; len(h.EdgesNs) != 5 || h.EdgesNs[4] != want[4] || h.EdgesNs[2] != want[2] {
+		t.Errorf("exp edges %v", h.EdgesNs)
+	}
+	if h.Counts[0] != 2 || h.Counts[1] != 2 || h.Counts[2] != 1 || h.Counts[3] != 1 || h.Above != 1 || h.Below != 1 || h.Total() != 8 {
+		t.Errorf("exp counts %v below %d above %d", h.Counts, h.Below, h.Above)
+	}
+	sample := make([]int64, 100)
+	for i := range sample {
+		sample[i] = 1900 + int64(i%3)*100
+	}
+	sample[50] = 320_000
+	// Twice the 90th percentile (2100) in 20 bins: 210 ns, rounded up to 500.
+	spec := HistSpec{}.Resolve(sample, 1)
+	if spec.Mode != ModeLinear || spec.BinNs != 500 || spec.Bins != 10 {
+		t.Errorf("resolved %+v", spec)
+	}
+	if spec := (HistSpec{}).Resolve([]int64{2000, 3000, 2000}, 1000); spec.BinNs != 1000 || spec.Bins != 10 {
+		t.Errorf("resolved on microsecond data %+v", spec)
+	}
+	if err := (HistSpec{Mode: "log"}).Validate(1); err == nil {
+		t.Error("mode log accepted")
+	}
+}
