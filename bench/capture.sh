@@ -7,7 +7,9 @@
 #    capture side by side on a veth pair in a network namespace of their own
 #    while ibscope's transmit ring sends RoCE frames at rising rates; frames
 #    sent, captured and lost, CPU ns per packet, and the highest loss-free
-#    rate of each. The namespace is deleted afterwards.
+#    rate of each; and how fast one ibcap loop empties a full ring (its
+#    ceiling, above what any sender here reaches). The namespace is deleted
+#    afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,4 +26,5 @@ for tool in ip tcpdump; do
 		exit 0
 	fi
 done
+IBSCOPE_LIVE_BENCH=1 go test -count=1 -run '^TestLiveDrainRate$' -v ./capture | grep '^bench capture' || true
 IBSCOPE_LIVE_BENCH=1 go test -count=1 -run '^TestLiveCaptureRates$' -v ./cmd/ibcap | grep '^bench capture'
