@@ -33,8 +33,10 @@ fixed --window): sample_id, start_ns, end_ns (timestamp[ns, UTC] on the
 capture's clock), source, each counter's value, NAME_delta (in the counter's
 unit) and NAME_rate (per second, in its base unit: bytes/s for 4-byte-word
 counters), and what the capture shows in the same interval: cap_packets,
-cap_bytes, cap_data_bytes, cap_ecn_ce, cap_cnps, cap_naks,
-cap_retransmissions, cap_ipd_p50_ns, cap_ipd_p99_ns, and the same per
+cap_bytes (frame bytes), cap_data_bytes (message payload), cap_ecn_ce (IP ECN
+CE for RoCE, FECN for native IB), cap_cnps, cap_naks, cap_retransmissions
+(PSN not ahead of its flow's highest), cap_ipd_p50_ns and cap_ipd_p99_ns
+(inter-packet delay percentiles), and the same per
 direction as cap_tx_* and cap_rx_* (give --local, or capture on a Linux
 cooked interface, so the packets' direction is known). A packet belongs to
 the interval holding its timestamp; coverage and partial flag intervals the
