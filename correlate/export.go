@@ -110,6 +110,7 @@ type exportSink struct {
 	lastQ   partition
 	lastP   *exportPart
 	bg      *batchWriter
+	madeDir []string // directories this export created, parents first
 }
 
 // maxOpenPartitions bounds memory: each open partition holds one batch of
@@ -179,9 +180,17 @@ func (s *exportSink) partFor(f *decode.Frame) (*exportPart, error) {
 			return nil, fmt.Errorf("%s: frame %d opens more than %d partitions; partition by fewer keys", s.root, f.Number, maxOpenPartitions)
 		}
 		dir := s.pt.dir(s.root, q)
+		var missing []string
+		for d := dir; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
+				break
+			}
+			missing = append([]string{d}, missing...)
+		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create %s: %w", dir, err)
 		}
+		s.madeDir = append(s.madeDir, missing...)
 		w, err := CreateTable(filepath.Join(dir, s.stem+s.format.Ext()), s.format, s.fileSch)
 		if err != nil {
 			return nil, err
@@ -235,11 +244,20 @@ func (s *exportSink) commit(st *ExportStats) error {
 	return nil
 }
 
-// abort stops the writer and removes every file not yet committed.
+// abort stops the writer and removes every file not yet committed, and
+// after a failure the partition directories the export made (os.Remove
+// leaves any that hold files).
 func (s *exportSink) abort() {
 	s.bg.stop()
+	failed := false
 	for _, p := range s.order {
+		failed = failed || !p.w.committed
 		p.w.Abort()
 		p.b.release()
+	}
+	if failed {
+		for i := len(s.madeDir) - 1; i >= 0; i-- {
+			_ = os.Remove(s.madeDir[i])
+		}
 	}
 }
