@@ -21,6 +21,7 @@ type correlateOpts struct {
 	local         string
 	dataIDs       string
 	clearOnSample bool
+	json          bool
 }
 
 func init() {
@@ -64,6 +65,7 @@ Read the result with pandas:
 	f.StringVar(&o.local, "local", "", "the NIC's IP addresses, GIDs or LIDs (`LIST`), to split packets into sent and received")
 	f.StringVar(&o.dataIDs, "data-ids", "", "DOCA telemetry_diag data-IDs `JSON` naming the CSV's columns")
 	f.BoolVar(&o.clearOnSample, "clear-on-sample", false, "the telemetry_diag capture cleared counters at each sample (\"data clear\")")
+	f.BoolVar(&o.json, "json", false, "print the summary (rows, offsets and their confidence) as JSON")
 	cmd.MarkFlagRequired("telemetry")
 	cmd.MarkFlagRequired("output")
 	rootCmd.AddCommand(cmd)
@@ -110,7 +112,7 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 			size += fi.Size()
 		}
 	}
-	prog := newProgress("correlate", size, false)
+	prog := newProgress("correlate", size, o.json)
 	opt.Progress = prog.update
 	var decodeErrs int
 	opt.OnDecodeError = func(de *decode.DecodeError) {
@@ -134,6 +136,15 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	if decodeErrs > maxWarnings {
 		warnf("%d frames could not be decoded (first %d shown); they are counted with what could be decoded", decodeErrs, maxWarnings)
 	}
+	if !res.DirectionKnown {
+		warnf("the capture does not say which packets the NIC sent: cap_tx_* and cap_rx_* are null; give --local ADDR")
+	}
+	if res.LateIPDs > 0 {
+		warnf("%d packets were out of time order: counted, but their inter-packet delays left out", res.LateIPDs)
+	}
+	if o.json {
+		return writeJSON(stdout, correlateSummary(res, time.Since(start)))
+	}
 	for _, s := range res.Series {
 		if s.Estimate == nil {
 			fmt.Fprintf(stdout, "%s %s: offset %s (given)\n", s.File, s.Source, fmtSignedDuration(s.OffsetNs))
@@ -146,14 +157,25 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 			warnf("%s %s: the offset estimate is weak (r = %.3f, next best r = %.3f); check it, or give --offset", s.File, s.Source, e.R, e.NextR)
 		}
 	}
-	if !res.DirectionKnown {
-		warnf("the capture does not say which packets the NIC sent: cap_tx_* and cap_rx_* are null; give --local ADDR")
-	}
-	if res.LateIPDs > 0 {
-		warnf("%d packets were out of time order: counted, but their inter-packet delays left out", res.LateIPDs)
-	}
 	fmt.Fprintf(stdout, "%s: %d rows from %d frames, %.2f s\n", res.Path, res.Rows, res.Frames, time.Since(start).Seconds())
 	return nil
+}
+
+// correlateSummary is the --json output: keys snake_case, times in ns.
+func correlateSummary(res correlate.Result, took time.Duration) map[string]any {
+	var series []map[string]any
+	for _, s := range res.Series {
+		m := map[string]any{"file": s.File, "source": s.Source, "clock": s.Clock, "offset_ns": s.OffsetNs,
+			"offset_estimated": s.Estimate != nil}
+		if e := s.Estimate; e != nil {
+			m["r"], m["intervals"], m["next_offset_ns"], m["next_r"] = e.R, e.Intervals, e.NextOffsetNs, e.NextR
+			m["resolution_ns"], m["counters"] = e.ResolutionNs, e.Counters
+		}
+		series = append(series, m)
+	}
+	return map[string]any{"output": res.Path, "rows": res.Rows, "frames": res.Frames, "decode_errors": res.DecodeErrors,
+		"capture_first_ns": res.CaptureFirstNs, "capture_last_ns": res.CaptureLastNs, "direction_known": res.DirectionKnown,
+		"late_ipds": res.LateIPDs, "series": series, "seconds": took.Seconds()}
 }
 
 // fmtSignedDuration shows ns as a signed duration, "+1.5ms".

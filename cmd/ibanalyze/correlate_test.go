@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,6 +35,23 @@ func TestCorrelateCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Fatal(err)
+	}
+
+	stdout, stderr, code = run(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "-1us", "--local", "192.168.7.1", "-o", out, "--json")
+	var sum struct {
+		Rows           int  `json:"rows"`
+		Frames         int  `json:"frames"`
+		DirectionKnown bool `json:"direction_known"`
+		Series         []struct {
+			OffsetNs  int64 `json:"offset_ns"`
+			Estimated bool  `json:"offset_estimated"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || code != 0 {
+		t.Fatalf("--json: exit %d, %v\nstdout %s\nstderr %s", code, err, stdout, stderr)
+	}
+	if sum.Rows != 8 || sum.Frames != 77 || !sum.DirectionKnown || len(sum.Series) != 1 || sum.Series[0].OffsetNs != -1000 || sum.Series[0].Estimated {
+		t.Errorf("--json summary %+v", sum)
 	}
 
 	// Without --local an Ethernet capture does not say who sent what.

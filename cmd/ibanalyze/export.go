@@ -14,6 +14,7 @@ type exportOpts struct {
 	out         string
 	format      string
 	partitionBy string
+	json        bool
 }
 
 func init() {
@@ -42,6 +43,7 @@ be decoded still get a row, with the reason in the error column.`,
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "output `FILE` (.parquet or .arrow), or directory with --partition-by")
 	cmd.Flags().StringVar(&o.format, "format", "", "parquet or arrow (default: from the extension of -o; parquet for datasets)")
 	cmd.Flags().StringVar(&o.partitionBy, "partition-by", "", "write a Hive-style dataset partitioned by `KEYS` (date, hour, transport, NAME=VALUE)")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary (rows, files) as JSON")
 	cmd.MarkFlagRequired("output")
 	rootCmd.AddCommand(cmd)
 }
@@ -74,7 +76,7 @@ func runExport(cmd *cobra.Command, capture string, o exportOpts) error {
 	if fi, err := os.Stat(capture); err == nil {
 		size = fi.Size()
 	}
-	prog := newProgress(capture, size, false)
+	prog := newProgress(capture, size, o.json)
 	opt.Progress = prog.update
 	var decodeErrs int
 	opt.OnDecodeError = func(de *decode.DecodeError) {
@@ -93,6 +95,10 @@ func runExport(cmd *cobra.Command, capture string, o exportOpts) error {
 	}
 	secs := time.Since(start).Seconds()
 	w := cmd.OutOrStdout()
+	if o.json {
+		return writeJSON(w, map[string]any{"output": o.out, "rows": st.Frames, "decode_errors": st.DecodeErrors,
+			"files": st.Files, "seconds": secs})
+	}
 	if len(opt.PartitionBy) > 0 {
 		fmt.Fprintf(w, "%s: %d rows in %d files (%d frames not decoded), %.2f s\n", o.out, st.Frames, len(st.Files), st.DecodeErrors, secs)
 		for _, f := range st.Files {
