@@ -16,7 +16,10 @@ import (
 // packets in each ms) and telemetry sampled every ms on a NIC clock that
 // runs behindNs behind the capture's, with port_xmit_data following the
 // capture. Sampling starts 20 ms before the capture and ends 20 ms after.
-func writeBurstyPair(t *testing.T, dir string, clock telemetry.Clock, behindNs int64) (capture, tel string) {
+//
+// With doca the telemetry is a DOCA telemetry_diag CSV (output format 1,
+// port_1_tx_bytes by data ID) instead of an ibscope sidecar.
+func writeBurstyPair(t *testing.T, dir string, clock telemetry.Clock, behindNs int64, doca bool) (capture, tel string) {
 	capture, tel = filepath.Join(dir, "bursty.pcap"), filepath.Join(dir, "bursty.csv")
 	rng := rand.New(rand.NewPCG(1, 2))
 	c := newTestCapture(t, capture)
@@ -43,8 +46,12 @@ func writeBurstyPair(t *testing.T, dir string, clock telemetry.Clock, behindNs i
 	}
 	c.close(t)
 
-	s := telemetry.NewSeries(telemetry.Source{Device: "mlx5_0", Port: 1}, clock,
-		[]telemetry.Counter{telemetry.SysfsCounter("counters", telemetry.PortXmitData)})
+	ctr := telemetry.SysfsCounter("counters", telemetry.PortXmitData)
+	if doca {
+		id := telemetry.DataID(uint64(telemetry.GroupPortTx)<<48 | 1<<32 | 1) // tx_bytes, port 1
+		ctr = telemetry.DiagCounterFor(id, "", 64, false)
+	}
+	s := telemetry.NewSeries(telemetry.Source{Device: "mlx5_0", Port: 1}, clock, []telemetry.Counter{ctr})
 	var bytes uint64
 	j := 0
 	for k := int64(0); k <= 240; k++ {
@@ -53,40 +60,62 @@ func writeBurstyPair(t *testing.T, dir string, clock telemetry.Clock, behindNs i
 			bytes += uint64(pk[j].len)
 			j++
 		}
-		s.Append(uint64(k), ts-behindNs, ts-behindNs, []uint64{bytes / 4})
+		v := bytes / 4
+		if doca {
+			v = bytes
+		}
+		s.Append(uint64(k), ts-behindNs, ts-behindNs, []uint64{v})
 	}
 	f, err := os.Create(tel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := telemetry.WriteSidecar(f, s); err != nil {
+	if doca {
+		err = telemetry.WriteDiagCSV(f, s, telemetry.DiagWriteOptions{})
+	} else {
+		err = telemetry.WriteSidecar(f, s)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
 	return capture, tel
 }
 
-// TestOffsetEstimate recovers a known offset between a NIC free-running
-// clock and the capture's from the byte counters alone.
+// TestOffsetEstimate recovers known offsets from the byte counters alone:
+// a NIC free-running clock ~3 s behind the capture's (sidecar), and a NIC
+// real-time clock 3.337 ms behind (DOCA telemetry_diag CSV).
 func TestOffsetEstimate(t *testing.T) {
-	dir := t.TempDir()
-	const behind = t0Ns - 3_000_000_000 + 337_000 // the NIC clock started ~3 s before... plus 337 µs
-	capture, tel := writeBurstyPair(t, dir, telemetry.ClockNICFree, behind)
-	res, err := Correlate([]string{capture}, []string{tel}, filepath.Join(dir, "j.parquet"), Options{})
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name   string
+		clock  telemetry.Clock
+		behind int64
+		doca   bool
+	}{
+		{"sidecar-frc", telemetry.ClockNICFree, t0Ns - 3_000_000_000 + 337_000, false},
+		{"doca-rtc", telemetry.ClockNICRealTime, 3_337_000, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			capture, tel := writeBurstyPair(t, dir, tc.clock, tc.behind, tc.doca)
+			res, err := Correlate([]string{capture}, []string{tel}, filepath.Join(dir, "j.parquet"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := res.Series[0].Estimate
+			if e == nil {
+				t.Fatal("no estimate")
+			}
+			if d := e.OffsetNs - tc.behind; d < -50_000 || d > 50_000 {
+				t.Errorf("estimated offset %d ns, true %d ns: off by %d ns", e.OffsetNs, tc.behind, d)
+			}
+			if e.R < 0.95 || e.NextR > e.R-0.1 {
+				t.Errorf("confidence r = %.3f, next best r = %.3f at %d: want a clear peak", e.R, e.NextR, e.NextOffsetNs)
+			}
+			t.Logf("offset %d (true %d), r %.4f over %d intervals, next %d r %.3f, grid %d ns, counters %v",
+				e.OffsetNs, tc.behind, e.R, e.Intervals, e.NextOffsetNs, e.NextR, e.ResolutionNs, e.Counters)
+		})
 	}
-	e := res.Series[0].Estimate
-	if e == nil {
-		t.Fatal("no estimate")
-	}
-	if d := e.OffsetNs - behind; d < -50_000 || d > 50_000 {
-		t.Errorf("estimated offset %d ns, true %d ns: off by %d ns", e.OffsetNs, behind, d)
-	}
-	if e.R < 0.95 || e.NextR > e.R-0.1 {
-		t.Errorf("confidence r = %.3f, next best r = %.3f at %d: want a clear peak", e.R, e.NextR, e.NextOffsetNs)
-	}
-	t.Logf("offset %d (true %d), r %.4f over %d intervals, next %d r %.3f, grid %d ns", e.OffsetNs, behind, e.R, e.Intervals, e.NextOffsetNs, e.NextR, e.ResolutionNs)
 }
 
 // TestNoOverlapRefused: telemetry an hour after the capture, on the same
@@ -94,7 +123,7 @@ func TestOffsetEstimate(t *testing.T) {
 // moves it away.
 func TestNoOverlapRefused(t *testing.T) {
 	dir := t.TempDir()
-	capture, tel := writeBurstyPair(t, dir, telemetry.ClockHost, -3600_000_000_000)
+	capture, tel := writeBurstyPair(t, dir, telemetry.ClockHost, -3600_000_000_000, false)
 	out := filepath.Join(dir, "j.parquet")
 	for _, opt := range []Options{{}, {OffsetGiven: true, OffsetNs: 0}} {
 		_, err := Correlate([]string{capture}, []string{tel}, out, opt)
