@@ -16,7 +16,7 @@ type captureSet struct {
 	frames  []decode.Frame
 	live    []bool // reader i has a frame waiting in frames[i]
 	last    int    // reader whose frame next returned last, -1 before the first
-	// OnDecodeError is told about frames that could not be decoded; they
+	// onDecodeError is told about frames that could not be decoded; they
 	// are still returned, with what was decoded.
 	onDecodeError func(*decode.DecodeError)
 	decodeErrors  int64
