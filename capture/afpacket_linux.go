@@ -111,7 +111,7 @@ func (s *afpacketSource) Stats() (Stats, error) {
 	if err != nil {
 		return Stats{}, fmt.Errorf("capture on %s: socket statistics: %w", s.dev, err)
 	}
-	return Stats{Received: uint64(v3.Packets()), KernelDrops: uint64(v3.Drops()), EarlyNotRoCE: s.notRoCE}, nil
+	return Stats{Received: uint64(v3.Packets()), KernelDrops: uint64(v3.Drops()), NotRoCE: s.notRoCE}, nil
 }
 
 func (s *afpacketSource) Close() error {

@@ -108,6 +108,30 @@ func findRDMA(devs []RDMADevice, name string) *RDMADevice {
 	return nil
 }
 
+// RDMAPortOfNetdev finds the RDMA port whose RoCE netdev is netdev (ok
+// false when none is). RoCE traffic such a port handles in hardware never
+// passes through the kernel, so an AF_PACKET capture on the netdev misses
+// it: the verbs sniffer on the port sees it.
+func RDMAPortOfNetdev(netdev string, cfg *Config) (dev string, port int, ok bool) {
+	c := cfg.withDefaults()
+	devs, err := ListRDMADevices(c.SysfsRoot)
+	if err != nil {
+		return "", 0, false
+	}
+	return portOfNetdev(devs, netdev)
+}
+
+func portOfNetdev(devs []RDMADevice, netdev string) (string, int, bool) {
+	for _, d := range devs {
+		for _, p := range d.Ports {
+			if p.Netdev != "" && p.Netdev == netdev {
+				return d.Name, p.Num, true
+			}
+		}
+	}
+	return "", 0, false
+}
+
 // ParseRDMAName splits "mlx5_0:2" into the device and port 2; a name without
 // a port suffix gives port 0, meaning the first port.
 func ParseRDMAName(s string) (name string, port int, err error) {

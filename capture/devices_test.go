@@ -159,3 +159,15 @@ func TestDropCounter(t *testing.T) {
 		t.Error("a port without out_of_buffer reported drops")
 	}
 }
+
+func TestRDMAPortOfNetdev(t *testing.T) {
+	cfg := &Config{SysfsRoot: fakeSysfs(t)}
+	if dev, port, ok := RDMAPortOfNetdev("eth3", cfg); !ok || dev != "mlx5_1" || port != 2 {
+		t.Errorf("eth3: %s %d %v", dev, port, ok)
+	}
+	for _, n := range []string{"lo", "mlx5_0", ""} {
+		if _, _, ok := RDMAPortOfNetdev(n, cfg); ok {
+			t.Errorf("%q taken for a RoCE netdev", n)
+		}
+	}
+}

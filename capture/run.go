@@ -44,8 +44,8 @@ type Report struct {
 	Written  uint64 // packets written to the file
 	Bytes    uint64 // captured bytes of the written packets (after the snap length)
 	// Filtered counts packets taken but not written because of the header
-	// filters (--qp, --lid, --opcode), plus the non-RoCE frames that reached
-	// an AF_PACKET ring before its kernel filter was attached.
+	// filters (--qp, --lid, --opcode), plus the frames dropped in user space
+	// because they are not RoCE (Stats.NotRoCE).
 	Filtered uint64
 	// Unwritten counts packets taken but lost to a write error.
 	Unwritten uint64
@@ -197,8 +197,8 @@ func fill(r Report, src Source, start time.Time) Report {
 		r.KernelDrops = st.KernelDrops
 		r.DeviceDrops, r.DeviceDropsKnown = st.DeviceDrops, st.DeviceDropsKnown
 		r.CompletionErrors = st.CompletionErrors
-		r.Captured += st.EarlyNotRoCE
-		r.Filtered += st.EarlyNotRoCE
+		r.Captured += st.NotRoCE
+		r.Filtered += st.NotRoCE
 	}
 	return r
 }

@@ -39,10 +39,11 @@ type Stats struct {
 	// CompletionErrors counts packets the verbs backend lost to a receive
 	// completion with an error status (a frame larger than a ring slot).
 	CompletionErrors uint64
-	// EarlyNotRoCE counts non-RoCE frames that reached the ring in the
-	// moment before the kernel filter was attached and were dropped in
-	// user space.
-	EarlyNotRoCE uint64
+	// NotRoCE counts frames dropped in user space because they are not
+	// RoCE: on AF_PACKET, the few that reached the ring before the kernel
+	// filter was attached; on a verbs Ethernet port, which has no kernel
+	// filter, every frame of the port that is not RoCE. Zero with Config.All.
+	NotRoCE uint64
 }
 
 // ErrTimeout is returned by Source.Next when no packet arrived in time.

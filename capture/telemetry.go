@@ -34,12 +34,8 @@ func TelemetryPort(device string, cfg *Config) (dev string, port int, err error)
 			return d.Name, sp.Num, nil
 		}
 	}
-	for _, d := range devs {
-		for _, p := range d.Ports {
-			if p.Netdev == device {
-				return d.Name, p.Num, nil
-			}
-		}
+	if dev, port, ok := portOfNetdev(devs, device); ok {
+		return dev, port, nil
 	}
 	return "", 0, fmt.Errorf("--telemetry samples an RDMA port's counters, and %s is neither an RDMA device nor the netdev of one", device)
 }

@@ -234,6 +234,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ibscope/ibscope/decode"
 )
 
 // VerbsAvailable reports whether this build has the verbs backend.
@@ -254,22 +256,24 @@ const (
 // verbsSource captures from an RDMA port with a raw packet QP that a sniffer
 // flow feeds with every packet of the port, both directions.
 type verbsSource struct {
-	s        C.struct_ibs_sniffer
-	name     string
-	port     RDMAPort
-	mem      []byte // the ring's memory: mmap'd, so the GC never sees it and C may keep it
-	ring     *recvRing
-	clock    *hcaClock // nil when completions carry wall-clock ns
-	anchorAt time.Time
-	snap     int
-	poll     time.Duration
-	comps    [verbsPollBatch]C.struct_ibs_comp
-	nComps   int
-	next     int
-	drops    *dropCounter
-	errs     uint64 // completions with an error status
-	received uint64
-	last     int64 // slot of the packet handed out last, -1 if none
+	s           C.struct_ibs_sniffer
+	name        string
+	port        RDMAPort
+	mem         []byte // the ring's memory: mmap'd, so the GC never sees it and C may keep it
+	ring        *recvRing
+	clock       *hcaClock // nil when completions carry wall-clock ns
+	anchorAt    time.Time
+	snap        int
+	all         bool // keep frames that are not RoCE (Ethernet ports)
+	notRoCE     uint64
+	pollTimeout time.Duration
+	comps       [verbsPollBatch]C.struct_ibs_comp
+	nComps      int
+	next        int
+	drops       *dropCounter
+	errs        uint64 // completions with an error status
+	received    uint64
+	last        int64 // slot of the packet handed out last, -1 if none
 }
 
 func openVerbs(dev RDMADevice, port int, c Config) (Source, error) {
@@ -278,7 +282,7 @@ func openVerbs(dev RDMADevice, port int, c Config) (Source, error) {
 		return nil, err
 	}
 	v := &verbsSource{name: fmt.Sprintf("%s port %d", dev.Name, p.Num), port: p, snap: c.SnapLenBytes,
-		poll: time.Duration(c.PollTimeoutMs) * time.Millisecond, last: -1}
+		all: c.All || portLinkType(p) != decode.LinkTypeEthernet, pollTimeout: time.Duration(c.PollTimeoutMs) * time.Millisecond, last: -1}
 	cname := C.CString(dev.Name)
 	defer C.free(unsafe.Pointer(cname))
 	var cerr C.int
@@ -362,69 +366,86 @@ func (v *verbsSource) repost(force bool) error {
 }
 
 func (v *verbsSource) Next() (Packet, error) {
-	if v.last >= 0 {
-		// The caller is done with the last packet: its slot may go back.
-		v.last = -1
-		if err := v.repost(false); err != nil {
-			return Packet{}, err
+	for {
+		if v.last >= 0 {
+			// The caller is done with the last packet: its slot may go back.
+			v.last = -1
+			if err := v.repost(false); err != nil {
+				return Packet{}, err
+			}
+		}
+		if v.next >= v.nComps {
+			if err := v.poll(); err != nil {
+				return Packet{}, err
+			}
+		}
+		for v.next < v.nComps {
+			c := &v.comps[v.next]
+			v.next++
+			off, err := v.ring.completed(uint64(c.wr_id))
+			if err != nil {
+				return Packet{}, fmt.Errorf("capture on %s: %w", v.name, err)
+			}
+			v.last = int64(c.wr_id)
+			if c.status != C.IBV_WC_SUCCESS {
+				// Lost: a frame larger than a slot, or the QP flushed.
+				v.errs++
+				continue
+			}
+			v.received++
+			n := int(c.byte_len)
+			whole := v.mem[off : off+min(n, v.ring.plan.SlotBytes)]
+			// A sniffer flow has no kernel filter: the port's other traffic
+			// is dropped here, by the rule the AF_PACKET filter applies.
+			if !v.all && !IsRoCEFrame(whole) {
+				v.notRoCE++
+				continue
+			}
+			ts := int64(c.ts)
+			if v.clock != nil {
+				ts = v.clock.toNs(uint64(c.ts))
+			}
+			return Packet{Data: whole[:min(len(whole), v.snap)], TsNs: ts, WireLenBytes: n}, nil
 		}
 	}
+}
+
+// poll waits for the next batch of completions, backing off while the CQ
+// is empty, and returns ErrTimeout after the poll interval.
+func (v *verbsSource) poll() error {
 	idle := verbsSpinMin
 	var waited time.Duration
-	for v.next >= v.nComps {
+	for {
 		n := C.ibs_poll(&v.s, &v.comps[0], verbsPollBatch)
 		if n < 0 {
-			return Packet{}, verbsStageError(v.name, "poll completions", syscall.Errno(-n))
+			return verbsStageError(v.name, "poll completions", syscall.Errno(-n))
 		}
 		if n > 0 {
 			v.nComps, v.next = int(n), 0
 			break
 		}
+		// Idle: give every read slot back before waiting.
 		if err := v.repost(true); err != nil {
-			return Packet{}, err
+			return err
 		}
-		if waited >= v.poll {
-			return Packet{}, ErrTimeout
+		if waited >= v.pollTimeout {
+			return ErrTimeout
 		}
 		time.Sleep(idle)
 		waited += idle
 		idle = min(2*idle, verbsSpinMax)
 	}
 	if v.clock != nil && time.Since(v.anchorAt) > verbsReanchorEach {
-		if err := v.reanchor(); err != nil {
-			return Packet{}, err
-		}
+		return v.reanchor()
 	}
-	for v.next < v.nComps {
-		c := &v.comps[v.next]
-		v.next++
-		off, err := v.ring.completed(uint64(c.wr_id))
-		if err != nil {
-			return Packet{}, fmt.Errorf("capture on %s: %w", v.name, err)
-		}
-		v.last = int64(c.wr_id)
-		if c.status != C.IBV_WC_SUCCESS {
-			// Lost: a frame larger than a slot, or the QP flushed.
-			v.errs++
-			continue
-		}
-		v.received++
-		n := int(c.byte_len)
-		data := v.mem[off : off+min(n, v.ring.plan.SlotBytes, v.snap)]
-		ts := int64(c.ts)
-		if v.clock != nil {
-			ts = v.clock.toNs(uint64(c.ts))
-		}
-		return Packet{Data: data, TsNs: ts, WireLenBytes: n}, nil
-	}
-	return v.Next()
+	return nil
 }
 
 func (v *verbsSource) LinkType() int  { return portLinkType(v.port) }
 func (v *verbsSource) Device() string { return v.name }
 
 func (v *verbsSource) Stats() (Stats, error) {
-	st := Stats{Received: v.received + v.errs, CompletionErrors: v.errs}
+	st := Stats{Received: v.received + v.errs, CompletionErrors: v.errs, NotRoCE: v.notRoCE}
 	if v.drops != nil {
 		st.DeviceDrops, st.DeviceDropsKnown = v.drops.drops()
 	}

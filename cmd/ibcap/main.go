@@ -126,6 +126,11 @@ func run(parent context.Context, f *flags) error {
 		return err
 	}
 	defer src.Close()
+	if dev, port, ok := capture.RDMAPortOfNetdev(f.device, nil); ok && !f.quiet {
+		fmt.Fprintf(os.Stderr, "ibcap: note: %s is the netdev of RDMA port %s:%d; RoCE traffic the RDMA device handles "+
+			"in hardware bypasses the kernel, and AF_PACKET sees only what passes through it. "+
+			"For all the port's RoCE traffic: ibcap -i %s:%d\n", f.device, dev, port, dev, port)
+	}
 	if f.user != "" {
 		if err := capture.DropPrivileges(f.user); err != nil {
 			return err
