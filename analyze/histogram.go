@@ -110,7 +110,7 @@ func (h HistSpec) Resolve(sample []int64, resolutionNs int64) HistSpec {
 		if len(s) == 0 {
 			return 0
 		}
-		return s[min(int(f*float64(len(s))), len(s)-1)]
+		return min(s[min(int(f*float64(len(s))), len(s)-1)], maxAutoNs)
 	}
 	switch h.Mode {
 	case ModeLinear, "":
@@ -139,13 +139,17 @@ func (h HistSpec) Resolve(sample []int64, resolutionNs int64) HistSpec {
 	return h
 }
 
+// maxAutoNs caps the values bins are picked from (about three years), so
+// that picked edges stay far from int64 overflow whatever the timestamps.
+const maxAutoNs = int64(1e17)
+
 // niceCeil rounds v up to 1, 2 or 5 times a power of ten.
 func niceCeil(v int64) int64 {
 	if v <= 1 {
 		return 1
 	}
 	p := int64(1)
-	for p*10 < v {
+	for p < (v+9)/10 { // p*10 < v without overflow
 		p *= 10
 	}
 	for _, m := range []int64{1, 2, 5, 10} {

@@ -99,6 +99,24 @@ func OpenStream(paths []string, opts StreamOptions) (*Stream, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no capture files given")
 	}
+	var readers []*decode.Reader
+	for _, p := range paths {
+		r, err := decode.Open(p)
+		if err != nil {
+			for _, r := range readers {
+				r.Close()
+			}
+			return nil, fmt.Errorf("open %s: %w", p, err)
+		}
+		readers = append(readers, r)
+	}
+	return NewStream(readers, opts), nil
+}
+
+// NewStream reads captures already open (pipes, standard input, memory)
+// as one stream; the Stream closes them. Progress knows the size of files
+// named by Reader.Name only.
+func NewStream(readers []*decode.Reader, opts StreamOptions) *Stream {
 	w := opts.WindowPackets
 	if w <= 0 {
 		w = DefaultWindowPackets
@@ -108,15 +126,10 @@ func OpenStream(paths []string, opts StreamOptions) (*Stream, error) {
 		size *= 2
 	}
 	s := &Stream{window: w, ring: make([]Packet, size), opts: opts, dataResNs: 1_000_000_000, formatResNs: 1}
-	for i, p := range paths {
-		r, err := decode.Open(p)
-		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("open %s: %w", p, err)
-		}
+	for i, r := range readers {
 		r.SetCheckCRC(opts.CheckCRC)
-		sf := &streamFile{name: p, r: r}
-		if fi, err := os.Stat(p); err == nil {
+		sf := &streamFile{name: r.Name(), r: r}
+		if fi, err := os.Stat(r.Name()); err == nil && fi.Mode().IsRegular() {
 			sf.size = fi.Size()
 			s.totalBytes += sf.size
 		}
@@ -128,7 +141,7 @@ func OpenStream(paths []string, opts StreamOptions) (*Stream, error) {
 		}
 		s.advance(i)
 	}
-	return s, nil
+	return s
 }
 
 // Close closes every file.

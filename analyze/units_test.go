@@ -52,3 +52,21 @@ func TestHistogramModes(t *testing.T) {
 		t.Error("mode log accepted")
 	}
 }
+
+// Huge IPDs (a capture spanning decades of stamps) must not overflow the
+// bin picking.
+func TestResolveHugeValues(t *testing.T) {
+	for _, v := range []int64{1 << 62, 4_300_000_000_000_000_000, 99} {
+		spec := HistSpec{}.Resolve([]int64{v, v}, 1)
+		if _, err := NewHistogram(spec); err != nil {
+			t.Errorf("%d: %+v: %v", v, spec, err)
+		}
+		spec = HistSpec{Mode: ModeExp}.Resolve([]int64{v, v}, 1)
+		if _, err := NewHistogram(spec); err != nil {
+			t.Errorf("exp %d: %+v: %v", v, spec, err)
+		}
+	}
+	if niceCeil(1<<62) <= 0 || niceCeil(7) != 10 || niceCeil(150) != 200 || niceCeil(100) != 100 {
+		t.Error("niceCeil")
+	}
+}

@@ -1,0 +1,65 @@
+package analyze
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// FuzzAnalyses feeds arbitrary files to the IPD and flows analyses: bad
+// input must give errors or results, never a panic.
+func FuzzAnalyses(f *testing.F) {
+	pkts := writeStream(12, 1, 2, 7, 0xFFFFFA, 64, baseNs, func(i int) int64 { return int64(1000 - 90*i) })
+	pkts = append(pkts, tpkt{tsNs: baseNs + 5000, src: 2, dst: 1, qp: 9, psn: 3, op: 0x11, syndrome: 0x61})
+	for _, native := range []bool{false, true} {
+		b, err := os.ReadFile(writeCapture(f, "seed.pcap", native, pkts))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	// Readers over memory, not files: file system calls make the fuzzer's
+	// coverage noisy and it then spends its time minimising.
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, run := range []func(s *Stream){
+			func(s *Stream) { RunIPD(s, IPDConfig{Phases: true, PhasePackets: 4, Opcodes: allOpcodes()}, nil) },
+			func(s *Stream) { RunFlows(s, nil) },
+		} {
+			r, err := decode.NewReader(bytes.NewReader(data), "fuzz.pcap")
+			if err != nil {
+				continue
+			}
+			s := NewStream([]*decode.Reader{r}, StreamOptions{WindowPackets: 3, CheckCRC: true})
+			run(s)
+			s.Close()
+		}
+	})
+}
+
+func allOpcodes() []decode.Opcode {
+	ops, _ := ParseOpcodes("all")
+	return ops
+}
+
+func FuzzParseEdges(f *testing.F) {
+	for _, s := range []string{"0,1us,2us", "1ms,2ms", "0,,1", "-1,2", "1e3us,1e9s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		edges, err := ParseEdges(s)
+		if err != nil {
+			return
+		}
+		h, err := NewHistogram(HistSpec{Mode: ModeEdges, EdgesNs: edges})
+		if err != nil {
+			t.Fatalf("edges %v parsed but make no histogram: %v", edges, err)
+		}
+		h.Add(edges[0])
+		h.Add(edges[len(edges)-1])
+		if h.Total() != 2 || h.Above != 1 {
+			t.Fatalf("edges %v: total %d above %d", edges, h.Total(), h.Above)
+		}
+	})
+}
