@@ -58,6 +58,9 @@ type Report struct {
 	DeviceDropsKnown bool
 	// CompletionErrors counts packets the verbs backend lost to receive errors.
 	CompletionErrors uint64
+	// RingEmptied counts the times the verbs receive ring ran out of
+	// posted buffers (Stats.RingEmptied).
+	RingEmptied uint64
 	// Elapsed is the capture's duration so far.
 	Elapsed time.Duration
 }
@@ -197,6 +200,7 @@ func fill(r Report, src Source, start time.Time) Report {
 		r.KernelDrops = st.KernelDrops
 		r.DeviceDrops, r.DeviceDropsKnown = st.DeviceDrops, st.DeviceDropsKnown
 		r.CompletionErrors = st.CompletionErrors
+		r.RingEmptied = st.RingEmptied
 		r.Captured += st.NotRoCE
 		r.Filtered += st.NotRoCE
 	}
@@ -209,6 +213,9 @@ func (r *Report) String() string {
 		r.Captured, r.Device, r.Elapsed.Seconds(), r.Written, r.Bytes, r.Filtered, r.KernelDrops)
 	if r.DeviceDropsKnown {
 		s += fmt.Sprintf("%d packets dropped by the device (out_of_buffer)\n", r.DeviceDrops)
+	}
+	if r.RingEmptied > 0 {
+		s += fmt.Sprintf("the receive ring ran out of buffers %d times (a larger -B helps)\n", r.RingEmptied)
 	}
 	if r.CompletionErrors > 0 {
 		s += fmt.Sprintf("%d packets lost to receive completion errors\n", r.CompletionErrors)

@@ -36,6 +36,10 @@ type Stats struct {
 	DeviceDrops uint64
 	// DeviceDropsKnown is false when the device has no such counter to read.
 	DeviceDropsKnown bool
+	// RingEmptied counts the times the verbs backend's receive ring was
+	// left with no posted buffer, when the device must drop what arrives
+	// (DeviceDrops counts those packets).
+	RingEmptied uint64
 	// CompletionErrors counts packets the verbs backend lost to a receive
 	// completion with an error status (a frame larger than a ring slot).
 	CompletionErrors uint64

@@ -445,7 +445,7 @@ func (v *verbsSource) LinkType() int  { return portLinkType(v.port) }
 func (v *verbsSource) Device() string { return v.name }
 
 func (v *verbsSource) Stats() (Stats, error) {
-	st := Stats{Received: v.received + v.errs, CompletionErrors: v.errs, NotRoCE: v.notRoCE}
+	st := Stats{Received: v.received + v.errs, CompletionErrors: v.errs, NotRoCE: v.notRoCE, RingEmptied: v.ring.emptyEvents}
 	if v.drops != nil {
 		st.DeviceDrops, st.DeviceDropsKnown = v.drops.drops()
 	}

@@ -61,7 +61,6 @@ type recvRing struct {
 	plan        ringPlan
 	posted      int      // slots the device holds
 	pending     []uint32 // slots completed and read, waiting to be reposted
-	minPosted   int      // low-water mark of posted, after the first fill
 	emptyEvents uint64   // times the device was left with no posted slot
 }
 
@@ -70,7 +69,6 @@ func newRecvRing(plan ringPlan) *recvRing {
 	for i := 0; i < plan.Slots; i++ {
 		r.pending = append(r.pending, uint32(i))
 	}
-	r.minPosted = plan.Slots
 	return r
 }
 
@@ -88,9 +86,6 @@ func (r *recvRing) completed(id uint64) (int, error) {
 		return 0, fmt.Errorf("verbs ring: completion for slot %d while no slot is posted", id)
 	}
 	r.posted--
-	if r.posted < r.minPosted {
-		r.minPosted = r.posted
-	}
 	if r.posted == 0 {
 		r.emptyEvents++
 	}
