@@ -82,7 +82,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.IntVarP(&f.snapLenBytes, "snaplen", "s", 0, "keep at most this many bytes of each packet (128 keeps the headers); 0 keeps all")
 	fl.IntVarP(&f.ringKiB, "buffer-size", "B", 0, fmt.Sprintf("receive ring size in KiB (default %d; AF_PACKET uses 1 MiB blocks, at least 4)", capture.DefaultRingBytes>>10))
 	fl.Int64VarP(&f.rotateMB, "file-size", "C", 0, "start a new file after this many MB (1,000,000 bytes); files are named FILE-00000.ext, FILE-00001.ext, ...")
-	fl.IntVarP(&f.rotateSec, "rotate-seconds", "G", 0, "start a new file every this many seconds")
+	fl.IntVarP(&f.rotateSec, "rotate-seconds", "G", 0, "start a new file every this many seconds of packet time")
 	fl.IntVarP(&f.maxFiles, "file-count", "W", 0, "keep at most this many files, reusing the names in a ring (with -C or -G)")
 	fl.StringVar(&f.format, "format", "auto", "file format: pcap, pcapng, erf or ib247 (auto: pcap for RoCE, ERF records for native IB)")
 	fl.StringSliceVar(&f.qps, "qp", nil, "keep packets to these destination QPs (decimal or 0x hex; repeat or comma-separate)")
@@ -91,7 +91,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.BoolVarP(&f.list, "list-interfaces", "D", false, "list RDMA devices (ports, link layer, state, rate, netdev) and network interfaces")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no status line and no final report")
 	fl.StringVarP(&f.user, "relinquish-privileges", "Z", "", "switch to this user once the capture is open")
-	fl.BoolVar(&f.all, "all", false, "capture every frame, not only RoCE (AF_PACKET)")
+	fl.BoolVar(&f.all, "all", false, "capture every frame, not only RoCE (netdevs and RDMA Ethernet ports)")
 	fl.BoolVar(&f.promisc, "promisc", false, "put the network interface in promiscuous mode (AF_PACKET)")
 	addTelemetryFlag(fl, &f)
 	return cmd
