@@ -2,7 +2,6 @@ package decode
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 )
 
@@ -89,8 +88,6 @@ func skipEthernet(frame []byte) (off int, etherType uint16, err error) {
 	return off, et, nil
 }
 
-var errNotRoCE = errors.New("seal: not a RoCE frame")
-
 func sealEtherType(frame []byte, off int, et uint16) error {
 	switch et {
 	case EtherTypeRoCEv1:
@@ -106,7 +103,7 @@ func sealEtherType(frame []byte, off int, et uint16) error {
 	case 0x0800, 0x86DD:
 		return sealRoCEv2(frame, off)
 	}
-	return errNotRoCE
+	return fmt.Errorf("seal: ethertype 0x%04x at byte %d is not RoCE", et, off-2)
 }
 
 func sealRoCEv2(frame []byte, off int) error {
@@ -118,10 +115,10 @@ func sealRoCEv2(frame []byte, off int) error {
 	case len(ip) >= 40 && ip[0]>>4 == 6 && ip[6] == 17:
 		ipLen = 40
 	default:
-		return errNotRoCE
+		return fmt.Errorf("seal: the IP header at byte %d does not carry UDP", off)
 	}
 	if len(ip) < ipLen+8 || binary.BigEndian.Uint16(ip[ipLen+2:]) != UDPPortRoCEv2 {
-		return errNotRoCE
+		return fmt.Errorf("seal: the UDP header at byte %d is cut short or not to port 4791", off+ipLen)
 	}
 	udp := ip[ipLen:]
 	udpLen := int(binary.BigEndian.Uint16(udp[4:]))
