@@ -103,7 +103,7 @@ func sealEtherType(frame []byte, off int, et uint16) error {
 	case 0x0800, 0x86DD:
 		return sealRoCEv2(frame, off)
 	}
-	return fmt.Errorf("seal: ethertype 0x%04x at byte %d is not RoCE", et, off-2)
+	return fmt.Errorf("seal: ethertype 0x%04x (payload at byte %d) is not RoCE", et, off)
 }
 
 func sealRoCEv2(frame []byte, off int) error {
