@@ -30,12 +30,15 @@ measure() {
   echo "$best $rss $cpu"
 }
 
-for fmt in parquet arrow; do
+for run in parquet arrow parquet-no-crc; do
+  fmt=${run%%-*}
+  flags=()
+  [ "$run" = parquet-no-crc ] && flags=(--no-crc)
   out="$dir/packets.$fmt"
-  read -r s rss cpu < <(measure bin/ibanalyze export -q "$cap" -o "$out")
+  read -r s rss cpu < <(measure bin/ibanalyze export -q "${flags[@]}" "$cap" -o "$out")
   mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$out")/1e6}")
-  awk -v f="$fmt" -v n="$N" -v s="$s" -v r="$rss" -v c="$cpu" -v mb="$mb" 'BEGIN{
-    printf "export %-7s %d rows: %.2f s = %.2f M rows/s, %.2f CPU s, peak RSS %d KiB, file %s MB\n", f, n, s, n/s/1e6, c, r, mb }'
+  awk -v f="$run" -v n="$N" -v s="$s" -v r="$rss" -v c="$cpu" -v mb="$mb" 'BEGIN{
+    printf "export %-14s %d rows: %.2f s = %.2f M rows/s, %.2f CPU s, peak RSS %d KiB, file %s MB\n", f, n, s, n/s/1e6, c, r, mb }'
 done
 
 out="$dir/joined.parquet"

@@ -20,6 +20,9 @@ type ExportOptions struct {
 	// PartitionBy, when not empty, makes the output a directory holding a
 	// Hive-style partitioned dataset instead of one file.
 	PartitionBy []PartitionKey
+	// NoCRC skips verifying ICRC, VCRC and LPCRC (a fifth of the decoding
+	// cost); icrc_ok, vcrc_ok and link_lpcrc_ok are then null.
+	NoCRC bool
 	// Meta is stored as schema metadata in every file written.
 	Meta map[string]string
 	// OnDecodeError is told about each frame that could not be decoded (the
@@ -49,6 +52,7 @@ func Export(capture, out string, opt ExportOptions) (ExportStats, error) {
 		return st, fmt.Errorf("open capture: %w", err)
 	}
 	defer r.Close()
+	r.SetCheckCRC(!opt.NoCRC)
 
 	meta := map[string]string{"ibscope.table": "packets", "ibscope.capture": filepath.Base(capture)}
 	for k, v := range opt.Meta {

@@ -33,12 +33,18 @@ func generatedCaptures(t testing.TB) []string {
 // contractRows is what the decode JSON contract says about each frame,
 // flattened the way export names columns, every value as a string.
 func contractRows(t testing.TB, capture string) []map[string]string {
+	return contractRowsCRC(t, capture, true)
+}
+
+// contractRowsCRC is contractRows with CRC verification on or off.
+func contractRowsCRC(t testing.TB, capture string, checkCRC bool) []map[string]string {
 	t.Helper()
 	r, err := decode.Open(capture)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	r.SetCheckCRC(checkCRC)
 	var rows []map[string]string
 	var f decode.Frame
 	for {
@@ -93,6 +99,7 @@ func TestExportMatchesContract(t *testing.T) {
 		capture string
 		format  Format
 		out     string
+		noCRC   bool
 	}
 	var files []file
 	var jobs []readJob
@@ -105,14 +112,23 @@ func TestExportMatchesContract(t *testing.T) {
 			if int(st.Frames) != frames || len(st.Files) != 1 || st.Files[0] != out {
 				t.Fatalf("%s: exported %d frames to %v, want %d to %s", capture, st.Frames, st.Files, frames, out)
 			}
-			files = append(files, file{capture, format, out})
+			files = append(files, file{capture, format, out, false})
 			jobs = append(jobs, readJob{Kind: format.String(), Path: out})
 		}
+		// Without CRC checks the CRC columns are null, as the keys are absent.
+		out := filepath.Join(dir, fmt.Sprintf("%d-nocrc.arrow", i))
+		exportTo(t, capture, out, ExportOptions{Format: FormatArrow, NoCRC: true})
+		files = append(files, file{capture, FormatArrow, out, true})
+		jobs = append(jobs, readJob{Kind: "arrow", Path: out})
 	}
 	got := readBack(t, jobs...)
 	for i, f := range files {
-		t.Run(filepath.Base(f.capture)+"/"+f.format.String(), func(t *testing.T) {
-			want := contractRows(t, f.capture)
+		name := filepath.Base(f.capture) + "/" + f.format.String()
+		if f.noCRC {
+			name += "-nocrc"
+		}
+		t.Run(name, func(t *testing.T) {
+			want := contractRowsCRC(t, f.capture, !f.noCRC)
 			if f.format == FormatParquet {
 				got[i].checkTimestamps(t, want)
 			}

@@ -15,6 +15,7 @@ type exportOpts struct {
 	format      string
 	partitionBy string
 	json        bool
+	noCRC       bool
 }
 
 func init() {
@@ -44,12 +45,13 @@ be decoded still get a row, with the reason in the error column.`,
 	cmd.Flags().StringVar(&o.format, "format", "", "parquet or arrow (default: from the extension of -o; parquet for datasets)")
 	cmd.Flags().StringVar(&o.partitionBy, "partition-by", "", "write a Hive-style dataset partitioned by `KEYS` (date, hour, transport, NAME=VALUE)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary (rows, files) as JSON")
+	cmd.Flags().BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC/LPCRC (icrc_ok, vcrc_ok, link_lpcrc_ok are null)")
 	cmd.MarkFlagRequired("output")
 	rootCmd.AddCommand(cmd)
 }
 
 func runExport(cmd *cobra.Command, capture string, o exportOpts) error {
-	opt := correlate.ExportOptions{}
+	opt := correlate.ExportOptions{NoCRC: o.noCRC}
 	var err error
 	switch {
 	case o.format == "parquet":
