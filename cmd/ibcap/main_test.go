@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	ibcapBin = filepath.Join(dir, "ibcap")
-	if out, err := exec.Command("go", "build", "-o", ibcapBin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-buildvcs=false", "-o", ibcapBin, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build ibcap: %v\n%s", err, out)
 		os.Exit(2)
 	}
