@@ -9,9 +9,12 @@ export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
 GO ?= go
 BIN := bin
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
-# Debian packages the tests and demo use: tshark for interop, tcpreplay/tcpdump/iproute2 for live
-# capture tests, libibverbs-dev for the verbs sniffer, node/npm for the independent Parquet reader.
-APT_PKGS := tshark tcpreplay tcpdump iproute2 libibverbs-dev gcc nodejs npm
+# What the tests and demo use, as command:Debian-package pairs: tshark for interop,
+# tcpreplay/tcpdump/ip for live capture tests, gcc + libibverbs-dev (verbs.h) for the verbs
+# sniffer, node/npm for the independent Parquet reader, GNU time for bench. A command that is
+# already there (whatever installed it) is not reinstalled.
+NEEDS := tshark:tshark tcpreplay:tcpreplay tcpdump:tcpdump ip:iproute2 gcc:gcc \
+	/usr/include/infiniband/verbs.h:libibverbs-dev node:nodejs npm:npm /usr/bin/time:time
 FUZZTIME ?= 4s
 
 .PHONY: all build deps test lint unit fuzz-smoke bench demo clean
@@ -24,7 +27,8 @@ build:
 
 # deps installs only what is missing, so it is cheap on a machine that has everything.
 deps:
-	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for n in $(NEEDS); do c=$${n%%:*}; p=$${n#*:}; \
+	  if [ "$${c:0:1}" = / ]; then [ -e "$$c" ]; else command -v "$$c" >/dev/null; fi || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \

@@ -150,7 +150,7 @@ func otherFrame(kind int) []byte {
 // in sending order.
 func mixedTraffic(n int, vlan bool) (roce, all [][]byte) {
 	for i := range n {
-		psn := uint32(i)
+		psn := uint32(i / 5) // each of the five flows counts its own PSNs
 		var f []byte
 		switch i % 5 {
 		case 0:

@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # make demo: the main jobs on bundled captures, no RDMA hardware needed.
-# 1. decode every bundled capture (and the real ones in ../shared/pcaps when present);
-# 2. analyse them (flows, ipd) when those commands are built;
-# 3. the simulator's 2015 incast through ipd/credits/buffer/tick, next to the truth;
-# 4. as root: a live RoCEv2 capture on a veth pair in a network namespace.
+# 1. as root: a live RoCE capture with ibcap on a veth pair in a network namespace (otherwise the
+#    bundled capture), decoded and analysed;
+# 2. decode every bundled capture (and the real ones in ../shared/pcaps when present);
+# 3. flows on a real RoCEv2 capture;
+# 4. the simulator's 2015 incast through ipd/credits/buffer/tick, next to the truth.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=bin
 captures=(testdata/pcaps/*.pcap testdata/pcaps/*.pcapng)
 [ -d ../shared/pcaps ] && captures+=(../shared/pcaps/*.pcap)
-has() { "$bin/ibanalyze" "$1" --help >/dev/null 2>&1; }
+
+echo "== ibcap: live RoCE capture on a veth pair in a network namespace (as root)"
+live=out/demo-live.pcap
+bash capture/demo.sh "$live"
+"$bin/ibanalyze" decode -q --summary "$live"
+"$bin/ibanalyze" flows -q "$live" | head -12
+echo
 
 echo "== decode: bundled captures"
 for f in "${captures[@]}"; do
@@ -24,15 +31,9 @@ for f in ../shared/pcaps/oferby-proxy_roce.pcap ../shared/pcaps/softroce-demo_in
   [ -f "$f" ] && "$bin/ibanalyze" decode -q -c 30 "$f" | grep -v ' $' | head -4
 done
 
-if has flows; then
+if [ -f ../shared/pcaps/oferby-proxy_roce.pcap ]; then
   echo; echo "== flows: ../shared/pcaps/oferby-proxy_roce.pcap"
-  [ -f ../shared/pcaps/oferby-proxy_roce.pcap ] && "$bin/ibanalyze" flows ../shared/pcaps/oferby-proxy_roce.pcap
+  "$bin/ibanalyze" flows -q ../shared/pcaps/oferby-proxy_roce.pcap
 fi
-if [ -x sim/demo.sh ] || [ -f sim/demo.sh ]; then
-  echo; echo "== the 2015 incast, simulated and analysed"
-  bash sim/demo.sh "$bin"
-fi
-if [ -f capture/demo.sh ]; then
-  echo; echo "== live capture"
-  bash capture/demo.sh "$bin"
-fi
+echo; echo "== the 2015 incast, simulated and analysed"
+bash sim/demo.sh "$bin"
