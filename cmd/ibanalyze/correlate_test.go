@@ -93,3 +93,27 @@ func TestCorrelateCommandRefuses(t *testing.T) {
 		t.Errorf("files left behind: %v", left)
 	}
 }
+
+// TestCorrelateCommandDOCAWarnings: a DOCA telemetry_diag CSV row with a
+// field missing is stepped over, and the warning names file and line.
+func TestCorrelateCommandDOCAWarnings(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("sample_id, sample_time_start, sample_time_end, port_1_tx_bytes\n")
+	for i := range 8 {
+		ts := 1767323044_999990000 + int64(i)*20_000
+		if i == 3 {
+			fmt.Fprintf(&b, "%d, %d.%09d, %d.%09d\n", i, ts/1e9, ts%1e9, ts/1e9, ts%1e9)
+			continue
+		}
+		fmt.Fprintf(&b, "%d, %d.%09d, %d.%09d, %d\n", i, ts/1e9, ts%1e9, ts/1e9, ts%1e9, 5000*i*i)
+	}
+	tel := filepath.Join(dir, "diag.csv")
+	if err := os.WriteFile(tel, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := run(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "-o", filepath.Join(dir, "j.parquet"))
+	if code != 0 || !strings.Contains(stderr, tel+":5:") || !strings.Contains(stdout, "7 rows from 77 frames") {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+}
