@@ -22,6 +22,7 @@ type correlateOpts struct {
 	dataIDs       string
 	clearOnSample bool
 	json          bool
+	source        string
 }
 
 func init() {
@@ -65,6 +66,7 @@ Read the result with pandas:
 	f.StringVar(&o.local, "local", "", "the NIC's IP addresses, GIDs or LIDs (`LIST`), to split packets into sent and received")
 	f.StringVar(&o.dataIDs, "data-ids", "", "DOCA telemetry_diag data-IDs `JSON` naming the CSV's columns")
 	f.BoolVar(&o.clearOnSample, "clear-on-sample", false, "the telemetry_diag capture cleared counters at each sample (\"data clear\")")
+	f.StringVar(&o.source, "source", "", "`DEVICE/PORT` the telemetry describes, for files that do not say (telemetry_diag CSV)")
 	f.BoolVar(&o.json, "json", false, "print the summary (rows, offsets and their confidence) as JSON")
 	cmd.MarkFlagRequired("telemetry")
 	cmd.MarkFlagRequired("output")
@@ -99,6 +101,11 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 		return err
 	}
 	topt := &telemetry.Options{ClearOnSample: o.clearOnSample}
+	if o.source != "" {
+		if topt.Source, err = telemetry.ParseSource(o.source); err != nil {
+			return err
+		}
+	}
 	if o.dataIDs != "" {
 		if topt.DataIDs, err = telemetry.ReadDataIDsFile(o.dataIDs); err != nil {
 			return err

@@ -112,8 +112,8 @@ func TestCorrelateCommandDOCAWarnings(t *testing.T) {
 	if err := os.WriteFile(tel, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code := run(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "-o", filepath.Join(dir, "j.parquet"))
-	if code != 0 || !strings.Contains(stderr, tel+":5:") || !strings.Contains(stdout, "7 rows from 77 frames") {
+	stdout, stderr, code := run(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "--source", "mlx5_2/1", "-o", filepath.Join(dir, "j.parquet"))
+	if code != 0 || !strings.Contains(stderr, tel+":5:") || !strings.Contains(stdout, "7 rows from 77 frames") || !strings.Contains(stdout, tel+" mlx5_2/1: offset +0s") {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 }
