@@ -4,13 +4,19 @@
 // file readers for every link type ibscope supports, and a zero-allocation
 // fast path (Decoder, Frame) that analyses use.
 //
-// Two ways in:
-//   - Reader + Decoder fill a reused Frame per packet, allocating nothing; this
-//     is what ibanalyze uses.
+// Ways in:
+//   - Reader (Open, NewReader) + Decoder fill a reused Frame per packet,
+//     allocating nothing; this is what ibanalyze uses. A Decoder keeps scratch
+//     space, so one serves one goroutine at a time (copies are independent).
 //   - The layer types (LayerTypeLRH, LayerTypeBTH, ...) are registered with
 //     gopacket, so gopacket.NewPacket decodes RoCEv2 (UDP port 4791), RoCEv1
 //     (ethertype 0x8915), LINKTYPE_INFINIBAND (247) and ERF (197) down to the
 //     extended transport headers, and every layer serializes for building packets.
+//   - Building captures: SealNative, SealRoCE and SealFrame fill in the CRCs of
+//     packets built with the serializers, and PcapWriter writes nanosecond pcap
+//     files (Ethernet, ERF records for native IB, or link type 247).
+//   - Opcode names, families and the headers each opcode implies (Opcode.Headers)
+//     come from one table, used for decoding, printing and JSON alike.
 //
 // The package imports nothing else from ibscope.
 package decode
