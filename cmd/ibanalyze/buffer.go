@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/ibscope/ibscope/analyze"
-	"github.com/ibscope/ibscope/decode"
 	"github.com/spf13/cobra"
 )
 
@@ -50,23 +49,15 @@ credits' reads the buffer exactly.`,
 
 func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) error {
 	opts := analyze.BufferOptions{CutThrough: o.cutThrough}
-	if o.rate != "" {
-		r, err := analyze.ParseLinkRate(o.rate)
-		if err != nil {
-			return err
-		}
-		lanes, err := analyze.ParseLinkWidth(o.width)
-		if err != nil {
-			return err
-		}
+	r, lanes, ok, err := parseLink(o.rate, o.width)
+	if err != nil {
+		return err
+	}
+	if ok {
 		opts.NsPerByte = 8 / r.DataGbps(lanes)
 	}
-	decodeErrs := 0
-	opts.OnDecodeError = func(err *decode.DecodeError) {
-		if decodeErrs++; decodeErrs <= maxWarnings {
-			warnf("%v", err)
-		}
-	}
+	var dw decodeWarnings
+	opts.OnDecodeError = dw.warn
 	rep, err := analyze.Buffer(senders, receiver, opts)
 	if err != nil {
 		return err

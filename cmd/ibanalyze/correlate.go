@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ibscope/ibscope/correlate"
-	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/telemetry"
 	"github.com/spf13/cobra"
 )
@@ -121,12 +120,8 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	}
 	prog := newProgress("correlate", size, o.json)
 	opt.Progress = prog.update
-	var decodeErrs int
-	opt.OnDecodeError = func(de *decode.DecodeError) {
-		if decodeErrs++; decodeErrs <= maxWarnings {
-			warnf("%v", de)
-		}
-	}
+	var dw decodeWarnings
+	opt.OnDecodeError = dw.warn
 	start := time.Now()
 	res, err := correlate.Correlate(captures, o.telemetry, o.out, opt)
 	prog.done()
@@ -140,8 +135,8 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	if err != nil {
 		return err
 	}
-	if decodeErrs > maxWarnings {
-		warnf("%d frames could not be decoded (first %d shown); they are counted with what could be decoded", decodeErrs, maxWarnings)
+	if dw.n > maxWarnings {
+		warnf("%d frames could not be decoded (first %d shown); they are counted with what could be decoded", dw.n, maxWarnings)
 	}
 	if !res.DirectionKnown {
 		warnf("the capture does not say which packets the NIC sent: cap_tx_* and cap_rx_* are null; give --local ADDR")

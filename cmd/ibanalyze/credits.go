@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
-	"github.com/ibscope/ibscope/decode"
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -50,23 +49,15 @@ buffer from sender and receiver captures with 'ibanalyze buffer' instead.`,
 
 func runCredits(w io.Writer, path string, o creditsOpts) error {
 	opts := analyze.CreditOptions{}
-	if o.rate != "" {
-		r, err := analyze.ParseLinkRate(o.rate)
-		if err != nil {
-			return err
-		}
-		lanes, err := analyze.ParseLinkWidth(o.width)
-		if err != nil {
-			return err
-		}
+	r, lanes, ok, err := parseLink(o.rate, o.width)
+	if err != nil {
+		return err
+	}
+	if ok {
 		opts.NsPerByte = 8 / r.DataGbps(lanes)
 	}
-	decodeErrs := 0
-	opts.OnDecodeError = func(err *decode.DecodeError) {
-		if decodeErrs++; decodeErrs <= maxWarnings {
-			warnf("%v", err)
-		}
-	}
+	var dw decodeWarnings
+	opts.OnDecodeError = dw.warn
 	rep, err := analyze.Credits(path, opts)
 	if errors.Is(err, analyze.ErrNoFCP) {
 		return fmt.Errorf("%w; credits needs a capture of a link with its flow-control packets. "+

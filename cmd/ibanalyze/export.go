@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ibscope/ibscope/correlate"
-	"github.com/ibscope/ibscope/decode"
 	"github.com/spf13/cobra"
 )
 
@@ -80,20 +79,16 @@ func runExport(cmd *cobra.Command, capture string, o exportOpts) error {
 	}
 	prog := newProgress(capture, size, o.json)
 	opt.Progress = prog.update
-	var decodeErrs int
-	opt.OnDecodeError = func(de *decode.DecodeError) {
-		if decodeErrs++; decodeErrs <= maxWarnings {
-			warnf("%v", de)
-		}
-	}
+	var dw decodeWarnings
+	opt.OnDecodeError = dw.warn
 	start := time.Now()
 	st, err := correlate.Export(capture, o.out, opt)
 	prog.done()
 	if err != nil {
 		return err
 	}
-	if decodeErrs > maxWarnings {
-		warnf("%s: %d frames could not be decoded (first %d shown); each has a row with the reason in the error column", capture, decodeErrs, maxWarnings)
+	if dw.n > maxWarnings {
+		warnf("%s: %d frames could not be decoded (first %d shown); each has a row with the reason in the error column", capture, dw.n, maxWarnings)
 	}
 	secs := time.Since(start).Seconds()
 	w := cmd.OutOrStdout()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -52,7 +51,7 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 			return err
 		}
 	}
-	s, _, err := openStream(paths, o.window, !o.noCRC)
+	s, err := openStream(paths, o.window, !o.noCRC)
 	if err != nil {
 		return err
 	}
@@ -69,16 +68,7 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 		return err
 	}
 	warnInput(r.Input)
-	w := bufio.NewWriter(stdout)
-	if o.json {
-		err = writeJSON(w, r)
-	} else {
-		writeFlowsText(w, r, o.top, !o.noCRC)
-	}
-	if ferr := w.Flush(); ferr != nil {
-		return fmt.Errorf("write output: %w", ferr)
-	}
-	if err != nil {
+	if err := writeReport(stdout, o.json, r, func(w io.Writer) { writeFlowsText(w, r, o.top, !o.noCRC) }); err != nil {
 		return err
 	}
 	if o.plot != "" {

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
-	"github.com/ibscope/ibscope/decode"
 	"github.com/spf13/cobra"
 )
 
@@ -125,11 +123,7 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 	case o.rate != "" && o.gbps != 0:
 		return cfg, errors.New("give --rate or --gbps, not both")
 	case o.rate != "":
-		r, err := analyze.ParseLinkRate(o.rate)
-		if err != nil {
-			return cfg, err
-		}
-		lanes, err := analyze.ParseLinkWidth(o.width)
+		r, lanes, _, err := parseLink(o.rate, o.width)
 		if err != nil {
 			return cfg, err
 		}
@@ -153,25 +147,17 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 }
 
 // openStream opens files as one stream, with warnings for bad frames and files.
-func openStream(paths []string, window int, checkCRC bool) (*analyze.Stream, *int, error) {
+func openStream(paths []string, window int, checkCRC bool) (*analyze.Stream, error) {
 	if window < 1 {
-		return nil, nil, fmt.Errorf("--window %d: must be at least 1", window)
+		return nil, fmt.Errorf("--window %d: must be at least 1", window)
 	}
-	decodeWarnings := new(int)
-	s, err := analyze.OpenStream(paths, analyze.StreamOptions{
+	dw := new(decodeWarnings)
+	return analyze.OpenStream(paths, analyze.StreamOptions{
 		WindowPackets: window,
 		CheckCRC:      checkCRC,
-		OnDecodeError: func(err *decode.DecodeError) {
-			*decodeWarnings++
-			if *decodeWarnings <= maxWarnings {
-				warnf("%v (frame skipped)", err)
-			} else if *decodeWarnings == maxWarnings+1 {
-				warnf("more frames could not be decoded; counting them without messages")
-			}
-		},
-		OnFileError: func(err error) { warnf("%v (the rest of this file is not read)", err) },
+		OnDecodeError: dw.warn, // the frame is skipped; the stream's input counts say how many
+		OnFileError:   func(err error) { warnf("%v (the rest of this file is not read)", err) },
 	})
-	return s, decodeWarnings, err
 }
 
 // streamProgress reports a stream's progress on a terminal.
@@ -205,7 +191,7 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 	if err != nil {
 		return err
 	}
-	s, _, err := openStream(paths, o.window, false)
+	s, err := openStream(paths, o.window, false)
 	if err != nil {
 		return err
 	}
@@ -226,16 +212,7 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 		return err
 	}
 	warnInput(r.Input)
-	w := bufio.NewWriter(stdout)
-	if o.json {
-		err = writeJSON(w, r)
-	} else {
-		writeIPDText(w, r, o.top)
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("write output: %w", err)
-	}
-	if err != nil {
+	if err := writeReport(stdout, o.json, r, func(w io.Writer) { writeIPDText(w, r, o.top) }); err != nil {
 		return err
 	}
 	if o.plot != "" {

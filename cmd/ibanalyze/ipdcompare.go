@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -23,12 +22,12 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 	if err != nil || windowNs <= 0 {
 		return fmt.Errorf("--match-window %q: want a positive duration such as 10ms", o.matchWindow)
 	}
-	a, _, err := openStream(paths[:1], o.window, false)
+	a, err := openStream(paths[:1], o.window, false)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	b, _, err := openStream(paths[1:], o.window, false)
+	b, err := openStream(paths[1:], o.window, false)
 	if err != nil {
 		return err
 	}
@@ -54,16 +53,7 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 	}
 	warnInput(r.A)
 	warnInput(r.B)
-	w := bufio.NewWriter(stdout)
-	if o.json {
-		err = writeJSON(w, r)
-	} else {
-		writeCompareText(w, r, o.top)
-	}
-	if ferr := w.Flush(); ferr != nil {
-		return fmt.Errorf("write output: %w", ferr)
-	}
-	if err != nil {
+	if err := writeReport(stdout, o.json, r, func(w io.Writer) { writeCompareText(w, r, o.top) }); err != nil {
 		return err
 	}
 	if o.plot != "" {

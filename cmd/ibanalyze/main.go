@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/decode"
 )
 
 var rootCmd = &cobra.Command{
@@ -46,6 +50,49 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// writeReport writes v as JSON with --json, or what text prints, through
+// one buffered writer.
+func writeReport(out io.Writer, jsonOut bool, v any, text func(io.Writer)) error {
+	w := bufio.NewWriter(out)
+	var err error
+	if jsonOut {
+		err = writeJSON(w, v)
+	} else {
+		text(w)
+	}
+	if ferr := w.Flush(); ferr != nil && err == nil {
+		err = fmt.Errorf("write output: %w", ferr)
+	}
+	return err
+}
+
+// parseLink parses the --rate and --width flags the analyses share; ok is
+// false when no --rate was given.
+func parseLink(rate, width string) (r analyze.LinkRate, lanes int, ok bool, err error) {
+	if rate == "" {
+		return r, 0, false, nil
+	}
+	if r, err = analyze.ParseLinkRate(rate); err != nil {
+		return r, 0, false, err
+	}
+	lanes, err = analyze.ParseLinkWidth(width)
+	return r, lanes, err == nil, err
+}
+
+// decodeWarnings warns about the first maxWarnings frames that could not be
+// decoded and counts them all.
+type decodeWarnings struct{ n int }
+
+func (d *decodeWarnings) warn(err *decode.DecodeError) {
+	d.n++
+	switch {
+	case d.n <= maxWarnings:
+		warnf("%v", err)
+	case d.n == maxWarnings+1:
+		warnf("more frames could not be decoded; counting them without messages")
+	}
 }
 
 // warnf prints a warning to stderr unless --quiet.

@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/ibscope/ibscope/analyze"
-	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/telemetry"
 	"github.com/spf13/cobra"
 )
@@ -54,15 +53,11 @@ sending port, sampled at least twice within the episode.`,
 
 func runTick(w io.Writer, path string, o tickOpts) error {
 	opts := analyze.TickOptions{Iface: o.iface, MinPhasePackets: o.minPhase}
-	if o.rate != "" {
-		r, err := analyze.ParseLinkRate(o.rate)
-		if err != nil {
-			return err
-		}
-		lanes, err := analyze.ParseLinkWidth(o.width)
-		if err != nil {
-			return err
-		}
+	r, lanes, ok, err := parseLink(o.rate, o.width)
+	if err != nil {
+		return err
+	}
+	if ok {
 		opts.Rate, opts.Lanes = r, lanes
 	}
 	if o.source != "" {
@@ -72,12 +67,8 @@ func runTick(w io.Writer, path string, o tickOpts) error {
 		}
 		opts.Source = src
 	}
-	decodeErrs := 0
-	opts.OnDecodeError = func(err *decode.DecodeError) {
-		if decodeErrs++; decodeErrs <= maxWarnings {
-			warnf("%v", err)
-		}
-	}
+	var dw decodeWarnings
+	opts.OnDecodeError = dw.warn
 	series, err := telemetry.ReadFile(o.telemetry, nil)
 	if err != nil {
 		return err
