@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
 )
 
 // benchCapture is a RoCEv2 capture for the benchmarks: IBSCOPE_BENCH_FILE
@@ -17,25 +18,25 @@ func benchCapture(b *testing.B) string {
 		return p
 	}
 	benchOnce.Do(func() {
-		var pkts []tpkt
-		ts := baseNs
+		var pkts []testcap.Packet
+		ts := testcap.BaseNs
 		psn := map[uint32]uint32{}
 		for len(pkts) < 200_000 {
 			qp := uint32(len(pkts)/5%8 + 1)
 			for i, op := range []decode.Opcode{0x06, 0x07, 0x07, 0x08} {
 				ts += 113 + int64(len(pkts)%7)*11
-				pkts = append(pkts, tpkt{tsNs: ts, src: 1, dst: 2, qp: qp, psn: psn[qp], op: op, payload: 128, dmaLen: 512, ackReq: i == 3})
+				pkts = append(pkts, testcap.Packet{TsNs: ts, Src: 1, Dst: 2, QP: qp, PSN: psn[qp], Op: op, Payload: 128, DMALen: 512, AckReq: i == 3})
 				psn[qp]++
 			}
 			ts += 113
-			pkts = append(pkts, tpkt{tsNs: ts, src: 2, dst: 1, qp: qp + 100, psn: psn[qp] - 1, op: 0x11})
+			pkts = append(pkts, testcap.Packet{TsNs: ts, Src: 2, Dst: 1, QP: qp + 100, PSN: psn[qp] - 1, Op: 0x11})
 		}
 		dir, err := os.MkdirTemp("", "ibscope-analyze-bench")
 		if err != nil {
 			b.Fatal(err)
 		}
 		benchDir = dir
-		benchPath = writeCaptureIn(b, dir, "bench.pcap", false, pkts)
+		benchPath = testcap.WriteIn(b, dir, "bench.pcap", false, pkts)
 	})
 	return benchPath
 }

@@ -3,26 +3,28 @@ package analyze
 import (
 	"math"
 	"testing"
+
+	"github.com/ibscope/ibscope/internal/testcap"
 )
 
 // The study's side-by-side view: the sender stamps packets 20 us apart;
 // the receiver sees them 1500 ns later, but 5 never arrive and every 100th
 // waits 10 us more in a switch.
 func TestCompareSenderReceiver(t *testing.T) {
-	sent := writeStream(1000, 1, 2, 9, 100, 2048, baseNs+7, func(int) int64 { return 20_000 })
-	var recv []tpkt
+	sent := testcap.Stream(1000, 1, 2, 9, 100, 2048, testcap.BaseNs+7, func(int) int64 { return 20_000 })
+	var recv []testcap.Packet
 	for i, p := range sent {
 		if i%200 == 50 {
 			continue // lost
 		}
-		p.tsNs += 1500
+		p.TsNs += 1500
 		if i%100 == 99 {
-			p.tsNs += 10_000
+			p.TsNs += 10_000
 		}
 		recv = append(recv, p)
 	}
-	pa := writeCapture(t, "sender.pcap", true, sent)
-	pb := writeCapture(t, "receiver.pcap", true, recv)
+	pa := testcap.Write(t, "sender.pcap", true, sent)
+	pb := testcap.Write(t, "receiver.pcap", true, recv)
 	a, err := OpenStream([]string{pa}, StreamOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
 )
 
 // healthCapture is one RC RDMA WRITE flow 1 -> 2 (QP 0x11) of 100 PSNs in
@@ -14,15 +15,15 @@ import (
 // ICRC; the ACK flow holds 9 ACKs 5 us after each request (one of them a
 // PSN sequence NAK), an RNR NAK (timer 14), a remote access error NAK and
 // 3 CNPs.
-func healthCapture(t *testing.T) (string, []tpkt) {
-	var pkts []tpkt
-	ts := baseNs
-	emit := func(p tpkt) {
+func healthCapture(t *testing.T) (string, []testcap.Packet) {
+	var pkts []testcap.Packet
+	ts := testcap.BaseNs
+	emit := func(p testcap.Packet) {
 		ts += 1000
-		p.tsNs = ts
+		p.TsNs = ts
 		pkts = append(pkts, p)
 	}
-	req := func(psn uint32) tpkt {
+	req := func(psn uint32) testcap.Packet {
 		op := decode.Opcode(0x07)
 		switch psn % 10 {
 		case 0:
@@ -30,10 +31,10 @@ func healthCapture(t *testing.T) (string, []tpkt) {
 		case 9:
 			op = 0x08
 		}
-		return tpkt{src: 1, dst: 2, qp: 0x11, psn: psn, op: op, payload: 1024, dmaLen: 10240, ackReq: psn%10 == 9}
+		return testcap.Packet{Src: 1, Dst: 2, QP: 0x11, PSN: psn, Op: op, Payload: 1024, DMALen: 10240, AckReq: psn%10 == 9}
 	}
-	ack := func(psn uint32, syndrome uint8) tpkt {
-		return tpkt{src: 2, dst: 1, qp: 0x22, psn: psn, op: 0x11, syndrome: syndrome}
+	ack := func(psn uint32, syndrome uint8) testcap.Packet {
+		return testcap.Packet{Src: 2, Dst: 1, QP: 0x22, PSN: psn, Op: 0x11, Syndrome: syndrome}
 	}
 	for psn := uint32(0); psn < 100; psn++ {
 		switch psn {
@@ -51,9 +52,9 @@ func healthCapture(t *testing.T) (string, []tpkt) {
 		}
 		p := req(psn)
 		if psn >= 50 && psn < 55 {
-			p.ecn = 3
+			p.ECN = 3
 		}
-		p.badICRC = psn == 77
+		p.BadICRC = psn == 77
 		emit(p)
 		if psn%10 == 9 {
 			syn := uint8(0)
@@ -68,9 +69,9 @@ func healthCapture(t *testing.T) (string, []tpkt) {
 	emit(ack(99, 0x20|14)) // RNR NAK, timer 14
 	emit(ack(99, 0x60|2))  // remote access error
 	for range 3 {
-		emit(tpkt{src: 2, dst: 1, qp: 0x22, op: decode.OpcodeCNP})
+		emit(testcap.Packet{Src: 2, Dst: 1, QP: 0x22, Op: decode.OpcodeCNP})
 	}
-	return writeCapture(t, "health.pcap", false, pkts), pkts
+	return testcap.Write(t, "health.pcap", false, pkts), pkts
 }
 
 func runFlowsFiles(t *testing.T, paths ...string) *FlowsResult {
@@ -124,8 +125,8 @@ func TestFlowsHealth(t *testing.T) {
 	}
 	var bytes uint64
 	for _, p := range pkts {
-		if p.src == 1 {
-			bytes += uint64(len(roceFrame(t, p)) + 24)
+		if p.Src == 1 {
+			bytes += uint64(len(testcap.RoCEFrame(t, p)) + 24)
 		}
 	}
 	if w.WireBytes != bytes {

@@ -6,15 +6,16 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
 )
 
 // FuzzAnalyses feeds arbitrary files to the IPD and flows analyses: bad
 // input must give errors or results, never a panic.
 func FuzzAnalyses(f *testing.F) {
-	pkts := writeStream(12, 1, 2, 7, 0xFFFFFA, 64, baseNs, func(i int) int64 { return int64(1000 - 90*i) })
-	pkts = append(pkts, tpkt{tsNs: baseNs + 5000, src: 2, dst: 1, qp: 9, psn: 3, op: 0x11, syndrome: 0x61})
+	pkts := testcap.Stream(12, 1, 2, 7, 0xFFFFFA, 64, testcap.BaseNs, func(i int) int64 { return int64(1000 - 90*i) })
+	pkts = append(pkts, testcap.Packet{TsNs: testcap.BaseNs + 5000, Src: 2, Dst: 1, QP: 9, PSN: 3, Op: 0x11, Syndrome: 0x61})
 	for _, native := range []bool{false, true} {
-		b, err := os.ReadFile(writeCapture(f, "seed.pcap", native, pkts))
+		b, err := os.ReadFile(testcap.Write(f, "seed.pcap", native, pkts))
 		if err != nil {
 			f.Fatal(err)
 		}

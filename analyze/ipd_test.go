@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
 )
 
 func runIPDFiles(t *testing.T, cfg IPDConfig, paths ...string) (*IPDResult, error) {
@@ -24,13 +25,13 @@ func runIPDFiles(t *testing.T, cfg IPDConfig, paths ...string) (*IPDResult, erro
 // outlier: exact counts per bin and exact percentiles.
 func TestIPDStudyExact(t *testing.T) {
 	gaps := map[int]int64{100: 3000, 200: 3000, 300: 5000, 400: 320_000}
-	pkts := writeStream(1000, 1, 2, 0x12, 0, 2048, baseNs, func(i int) int64 {
+	pkts := testcap.Stream(1000, 1, 2, 0x12, 0, 2048, testcap.BaseNs, func(i int) int64 {
 		if g, ok := gaps[i]; ok {
 			return g
 		}
 		return 2074
 	})
-	path := writeCapture(t, "study.pcap", true, pkts)
+	path := testcap.Write(t, "study.pcap", true, pkts)
 	sdr, _ := ParseLinkRate("SDR")
 	r, err := runIPDFiles(t, IPDConfig{Hist: HistSpec{Mode: ModeLinear, BinNs: 1000, Bins: 10}, DataGbps: sdr.DataGbps(4), RateName: "SDR 4x"}, path)
 	if err != nil {
@@ -72,15 +73,15 @@ func TestIPDStudyExact(t *testing.T) {
 }
 
 func TestIPDGroupingAndOpcodes(t *testing.T) {
-	a := writeStream(100, 1, 3, 0x10, 0, 256, baseNs, func(int) int64 { return 4000 })
-	b := writeStream(100, 2, 3, 0x20, 0, 256, baseNs+2000, func(int) int64 { return 4000 })
-	var acks []tpkt
+	a := testcap.Stream(100, 1, 3, 0x10, 0, 256, testcap.BaseNs, func(int) int64 { return 4000 })
+	b := testcap.Stream(100, 2, 3, 0x20, 0, 256, testcap.BaseNs+2000, func(int) int64 { return 4000 })
+	var acks []testcap.Packet
 	for i := range 10 {
-		acks = append(acks, tpkt{tsNs: baseNs + int64(i)*40_000 + 100, src: 3, dst: 1, qp: 0x30, psn: uint32(i * 10), op: 0x11})
+		acks = append(acks, testcap.Packet{TsNs: testcap.BaseNs + int64(i)*40_000 + 100, Src: 3, Dst: 1, QP: 0x30, PSN: uint32(i * 10), Op: 0x11})
 	}
 	all := append(append(a, b...), acks...)
-	slices.SortStableFunc(all, func(x, y tpkt) int { return int(x.tsNs - y.tsNs) })
-	path := writeCapture(t, "two.pcap", false, all)
+	slices.SortStableFunc(all, func(x, y testcap.Packet) int { return int(x.TsNs - y.TsNs) })
+	path := testcap.Write(t, "two.pcap", false, all)
 
 	r, err := runIPDFiles(t, IPDConfig{}, path)
 	if err != nil {
@@ -108,8 +109,8 @@ func TestIPDGroupingAndOpcodes(t *testing.T) {
 // A capture stamped in whole microseconds cannot resolve sub-microsecond
 // IPDs: the resolution is detected and finer bins are refused.
 func TestIPDResolutionRule(t *testing.T) {
-	pkts := writeStream(200, 1, 2, 5, 0, 512, baseNs, func(i int) int64 { return 2074 })
-	micro := writeMicroCapture(t, "micro.pcap", pkts)
+	pkts := testcap.Stream(200, 1, 2, 5, 0, 512, testcap.BaseNs, func(i int) int64 { return 2074 })
+	micro := testcap.WriteMicro(t, "micro.pcap", pkts)
 	_, err := runIPDFiles(t, IPDConfig{Hist: HistSpec{BinNs: 100}}, micro)
 	if err == nil || !strings.Contains(err.Error(), "finer than the capture's timestamp resolution 1us") {
 		t.Fatalf("100 ns bins on a microsecond pcap: %v", err)
@@ -123,9 +124,9 @@ func TestIPDResolutionRule(t *testing.T) {
 	}
 	// Microsecond stamps in a nanosecond file: detected from the data.
 	for i := range pkts {
-		pkts[i].tsNs = pkts[i].tsNs / 1000 * 1000
+		pkts[i].TsNs = pkts[i].TsNs / 1000 * 1000
 	}
-	nano := writeCapture(t, "nano-us.pcap", false, pkts)
+	nano := testcap.Write(t, "nano-us.pcap", false, pkts)
 	if _, err := runIPDFiles(t, IPDConfig{Hist: HistSpec{Mode: ModeEdges, EdgesNs: []int64{0, 500, 1000, 5000}}}, nano); err == nil {
 		t.Error("500 ns edges accepted on microsecond data")
 	}
@@ -143,13 +144,13 @@ func TestIPDResolutionRule(t *testing.T) {
 }
 
 func TestIPDTwoPhases(t *testing.T) {
-	pkts := writeStream(2000, 1, 2, 7, 0, 2048, baseNs, func(i int) int64 {
+	pkts := testcap.Stream(2000, 1, 2, 7, 0, 2048, testcap.BaseNs, func(i int) int64 {
 		if i >= 1200 {
 			return 4148
 		}
 		return 2074
 	})
-	path := writeCapture(t, "phases.pcap", true, pkts)
+	path := testcap.Write(t, "phases.pcap", true, pkts)
 	r, err := runIPDFiles(t, IPDConfig{Phases: true}, path)
 	if err != nil {
 		t.Fatal(err)
@@ -158,17 +159,17 @@ func TestIPDTwoPhases(t *testing.T) {
 	if len(ph) != 2 || ph[0].Packets != 1200 || ph[1].Packets != 800 || ph[0].MedianIPDNs != 2074 || ph[1].MedianIPDNs != 4148 {
 		t.Fatalf("phases %+v", ph)
 	}
-	if ph[1].StartNs != pkts[1200].tsNs || ph[0].EndNs != pkts[1199].tsNs {
-		t.Errorf("boundary at %d, want %d", ph[1].StartNs, pkts[1200].tsNs)
+	if ph[1].StartNs != pkts[1200].TsNs || ph[0].EndNs != pkts[1199].TsNs {
+		t.Errorf("boundary at %d, want %d", ph[1].StartNs, pkts[1200].TsNs)
 	}
 }
 
 // Out-of-order timestamps are counted and located, sorted within the
 // window, and never give a negative IPD; a packet beyond the window is late.
 func TestIPDOutOfOrder(t *testing.T) {
-	pkts := writeStream(100, 1, 2, 7, 0, 64, baseNs, func(int) int64 { return 1000 })
+	pkts := testcap.Stream(100, 1, 2, 7, 0, 64, testcap.BaseNs, func(int) int64 { return 1000 })
 	pkts[10], pkts[11] = pkts[11], pkts[10]
-	path := writeCapture(t, "ooo.pcap", false, pkts)
+	path := testcap.Write(t, "ooo.pcap", false, pkts)
 	r, err := runIPDFiles(t, IPDConfig{}, path)
 	if err != nil {
 		t.Fatal(err)
@@ -196,10 +197,10 @@ func TestIPDOutOfOrder(t *testing.T) {
 
 // Rotated pieces of one capture, given in any order, make one stream.
 func TestStreamRotatedFiles(t *testing.T) {
-	pkts := writeStream(300, 1, 2, 7, 0, 64, baseNs, func(int) int64 { return 1500 })
-	p1 := writeCapture(t, "part1.pcap", false, pkts[:100])
-	p2 := writeCapture(t, "part2.pcap", false, pkts[100:200])
-	p3 := writeCapture(t, "part3.pcap", false, pkts[200:])
+	pkts := testcap.Stream(300, 1, 2, 7, 0, 64, testcap.BaseNs, func(int) int64 { return 1500 })
+	p1 := testcap.Write(t, "part1.pcap", false, pkts[:100])
+	p2 := testcap.Write(t, "part2.pcap", false, pkts[100:200])
+	p3 := testcap.Write(t, "part3.pcap", false, pkts[200:])
 	r, err := runIPDFiles(t, IPDConfig{}, p3, p1, p2)
 	if err != nil {
 		t.Fatal(err)
@@ -210,11 +211,11 @@ func TestStreamRotatedFiles(t *testing.T) {
 }
 
 func TestIPDBadInput(t *testing.T) {
-	one := writeCapture(t, "one.pcap", false, writeStream(1, 1, 2, 7, 0, 64, baseNs, nil))
+	one := testcap.Write(t, "one.pcap", false, testcap.Stream(1, 1, 2, 7, 0, 64, testcap.BaseNs, nil))
 	if _, err := runIPDFiles(t, IPDConfig{}, one); !errors.Is(err, ErrNoIPD) {
 		t.Errorf("one packet: %v", err)
 	}
-	empty := writeCapture(t, "empty.pcap", false, nil)
+	empty := testcap.Write(t, "empty.pcap", false, nil)
 	if _, err := runIPDFiles(t, IPDConfig{}, empty); !errors.Is(err, ErrNoIPD) {
 		t.Errorf("no packets: %v", err)
 	}
@@ -233,19 +234,19 @@ func TestIPDBadInput(t *testing.T) {
 // alternates between them, so each flow's spacing doubles while the link's
 // stays at 2074 ns.
 func TestIPDIncast(t *testing.T) {
-	var pkts []tpkt
-	ts := baseNs
+	var pkts []testcap.Packet
+	ts := testcap.BaseNs
 	psn := [3]uint32{}
 	for i := range 3000 {
 		src := byte(1)
 		if i >= 1000 && i%2 == 1 {
 			src = 2
 		}
-		pkts = append(pkts, tpkt{tsNs: ts, src: src, dst: 3, qp: 0x40 + uint32(src), psn: psn[src], op: 0x07, payload: 2048})
+		pkts = append(pkts, testcap.Packet{TsNs: ts, Src: src, Dst: 3, QP: 0x40 + uint32(src), PSN: psn[src], Op: 0x07, Payload: 2048})
 		psn[src]++
 		ts += 2074
 	}
-	path := writeCapture(t, "incast.pcap", true, pkts)
+	path := testcap.Write(t, "incast.pcap", true, pkts)
 	r, err := runIPDFiles(t, IPDConfig{Phases: true}, path)
 	if err != nil {
 		t.Fatal(err)
@@ -254,8 +255,8 @@ func TestIPDIncast(t *testing.T) {
 	if f1.Key.String() != "ib lid 1>3 qp 0x000041" || len(f1.Phases) != 2 || f1.Phases[0].MedianIPDNs != 2074 || f1.Phases[1].MedianIPDNs != 4148 {
 		t.Fatalf("sender 1: %s phases %+v", f1.Key, f1.Phases)
 	}
-	if f1.Phases[1].StartNs != pkts[1002].tsNs {
-		t.Errorf("second phase starts at %d, want %d (sender 1's first packet after sender 2 joined)", f1.Phases[1].StartNs, pkts[1002].tsNs)
+	if f1.Phases[1].StartNs != pkts[1002].TsNs {
+		t.Errorf("second phase starts at %d, want %d (sender 1's first packet after sender 2 joined)", f1.Phases[1].StartNs, pkts[1002].TsNs)
 	}
 	if f2 := r.Flows[1]; len(f2.Phases) != 1 || f2.Phases[0].MedianIPDNs != 4148 {
 		t.Errorf("sender 2: %+v", f2.Phases)
