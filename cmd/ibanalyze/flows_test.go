@@ -9,24 +9,25 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
 )
 
 // healthPackets: an RDMA WRITE flow (QP 0x11) of 60 PSNs, PSN 7 lost, PSN
 // 20 sent twice, 40 after 41, AckReq every 10th packet answered 3 us later
 // on QP 0x22, one PSN sequence NAK, one RNR NAK (timer 1: 10 us), one
 // remote operational error, 2 CNPs and 4 ECN-CE marks.
-func healthPackets() []tpkt {
-	var pkts []tpkt
-	ts := baseNs
-	emit := func(p tpkt, gap int64) {
+func healthPackets() []testcap.Packet {
+	var pkts []testcap.Packet
+	ts := testcap.BaseNs
+	emit := func(p testcap.Packet, gap int64) {
 		ts += gap
-		p.tsNs = ts
+		p.TsNs = ts
 		pkts = append(pkts, p)
 	}
-	req := func(psn uint32) tpkt {
-		p := tpkt{src: 1, dst: 2, qp: 0x11, psn: psn, op: 0x0A, payload: 512, ackReq: psn%10 == 9}
+	req := func(psn uint32) testcap.Packet {
+		p := testcap.Packet{Src: 1, Dst: 2, QP: 0x11, PSN: psn, Op: 0x0A, Payload: 512, DMALen: 512, AckReq: psn%10 == 9}
 		if psn >= 30 && psn < 34 {
-			p.ecn = 3
+			p.ECN = 3
 		}
 		return p
 	}
@@ -45,19 +46,19 @@ func healthPackets() []tpkt {
 		}
 		emit(req(psn), 1000)
 		if psn%10 == 9 {
-			emit(tpkt{src: 2, dst: 1, qp: 0x22, psn: psn, op: 0x11}, 3000)
+			emit(testcap.Packet{Src: 2, Dst: 1, QP: 0x22, PSN: psn, Op: 0x11}, 3000)
 		}
 	}
-	emit(tpkt{src: 2, dst: 1, qp: 0x22, psn: 60, op: 0x11, syndrome: 0x60}, 1000)
-	emit(tpkt{src: 2, dst: 1, qp: 0x22, psn: 60, op: 0x11, syndrome: 0x21}, 1000)
-	emit(tpkt{src: 2, dst: 1, qp: 0x22, psn: 60, op: 0x11, syndrome: 0x63}, 1000)
-	emit(tpkt{src: 2, dst: 1, qp: 0x22, op: decode.OpcodeCNP}, 1000)
-	emit(tpkt{src: 2, dst: 1, qp: 0x22, op: decode.OpcodeCNP}, 1000)
+	emit(testcap.Packet{Src: 2, Dst: 1, QP: 0x22, PSN: 60, Op: 0x11, Syndrome: 0x60}, 1000)
+	emit(testcap.Packet{Src: 2, Dst: 1, QP: 0x22, PSN: 60, Op: 0x11, Syndrome: 0x21}, 1000)
+	emit(testcap.Packet{Src: 2, Dst: 1, QP: 0x22, PSN: 60, Op: 0x11, Syndrome: 0x63}, 1000)
+	emit(testcap.Packet{Src: 2, Dst: 1, QP: 0x22, Op: decode.OpcodeCNP}, 1000)
+	emit(testcap.Packet{Src: 2, Dst: 1, QP: 0x22, Op: decode.OpcodeCNP}, 1000)
 	return pkts
 }
 
 func TestFlowsJSON(t *testing.T) {
-	path := writeCapture(t, "health.pcap", healthPackets())
+	path := testcap.Write(t, "health.pcap", false, healthPackets())
 	svg := filepath.Join(t.TempDir(), "thr.svg")
 	out, errOut, code := run(t, "flows", "--json", "--plot", svg, path)
 	if code != 0 {
@@ -126,7 +127,7 @@ func TestFlowsJSON(t *testing.T) {
 }
 
 func TestFlowsText(t *testing.T) {
-	out, errOut, code := run(t, "flows", writeCapture(t, "health.pcap", healthPackets()))
+	out, errOut, code := run(t, "flows", testcap.Write(t, "health.pcap", false, healthPackets()))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -7,11 +7,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibscope/ibscope/internal/testcap"
 )
 
+// writeStream is an RDMA WRITE message of n 1024-byte packets on one QP from
+// 192.168.7.1 to 192.168.7.2, PSNs from 0, packet i gap(i) ns after i-1.
+func writeStream(n int, qp uint32, t0 int64, gap func(i int) int64) []testcap.Packet {
+	return testcap.Stream(n, 1, 2, qp, 0, 1024, t0, gap)
+}
+
 // studyPackets: 2 us spacing, a few 4 us, one 320 us outlier.
-func studyPackets() []tpkt {
-	return writeStream(500, 0x12, baseNs, func(i int) int64 {
+func studyPackets() []testcap.Packet {
+	return writeStream(500, 0x12, testcap.BaseNs, func(i int) int64 {
 		switch {
 		case i == 250:
 			return 320_000
@@ -23,7 +31,7 @@ func studyPackets() []tpkt {
 }
 
 func TestIPDText(t *testing.T) {
-	path := writeCapture(t, "study.pcap", studyPackets())
+	path := testcap.Write(t, "study.pcap", false, studyPackets())
 	out, errOut, code := run(t, "ipd", "--bin", "1us", "--bins", "10", "--gbps", "8", path)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -45,7 +53,7 @@ func TestIPDText(t *testing.T) {
 }
 
 func TestIPDJSONAndPlot(t *testing.T) {
-	path := writeCapture(t, "study.pcap", studyPackets())
+	path := testcap.Write(t, "study.pcap", false, studyPackets())
 	png := filepath.Join(t.TempDir(), "ipd.png")
 	out, errOut, code := run(t, "ipd", "--json", "--edges", "0,1us,2us,4us,8us", "--phases", "--rate", "sdr", "--plot", png, "--log", path)
 	if code != 0 {
@@ -99,8 +107,8 @@ func TestIPDJSONAndPlot(t *testing.T) {
 }
 
 func TestIPDResolutionRule(t *testing.T) {
-	pkts := writeStream(100, 5, baseNs, func(int) int64 { return 2074 })
-	path := writeMicroCapture(t, "micro.pcap", pkts)
+	pkts := writeStream(100, 5, testcap.BaseNs, func(int) int64 { return 2074 })
+	path := testcap.WriteMicro(t, "micro.pcap", pkts)
 	_, errOut, code := run(t, "ipd", "--bin", "250ns", path)
 	if code == 0 || !strings.Contains(errOut, "bin width 250ns is finer than the capture's timestamp resolution 1us") {
 		t.Errorf("250 ns bins on a microsecond capture: exit %d, %s", code, errOut)
@@ -112,13 +120,13 @@ func TestIPDResolutionRule(t *testing.T) {
 }
 
 func TestIPDPhases(t *testing.T) {
-	pkts := writeStream(1000, 5, baseNs, func(i int) int64 {
+	pkts := writeStream(1000, 5, testcap.BaseNs, func(i int) int64 {
 		if i >= 600 {
 			return 4000
 		}
 		return 2000
 	})
-	out, errOut, code := run(t, "ipd", "--phases", writeCapture(t, "phases.pcap", pkts))
+	out, errOut, code := run(t, "ipd", "--phases", testcap.Write(t, "phases.pcap", false, pkts))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -130,16 +138,16 @@ func TestIPDPhases(t *testing.T) {
 }
 
 func TestIPDCompare(t *testing.T) {
-	sent := writeStream(400, 9, baseNs+3, func(int) int64 { return 10_000 })
-	var recv []tpkt
+	sent := writeStream(400, 9, testcap.BaseNs+3, func(int) int64 { return 10_000 })
+	var recv []testcap.Packet
 	for i, p := range sent {
 		if i == 100 || i == 200 {
 			continue
 		}
-		p.tsNs += 2500
+		p.TsNs += 2500
 		recv = append(recv, p)
 	}
-	a, b := writeCapture(t, "a.pcap", sent), writeCapture(t, "b.pcap", recv)
+	a, b := testcap.Write(t, "a.pcap", false, sent), testcap.Write(t, "b.pcap", false, recv)
 	out, errOut, code := run(t, "ipd", "--compare", "--json", a, b)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -172,8 +180,8 @@ func TestIPDBadInput(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.pcap")
 	os.WriteFile(empty, nil, 0o644)
-	one := writeCapture(t, "one.pcap", writeStream(1, 5, baseNs, nil))
-	good := writeCapture(t, "good.pcap", writeStream(50, 5, baseNs, func(int) int64 { return 1000 }))
+	one := testcap.Write(t, "one.pcap", false, writeStream(1, 5, testcap.BaseNs, nil))
+	good := testcap.Write(t, "good.pcap", false, writeStream(50, 5, testcap.BaseNs, func(int) int64 { return 1000 }))
 	for _, c := range []struct {
 		args []string
 		want string
@@ -199,8 +207,8 @@ func TestIPDBadInput(t *testing.T) {
 func TestIPDNoRoCE(t *testing.T) {
 	// A capture with Ethernet frames that are neither IB nor RoCE.
 	path := filepath.Join(t.TempDir(), "udp.pcap")
-	pkts := writeStream(3, 5, baseNs, func(int) int64 { return 1000 })
-	src := writeCapture(t, "tmp.pcap", pkts)
+	pkts := writeStream(3, 5, testcap.BaseNs, func(int) int64 { return 1000 })
+	src := testcap.Write(t, "tmp.pcap", false, pkts)
 	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -237,9 +245,9 @@ func TestIPDRealCaptures(t *testing.T) {
 // cut short still gives its results, a warning naming the byte offset, and
 // a non-zero exit.
 func TestIPDDisorderAndDamage(t *testing.T) {
-	pkts := writeStream(40, 5, baseNs, func(int) int64 { return 1000 })
-	pkts[20].tsNs, pkts[21].tsNs = pkts[21].tsNs, pkts[20].tsNs
-	path := writeCapture(t, "ooo.pcap", pkts)
+	pkts := writeStream(40, 5, testcap.BaseNs, func(int) int64 { return 1000 })
+	pkts[20].TsNs, pkts[21].TsNs = pkts[21].TsNs, pkts[20].TsNs
+	path := testcap.Write(t, "ooo.pcap", false, pkts)
 	out, errOut, code := run(t, "ipd", path)
 	if code != 0 || !strings.Contains(errOut, "1 frames are stamped earlier than the frame before them (first: "+path+": frame 22 (byte offset") ||
 		!strings.Contains(out, "min 1us") {
