@@ -32,11 +32,8 @@ func studyPackets() []testcap.Packet {
 
 func TestIPDText(t *testing.T) {
 	path := testcap.Write(t, "study.pcap", false, studyPackets())
-	out, errOut, code := run(t, "ipd", "--bin", "1us", "--bins", "10", "--gbps", "8", path)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	for _, want := range []string{
+	out := runOK(t, "ipd", "--bin", "1us", "--bins", "10", "--gbps", "8", path)
+	wantInOutput(t, out,
 		"timestamp resolution 1us",
 		"flow rocev2 192.168.7.1>192.168.7.2 qp 0x000012: 500 packets",
 		"interval               occurrence  percent",
@@ -45,20 +42,13 @@ func TestIPDText(t *testing.T) {
 		">= 10us                         1    0.20%  #",
 		"p50 2us",
 		"expected 1.106us for 1106-byte packets back to back; observed median / expected = 1.81",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	)
 }
 
 func TestIPDJSONAndPlot(t *testing.T) {
 	path := testcap.Write(t, "study.pcap", false, studyPackets())
 	png := filepath.Join(t.TempDir(), "ipd.png")
-	out, errOut, code := run(t, "ipd", "--json", "--edges", "0,1us,2us,4us,8us", "--phases", "--rate", "sdr", "--plot", png, "--log", path)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	out := runOK(t, "ipd", "--json", "--edges", "0,1us,2us,4us,8us", "--phases", "--rate", "sdr", "--plot", png, "--log", path)
 	var r struct {
 		Flows []struct {
 			Key     map[string]any `json:"key"`
@@ -126,15 +116,8 @@ func TestIPDPhases(t *testing.T) {
 		}
 		return 2000
 	})
-	out, errOut, code := run(t, "ipd", "--phases", testcap.Write(t, "phases.pcap", false, pkts))
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	for _, want := range []string{"1: +0ns .. +1.198ms  600 packets  median IPD 2us", "2: +1.202ms .. +2.798ms  400 packets  median IPD 4us"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	out := runOK(t, "ipd", "--phases", testcap.Write(t, "phases.pcap", false, pkts))
+	wantInOutput(t, out, "1: +0ns .. +1.198ms  600 packets  median IPD 2us", "2: +1.202ms .. +2.798ms  400 packets  median IPD 4us")
 }
 
 func TestIPDCompare(t *testing.T) {
@@ -148,10 +131,7 @@ func TestIPDCompare(t *testing.T) {
 		recv = append(recv, p)
 	}
 	a, b := testcap.Write(t, "a.pcap", false, sent), testcap.Write(t, "b.pcap", false, recv)
-	out, errOut, code := run(t, "ipd", "--compare", "--json", a, b)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	out := runOK(t, "ipd", "--compare", "--json", a, b)
 	var r struct {
 		Matched uint64              `json:"matched"`
 		OnlyA   uint64              `json:"only_a"`
@@ -167,7 +147,7 @@ func TestIPDCompare(t *testing.T) {
 	if r.Matched != 398 || r.OnlyA != 2 || r.OnlyB != 0 || r.OneWay.P50 != 2500 || len(r.Flows) != 1 || r.Flows[0].KS <= 0 {
 		t.Errorf("compare: %+v", r)
 	}
-	out, _, code = run(t, "ipd", "--compare", a, b)
+	out, _, code := run(t, "ipd", "--compare", a, b)
 	if code != 0 || !strings.Contains(out, "398 matched, 2 only in A, 0 only in B") || !strings.Contains(out, "one-way delay B-A: min 2.5us") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}

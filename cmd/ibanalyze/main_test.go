@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -56,4 +57,25 @@ func sharedPcap(t *testing.T, name string) string {
 		t.Skipf("real captures not available (%s): %v", p, err)
 	}
 	return p
+}
+
+// runOK is run for a command that must succeed: it stops the test, showing
+// stderr, unless the exit code is 0, and returns stdout.
+func runOK(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, code := run(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	return out
+}
+
+// wantInOutput reports each of wants that out lacks.
+func wantInOutput(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
 }
