@@ -79,22 +79,13 @@ func PlotHistograms(path, title string, series []HistSeries, logY bool) error {
 			}
 			pts = append(pts, plotter.XY{X: lo, Y: y}, plotter.XY{X: hi, Y: y})
 		}
-		l, err := plotter.NewLine(pts)
+		l, err := addLine(p, i, s.Name, pts)
 		if err != nil {
-			return fmt.Errorf("plot %s: %w", s.Name, err)
+			return err
 		}
-		l.Color = plotutil.Color(i)
-		l.Dashes = plotutil.Dashes(i)
 		l.Width = vg.Points(1.2)
-		p.Add(l)
-		p.Legend.Add(s.Name, l)
 	}
-	p.Legend.Top = true
-	p.Add(plotter.NewGrid())
-	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
-		return fmt.Errorf("write plot %s: %w", path, err)
-	}
-	return nil
+	return savePlot(p, path)
 }
 
 // PlotLines draws time series (x: seconds) with the y label given and
@@ -112,15 +103,30 @@ func PlotLines(path, title, yLabel string, series []TimeSeries) error {
 		for j := range s.XS {
 			pts[j] = plotter.XY{X: s.XS[j], Y: s.YS[j]}
 		}
-		l, err := plotter.NewLine(pts)
-		if err != nil {
-			return fmt.Errorf("plot %s: %w", s.Name, err)
+		if _, err := addLine(p, i, s.Name, pts); err != nil {
+			return err
 		}
-		l.Color = plotutil.Color(i)
-		l.Dashes = plotutil.Dashes(i)
-		p.Add(l)
-		p.Legend.Add(s.Name, l)
 	}
+	return savePlot(p, path)
+}
+
+// addLine adds series i's line, in its own color and dashes, to p and its
+// legend.
+func addLine(p *plot.Plot, i int, name string, pts plotter.XYs) (*plotter.Line, error) {
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, fmt.Errorf("plot %s: %w", name, err)
+	}
+	l.Color = plotutil.Color(i)
+	l.Dashes = plotutil.Dashes(i)
+	p.Add(l)
+	p.Legend.Add(name, l)
+	return l, nil
+}
+
+// savePlot puts the legend at the top and a grid behind the lines, and
+// writes p to path (8 x 5 in).
+func savePlot(p *plot.Plot, path string) error {
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
 	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
