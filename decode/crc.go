@@ -161,8 +161,12 @@ func makeVCRCTables() (t [16][256]uint16) {
 
 // VCRC computes the variant CRC (and the link packet's LPCRC) over b.
 func VCRC(b []byte) uint16 {
+	return vcrcUpdate(0xFFFF, b) ^ 0xFFFF
+}
+
+// vcrcTableUpdate runs the VCRC register c over b with the slicing tables.
+func vcrcTableUpdate(c uint16, b []byte) uint16 {
 	t := &vcrcTables
-	c := uint16(0xFFFF)
 	for len(b) >= 16 {
 		c ^= uint16(b[0]) | uint16(b[1])<<8
 		c = t[15][byte(c)] ^ t[14][c>>8] ^ t[13][b[2]] ^ t[12][b[3]] ^
@@ -171,10 +175,32 @@ func VCRC(b []byte) uint16 {
 			t[3][b[12]] ^ t[2][b[13]] ^ t[1][b[14]] ^ t[0][b[15]]
 		b = b[16:]
 	}
+	if len(b) >= 8 {
+		c ^= uint16(b[0]) | uint16(b[1])<<8
+		c = t[7][byte(c)] ^ t[6][c>>8] ^ t[5][b[2]] ^ t[4][b[3]] ^
+			t[3][b[4]] ^ t[2][b[5]] ^ t[1][b[6]] ^ t[0][b[7]]
+		b = b[8:]
+	}
+	if len(b) >= 4 {
+		c ^= uint16(b[0]) | uint16(b[1])<<8
+		c = t[3][byte(c)] ^ t[2][c>>8] ^ t[1][b[2]] ^ t[0][b[3]]
+		b = b[4:]
+	}
 	for _, x := range b {
 		c = c>>8 ^ t[0][byte(c)^x]
 	}
-	return c ^ 0xFFFF
+	return c
+}
+
+// vcrcTable16 runs the VCRC register c over 16 bytes given as two
+// little-endian words.
+func vcrcTable16(c uint16, lo, hi uint64) uint16 {
+	t := &vcrcTables
+	c ^= uint16(lo)
+	return t[15][byte(c)] ^ t[14][c>>8] ^ t[13][byte(lo>>16)] ^ t[12][byte(lo>>24)] ^
+		t[11][byte(lo>>32)] ^ t[10][byte(lo>>40)] ^ t[9][byte(lo>>48)] ^ t[8][byte(lo>>56)] ^
+		t[7][byte(hi)] ^ t[6][byte(hi>>8)] ^ t[5][byte(hi>>16)] ^ t[4][byte(hi>>24)] ^
+		t[3][byte(hi>>32)] ^ t[2][byte(hi>>40)] ^ t[1][byte(hi>>48)] ^ t[0][byte(hi>>56)]
 }
 
 // SealNative fills in the ICRC and VCRC of a native IB packet built with the

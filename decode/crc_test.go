@@ -1,6 +1,9 @@
 package decode
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 // vcrcBitwise is the VCRC computed one bit at a time, straight from its
 // definition: CRC-16, polynomial 0x100B (reflected 0xD008), seed 0xFFFF,
@@ -30,6 +33,34 @@ func TestVCRCSlicing(t *testing.T) {
 	for n := 0; n <= len(b); n++ {
 		if got, want := VCRC(b[:n]), vcrcBitwise(b[:n]); got != want {
 			t.Errorf("%d bytes: VCRC 0x%04x, bitwise 0x%04x", n, got, want)
+		}
+	}
+}
+
+// TestVCRCLong checks VCRC and the table-only path against the bitwise one on
+// random data of every length up to 600 bytes and a few long ones, at every
+// alignment of the first byte, covering the folding path (64 bytes on, with
+// 0 to 15 bytes left over) as well as the tables.
+func TestVCRCLong(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	buf := make([]byte, 4096+16)
+	for i := range buf {
+		buf[i] = byte(rng.Uint32())
+	}
+	lengths := []int{1023, 1024, 1025, 2047, 2060, 4096}
+	for n := range 601 {
+		lengths = append(lengths, n)
+	}
+	for _, n := range lengths {
+		for _, align := range []int{0, 1, 3, 8, 15} {
+			b := buf[align : align+n]
+			want := vcrcBitwise(b)
+			if got := VCRC(b); got != want {
+				t.Fatalf("%d bytes at +%d: VCRC 0x%04x, bitwise 0x%04x", n, align, got, want)
+			}
+			if got := vcrcTableUpdate(0xFFFF, b) ^ 0xFFFF; got != want {
+				t.Fatalf("%d bytes at +%d: table VCRC 0x%04x, bitwise 0x%04x", n, align, got, want)
+			}
 		}
 	}
 }
