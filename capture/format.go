@@ -118,15 +118,9 @@ func (e *pcapEncoder) fileHeader(dst []byte) []byte {
 }
 
 func (e *pcapEncoder) record(dst []byte, p *Packet) ([]byte, error) {
-	data, wire := p.Data, p.WireLenBytes
-	if e.erf != nil {
-		var err error
-		if data, err = e.erf.build(p); err != nil {
-			return dst, err
-		}
-		// The pcap record holds the whole ERF record; the packet's cut
-		// part is what the wire length adds.
-		wire = len(data) + p.WireLenBytes - len(p.Data)
+	data, wire, err := erfWrap(e.erf, p)
+	if err != nil {
+		return dst, err
 	}
 	le := binary.LittleEndian
 	dst = le.AppendUint32(dst, uint32(p.TsNs/1e9))
@@ -182,13 +176,9 @@ func (e *pcapngEncoder) fileHeader(dst []byte) []byte {
 }
 
 func (e *pcapngEncoder) record(dst []byte, p *Packet) ([]byte, error) {
-	data, wire := p.Data, p.WireLenBytes
-	if e.erf != nil {
-		var err error
-		if data, err = e.erf.build(p); err != nil {
-			return dst, err
-		}
-		wire = len(data) + p.WireLenBytes - len(p.Data)
+	data, wire, err := erfWrap(e.erf, p)
+	if err != nil {
+		return dst, err
 	}
 	pad := (4 - len(data)%4) % 4
 	total := uint32(ngEPBFixedLen + len(data) + pad)
@@ -219,6 +209,19 @@ func newERFBuilder(native bool) *erfBuilder {
 	b := &erfBuilder{native: native, buf: gopacket.NewSerializeBuffer()}
 	b.layers = []gopacket.SerializableLayer{&b.erf, &b.payload}
 	return b
+}
+
+// erfWrap is what a record holds for p and the wire length that goes with
+// it, bytes: p itself without b, with b the ERF record wrapping it, whose
+// wire length is the whole record plus the part of the packet cut off.
+func erfWrap(b *erfBuilder, p *Packet) (data []byte, wireBytes int, err error) {
+	if b == nil {
+		return p.Data, p.WireLenBytes, nil
+	}
+	if data, err = b.build(p); err != nil {
+		return nil, 0, err
+	}
+	return data, len(data) + p.WireLenBytes - len(p.Data), nil
 }
 
 // erfOverheadBytes is how much an ERF record adds to a packet at most: the
