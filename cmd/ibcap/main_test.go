@@ -49,25 +49,17 @@ func TestMain(m *testing.M) {
 // bundledRoCE returns the RoCE frames of the bundled capture, in order.
 func bundledRoCE(t *testing.T) [][]byte {
 	t.Helper()
-	r, err := decode.Open(bundled)
+	all, err := readRecords(t, bundled)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
 	var out [][]byte
-	for {
-		var f decode.Frame
-		data, err := r.NextRecord(&f)
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, data := range all {
 		if capture.IsRoCEFrame(data) {
-			out = append(out, append([]byte(nil), data...))
+			out = append(out, data)
 		}
 	}
+	return out
 }
 
 var nsSeq atomic.Int32
@@ -175,6 +167,8 @@ func (p *ibcapProc) wait(t *testing.T) error {
 	}
 }
 
+// readRecords returns a copy of every record of the capture at path, in
+// order, and the error that stopped reading it, if any.
 func readRecords(t *testing.T, path string) ([][]byte, error) {
 	t.Helper()
 	r, err := decode.Open(path)
