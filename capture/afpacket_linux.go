@@ -72,8 +72,7 @@ func openAFPacket(dev string, c Config) (Source, error) {
 
 func afpacketOpenError(dev string, err error) error {
 	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
-		return fmt.Errorf("capture on %s: %w: an AF_PACKET socket needs CAP_NET_RAW "+
-			"(run as root, or: setcap cap_net_raw,cap_net_admin+ep $(command -v ibcap))", dev, err)
+		return fmt.Errorf("capture on %s: %w: an AF_PACKET socket needs CAP_NET_RAW "+privilegeAdvice, dev, err)
 	}
 	if errors.Is(err, unix.ENOMEM) {
 		return fmt.Errorf("capture on %s: %w: the kernel could not allocate the ring; try a smaller -B", dev, err)

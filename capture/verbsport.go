@@ -49,6 +49,9 @@ func portFrameBytes(p RDMAPort) int {
 	return maxFrameBytes(p.LinkLayer, mtu)
 }
 
+// privilegeAdvice says how to give ibcap the capabilities a capture needs.
+const privilegeAdvice = "(run as root, or: setcap cap_net_raw,cap_net_admin+ep $(command -v ibcap))"
+
 // verbsStageError explains a failed libibverbs call: which step failed and,
 // for permission errors, which capability the step needs.
 func verbsStageError(device, stage string, errno syscall.Errno) error {
@@ -57,9 +60,9 @@ func verbsStageError(device, stage string, errno syscall.Errno) error {
 	case errno == syscall.EPERM || errno == syscall.EACCES:
 		switch stage {
 		case "create raw packet QP":
-			hint = ": a raw packet QP needs CAP_NET_RAW (run as root, or: setcap cap_net_raw,cap_net_admin+ep $(command -v ibcap))"
+			hint = ": a raw packet QP needs CAP_NET_RAW " + privilegeAdvice
 		case "create sniffer flow":
-			hint = ": a sniffer flow (IBV_FLOW_ATTR_SNIFFER) needs CAP_NET_RAW and CAP_NET_ADMIN (run as root, or: setcap cap_net_raw,cap_net_admin+ep $(command -v ibcap))"
+			hint = ": a sniffer flow (IBV_FLOW_ATTR_SNIFFER) needs CAP_NET_RAW and CAP_NET_ADMIN " + privilegeAdvice
 		default:
 			hint = ": permission denied by the RDMA device; run as root or with CAP_NET_RAW and CAP_NET_ADMIN"
 		}
