@@ -8,13 +8,14 @@ import (
 
 	"github.com/ibscope/ibscope/capture/txring"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testnetns"
 )
 
 // openInNS opens an AF_PACKET capture on the namespace's capture side.
-func openInNS(t *testing.T, ns *vethNS, cfg *Config) Source {
+func openInNS(t *testing.T, ns *testnetns.NS, cfg *Config) Source {
 	t.Helper()
 	var src Source
-	if err := ns.do(t, func() (err error) {
+	if err := ns.Do(t, func() (err error) {
 		src, err = Open(ns.Capture, cfg)
 		return err
 	}); err != nil {
@@ -52,7 +53,7 @@ func captureReplay(t *testing.T, frames [][]byte, cfg *Config, wcfg WriterConfig
 		rep, err := Run(ctx, src, w, opts)
 		done <- result{rep, err}
 	}()
-	ns.replay(t, in)
+	ns.Replay(t, in)
 	cancel() // Run drains the ring before it returns
 	res := <-done
 	if res.err != nil {
@@ -179,16 +180,16 @@ func TestAFPacketDropsAreCounted(t *testing.T) {
 		frames = append(frames, rocev2Frame(opSendOnly, 0x11, uint32(i), 1400, false, false))
 	}
 	var tx *txring.Ring
-	if err := ns.do(t, func() (err error) { tx, err = txring.Open(ns.Send); return err }); err != nil {
+	if err := ns.Do(t, func() (err error) { tx, err = txring.Open(ns.Send); return err }); err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Close()
-	before := ns.rxDropped(t)
+	before := ns.RxDropped(t)
 	const sent = 20_000 // 29 MB into a 4 MiB ring nobody reads yet
 	if _, err := tx.Send(frames, sent, 100_000); err != nil {
 		t.Fatal(err)
 	}
-	pathDrops := uint64(ns.rxDropped(t) - before)
+	pathDrops := uint64(ns.RxDropped(t) - before)
 	w, err := NewWriter(WriterConfig{Path: filepath.Join(t.TempDir(), "d.pcap"), LinkType: src.LinkType()})
 	if err != nil {
 		t.Fatal(err)

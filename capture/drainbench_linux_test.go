@@ -29,16 +29,16 @@ func TestLiveDrainRate(t *testing.T) {
 		frames = append(frames, rocev2Frame(opSendOnly, 0x11, uint32(i), 200, false, false))
 	}
 	var tx *txring.Ring
-	if err := ns.do(t, func() (err error) { tx, err = txring.Open(ns.Send); return err }); err != nil {
+	if err := ns.Do(t, func() (err error) { tx, err = txring.Open(ns.Send); return err }); err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Close()
 	const sent = 1_000_000
-	before := ns.rxDropped(t)
+	before := ns.RxDropped(t)
 	if _, err := tx.Send(frames, sent, 250_000); err != nil {
 		t.Fatal(err)
 	}
-	if d := ns.rxDropped(t) - before; d != 0 {
+	if d := ns.RxDropped(t) - before; d != 0 {
 		fmt.Printf("bench capture drain skipped: the veth backlog dropped %d frames while filling the ring (machine too busy)\n", d)
 		t.Skip("the veth backlog dropped frames while filling the ring")
 	}

@@ -1,0 +1,5 @@
+// Package testnetns gives a test a network namespace of its own with a veth
+// pair in it, deleted when the test ends: frames sent on one end arrive on
+// the other and reach no other network. Tests that use it need root and
+// iproute2's ip, and skip, saying so, without them.
+package testnetns
