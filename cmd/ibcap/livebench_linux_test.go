@@ -7,16 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ibscope/ibscope/capture/txring"
+	"github.com/ibscope/ibscope/internal/testnetns"
 )
 
 // TestLiveCaptureRates is the benchmark bench/capture.sh runs: ibcap and
@@ -65,7 +62,7 @@ func TestLiveCaptureRates(t *testing.T) {
 		ib := startIbcap(t, ns, nil, "-i", "vcap", "-s", "128", "-w", filepath.Join(dir, "ibcap.pcap"))
 		td := startTcpdump(t, ns, "-i", "vcap", "-s", "128", "-n", "-Z", "root", "-w", filepath.Join(dir, "tcpdump.pcap"),
 			"udp dst port 4791 or ether proto 0x8915")
-		dropped0 := rxDropped(t, ns)
+		dropped0 := ns.RxDropped(t)
 		achieved, err := tx.Send(frames, n, rate)
 		if err != nil {
 			t.Fatal(err)
@@ -84,7 +81,7 @@ func TestLiveCaptureRates(t *testing.T) {
 		tdGot, _ := readRecords(t, filepath.Join(dir, "tcpdump.pcap"))
 		// Frames the kernel dropped on the veth's receive backlog never
 		// reached either capture: they are the path's loss, not theirs.
-		pathLost := rxDropped(t, ns) - dropped0
+		pathLost := ns.RxDropped(t) - dropped0
 		ibCPU, ibUser := cpuNs(ib.cmd.ProcessState)
 		tdCPU, tdUser := cpuNs(td.ProcessState)
 		label := fmt.Sprintf("%.0f", rate)
@@ -132,9 +129,9 @@ func cpuNs(ps *os.ProcessState) (total, user int64) {
 func perPkt(ns int64, pkts int) float64 { return float64(ns) / float64(max(1, pkts)) }
 
 // startTcpdump starts tcpdump in the namespace and waits until it listens.
-func startTcpdump(t *testing.T, ns *netns, args ...string) *exec.Cmd {
+func startTcpdump(t *testing.T, ns *testnetns.NS, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := ns.cmd("tcpdump", args...)
+	cmd := ns.Command("tcpdump", args...)
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
 	if err := cmd.Start(); err != nil {
@@ -170,39 +167,17 @@ func startTcpdump(t *testing.T, ns *netns, args ...string) *exec.Cmd {
 }
 
 // openTx opens ibscope's transmit ring on the namespace's sending side.
-func openTx(t *testing.T, ns *netns) *txring.Ring {
+func openTx(t *testing.T, ns *testnetns.NS) *txring.Ring {
 	t.Helper()
-	type res struct {
-		r   *txring.Ring
-		err error
+	var r *txring.Ring
+	if err := ns.Do(t, func() (err error) { r, err = txring.Open(ns.Send); return err }); err != nil {
+		t.Fatal(err)
 	}
-	c := make(chan res, 1)
-	go func() {
-		// Never unlocked: the thread dies with the goroutine, so nothing
-		// else runs in the test namespace.
-		runtime.LockOSThread()
-		fd, err := unix.Open("/var/run/netns/"+ns.name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			c <- res{nil, err}
-			return
-		}
-		defer unix.Close(fd)
-		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-			c <- res{nil, err}
-			return
-		}
-		r, err := txring.Open("vsend")
-		c <- res{r, err}
-	}()
-	r := <-c
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	return r.r
+	return r
 }
 
 // idleCPU runs each capture for 1.5 s without traffic and returns its CPU time.
-func idleCPU(t *testing.T, ns *netns) (ibcap, tcpdump int64) {
+func idleCPU(t *testing.T, ns *testnetns.NS) (ibcap, tcpdump int64) {
 	dir := t.TempDir()
 	ib := startIbcap(t, ns, nil, "-i", "vcap", "-s", "128", "-w", filepath.Join(dir, "ibcap.pcap"))
 	td := startTcpdump(t, ns, "-i", "vcap", "-s", "128", "-n", "-Z", "root", "-w", filepath.Join(dir, "tcpdump.pcap"),
@@ -219,7 +194,7 @@ func idleCPU(t *testing.T, ns *netns) (ibcap, tcpdump int64) {
 
 // exitLoss stops both captures 100 ms after the last frame, as a user's
 // Ctrl-C might: what each has not written by then is lost at exit.
-func exitLoss(t *testing.T, ns *netns, tx *txring.Ring, frames [][]byte) {
+func exitLoss(t *testing.T, ns *testnetns.NS, tx *txring.Ring, frames [][]byte) {
 	const n, rate = 50_000, 100_000
 	dir := t.TempDir()
 	ib := startIbcap(t, ns, nil, "-i", "vcap", "-s", "128", "-w", filepath.Join(dir, "ibcap.pcap"))
@@ -237,19 +212,4 @@ func exitLoss(t *testing.T, ns *netns, tx *txring.Ring, frames [][]byte) {
 	tdGot, _ := readRecords(t, filepath.Join(dir, "tcpdump.pcap"))
 	fmt.Printf("bench capture sigint_100ms_after_last sent %d ibcap_captured %d ibcap_lost %d tcpdump_captured %d tcpdump_lost %d\n",
 		n, len(ibGot), n-len(ibGot), len(tdGot), n-len(tdGot))
-}
-
-// rxDropped reads the capture side's receive drop counter, which counts the
-// frames the kernel's backlog could not take from the sender.
-func rxDropped(t *testing.T, ns *netns) int {
-	t.Helper()
-	out, err := ns.cmd("cat", "/sys/class/net/vcap/statistics/rx_dropped").Output()
-	if err != nil {
-		t.Fatalf("read rx_dropped: %v", err)
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatalf("rx_dropped %q: %v", out, err)
-	}
-	return n
 }

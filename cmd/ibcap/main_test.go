@@ -12,13 +12,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testnetns"
 )
 
 // The tests run the real ibcap binary in a network namespace of their own,
@@ -62,47 +62,15 @@ func bundledRoCE(t *testing.T) [][]byte {
 	return out
 }
 
-var nsSeq atomic.Int32
-
-type netns struct{ name string }
-
-func newNetns(t *testing.T) *netns {
+// newNetns creates a namespace of the test's own with veth pair vsend/vcap;
+// it skips without root, ip or tcpreplay.
+func newNetns(t *testing.T) *testnetns.NS {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates a network namespace with a veth pair (CI runs it as root)")
-	}
-	for _, tool := range []string{"ip", "tcpreplay"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
-		}
-	}
-	ns := &netns{name: fmt.Sprintf("ibscope-test-%d-%d", os.Getpid(), nsSeq.Add(1))}
-	if out, err := exec.Command("ip", "netns", "add", ns.name).CombinedOutput(); err != nil {
-		t.Skipf("cannot create a network namespace: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns.name).Run() })
-	for _, a := range []string{
-		"link add vsend type veth peer name vcap",
-		"link set lo up", "link set vsend up", "link set vcap up",
-		"addr add 10.199.0.1/24 dev vsend", "addr add 10.199.0.2/24 dev vcap",
-	} {
-		if out, err := exec.Command("ip", append([]string{"-n", ns.name}, strings.Fields(a)...)...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v: %s", a, err, out)
-		}
+	ns := testnetns.New(t, nil, nil)
+	if _, err := exec.LookPath("tcpreplay"); err != nil {
+		t.Skip("needs tcpreplay")
 	}
 	return ns
-}
-
-func (ns *netns) cmd(name string, args ...string) *exec.Cmd {
-	return exec.Command("ip", append([]string{"netns", "exec", ns.name, name}, args...)...)
-}
-
-func (ns *netns) replay(t *testing.T, args ...string) {
-	t.Helper()
-	a := append([]string{"-q", "-i", "vsend"}, args...)
-	if out, err := ns.cmd("tcpreplay", a...).CombinedOutput(); err != nil {
-		t.Fatalf("tcpreplay %v: %v\n%s", a, err, out)
-	}
 }
 
 // ibcapProc is a running ibcap.
@@ -114,9 +82,9 @@ type ibcapProc struct {
 
 // startIbcap starts ibcap in the namespace and waits until its capture is
 // open (it says so on stderr).
-func startIbcap(t *testing.T, ns *netns, stdout io.Writer, args ...string) *ibcapProc {
+func startIbcap(t *testing.T, ns *testnetns.NS, stdout io.Writer, args ...string) *ibcapProc {
 	t.Helper()
-	p := &ibcapProc{cmd: ns.cmd(ibcapBin, args...), done: make(chan error, 1)}
+	p := &ibcapProc{cmd: ns.Command(ibcapBin, args...), done: make(chan error, 1)}
 	p.cmd.Stdout = stdout
 	pr, pw := io.Pipe()
 	p.cmd.Stderr = pw
@@ -224,7 +192,7 @@ func TestIbcapStopSignals(t *testing.T) {
 			want := bundledRoCE(t)
 			out := filepath.Join(t.TempDir(), "out.pcap")
 			p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out)
-			ns.replay(t, "--pps=50000", bundled)
+			ns.Replay(t, bundled, "--pps=50000")
 			p.cmd.Process.Signal(sig)
 			if err := p.wait(t); err != nil {
 				t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
@@ -252,7 +220,7 @@ func TestIbcapSIGKILL(t *testing.T) {
 	want := bundledRoCE(t)
 	out := filepath.Join(t.TempDir(), "out.pcap")
 	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out)
-	ns.replay(t, "--pps=50000", bundled)
+	ns.Replay(t, bundled, "--pps=50000")
 	// No signal: the periodic flush alone must bring every frame to disk.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -266,7 +234,7 @@ func TestIbcapSIGKILL(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	// Now kill it while traffic flows, in the middle of whatever it does.
-	replay := ns.cmd("tcpreplay", "-q", "-i", "vsend", "--loop=0", "--pps=20000", bundled)
+	replay := ns.Command("tcpreplay", "-q", "-i", "vsend", "--loop=0", "--pps=20000", bundled)
 	if err := replay.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +263,7 @@ func TestIbcapStdout(t *testing.T) {
 	want := bundledRoCE(t)
 	var stdout bytes.Buffer
 	p := startIbcap(t, ns, &stdout, "-i", "vcap", "-w", "-", "-c", strconv.Itoa(len(want)))
-	ns.replay(t, "--pps=50000", bundled)
+	ns.Replay(t, bundled, "--pps=50000")
 	if err := p.wait(t); err != nil {
 		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
 	}
@@ -335,7 +303,7 @@ func TestIbcapRelinquishPrivileges(t *testing.T) {
 	os.Chmod(dir, 0o777)
 	out := filepath.Join(dir, "out.pcap")
 	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out, "-Z", "nobody", "-c", "10")
-	ns.replay(t, "--pps=50000", bundled)
+	ns.Replay(t, bundled, "--pps=50000")
 	if err := p.wait(t); err != nil {
 		t.Fatalf("ibcap -Z nobody: %v\n%s", err, p.stderr.String())
 	}
