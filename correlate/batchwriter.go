@@ -18,8 +18,16 @@ type batchWriter struct {
 }
 
 type batchJob struct {
-	w   *TableWriter
-	rec arrow.RecordBatch
+	w    *TableWriter
+	rec  arrow.RecordBatch
+	done func() // called once rec is written (or dropped) and released; may be nil
+}
+
+func (j batchJob) finish() {
+	j.rec.Release()
+	if j.done != nil {
+		j.done()
+	}
 }
 
 func newBatchWriter() *batchWriter {
@@ -38,7 +46,7 @@ func (bw *batchWriter) run() {
 				bw.mu.Unlock()
 			}
 		}
-		j.rec.Release()
+		j.finish()
 	}
 }
 
@@ -48,14 +56,16 @@ func (bw *batchWriter) failed() error {
 	return bw.err
 }
 
-// write queues rec for w and takes ownership of it. It returns an earlier
-// write's error, if any, so the producer stops early.
-func (bw *batchWriter) write(w *TableWriter, rec arrow.RecordBatch) error {
+// write queues rec for w and takes ownership of it; done, if not nil, is
+// called (on the writer's goroutine) once rec is written and released. It
+// returns an earlier write's error, if any, so the producer stops early.
+func (bw *batchWriter) write(w *TableWriter, rec arrow.RecordBatch, done func()) error {
+	j := batchJob{w: w, rec: rec, done: done}
 	if err := bw.failed(); err != nil {
-		rec.Release()
+		j.finish()
 		return err
 	}
-	bw.jobs <- batchJob{w: w, rec: rec}
+	bw.jobs <- j
 	return nil
 }
 

@@ -94,7 +94,7 @@ func Export(capture, out string, opt ExportOptions) (ExportStats, error) {
 
 // exportPart is one output file being filled.
 type exportPart struct {
-	b *packetBuilder
+	b *packetBatch
 	w *TableWriter
 }
 
@@ -104,9 +104,11 @@ type exportSink struct {
 	format  Format
 	schema  *arrow.Schema // of the full packet row
 	fileSch *arrow.Schema // of the rows stored in files (partition columns dropped)
-	keep    []int         // columns of schema that go into files, nil for all
-	single  *exportPart   // the one file when not partitioned
-	pt      *partitioner  // nil when not partitioned
+	projSch *arrow.Schema // of the record batches written to files (batchSchema of fileSch)
+	pool    *batchPool
+	keep    []int        // columns of schema that go into files, nil for all
+	single  *exportPart  // the one file when not partitioned
+	pt      *partitioner // nil when not partitioned
 	root    string
 	stem    string // file name stem inside partitions: part-<capture name>
 	parts   map[partition]*exportPart
@@ -124,13 +126,14 @@ const maxOpenPartitions = 256
 func newExportSink(capture, out string, opt ExportOptions, meta map[string]string) (*exportSink, error) {
 	s := &exportSink{format: opt.Format, schema: PacketSchema(meta), bg: newBatchWriter()}
 	s.fileSch = s.schema
+	s.pool = &batchPool{schema: batchSchema(s.schema)}
 	if len(opt.PartitionBy) == 0 {
 		w, err := CreateTable(out, opt.Format, s.schema)
 		if err != nil {
 			s.bg.stop()
 			return nil, err
 		}
-		s.single = &exportPart{b: newPacketBuilder(s.schema), w: w}
+		s.single = &exportPart{b: s.pool.get(), w: w}
 		s.order = append(s.order, s.single)
 		return s, nil
 	}
@@ -154,6 +157,7 @@ func newExportSink(capture, out string, opt ExportOptions, meta map[string]strin
 			}
 		}
 		s.fileSch = schemaWithMeta(fields, meta)
+		s.projSch = batchSchema(s.fileSch)
 	}
 	return s, nil
 }
@@ -167,10 +171,18 @@ func (s *exportSink) add(f *decode.Frame, errMsg string) error {
 		}
 	}
 	p.b.add(f, errMsg)
-	if p.b.rows >= BatchRows {
-		return s.bg.write(p.w, s.project(p.b.flush()))
+	if p.b.n >= BatchRows {
+		return s.flush(p)
 	}
 	return nil
+}
+
+// flush hands p's batch to the background writer and gives p a fresh one;
+// the batch goes back to the pool once written.
+func (s *exportSink) flush(p *exportPart) error {
+	b := p.b
+	p.b = s.pool.get()
+	return s.bg.write(p.w, s.project(b.record()), func() { s.pool.put(b) })
 }
 
 func (s *exportSink) partFor(f *decode.Frame) (*exportPart, error) {
@@ -199,7 +211,7 @@ func (s *exportSink) partFor(f *decode.Frame) (*exportPart, error) {
 		if err != nil {
 			return nil, err
 		}
-		p = &exportPart{b: newPacketBuilder(s.schema), w: w}
+		p = &exportPart{b: s.pool.get(), w: w}
 		s.parts[q] = p
 		s.order = append(s.order, p)
 	}
@@ -216,7 +228,7 @@ func (s *exportSink) project(rec arrow.RecordBatch) arrow.RecordBatch {
 	for i, c := range s.keep {
 		cols[i] = rec.Column(c)
 	}
-	out := array.NewRecordBatch(s.fileSch, cols, rec.NumRows())
+	out := array.NewRecordBatch(s.projSch, cols, rec.NumRows())
 	rec.Release()
 	return out
 }
@@ -225,8 +237,8 @@ func (s *exportSink) project(rec arrow.RecordBatch) arrow.RecordBatch {
 // every file into place.
 func (s *exportSink) commit(st *ExportStats) error {
 	for _, p := range s.order {
-		if p.b.rows > 0 {
-			if err := s.bg.write(p.w, s.project(p.b.flush())); err != nil {
+		if p.b.n > 0 {
+			if err := s.flush(p); err != nil {
 				return err
 			}
 		}
@@ -257,7 +269,6 @@ func (s *exportSink) abort() {
 	for _, p := range s.order {
 		failed = failed || !p.w.committed
 		p.w.Abort()
-		p.b.release()
 	}
 	if failed {
 		for i := len(s.madeDir) - 1; i >= 0; i-- {

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // BatchRows is how many rows go into one record batch, and so into one
@@ -36,9 +37,10 @@ type TableWriter struct {
 	format    Format
 	f         *os.File
 	bw        *bufio.Writer
-	pq        *pqarrow.FileWriter
+	pq        *parquetWriter
 	ipcw      *ipc.FileWriter
-	rows      int64 // rows written so far
+	schema    *arrow.Schema // of the Arrow IPC file
+	rows      int64         // rows written so far
 	closed    bool
 	committed bool
 }
@@ -82,9 +84,11 @@ func CreateTable(path string, format Format, schema *arrow.Schema) (*TableWriter
 			}
 		}
 		props := parquet.NewWriterProperties(opts...)
-		w.pq, err = pqarrow.NewFileWriter(schema, w.bw, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		w.pq, err = newParquetWriter(w.bw, schema, props)
 	case FormatArrow:
-		w.ipcw, err = ipc.NewFileWriter(w.bw, ipc.WithSchema(schema), ipc.WithZstd())
+		w.schema = schema
+		w.ipcw, err = ipc.NewFileWriter(w.bw, ipc.WithSchema(schema), ipc.WithZstd(),
+			ipc.WithCompressConcurrency(runtime.GOMAXPROCS(0)))
 	default:
 		err = fmt.Errorf("unknown format %d", format)
 	}
@@ -105,15 +109,41 @@ func (w *TableWriter) Rows() int64 { return w.rows }
 func (w *TableWriter) Write(rec arrow.RecordBatch) error {
 	var err error
 	if w.pq != nil {
-		err = w.pq.Write(rec)
+		err = w.pq.write(rec)
 	} else {
-		err = w.ipcw.Write(rec)
+		err = w.writeIPC(rec)
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", w.path, err)
 	}
 	w.rows += rec.NumRows()
 	return nil
+}
+
+// writeIPC writes rec to the Arrow IPC file, first turning any dictionary
+// column whose field in the schema is its value type into that type.
+func (w *TableWriter) writeIPC(rec arrow.RecordBatch) error {
+	var cols []arrow.Array
+	for i, f := range w.schema.Fields() {
+		c := rec.Column(i)
+		if !isDictOf(c.DataType(), f.Type) {
+			continue
+		}
+		if cols == nil {
+			cols = append([]arrow.Array(nil), rec.Columns()...)
+		}
+		d, err := denseStrings(c)
+		if err != nil {
+			return fmt.Errorf("column %s: %w", f.Name, err)
+		}
+		defer d.Release()
+		cols[i] = d
+	}
+	if cols != nil {
+		rec = array.NewRecordBatch(w.schema, cols, rec.NumRows())
+		defer rec.Release()
+	}
+	return w.ipcw.Write(rec)
 }
 
 // Close finishes the file under its temporary name (footer, flush, sync);
@@ -125,7 +155,7 @@ func (w *TableWriter) Close() error {
 	w.closed = true
 	var err error
 	if w.pq != nil {
-		err = w.pq.Close()
+		err = w.pq.close()
 	} else {
 		err = w.ipcw.Close()
 	}
