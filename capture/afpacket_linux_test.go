@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ibscope/ibscope/capture/txring"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testnetns"
 )
@@ -179,10 +178,7 @@ func TestAFPacketDropsAreCounted(t *testing.T) {
 	for i := range 100 {
 		frames = append(frames, rocev2Frame(opSendOnly, 0x11, uint32(i), 1400, false, false))
 	}
-	var tx *txring.Ring
-	if err := ns.Do(t, func() (err error) { tx, err = txring.Open(ns.Send); return err }); err != nil {
-		t.Fatal(err)
-	}
+	tx := ns.OpenTx(t)
 	defer tx.Close()
 	before := ns.RxDropped(t)
 	const sent = 20_000 // 29 MB into a 4 MiB ring nobody reads yet

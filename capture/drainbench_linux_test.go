@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/ibscope/ibscope/capture/txring"
 )
 
 // TestLiveDrainRate measures how fast one Run loop empties a full AF_PACKET
@@ -28,10 +26,7 @@ func TestLiveDrainRate(t *testing.T) {
 	for i := range 100 {
 		frames = append(frames, rocev2Frame(opSendOnly, 0x11, uint32(i), 200, false, false))
 	}
-	var tx *txring.Ring
-	if err := ns.Do(t, func() (err error) { tx, err = txring.Open(ns.Send); return err }); err != nil {
-		t.Fatal(err)
-	}
+	tx := ns.OpenTx(t)
 	defer tx.Close()
 	const sent = 1_000_000
 	before := ns.RxDropped(t)

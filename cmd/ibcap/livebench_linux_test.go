@@ -37,7 +37,7 @@ func TestLiveCaptureRates(t *testing.T) {
 			frames = append(frames, f)
 		}
 	}
-	tx := openTx(t, ns)
+	tx := ns.OpenTx(t)
 	defer tx.Close()
 	// Measure the sender alone first: no rate above it can be asked for.
 	if _, err := tx.Send(frames, 50_000, 0); err != nil { // warm up
@@ -164,16 +164,6 @@ func startTcpdump(t *testing.T, ns *testnetns.NS, args ...string) *exec.Cmd {
 		t.Fatal("tcpdump did not start listening")
 	}
 	return cmd
-}
-
-// openTx opens ibscope's transmit ring on the namespace's sending side.
-func openTx(t *testing.T, ns *testnetns.NS) *txring.Ring {
-	t.Helper()
-	var r *txring.Ring
-	if err := ns.Do(t, func() (err error) { r, err = txring.Open(ns.Send); return err }); err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 // idleCPU runs each capture for 1.5 s without traffic and returns its CPU time.

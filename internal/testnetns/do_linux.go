@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ibscope/ibscope/capture/txring"
 )
 
 // Do runs f on an OS thread that has entered the namespace; sockets f opens
@@ -30,4 +32,15 @@ func (ns *NS) Do(t testing.TB, f func() error) error {
 		errc <- f()
 	}()
 	return <-errc
+}
+
+// OpenTx opens ibscope's transmit ring on Send, failing the test if it
+// cannot; the caller closes it.
+func (ns *NS) OpenTx(t testing.TB) *txring.Ring {
+	t.Helper()
+	var r *txring.Ring
+	if err := ns.Do(t, func() (err error) { r, err = txring.Open(ns.Send); return err }); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
