@@ -59,9 +59,7 @@ func TestLiveCaptureRates(t *testing.T) {
 	for _, rate := range []float64{50_000, 100_000, 200_000, 400_000, 600_000, 800_000, 0} {
 		n := max(100_000, int(rate*2))
 		dir := t.TempDir()
-		ib := startIbcap(t, ns, nil, "-i", "vcap", "-s", "128", "-w", filepath.Join(dir, "ibcap.pcap"))
-		td := startTcpdump(t, ns, "-i", "vcap", "-s", "128", "-n", "-Z", "root", "-w", filepath.Join(dir, "tcpdump.pcap"),
-			"udp dst port 4791 or ether proto 0x8915")
+		ib, td := startBoth(t, ns, dir)
 		dropped0 := ns.RxDropped(t)
 		achieved, err := tx.Send(frames, n, rate)
 		if err != nil {
@@ -128,6 +126,16 @@ func cpuNs(ps *os.ProcessState) (total, user int64) {
 
 func perPkt(ns int64, pkts int) float64 { return float64(ns) / float64(max(1, pkts)) }
 
+// startBoth starts ibcap and tcpdump side by side on vcap, alike: snap
+// length 128, RoCE frames only, writing ibcap.pcap and tcpdump.pcap in dir.
+func startBoth(t *testing.T, ns *testnetns.NS, dir string) (*ibcapProc, *exec.Cmd) {
+	t.Helper()
+	ib := startIbcap(t, ns, nil, "-i", "vcap", "-s", "128", "-w", filepath.Join(dir, "ibcap.pcap"))
+	td := startTcpdump(t, ns, "-i", "vcap", "-s", "128", "-n", "-Z", "root", "-w", filepath.Join(dir, "tcpdump.pcap"),
+		"udp dst port 4791 or ether proto 0x8915")
+	return ib, td
+}
+
 // startTcpdump starts tcpdump in the namespace and waits until it listens.
 func startTcpdump(t *testing.T, ns *testnetns.NS, args ...string) *exec.Cmd {
 	t.Helper()
@@ -169,9 +177,7 @@ func startTcpdump(t *testing.T, ns *testnetns.NS, args ...string) *exec.Cmd {
 // idleCPU runs each capture for 1.5 s without traffic and returns its CPU time.
 func idleCPU(t *testing.T, ns *testnetns.NS) (ibcap, tcpdump int64) {
 	dir := t.TempDir()
-	ib := startIbcap(t, ns, nil, "-i", "vcap", "-s", "128", "-w", filepath.Join(dir, "ibcap.pcap"))
-	td := startTcpdump(t, ns, "-i", "vcap", "-s", "128", "-n", "-Z", "root", "-w", filepath.Join(dir, "tcpdump.pcap"),
-		"udp dst port 4791 or ether proto 0x8915")
+	ib, td := startBoth(t, ns, dir)
 	time.Sleep(1500 * time.Millisecond)
 	ib.cmd.Process.Signal(os.Interrupt)
 	td.Process.Signal(os.Interrupt)
@@ -187,9 +193,7 @@ func idleCPU(t *testing.T, ns *testnetns.NS) (ibcap, tcpdump int64) {
 func exitLoss(t *testing.T, ns *testnetns.NS, tx *txring.Ring, frames [][]byte) {
 	const n, rate = 50_000, 100_000
 	dir := t.TempDir()
-	ib := startIbcap(t, ns, nil, "-i", "vcap", "-s", "128", "-w", filepath.Join(dir, "ibcap.pcap"))
-	td := startTcpdump(t, ns, "-i", "vcap", "-s", "128", "-n", "-Z", "root", "-w", filepath.Join(dir, "tcpdump.pcap"),
-		"udp dst port 4791 or ether proto 0x8915")
+	ib, td := startBoth(t, ns, dir)
 	if _, err := tx.Send(frames, n, rate); err != nil {
 		t.Fatal(err)
 	}
