@@ -25,12 +25,14 @@ var pseudoLRH = [8]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}
 
 // icrcBuf holds the masked prefix of a transport packet (an LRH or the
 // pseudo-LRH, an IPv4 header with options or a GRH or IPv6 header, the UDP
-// header, the BTH) and as much of the rest as fits, so that the ICRC takes
-// one CRC pass, or two of at least 64 bytes each: hash/crc32 runs its
-// carry-less-multiply code from 64 bytes on and is twice as slow per call
-// below (48 bytes cost as much as 180). The Decoder keeps one: crc32.Update
-// makes what it is given escape, so a buffer on the stack would cost an
-// allocation per packet.
+// header, the BTH). With carry-less folding (crcfold.go) it takes the first
+// bytes of the rest, up to where the rest is whole 16-byte blocks, and the
+// rest is folded in place. Otherwise it takes as much of the rest as fits,
+// so that the ICRC takes one hash/crc32 pass, or two of at least 64 bytes
+// each: hash/crc32 runs its carry-less-multiply code from 64 bytes on and
+// is twice as slow per call below (48 bytes cost as much as 180). The
+// Decoder keeps one: crc32.Update makes what it is given escape, so a
+// buffer on the stack would cost an allocation per packet.
 type icrcBuf [icrcBufLen]byte
 
 const (
@@ -55,10 +57,36 @@ func (b *icrcBuf) putBTH(n int, bth []byte) int {
 	return BTHLen
 }
 
-// finish runs the CRC over the first n bytes of b followed by the packet
-// after the BTH up to the ICRC, copying that into b as far as it fits while
-// leaving any rest at least crcFastMin long.
-func (b *icrcBuf) finish(n int, afterBTH []byte) uint32 {
+// start returns where the masked prefix of an ICRC message of msgLen bytes
+// (pseudo-LRH included) goes in b: 0 for hash/crc32, and for folding as many
+// zero bytes in as make the prefix and the rest's first msgLen%16 bytes end
+// on a 16-byte boundary.
+func (b *icrcBuf) start(msgLen int) int {
+	if !useFold {
+		return 0
+	}
+	s := -msgLen & 15
+	clear(b[:s])
+	return s
+}
+
+// finish runs the CRC over b[s:n] (the masked prefix) followed by the packet
+// after the BTH up to the ICRC.
+func (b *icrcBuf) finish(s, n int, afterBTH []byte) uint32 {
+	if useFold {
+		// The seed (all 1s) goes into the first four bytes; the zeros in
+		// front of them leave the CRC from a zero register as it is.
+		r := len(afterBTH) % 16
+		copy(b[n:n+r], afterBTH[:r])
+		b[s], b[s+1], b[s+2], b[s+3] = ^b[s], ^b[s+1], ^b[s+2], ^b[s+3]
+		return ^ieeeReduce(crcFold(&ieeeFold, b[:n+r], afterBTH[r:]))
+	}
+	return b.crc32(n, afterBTH)
+}
+
+// crc32 is finish with hash/crc32, for a prefix at b[:n]: it copies the
+// rest into b as far as it fits while leaving any rest at least crcFastMin long.
+func (b *icrcBuf) crc32(n int, afterBTH []byte) uint32 {
 	k := len(afterBTH)
 	if space := len(b) - n; k > space {
 		k = min(space, k-crcFastMin)
@@ -72,35 +100,38 @@ func (b *icrcBuf) finish(n int, afterBTH []byte) uint32 {
 }
 
 func (b *icrcBuf) native(lrhToICRC []byte) uint32 {
-	copy(b[:LRHLen], lrhToICRC[:LRHLen])
+	s := b.start(len(lrhToICRC))
+	n := s + LRHLen
+	copy(b[s:n], lrhToICRC[:LRHLen])
 	rest := lrhToICRC[LRHLen:]
-	n := LRHLen
-	if b[1]&3 == LNHGlobal {
-		copy(b[:LRHLen], pseudoLRH[:])
+	if b[s+1]&3 == LNHGlobal {
+		copy(b[s:n], pseudoLRH[:])
 		n += b.putGRH(n, rest)
 		rest = rest[GRHLen:]
 	} else {
-		b[0] |= 0xF0 // VL
+		b[s] |= 0xF0 // VL
 	}
 	n += b.putBTH(n, rest)
-	return b.finish(n, rest[BTHLen:])
+	return b.finish(s, n, rest[BTHLen:])
 }
 
 func (b *icrcBuf) roceV1(grhToICRC []byte) uint32 {
-	copy(b[:], pseudoLRH[:])
-	n := LRHLen + b.putGRH(LRHLen, grhToICRC)
+	s := b.start(LRHLen + len(grhToICRC))
+	n := s + copy(b[s:], pseudoLRH[:])
+	n += b.putGRH(n, grhToICRC)
 	n += b.putBTH(n, grhToICRC[GRHLen:])
-	return b.finish(n, grhToICRC[GRHLen+BTHLen:])
+	return b.finish(s, n, grhToICRC[GRHLen+BTHLen:])
 }
 
 func (b *icrcBuf) roceV2(ip, udpToICRC []byte) uint32 {
-	copy(b[:], pseudoLRH[:])
-	n := LRHLen
+	s := b.start(LRHLen + len(ip) + len(udpToICRC))
+	n := s + copy(b[s:], pseudoLRH[:])
 	if ip[0]>>4 == 4 {
+		v4 := n
 		n += copy(b[n:n+60], ip)
-		b[LRHLen+1] = 0xFF                      // TOS (DSCP and ECN)
-		b[LRHLen+8] = 0xFF                      // TTL
-		b[LRHLen+10], b[LRHLen+11] = 0xFF, 0xFF // header checksum
+		b[v4+1] = 0xFF                  // TOS (DSCP and ECN)
+		b[v4+8] = 0xFF                  // TTL
+		b[v4+10], b[v4+11] = 0xFF, 0xFF // header checksum
 	} else {
 		n += b.putGRH(n, ip) // the IPv6 header's variant fields sit where the GRH's do
 	}
@@ -108,7 +139,7 @@ func (b *icrcBuf) roceV2(ip, udpToICRC []byte) uint32 {
 	b[n+6], b[n+7] = 0xFF, 0xFF // UDP checksum
 	n += 8
 	n += b.putBTH(n, udpToICRC[8:])
-	return b.finish(n, udpToICRC[8+BTHLen:])
+	return b.finish(s, n, udpToICRC[8+BTHLen:])
 }
 
 // ICRCNative computes the ICRC of a native IB packet given from its LRH
@@ -192,11 +223,11 @@ func vcrcTableUpdate(c uint16, b []byte) uint16 {
 	return c
 }
 
-// vcrcTable16 runs the VCRC register c over 16 bytes given as two
-// little-endian words.
-func vcrcTable16(c uint16, lo, hi uint64) uint16 {
+// vcrcTable16 returns the VCRC register, from zero, after 16 bytes given as
+// two little-endian words.
+func vcrcTable16(lo, hi uint64) uint16 {
 	t := &vcrcTables
-	c ^= uint16(lo)
+	c := uint16(lo)
 	return t[15][byte(c)] ^ t[14][c>>8] ^ t[13][byte(lo>>16)] ^ t[12][byte(lo>>24)] ^
 		t[11][byte(lo>>32)] ^ t[10][byte(lo>>40)] ^ t[9][byte(lo>>48)] ^ t[8][byte(lo>>56)] ^
 		t[7][byte(hi)] ^ t[6][byte(hi>>8)] ^ t[5][byte(hi>>16)] ^ t[4][byte(hi>>24)] ^

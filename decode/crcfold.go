@@ -1,0 +1,68 @@
+package decode
+
+import "math/bits"
+
+// Carry-less folding (Intel's "Fast CRC Computation for Generic Polynomials
+// Using PCLMULQDQ", in the bit-reflected form hash/crc32 and Linux use),
+// for both CRCs on amd64: crcFold sums 16-byte blocks, each multiplied by
+// x^(128·j) mod P for the j blocks after it, into one 16-byte block that
+// leaves the same CRC register; ieeeReduce (ICRC) or the slicing tables
+// (VCRC) finish it. A 32-bit CRC with polynomial x^16·(x^16+x^12+x^3+x+1)
+// keeps the VCRC in its low 16 bits, so the VCRC folds like a CRC-32.
+//
+// Messages are folded whole blocks at a time: the bytes in front of the last
+// multiple of 16 go into a head block with zeros in front of them, which a
+// CRC from a zero register does not see, and the seed is XORed into the
+// message's first bytes, after which the register starts at zero.
+
+// foldBlocks is how many blocks crcFold multiplies independently before it
+// carries the sum on.
+const foldBlocks = 16
+
+// foldTable holds, for j blocks, the constants ((x^(128j+32) mod P)' << 1,
+// (x^(128j-32) mod P)' << 1), where ' is 32-bit bit reversal (hash/crc32's
+// r2r1 are j = 4, its r4r3 j = 1).
+type foldTable [foldBlocks + 1][2]uint64
+
+var (
+	ieeeFold = makeFoldTable(0x1_04C1_1DB7)
+	vcrcFold = makeFoldTable(0x1_100B_0000)
+)
+
+func makeFoldTable(poly uint64) (t foldTable) {
+	for j := 1; j <= foldBlocks; j++ {
+		t[j] = [2]uint64{foldConst(128*j+32, poly), foldConst(128*j-32, poly)}
+	}
+	return t
+}
+
+// foldConst returns (x^k mod poly)' << 1 for a 33-bit poly.
+func foldConst(k int, poly uint64) uint64 {
+	r := uint64(1)
+	for range k {
+		r <<= 1
+		if r&(1<<32) != 0 {
+			r ^= poly
+		}
+	}
+	return uint64(bits.Reverse32(uint32(r))) << 1
+}
+
+// vcrcFoldMin is the length from which VCRC folds.
+const vcrcFoldMin = 64
+
+// vcrcUpdate runs the VCRC register c over b.
+func vcrcUpdate(c uint16, b []byte) uint16 {
+	if !useFold || len(b) < vcrcFoldMin {
+		return vcrcTableUpdate(c, b)
+	}
+	r := len(b) % 16
+	if r < 2 {
+		r += 16 // the seed goes into the head
+	}
+	var head [32]byte
+	copy(head[32-r:], b[:r])
+	head[32-r] ^= byte(c)
+	head[33-r] ^= byte(c >> 8)
+	return vcrcTable16(crcFold(&vcrcFold, head[:], b[r:]))
+}
