@@ -1,13 +1,12 @@
 package capture
 
 import (
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
 )
 
 // requireRoot skips unless the test can create namespaces and AF_PACKET
@@ -32,21 +31,9 @@ func requireTool(t testing.TB, name string) {
 // readAll reads every record of a capture file.
 func readAll(t *testing.T, path string) (recs [][]byte, frames []decode.Frame) {
 	t.Helper()
-	r, err := decode.Open(path)
+	recs, frames, err := testcap.FileRecords(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", path, err)
 	}
-	defer r.Close()
-	for {
-		var f decode.Frame
-		data, err := r.NextRecord(&f)
-		if errors.Is(err, io.EOF) {
-			return recs, frames
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		recs = append(recs, append([]byte(nil), data...))
-		frames = append(frames, f)
-	}
+	return recs, frames
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
 	"github.com/ibscope/ibscope/internal/testnetns"
 )
 
@@ -139,23 +139,8 @@ func (p *ibcapProc) wait(t *testing.T) error {
 // order, and the error that stopped reading it, if any.
 func readRecords(t *testing.T, path string) ([][]byte, error) {
 	t.Helper()
-	r, err := decode.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	var out [][]byte
-	for {
-		var f decode.Frame
-		data, err := r.NextRecord(&f)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		out = append(out, append([]byte(nil), data...))
-	}
+	recs, _, err := testcap.FileRecords(path)
+	return recs, err
 }
 
 func sameFrames(t *testing.T, got, want [][]byte) {
@@ -271,17 +256,9 @@ func TestIbcapStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got [][]byte
-	for {
-		var f decode.Frame
-		data, err := r.NextRecord(&f)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, append([]byte(nil), data...))
+	got, _, err := testcap.Records(r)
+	if err != nil {
+		t.Fatal(err)
 	}
 	sameFrames(t, got, want)
 }
