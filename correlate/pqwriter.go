@@ -11,7 +11,10 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -145,8 +148,16 @@ func (p *parquetWriter) writeColumn(w int, rgw file.BufferedRowGroupWriter, i in
 			}
 		}
 	}
-	if err := pqarrow.WriteArrowToColumn(p.ctxs[w], cw, col, defs, nil, nullable); err != nil {
-		return err
+	done := false
+	if d, ok := col.(*array.Dictionary); ok {
+		if done, err = writeDictDirect(cw, d, defs); err != nil {
+			return err
+		}
+	}
+	if !done {
+		if err := pqarrow.WriteArrowToColumn(p.ctxs[w], cw, col, defs, nil, nullable); err != nil {
+			return err
+		}
 	}
 	// Compress the last page here, in parallel, rather than when the row
 	// group is written out. Dictionary-encoded columns keep their pages
@@ -156,6 +167,83 @@ func (p *parquetWriter) writeColumn(w int, rgw file.BufferedRowGroupWriter, i in
 		return f.FlushBufferedDataPages()
 	}
 	return nil
+}
+
+// dictEncoder is the part of a column's dictionary encoder (an internal
+// type of the parquet package) that writeDictDirect uses.
+type dictEncoder interface {
+	Encoding() parquet.Encoding
+	NormalizeDict(arrow.Array) (arrow.Array, error)
+	PutDictionary(arrow.Array) error
+	PreservedDictionary() arrow.Array
+	NumEntries() int
+}
+
+// writeDictDirect writes a dictionary array as the column chunk's
+// dictionary plus indices, as pqarrow does for a column's first dictionary
+// array, except that the statistics come from the dictionary entries the
+// indices use, found by a pass over them, rather than from a hash of every
+// index (which cost more than the rest of the column). It reports false,
+// having written nothing, when the column writer is not in that state;
+// the caller then leaves the column to pqarrow.
+func writeDictDirect(cw file.ColumnChunkWriter, d *array.Dictionary, defs []int16) (bool, error) {
+	enc, ok := cw.CurrentEncoder().(dictEncoder)
+	if !ok || enc.Encoding() != parquet.Encodings.PlainDict || enc.PreservedDictionary() != nil || enc.NumEntries() != 0 {
+		return false, nil
+	}
+	if !arrow.IsBaseBinary(d.Dictionary().DataType().ID()) {
+		return false, nil
+	}
+	norm, err := enc.NormalizeDict(d.Dictionary())
+	if err != nil {
+		return false, nil
+	}
+	defer norm.Release()
+	if err := enc.PutDictionary(norm); err != nil || enc.NumEntries() != norm.Len() {
+		// Duplicate entries: the encoder's indices would not be the
+		// array's; the caller writes the values in plain encoding.
+		cw.FallbackToPlain()
+		return false, nil
+	}
+	if stats := cw.PageStatistics(); stats != nil {
+		used := make([]bool, norm.Len())
+		nulls := 0
+		for i := range d.Len() {
+			if d.IsNull(i) {
+				nulls++
+				continue
+			}
+			if k := d.GetValueIndex(i); k >= 0 && k < len(used) {
+				used[k] = true
+			}
+		}
+		var take []int32
+		for k, u := range used {
+			if u {
+				take = append(take, int32(k))
+			}
+		}
+		ref := norm
+		if len(take) < norm.Len() {
+			ti := array.NewInt32Builder(memory.DefaultAllocator)
+			ti.AppendValues(take, nil)
+			idx := ti.NewArray()
+			ti.Release()
+			r, err := compute.TakeArray(context.Background(), norm, idx)
+			idx.Release()
+			if err != nil {
+				return true, err
+			}
+			defer r.Release()
+			ref = r
+		}
+		stats.IncNulls(int64(nulls))
+		stats.IncNumValues(int64(d.Len() - nulls))
+		if err := stats.UpdateFromArrow(ref, false); err != nil {
+			return true, err
+		}
+	}
+	return true, cw.WriteDictIndices(d.Indices(), defs, nil)
 }
 
 func (p *parquetWriter) close() error { return p.fw.Close() }
