@@ -21,6 +21,7 @@ type Reader struct {
 	br       *bufio.Reader
 	ng       *pcapgo.NgReader
 	order    binary.ByteOrder
+	bigEnd   bool // order is big-endian (record reads it without an interface call)
 	nsPerTs  int64 // 1000 for microsecond pcap, 1 for nanosecond
 	linkType int
 	snapLen  int
@@ -147,7 +148,7 @@ func newReader(rd io.Reader, name string, sizeBytes int64) (*Reader, error) {
 	case le == magicMicro || le == magicNano:
 		r.order = binary.LittleEndian
 	case be == magicMicro || be == magicNano:
-		r.order = binary.BigEndian
+		r.order, r.bigEnd = binary.BigEndian, true
 	default:
 		return nil, &FileError{Name: name, Offset: 0, Err: fmt.Errorf("not a pcap or pcapng file (magic 0x%08x)", be)}
 	}
@@ -249,24 +250,33 @@ func (r *Reader) record(f *Frame) ([]byte, error) {
 		}
 		return nil, r.fail(fmt.Errorf("record header cut short: %d of 16 bytes (file ends)", len(hdr)))
 	}
-	sec, sub := int64(r.order.Uint32(hdr)), int64(r.order.Uint32(hdr[4:]))
-	capLen, wireLen := int(r.order.Uint32(hdr[8:])), int(r.order.Uint32(hdr[12:]))
+	var sec, sub, capLen, wireLen uint32
+	if r.bigEnd {
+		sec, sub = binary.BigEndian.Uint32(hdr), binary.BigEndian.Uint32(hdr[4:])
+		capLen, wireLen = binary.BigEndian.Uint32(hdr[8:]), binary.BigEndian.Uint32(hdr[12:])
+	} else {
+		sec, sub = binary.LittleEndian.Uint32(hdr), binary.LittleEndian.Uint32(hdr[4:])
+		capLen, wireLen = binary.LittleEndian.Uint32(hdr[8:]), binary.LittleEndian.Uint32(hdr[12:])
+	}
 	if capLen > maxRecordLen {
 		return nil, r.fail(fmt.Errorf("record claims %d captured bytes; the file is damaged", capLen))
 	}
-	r.br.Discard(16)
-	data, err := r.br.Peek(capLen)
-	if len(data) < capLen {
+	// The buffer holds the whole file or at least readBufLen bytes, so the
+	// record fits in it with its header.
+	rec, err := r.br.Peek(16 + int(capLen))
+	if len(rec) < 16+int(capLen) {
+		r.br.Discard(16)
 		r.offset += 16
-		return nil, r.fail(fmt.Errorf("last record cut short: header says %d bytes, file has %d (%v)", capLen, len(data), errOrEOF(err)))
+		return nil, r.fail(fmt.Errorf("last record cut short: header says %d bytes, file has %d (%v)", capLen, len(rec)-16, errOrEOF(err)))
 	}
-	r.br.Discard(capLen)
+	r.br.Discard(16 + int(capLen))
+	data := rec[16:]
 	r.frames++
 	f.Number = r.frames
 	f.Offset = r.offset
 	r.offset += 16 + int64(capLen)
-	f.TsNs = sec*1e9 + sub*r.nsPerTs
-	f.CapLen, f.WireLen = capLen, wireLen
+	f.TsNs = int64(sec)*1e9 + int64(sub)*r.nsPerTs
+	f.CapLen, f.WireLen = int(capLen), int(wireLen)
 	return data, nil
 }
 
