@@ -21,7 +21,7 @@ type Reader struct {
 	br       *bufio.Reader
 	ng       *pcapgo.NgReader
 	order    binary.ByteOrder
-	bigEnd   bool // order is big-endian (record reads it without an interface call)
+	bigEnd   bool  // order is big-endian (record reads it without an interface call)
 	nsPerTs  int64 // 1000 for microsecond pcap, 1 for nanosecond
 	linkType int
 	snapLen  int
