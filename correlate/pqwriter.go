@@ -149,7 +149,12 @@ func (p *parquetWriter) writeColumn(w int, rgw file.BufferedRowGroupWriter, i in
 		}
 	}
 	done := false
-	if d, ok := col.(*array.Dictionary); ok {
+	if nullable && col.NullN() == col.Len() {
+		// A header absent from every row of the batch: levels only.
+		if done, err = writeNulls(cw, defs); err != nil {
+			return err
+		}
+	} else if d, ok := col.(*array.Dictionary); ok {
 		if done, err = writeDictDirect(cw, d, defs); err != nil {
 			return err
 		}
@@ -207,16 +212,7 @@ func writeDictDirect(cw file.ColumnChunkWriter, d *array.Dictionary, defs []int1
 	}
 	if stats := cw.PageStatistics(); stats != nil {
 		used := make([]bool, norm.Len())
-		nulls := 0
-		for i := range d.Len() {
-			if d.IsNull(i) {
-				nulls++
-				continue
-			}
-			if k := d.GetValueIndex(i); k >= 0 && k < len(used) {
-				used[k] = true
-			}
-		}
+		nulls := usedEntries(d, defs, used)
 		var take []int32
 		for k, u := range used {
 			if u {
@@ -244,6 +240,65 @@ func writeDictDirect(cw file.ColumnChunkWriter, d *array.Dictionary, defs []int1
 		}
 	}
 	return true, cw.WriteDictIndices(d.Indices(), defs, nil)
+}
+
+// usedEntries marks in used the dictionary entries that d's valid rows
+// (defs[i] == 1, or every row when defs is nil) refer to, and returns how
+// many rows are null.
+func usedEntries(d *array.Dictionary, defs []int16, used []bool) (nulls int) {
+	valid := func(i int) bool { return defs == nil || defs[i] == 1 }
+	mark := func(k int) {
+		if k >= 0 && k < len(used) {
+			used[k] = true
+		}
+	}
+	switch ix := d.Indices().(type) {
+	case *array.Int32:
+		for i, k := range ix.Int32Values() {
+			if valid(i) {
+				mark(int(k))
+			}
+		}
+	case *array.Uint8:
+		for i, k := range ix.Uint8Values() {
+			if valid(i) {
+				mark(int(k))
+			}
+		}
+	default:
+		for i := range d.Len() {
+			if valid(i) {
+				mark(d.GetValueIndex(i))
+			}
+		}
+	}
+	if defs == nil {
+		return 0
+	}
+	for _, l := range defs {
+		nulls += int(1 - l)
+	}
+	return nulls
+}
+
+// writeNulls writes a column chunk's worth of nulls (defs all 0) without
+// converting the values of an array that has none. It reports false, having
+// written nothing, for a physical type it does not handle.
+func writeNulls(cw file.ColumnChunkWriter, defs []int16) (bool, error) {
+	var err error
+	switch cw := cw.(type) {
+	case *file.Int32ColumnChunkWriter:
+		_, err = cw.WriteBatch(nil, defs, nil)
+	case *file.Int64ColumnChunkWriter:
+		_, err = cw.WriteBatch(nil, defs, nil)
+	case *file.BooleanColumnChunkWriter:
+		_, err = cw.WriteBatch(nil, defs, nil)
+	case *file.ByteArrayColumnChunkWriter:
+		_, err = cw.WriteBatch(nil, defs, nil)
+	default:
+		return false, nil
+	}
+	return true, err
 }
 
 func (p *parquetWriter) close() error { return p.fw.Close() }
