@@ -3,6 +3,7 @@ package correlate
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -209,7 +210,7 @@ func intervalSets(series []*inSeries, span captureSpan, windowNs int64) ([]*binn
 		copy(starts[1:], in.times[:len(in.times)-1])
 		var found *binner
 		for _, b := range sets {
-			if equalInt64s(b.endNs, in.times) {
+			if slices.Equal(b.endNs, in.times) {
 				found = b
 				break
 			}
@@ -221,18 +222,6 @@ func intervalSets(series []*inSeries, span captureSpan, windowNs int64) ([]*binn
 		in.set = found
 	}
 	return sets, nil
-}
-
-func equalInt64s(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // binCaptures reads every frame of the captures, merged in time order, into

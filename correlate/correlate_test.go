@@ -103,22 +103,9 @@ func buildScenario(t *testing.T, dir string, clock telemetry.Clock, clockBehindN
 	}
 	s := telemetry.NewSeries(telemetry.Source{Device: "mlx5_0", Port: 1}, clock, counters)
 	for k, ts := range sc.sampleNs {
-		var tx, rx, cnps uint64
-		for _, p := range pk {
-			if p.tsNs >= ts {
-				break
-			}
-			if p.src == hostA {
-				tx += uint64(p.frameLen)
-			} else {
-				rx += uint64(p.frameLen)
-			}
-			if p.op.IsCNP() {
-				cnps++
-			}
-		}
+		tx, rx, cnps := countersBefore(pk, ts)
 		tel := ts - clockBehindNs
-		s.Append(uint64(k), tel, tel, []uint64{tx / 4, rx / 4, (sc.cnpStart + cnps) & (1<<32 - 1)})
+		s.Append(uint64(k), tel, tel, []uint64{tx, rx, (sc.cnpStart + cnps) & (1<<32 - 1)})
 	}
 	f, err := os.Create(sc.telemetry)
 	if err != nil {
@@ -131,6 +118,26 @@ func buildScenario(t *testing.T, dir string, clock telemetry.Clock, clockBehindN
 		t.Fatal(err)
 	}
 	return sc
+}
+
+// countersBefore is what the NIC's counters hold at time ts, by plain loops
+// over the packets (in time order) before it: host A's port_xmit_data and
+// port_rcv_data (4-byte words) and the CNPs seen.
+func countersBefore(pk []scenarioPacket, ts int64) (tx, rx, cnps uint64) {
+	for _, p := range pk {
+		if p.tsNs >= ts {
+			break
+		}
+		if p.src == hostA {
+			tx += uint64(p.frameLen)
+		} else {
+			rx += uint64(p.frameLen)
+		}
+		if p.op.IsCNP() {
+			cnps++
+		}
+	}
+	return tx / 4, rx / 4, cnps
 }
 
 // expectRow is what row k (the interval ending at sample k) must hold,
@@ -154,27 +161,11 @@ func (sc *scenario) expectRow(k int) map[string]string {
 	row["partial"] = fmt.Sprint(cov > 0 && cov < 1)
 
 	// Counters from the packets before each sample time.
-	before := func(ts int64) (tx, rx, cnps uint64) {
-		for _, p := range sc.packets {
-			if p.tsNs >= ts {
-				break
-			}
-			if p.src == hostA {
-				tx += uint64(p.frameLen)
-			} else {
-				rx += uint64(p.frameLen)
-			}
-			if p.op.IsCNP() {
-				cnps++
-			}
-		}
-		return tx / 4, rx / 4, cnps
-	}
-	tx, rx, cnps := before(end)
+	tx, rx, cnps := countersBefore(sc.packets, end)
 	row["port_xmit_data"], row["port_rcv_data"] = fmt.Sprint(tx), fmt.Sprint(rx)
 	row["np_cnp_sent"] = fmt.Sprint((sc.cnpStart + cnps) & (1<<32 - 1))
 	if k > 0 {
-		ptx, prx, pcnps := before(start)
+		ptx, prx, pcnps := countersBefore(sc.packets, start)
 		secs := float64(end-start) / 1e9
 		row["port_xmit_data_delta"], row["port_xmit_data_rate"] = fmt.Sprint(tx-ptx), fmt.Sprint(float64(4*(tx-ptx))/secs)
 		row["port_rcv_data_delta"], row["port_rcv_data_rate"] = fmt.Sprint(rx-prx), fmt.Sprint(float64(4*(rx-prx))/secs)
