@@ -314,49 +314,39 @@ func (d *Decoder) transport(b []byte, off int, f *Frame, cut bool) error {
 		if e == extNone {
 			break
 		}
+		// The Frame's headers are decoded by direct calls: an interface or
+		// a table of functions would make every Frame given to Decode
+		// escape to the heap.
 		var err error
-		have := len(rest)
 		switch e {
 		case extRDETH:
 			err = f.RDETH.DecodeFromBytes(rest, nilDF)
-			rest = f.RDETH.Payload
 		case extDETH:
 			err = f.DETH.DecodeFromBytes(rest, nilDF)
-			rest = f.DETH.Payload
 		case extXRCETH:
 			err = f.XRCETH.DecodeFromBytes(rest, nilDF)
-			rest = f.XRCETH.Payload
 		case extRETH:
 			err = f.RETH.DecodeFromBytes(rest, nilDF)
-			rest = f.RETH.Payload
 		case extAtomicETH:
 			err = f.AtomicETH.DecodeFromBytes(rest, nilDF)
-			rest = f.AtomicETH.Payload
 		case extAETH:
 			err = f.AETH.DecodeFromBytes(rest, nilDF)
-			rest = f.AETH.Payload
 		case extAtomicAckETH:
 			err = f.AtomicAckETH.DecodeFromBytes(rest, nilDF)
-			rest = f.AtomicAckETH.Payload
 		case extImmDt:
 			err = f.ImmDt.DecodeFromBytes(rest, nilDF)
-			rest = f.ImmDt.Payload
 		case extIETH:
 			err = f.IETH.DecodeFromBytes(rest, nilDF)
-			rest = f.IETH.Payload
-		case extCNPPad:
-			if len(rest) >= extLen[extCNPPad] {
-				rest = rest[extLen[extCNPPad]:]
-			} else {
-				rest = rest[:0] // some senders omit the reserved block
-			}
 		}
 		if err != nil && cut {
 			return nil // the capture ends inside this header
 		}
 		if err != nil {
-			return frameErr(pos, "%s needs %d bytes, %d left (opcode %s)", (*extLayerTypes[e]).String(), extLen[e], have, op)
+			return frameErr(pos, "%s needs %d bytes, %d left (opcode %s)", (*extLayerTypes[e]).String(), extLen[e], len(rest), op)
 		}
+		// Each header's payload is what follows its extLen bytes; the CNP's
+		// reserved block takes what there is (some senders omit it).
+		rest = rest[min(extLen[e], len(rest)):]
 		f.Has |= hasExt[e]
 		pos += extLen[e]
 	}
