@@ -5,23 +5,30 @@ import (
 	"testing"
 )
 
-// vcrcBitwise is the VCRC computed one bit at a time, straight from its
-// definition: CRC-16, polynomial 0x100B (reflected 0xD008), seed 0xFFFF,
-// final XOR 0xFFFF.
-func vcrcBitwise(b []byte) uint16 {
-	c := uint16(0xFFFF)
-	for _, x := range b {
-		c ^= uint16(x)
-		for range 8 {
-			if c&1 != 0 {
-				c = c>>1 ^ 0xD008
-			} else {
-				c >>= 1
+// crcBitwise runs a reflected CRC register c with polynomial poly over
+// parts one bit at a time.
+func crcBitwise(poly, c uint32, parts ...[]byte) uint32 {
+	for _, b := range parts {
+		for _, x := range b {
+			c ^= uint32(x)
+			for range 8 {
+				if c&1 != 0 {
+					c = c>>1 ^ poly
+				} else {
+					c >>= 1
+				}
 			}
 		}
 	}
-	return c ^ 0xFFFF
+	return c
 }
+
+// vcrcBitwise is the VCRC straight from its definition: CRC-16, polynomial
+// 0x100B (reflected 0xD008), seed 0xFFFF, final XOR 0xFFFF.
+func vcrcBitwise(b []byte) uint16 { return uint16(crcBitwise(0xD008, 0xFFFF, b)) ^ 0xFFFF }
+
+// crc32Bitwise is CRC-32 (IEEE): seed and final XOR all 1s.
+func crc32Bitwise(parts ...[]byte) uint32 { return ^crcBitwise(0xEDB88320, ^uint32(0), parts...) }
 
 // TestVCRCSlicing checks the table-driven VCRC against the bitwise one for
 // every length up to 200 bytes, covering each path through its loops.
@@ -63,24 +70,6 @@ func TestVCRCLong(t *testing.T) {
 			}
 		}
 	}
-}
-
-// crc32Bitwise is CRC-32 (IEEE) one bit at a time: seed and final XOR all 1s.
-func crc32Bitwise(parts ...[]byte) uint32 {
-	c := ^uint32(0)
-	for _, b := range parts {
-		for _, x := range b {
-			c ^= uint32(x)
-			for range 8 {
-				if c&1 != 0 {
-					c = c>>1 ^ 0xEDB88320
-				} else {
-					c >>= 1
-				}
-			}
-		}
-	}
-	return ^c
 }
 
 // TestICRCFinish checks both ways of finishing the ICRC (carry-less folding
