@@ -43,8 +43,8 @@ const (
 // putGRH copies a GRH (or IPv6 header) to b[n:] with its variant fields
 // (traffic class, flow label, hop limit) set to 1s, and returns its length.
 func (b *icrcBuf) putGRH(n int, grh []byte) int {
-	copy(b[n:n+GRHLen], grh[:GRHLen])
-	b[n] |= 0x0F // traffic class high nibble
+	*(*[GRHLen]byte)(b[n:]) = [GRHLen]byte(grh) // a fixed-size copy is a few moves, not a memmove call
+	b[n] |= 0x0F                                // traffic class high nibble
 	b[n+1], b[n+2], b[n+3] = 0xFF, 0xFF, 0xFF
 	b[n+7] = 0xFF // hop limit
 	return GRHLen
@@ -52,7 +52,7 @@ func (b *icrcBuf) putGRH(n int, grh []byte) int {
 
 // putBTH copies a BTH to b[n:] with resv8a (the FECN/BECN byte) set to 1s.
 func (b *icrcBuf) putBTH(n int, bth []byte) int {
-	copy(b[n:n+BTHLen], bth[:BTHLen])
+	*(*[BTHLen]byte)(b[n:]) = [BTHLen]byte(bth)
 	b[n+4] = 0xFF
 	return BTHLen
 }
@@ -125,17 +125,23 @@ func (b *icrcBuf) roceV1(grhToICRC []byte) uint32 {
 
 func (b *icrcBuf) roceV2(ip, udpToICRC []byte) uint32 {
 	s := b.start(LRHLen + len(ip) + len(udpToICRC))
-	n := s + copy(b[s:], pseudoLRH[:])
+	*(*[LRHLen]byte)(b[s:]) = pseudoLRH
+	n := s + LRHLen
 	if ip[0]>>4 == 4 {
 		v4 := n
-		n += copy(b[n:n+60], ip)
+		if len(ip) == 20 {
+			*(*[20]byte)(b[n:]) = [20]byte(ip)
+			n += 20
+		} else {
+			n += copy(b[n:n+60], ip)
+		}
 		b[v4+1] = 0xFF                  // TOS (DSCP and ECN)
 		b[v4+8] = 0xFF                  // TTL
 		b[v4+10], b[v4+11] = 0xFF, 0xFF // header checksum
 	} else {
 		n += b.putGRH(n, ip) // the IPv6 header's variant fields sit where the GRH's do
 	}
-	copy(b[n:n+8], udpToICRC[:8])
+	*(*[8]byte)(b[n:]) = [8]byte(udpToICRC)
 	b[n+6], b[n+7] = 0xFF, 0xFF // UDP checksum
 	n += 8
 	n += b.putBTH(n, udpToICRC[8:])
