@@ -25,7 +25,7 @@ func init() {
 		Long: `export writes every frame of a capture as one row with the fields of
 "ibanalyze decode --json": nested headers flattened (reth_va, aeth_msn, ...),
 absent headers as nulls, ts_ns as timestamp[ns, UTC], zstd-compressed, in row
-groups of 131072 rows. The format follows the extension of -o (.parquet or
+groups of 65536 rows. The format follows the extension of -o (.parquet or
 .arrow) or --format.
 
 With --partition-by, -o names a directory that receives a Hive-style
