@@ -49,23 +49,27 @@ sized:
 	PCLMULQDQ $0x11, X3, X4
 	PXOR      X4, X1
 
+	DECQ BX // blocks before the chunk's last
+	JZ   last
+
 block:
-	SUBQ  $16, DX
-	MOVOU (SI), X2
-	ADDQ  $16, SI
-	DECQ  BX
-	JZ    last
+	SUBQ      $16, DX
+	MOVOU     (SI), X2
 	MOVOU     (DX), X3
 	MOVOA     X2, X4
 	PCLMULQDQ $0x00, X3, X2
 	PCLMULQDQ $0x11, X3, X4
+	PXOR      X4, X2
 	PXOR      X2, X1
-	PXOR      X4, X1
-	JMP       block
+	ADDQ      $16, SI
+	DECQ      BX
+	JNZ       block
 
 last:
-	PXOR X2, X1
-	JMP  chunk
+	MOVOU (SI), X2
+	ADDQ  $16, SI
+	PXOR  X2, X1
+	JMP   chunk
 
 done:
 	MOVQ   X1, lo+56(FP)
