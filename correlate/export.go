@@ -128,7 +128,7 @@ func newExportSink(capture, out string, opt ExportOptions, meta map[string]strin
 	s.fileSch = s.schema
 	s.pool = &batchPool{schema: batchSchema(s.schema)}
 	if len(opt.PartitionBy) == 0 {
-		w, err := CreateTable(out, opt.Format, s.schema)
+		w, err := createTable(out, opt.Format, s.schema, true)
 		if err != nil {
 			s.bg.stop()
 			return nil, err
@@ -207,7 +207,7 @@ func (s *exportSink) partFor(f *decode.Frame) (*exportPart, error) {
 			return nil, fmt.Errorf("create %s: %w", dir, err)
 		}
 		s.madeDir = append(s.madeDir, missing...)
-		w, err := CreateTable(filepath.Join(dir, s.stem+s.format.Ext()), s.format, s.fileSch)
+		w, err := createTable(filepath.Join(dir, s.stem+s.format.Ext()), s.format, s.fileSch, true)
 		if err != nil {
 			return nil, err
 		}

@@ -44,7 +44,11 @@ type pageFlusher interface {
 	FlushBufferedDataPages() error
 }
 
-func newParquetWriter(w io.Writer, schema *arrow.Schema, props *parquet.WriterProperties) (*parquetWriter, error) {
+// newParquetWriter starts a Parquet file. With parallel, each row group's
+// columns are encoded on up to GOMAXPROCS goroutines, which needs every
+// column's page buffers in memory at once (a few tens of MB for a wide
+// table); without, columns are written one after the other, as pqarrow does.
+func newParquetWriter(w io.Writer, schema *arrow.Schema, props *parquet.WriterProperties, parallel bool) (*parquetWriter, error) {
 	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
 	pqSchema, err := pqarrow.ToParquet(schema, props, arrProps)
 	if err != nil {
@@ -65,7 +69,10 @@ func newParquetWriter(w io.Writer, schema *arrow.Schema, props *parquet.WriterPr
 	if err != nil {
 		return nil, err
 	}
-	p := &parquetWriter{fw: fw, schema: schema, workers: max(1, min(runtime.GOMAXPROCS(0), 4))}
+	p := &parquetWriter{fw: fw, schema: schema, workers: 1}
+	if parallel {
+		p.workers = max(1, min(runtime.GOMAXPROCS(0), 4))
+	}
 	for range p.workers {
 		p.ctxs = append(p.ctxs, pqarrow.NewArrowWriteContext(context.Background(), &arrProps))
 		p.defs = append(p.defs, nil)
@@ -85,6 +92,22 @@ func (p *parquetWriter) write(rec arrow.RecordBatch) error {
 		if t := rec.Column(i).DataType(); !arrow.TypeEqual(t, f.Type) && !isDictOf(t, f.Type) {
 			return fmt.Errorf("column %s: record has type %s, schema %s", f.Name, t, f.Type)
 		}
+	}
+	if p.workers == 1 {
+		rgw, err := p.fw.AppendRowGroupChecked()
+		if err != nil {
+			return err
+		}
+		for i, col := range rec.Columns() {
+			cw, err := rgw.NextColumn()
+			if err == nil {
+				err = p.writeColumn(0, cw, i, col)
+			}
+			if err != nil {
+				return fmt.Errorf("column %s: %w", p.schema.Field(i).Name, err)
+			}
+		}
+		return rgw.Close()
 	}
 	rgw, err := p.fw.AppendBufferedRowGroupChecked()
 	if err != nil {
@@ -106,7 +129,11 @@ func (p *parquetWriter) write(rec arrow.RecordBatch) error {
 				if i >= int(rec.NumCols()) {
 					return
 				}
-				if err := p.writeColumn(w, rgw, i, rec.Column(i)); err != nil {
+				cw, err := rgw.Column(i)
+				if err == nil {
+					err = p.writeColumn(w, cw, i, rec.Column(i))
+				}
+				if err != nil {
 					errs[w] = fmt.Errorf("column %s: %w", p.schema.Field(i).Name, err)
 					return
 				}
@@ -122,11 +149,10 @@ func (p *parquetWriter) write(rec arrow.RecordBatch) error {
 	return nil
 }
 
-func (p *parquetWriter) writeColumn(w int, rgw file.BufferedRowGroupWriter, i int, col arrow.Array) error {
-	cw, err := rgw.Column(i)
-	if err != nil {
-		return err
-	}
+// writeColumn writes col as column i of the row group through cw, using
+// worker w's scratch.
+func (p *parquetWriter) writeColumn(w int, cw file.ColumnChunkWriter, i int, col arrow.Array) error {
+	var err error
 	var defs []int16
 	nullable := p.schema.Field(i).Nullable
 	if nullable {

@@ -55,6 +55,13 @@ type TableWriter struct {
 // (its metadata is stored in the file: Parquet key-value metadata and the
 // Arrow schema). The directory must exist.
 func CreateTable(path string, format Format, schema *arrow.Schema) (*TableWriter, error) {
+	return createTable(path, format, schema, false)
+}
+
+// createTable is CreateTable; parallel has each Parquet row group's columns
+// encoded on several goroutines (see newParquetWriter), for wide tables
+// written fast (export), at the cost of holding the row group's pages.
+func createTable(path string, format Format, schema *arrow.Schema, parallel bool) (*TableWriter, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -93,7 +100,7 @@ func CreateTable(path string, format Format, schema *arrow.Schema) (*TableWriter
 			}
 		}
 		props := parquet.NewWriterProperties(opts...)
-		w.pq, err = newParquetWriter(w.bw, schema, props)
+		w.pq, err = newParquetWriter(w.bw, schema, props, parallel)
 	case FormatArrow:
 		w.schema = schema
 		w.ipcw, err = ipc.NewFileWriter(w.bw, ipc.WithSchema(schema), ipc.WithZstd(),
