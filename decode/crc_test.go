@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -44,11 +45,27 @@ func TestVCRCSlicing(t *testing.T) {
 	}
 }
 
+// foldWidths runs test once with crcFold taking one block per
+// multiplication and, where the CPU has VPCLMULQDQ, once taking two.
+func foldWidths(t *testing.T, test func(t *testing.T)) {
+	wide := foldWide
+	defer func() { foldWide = wide }()
+	for _, w := range []bool{false, true} {
+		if w && !wide {
+			continue
+		}
+		foldWide = w
+		t.Run(fmt.Sprintf("wide=%v", w), test)
+	}
+}
+
 // TestVCRCLong checks VCRC and the table-only path against the bitwise one on
 // random data of every length up to 600 bytes and a few long ones, at every
 // alignment of the first byte, covering the folding path (64 bytes on, with
 // 0 to 15 bytes left over) as well as the tables.
-func TestVCRCLong(t *testing.T) {
+func TestVCRCLong(t *testing.T) { foldWidths(t, testVCRCLong) }
+
+func testVCRCLong(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	buf := make([]byte, 4096+16)
 	for i := range buf {
@@ -76,7 +93,9 @@ func TestVCRCLong(t *testing.T) {
 // where the CPU has it, and hash/crc32) against the bitwise CRC, for every
 // prefix length the builders make and every length of the rest up to 400
 // bytes, at several alignments.
-func TestICRCFinish(t *testing.T) {
+func TestICRCFinish(t *testing.T) { foldWidths(t, testICRCFinish) }
+
+func testICRCFinish(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	data := make([]byte, 512)
 	for i := range data {

@@ -1,6 +1,9 @@
 package decode
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // Carry-less folding (Intel's "Fast CRC Computation for Generic Polynomials
 // Using PCLMULQDQ", in the bit-reflected form hash/crc32 and Linux use),
@@ -22,7 +25,19 @@ const foldBlocks = 16
 // foldTable holds, for j blocks, the constants ((x^(128j+32) mod P)' << 1,
 // (x^(128j-32) mod P)' << 1), where ' is 32-bit bit reversal (hash/crc32's
 // r2r1 are j = 4, its r4r3 j = 1).
-type foldTable [foldBlocks + 1][2]uint64
+// desc holds k[foldBlocks] down to k[1], so that the constants of two
+// neighbouring blocks (j and j-1 blocks from the end) sit side by side.
+type foldTable struct {
+	k    [foldBlocks + 1][2]uint64
+	desc [foldBlocks][2]uint64
+}
+
+// foldDescOff is the offset of desc in a foldTable, for the assembly.
+const foldDescOff = (foldBlocks + 1) * 16
+
+// The build fails if foldDescOff is not where desc is.
+var _ [foldDescOff - unsafe.Offsetof(foldTable{}.desc)]struct{}
+var _ [unsafe.Offsetof(foldTable{}.desc) - foldDescOff]struct{}
 
 var (
 	ieeeFold = makeFoldTable(0x1_04C1_1DB7)
@@ -31,7 +46,8 @@ var (
 
 func makeFoldTable(poly uint64) (t foldTable) {
 	for j := 1; j <= foldBlocks; j++ {
-		t[j] = [2]uint64{foldConst(128*j+32, poly), foldConst(128*j-32, poly)}
+		t.k[j] = [2]uint64{foldConst(128*j+32, poly), foldConst(128*j-32, poly)}
+		t.desc[foldBlocks-j] = t.k[j]
 	}
 	return t
 }

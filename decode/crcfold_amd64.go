@@ -11,4 +11,27 @@ func ieeeReduce(lo, hi uint64) uint32
 
 func hasPCLMULQDQ() bool
 
+func cpuid(leaf, sub uint32) (a, b, c, d uint32)
+
+func xgetbv0() uint32
+
 var useFold = hasPCLMULQDQ()
+
+// foldWide says crcFold may multiply two blocks at a time with the 256-bit
+// VPCLMULQDQ: the CPU has it and AVX2, and the OS saves the YMM registers.
+var foldWide = useFold && hasVPCLMULQDQ()
+
+func hasVPCLMULQDQ() bool {
+	maxLeaf, _, _, _ := cpuid(0, 0)
+	if maxLeaf < 7 {
+		return false
+	}
+	_, _, c1, _ := cpuid(1, 0)
+	const osxsave, avx = 1 << 27, 1 << 28
+	if c1&osxsave == 0 || c1&avx == 0 || xgetbv0()&6 != 6 {
+		return false
+	}
+	_, b7, c7, _ := cpuid(7, 0)
+	const avx2, vpclmulqdq = 1 << 5, 1 << 10
+	return b7&avx2 != 0 && c7&vpclmulqdq != 0
+}

@@ -51,6 +51,39 @@ sized:
 
 	DECQ BX // blocks before the chunk's last
 	JZ   last
+	CMPB ·foldWide(SB), $1
+	JNE  block
+
+	// Two blocks per multiplication, their constants side by side in desc.
+	MOVQ    $const_foldBlocks, R10
+	SUBQ    BX, R10
+	SHLQ    $4, R10
+	LEAQ    const_foldDescOff(DI)(R10*1), R10 // &desc[foldBlocks-BX] = &k[BX]
+	VPXOR   Y5, Y5, Y5
+
+pair:
+	CMPQ       BX, $2
+	JB         pairsDone
+	VMOVDQU    (SI), Y2
+	VMOVDQU    (R10), Y3
+	VPCLMULQDQ $0x00, Y3, Y2, Y4
+	VPCLMULQDQ $0x11, Y3, Y2, Y2
+	VPXOR      Y4, Y2, Y2
+	VPXOR      Y2, Y5, Y5
+	ADDQ       $32, SI
+	ADDQ       $32, R10
+	SUBQ       $2, BX
+	JMP        pair
+
+pairsDone:
+	VEXTRACTI128 $1, Y5, X4
+	VPXOR        X4, X5, X5
+	VZEROUPPER
+	PXOR         X5, X1
+	TESTQ        BX, BX
+	JZ           last
+	MOVQ         DI, DX
+	ADDQ         $32, DX // the one block left is at distance 1: k[1] after SUBQ
 
 block:
 	SUBQ      $16, DX
@@ -126,6 +159,24 @@ TEXT ·ieeeReduce(SB), NOSPLIT, $0
 	MOVQ X1, AX
 	SHRQ $32, AX
 	MOVL AX, ret+16(FP)
+	RET
+
+// func cpuid(leaf, sub uint32) (a, b, c, d uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0
+	MOVL leaf+0(FP), AX
+	MOVL sub+4(FP), CX
+	CPUID
+	MOVL AX, a+8(FP)
+	MOVL BX, b+12(FP)
+	MOVL CX, c+16(FP)
+	MOVL DX, d+20(FP)
+	RET
+
+// func xgetbv0() uint32
+TEXT ·xgetbv0(SB), NOSPLIT, $0
+	XORL   CX, CX
+	XGETBV
+	MOVL   AX, ret+0(FP)
 	RET
 
 // func hasPCLMULQDQ() bool

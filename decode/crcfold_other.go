@@ -8,3 +8,5 @@ const useFold = false
 func crcFold(k *foldTable, a, b []byte) (lo, hi uint64) { panic("unreachable") }
 
 func ieeeReduce(lo, hi uint64) uint32 { panic("unreachable") }
+
+var foldWide = false
