@@ -18,5 +18,10 @@
 //   - Opcode names, families and the headers each opcode implies (Opcode.Headers)
 //     come from one table, used for decoding, printing and JSON alike.
 //
+// The CRC checks (crc.go) fold 16 bytes per carry-less multiplication on
+// amd64, 32 where the CPU has VPCLMULQDQ (crcfold*.go); other architectures
+// and the purego build tag use hash/crc32 and slicing tables. Both ways are
+// tested against bitwise CRCs.
+//
 // The package imports nothing else from ibscope.
 package decode
