@@ -233,6 +233,10 @@ func (s *Scenario) Validate() error {
 			return keyErr(key+".buffer_vls", "%d buffer VLs cannot hold the scenario's %d data VLs", w.BufferVLs, s.VLs)
 		}
 		if len(w.VLBufferBytes) == 0 {
+			// Split from the port buffer: a share too small is that key's fault.
+			if msg := vlBufferProblem(w.PortBufferBytes/w.BufferVLs, maxPkt); msg != "" {
+				return keyErr(key+".port_buffer_bytes", "%d bytes over %d VLs: %s per VL", w.PortBufferBytes, w.BufferVLs, msg)
+			}
 			for range s.VLs {
 				w.VLBufferBytes = append(w.VLBufferBytes, w.PortBufferBytes/w.BufferVLs)
 			}
@@ -373,13 +377,21 @@ func checkName(names map[string]bool, name, key string) error {
 // or holds more than the 2048 blocks the mod-4096 credit arithmetic allows
 // (IBA 7.9.4: a sender may be at most half the FCCL space ahead).
 func checkVLBuffer(b, maxPacketBytes int, key string) error {
-	if b < maxPacketBytes {
-		return keyErr(key, "%d bytes is smaller than one MTU-sized packet (%d bytes in 64-byte blocks)", b, maxPacketBytes)
-	}
-	if b > 2048*blockBytes {
-		return keyErr(key, "%d bytes is more than 2048 blocks (128 KiB), the most the 12-bit credit counters can advertise", b)
+	if msg := vlBufferProblem(b, maxPacketBytes); msg != "" {
+		return keyErr(key, "%s", msg)
 	}
 	return nil
+}
+
+// vlBufferProblem says what is wrong with a VL buffer of b bytes, or "".
+func vlBufferProblem(b, maxPacketBytes int) string {
+	if b < maxPacketBytes {
+		return fmt.Sprintf("%d bytes is smaller than one MTU-sized packet (%d bytes in 64-byte blocks)", b, maxPacketBytes)
+	}
+	if b > 2048*blockBytes {
+		return fmt.Sprintf("%d bytes is more than 2048 blocks (128 KiB), the most the 12-bit credit counters can advertise", b)
+	}
+	return ""
 }
 
 func (s *Scenario) isHost(name string) bool {

@@ -55,6 +55,7 @@ func TestLoadScenarioBad(t *testing.T) {
 		{"bad link rate", "s.yaml", strings.Replace(goodYAML, "{a: sw, b: b}", "{a: sw, b: b, rate: XDR}", 1), "links[1].rate"},
 		{"buffer below one MTU", "s.yaml", strings.Replace(goodYAML, "{name: sw}", "{name: sw, vl_buffer_bytes: [1024]}", 1), "switches[0].vl_buffer_bytes[0]"},
 		{"host buffer below one MTU", "s.yaml", strings.Replace(goodYAML, "{name: a}", "{name: a, vl_buffer_bytes: 2048}", 1), "hosts[0].vl_buffer_bytes"},
+		{"port buffer below one MTU per VL", "s.yaml", strings.Replace(goodYAML, "{name: sw}", "{name: sw, port_buffer_bytes: 4096}", 1), "switches[0].port_buffer_bytes"},
 		{"buffer past credit space", "s.yaml", strings.Replace(goodYAML, "{name: sw}", "{name: sw, vl_buffer_bytes: [262144]}", 1), "switches[0].vl_buffer_bytes[0]"},
 		{"zero bytes", "s.yaml", strings.Replace(goodYAML, "bytes: 65536", "bytes: 0", 1), "flows[0].bytes"},
 		{"bad mtu", "s.yaml", strings.Replace(goodYAML, "mtu_bytes: 2048", "mtu_bytes: 1500", 1), "mtu_bytes"},
