@@ -235,7 +235,7 @@ func (s *Scenario) Validate() error {
 		if len(w.VLBufferBytes) == 0 {
 			// Split from the port buffer: a share too small is that key's fault.
 			if msg := vlBufferProblem(w.PortBufferBytes/w.BufferVLs, maxPkt); msg != "" {
-				return keyErr(key+".port_buffer_bytes", "%d bytes over %d VLs: %s per VL", w.PortBufferBytes, w.BufferVLs, msg)
+				return keyErr(key+".port_buffer_bytes", "%d bytes over %d VLs, per VL: %s", w.PortBufferBytes, w.BufferVLs, msg)
 			}
 			for range s.VLs {
 				w.VLBufferBytes = append(w.VLBufferBytes, w.PortBufferBytes/w.BufferVLs)
