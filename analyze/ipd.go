@@ -157,6 +157,12 @@ func (b *binner) add(g *ipdGroup, v int64) {
 	if b.err != nil {
 		return
 	}
+	if b.proto != nil {
+		// A group that first shows up after the bins were decided.
+		g.hist = b.proto.Empty()
+		g.hist.Add(v)
+		return
+	}
 	b.pending = append(b.pending, pendingIPD{g, v})
 	if len(b.pending) >= binSamplePackets {
 		b.decide()

@@ -269,3 +269,28 @@ func TestIPDIncast(t *testing.T) {
 		t.Errorf("link: %+v", r.Flows[0])
 	}
 }
+
+// A flow that starts after the bins were picked (from the first 8192 IPDs)
+// still gets every IPD in its histogram.
+func TestIPDLateFlowHistogram(t *testing.T) {
+	a := testcap.Stream(binSamplePackets+1000, 1, 3, 0x10, 0, 256, testcap.BaseNs, func(int) int64 { return 2000 })
+	b := testcap.Stream(500, 2, 3, 0x20, 0, 256, a[len(a)-1].TsNs+1000, func(int) int64 { return 3000 })
+	path := testcap.Write(t, "late.pcap", true, append(a, b...))
+	for _, spec := range []HistSpec{{}, {Mode: ModeLinear, BinNs: 1000, Bins: 5}} {
+		r, err := runIPDFiles(t, IPDConfig{Hist: spec}, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Flows) != 2 {
+			t.Fatalf("%d flows, want 2", len(r.Flows))
+		}
+		for _, f := range r.Flows {
+			if got := f.Hist().Total(); got != f.IPDNs.Count {
+				t.Errorf("spec %+v: flow %s: histogram holds %d IPDs, want %d", spec, f.Key, got, f.IPDNs.Count)
+			}
+		}
+		if got := r.Flows[1].Histogram.Bins[3].Count; got != 499 {
+			t.Errorf("spec %+v: late flow's [3us, 4us) bin holds %d, want 499", spec, got)
+		}
+	}
+}
