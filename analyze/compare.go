@@ -25,8 +25,8 @@ type CompareFlow struct {
 	HistB    HistJSON `json:"histogram_b"`
 	// KS is the Kolmogorov-Smirnov distance between the two IPD
 	// distributions (0 same, 1 disjoint), computed over the sketches'
-	// buckets (values within 0.78%).
-	KS float64 `json:"ks_distance"`
+	// buckets (values within 0.78%); absent when one side has no IPD.
+	KS *float64 `json:"ks_distance,omitempty"`
 	// Matched packets were seen on both sides with the same flow and PSN;
 	// OneWayDelayNs is B's timestamp minus A's for them (negative when the
 	// clocks disagree by more than the delay).
@@ -269,8 +269,9 @@ func RunCompare(a, b *Stream, cfg IPDConfig, matchWindowNs int64, progress func(
 			f.histB = bins.proto.Empty()
 			f.HistB = HistJSON{Mode: f.histB.Mode, Bins: f.histB.Bins()}
 		}
-		if sk := sketches[k]; sk[0] != nil && sk[1] != nil {
-			f.KS = ksDistance(sk[0], sk[1])
+		if sk := sketches[k]; sk[0] != nil && sk[1] != nil && sk[0].Count() > 0 && sk[1].Count() > 0 {
+			ks := ksDistance(sk[0], sk[1])
+			f.KS = &ks
 		}
 		if g := m.groups[k]; g != nil {
 			f.Matched, f.OnlyA, f.OnlyB = g.matched, g.onlyA, g.onlyB

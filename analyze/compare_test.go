@@ -56,7 +56,7 @@ func TestCompareSenderReceiver(t *testing.T) {
 			t.Fatalf("bin %d edges differ", i)
 		}
 	}
-	if f.KS <= 0 || f.KS > 0.05 || math.IsNaN(f.KS) {
+	if f.KS == nil || *f.KS <= 0 || *f.KS > 0.05 || math.IsNaN(*f.KS) {
 		t.Errorf("KS distance %v", f.KS)
 	}
 	if f.PacketsA != 1000 || f.PacketsB != 995 {

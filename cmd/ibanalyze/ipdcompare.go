@@ -90,7 +90,11 @@ func writeCompareText(w io.Writer, r *analyze.CompareResult, top int) {
 		if top > 0 && i >= top {
 			break
 		}
-		fmt.Fprintf(w, "\n%s %s: A %d packets, B %d packets; KS distance %.4f\n", r.By, f.Key, f.PacketsA, f.PacketsB, f.KS)
+		ks := "no KS distance (one side has no IPD)"
+		if f.KS != nil {
+			ks = fmt.Sprintf("KS distance %.4f", *f.KS)
+		}
+		fmt.Fprintf(w, "\n%s %s: A %d packets, B %d packets; %s\n", r.By, f.Key, f.PacketsA, f.PacketsB, ks)
 		for _, side := range []struct {
 			name string
 			s    analyze.IPDStats
