@@ -16,13 +16,15 @@ echo "-- ibsim --preset incast2015 -o $out"
 truth_buf=$(grep -m1 'port sw/1 ' "$out/ibsim.txt" | sed 's/.*\[\([0-9]*\)\].*/\1/')
 truth_tick=$(grep -m1 'PortXmitWait' "$out/ibsim.txt" | sed 's/.*ticks of \([0-9.]*\) ns.*/\1/')
 truth_pkt=$(grep -m1 '  link ' "$out/ibsim.txt" | sed 's/.*every \([0-9.]*\) ns.*/\1/')
+truth_wait=$(grep -m1 'port s1/1 *PortXmitWait' "$out/ibsim.txt" | sed 's/.*waited \([0-9]* ns in [0-9]* waits\).*/\1/')
+truth_cong=$(grep -m1 'port s1/1 *longest congestion' "$out/ibsim.txt" | sed 's/.*episode \([0-9]* ns\).*/\1/')
 
 echo
 echo "-- ibanalyze ipd --phases s1.pcap   (truth: one packet every $truth_pkt ns alone, twice that when two senders share)"
 "$bin/ibanalyze" ipd -q --phases "$out/s1.pcap" | sed -n '/phases:/,$p' | sed 's/^/   /'
 
 echo
-echo "-- ibanalyze credits s1.pcap        (truth: switch input buffer $truth_buf bytes per VL)"
+echo "-- ibanalyze credits s1.pcap        (truth: switch input buffer $truth_buf bytes per VL; s1 waited for credits $truth_wait)"
 "$bin/ibanalyze" credits -q "$out/s1.pcap" | sed -n '3,7p' | sed 's/^/   /'
 
 echo
@@ -30,5 +32,5 @@ echo "-- ibanalyze buffer s1.pcap s2.pcap r.pcap   (truth: $truth_buf bytes per 
 "$bin/ibanalyze" buffer -q "$out/s1.pcap" "$out/s2.pcap" "$out/r.pcap" | grep -E '^sender|plateau|buffer ' | sed 's/^/   /'
 
 echo
-echo "-- ibanalyze tick s1.pcap --telemetry perfquery.txt   (truth: tick $truth_tick ns)"
+echo "-- ibanalyze tick s1.pcap --telemetry perfquery.txt   (truth: tick $truth_tick ns; s1 congested $truth_cong)"
 "$bin/ibanalyze" tick -q "$out/s1.pcap" --telemetry "$out/perfquery.txt" | grep -E 'congestion|telemetry|waited|tick|window' | sed 's/^/   /'

@@ -129,6 +129,16 @@ func run(cmd *cobra.Command, args []string) error {
 		}
 		fmt.Printf("  port %-6s PortXmitWait %d ticks of %g ns (%g symbols), waited %d ns in %d waits\n",
 			p.Port, p.XmitWaitTicks, t.TickNs, p.TickSymbols, p.XmitWaitNs, p.Waits)
+		var longest sim.Interval
+		for _, iv := range p.Congestion {
+			if iv.EndNs-iv.StartNs > longest.EndNs-longest.StartNs {
+				longest = iv
+			}
+		}
+		if len(p.Congestion) > 0 {
+			fmt.Printf("  port %-6s longest congestion episode %d ns, from %s (episodes: %d)\n", p.Port, longest.EndNs-longest.StartNs,
+				time.Duration(longest.StartNs-t.StartNs), len(p.Congestion))
+		}
 	}
 	for _, f := range t.Flows {
 		fmt.Printf("  flow  %s -> %s: %d packets, %s .. %s, mean queueing %d ns, max %d ns\n", f.Src, f.Dst, f.Packets,

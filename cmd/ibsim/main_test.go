@@ -62,7 +62,7 @@ func TestIbsimPresetRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := runIbsim(t, file, "-o", filepath.Join(dir, "out"), "--quantize-ns", "1000")
-	if code != 0 || !strings.Contains(out, "4096 data packets") {
+	if code != 0 || !strings.Contains(out, "4096 data packets") || !strings.Contains(out, "port s1/1   longest congestion episode") {
 		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
 	}
 	for _, f := range []string{"s1.pcap", "s2.pcap", "r.pcap", "perfquery.txt", "truth.json"} {
