@@ -195,6 +195,61 @@ func TestIPDOutOfOrder(t *testing.T) {
 	}
 }
 
+// A packet stamped far back (beyond the window) is handed out late where the
+// file has it, not ahead of the window of packets read before it: the PSN
+// sequence shows no gap or duplicate, and no IPD is negative.
+func TestStreamLateKeepsFileOrder(t *testing.T) {
+	pkts := testcap.Stream(300, 1, 2, 7, 0, 64, testcap.BaseNs, func(int) int64 { return 1000 })
+	pkts[250].TsNs = pkts[20].TsNs + 1
+	pkts[120].TsNs, pkts[121].TsNs = pkts[121].TsNs, pkts[120].TsNs // within the window: sorted
+	path := testcap.Write(t, "late.pcap", false, pkts)
+	s, err := OpenStream([]string{path}, StreamOptions{WindowPackets: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var psns []uint32
+	var p Packet
+	for s.Next(&p) == nil {
+		if p.Late != (p.PSN == 250) {
+			t.Errorf("PSN %d: late %v", p.PSN, p.Late)
+		}
+		psns = append(psns, p.PSN)
+	}
+	want := make([]uint32, 300)
+	for i := range want {
+		want[i] = uint32(i)
+	}
+	want[120], want[121] = 121, 120
+	if !slices.Equal(psns, want) {
+		t.Errorf("PSN order %v", psns)
+	}
+	sf, err := OpenStream([]string{path}, StreamOptions{WindowPackets: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sf.Close()
+	r, err := RunFlows(sf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps := r.Flows[0].PSN; ps.Lost != 0 || ps.Duplicates != 0 || ps.OutOfOrder != 1 || r.Flows[0].Late != 1 {
+		t.Errorf("flows: PSN %+v late %d", ps, r.Flows[0].Late)
+	}
+	si, err := OpenStream([]string{path}, StreamOptions{WindowPackets: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer si.Close()
+	ri, err := RunIPD(si, IPDConfig{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := ri.Flows[0]; f.IPDNs.Min != 1000 || f.IPDNs.Max != 2000 || f.IPDNs.Count != 298 || f.Late != 1 {
+		t.Errorf("ipd: IPDs %+v, late %d", f.IPDNs, f.Late)
+	}
+}
+
 // Rotated pieces of one capture, given in any order, make one stream.
 func TestStreamRotatedFiles(t *testing.T) {
 	pkts := testcap.Stream(300, 1, 2, 7, 0, 64, testcap.BaseNs, func(int) int64 { return 1500 })

@@ -206,8 +206,7 @@ func (s *Stream) Next(p *Packet) error {
 	*p = s.ring[s.head]
 	s.head = (s.head + 1) & (len(s.ring) - 1)
 	s.n--
-	if s.outStarted && p.TsNs < s.lastOutNs {
-		p.Late = true
+	if p.Late {
 		if s.stats.Late == 0 {
 			s.stats.FirstLate = s.where(p)
 		}
@@ -235,20 +234,46 @@ func (s *Stream) nextFile() int {
 }
 
 // push inserts p into the ring, keeping it sorted (stable for equal times):
-// in-order packets cost nothing beyond the copy.
+// in-order packets cost nothing beyond the copy. A packet stamped before
+// one already handed out cannot be put in order any more: it is marked Late
+// and keeps its place in the file's order, so that sequence analyses (PSN
+// gaps, duplicates) see it where it was captured rather than ahead of the
+// window of packets read before it. A later packet moves past a Late one
+// only when it must go before an in-order packet read before that one.
 func (s *Stream) push(p *Packet) {
 	mask := len(s.ring) - 1
 	i := (s.head + s.n) & mask
 	s.ring[i] = *p
 	s.n++
+	if s.outStarted && p.TsNs < s.lastOutNs {
+		s.ring[i].Late = true
+		return
+	}
 	for k := s.n - 1; k > 0; k-- {
 		prev := (i - 1) & mask
-		if s.ring[prev].TsNs <= s.ring[i].TsNs {
+		if s.ring[prev].Late {
+			if !s.belongsBefore(i, k) {
+				break
+			}
+		} else if s.ring[prev].TsNs <= s.ring[i].TsNs {
 			break
 		}
 		s.ring[prev], s.ring[i] = s.ring[i], s.ring[prev]
 		i = prev
 	}
+}
+
+// belongsBefore reports whether the packet at ring index i, with k packets
+// before it in the ring, is stamped before the nearest in-order packet that
+// precedes it (looking past Late ones).
+func (s *Stream) belongsBefore(i, k int) bool {
+	mask := len(s.ring) - 1
+	for j := (i - 1) & mask; k > 0; j, k = (j-1)&mask, k-1 {
+		if !s.ring[j].Late {
+			return s.ring[j].TsNs > s.ring[i].TsNs
+		}
+	}
+	return false
 }
 
 // advance reads file i up to its next IB/RoCE transport packet.

@@ -176,7 +176,7 @@ func warnInput(in analyze.InputJSON) {
 			d.OutOfOrder, d.First, analyze.FormatNs(d.MaxStepBackNs), d.WindowPackets)
 	}
 	if d.Late > 0 {
-		warnf("%d packets were out of order beyond the window (first: %s): left out of the IPDs; try a larger --window", d.Late, d.FirstLate)
+		warnf("%d packets were out of order beyond the window (first: %s): kept in the file's order and given no IPD; try a larger --window", d.Late, d.FirstLate)
 	}
 }
 
