@@ -56,13 +56,13 @@ func (c sweepCase) run(t *testing.T) (string, *sim.Truth) {
 
 func relErr(est, truth float64) float64 { return (est - truth) / truth }
 
-// TestEstimatesAgainstTruth is the sweep: rates SDR, QDR, EDR, HDR; switch
+// TestGroundTruthSweep is the sweep: rates SDR, QDR, EDR, HDR; switch
 // buffers of 16, 32, 48 and 128 KiB per VL; MTUs 1024, 2048, 4096; ticks
 // of 4, 16 and 64 ns in rotation. Every estimate must be within 5% of the
 // truth, except that a buffer read by packet counting can only be placed
 // within one packet: when the buffer holds fewer than 10 packets (so half a
 // packet is more than 5%), the truth must lie in the reported interval.
-func TestEstimatesAgainstTruth(t *testing.T) {
+func TestGroundTruthSweep(t *testing.T) {
 	var cases []sweepCase
 	ticks := []float64{4, 16, 64}
 	for _, rate := range []string{"SDR", "QDR", "EDR", "HDR"} {
@@ -158,11 +158,11 @@ func TestEstimatesAgainstTruth(t *testing.T) {
 	t.Logf("estimates against truth (buffer: sender s1; stall: credit stall against the simulator's waiting time)\n%s", table.String())
 }
 
-// TestEstimatesMicrosecondTimestamps: captures stamped in whole
+// TestGroundTruthMicrosecondTimestamps: captures stamped in whole
 // microseconds, as ibdump writes them, at SDR where a packet takes 2 us.
 // The credit-based buffer is exact whatever the timestamps; the buffer and
 // tick estimates hold within 5%; credit stalls cannot be timed and say so.
-func TestEstimatesMicrosecondTimestamps(t *testing.T) {
+func TestGroundTruthMicrosecondTimestamps(t *testing.T) {
 	for _, c := range []sweepCase{
 		{rate: "SDR", bufBytes: 32 << 10, mtuBytes: 2048, tickNs: 16, quantumNs: 1000},
 		{rate: "SDR", bufBytes: 128 << 10, mtuBytes: 2048, tickNs: 64, quantumNs: 1000},

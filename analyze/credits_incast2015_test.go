@@ -11,13 +11,13 @@ import (
 	"github.com/ibscope/ibscope/telemetry"
 )
 
-// TestIncast2015 runs the 2015 study's incast at full size (two SDR 4x
-// senders, 128 MiB each, MTU 2 KiB, 32 KiB per switch input VL; about
-// 131,000 data packets) and checks that ibscope reproduces its findings:
+// TestGroundTruthIncast2015 runs the 2015 study's incast at full size (two
+// SDR 4x senders, 128 MiB each, MTU 2 KiB, 32 KiB per switch input VL;
+// about 131,000 data packets) and checks that ibscope reproduces its findings:
 // about 2 us between a sender's packets alone, about 4 us when the two
 // share the receiver's link, a 32 KiB input buffer, and the simulated
 // PortXmitWait tick.
-func TestIncast2015(t *testing.T) {
+func TestGroundTruthIncast2015(t *testing.T) {
 	if testing.Short() {
 		t.Skip("full-size incast (131,072 packets, 560 MB of captures) skipped in -short")
 	}
