@@ -213,7 +213,7 @@ func TestBadFrames(t *testing.T) {
 	}{
 		{"PktLen past the packet", LinkTypeInfiniBand, longPktLen, 4, "runs past"},
 		{"PktLen short of the packet", LinkTypeInfiniBand, shortPktLen, 4, "unaccounted for"},
-		{"pad count eats the AETH", LinkTypeInfiniBand, badPad, LRHLen + BTHLen, "AETH needs 4 bytes, 1 left"},
+		{"pad count eats the AETH", LinkTypeInfiniBand, badPad, LRHLen + BTHLen, "AETH needs 4 bytes, 1 left: the BTH pad count 3 contradicts the packet length"},
 		{"reserved opcode", LinkTypeInfiniBand, reserved, LRHLen, "unknown opcode 0x18"},
 		{"UDP length past the IP payload", LinkTypeEthernet, badUDP, 14 + 20 + 4, "disagrees with the IP payload length"},
 	}

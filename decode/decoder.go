@@ -342,7 +342,11 @@ func (d *Decoder) transport(b []byte, off int, f *Frame, cut bool) error {
 			return nil // the capture ends inside this header
 		}
 		if err != nil {
-			return frameErr(pos, "%s needs %d bytes, %d left (opcode %s)", (*extLayerTypes[e]).String(), extLen[e], len(rest), op)
+			name, pad := (*extLayerTypes[e]).String(), int(f.BTH.PadCnt)
+			if pad > 0 && len(rest)+pad >= extLen[e] {
+				return frameErr(pos, "%s needs %d bytes, %d left: the BTH pad count %d contradicts the packet length (opcode %s)", name, extLen[e], len(rest), pad, op)
+			}
+			return frameErr(pos, "%s needs %d bytes, %d left (opcode %s)", name, extLen[e], len(rest), op)
 		}
 		// Each header's payload is what follows its extLen bytes; the CNP's
 		// reserved block takes what there is (some senders omit it).
