@@ -22,12 +22,14 @@ func TestRealCaptures(t *testing.T) {
 		"oferby-proxy_roce.pcap":        {TransportRoCEv2, 105, 0},
 		"cx4lx_cnp.pcap":                {TransportRoCEv2, 1, 0},
 	}
+	found := 0
 	for _, path := range files {
 		name := filepath.Base(path)
 		w, ok := want[name]
 		if !ok {
 			continue
 		}
+		found++
 		var ib, icrcOK, vcrcOK int
 		for _, f := range readAll(t, path) {
 			if f.Err != nil {
@@ -57,6 +59,9 @@ func TestRealCaptures(t *testing.T) {
 			t.Errorf("%s: %d %v frames, %d ICRCs and %d VCRCs correct; want %d, %d, %d",
 				name, ib, w.transport, icrcOK, vcrcOK, w.icrcOK, w.icrcOK, w.vcrcOK)
 		}
+	}
+	if found != len(want) {
+		t.Errorf("%d of the %d real captures named in ../shared/pcaps/README.md found in %s", found, len(want), sharedDir)
 	}
 }
 
