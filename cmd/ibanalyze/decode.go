@@ -27,8 +27,9 @@ func init() {
 		Long: `decode reads pcap or pcapng captures (Ethernet, ERF, LINKTYPE_INFINIBAND,
 Linux SLL/SLL2) and prints each InfiniBand or RoCE frame: time, addresses,
 transport, opcode, QP, PSN, lengths and CRC status. Frames that are not IB or
-RoCE are counted and skipped. The exit code is non-zero when any frame or file
-could not be decoded.`,
+RoCE are counted and skipped. A frame cut by the snap length has its headers
+decoded but its CRCs left unchecked; it is named on stderr. The exit code is
+non-zero when any file or frame could not be decoded or a frame was cut.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runDecode(cmd.OutOrStdout(), args, o) },
 	}
@@ -41,15 +42,17 @@ could not be decoded.`,
 
 // decodeTally counts what one file held.
 type decodeTally struct {
-	frames, decoded, skipped, errors, icrcBad, vcrcBad int
+	frames, decoded, skipped, errors, cut, icrcBad, vcrcBad int
 }
 
 func (t decodeTally) String() string {
-	return fmt.Sprintf("%d frames, %d IB/RoCE decoded, %d skipped (not IB/RoCE), %d could not be decoded, %d bad ICRC, %d bad VCRC/LPCRC",
-		t.frames, t.decoded, t.skipped, t.errors, t.icrcBad, t.vcrcBad)
+	return fmt.Sprintf("%d frames, %d IB/RoCE decoded, %d skipped (not IB/RoCE), %d could not be decoded, %d cut by the snap length (CRCs not checked), %d bad ICRC, %d bad VCRC/LPCRC",
+		t.frames, t.decoded, t.skipped, t.errors, t.cut, t.icrcBad, t.vcrcBad)
 }
 
-// maxWarnings bounds the per-file error messages on stderr; the count is always reported.
+// maxWarnings bounds the per-file messages on stderr of each kind (frames
+// that could not be decoded, frames cut by the snap length); the counts are
+// always reported.
 const maxWarnings = 20
 
 func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
@@ -62,16 +65,16 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 			failed = true
 			warnf("%v", err)
 		}
-		if t.errors > 0 {
+		if t.errors > 0 || t.cut > 0 {
 			failed = true
 		}
 		switch {
 		case o.summary && o.json:
 			writeJSON(w, map[string]any{"file": path, "frames": t.frames, "decoded": t.decoded, "skipped": t.skipped,
-				"errors": t.errors, "icrc_bad": t.icrcBad, "vcrc_bad": t.vcrcBad})
+				"errors": t.errors, "cut": t.cut, "icrc_bad": t.icrcBad, "vcrc_bad": t.vcrcBad})
 		case o.summary:
 			fmt.Fprintf(w, "%s: %s\n", path, t)
-		case !o.json || t.errors > 0 || err != nil:
+		case !o.json || t.errors > 0 || t.cut > 0 || err != nil:
 			warnf("%s: %s", path, t)
 		}
 	}
@@ -127,6 +130,15 @@ func decodeFile(w *bufio.Writer, path string, o decodeOpts) (decodeTally, error)
 		}
 		if err == nil {
 			t.decoded++
+		}
+		if f.Truncated() {
+			t.cut++
+			if t.cut <= maxWarnings {
+				warnf("%s: frame %d (record at byte offset %d): %d of its %d bytes captured (snap length): decoded up to the cut, CRCs not checked",
+					path, f.Number, f.Offset, f.CapLen, f.WireLen)
+			} else if t.cut == maxWarnings+1 {
+				warnf("%s: more frames cut by the snap length; counting them without messages", path)
+			}
 		}
 		if f.Has&decode.CRCsCheck != 0 {
 			if f.Has&decode.HasICRC != 0 && !f.ICRCOK {
@@ -194,6 +206,9 @@ func appendSummary(dst []byte, f *decode.Frame, errMsg string) []byte {
 	dst = fmt.Appendf(dst, "  len %d", f.WireLen)
 	if f.Has&decode.HasBTH != 0 {
 		dst = fmt.Appendf(dst, " payload %d", len(f.Payload))
+	}
+	if f.Truncated() {
+		dst = fmt.Appendf(dst, " cut at %d bytes, CRCs not checked", f.CapLen)
 	}
 	if f.Has&decode.CRCsCheck != 0 {
 		if f.Has&decode.HasICRC != 0 {

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+
+	"github.com/ibscope/ibscope/decode"
 )
 
 func TestDecodeJSONRealCaptures(t *testing.T) {
@@ -115,5 +121,166 @@ func TestDecodeBadInput(t *testing.T) {
 	// Everything before the cut record, and the next file, were still decoded.
 	if n := strings.Count(out, "\n"); n != 104+1 {
 		t.Errorf("%d frames printed around a damaged file, want 105", n)
+	}
+}
+
+// contractKeys is the decode --json contract of design.md, key for key, with
+// the JSON kind of each value; nested headers list their keys. rdeth, xrceth
+// and atomic_ack_eth are the extended headers the contract does not name.
+var contractKeys = map[string]string{
+	"frame": "number", "ts_ns": "number", "len": "number", "transport": "string",
+	"slid": "number", "dlid": "number", "sl": "number", "vl": "number",
+	"src": "string", "dst": "string", "ecn": "number", "sgid": "string", "dgid": "string",
+	"opcode": "number", "opcode_name": "string", "dest_qp": "number", "psn": "number",
+	"ack_req": "bool", "fecn": "bool", "becn": "bool", "solicited": "bool", "pkey": "number", "pad": "number",
+	"reth": "va rkey dma_len", "aeth": "syndrome msn", "deth": "qkey src_qp",
+	"atomic_eth": "va rkey swap_add compare", "imm": "number", "ieth": "number",
+	"icrc_ok": "bool", "vcrc_ok": "bool", "link": "op fctbs vl fccl lpcrc_ok", "error": "string",
+	"rdeth": "ee_cnxt", "xrceth": "xrc_srq", "atomic_ack_eth": "orig_rem_data",
+}
+
+func jsonKind(v any) string {
+	switch v := v.(type) {
+	case float64:
+		return "number"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return strings.Join(keys, " ")
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func sortedWords(s string) string {
+	w := strings.Fields(s)
+	sort.Strings(w)
+	return strings.Join(w, " ")
+}
+
+// TestDecodeJSONContract decodes every bundled capture, plus one with a frame
+// that cannot be decoded, and checks each key and its kind against the
+// contract, and that every key of the contract turns up.
+func TestDecodeJSONContract(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pcaps", "*.pcap*"))
+	if len(files) == 0 {
+		t.Fatal("no captures in testdata/pcaps")
+	}
+	files = append(files, badOpcodeCapture(t))
+	seen := map[string]bool{}
+	for _, path := range files {
+		out, _, _ := run(t, "decode", "--json", path)
+		for i, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("%s: line %d: %v: %s", path, i+1, err, l)
+			}
+			for k, v := range m {
+				want, ok := contractKeys[k]
+				want, got := sortedWords(want), jsonKind(v)
+				switch {
+				case !ok:
+					t.Errorf("%s: line %d: key %q is not in the contract: %s", path, i+1, k, l)
+				case got != want:
+					t.Errorf("%s: line %d: %q is %s, want %s", path, i+1, k, got, want)
+				}
+				seen[k] = true
+			}
+		}
+	}
+	for k := range contractKeys {
+		if !seen[k] {
+			t.Errorf("no frame of the bundled captures has the key %q", k)
+		}
+	}
+}
+
+// badOpcodeCapture copies testdata/pcaps/rocev2_ipv4.pcap with a reserved
+// opcode in the BTH of its first RoCEv2 IPv4 frame.
+func badOpcodeCapture(t *testing.T) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "testdata", "pcaps", "rocev2_ipv4.pcap")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := decode.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var f decode.Frame
+	for {
+		if err := r.Next(&f); err == io.EOF {
+			t.Fatalf("%s holds no RoCEv2 IPv4 frame", src)
+		}
+		if f.Transport == decode.TransportRoCEv2 && f.Has&decode.HasIPv4 != 0 {
+			break
+		}
+	}
+	bth := f.Offset + 16 + 14 + 4*int64(b[f.Offset+16+14]&0xF) + 8 // record header, Ethernet, IPv4, UDP
+	if binary.BigEndian.Uint16(b[bth-6:]) != decode.UDPPortRoCEv2 {
+		t.Fatalf("frame %d: no RoCEv2 UDP header before byte %d", f.Number, bth)
+	}
+	b[bth] = 0x1f // reserved in the RC range
+	path := filepath.Join(t.TempDir(), "bad-opcode.pcap")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestDecodeBadFrame: a frame that cannot be decoded is named on stderr with
+// its file, frame number and byte offset, carries an "error" key, the frames
+// after it are decoded, and the exit code is 1.
+func TestDecodeBadFrame(t *testing.T) {
+	path := badOpcodeCapture(t)
+	good, _, _ := run(t, "decode", "--json", filepath.Join("..", "..", "testdata", "pcaps", "rocev2_ipv4.pcap"))
+	out, stderr, code := run(t, "decode", "--json", path)
+	if code != 1 || !strings.Contains(stderr, path+": frame ") || !strings.Contains(stderr, "byte offset") ||
+		!strings.Contains(stderr, "unknown opcode 0x1f") || !strings.Contains(stderr, "1 could not be decoded") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if strings.Count(out, "\n") != strings.Count(good, "\n") || strings.Count(out, `"error":`) != 1 {
+		t.Errorf("%d lines (%d with an error), want %d and 1", strings.Count(out, "\n"), strings.Count(out, `"error":`), strings.Count(good, "\n"))
+	}
+}
+
+// TestDecodeSnapLen: frames cut by the snap length are printed, named on
+// stderr with file, frame and byte offset, and make the exit code 1.
+func TestDecodeSnapLen(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "pcaps", "rocev2_snaplen.pcap")
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pcaps", "expect.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var expect map[string]struct {
+		Frames int   `json:"frames"`
+		Cut    []int `json:"cut"`
+	}
+	if err := json.Unmarshal(b, &expect); err != nil {
+		t.Fatal(err)
+	}
+	e := expect["rocev2_snaplen.pcap"]
+	if len(e.Cut) == 0 {
+		t.Fatal("expect.json lists no cut frames in rocev2_snaplen.pcap")
+	}
+	out, stderr, code := run(t, "decode", path)
+	if code != 1 || !strings.Contains(stderr, fmt.Sprintf("%d cut by the snap length", len(e.Cut))) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	for _, n := range e.Cut {
+		if want := fmt.Sprintf("%s: frame %d (record at byte offset ", path, n); !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not name %q: %s", want, stderr)
+		}
+	}
+	if lines := strings.Count(out, "\n"); lines != e.Frames || strings.Count(out, "CRCs not checked") != len(e.Cut) {
+		t.Errorf("%d lines, %d marked cut; want %d and %d:\n%s", lines, strings.Count(out, "CRCs not checked"), e.Frames, len(e.Cut), out)
 	}
 }
