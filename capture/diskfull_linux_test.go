@@ -2,7 +2,9 @@ package capture
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -52,5 +54,52 @@ func TestWriterDiskFull(t *testing.T) {
 		if !bytes.Equal(r, frame) {
 			t.Fatalf("record %d damaged", i)
 		}
+	}
+}
+
+// A disk that fills up in the middle of one large write keeps the records
+// that fit, whole, and Run's report counts the rest as not written: what it
+// says was written is what the file holds.
+func TestRunDiskFull(t *testing.T) {
+	requireRoot(t)
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, 0) })
+	path := filepath.Join(dir, "full.pcap")
+	w, err := NewWriter(WriterConfig{Path: path, LinkType: decode.LinkTypeEthernet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roce, _ := mixedTraffic(100, false)
+	const sent = 2000 // about 290 kB: one buffered write, larger than the disk
+	src := &memSource{frames: roce, n: sent}
+	rep, err := Run(context.Background(), src, w, RunOptions{})
+	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "last whole record") {
+		t.Fatalf("error %v: want ENOSPC and where the file ends", err)
+	}
+	if cerr := w.Close(); !errors.Is(err, cerr) {
+		t.Errorf("Close: %v, want the write error again", cerr)
+	}
+	recs, _ := readAll(t, path)
+	if len(recs) == 0 {
+		t.Fatal("the file holds no record: what fit on the disk was not kept")
+	}
+	if rep.Written != uint64(len(recs)) || rep.Unwritten != sent-rep.Written || rep.Captured != sent {
+		t.Errorf("the file holds %d records; report:\n%s", len(recs), rep.String())
+	}
+	var bytes uint64
+	for i, r := range recs {
+		bytes += uint64(len(r))
+		if f := roce[i%len(roce)]; !strings.HasPrefix(string(f), string(r)) {
+			t.Fatalf("record %d damaged", i)
+		}
+	}
+	if rep.Bytes != bytes {
+		t.Errorf("report says %d bytes written, the records hold %d", rep.Bytes, bytes)
+	}
+	if !strings.Contains(err.Error(), fmt.Sprintf("%d packets", len(recs))) {
+		t.Errorf("error %q does not say how many packets the file holds (%d)", err, len(recs))
 	}
 }

@@ -71,9 +71,15 @@ func (r *Report) Dropped() uint64 { return r.KernelDrops + r.DeviceDrops + r.Com
 // Run moves packets from src to w until ctx is cancelled, opts.Count
 // packets are written or opts.Duration has passed. On a stop request it
 // drains what the ring holds, then flushes w; every packet taken is written
-// unless a write fails. It does not close src or w. The Report is valid
-// even when an error is returned.
+// unless a write fails, and then the Report counts the packets the writer
+// lost as Unwritten. It does not close src or w. The Report is valid even
+// when an error is returned.
 func Run(ctx context.Context, src Source, w *Writer, opts RunOptions) (Report, error) {
+	// Packets buffered before Run are not its to count.
+	if err := w.Flush(); err != nil {
+		return Report{Device: src.Device()}, err
+	}
+	inFile0, inFileBytes0 := w.Written()
 	flushEvery := opts.FlushEvery
 	if flushEvery <= 0 {
 		flushEvery = DefaultFlushEvery
@@ -187,8 +193,20 @@ loop:
 			}
 		}
 	}
-	if runErr == nil {
-		runErr = w.Flush()
+	// Flush even after a read error: the report then counts what is in
+	// the file, and nothing is left for Close to lose.
+	if err := w.Flush(); runErr == nil {
+		runErr = err
+	} else if err != nil && err != runErr {
+		runErr = errors.Join(runErr, err)
+	}
+	if w.failed() {
+		// A write error lost the packets the writer held: they were
+		// counted as written when they went into its buffer.
+		n, b := w.Written()
+		n, b = n-inFile0, b-inFileBytes0
+		lost := r.Written - min(n, r.Written)
+		r.Written, r.Bytes, r.Unwritten = r.Written-lost, min(b, r.Bytes), r.Unwritten+lost
 	}
 	return fill(r, src, start), runErr
 }

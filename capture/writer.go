@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,8 +55,22 @@ type Writer struct {
 	firstTsNs int64 // timestamp of the current file's first packet, 0 before it
 	files     []string
 	packets   uint64
-	err       error // sticky: after a write error the writer is closed
-	closed    bool
+	// pending are the records in buf, in order; after a short write they
+	// say how many of them reached the file whole.
+	pending      []pendingRecord
+	pendingBytes uint64 // captured bytes of the packets in pending
+	inFile       uint64 // packets that reached the files, all files together
+	inFileBytes  uint64 // their captured bytes
+	fileRecords  uint64 // packets in the current file
+	err          error  // sticky: after a write error the writer is closed
+	closed       bool
+}
+
+// pendingRecord is one buffered record: where it ends in the buffer and
+// how many captured bytes of its packet it holds.
+type pendingRecord struct {
+	end       int
+	dataBytes uint32
 }
 
 // NewWriter opens the first file and writes its header.
@@ -77,7 +92,7 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{cfg: cfg, enc: enc, buf: make([]byte, 0, bufferBytes)}
+	w := &Writer{cfg: cfg, enc: enc, buf: make([]byte, 0, bufferBytes), pending: make([]pendingRecord, 0, 1024)}
 	if err := w.open(); err != nil {
 		return nil, err
 	}
@@ -89,6 +104,14 @@ func (w *Writer) LinkType() int { return w.enc.linkType() }
 
 // Files returns the names of the files opened so far, in order.
 func (w *Writer) Files() []string { return w.files }
+
+// Written returns how many packets, and how many captured bytes of them,
+// reached the files (or stdout): those Flush wrote out, not those still
+// buffered or lost to a write error.
+func (w *Writer) Written() (packets, bytes uint64) { return w.inFile, w.inFileBytes }
+
+// failed reports whether a write error stopped the writer.
+func (w *Writer) failed() bool { return w.err != nil && !w.closed }
 
 // RotatedName is the name of rotated file number index: the number goes
 // before the extension, so "out.pcap" becomes "out-00003.pcap" and the
@@ -117,7 +140,7 @@ func (w *Writer) open() error {
 		w.file, w.out = f, f
 	}
 	w.files = append(w.files, w.name)
-	w.committed, w.firstTsNs = 0, 0
+	w.committed, w.firstTsNs, w.fileRecords = 0, 0, 0
 	w.buf = w.enc.fileHeader(w.buf[:0])
 	w.fileBytes = int64(len(w.buf))
 	// The header goes out at once, so even an empty capture is a valid file.
@@ -145,6 +168,8 @@ func (w *Writer) Write(p *Packet) error {
 		return fmt.Errorf("%s: packet %d: %w", w.name, w.packets+1, err)
 	}
 	w.fileBytes += int64(len(w.buf) - n)
+	w.pending = append(w.pending, pendingRecord{end: len(w.buf), dataBytes: uint32(len(p.Data))})
+	w.pendingBytes += uint64(len(p.Data))
 	w.packets++
 	if len(w.buf) >= bufferBytes-pcapRecHeaderLen-DefaultSnapLenBytes-64 {
 		return w.Flush()
@@ -187,24 +212,51 @@ func (w *Writer) Flush() error {
 		return w.fail(n, err)
 	}
 	w.committed += int64(n)
+	w.commit(len(w.pending), w.pendingBytes)
 	w.buf = w.buf[:0]
 	return nil
 }
 
-// fail handles a write that wrote only n bytes: the file is cut back to its
-// last whole record and closed, and the error says how much it holds.
+// commit counts the first records of pending, holding dataBytes captured
+// bytes, as in the file, and forgets the buffered records.
+func (w *Writer) commit(records int, dataBytes uint64) {
+	w.inFile += uint64(records)
+	w.fileRecords += uint64(records)
+	w.inFileBytes += dataBytes
+	w.pending, w.pendingBytes = w.pending[:0], 0
+}
+
+// fail handles a write that wrote only n bytes: the records that reached
+// the file whole stay, the file is cut back to the last of them and
+// closed, and the error says how much it holds.
 func (w *Writer) fail(n int, err error) error {
-	where := fmt.Sprintf("%d bytes before this write", w.committed)
+	// The os.File error names the file again; the message below does once.
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	kept, keptBytes, end := 0, w.pendingBytes, 0
+	for kept < len(w.pending) && w.pending[kept].end <= n {
+		end = w.pending[kept].end
+		kept++
+	}
+	for _, r := range w.pending[kept:] {
+		keptBytes -= uint64(r.dataBytes)
+	}
+	w.committed += int64(end)
+	w.commit(kept, keptBytes)
+	where := ""
 	if w.file != nil {
-		if n > 0 {
+		if n > end {
 			if terr := w.file.Truncate(w.committed); terr != nil {
-				where += fmt.Sprintf("; cutting back the partial record failed: %v", terr)
+				where = fmt.Sprintf("; cutting back the partial record failed: %v", terr)
 			}
 		}
 		w.file.Close()
 		w.file = nil
 	}
-	w.err = fmt.Errorf("write %s: %w (file closed, valid up to its last whole record: %s)", w.name, err, where)
+	w.err = fmt.Errorf("write %s: %w (file closed, valid up to its last whole record: %d packets, %d bytes%s)",
+		w.name, err, w.fileRecords, w.committed, where)
 	return w.err
 }
 
