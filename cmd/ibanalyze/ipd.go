@@ -128,7 +128,7 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 			return cfg, err
 		}
 		cfg.DataGbps = r.DataGbps(lanes)
-		cfg.RateName = fmt.Sprintf("%s %dx (%s, %g Gb/s data)", r.Name, lanes, r.Encoding, cfg.DataGbps)
+		cfg.RateName = fmt.Sprintf("%s %dx (%s, %.6g Gb/s data)", r.Name, lanes, r.Encoding, cfg.DataGbps)
 	case o.gbps < 0:
 		return cfg, fmt.Errorf("--gbps %g: must be positive", o.gbps)
 	case o.gbps > 0:
@@ -206,8 +206,12 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 		case errors.Is(err, analyze.ErrNoIPD) && in.Packets == 0:
 			return noPackets(analyzeInput(s))
 		case errors.Is(err, analyze.ErrNoIPD):
-			return fmt.Errorf("%s: %d IB/RoCE packets, none of them two of one %s with a counted opcode (%s): no inter-packet delay (--opcodes all counts every opcode)",
-				strings.Join(paths, ", "), in.Packets, cfg.By, opcodeWords(o.opcodes))
+			hint := " (--opcodes all counts every opcode)"
+			if strings.EqualFold(strings.TrimSpace(o.opcodes), "all") {
+				hint = ""
+			}
+			return fmt.Errorf("%s: %d IB/RoCE packets, none of them two of one %s with a counted opcode (%s): no inter-packet delay%s",
+				strings.Join(paths, ", "), in.Packets, cfg.By, opcodeWords(o.opcodes), hint)
 		}
 		return err
 	}
