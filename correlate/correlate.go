@@ -113,7 +113,7 @@ func Correlate(captures, telemetryFiles []string, out string, opt Options) (Resu
 		return res, err
 	}
 	for _, in := range series {
-		res.Series = append(res.Series, SeriesResult{File: in.file, Source: in.s.Source.String(), Clock: in.s.Clock.String(),
+		res.Series = append(res.Series, SeriesResult{File: in.file, Source: in.source(), Clock: in.s.Clock.String(),
 			OffsetNs: in.offsetNs, Estimate: in.estimate})
 	}
 	return res, nil

@@ -15,7 +15,8 @@
 //
 // One row per telemetry sample and source, covering [start_ns, end_ns) from
 // the previous sample's time to this one's on the capture's clock (or one row
-// per fixed window): sample_id, start_ns, end_ns, source, clock,
+// per fixed window): sample_id, start_ns, end_ns, source (DEVICE/PORT, or
+// the telemetry file's name when the file does not say), clock,
 // lost_samples, delta_flags, coverage and partial (how much of the interval
 // the capture covers); per counter NAME (raw reading), NAME_delta (increase,
 // in the counter's unit) and NAME_rate (per second, in its base unit, e.g.

@@ -22,7 +22,7 @@ var joinedBaseFields = []arrow.Field{
 	// before it: start_ns == end_ns.
 	{Name: "start_ns", Type: timestampUTC},
 	{Name: "end_ns", Type: timestampUTC},
-	{Name: "source", Type: arrow.BinaryTypes.String},                          // DEVICE/PORT
+	{Name: "source", Type: arrow.BinaryTypes.String},                          // DEVICE/PORT, or the file name
 	{Name: "clock", Type: arrow.BinaryTypes.String},                           // the telemetry's clock: host, nic_frc, nic_rtc, none
 	{Name: "lost_samples", Type: arrow.PrimitiveTypes.Uint64, Nullable: true}, // sample_ids skipped just before this sample
 	// How far to trust the deltas: the union of the counters' flags
@@ -205,7 +205,7 @@ func writeJoined(out string, series []*inSeries, sets []*binner, span captureSpa
 	for i, in := range series {
 		k := "ibscope.series." + strconv.Itoa(i) + "."
 		meta[k+"file"] = in.file
-		meta[k+"source"] = in.s.Source.String()
+		meta[k+"source"] = in.source()
 		meta[k+"offset_ns"] = strconv.FormatInt(in.offsetNs, 10)
 		if in.estimate != nil {
 			meta[k+"offset_r"] = strconv.FormatFloat(in.estimate.R, 'f', 4, 64)
@@ -255,7 +255,7 @@ func writeJoined(out string, series []*inSeries, sets []*binner, span captureSpa
 // sampleRows appends one row per sample of the series.
 func (j *joinedBuilder) sampleRows(in *inSeries, cols []int, flush func(bool) error) error {
 	s := in.s
-	src, clock := s.Source.String(), s.Clock.String()
+	src, clock := in.source(), s.Clock.String()
 	for i := 0; i < s.Len(); i++ {
 		j.sampleID.Append(s.SampleID[i])
 		j.start.Append(arrow.Timestamp(in.set.startNs[i]))
@@ -305,7 +305,7 @@ func (j *joinedBuilder) sampleRows(in *inSeries, cols []int, flush func(bool) er
 // edges, values as last read at or before the window's end.
 func (j *joinedBuilder) windowRows(in *inSeries, cols []int, wins *binner, windowNs int64, flush func(bool) error) error {
 	s := in.s
-	src, clock := s.Source.String(), s.Clock.String()
+	src, clock := in.source(), s.Clock.String()
 	cum := cumulative(s)
 	first, last := in.times[0], in.times[len(in.times)-1]
 	secs := float64(windowNs) / 1e9

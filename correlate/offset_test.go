@@ -102,6 +102,11 @@ func TestOffsetEstimate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A sidecar names its port; a telemetry_diag CSV does not, so its
+			// rows are told apart by the file's name.
+			if want := map[bool]string{false: "mlx5_0/1", true: "bursty.csv"}[tc.doca]; res.Series[0].Source != want {
+				t.Errorf("source %q, want %q", res.Series[0].Source, want)
+			}
 			e := res.Series[0].Estimate
 			if e == nil {
 				t.Fatal("no estimate")

@@ -2,6 +2,7 @@ package correlate
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/ibscope/ibscope/telemetry"
@@ -20,6 +21,16 @@ type inSeries struct {
 
 // name is how messages refer to the series.
 func (in *inSeries) name() string { return in.file + " (" + in.s.Source.String() + ")" }
+
+// source is the series' source column: DEVICE/PORT, or the telemetry file's
+// base name when the file does not say which port it describes, so the rows
+// of two such files stay apart.
+func (in *inSeries) source() string {
+	if in.s.Source == (telemetry.Source{}) {
+		return filepath.Base(in.file)
+	}
+	return in.s.Source.String()
+}
 
 // readTelemetry reads every series of every file. A file without samples, or
 // a series whose time goes backwards, is refused: its intervals would not
