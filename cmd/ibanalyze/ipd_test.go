@@ -162,6 +162,7 @@ func TestIPDBadInput(t *testing.T) {
 	os.WriteFile(empty, nil, 0o644)
 	one := testcap.Write(t, "one.pcap", false, writeStream(1, 5, testcap.BaseNs, nil))
 	good := testcap.Write(t, "good.pcap", false, writeStream(50, 5, testcap.BaseNs, func(int) int64 { return 1000 }))
+	none := testcap.Write(t, "none.pcap", false, nil) // a valid capture of no frames
 	for _, c := range []struct {
 		args []string
 		want string
@@ -176,6 +177,7 @@ func TestIPDBadInput(t *testing.T) {
 		{[]string{"ipd", "--rate", "EDR", "--width", "3x", good}, "unknown link width"},
 		{[]string{"ipd", "--opcodes", "RC_WRITE_SOMETHING", good}, "opcode"},
 		{[]string{"ipd", "--plot", "x.gif", good}, ".png, .svg or .pdf"},
+		{[]string{"ipd", "--compare", good, none}, "no IB or RoCE transport packets in " + none},
 	} {
 		_, errOut, code := run(t, c.args...)
 		if code == 0 || !strings.Contains(errOut, c.want) {

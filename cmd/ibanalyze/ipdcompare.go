@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -41,14 +40,14 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 		prog.update(a.Stats().Frames+b.Stats().Frames, da+db)
 	})
 	prog.done()
-	if err != nil {
-		if errors.Is(err, analyze.ErrNoIPD) {
-			for _, s := range []*analyze.Stream{a, b} {
-				if s.Stats().Packets == 0 {
-					return noPackets(analyzeInput(s))
-				}
-			}
+	// A side with no IB or RoCE packet at all is the wrong file, not a
+	// side that lost every packet: there is nothing to compare.
+	for _, s := range []*analyze.Stream{a, b} {
+		if s.Stats().Packets == 0 {
+			return noPackets(analyzeInput(s))
 		}
+	}
+	if err != nil {
 		return err
 	}
 	warnInput(r.A)
