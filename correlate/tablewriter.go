@@ -2,10 +2,12 @@ package correlate
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -68,6 +70,11 @@ func createTable(path string, format Format, schema *arrow.Schema, parallel bool
 	}
 	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
 	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	if err := addPending(f.Name()); err != nil {
+		f.Close()
+		os.Remove(f.Name())
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
 	w := &TableWriter{path: path, tmp: f.Name(), format: format, f: f, bw: bufio.NewWriterSize(f, 1<<20)}
@@ -205,6 +212,7 @@ func (w *TableWriter) Commit() error {
 		return fmt.Errorf("write %s: %w", w.path, err)
 	}
 	w.committed = true
+	dropPending(w.tmp)
 	return nil
 }
 
@@ -221,4 +229,47 @@ func (w *TableWriter) Abort() {
 	// A failed removal leaves a hidden ".NAME.*.tmp" file that no reader
 	// mistakes for a result; there is nothing better to do with the error.
 	_ = os.Remove(w.tmp)
+	dropPending(w.tmp)
+}
+
+// pending holds the temporary files of the TableWriters not yet committed
+// or aborted, for RemovePending.
+var pending struct {
+	sync.Mutex
+	files   map[string]bool
+	stopped bool
+}
+
+func addPending(tmp string) error {
+	pending.Lock()
+	defer pending.Unlock()
+	if pending.stopped {
+		return errors.New("interrupted")
+	}
+	if pending.files == nil {
+		pending.files = map[string]bool{}
+	}
+	pending.files[tmp] = true
+	return nil
+}
+
+func dropPending(tmp string) {
+	pending.Lock()
+	delete(pending.files, tmp)
+	pending.Unlock()
+}
+
+// RemovePending removes the temporary file of every table being written
+// and makes later CreateTable calls fail. A command interrupted by a signal
+// calls it before exiting, so that no partial output is left behind even
+// under a hidden name. Files already committed stay: they are complete.
+func RemovePending() {
+	pending.Lock()
+	defer pending.Unlock()
+	pending.stopped = true
+	for tmp := range pending.files {
+		// Writers may still hold the file open; unlinking it is enough.
+		_ = os.Remove(tmp)
+	}
+	pending.files = nil
 }

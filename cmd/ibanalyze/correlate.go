@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ibscope/ibscope/correlate"
@@ -65,7 +66,7 @@ Read the result with pandas:
 	f.StringVar(&o.local, "local", "", "the NIC's IP addresses, GIDs or LIDs (`LIST`), to split packets into sent and received")
 	f.StringVar(&o.dataIDs, "data-ids", "", "DOCA telemetry_diag data-IDs `JSON` naming the CSV's columns")
 	f.BoolVar(&o.clearOnSample, "clear-on-sample", false, "the telemetry_diag capture cleared counters at each sample (\"data clear\")")
-	f.StringVar(&o.source, "source", "", "`DEVICE/PORT` the telemetry describes, for files that do not say (telemetry_diag CSV)")
+	f.StringVar(&o.source, "source", "", "`DEVICE/PORT` the telemetry describes, for files that do not say (telemetry_diag CSV; without it their rows carry the file's name as source)")
 	f.BoolVar(&o.json, "json", false, "print the summary (rows, offsets and their confidence) as JSON")
 	cmd.MarkFlagRequired("telemetry")
 	cmd.MarkFlagRequired("output")
@@ -123,6 +124,7 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	var dw decodeWarnings
 	opt.OnDecodeError = dw.warn
 	start := time.Now()
+	defer removeOutputOnSignal()()
 	res, err := correlate.Correlate(captures, o.telemetry, o.out, opt)
 	prog.done()
 	for i, w := range res.TelemetryWarning {
@@ -148,15 +150,20 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 		return writeJSON(stdout, correlateSummary(res, time.Since(start)))
 	}
 	for _, s := range res.Series {
+		// A source that is only the file's name is not repeated.
+		label := s.File
+		if s.Source != filepath.Base(s.File) {
+			label += " " + s.Source
+		}
 		if s.Estimate == nil {
-			fmt.Fprintf(stdout, "%s %s: offset %s (given)\n", s.File, s.Source, fmtSignedDuration(s.OffsetNs))
+			fmt.Fprintf(stdout, "%s: offset %s (given)\n", label, fmtSignedDuration(s.OffsetNs))
 			continue
 		}
 		e := s.Estimate
-		fmt.Fprintf(stdout, "%s %s: offset %s estimated, confidence r = %.3f over %d intervals (next best %s, r = %.3f; grid %s)\n",
-			s.File, s.Source, fmtSignedDuration(e.OffsetNs), e.R, e.Intervals, fmtSignedDuration(e.NextOffsetNs), e.NextR, time.Duration(e.ResolutionNs))
+		fmt.Fprintf(stdout, "%s: offset %s estimated, confidence r = %.3f over %d intervals (next best %s, r = %.3f; grid %s)\n",
+			label, fmtSignedDuration(e.OffsetNs), e.R, e.Intervals, fmtSignedDuration(e.NextOffsetNs), e.NextR, time.Duration(e.ResolutionNs))
 		if e.R < 0.5 || e.R-e.NextR < 0.1 {
-			warnf("%s %s: the offset estimate is weak (r = %.3f, next best r = %.3f); check it, or give --offset", s.File, s.Source, e.R, e.NextR)
+			warnf("%s: the offset estimate is weak (r = %.3f, next best r = %.3f); check it, or give --offset", label, e.R, e.NextR)
 		}
 	}
 	fmt.Fprintf(stdout, "%s: %d rows from %d frames, %.2f s\n", res.Path, res.Rows, res.Frames, time.Since(start).Seconds())

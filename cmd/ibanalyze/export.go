@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/ibscope/ibscope/correlate"
@@ -82,6 +84,7 @@ func runExport(cmd *cobra.Command, capture string, o exportOpts) error {
 	var dw decodeWarnings
 	opt.OnDecodeError = dw.warn
 	start := time.Now()
+	defer removeOutputOnSignal()()
 	st, err := correlate.Export(capture, o.out, opt)
 	prog.done()
 	if err != nil {
@@ -105,4 +108,27 @@ func runExport(cmd *cobra.Command, capture string, o exportOpts) error {
 	}
 	fmt.Fprintf(w, "%s: %d rows (%d frames not decoded), %.2f s\n", o.out, st.Frames, st.DecodeErrors, secs)
 	return nil
+}
+
+// removeOutputOnSignal makes SIGINT and SIGTERM remove the temporary files
+// of the output being written before the process exits with the usual
+// 128+signal status, so an interrupted export or correlate leaves no partial
+// file behind. The returned function undoes it.
+func removeOutputOnSignal() (stop func()) {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-c:
+			correlate.RemovePending()
+			warnf("%v: stopped; partial output removed", sig)
+			os.Exit(128 + int(sig.(syscall.Signal)))
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(c)
+		close(done)
+	}
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 const rocev2Pcap = "../../testdata/pcaps/rocev2_ipv4.pcap"
@@ -59,5 +63,59 @@ func TestExportCommandRefuses(t *testing.T) {
 	hidden, _ := filepath.Glob(filepath.Join(dir, ".*"))
 	if len(left)+len(hidden) > 0 {
 		t.Errorf("files left behind: %v %v", left, hidden)
+	}
+}
+
+// TestExportInterrupted: SIGTERM or SIGINT in the middle of an export leaves
+// neither the output nor its temporary file. The capture comes through a
+// FIFO held open, so the export is still waiting for frames when the signal
+// arrives.
+func TestExportInterrupted(t *testing.T) {
+	b, err := os.ReadFile(rocev2Pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		dir := t.TempDir()
+		fifo := filepath.Join(dir, "live.pcap")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		out := filepath.Join(dir, "p.parquet")
+		cmd := exec.Command(ibanalyzeBin, "export", fifo, "-o", out)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // returns once ibanalyze opens it
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		// Wait, without a time limit of its own, for the temporary file.
+		for {
+			if m, _ := filepath.Glob(filepath.Join(dir, ".p.parquet.*.tmp")); len(m) > 0 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		err = cmd.Wait()
+		w.Close()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 128+int(sig) {
+			t.Errorf("%v: %v, want exit status %d; stderr %s", sig, err, 128+int(sig), stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "partial output removed") {
+			t.Errorf("%v: stderr %q", sig, stderr.String())
+		}
+		if m, _ := filepath.Glob(filepath.Join(dir, "*p.parquet*")); len(m) > 0 {
+			t.Errorf("%v: files left behind: %v", sig, m)
+		}
 	}
 }
