@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibscope/ibscope/capture"
+	"github.com/ibscope/ibscope/decode"
 )
 
 type flags struct {
@@ -115,6 +116,11 @@ func run(parent context.Context, f *flags) error {
 	if f.snapLenBytes < 0 || f.ringKiB < 0 || f.rotateMB < 0 || f.rotateSec < 0 || f.maxFiles < 0 {
 		return errors.New("-s, -B, -C, -G and -W take numbers of at least 0")
 	}
+	// --telemetry's mistakes are found before a capture file is created.
+	tel, err := telemetryPort(f)
+	if err != nil {
+		return err
+	}
 
 	src, err := capture.Open(f.device, &capture.Config{
 		SnapLenBytes: f.snapLenBytes,
@@ -126,6 +132,10 @@ func run(parent context.Context, f *flags) error {
 		return err
 	}
 	defer src.Close()
+	if len(filter.LIDs) > 0 && src.LinkType() != decode.LinkTypeInfiniBand {
+		return fmt.Errorf("--lid: %s gives Ethernet (RoCE) frames, which carry no LID, so nothing would be written; "+
+			"filter RoCE by --qp or --opcode", src.Device())
+	}
 	if dev, port, ok := capture.RDMAPortOfNetdev(f.device, nil); ok && !f.quiet {
 		fmt.Fprintf(os.Stderr, "ibcap: note: %s is the netdev of RDMA port %s:%d; RoCE traffic the RDMA device handles "+
 			"in hardware bypasses the kernel, and AF_PACKET sees only what passes through it. "+
@@ -158,7 +168,7 @@ func run(parent context.Context, f *flags) error {
 
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	stopTelemetry, err := startTelemetry(f)
+	stopTelemetry, err := startTelemetry(f, tel)
 	if err != nil {
 		w.Close()
 		return err
@@ -175,14 +185,20 @@ func run(parent context.Context, f *flags) error {
 	})
 	status.clear()
 	closeErr := w.Close()
-	telErr := stopTelemetry()
+	if errors.Is(runErr, closeErr) {
+		closeErr = nil // the write error Run met, which Close returns again
+	}
 	if !f.quiet {
 		fmt.Fprint(os.Stderr, rep.String())
 		if files := w.Files(); len(files) > 1 {
-			fmt.Fprintf(os.Stderr, "%d files: %s ... %s\n", len(files), files[0], files[len(files)-1])
+			kept := ""
+			if f.maxFiles > 0 && len(files) > f.maxFiles {
+				kept = fmt.Sprintf(", the last %d kept", f.maxFiles)
+			}
+			fmt.Fprintf(os.Stderr, "%d files%s: %s ... %s\n", len(files), kept, files[0], files[len(files)-1])
 		}
 	}
-	return errors.Join(runErr, closeErr, telErr)
+	return errors.Join(runErr, closeErr, stopTelemetry())
 }
 
 func parseFilter(f *flags) (*capture.Filter, error) {
@@ -212,5 +228,8 @@ func parseFilter(f *flags) (*capture.Filter, error) {
 }
 
 func describeFormat(f capture.Format, linkType int) string {
+	if f == capture.FormatAuto {
+		f = capture.FormatPcap // what auto writes, with ERF records for native IB
+	}
 	return fmt.Sprintf("%s, link type %d, ns timestamps", f, linkType)
 }

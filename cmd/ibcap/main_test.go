@@ -242,6 +242,37 @@ func TestIbcapSIGKILL(t *testing.T) {
 	}
 }
 
+// A full disk stops ibcap with one clear error; the file holds the packets
+// that fit, whole, and the report's written count is what the file holds.
+func TestIbcapDiskFull(t *testing.T) {
+	ns := newNetns(t)
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, 0) })
+	out := filepath.Join(dir, "full.pcap")
+	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out)
+	ns.Replay(t, bundled, "--pps=50000")
+	p.cmd.Process.Signal(os.Interrupt)
+	if err := p.wait(t); err == nil {
+		t.Fatalf("ibcap succeeded writing 420 kB to a 64 kB disk:\n%s", p.stderr.String())
+	}
+	msg := p.stderr.String()
+	if n := strings.Count(msg, "no space left on device"); n != 1 {
+		t.Errorf("the error is said %d times, want once:\n%s", n, msg)
+	}
+	got, err := readRecords(t, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFrames(t, got, bundledRoCE(t)[:len(got)])
+	if len(got) == 0 || !strings.Contains(msg, fmt.Sprintf("\n%d packets written", len(got))) ||
+		!strings.Contains(msg, "captured but not written (write error)") {
+		t.Errorf("the file holds %d packets; report:\n%s", len(got), msg)
+	}
+}
+
 // -w - streams a pcap to stdout, as wireshark -k -i - reads it.
 func TestIbcapStdout(t *testing.T) {
 	ns := newNetns(t)
@@ -333,6 +364,27 @@ func TestIbcapFlagErrors(t *testing.T) {
 	} {
 		if out, err := exec.Command(ibcapBin, args...).CombinedOutput(); err == nil {
 			t.Errorf("%v accepted:\n%s", args, out)
+		}
+	}
+}
+
+// Options that cannot work on the device are refused before a capture file
+// is created: --lid on Ethernet frames, --telemetry on a netdev of no RDMA port.
+func TestIbcapRefusesBeforeCreatingTheFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to open lo")
+	}
+	for _, c := range []struct{ flag, value, says string }{
+		{"--lid", "1", "carry no LID"},
+		{"--telemetry", "100ms", "neither an RDMA device nor the netdev of one"},
+	} {
+		out := filepath.Join(t.TempDir(), "x.pcap")
+		msg, err := exec.Command(ibcapBin, "-i", "lo", "-w", out, c.flag, c.value).CombinedOutput()
+		if err == nil || !strings.Contains(string(msg), c.says) {
+			t.Errorf("%s %s: %v\n%s", c.flag, c.value, err, msg)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s %s: the capture file was created", c.flag, c.value)
 		}
 	}
 }

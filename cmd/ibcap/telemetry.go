@@ -14,11 +14,17 @@ func addTelemetryFlag(fl *pflag.FlagSet, f *flags) {
 	fl.DurationVar(&f.telemetry, "telemetry", 0, "sample the RDMA port's sysfs counters every INTERVAL (e.g. 100ms) into FILE"+capture.TelemetrySuffix)
 }
 
-// startTelemetry starts the sidecar sampler when --telemetry asks for it;
-// the returned func stops it and says what it wrote.
-func startTelemetry(f *flags) (func() error, error) {
+// telemetryTarget is the RDMA port --telemetry samples.
+type telemetryTarget struct {
+	dev  string
+	port int
+}
+
+// telemetryPort checks --telemetry and finds the port it samples; nil
+// without --telemetry.
+func telemetryPort(f *flags) (*telemetryTarget, error) {
 	if f.telemetry == 0 {
-		return func() error { return nil }, nil
+		return nil, nil
 	}
 	if f.telemetry < 0 {
 		return nil, errors.New("--telemetry: the interval must be positive")
@@ -30,14 +36,23 @@ func startTelemetry(f *flags) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := capture.StartTelemetry(dev, port, f.telemetry, f.file+capture.TelemetrySuffix, nil)
+	return &telemetryTarget{dev, port}, nil
+}
+
+// startTelemetry starts the sidecar sampler on tel (none when nil); the
+// returned func stops it and says what it wrote.
+func startTelemetry(f *flags, tel *telemetryTarget) (func() error, error) {
+	if tel == nil {
+		return func() error { return nil }, nil
+	}
+	t, err := capture.StartTelemetry(tel.dev, tel.port, f.telemetry, f.file+capture.TelemetrySuffix, nil)
 	if err != nil {
 		return nil, err
 	}
 	return func() error {
 		n, err := t.Stop()
 		if !f.quiet {
-			fmt.Fprintf(os.Stderr, "%d telemetry samples of %s port %d in %s\n", n, dev, port, t.Path)
+			fmt.Fprintf(os.Stderr, "%d telemetry samples of %s port %d in %s\n", n, tel.dev, tel.port, t.Path)
 		}
 		return err
 	}, nil
