@@ -1,10 +1,12 @@
 package decode
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -233,5 +235,35 @@ func TestGeneratedCoverage(t *testing.T) {
 		if !seen[w] {
 			t.Errorf("no generated frame has %s", w)
 		}
+	}
+}
+
+// TestGeneratorReproduces runs testdata/gen and requires it to write the
+// committed captures and expect.json byte for byte: the generator stays
+// re-runnable and the captures cannot drift from it.
+func TestGeneratorReproduces(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("go", "run", "./testdata/gen", "-o", dir)
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go run ./testdata/gen: %v\n%s", err, out)
+	}
+	names := append(generatedFiles(t), "expect.json")
+	for _, name := range names {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Errorf("the generator did not write %s: %v", name, err)
+			continue
+		}
+		want, err := os.ReadFile(filepath.Join(pcapsDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the generator writes %d bytes that differ from the committed %d (regenerate: go run ./testdata/gen)", name, len(got), len(want))
+		}
+	}
+	if written, _ := os.ReadDir(dir); len(written) != len(names) {
+		t.Errorf("the generator wrote %d files, testdata/pcaps holds %d", len(written), len(names))
 	}
 }
