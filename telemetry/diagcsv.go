@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -53,46 +54,124 @@ type DataIDName struct {
 //	{"data-ids": [{"name": "port_0_rx_bytes", "data_id": "0x1020000100000000"}, ...]}
 //
 // data_id may be a hex string or a JSON number. name names the CSV column.
+// Errors name the line of the entry (or of the syntax error) at fault.
 func ReadDataIDs(r io.Reader, file string) ([]DataIDName, error) {
-	var doc struct {
-		DataIDs []struct {
-			Name   *string         `json:"name"`
-			DataID json.RawMessage `json:"data_id"`
-		} `json:"data-ids"`
-	}
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&doc); err != nil {
+	data, err := io.ReadAll(r)
+	if err != nil {
 		return nil, perr(file, 0, "data-IDs JSON: %v", err)
+	}
+	var doc struct {
+		DataIDs []json.RawMessage `json:"data-ids"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, perr(file, jsonErrorLine(data, err), "data-IDs JSON: %v", err)
 	}
 	if doc.DataIDs == nil {
 		return nil, perr(file, 0, `data-IDs JSON: no "data-ids" array`)
 	}
+	lines := dataIDLines(data)
 	out := make([]DataIDName, 0, len(doc.DataIDs))
-	for i, e := range doc.DataIDs {
-		if e.Name == nil {
-			return nil, perr(file, 0, `data-IDs JSON entry %d: missing "name"`, i)
+	for i, raw := range doc.DataIDs {
+		line := 0
+		if i < len(lines) {
+			line = lines[i]
 		}
-		if len(e.DataID) == 0 {
-			return nil, perr(file, 0, `data-IDs JSON entry %d (%s): missing "data_id"`, i, *e.Name)
+		var e struct {
+			Name   *string         `json:"name"`
+			DataID json.RawMessage `json:"data_id"`
+		}
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return nil, perr(file, line, "data-IDs JSON entry %d: %v", i, err)
+		}
+		if e.Name == nil {
+			return nil, perr(file, line, `data-IDs JSON entry %d: missing "name"`, i)
+		}
+		if len(e.DataID) == 0 || string(e.DataID) == "null" {
+			return nil, perr(file, line, `data-IDs JSON entry %d (%s): missing "data_id"`, i, *e.Name)
 		}
 		var id DataID
 		var str string
 		if err := json.Unmarshal(e.DataID, &str); err == nil {
 			v, err := ParseDataID(str)
 			if err != nil {
-				return nil, perr(file, 0, "data-IDs JSON entry %d (%s): %v", i, *e.Name, err)
+				return nil, perr(file, line, "data-IDs JSON entry %d (%s): %v", i, *e.Name, err)
 			}
 			id = v
 		} else {
 			v, err := strconv.ParseUint(string(e.DataID), 10, 64)
 			if err != nil {
-				return nil, perr(file, 0, "data-IDs JSON entry %d (%s): data_id %s is neither a hex string nor an integer", i, *e.Name, e.DataID)
+				return nil, perr(file, line, "data-IDs JSON entry %d (%s): data_id %s is neither a hex string nor an integer", i, *e.Name, e.DataID)
 			}
 			id = DataID(v)
 		}
 		out = append(out, DataIDName{Name: *e.Name, ID: id})
 	}
 	return out, nil
+}
+
+// jsonErrorLine is the 1-based line of data where a json.Unmarshal error
+// lies, or 0 when the error does not say.
+func jsonErrorLine(data []byte, err error) int {
+	var off int64
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		off = int64(len(data))
+	default:
+		return 0
+	}
+	off = min(max(off, 0), int64(len(data)))
+	return 1 + bytes.Count(data[:off], []byte("\n"))
+}
+
+// dataIDLines gives the line on which each element of the document's
+// "data-ids" array starts (the last such key, as json.Unmarshal takes). It
+// is called on a document Unmarshal has accepted; nil if the walk fails.
+func dataIDLines(data []byte) []int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var lines []int
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if key, _ := t.(string); !strings.EqualFold(key, "data-ids") {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return nil
+		}
+		lines = lines[:0]
+		for dec.More() {
+			// InputOffset is just past the previous token: step over the
+			// separator and blanks to the element itself.
+			off := int(dec.InputOffset())
+			for off < len(data) && strings.IndexByte(" \t\r\n,", data[off]) >= 0 {
+				off++
+			}
+			lines = append(lines, 1+bytes.Count(data[:off], []byte("\n")))
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil
+		}
+	}
+	return lines
 }
 
 // ReadDataIDsFile reads a data-IDs JSON file.

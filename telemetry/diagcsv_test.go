@@ -281,6 +281,19 @@ func TestReadDataIDs(t *testing.T) {
 			t.Errorf("%s: %v", bad, err)
 		}
 	}
+	// Errors name the line of the entry at fault, or of the broken syntax.
+	for _, tc := range []struct{ doc, want string }{
+		{"{\"data-ids\": [\n  {\"name\": \"a\", \"data_id\": \"0x1\"},\n  {\"name\": \"b\",\n   \"data_id\": \"0xZZ\"}\n]}",
+			`ids.json:3: data-IDs JSON entry 1 (b): data ID "0xZZ"`},
+		{"{\"data-ids\": [\n  {\"name\": \"a\", \"data_id\": \"0x1\"},\n  7\n]}", "ids.json:3: data-IDs JSON entry 1: "},
+		{"{\"data-ids\": [\n  {\"name\": \"a\", \"data_id\": \"0x1\"}\n  {\"name\": \"b\"}\n]}", "ids.json:3: data-IDs JSON: invalid character '{'"},
+		{"{\"data-ids\": [\n  {\"name\": \"a\", \"data_id\": \"0x1\"},\n", "ids.json:3: data-IDs JSON: unexpected end of JSON input"},
+	} {
+		_, err := ReadDataIDs(strings.NewReader(tc.doc), "ids.json")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.doc, err, tc.want)
+		}
+	}
 }
 
 // makeSeries builds a series with known values for round trips.
