@@ -183,6 +183,33 @@ func TestDamagedRecords(t *testing.T) {
 	}
 }
 
+// TestCutPcapng reads a pcapng file whose last block is cut short: the
+// frames before it decode, then a FileError names the frame, the block's
+// byte offset and the cut.
+func TestCutPcapng(t *testing.T) {
+	path := filepath.Join(pcapsDir, "mixed.pcapng")
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := readAll(t, path)
+	last := all[len(all)-1]
+	r, err := NewReader(bytes.NewReader(good[:len(good)-20]), "cut.pcapng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f Frame
+	n := 0
+	for err = r.Next(&f); err == nil; err = r.Next(&f) {
+		n++
+	}
+	var fe *FileError
+	if !errors.As(err, &fe) || n != last.Number-1 || fe.Frame != last.Number || fe.Offset != last.Offset ||
+		!strings.Contains(err.Error(), "cut.pcapng: frame "+strconv.Itoa(last.Number)) || !strings.Contains(err.Error(), "last block cut short") {
+		t.Errorf("after %d frames: %v; want %d frames, then frame %d at byte offset %d: last block cut short", n, err, last.Number-1, last.Number, last.Offset)
+	}
+}
+
 // TestBadFrames reads files with malformed frames among good ones: each bad
 // frame gives a DecodeError naming the file, frame and byte offsets, and
 // reading goes on with the next frame.

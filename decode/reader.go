@@ -342,6 +342,9 @@ func (r *Reader) recordNG(f *Frame) ([]byte, error) {
 		return nil, io.EOF
 	}
 	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("last block cut short: %w", err)
+		}
 		r.err = &FileError{Name: r.name, Frame: r.frames + 1, Offset: offset, Err: err}
 		return nil, r.err
 	}
