@@ -10,7 +10,7 @@ import (
 )
 
 // benchCapture is a RoCEv2 capture for the benchmarks: IBSCOPE_BENCH_FILE
-// when set (bench/analyze.sh passes its 2M-frame capture), otherwise 200,000
+// when set (such as the 2M-frame capture bench/analyze.sh writes), otherwise 200,000
 // frames written once: RDMA WRITE messages of four 128-byte packets on 8
 // QPs, an ACK after each.
 func benchCapture(b *testing.B) string {

@@ -24,7 +24,12 @@ small="$dir/rocev2-$SMALL.pcap"
 measure() {
   local best="" cpu="" rss=0
   for _ in 1 2 3; do
-    /usr/bin/time -f '%e %U %S %M' -o "$dir/time" "$@" >/dev/null 2>&1 || true
+    if ! /usr/bin/time -f '%e %U %S %M' -o "$dir/time" "$@" >/dev/null 2>"$dir/err"; then
+      echo "analyze: $* failed:" >&2
+      cat "$dir/err" >&2
+      echo fail
+      return
+    fi
     read -r s u k m < "$dir/time"
     c=$(awk "BEGIN{print $u + $k}")
     if [ -z "$best" ] || awk "BEGIN{exit !($s < $best)}"; then best=$s; fi
@@ -46,7 +51,8 @@ for args in "ipd" "ipd --phases" "ipd --by link" "flows" "flows --no-crc"; do
   # shellcheck disable=SC2086
   read -r sec cpu rss < <(measure bin/ibanalyze $args "$big")
   # shellcheck disable=SC2086
-  read -r _ _ rss_small < <(measure bin/ibanalyze $args "$small")
+  read -r small_sec _ rss_small < <(measure bin/ibanalyze $args "$small")
+  [ "$sec" != fail ] && [ "$small_sec" != fail ] || exit 1
   awk -v a="$args" -v n="$N" -v s="$sec" -v c="$cpu" -v r="$rss" -v t="$ts" -v tc="$tc" -v rs="$rss_small" -v sm="$SMALL" 'BEGIN{
     printf "analyze: ibanalyze %-15s %.2f s wall = %.2f Mframes/s, %.0fx tshark; %.2f s CPU = %.2f Mframes/s, %.0fx tshark; peak RSS %d KiB (%d KiB on %d frames)\n", a, s, n/s/1e6, t/s, c, n/c/1e6, tc/c, r, rs, sm
   }'
