@@ -56,8 +56,11 @@ var interopDisabled = []string{"rpcordma", "smb_direct", "smc", "nvme-rdma", "ln
 
 func TestInteropTshark(t *testing.T) {
 	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed: the Wireshark interop test needs it (CI installs it)")
+	switch {
+	case err != nil && os.Getenv("CI") != "":
+		t.Fatal("tshark not installed, and CI (.ci/run) must run the Wireshark interop test: make deps installs it")
+	case err != nil:
+		t.Skip("tshark not installed: the Wireshark interop test needs it (make deps installs it)")
 	}
 	files := []string{}
 	for _, name := range generatedFiles(t) {
