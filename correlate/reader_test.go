@@ -10,7 +10,7 @@ import (
 )
 
 // readerDir holds the independent reader (DuckDB and Arrow JS under node);
-// `npm ci` there installs it.
+// `npm install --no-save` there (what `make deps` runs) installs it.
 const readerDir = "testdata/reader"
 
 // readerOutput is what read.mjs prints.
@@ -78,7 +78,7 @@ func readBack(t testing.TB, jobs ...readJob) []*readerOutput {
 		t.Skip("independent reader needs node (not on PATH); CI installs it")
 	}
 	if _, err := os.Stat(filepath.Join(readerDir, "node_modules", "@duckdb", "node-api")); err != nil {
-		t.Skipf("independent reader not installed: run `npm ci` in correlate/%s", readerDir)
+		t.Skipf("independent reader not installed: run `npm install --no-save` in correlate/%s (or make deps)", readerDir)
 	}
 	args := make([][]string, len(jobs))
 	for i, j := range jobs {
