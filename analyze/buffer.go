@@ -58,12 +58,15 @@ type BufferReport struct {
 
 // BufferSender is one sender capture's packets against the receiver.
 type BufferSender struct {
-	File     string `json:"file"`
-	Flows    int    `json:"flows"`
-	Packets  int    `json:"packets"` // data packets sent
-	Matched  int    `json:"matched"`
-	OffsetNs int64  `json:"offset_ns"` // receiver clock minus sender clock, plus the uncongested latency
-	FirstNs  int64  `json:"first_ns"`  // first matched packet sent, sender clock
+	File  string `json:"file"`
+	Flows int    `json:"flows"`
+	// TimestampStepNs is the coarsest step this capture's timestamps are
+	// multiples of.
+	TimestampStepNs int64 `json:"timestamp_step_ns"`
+	Packets         int   `json:"packets"` // data packets sent
+	Matched         int   `json:"matched"`
+	OffsetNs        int64 `json:"offset_ns"` // receiver clock minus sender clock, plus the uncongested latency
+	FirstNs         int64 `json:"first_ns"`  // first matched packet sent, sender clock
 	// The plateau: the longest stretch the occupancy stayed within one
 	// packet of its peak, and its level there.
 	PlateauStartNs int64            `json:"plateau_start_ns"` // sender clock
@@ -118,7 +121,9 @@ func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*Buf
 	rep := &BufferReport{Receiver: receiverPath}
 	for i, path := range senderPaths {
 		bs := BufferSender{File: path}
+		var sendStep tsStep
 		err := eachData(path, opts.OnDecodeError, func(f *decode.Frame) error {
+			sendStep.add(f.TsNs)
 			k := f.FlowKey()
 			fs := flows[k]
 			if fs == nil {
@@ -135,6 +140,7 @@ func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*Buf
 		if err != nil {
 			return nil, err
 		}
+		bs.TimestampStepNs = sendStep.value()
 		rep.Senders = append(rep.Senders, bs)
 	}
 	matched := make([][]matchedPkt, len(senderPaths))
@@ -182,7 +188,13 @@ func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*Buf
 		if len(m) == 0 {
 			continue
 		}
-		bs.estimate(m, opts.MaxPoints, nsPerByte, holdPackets)
+		// A timestamp rounded down to a step of S (ibdump's microseconds)
+		// stands for a moment S/2 later on average: centre both ends.
+		for j := range m {
+			m[j].sendNs += bs.TimestampStepNs / 2
+			m[j].recvNs += rep.TimestampStepNs / 2
+		}
+		bs.estimate(m, opts.MaxPoints, nsPerByte, holdPackets, max(bs.TimestampStepNs, rep.TimestampStepNs))
 		if pktNs := float64(bs.PacketBytes) * nsPerByte; opts.NsPerByte <= 0 && float64(4*rep.TimestampStepNs) > pktNs {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: timestamps in steps of %s against packets of about %s: the link's byte time inferred from them is rough; give the rate",
 				bs.File, FormatNs(rep.TimestampStepNs), FormatNs(int64(pktNs))))
@@ -228,7 +240,12 @@ func eachData(path string, onErr func(*decode.DecodeError), fn func(f *decode.Fr
 	}
 }
 
-func (bs *BufferSender) estimate(m []matchedPkt, maxPoints int, nsPerByte, holdPackets float64) {
+// estimate finds the offset, the plateau and the buffer. The timestamps
+// are centred in their steps; stepNs is the coarser capture's step. Of many
+// uncongested packets, rounding makes the shortest latency seen half a
+// step shorter than the true one (the receiver's stamp rounded most, or the
+// sender's least), so the offset adds that half step back.
+func (bs *BufferSender) estimate(m []matchedPkt, maxPoints int, nsPerByte, holdPackets float64, stepNs int64) {
 	bs.OffsetNs = math.MaxInt64
 	bs.FirstNs = m[0].sendNs
 	sizes := map[int32]int{}
@@ -236,6 +253,7 @@ func (bs *BufferSender) estimate(m []matchedPkt, maxPoints int, nsPerByte, holdP
 		bs.OffsetNs = min(bs.OffsetNs, p.recvNs-p.sendNs)
 		sizes[p.bytes]++
 	}
+	bs.OffsetNs += stepNs / 2
 	for b, n := range sizes {
 		if n > sizes[int32(bs.PacketBytes)] || n == sizes[int32(bs.PacketBytes)] && int(b) > bs.PacketBytes {
 			bs.PacketBytes = int(b)
@@ -261,8 +279,13 @@ func (bs *BufferSender) estimate(m []matchedPkt, maxPoints int, nsPerByte, holdP
 		bs.PeakBlocks = max(bs.PeakBlocks, level)
 	}
 	// The plateau: the longest stretch where the occupancy stays within one
-	// packet of the peak.
-	floor := bs.PeakBlocks - bs.PacketBlocks
+	// packet of the peak, and within what rounded timestamps can add: one
+	// packet more per packet time in a step.
+	noise := 0
+	if pktNs := float64(bs.PacketBytes) * nsPerByte; stepNs > 1 && pktNs > 0 {
+		noise = int(math.Ceil(float64(stepNs) / pktNs))
+	}
+	floor := bs.PeakBlocks - bs.PacketBlocks*(1+noise)
 	var bestStart, bestEnd, runStart int64
 	in := false
 	level = 0
