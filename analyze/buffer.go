@@ -15,7 +15,8 @@ import (
 // counting packets during a congestion episode. Each data packet a sender
 // capture shows is matched by flow and PSN to the receiver capture; after
 // removing the clock offset (the smallest receive-minus-send time of the
-// sender's packets, which also absorbs the uncongested latency), the time a
+// sender's packets, which also absorbs the uncongested latency; with
+// timestamps rounded to a step, half the coarser step more), the time a
 // packet spends beyond that is time it waited in a buffer. Occupancy(t) =
 // blocks injected − blocks delivered is then what waits at t, and under
 // congestion it rises to a plateau: the buffer is full and the sender may
