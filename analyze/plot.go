@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -85,6 +86,7 @@ func PlotHistograms(path, title string, series []HistSeries, logY bool) error {
 		}
 		l.Width = vg.Points(1.2)
 	}
+	legendRoom(p, len(series), logY)
 	return savePlot(p, path)
 }
 
@@ -107,7 +109,21 @@ func PlotLines(path, title, yLabel string, series []TimeSeries) error {
 			return err
 		}
 	}
+	legendRoom(p, len(series), false)
 	return savePlot(p, path)
+}
+
+// legendRoom raises the top of the y axis so that the legend (top right, n
+// rows) sits above the lines instead of over them: each row takes about
+// 5% of the plot's height.
+func legendRoom(p *plot.Plot, n int, logY bool) {
+	free := 1 - min(0.03+0.05*float64(n), 0.6)
+	switch {
+	case logY && p.Y.Min > 0 && p.Y.Max > p.Y.Min:
+		p.Y.Max = p.Y.Min * math.Pow(p.Y.Max/p.Y.Min, 1/free)
+	case !logY && p.Y.Max > p.Y.Min:
+		p.Y.Max = p.Y.Min + (p.Y.Max-p.Y.Min)/free
+	}
 }
 
 // addLine adds series i's line, in its own color and dashes, to p and its
