@@ -27,9 +27,10 @@ func init() {
 		Long: `decode reads pcap or pcapng captures (Ethernet, ERF, LINKTYPE_INFINIBAND,
 Linux SLL/SLL2) and prints each InfiniBand or RoCE frame: time, addresses,
 transport, opcode, QP, PSN, lengths and CRC status. Frames that are not IB or
-RoCE are counted and skipped. A frame cut by the snap length has its headers
-decoded but its CRCs left unchecked; it is named on stderr. The exit code is
-non-zero when any file or frame could not be decoded or a frame was cut.`,
+RoCE are counted and skipped. A frame cut by the snap length (ibcap -s) has
+its headers decoded and its CRCs left unchecked; stderr says how many frames
+were cut and names the first. The exit code is non-zero when any file or frame
+could not be decoded (a frame cut inside its headers is one).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runDecode(cmd.OutOrStdout(), args, o) },
 	}
@@ -43,6 +44,11 @@ non-zero when any file or frame could not be decoded or a frame was cut.`,
 // decodeTally counts what one file held.
 type decodeTally struct {
 	frames, decoded, skipped, errors, cut, icrcBad, vcrcBad int
+	// cutHeaders counts the cut frames that lost part of their headers (no
+	// whole BTH): those are failures, not just unchecked CRCs.
+	cutHeaders int
+	// firstCut names the first frame cut by the snap length, for the warning.
+	firstCut string
 }
 
 func (t decodeTally) String() string {
@@ -50,9 +56,8 @@ func (t decodeTally) String() string {
 		t.frames, t.decoded, t.skipped, t.errors, t.cut, t.icrcBad, t.vcrcBad)
 }
 
-// maxWarnings bounds the per-file messages on stderr of each kind (frames
-// that could not be decoded, frames cut by the snap length); the counts are
-// always reported.
+// maxWarnings bounds the per-file messages on stderr about frames that could
+// not be decoded; the count is always reported.
 const maxWarnings = 20
 
 func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
@@ -65,8 +70,16 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 			failed = true
 			warnf("%v", err)
 		}
-		if t.errors > 0 || t.cut > 0 {
+		if t.errors > 0 || t.cutHeaders > 0 {
 			failed = true
+		}
+		// A snap length is chosen on purpose (headers only, at high rates), so
+		// frames cut after their headers are reported, not failed.
+		if t.cut > 0 {
+			warnf("%s: %d frames cut by the snap length, CRCs not checked; the first is %s", path, t.cut, t.firstCut)
+		}
+		if t.cutHeaders > 0 {
+			warnf("%s: %d frames cut inside their IB headers (no whole BTH): the snap length is too short for them", path, t.cutHeaders)
 		}
 		switch {
 		case o.summary && o.json:
@@ -133,11 +146,11 @@ func decodeFile(w *bufio.Writer, path string, o decodeOpts) (decodeTally, error)
 		}
 		if f.Truncated() {
 			t.cut++
-			if t.cut <= maxWarnings {
-				warnf("%s: frame %d (record at byte offset %d): %d of its %d bytes captured (snap length): decoded up to the cut, CRCs not checked",
-					path, f.Number, f.Offset, f.CapLen, f.WireLen)
-			} else if t.cut == maxWarnings+1 {
-				warnf("%s: more frames cut by the snap length; counting them without messages", path)
+			if f.Has&decode.HasBTH == 0 && f.Transport != decode.TransportLink {
+				t.cutHeaders++
+			}
+			if t.cut == 1 {
+				t.firstCut = fmt.Sprintf("frame %d (record at byte offset %d, %d of %d bytes captured)", f.Number, f.Offset, f.CapLen, f.WireLen)
 			}
 		}
 		if f.Has&decode.CRCsCheck != 0 {
