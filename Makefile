@@ -16,6 +16,8 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 NEEDS := tshark:tshark tcpreplay:tcpreplay tcpdump:tcpdump ip:iproute2 gcc:gcc \
 	/usr/include/infiniband/verbs.h:libibverbs-dev node:nodejs npm:npm /usr/bin/time:time
 FUZZTIME ?= 4s
+# Generators under testdata/, which ./... leaves out.
+TESTDATA_CMDS := ./testdata/gen ./correlate/testdata/benchtel
 
 .PHONY: all build deps test lint unit fuzz-smoke bench demo clean
 
@@ -46,9 +48,9 @@ test: deps lint unit fuzz-smoke
 lint:
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt needed: $$bad"; exit 1; fi
 	$(GO) mod tidy -diff
-	$(GO) vet ./...
-	$(GO) run $(STATICCHECK) ./...
-	CGO_ENABLED=0 $(GO) build ./...
+	$(GO) vet ./... $(TESTDATA_CMDS)
+	$(GO) run $(STATICCHECK) ./... $(TESTDATA_CMDS)
+	CGO_ENABLED=0 $(GO) build ./... $(TESTDATA_CMDS)
 
 unit:
 	$(GO) test -count=1 -timeout 12m ./...
