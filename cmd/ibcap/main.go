@@ -190,12 +190,10 @@ func run(parent context.Context, f *flags) error {
 	}
 	if !f.quiet {
 		fmt.Fprint(os.Stderr, rep.String())
-		if files := w.Files(); len(files) > 1 {
-			kept := ""
-			if f.maxFiles > 0 && len(files) > f.maxFiles {
-				kept = fmt.Sprintf(", the last %d kept", f.maxFiles)
-			}
-			fmt.Fprintf(os.Stderr, "%d files%s: %s ... %s\n", len(files), kept, files[0], files[len(files)-1])
+		if files := w.Files(); f.maxFiles > 0 && len(files) > f.maxFiles {
+			fmt.Fprintf(os.Stderr, "%d files, the last %d kept (-W): the newest is %s\n", len(files), f.maxFiles, files[len(files)-1])
+		} else if len(files) > 1 {
+			fmt.Fprintf(os.Stderr, "%d files: %s ... %s\n", len(files), files[0], files[len(files)-1])
 		}
 	}
 	return errors.Join(runErr, closeErr, stopTelemetry())
