@@ -26,8 +26,9 @@ type IPDConfig struct {
 }
 
 // IPDStats are one group's IPD figures, integer ns. Percentiles come from a
-// Sketch (exact below 128 ns and for values on the clock's unit; otherwise
-// within 0.78%); count, min, max, mean and stddev are exact.
+// Sketch (exact below 128 ns, for values on the clock's unit and where the
+// values near the percentile are all equal; otherwise within 0.78%); count,
+// min, max, mean and stddev are exact.
 type IPDStats struct {
 	Count  uint64 `json:"count"`
 	Min    int64  `json:"min"`

@@ -11,23 +11,20 @@ import (
 //
 // Quantile error bound: values below 128 are counted exactly; above, each
 // power of two is split into 64 buckets, so a bucket spans at most 1/64 of
-// its lower edge and the reported value (the bucket's middle, clamped to the
-// observed min and max) is within 1/128 (0.78%) of a true value of that rank.
-// When every value is a multiple of a power of ten (timestamps in whole
-// microseconds) and a bucket is no wider than that unit, the reported value
-// is the one multiple in the bucket: exact.
-// Memory: 8 bytes per bucket between the smallest and the largest value
-// seen: 512 bytes per power of two the values span (4 KiB for IPDs from
-// 1 us to 256 us), 30 KiB at most.
+// its lower edge. Each bucket keeps the smallest and largest value it
+// received, and the reported value is the bucket's middle clamped to them:
+// within 1/128 (0.78%) of a true value of that rank, and exact whenever the
+// bucket's values are all equal (back-to-back packets of one size give one
+// IPD; timestamps in whole microseconds put at most one value in each
+// bucket below 65.536 us).
+// Memory: 24 bytes per bucket between the smallest and the largest value
+// seen: 1.5 KiB per power of two the values span (12 KiB for IPDs from 1 us
+// to 256 us), 90 KiB at most.
 type Sketch struct {
 	pos, neg bucketCounts // bucket counts of v >= 0 and of -v for v < 0
 	n        uint64
 	min, max int64
 	mean, m2 float64 // Welford's running mean and sum of squared deviations
-	// unitNs is the largest power of ten dividing every value: values
-	// from a clock that ticks in whole microseconds are reported as whole
-	// microseconds, so quantiles of such data are exact.
-	unitNs int64
 }
 
 const (
@@ -56,12 +53,6 @@ func sketchBucket(i int) (lo, width uint64) {
 
 // Add records one value.
 func (s *Sketch) Add(v int64) {
-	if s.n == 0 {
-		s.unitNs = 1_000_000_000
-	}
-	for v%s.unitNs != 0 {
-		s.unitNs /= 10
-	}
 	if s.n == 0 || v < s.min {
 		s.min = v
 	}
@@ -73,9 +64,9 @@ func (s *Sketch) Add(v int64) {
 	s.mean += d / float64(s.n)
 	s.m2 += d * (float64(v) - s.mean)
 	if v >= 0 {
-		s.pos.add(sketchIndex(uint64(v)), 1)
+		s.pos.add(sketchIndex(uint64(v)), 1, v, v)
 	} else {
-		s.neg.add(sketchIndex(uint64(-v)), 1)
+		s.neg.add(sketchIndex(uint64(-v)), 1, -v, -v)
 	}
 }
 
@@ -84,25 +75,48 @@ func (s *Sketch) Add(v int64) {
 type bucketCounts struct {
 	base int
 	c    []uint64
+	// lo[j] and hi[j] are the smallest and largest value (magnitude)
+	// bucket base+j received.
+	lo, hi []int64
 }
 
-// add adds n to bucket i, widening the covered range as needed.
-func (b *bucketCounts) add(i int, n uint64) {
+// add adds n values from vlo to vhi (magnitudes) to bucket i, widening the
+// covered range as needed.
+func (b *bucketCounts) add(i int, n uint64, vlo, vhi int64) {
 	switch {
 	case len(b.c) == 0:
 		b.base = i
 		b.c = append(b.c[:0], 0)
+		b.lo = append(b.lo[:0], 0)
+		b.hi = append(b.hi[:0], 0)
 	case i < b.base:
 		// Grow downwards with room to spare, as append does upwards.
 		grow := max(b.base-i, len(b.c)/2)
 		grow = min(grow, b.base)
-		c := make([]uint64, grow+len(b.c), grow+cap(b.c))
-		copy(c[grow:], b.c)
-		b.c, b.base = c, b.base-grow
+		b.c = growDown(b.c, grow)
+		b.lo = growDown(b.lo, grow)
+		b.hi = growDown(b.hi, grow)
+		b.base -= grow
 	case i >= b.base+len(b.c):
-		b.c = append(b.c, make([]uint64, i+1-b.base-len(b.c))...)
+		more := i + 1 - b.base - len(b.c)
+		b.c = append(b.c, make([]uint64, more)...)
+		b.lo = append(b.lo, make([]int64, more)...)
+		b.hi = append(b.hi, make([]int64, more)...)
 	}
-	b.c[i-b.base] += n
+	j := i - b.base
+	if b.c[j] == 0 {
+		b.lo[j], b.hi[j] = vlo, vhi
+	} else {
+		b.lo[j], b.hi[j] = min(b.lo[j], vlo), max(b.hi[j], vhi)
+	}
+	b.c[j] += n
+}
+
+// growDown returns x with grow zero elements in front.
+func growDown[T uint64 | int64](x []T, grow int) []T {
+	out := make([]T, grow+len(x), grow+cap(x))
+	copy(out[grow:], x)
+	return out
 }
 
 // Count returns how many values were added.
@@ -137,36 +151,23 @@ func (s *Sketch) Quantile(q float64) int64 {
 	var seen uint64
 	for j := len(s.neg.c) - 1; j >= 0; j-- {
 		if seen += s.neg.c[j]; seen >= rank {
-			return -s.rep(s.neg.base+j, true)
+			return -s.rep(&s.neg, j)
 		}
 	}
 	for j, c := range s.pos.c {
 		if seen += c; seen >= rank {
-			return s.rep(s.pos.base+j, false)
+			return s.rep(&s.pos, j)
 		}
 	}
 	return s.max
 }
 
-// rep returns the value bucket i stands for: its middle, moved onto the
-// data's unit when the bucket holds a multiple of it, clamped to min..max.
-// neg selects the negative buckets; the result is then the magnitude.
-func (s *Sketch) rep(i int, neg bool) int64 {
-	lo, w := sketchBucket(i)
-	v := int64(lo + (w-1)/2)
-	// A bucket no wider than the unit holds at most one multiple of it:
-	// that is the value. Wider buckets keep their middle (the stated bound).
-	if u := s.unitNs; u > 1 && int64(w) <= u {
-		if m := v / u * u; m >= int64(lo) {
-			v = m
-		} else if m += u; m < int64(lo+w) {
-			v = m
-		}
-	}
-	if neg {
-		return min(max(v, -s.max), -s.min)
-	}
-	return min(max(v, s.min), s.max)
+// rep returns the value bucket j of b stands for: its middle, clamped to
+// the smallest and largest value the bucket received (a magnitude for the
+// negative buckets).
+func (s *Sketch) rep(b *bucketCounts, j int) int64 {
+	lo, w := sketchBucket(b.base + j)
+	return min(max(int64(lo+(w-1)/2), b.lo[j]), b.hi[j])
 }
 
 // Merge adds every value of o to s.
@@ -175,7 +176,7 @@ func (s *Sketch) Merge(o *Sketch) {
 		return
 	}
 	if s.n == 0 {
-		s.min, s.max, s.unitNs = o.min, o.max, o.unitNs
+		s.min, s.max = o.min, o.max
 	} else {
 		s.min, s.max = min(s.min, o.min), max(s.max, o.max)
 	}
@@ -184,9 +185,6 @@ func (s *Sketch) Merge(o *Sketch) {
 	s.m2 += o.m2 + d*d*float64(s.n)*float64(o.n)/n
 	s.mean += d * float64(o.n) / n
 	s.n += o.n
-	for s.unitNs > o.unitNs {
-		s.unitNs /= 10
-	}
 	s.pos.merge(&o.pos)
 	s.neg.merge(&o.neg)
 }
@@ -194,7 +192,7 @@ func (s *Sketch) Merge(o *Sketch) {
 func (b *bucketCounts) merge(o *bucketCounts) {
 	for j, c := range o.c {
 		if c > 0 {
-			b.add(o.base+j, c)
+			b.add(o.base+j, c, o.lo[j], o.hi[j])
 		}
 	}
 }
@@ -204,12 +202,12 @@ func (b *bucketCounts) merge(o *bucketCounts) {
 func (s *Sketch) buckets(fn func(v int64, count uint64)) {
 	for j := len(s.neg.c) - 1; j >= 0; j-- {
 		if c := s.neg.c[j]; c > 0 {
-			fn(-s.rep(s.neg.base+j, true), c)
+			fn(-s.rep(&s.neg, j), c)
 		}
 	}
 	for j, c := range s.pos.c {
 		if c > 0 {
-			fn(s.rep(s.pos.base+j, false), c)
+			fn(s.rep(&s.pos, j), c)
 		}
 	}
 }

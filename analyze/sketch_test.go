@@ -76,3 +76,42 @@ func TestSketchExactOnUnit(t *testing.T) {
 		}
 	}
 }
+
+// A bucket whose values are all equal reports that value: back-to-back
+// packets at 2074 ns and at twice that come out exact, also merged and
+// negative; a bucket of two values reports its middle, or the nearest value
+// it received when the middle lies outside them.
+func TestSketchExactOneValueBuckets(t *testing.T) {
+	var s, neg, mixed Sketch
+	for i := range 1000 {
+		v := int64(2074)
+		if i%3 == 0 {
+			v = 4148
+		}
+		s.Add(v)
+		neg.Add(-v)
+		mixed.Add(4100 + int64(i%2)*50) // 4100 and 4150 share a 64-ns bucket
+	}
+	if p50, p90 := s.Quantile(0.5), s.Quantile(0.9); p50 != 2074 || p90 != 4148 {
+		t.Errorf("p50 %d p90 %d, want 2074 4148", p50, p90)
+	}
+	if p10, p90 := neg.Quantile(0.1), neg.Quantile(0.9); p10 != -4148 || p90 != -2074 {
+		t.Errorf("negative p10 %d p90 %d, want -4148 -2074", p10, p90)
+	}
+	var m Sketch
+	m.Merge(&s)
+	m.Merge(&s)
+	if m.Quantile(0.9) != 4148 {
+		t.Errorf("merged p90 %d, want 4148", m.Quantile(0.9))
+	}
+	if got := mixed.Quantile(0.5); got != 4127 {
+		t.Errorf("bucket [4096, 4160) of 4100 and 4150: p50 %d, want its middle 4127", got)
+	}
+	var high Sketch
+	for i := range 1000 {
+		high.Add(4148 + int64(i%3/2)*7) // 4148 twice as often as 4155
+	}
+	if got := high.Quantile(0.5); got != 4148 {
+		t.Errorf("bucket [4096, 4160) of 4148 and 4155: p50 %d, want 4148 (the middle, 4127, clamped)", got)
+	}
+}

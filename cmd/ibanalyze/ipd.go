@@ -45,7 +45,8 @@ Several files are read as one capture in timestamp order (rotated pieces);
 timestamps out of order are sorted back within a window and reported.
 The capture's timestamp resolution is detected and bins finer than it are
 refused. Percentiles come from a log-linear sketch in bounded memory: exact
-below 128 ns (and below 65 us for microsecond stamps), otherwise within
+below 128 ns, below 65 us for microsecond stamps, and wherever the IPDs
+near a percentile are all equal (back-to-back packets), otherwise within
 0.78%; count, min, max, mean and stddev are exact.
 
 With --compare A B, two captures of the same traffic (sender and receiver
