@@ -13,16 +13,23 @@ import (
 	"github.com/ibscope/ibscope/decode"
 )
 
-// A write error leaves a file that ends on its last whole record, and the
-// error says so. The file system is a real tmpfs too small for the capture.
-func TestWriterDiskFull(t *testing.T) {
+// smallTmpfs mounts a 64 kB tmpfs, a real file system that fills up, for the
+// test's life and returns where.
+func smallTmpfs(t *testing.T) string {
+	t.Helper()
 	requireRoot(t)
 	dir := t.TempDir()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
 		t.Skipf("cannot mount a tmpfs: %v", err)
 	}
 	t.Cleanup(func() { syscall.Unmount(dir, 0) })
-	path := filepath.Join(dir, "full.pcap")
+	return dir
+}
+
+// A write error leaves a file that ends on its last whole record, and the
+// error says so. The file system is a real tmpfs too small for the capture.
+func TestWriterDiskFull(t *testing.T) {
+	path := filepath.Join(smallTmpfs(t), "full.pcap")
 	w, err := NewWriter(WriterConfig{Path: path, LinkType: decode.LinkTypeEthernet})
 	if err != nil {
 		t.Fatal(err)
@@ -61,13 +68,7 @@ func TestWriterDiskFull(t *testing.T) {
 // that fit, whole, and Run's report counts the rest as not written: what it
 // says was written is what the file holds.
 func TestRunDiskFull(t *testing.T) {
-	requireRoot(t)
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
-	path := filepath.Join(dir, "full.pcap")
+	path := filepath.Join(smallTmpfs(t), "full.pcap")
 	w, err := NewWriter(WriterConfig{Path: path, LinkType: decode.LinkTypeEthernet})
 	if err != nil {
 		t.Fatal(err)
