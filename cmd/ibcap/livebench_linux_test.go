@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -125,54 +122,6 @@ func cpuNs(ps *os.ProcessState) (total, user int64) {
 }
 
 func perPkt(ns int64, pkts int) float64 { return float64(ns) / float64(max(1, pkts)) }
-
-// startBoth starts ibcap and tcpdump side by side on vcap, alike: snap
-// length 128, RoCE frames only, writing ibcap.pcap and tcpdump.pcap in dir.
-func startBoth(t *testing.T, ns *testnetns.NS, dir string) (*ibcapProc, *exec.Cmd) {
-	t.Helper()
-	ib := startIbcap(t, ns, nil, "-i", "vcap", "-s", "128", "-w", filepath.Join(dir, "ibcap.pcap"))
-	td := startTcpdump(t, ns, "-i", "vcap", "-s", "128", "-n", "-Z", "root", "-w", filepath.Join(dir, "tcpdump.pcap"),
-		"udp dst port 4791 or ether proto 0x8915")
-	return ib, td
-}
-
-// startTcpdump starts tcpdump in the namespace and waits until it listens.
-func startTcpdump(t *testing.T, ns *testnetns.NS, args ...string) *exec.Cmd {
-	t.Helper()
-	cmd := ns.Command("tcpdump", args...)
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		var all strings.Builder
-		sent := false
-		for sc.Scan() {
-			all.WriteString(sc.Text() + "\n")
-			if !sent && strings.Contains(sc.Text(), "listening on") {
-				ready <- ""
-				sent = true
-			}
-		}
-		if !sent {
-			ready <- all.String()
-		}
-	}()
-	go func() { cmd.Wait(); pw.Close() }()
-	select {
-	case msg := <-ready:
-		if msg != "" {
-			t.Fatalf("tcpdump did not start: %s", msg)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("tcpdump did not start listening")
-	}
-	return cmd
-}
 
 // idleCPU runs each capture for 1.5 s without traffic and returns its CPU time.
 func idleCPU(t *testing.T, ns *testnetns.NS) (ibcap, tcpdump int64) {
