@@ -41,7 +41,7 @@ func readTelemetry(paths []string, opts *telemetry.Options) ([]*inSeries, []stri
 	for _, p := range paths {
 		ss, err := telemetry.ReadFile(p, opts)
 		if err != nil {
-			return nil, nil, fmt.Errorf("read telemetry: %w", err)
+			return nil, nil, err // "telemetry: FILE:LINE: ...", context enough
 		}
 		n := 0
 		for _, s := range ss {
