@@ -70,21 +70,23 @@ type BufferSender struct {
 	FirstNs         int64 `json:"first_ns"`  // first matched packet sent, sender clock
 	// The plateau: the longest stretch the occupancy stayed within one
 	// packet of its peak, and its level there.
-	PlateauStartNs int64            `json:"plateau_start_ns"` // sender clock
-	PlateauEndNs   int64            `json:"plateau_end_ns"`
-	PlateauBlocks  int              `json:"plateau_blocks"` // occupancy level over the plateau (time-weighted upper quartile)
-	PeakBlocks     int              `json:"peak_blocks"`
-	PacketBlocks   int              `json:"packet_blocks"`   // blocks of the typical (most common) packet
-	PacketBytes    int              `json:"packet_bytes"`    // its size, LRH through VCRC
-	DrainNs        int64            `json:"drain_ns"`        // median spacing of this sender's packets at the receiver during the plateau
-	HeldPackets    float64          `json:"held_packets"`    // packets the switch holds unseen by the occupancy (2w/D)
-	BufferPackets  int              `json:"buffer_packets"`  // K: whole packets the buffer holds
-	EstimateBlocks int              `json:"estimate_blocks"` // (K + 1/2) packets, in 64-byte blocks
-	EstimateBytes  int              `json:"estimate_bytes"`  // the same in bytes
-	LowBytes       int              `json:"low_bytes"`       // the buffer lies in [LowBytes, HighBytes): K and K+1 packets
-	HighBytes      int              `json:"high_bytes"`
-	Congested      bool             `json:"congested"` // a plateau with queueing was found
-	Series         []OccupancyPoint `json:"series,omitempty"`
+	PlateauStartNs int64   `json:"plateau_start_ns"` // sender clock
+	PlateauEndNs   int64   `json:"plateau_end_ns"`
+	PlateauBlocks  int     `json:"plateau_blocks"` // occupancy level over the plateau (time-weighted upper quartile)
+	PeakBlocks     int     `json:"peak_blocks"`
+	PacketBlocks   int     `json:"packet_blocks"`   // blocks of the typical (most common) packet
+	PacketBytes    int     `json:"packet_bytes"`    // its size, LRH through VCRC
+	DrainNs        int64   `json:"drain_ns"`        // median spacing of this sender's packets at the receiver during the plateau
+	HeldPackets    float64 `json:"held_packets"`    // packets the switch holds unseen by the occupancy (2w/D)
+	BufferPackets  int     `json:"buffer_packets"`  // K: whole packets the buffer holds
+	EstimateBlocks int     `json:"estimate_blocks"` // (K + 1/2) packets, in 64-byte blocks
+	EstimateBytes  int     `json:"estimate_bytes"`  // the same in bytes
+	LowBytes       int     `json:"low_bytes"`       // the buffer lies in [LowBytes, HighBytes): K and K+1 packets
+	HighBytes      int     `json:"high_bytes"`
+	Congested      bool    `json:"congested"` // a plateau with queueing was found
+	// Why there is no estimate when Congested is false.
+	NoEstimate string           `json:"no_estimate,omitempty"`
+	Series     []OccupancyPoint `json:"series,omitempty"`
 }
 
 // OccupancyPoint is the occupancy at one moment, sender clock.
@@ -241,6 +243,10 @@ func eachData(path string, onErr func(*decode.DecodeError), fn func(f *decode.Fr
 	}
 }
 
+// minPlateauDrains is how many drain periods the occupancy must stay at its
+// plateau for the plateau to count as a full buffer.
+const minPlateauDrains = 8
+
 // estimate finds the offset, the plateau and the buffer. The timestamps
 // are centred in their steps; stepNs is the coarser capture's step. Of many
 // uncongested packets, rounding makes the shortest latency seen half a
@@ -351,7 +357,16 @@ func (bs *BufferSender) estimate(m []matchedPkt, maxPoints int, nsPerByte, holdP
 		bs.DrainNs = gaps[len(gaps)/2]
 	}
 	if bs.DrainNs <= 0 || 2*bs.PlateauBlocks < bs.PacketBlocks {
-		return // no queue built up: nothing to estimate from
+		bs.NoEstimate = "no queue built up: the receiver took this sender's packets as fast as they came, so there is no plateau to read a buffer from"
+		return
+	}
+	// A full buffer stays full while packets drain through it; a "plateau"
+	// shorter than a few drain periods is a blip (or captures that are not of
+	// the same traffic), not a buffer.
+	if bestEnd-bestStart < minPlateauDrains*bs.DrainNs {
+		bs.NoEstimate = fmt.Sprintf("the occupancy stayed at its peak for only %s, under %d drain periods of %s: no sustained queue to read a buffer from (are the captures of the same traffic?)",
+			FormatNs(bestEnd-bestStart), minPlateauDrains, FormatNs(bs.DrainNs))
+		return
 	}
 	bs.Congested = true
 	wireNs := float64(bs.PacketBytes) * nsPerByte

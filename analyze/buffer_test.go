@@ -31,3 +31,28 @@ func TestBufferWithoutCongestion(t *testing.T) {
 		t.Errorf("unrelated captures: error %v, want one saying nothing matched", err)
 	}
 }
+
+// TestBufferCapturesOfDifferentRuns: a sender capture paired with a receiver
+// capture of another run (same QPs and PSNs, other timing) shows a peak that
+// lasts a few microseconds. That is no buffer: the report refuses to estimate
+// and says why, instead of reading megabytes off the blip.
+func TestBufferCapturesOfDifferentRuns(t *testing.T) {
+	run := func(rate string) string {
+		dir := t.TempDir()
+		s := sim.Incast(sim.IncastConfig{Rate: rate, Lanes: 4, MTUBytes: 2048, VLBufferBytes: 32 << 10, TickNs: 16,
+			Senders: 2, BytesPerSender: 4 << 20, StaggerNs: 300_000, SamplePeriodNs: 100_000})
+		if _, err := sim.Run(s, dir); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	qdr, sdr := run("QDR"), run("SDR")
+	rep, err := analyze.Buffer([]string{filepath.Join(qdr, "s1.pcap")}, filepath.Join(sdr, "r.pcap"), analyze.BufferOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bs := rep.Senders[0]; bs.Congested || bs.EstimateBytes != 0 || !strings.Contains(bs.NoEstimate, "no sustained queue") {
+		t.Errorf("captures of different runs: congested %v, estimate %d bytes, reason %q; want no estimate, and why",
+			bs.Congested, bs.EstimateBytes, bs.NoEstimate)
+	}
+}

@@ -77,7 +77,7 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 	for _, s := range rep.Senders {
 		fmt.Fprintf(w, "\nsender %s: %d flows, %d data packets, %d matched; offset %s\n", s.File, s.Flows, s.Packets, s.Matched, analyze.FormatNs(s.OffsetNs))
 		if !s.Congested {
-			fmt.Fprintln(w, "  no queue built up: the receiver took this sender's packets as fast as they came, so there is no plateau to read a buffer from")
+			fmt.Fprintln(w, "  "+s.NoEstimate)
 			continue
 		}
 		fmt.Fprintf(w, "  plateau          %s to %s after its first packet (%s long) at %d blocks = %.2f packets of %d bytes\n",
