@@ -15,11 +15,13 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # already there (whatever installed it) is not reinstalled.
 NEEDS := tshark:tshark tcpreplay:tcpreplay tcpdump:tcpdump ip:iproute2 gcc:gcc \
 	/usr/include/infiniband/verbs.h:libibverbs-dev node:nodejs npm:npm /usr/bin/time:time
+# The demo's live capture replays traffic through a veth pair: as root it installs these.
+DEMO_NEEDS := tcpreplay:tcpreplay ip:iproute2
 FUZZTIME ?= 4s
 # Generators under testdata/, which ./... leaves out.
 TESTDATA_CMDS := ./testdata/gen ./correlate/testdata/benchtel
 
-.PHONY: all build deps test lint unit fuzz-smoke bench demo clean
+.PHONY: all build deps demo-deps test lint unit fuzz-smoke bench demo clean
 
 all: build
 
@@ -27,15 +29,20 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-# deps installs only what is missing, so it is cheap on a machine that has everything.
-deps:
-	@missing=""; for n in $(NEEDS); do c=$${n%%:*}; p=$${n#*:}; \
+# install_missing installs, with apt-get, the packages of those command:package pairs whose
+# command (or file) is missing; cheap on a machine that has everything.
+define install_missing
+	@missing=""; for n in $(1); do c=$${n%%:*}; p=$${n#*:}; \
 	  if [ "$${c:0:1}" = / ]; then [ -e "$$c" ]; else command -v "$$c" >/dev/null; fi || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(NEEDS))
 	$(GO) mod download
 	@# npm install, not npm ci: the lock holds only the platform packages the registry here serves
 	@# (DuckDB's linux-x64 binding, not darwin/win32), and npm ci refuses a lock without all of them.
@@ -63,7 +70,14 @@ bench: deps build
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 	@for s in bench/*.sh; do [ -f "$$s" ] && { echo "== $$s"; bash "$$s" || exit 1; }; done; true
 
-demo: build
+# demo-deps installs what the live capture needs when it can (as root); otherwise the demo
+# says why it skips that part and uses the bundled capture.
+demo-deps:
+ifeq ($(shell id -u),0)
+	$(call install_missing,$(DEMO_NEEDS))
+endif
+
+demo: demo-deps build
 	@bash scripts/demo.sh
 
 clean:
