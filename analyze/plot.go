@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -54,7 +55,8 @@ func PlotHistograms(path, title string, series []HistSeries, logY bool) error {
 	}
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "inter-packet delay (us)"
+	p.X.Label.Text = "inter-packet delay"
+	p.X.Tick.Marker = timeTicks{unit: 1e-6}
 	p.Y.Label.Text = "occurrences"
 	if logY {
 		p.Y.Scale = plot.LogScale{}
@@ -63,6 +65,7 @@ func PlotHistograms(path, title string, series []HistSeries, logY bool) error {
 	}
 	logX := len(series) > 0 && series[0].Hist.Mode == ModeExp
 	if logX {
+		p.X.Label.Text = "inter-packet delay (us)"
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
@@ -98,7 +101,8 @@ func PlotLines(path, title, yLabel string, series []TimeSeries) error {
 	}
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "time since the first packet (s)"
+	p.X.Label.Text = "time since the first packet"
+	p.X.Tick.Marker = timeTicks{unit: 1}
 	p.Y.Label.Text = yLabel
 	for i, s := range series {
 		pts := make(plotter.XYs, len(s.XS))
@@ -111,6 +115,70 @@ func PlotLines(path, title, yLabel string, series []TimeSeries) error {
 	}
 	legendRoom(p, len(series), false)
 	return savePlot(p, path)
+}
+
+// maxTimeTicks is the most labelled ticks a time axis gets.
+const maxTimeTicks = 10
+
+// timeTicks marks a linear time axis whose values are in units of unit
+// seconds (1: seconds, 1e-6: microseconds) at round steps (1, 2 or 5 times
+// a power of ten) chosen from the span, 5 to 11 labelled ticks, each label
+// with the unit the axis's largest value reads best in: "0", "50ms",
+// "100ms".
+type timeTicks struct{ unit float64 }
+
+func (t timeTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) || !(t.unit > 0) {
+		return nil // plot.Axis widens an empty range before asking
+	}
+	step := niceStep((hi - lo) / maxTimeTicks)
+	mant := step / math.Pow(10, math.Floor(math.Log10(step)+1e-9))
+	minor := step / 5
+	if math.Round(mant) == 2 {
+		minor = step / 4
+	}
+	sec := t.unit * math.Max(math.Abs(lo), math.Abs(hi))
+	name, per := "ns", 1e-9
+	for _, u := range []struct {
+		name string
+		sec  float64
+	}{{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}} {
+		if sec >= u.sec {
+			name, per = u.name, u.sec
+			break
+		}
+	}
+	decimals := max(0, int(math.Ceil(-math.Log10(step*t.unit/per)-1e-9)))
+	first, last := math.Ceil(lo/minor-1e-9), math.Floor(hi/minor+1e-9)
+	if !(last-first < 100) {
+		// The span is below float64's resolution at this offset.
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	var ticks []plot.Tick
+	for k := 0.0; k <= last-first; k++ {
+		v := (first + k) * minor
+		tk := plot.Tick{Value: v}
+		if major := math.Round(v / step); math.Abs(v/step-major) < 1e-6 {
+			tk.Value = major * step
+			tk.Label = "0"
+			if major != 0 {
+				tk.Label = strconv.FormatFloat(tk.Value*t.unit/per, 'f', decimals, 64) + name
+			}
+		}
+		ticks = append(ticks, tk)
+	}
+	return ticks
+}
+
+// niceStep is the smallest 1, 2 or 5 times a power of ten at least x (> 0).
+func niceStep(x float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5} {
+		if m*p >= x*(1-1e-9) {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 // legendRoom raises the top of the y axis so that the legend (top right, n

@@ -4,14 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
 	"github.com/spf13/cobra"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 )
 
 type creditsOpts struct {
@@ -48,6 +43,11 @@ buffer from sender and receiver captures with 'ibanalyze buffer' instead.`,
 }
 
 func runCredits(w io.Writer, path string, o creditsOpts) error {
+	if o.plot != "" {
+		if err := analyze.CheckPlotPath(o.plot); err != nil {
+			return err
+		}
+	}
 	opts := analyze.CreditOptions{}
 	r, lanes, ok, err := parseLink(o.rate, o.width)
 	if err != nil {
@@ -127,38 +127,29 @@ func printCredits(w io.Writer, rep *analyze.CreditReport) {
 // plotCredits draws, per link direction with data, credits available and
 // blocks in flight against time since the first point.
 func plotCredits(rep *analyze.CreditReport, path string) error {
-	p := plot.New()
-	p.Title.Text = "credits: " + rep.File
-	p.X.Label.Text = "time (us)"
-	p.Y.Label.Text = "64-byte blocks"
-	var args []any
 	var t0 int64
 	for _, l := range rep.Links {
 		if l.DataPackets > 0 && len(l.Series) > 0 && (t0 == 0 || l.Series[0].TsNs < t0) {
 			t0 = l.Series[0].TsNs
 		}
 	}
+	var series []analyze.TimeSeries
 	for _, l := range rep.Links {
 		if l.DataPackets == 0 || len(l.Series) == 0 {
 			continue
 		}
-		credits, inFlight := make(plotter.XYs, len(l.Series)), make(plotter.XYs, len(l.Series))
-		for i, pt := range l.Series {
-			x := float64(pt.TsNs-t0) / 1e3
-			credits[i] = plotter.XY{X: x, Y: float64(pt.Credits)}
-			inFlight[i] = plotter.XY{X: x, Y: float64(pt.InFlight)}
-		}
 		name := fmt.Sprintf("if%d VL%d", l.Iface, l.VL)
-		args = append(args, name+" credits", credits, name+" in flight", inFlight)
+		credits := analyze.TimeSeries{Name: name + " credits"}
+		inFlight := analyze.TimeSeries{Name: name + " in flight"}
+		for _, pt := range l.Series {
+			x := float64(pt.TsNs-t0) / 1e9
+			credits.XS, credits.YS = append(credits.XS, x), append(credits.YS, float64(pt.Credits))
+			inFlight.XS, inFlight.YS = append(inFlight.XS, x), append(inFlight.YS, float64(pt.InFlight))
+		}
+		series = append(series, credits, inFlight)
 	}
-	if len(args) == 0 {
+	if len(series) == 0 {
 		return errors.New("nothing to plot: no direction has both data and flow-control packets")
 	}
-	if err := plotutil.AddLines(p, args...); err != nil {
-		return err
-	}
-	if !strings.Contains(path, ".") {
-		path += ".png"
-	}
-	return p.Save(10*vg.Inch, 5*vg.Inch, path)
+	return analyze.PlotLines(path, "credits: "+rep.File, "64-byte blocks", series)
 }

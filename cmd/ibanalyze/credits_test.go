@@ -43,6 +43,21 @@ func TestCreditsBufferTickOnSimulatedIncast(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"buffer_bytes": 32768`) {
 		t.Errorf("credits --json: exit %d\n%s", code, out)
 	}
+	svg := filepath.Join(t.TempDir(), "credits.svg")
+	out, errOut, code = run(t, "credits", "--plot", svg, filepath.Join(dir, "s1.pcap"))
+	b, err := os.ReadFile(svg)
+	if code != 0 || err != nil {
+		t.Fatalf("credits --plot: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	// The time axis has round steps labelled with their unit; the legend
+	// names each line.
+	ticks := regexp.MustCompile(`>[0-9.]+(us|ms)<`).FindAllString(string(b), -1)
+	if len(ticks) < 4 || !strings.Contains(string(b), ">if0 VL0 credits<") || !strings.Contains(string(b), ">if0 VL0 in flight<") {
+		t.Errorf("credits plot: time labels %q, or a legend entry missing", ticks)
+	}
+	if _, errOut, code := run(t, "credits", "--plot", "x.gif", filepath.Join(dir, "s1.pcap")); code == 0 || !strings.Contains(errOut, ".png, .svg or .pdf") {
+		t.Errorf("--plot x.gif: exit %d, %s", code, errOut)
+	}
 }
 
 // TestCreditsWithoutFCPs: an ibdump-style capture has no link packets;

@@ -1,0 +1,65 @@
+package analyze
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// labels returns the labelled ticks of a time axis from lo to hi.
+func labels(tt timeTicks, lo, hi float64) []string {
+	var out []string
+	for _, tk := range tt.Ticks(lo, hi) {
+		if tk.Label != "" {
+			out = append(out, tk.Label)
+		}
+	}
+	return out
+}
+
+func TestTimeTicks(t *testing.T) {
+	for _, c := range []struct {
+		unit, lo, hi float64
+		want         string
+	}{
+		{1, 0, 0.27, "0 50ms 100ms 150ms 200ms 250ms"},
+		{1, 0, 2.3, "0 0.5s 1.0s 1.5s 2.0s"},
+		{1, 0, 12e-6, "0 2us 4us 6us 8us 10us 12us"},
+		{1e-6, 0, 5, "0 0.5us 1.0us 1.5us 2.0us 2.5us 3.0us 3.5us 4.0us 4.5us 5.0us"},
+		{1e-6, 0, 320, "0 50us 100us 150us 200us 250us 300us"},
+		{1e-6, 0.1, 0.9, "100ns 200ns 300ns 400ns 500ns 600ns 700ns 800ns 900ns"},
+		{1, 100, 100.001, "100.0000s 100.0001s 100.0002s 100.0003s 100.0004s 100.0005s 100.0006s 100.0007s 100.0008s 100.0009s 100.0010s"},
+	} {
+		if got := strings.Join(labels(timeTicks{unit: c.unit}, c.lo, c.hi), " "); got != c.want {
+			t.Errorf("unit %g, %g..%g: %q, want %q", c.unit, c.lo, c.hi, got, c.want)
+		}
+	}
+	// A span below float64's resolution at its offset still gets ticks;
+	// an empty one gets none.
+	if ticks := (timeTicks{unit: 1}).Ticks(1e12, 1e12+1e-3); len(ticks) == 0 {
+		t.Error("1e12 s + 1 ms: no ticks")
+	}
+	if ticks := (timeTicks{unit: 1}).Ticks(3, 3); len(ticks) != 0 {
+		t.Errorf("3..3: %v", ticks)
+	}
+}
+
+// TestPlotLinesTimeAxis: a line plot's time axis is labelled in the unit
+// its span reads best in.
+func TestPlotLinesTimeAxis(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lines.svg")
+	s := TimeSeries{Name: "flow a", XS: []float64{0, 0.1, 0.2, 0.27}, YS: []float64{1, 4, 4, 2}}
+	if err := PlotLines(path, "t", "Gb/s", []TimeSeries{s}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">50ms<", ">250ms<", ">flow a<", ">time since the first packet<"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("plot lacks %q", want)
+		}
+	}
+}
