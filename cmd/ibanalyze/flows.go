@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
@@ -104,8 +106,8 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 	if top > 0 && len(r.Flows) > top {
 		fmt.Fprintf(w, "the %d busiest flows shown (--top 0 for all)\n", top)
 	}
-	fmt.Fprintf(w, "\n%-44s %9s %12s %6s %8s %8s %5s %5s %5s %5s %5s %5s %6s %5s %9s %9s\n",
-		"flow", "packets", "bytes", "msgs", "Gb/s", "peak", "lost", "dup", "ooo", "NAK", "RNR", "CNP", "ECN-CE", "CRC", "ack p50", "ack p99")
+	fmt.Fprintf(w, "\n%-44s %9s %12s %6s %9s %9s %5s %5s %5s %5s %5s %5s %6s %5s %9s %9s\n",
+		"flow", "packets", "bytes", "msgs", "rate", "peak", "lost", "dup", "ooo", "NAK", "RNR", "CNP", "ECN-CE", "CRC", "ack p50", "ack p99")
 	for i, f := range r.Flows {
 		if top > 0 && i >= top {
 			break
@@ -121,8 +123,8 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 		if f.AckLatencyNs != nil {
 			p50, p99 = analyze.FormatNs(f.AckLatencyNs.P50), analyze.FormatNs(f.AckLatencyNs.P99)
 		}
-		fmt.Fprintf(w, "%-44s %9d %12d %6d %8.3g %8.3g %5d %5d %5d %5d %5d %5d %6d %5d %9s %9s\n",
-			f.Key, f.Packets, f.WireBytes, f.Messages.Total, f.MeanGbps, f.PeakGbps, f.PSN.Lost, f.PSN.Duplicates, f.PSN.OutOfOrder,
+		fmt.Fprintf(w, "%-44s %9d %12d %6d %9s %9s %5d %5d %5d %5d %5d %5d %6d %5d %9s %9s\n",
+			f.Key, f.Packets, f.WireBytes, f.Messages.Total, formatRate(f.MeanGbps), formatRate(f.PeakGbps), f.PSN.Lost, f.PSN.Duplicates, f.PSN.OutOfOrder,
 			naks, rnr, f.CNPs, f.ECNCE, f.ICRCBad+f.VCRCBad, p50, p99)
 	}
 	for i, f := range r.Flows {
@@ -136,7 +138,7 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 		}
 		fmt.Fprintf(w, "  opcodes: %s\n", strings.Join(ops, ", "))
 		if line, binNs := sparkline(f.ThroughputGbps, r.ThroughputBinNs); line != "" {
-			fmt.Fprintf(w, "  throughput per %s from the capture's start (peak %.3g Gb/s): %s\n", analyze.FormatNs(binNs), f.PeakGbps, line)
+			fmt.Fprintf(w, "  throughput per %s from the capture's start (peak %s): %s\n", analyze.FormatNs(binNs), formatRate(f.PeakGbps), line)
 		}
 		m := f.Messages
 		fmt.Fprintf(w, "  messages: %d (first %d, middle %d, last %d, only %d)\n", m.Total, m.First, m.Middle, m.Last, m.Only)
@@ -165,6 +167,32 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 			fmt.Fprintf(w, "  %d packets out of order beyond the reorder window\n", f.Late)
 		}
 	}
+}
+
+// formatRate writes a rate given in Gb/s with three significant digits and
+// the unit that keeps it short, never an exponent: "4.88 Gb/s", "139 kb/s",
+// "55.7 b/s".
+func formatRate(gbps float64) string {
+	bps := gbps * 1e9
+	if !(bps > 0) || math.IsInf(bps, 0) {
+		return strconv.FormatFloat(gbps, 'g', 3, 64) + " Gb/s"
+	}
+	units := []struct {
+		name string
+		bps  float64
+	}{{"b/s", 1}, {"kb/s", 1e3}, {"Mb/s", 1e6}, {"Gb/s", 1e9}}
+	u := 0
+	for u+1 < len(units) && bps >= units[u+1].bps {
+		u++
+	}
+	// Three significant digits; 999.7 kb/s rounds up to 1.00 Mb/s.
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(bps/units[u].bps, 'g', 3, 64), 64)
+	if v >= 1000 && u+1 < len(units) {
+		u++
+		v /= 1000
+	}
+	decimals := max(0, 2-int(math.Floor(math.Log10(v))))
+	return strconv.FormatFloat(v, 'f', decimals, 64) + " " + units[u].name
 }
 
 // sparkColumns is the widest throughput sparkline in the text output.
