@@ -38,26 +38,42 @@ func ParseDurationNs(s string) (int64, error) {
 	return int64(math.Round(ns)), nil
 }
 
-// FormatNs writes a duration in the largest unit that keeps it short and
-// exact to three decimals: "2us", "2.074us", "320us", "1.5ms", "750ns".
+// formatDigits is how many significant digits FormatNs keeps of a value of
+// a millisecond or more (below that it is exact to the nanosecond), so that
+// values apart by a ten-thousandth still print apart: "1.0003ms".
+const formatDigits = 6
+
+// FormatNs writes a duration in the largest unit that keeps it short:
+// exact to the nanosecond below a millisecond, at least three decimals and
+// six significant digits above: "750ns", "2us", "2.074us", "320us",
+// "1.5ms", "1.0003ms", "5.00484s".
 func FormatNs(ns int64) string {
 	a := ns
 	if a < 0 {
 		a = -a
 	}
-	switch {
-	case a >= 1e9:
-		return trimFloat(float64(ns)/1e9) + "s"
-	case a >= 1e6:
-		return trimFloat(float64(ns)/1e6) + "ms"
-	case a >= 1e3:
-		return trimFloat(float64(ns)/1e3) + "us"
+	if a < 1e3 {
+		return strconv.FormatInt(ns, 10) + "ns"
 	}
-	return strconv.FormatInt(ns, 10) + "ns"
-}
-
-func trimFloat(v float64) string {
-	s := strconv.FormatFloat(v, 'f', 3, 64)
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
+	units := []struct {
+		name string
+		ns   float64
+	}{{"us", 1e3}, {"ms", 1e6}, {"s", 1e9}}
+	u := 0
+	for u+1 < len(units) && float64(a) >= units[u+1].ns {
+		u++
+	}
+	for {
+		v := float64(ns) / units[u].ns
+		exact := int(math.Round(math.Log10(units[u].ns)))
+		digits := int(math.Floor(math.Log10(math.Abs(v)))) + 1
+		s := strconv.FormatFloat(v, 'f', max(3, min(exact, formatDigits-digits)), 64)
+		// 999.9999996ms rounds to 1000ms: write 1s instead.
+		if f, _ := strconv.ParseFloat(s, 64); math.Abs(f) >= 1000 && u+1 < len(units) {
+			u++
+			continue
+		}
+		s = strings.TrimRight(s, "0")
+		return strings.TrimSuffix(s, ".") + units[u].name
+	}
 }

@@ -14,7 +14,9 @@ func TestDurations(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	for ns, want := range map[int64]string{750: "750ns", 2000: "2us", 2074: "2.074us", 320_000: "320us", 1_500_000: "1.5ms", -3000: "-3us", 5_004_841_000: "5.005s"} {
+	for ns, want := range map[int64]string{750: "750ns", 2000: "2us", 2074: "2.074us", 320_000: "320us", 1_500_000: "1.5ms", -3000: "-3us", 5_004_841_000: "5.00484s",
+		999_999: "999.999us", 1_000_300: "1.0003ms", 1_000_700: "1.0007ms", 221_867_160: "221.867ms", 999_999_999: "1s",
+		-1_000_300_000: "-1.0003s", 86_400_123_456_789: "86400.123s"} {
 		if got := FormatNs(ns); got != want {
 			t.Errorf("FormatNs(%d) = %q, want %q", ns, got, want)
 		}
