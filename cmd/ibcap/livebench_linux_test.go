@@ -66,12 +66,7 @@ func TestLiveCaptureRates(t *testing.T) {
 		// last partial block reaches it before the signal: what it loses is
 		// then what its ring could not hold, not what it leaves at exit.
 		time.Sleep(1500 * time.Millisecond)
-		ib.cmd.Process.Signal(os.Interrupt)
-		td.Process.Signal(os.Interrupt)
-		if err := ib.wait(t); err != nil {
-			t.Fatalf("ibcap: %v\n%s", err, ib.stderr.String())
-		}
-		td.Wait()
+		stopBoth(t, ib, td)
 		ibGot, _ := readRecords(t, filepath.Join(dir, "ibcap.pcap"))
 		tdGot, _ := readRecords(t, filepath.Join(dir, "tcpdump.pcap"))
 		// Frames the kernel dropped on the veth's receive backlog never
@@ -128,10 +123,7 @@ func idleCPU(t *testing.T, ns *testnetns.NS) (ibcap, tcpdump int64) {
 	dir := t.TempDir()
 	ib, td := startBoth(t, ns, dir)
 	time.Sleep(1500 * time.Millisecond)
-	ib.cmd.Process.Signal(os.Interrupt)
-	td.Process.Signal(os.Interrupt)
-	ib.wait(t)
-	td.Wait()
+	stopBoth(t, ib, td)
 	ibcap, _ = cpuNs(ib.cmd.ProcessState)
 	tcpdump, _ = cpuNs(td.ProcessState)
 	return ibcap, tcpdump
@@ -147,10 +139,7 @@ func exitLoss(t *testing.T, ns *testnetns.NS, tx *txring.Ring, frames [][]byte) 
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond)
-	ib.cmd.Process.Signal(os.Interrupt)
-	td.Process.Signal(os.Interrupt)
-	ib.wait(t)
-	td.Wait()
+	stopBoth(t, ib, td)
 	ibGot, _ := readRecords(t, filepath.Join(dir, "ibcap.pcap"))
 	tdGot, _ := readRecords(t, filepath.Join(dir, "tcpdump.pcap"))
 	fmt.Printf("bench capture sigint_100ms_after_last sent %d ibcap_captured %d ibcap_lost %d tcpdump_captured %d tcpdump_lost %d\n",

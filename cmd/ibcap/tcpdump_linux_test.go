@@ -30,12 +30,7 @@ func TestIbcapBesideTcpdump(t *testing.T) {
 	// Past libpcap's 1 s TPACKET_V3 block timeout, so that tcpdump has
 	// written what it took before it is stopped.
 	time.Sleep(1500 * time.Millisecond)
-	ib.cmd.Process.Signal(os.Interrupt)
-	td.Process.Signal(os.Interrupt)
-	if err := ib.wait(t); err != nil {
-		t.Fatalf("ibcap: %v\n%s", err, ib.stderr.String())
-	}
-	td.Wait()
+	stopBoth(t, ib, td)
 
 	var want [][]byte
 	for _, f := range bundledRoCE(t) {
@@ -112,4 +107,16 @@ func startTcpdump(t *testing.T, ns *testnetns.NS, args ...string) *exec.Cmd {
 		t.Fatal("tcpdump did not start listening")
 	}
 	return cmd
+}
+
+// stopBoth stops ibcap and tcpdump with SIGINT, as a user would, and waits
+// for both; ibcap must exit cleanly.
+func stopBoth(t *testing.T, ib *ibcapProc, td *exec.Cmd) {
+	t.Helper()
+	ib.cmd.Process.Signal(os.Interrupt)
+	td.Process.Signal(os.Interrupt)
+	if err := ib.wait(t); err != nil {
+		t.Fatalf("ibcap: %v\n%s", err, ib.stderr.String())
+	}
+	td.Wait()
 }
