@@ -160,10 +160,7 @@ func TestDamagedRecords(t *testing.T) {
 				t.Fatal(err)
 			}
 			var f Frame
-			n := 0
-			for err = r.Next(&f); err == nil; err = r.Next(&f) {
-				n++
-			}
+			n, err := framesBeforeError(r, &f)
 			var fe *FileError
 			if !errors.As(err, &fe) {
 				t.Fatalf("after %d frames: %v, want a *FileError", n, err)
@@ -198,11 +195,7 @@ func TestCutPcapng(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f Frame
-	n := 0
-	for err = r.Next(&f); err == nil; err = r.Next(&f) {
-		n++
-	}
+	n, err := framesBeforeError(r, nil)
 	var fe *FileError
 	if !errors.As(err, &fe) || n != last.Number-1 || fe.Frame != last.Number || fe.Offset != last.Offset ||
 		!strings.Contains(err.Error(), "cut.pcapng: frame "+strconv.Itoa(last.Number)) || !strings.Contains(err.Error(), "last block cut short") {
@@ -322,5 +315,20 @@ func TestSnapLenCut(t *testing.T) {
 				t.Errorf("%s cut to %d bytes: RETH DMALen %d, want the 0 it was built with", c.name, keep, f.RETH.DMALen)
 			}
 		}
+	}
+}
+
+// framesBeforeError reads r into f (a scratch frame when nil) until Next
+// fails and returns how many frames it read and the error.
+func framesBeforeError(r *Reader, f *Frame) (int, error) {
+	if f == nil {
+		f = new(Frame)
+	}
+	n := 0
+	for {
+		if err := r.Next(f); err != nil {
+			return n, err
+		}
+		n++
 	}
 }
