@@ -168,6 +168,14 @@ func run(parent context.Context, f *flags) error {
 
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f.file == "-" {
+		// When stdout's reader goes away (wireshark closed, head -c), a
+		// write fails with EPIPE instead of SIGPIPE killing ibcap before
+		// it can report what it captured.
+		sigpipe := make(chan os.Signal, 1)
+		signal.Notify(sigpipe, syscall.SIGPIPE)
+		defer signal.Stop(sigpipe)
+	}
 	stopTelemetry, err := startTelemetry(f, tel)
 	if err != nil {
 		w.Close()
@@ -188,7 +196,14 @@ func run(parent context.Context, f *flags) error {
 	if errors.Is(runErr, closeErr) {
 		closeErr = nil // the write error Run met, which Close returns again
 	}
+	readerGone := f.file == "-" && (errors.Is(runErr, syscall.EPIPE) || errors.Is(closeErr, syscall.EPIPE))
+	if readerGone {
+		runErr, closeErr = nil, nil // the reader's choice to stop, as a count or a signal would be
+	}
 	if !f.quiet {
+		if readerGone {
+			fmt.Fprintln(os.Stderr, "ibcap: the reader of stdout closed the pipe: capture stopped")
+		}
 		fmt.Fprint(os.Stderr, rep.String())
 		if files := w.Files(); f.maxFiles > 0 && len(files) > f.maxFiles {
 			fmt.Fprintf(os.Stderr, "%d files, the last %d kept (-W): the newest is %s\n", len(files), f.maxFiles, files[len(files)-1])

@@ -263,6 +263,31 @@ func TestIbcapStdout(t *testing.T) {
 	sameFrames(t, got, want)
 }
 
+// When the reader of -w - goes away (wireshark closed), ibcap stops as it
+// would on a signal: it says why, reports what it captured and exits 0,
+// rather than dying of SIGPIPE with no report.
+func TestIbcapStdoutReaderGone(t *testing.T) {
+	ns := newNetns(t)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startIbcap(t, ns, pw, "-i", "vcap", "-w", "-")
+	pw.Close()
+	ns.Replay(t, bundled, "--pps=50000")
+	if _, err := io.ReadFull(pr, make([]byte, 24)); err != nil { // the pcap file header
+		t.Fatalf("reading ibcap's stdout: %v\n%s", err, p.stderr.String())
+	}
+	pr.Close()
+	ns.Replay(t, bundled, "--pps=50000") // more to write into the closed pipe
+	if err := p.wait(t); err != nil {
+		t.Fatalf("ibcap: %v, want exit 0\n%s", err, p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "closed the pipe") || !strings.Contains(p.stderr.String(), "packets captured on vcap") {
+		t.Errorf("stderr does not say the reader went away and report the capture:\n%s", p.stderr.String())
+	}
+}
+
 // -Z switches to an unprivileged user once the capture is open: the file
 // is created as that user and the capture still works.
 func TestIbcapRelinquishPrivileges(t *testing.T) {
