@@ -60,7 +60,7 @@ lint:
 	CGO_ENABLED=0 $(GO) build ./... $(TESTDATA_CMDS)
 
 unit:
-	$(GO) test -count=1 -timeout 12m ./...
+	@GO=$(GO) bash scripts/unit.sh
 
 # fuzz-smoke runs every fuzz target briefly; the seed corpora also run in `unit`.
 fuzz-smoke:
