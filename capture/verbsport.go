@@ -68,7 +68,8 @@ func verbsStageError(device, stage string, errno syscall.Errno) error {
 		}
 	case errno == syscall.ENOSYS && stage == stageListDevices:
 		hint = ": the kernel offers no RDMA verbs (is ib_uverbs loaded? /sys/class/infiniband_verbs is where it shows)"
-	case errno == syscall.EOPNOTSUPP || errno == syscall.ENOSYS:
+	case errno == syscall.EOPNOTSUPP || errno == syscall.ENOSYS || errno == syscall.ENXIO:
+		// ibv_create_flow(3): ENXIO when device managed flow steering is off.
 		switch stage {
 		case "create sniffer flow":
 			hint = ": the device or its driver does not offer sniffer flow steering on this port"
@@ -76,7 +77,9 @@ func verbsStageError(device, stage string, errno syscall.Errno) error {
 			hint = ": the device does not offer completion timestamps"
 		}
 	case errno == syscall.ENOMEM:
-		hint = ": out of memory registering or creating the ring; try a smaller -B or raise the memlock limit (ulimit -l)"
+		// Registered memory counts against RLIMIT_MEMLOCK unless the
+		// process has CAP_IPC_LOCK, which setcap can give ibcap.
+		hint = ": out of memory registering or creating the ring; try a smaller -B, raise the memlock limit (ulimit -l), or add cap_ipc_lock to ibcap's capabilities"
 	}
 	return fmt.Errorf("capture on %s: %s: %w%s", device, stage, errno, hint)
 }

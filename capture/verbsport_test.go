@@ -16,6 +16,8 @@ func TestVerbsStageError(t *testing.T) {
 		{"create sniffer flow", syscall.EPERM, "CAP_NET_RAW and CAP_NET_ADMIN"},
 		{"create sniffer flow", syscall.EOPNOTSUPP, "sniffer flow steering"},
 		{"register ring memory", syscall.ENOMEM, "ulimit -l"},
+		{"register ring memory", syscall.ENOMEM, "cap_ipc_lock"},
+		{"create sniffer flow", syscall.ENXIO, "sniffer flow steering"},
 	} {
 		err := verbsStageError("mlx5_0", c.stage, c.errno)
 		if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.stage) {
