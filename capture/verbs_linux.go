@@ -187,6 +187,10 @@ static int ibs_post(struct ibs_sniffer *s, const uint32_t *ids, int n, uint32_t 
 }
 
 // ibs_poll fills up to max completions; it returns how many, or -errno.
+static const char *ibs_status_str(uint32_t status) {
+	return ibv_wc_status_str((enum ibv_wc_status)status);
+}
+
 static int ibs_poll(struct ibs_sniffer *s, struct ibs_comp *out, int max) {
 	struct ibv_poll_cq_attr pa;
 	memset(&pa, 0, sizeof pa);
@@ -272,6 +276,7 @@ type verbsSource struct {
 	next        int
 	drops       *dropCounter
 	errs        uint64 // completions with an error status
+	firstErr    string // the status of the first of them
 	received    uint64
 	last        int64 // slot of the packet handed out last, -1 if none
 }
@@ -387,9 +392,18 @@ func (v *verbsSource) Next() (Packet, error) {
 				return Packet{}, fmt.Errorf("capture on %s: %w", v.name, err)
 			}
 			v.last = int64(c.wr_id)
+			if c.status == C.IBV_WC_WR_FLUSH_ERR {
+				// The queue is in the error state (after a failed
+				// completion, or a device error): every buffer comes
+				// back flushed, empty, at once. Polling on would spin.
+				return Packet{}, queueErrorState(v.name, v.firstErr)
+			}
 			if c.status != C.IBV_WC_SUCCESS {
-				// Lost: a frame larger than a slot, or the QP flushed.
+				// Lost: a frame larger than a slot.
 				v.errs++
+				if v.firstErr == "" {
+					v.firstErr = C.GoString(C.ibs_status_str(c.status))
+				}
 				continue
 			}
 			v.received++

@@ -90,3 +90,15 @@ const stageListDevices = "list RDMA devices (ibv_get_device_list)"
 // errNoDevice is what the library says when a device sysfs lists cannot be
 // opened through verbs (no user-space provider, or no /dev/infiniband access).
 var errNoDevice = errors.New("libibverbs does not list it (is the rdma-core provider for this device installed, and /dev/infiniband readable?)")
+
+// queueErrorState is the error of a capture whose receive queue went to the
+// error state: the device then flushes every posted buffer without a
+// packet, so no packet can arrive any more. firstErr is the status of the
+// first failed completion, if one came before the flushes.
+func queueErrorState(device, firstErr string) error {
+	cause := "the device or its port failed"
+	if firstErr != "" {
+		cause = "a receive completion failed with: " + firstErr
+	}
+	return fmt.Errorf("capture on %s: the receive queue went to the error state (%s), so no more packets can arrive", device, cause)
+}

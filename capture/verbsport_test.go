@@ -25,3 +25,15 @@ func TestVerbsStageError(t *testing.T) {
 		}
 	}
 }
+
+func TestQueueErrorState(t *testing.T) {
+	err := queueErrorState("mlx5_0 port 1", "local length error")
+	for _, want := range []string{"mlx5_0 port 1", "error state", "local length error", "no more packets"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+	if err := queueErrorState("mlx5_0 port 1", ""); !strings.Contains(err.Error(), "device or its port failed") {
+		t.Errorf("no first error: %q", err)
+	}
+}
