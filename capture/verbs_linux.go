@@ -116,8 +116,10 @@ static int ibs_setup(struct ibs_sniffer *s, int port, uint32_t slots, void *buf,
 	qpa.qp_type = IBV_QPT_RAW_PACKET;
 	qpa.cap.max_recv_wr = slots;
 	qpa.cap.max_recv_sge = 1;
-	qpa.cap.max_send_wr = 1;
-	qpa.cap.max_send_sge = 1;
+	// No send queue: the sniffer never sends, and on mlx5 a send queue
+	// is one more object (TIS, SQ) that must accept the CQ's timestamps.
+	qpa.cap.max_send_wr = 0;
+	qpa.cap.max_send_sge = 0;
 	s->qp = ibv_create_qp(s->pd, &qpa);
 	if (!s->qp)
 		return errno ? errno : EINVAL;
