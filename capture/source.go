@@ -42,6 +42,8 @@ type Stats struct {
 	RingEmptied uint64
 	// CompletionErrors counts packets the verbs backend lost to a receive
 	// completion with an error status (a frame larger than a ring slot).
+	// Such an error puts the receive queue in its error state, so the
+	// capture stops after it.
 	CompletionErrors uint64
 	// NotRoCE counts frames dropped in user space because they are not
 	// RoCE: on AF_PACKET, the few that reached the ring before the kernel
