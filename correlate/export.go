@@ -207,6 +207,7 @@ func (s *exportSink) partFor(f *decode.Frame) (*exportPart, error) {
 			return nil, fmt.Errorf("create %s: %w", dir, err)
 		}
 		s.madeDir = append(s.madeDir, missing...)
+		addPendingDirs(missing)
 		w, err := createTable(filepath.Join(dir, s.stem+s.format.Ext()), s.format, s.fileSch, true)
 		if err != nil {
 			return nil, err
@@ -257,6 +258,7 @@ func (s *exportSink) commit(st *ExportStats) error {
 		}
 		st.Files = append(st.Files, p.w.Path())
 	}
+	dropPendingDirs(s.madeDir)
 	return nil
 }
 
@@ -275,4 +277,5 @@ func (s *exportSink) abort() {
 			_ = os.Remove(s.madeDir[i])
 		}
 	}
+	dropPendingDirs(s.madeDir)
 }

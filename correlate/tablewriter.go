@@ -233,11 +233,36 @@ func (w *TableWriter) Abort() {
 }
 
 // pending holds the temporary files of the TableWriters not yet committed
-// or aborted, for RemovePending.
+// or aborted, and the directories partitioned exports under way made (parents
+// first), for RemovePending.
 var pending struct {
 	sync.Mutex
 	files   map[string]bool
+	dirs    []string
 	stopped bool
+}
+
+func addPendingDirs(dirs []string) {
+	pending.Lock()
+	pending.dirs = append(pending.dirs, dirs...)
+	pending.Unlock()
+}
+
+// dropPendingDirs forgets dirs once their export has finished or cleaned up.
+func dropPendingDirs(dirs []string) {
+	drop := make(map[string]bool, len(dirs))
+	for _, d := range dirs {
+		drop[d] = true
+	}
+	pending.Lock()
+	defer pending.Unlock()
+	kept := pending.dirs[:0]
+	for _, d := range pending.dirs {
+		if !drop[d] {
+			kept = append(kept, d)
+		}
+	}
+	pending.dirs = kept
 }
 
 func addPending(tmp string) error {
@@ -259,8 +284,9 @@ func dropPending(tmp string) {
 	pending.Unlock()
 }
 
-// RemovePending removes the temporary file of every table being written
-// and makes later CreateTable calls fail. A command interrupted by a signal
+// RemovePending removes the temporary file of every table being written,
+// and the partition directories left empty by that, and makes later
+// CreateTable calls fail. A command interrupted by a signal
 // calls it before exiting, so that no partial output is left behind even
 // under a hidden name. Files already committed stay: they are complete.
 func RemovePending() {
@@ -272,4 +298,10 @@ func RemovePending() {
 		_ = os.Remove(tmp)
 	}
 	pending.files = nil
+	// Children before parents; os.Remove leaves a directory that holds
+	// anything else.
+	for i := len(pending.dirs) - 1; i >= 0; i-- {
+		_ = os.Remove(pending.dirs[i])
+	}
+	pending.dirs = nil
 }

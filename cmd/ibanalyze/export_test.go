@@ -67,55 +67,68 @@ func TestExportCommandRefuses(t *testing.T) {
 }
 
 // TestExportInterrupted: SIGTERM or SIGINT in the middle of an export leaves
-// neither the output nor its temporary file. The capture comes through a
-// FIFO held open, so the export is still waiting for frames when the signal
-// arrives.
+// neither the output nor its temporary file, nor, for a partitioned export,
+// the directories it made. The capture comes through a FIFO held open, so
+// the export is still waiting for frames when the signal arrives.
 func TestExportInterrupted(t *testing.T) {
 	b, err := os.ReadFile(rocev2Pcap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		dir := t.TempDir()
-		fifo := filepath.Join(dir, "live.pcap")
-		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-			t.Skipf("mkfifo: %v", err)
-		}
-		out := filepath.Join(dir, "p.parquet")
-		cmd := exec.Command(ibanalyzeBin, "export", fifo, "-o", out)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // returns once ibanalyze opens it
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write(b); err != nil {
-			t.Fatal(err)
-		}
-		// Wait, without a time limit of its own, for the temporary file.
-		for {
-			if m, _ := filepath.Glob(filepath.Join(dir, ".p.parquet.*.tmp")); len(m) > 0 {
-				break
+	cases := []struct {
+		name string
+		out  string   // under the test's directory
+		args []string // after the output
+		tmp  string   // glob of the temporary file, under the test's directory
+	}{
+		{"file", "p.parquet", nil, ".p.parquet.*.tmp"},
+		{"partitioned", "ds", []string{"--partition-by", "date,hour"}, "ds/date=*/hour=*/.part-live.parquet.*.tmp"},
+	}
+	for _, c := range cases {
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+			dir := t.TempDir()
+			fifo := filepath.Join(dir, "live.pcap")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Skipf("mkfifo: %v", err)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		if err := cmd.Process.Signal(sig); err != nil {
-			t.Fatal(err)
-		}
-		err = cmd.Wait()
-		w.Close()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 128+int(sig) {
-			t.Errorf("%v: %v, want exit status %d; stderr %s", sig, err, 128+int(sig), stderr.String())
-		}
-		if !strings.Contains(stderr.String(), "partial output removed") {
-			t.Errorf("%v: stderr %q", sig, stderr.String())
-		}
-		if m, _ := filepath.Glob(filepath.Join(dir, "*p.parquet*")); len(m) > 0 {
-			t.Errorf("%v: files left behind: %v", sig, m)
+			cmd := exec.Command(ibanalyzeBin, append([]string{"export", fifo, "-o", filepath.Join(dir, c.out)}, c.args...)...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // returns once ibanalyze opens it
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write(b); err != nil {
+				t.Fatal(err)
+			}
+			// Wait, without a time limit of its own, for the temporary file.
+			for {
+				if m, _ := filepath.Glob(filepath.Join(dir, c.tmp)); len(m) > 0 {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			w.Close()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 128+int(sig) {
+				t.Errorf("%s, %v: %v, want exit status %d; stderr %s", c.name, sig, err, 128+int(sig), stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "partial output removed") {
+				t.Errorf("%s, %v: stderr %q", c.name, sig, stderr.String())
+			}
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if e.Name() != "live.pcap" {
+					t.Errorf("%s, %v: left behind: %s", c.name, sig, e.Name())
+				}
+			}
 		}
 	}
 }
