@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ibscope/ibscope/decode"
 	"gopkg.in/yaml.v3"
 )
 
@@ -94,7 +95,16 @@ type Tap struct {
 	QuantizeNs int64  `yaml:"quantize_ns" json:"quantize_ns"` // round timestamps down to this step (1000 mimics ibdump); 0 keeps ns
 	DataOnly   bool   `yaml:"data_only" json:"data_only"`     // leave out flow-control packets, as ibdump (which never sees them) does
 	Direction  string `yaml:"direction" json:"direction"`     // "both" (default), "tx" (what the port sends) or "rx" (what it receives)
+	// SnapBytes keeps only each packet's first SnapBytes bytes, as ibcap -s
+	// does: the ERF record's rlen covers what was kept, its wlen stays the
+	// packet's length on the wire. 0 (default) keeps whole packets; at
+	// least 20 (LRH and BTH) otherwise. 128 keeps every header.
+	SnapBytes int `yaml:"snap_bytes" json:"snap_bytes"`
 }
+
+// MinSnapBytes is the shortest snap length a tap takes: the LRH (8 bytes)
+// and BTH (12 bytes) every analysis reads.
+const MinSnapBytes = decode.LRHLen + decode.BTHLen
 
 // Telemetry samples port counters at a period into a perfquery-style text
 // file and, optionally, sysfs-counter sidecars and a final sysfs tree.
@@ -332,6 +342,13 @@ func (s *Scenario) Validate() error {
 		}
 		if t.QuantizeNs < 0 {
 			return keyErr(key+".quantize_ns", "negative step %d", t.QuantizeNs)
+		}
+		if t.SnapBytes < 0 {
+			return keyErr(key+".snap_bytes", "negative length %d", t.SnapBytes)
+		}
+		if t.SnapBytes > 0 && t.SnapBytes < MinSnapBytes {
+			return keyErr(key+".snap_bytes", "%d bytes cannot hold the LRH and BTH (%d bytes); want 0 (whole packets) or at least %d",
+				t.SnapBytes, MinSnapBytes, MinSnapBytes)
 		}
 		if err := s.checkPort(t.Port, key+".port"); err != nil {
 			return err

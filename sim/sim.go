@@ -138,7 +138,7 @@ func build(s *Scenario, outDir string) (*run, error) {
 		if err != nil {
 			return r, err
 		}
-		w.noFCP = t.DataOnly
+		w.noFCP, w.snap = t.DataOnly, t.SnapBytes
 		p := portByName[t.Port]
 		if t.Direction != "rx" {
 			p.taps = append(p.taps, w)
@@ -564,7 +564,7 @@ func (r *run) truth() *Truth {
 	}
 	for i, w := range r.taps {
 		t.Taps = append(t.Taps, TapTruth{Port: r.tapPorts[i], File: s.Taps[i].File, Frames: w.frames,
-			QuantizeNs: s.Taps[i].QuantizeNs, IfaceTx: IfaceTx, IfaceRx: IfaceRx})
+			QuantizeNs: s.Taps[i].QuantizeNs, SnapBytes: s.Taps[i].SnapBytes, IfaceTx: IfaceTx, IfaceRx: IfaceRx})
 	}
 	if tl := s.Telemetry; tl != nil {
 		tt := &TelemetryTruth{File: tl.File, PeriodNs: tl.PeriodNs, Samples: r.samples, SysfsDir: tl.SysfsDir, SidecarDir: tl.SidecarDir}

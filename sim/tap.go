@@ -23,6 +23,7 @@ type tapWriter struct {
 	epochNs int64
 	quantNs int64
 	noFCP   bool // data packets only
+	snap    int  // bytes of each packet kept, 0 = all
 	frames  int
 	// Received frames are recorded when their peer starts sending, a
 	// propagation delay before their first byte reaches the tap; they wait
@@ -106,7 +107,11 @@ func (t *tapWriter) write(atPs int64, pkt *packet, iface uint8) {
 	if !pkt.fcp {
 		decode.SealNative(data)
 	}
-	if err := t.w.WriteERF(ns, erfType, data, len(data), iface); err != nil {
+	wire := len(data)
+	if t.snap > 0 && len(data) > t.snap {
+		data = data[:t.snap]
+	}
+	if err := t.w.WriteERF(ns, erfType, data, wire, iface); err != nil {
 		t.err = fmt.Errorf("%s: %w", t.name, err)
 	}
 	t.frames++

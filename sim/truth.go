@@ -101,8 +101,9 @@ type TapTruth struct {
 	File       string `json:"file"`
 	Frames     int    `json:"frames"`
 	QuantizeNs int64  `json:"quantize_ns,omitempty"`
-	IfaceTx    int    `json:"iface_tx"` // ERF interface of frames the port sends
-	IfaceRx    int    `json:"iface_rx"` // ... and of frames it receives
+	IfaceTx    int    `json:"iface_tx"`             // ERF interface of frames the port sends
+	IfaceRx    int    `json:"iface_rx"`             // ... and of frames it receives
+	SnapBytes  int    `json:"snap_bytes,omitempty"` // bytes of each packet kept, 0 = all
 }
 
 // TelemetryTruth names the telemetry written.
