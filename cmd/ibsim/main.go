@@ -21,6 +21,7 @@ var (
 	preset       string
 	seed         int64
 	quantizeNs   int64
+	snapBytes    int
 	truthPackets bool
 	listPresets  bool
 	printOnly    bool
@@ -32,7 +33,8 @@ var rootCmd = &cobra.Command{
 	Long: `ibsim simulates hosts, input-queued switches and links with credit-based
 flow control and writes, into the output directory: one ERF pcap per tap
 (data and flow-control packets, interface 0 = sent by the tapped port,
-1 = received), perfquery.txt (port counters with PortXmitWait, one
+1 = received; --snap N keeps each packet's first N bytes, the ERF wlen its
+length on the wire), perfquery.txt (port counters with PortXmitWait, one
 snapshot per period, each stamped "# ts_ns=") and truth.json.
 
 Presets: ` + fmt.Sprint(sim.PresetNames()),
@@ -48,6 +50,7 @@ func init() {
 	f.StringVarP(&preset, "preset", "p", "", "run a preset instead of a scenario file")
 	f.Int64Var(&seed, "seed", 0, "override the scenario's seed")
 	f.Int64Var(&quantizeNs, "quantize-ns", -1, "override every tap's timestamp step in ns (1000 mimics ibdump, 0 keeps ns)")
+	f.IntVar(&snapBytes, "snap", 0, "keep only the first N bytes of each packet at every tap that sets no snap_bytes, as ibcap -s (128 keeps the headers; 0 keeps all)")
 	f.BoolVar(&truthPackets, "truth-packets", false, "list every data packet's queueing delay in truth.json")
 	f.BoolVar(&listPresets, "list-presets", false, "list the presets and exit")
 	f.BoolVar(&printOnly, "print", false, "print the scenario (defaults filled in) as YAML and exit")
@@ -88,6 +91,14 @@ func run(cmd *cobra.Command, args []string) error {
 	if quantizeNs >= 0 {
 		for i := range s.Taps {
 			s.Taps[i].QuantizeNs = quantizeNs
+		}
+	}
+	if snapBytes < 0 || (snapBytes > 0 && snapBytes < sim.MinSnapBytes) {
+		return fmt.Errorf("--snap %d: want 0 (whole packets) or at least %d bytes (LRH and BTH)", snapBytes, sim.MinSnapBytes)
+	}
+	for i := range s.Taps {
+		if s.Taps[i].SnapBytes == 0 {
+			s.Taps[i].SnapBytes = snapBytes
 		}
 	}
 	s.TruthPackets = s.TruthPackets || truthPackets

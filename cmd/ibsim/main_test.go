@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -86,5 +87,68 @@ func TestIbsimBadScenario(t *testing.T) {
 	_, errOut, code = runIbsim(t, "--preset", "nope", "-o", dir)
 	if code == 0 || !strings.Contains(errOut, "incast2015") {
 		t.Errorf("unknown preset: exit %d, stderr %q: want the presets listed", code, errOut)
+	}
+}
+
+// TestIbsimSnap: --snap sets the snap length of every tap that sets none,
+// a tap's own snap_bytes wins, and lengths too short are refused.
+func TestIbsimSnap(t *testing.T) {
+	yaml, _, code := runIbsim(t, "--preset", "incast-small", "--print")
+	if code != 0 || strings.Count(yaml, "snap_bytes: 0") != 3 {
+		t.Fatalf("--print: exit %d, want three taps with snap_bytes: 0\n%s", code, yaml)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(file, []byte(strings.Replace(yaml, "snap_bytes: 0", "snap_bytes: 64", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	whole, cut := filepath.Join(dir, "whole"), filepath.Join(dir, "cut")
+	for _, run := range [][]string{{file, "-o", whole}, {file, "-o", cut, "--snap", "128"}} {
+		if out, errOut, code := runIbsim(t, run...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", run, code, out, errOut)
+		}
+	}
+	truth, err := os.ReadFile(filepath.Join(cut, "truth.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		Taps []struct {
+			File      string `json:"file"`
+			SnapBytes int    `json:"snap_bytes"`
+		} `json:"taps"`
+	}
+	if err := json.Unmarshal(truth, &tr); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"s1.pcap": 64, "s2.pcap": 128, "r.pcap": 128}
+	for _, tp := range tr.Taps {
+		if tp.SnapBytes != want[tp.File] {
+			t.Errorf("tap %s: snap_bytes %d, want %d", tp.File, tp.SnapBytes, want[tp.File])
+		}
+		a, errA := os.Stat(filepath.Join(whole, tp.File))
+		b, errB := os.Stat(filepath.Join(cut, tp.File))
+		if errA != nil || errB != nil {
+			t.Fatal(errors.Join(errA, errB))
+		}
+		switch {
+		case tp.File == "s1.pcap" && a.Size() != b.Size():
+			t.Errorf("%s sets its own snap length, yet is %d bytes with --snap, %d without", tp.File, b.Size(), a.Size())
+		case tp.File != "s1.pcap" && b.Size()*5 > a.Size():
+			t.Errorf("%s: %d bytes with a snap length, %d without: want far smaller", tp.File, b.Size(), a.Size())
+		}
+	}
+
+	for _, bad := range []string{"-1", "19"} {
+		_, errOut, code := runIbsim(t, "--preset", "incast-small", "-o", dir, "--snap", bad)
+		if code == 0 || !strings.Contains(errOut, "--snap "+bad) {
+			t.Errorf("--snap %s: exit %d, stderr %q: want a refusal naming --snap", bad, code, errOut)
+		}
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(yaml, "snap_bytes: 0", "snap_bytes: -5", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runIbsim(t, file, "-o", dir); code == 0 || !strings.Contains(errOut, "taps[0].snap_bytes") {
+		t.Errorf("snap_bytes -5: exit %d, stderr %q: want a refusal naming taps[0].snap_bytes", code, errOut)
 	}
 }
