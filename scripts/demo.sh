@@ -4,7 +4,8 @@
 #    bundled capture), decoded and analysed;
 # 2. decode every bundled capture (and the real ones in ../shared/pcaps when present);
 # 3. flows on a real RoCEv2 capture;
-# 4. the simulator's 2015 incast through ipd/credits/buffer/tick, next to the truth.
+# 4. the simulator's 2015 incast through ipd/credits/buffer/tick, next to the truth
+#    (ibsim --snap 128: the taps keep headers only, about 53 MB of captures in /tmp).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=bin
@@ -35,5 +36,5 @@ if [ -f ../shared/pcaps/oferby-proxy_roce.pcap ]; then
   echo; echo "== flows: ../shared/pcaps/oferby-proxy_roce.pcap"
   "$bin/ibanalyze" flows -q ../shared/pcaps/oferby-proxy_roce.pcap
 fi
-echo; echo "== the 2015 incast, simulated and analysed"
+echo; echo "== the 2015 incast, simulated (ibsim --snap 128: headers only) and analysed"
 bash sim/demo.sh "$bin"
