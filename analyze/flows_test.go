@@ -76,7 +76,13 @@ func healthCapture(t *testing.T) (string, []testcap.Packet) {
 
 func runFlowsFiles(t *testing.T, paths ...string) *FlowsResult {
 	t.Helper()
-	s, err := OpenStream(paths, StreamOptions{CheckCRC: true})
+	return runFlowsWith(t, StreamOptions{CheckCRC: true}, paths...)
+}
+
+// runFlowsWith runs the flows analysis over paths read with opts.
+func runFlowsWith(t *testing.T, opts StreamOptions, paths ...string) *FlowsResult {
+	t.Helper()
+	s, err := OpenStream(paths, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -224,15 +224,7 @@ func TestStreamLateKeepsFileOrder(t *testing.T) {
 	if !slices.Equal(psns, want) {
 		t.Errorf("PSN order %v", psns)
 	}
-	sf, err := OpenStream([]string{path}, StreamOptions{WindowPackets: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sf.Close()
-	r, err := RunFlows(sf, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runFlowsWith(t, StreamOptions{WindowPackets: 64}, path)
 	if ps := r.Flows[0].PSN; ps.Lost != 0 || ps.Duplicates != 0 || ps.OutOfOrder != 1 || r.Flows[0].Late != 1 {
 		t.Errorf("flows: PSN %+v late %d", ps, r.Flows[0].Late)
 	}
