@@ -170,7 +170,8 @@ func (t timeTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// niceStep is the smallest 1, 2 or 5 times a power of ten at least x (> 0).
+// niceStep is the smallest 1, 2 or 5 times a power of ten at least x (> 0):
+// niceCeil for axis values, which may be fractional (ms, us).
 func niceStep(x float64) float64 {
 	p := math.Pow(10, math.Floor(math.Log10(x)))
 	for _, m := range []float64{1, 2, 5} {

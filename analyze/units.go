@@ -43,6 +43,12 @@ func ParseDurationNs(s string) (int64, error) {
 // values apart by a ten-thousandth still print apart: "1.0003ms".
 const formatDigits = 6
 
+// formatUnits are FormatNs's units from a microsecond up.
+var formatUnits = [...]struct {
+	name string
+	ns   float64
+}{{"us", 1e3}, {"ms", 1e6}, {"s", 1e9}}
+
 // FormatNs writes a duration in the largest unit that keeps it short:
 // exact to the nanosecond below a millisecond, at least three decimals and
 // six significant digits above: "750ns", "2us", "2.074us", "320us",
@@ -55,25 +61,21 @@ func FormatNs(ns int64) string {
 	if a < 1e3 {
 		return strconv.FormatInt(ns, 10) + "ns"
 	}
-	units := []struct {
-		name string
-		ns   float64
-	}{{"us", 1e3}, {"ms", 1e6}, {"s", 1e9}}
 	u := 0
-	for u+1 < len(units) && float64(a) >= units[u+1].ns {
+	for u+1 < len(formatUnits) && float64(a) >= formatUnits[u+1].ns {
 		u++
 	}
 	for {
-		v := float64(ns) / units[u].ns
-		exact := int(math.Round(math.Log10(units[u].ns)))
+		v := float64(ns) / formatUnits[u].ns
+		exact := int(math.Round(math.Log10(formatUnits[u].ns)))
 		digits := int(math.Floor(math.Log10(math.Abs(v)))) + 1
 		s := strconv.FormatFloat(v, 'f', max(3, min(exact, formatDigits-digits)), 64)
 		// 999.9999996ms rounds to 1000ms: write 1s instead.
-		if f, _ := strconv.ParseFloat(s, 64); math.Abs(f) >= 1000 && u+1 < len(units) {
+		if f, _ := strconv.ParseFloat(s, 64); math.Abs(f) >= 1000 && u+1 < len(formatUnits) {
 			u++
 			continue
 		}
 		s = strings.TrimRight(s, "0")
-		return strings.TrimSuffix(s, ".") + units[u].name
+		return strings.TrimSuffix(s, ".") + formatUnits[u].name
 	}
 }
