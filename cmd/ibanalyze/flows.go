@@ -169,6 +169,12 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 	}
 }
 
+// rateUnits are formatRate's units, smallest first.
+var rateUnits = [...]struct {
+	name string
+	bps  float64
+}{{"b/s", 1}, {"kb/s", 1e3}, {"Mb/s", 1e6}, {"Gb/s", 1e9}}
+
 // formatRate writes a rate given in Gb/s with three significant digits and
 // the unit that keeps it short, never an exponent: "4.88 Gb/s", "139 kb/s",
 // "55.7 b/s".
@@ -177,10 +183,7 @@ func formatRate(gbps float64) string {
 	if !(bps > 0) || math.IsInf(bps, 0) {
 		return strconv.FormatFloat(gbps, 'g', 3, 64) + " Gb/s"
 	}
-	units := []struct {
-		name string
-		bps  float64
-	}{{"b/s", 1}, {"kb/s", 1e3}, {"Mb/s", 1e6}, {"Gb/s", 1e9}}
+	units := rateUnits
 	u := 0
 	for u+1 < len(units) && bps >= units[u+1].bps {
 		u++
