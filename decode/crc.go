@@ -244,7 +244,7 @@ func vcrcTable16(lo, hi uint64) uint16 {
 // serializers: pkt runs from the LRH through the VCRC.
 func SealNative(pkt []byte) {
 	pktLen := int(binary.BigEndian.Uint16(pkt[4:])&0x7FF) * 4
-	if pktLen < LRHLen+BTHLen+ICRCLen || pktLen+2 > len(pkt) {
+	if pktLen < LRHLen+BTHLen+ICRCLen || pktLen+VCRCLen > len(pkt) {
 		return
 	}
 	if pkt[1]&3 == LNHLocal || pkt[1]&3 == LNHGlobal {

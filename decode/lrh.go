@@ -35,8 +35,12 @@ const (
 	LNHGlobal = 3 // IBA global: GRH follows
 )
 
-// LRHLen is the LRH size in bytes.
-const LRHLen = 8
+// LRHLen is the LRH size in bytes; VCRCLen the variant CRC's, which ends a
+// native packet.
+const (
+	LRHLen  = 8
+	VCRCLen = 2
+)
 
 // LayerType returns LayerTypeLRH.
 func (l *LRH) LayerType() gopacket.LayerType { return LayerTypeLRH }

@@ -104,11 +104,13 @@ func (t *tapWriter) write(atPs int64, pkt *packet, iface uint8) {
 		return
 	}
 	data := t.sb.Bytes()
-	if !pkt.fcp {
+	wire := len(data)
+	// ICRC and VCRC end a data packet; a snap that cuts both
+	// off saves computing them.
+	if !pkt.fcp && (t.snap == 0 || t.snap > wire-decode.ICRCLen-decode.VCRCLen) {
 		decode.SealNative(data)
 	}
-	wire := len(data)
-	if t.snap > 0 && len(data) > t.snap {
+	if t.snap > 0 && wire > t.snap {
 		data = data[:t.snap]
 	}
 	if err := t.w.WriteERF(ns, erfType, data, wire, iface); err != nil {
