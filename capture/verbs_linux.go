@@ -188,11 +188,12 @@ static int ibs_post(struct ibs_sniffer *s, const uint32_t *ids, int n, uint32_t 
 	return 0;
 }
 
-// ibs_poll fills up to max completions; it returns how many, or -errno.
+// ibs_status_str names a completion status, for error messages.
 static const char *ibs_status_str(uint32_t status) {
 	return ibv_wc_status_str((enum ibv_wc_status)status);
 }
 
+// ibs_poll fills up to max completions; it returns how many, or -errno.
 static int ibs_poll(struct ibs_sniffer *s, struct ibs_comp *out, int max) {
 	struct ibv_poll_cq_attr pa;
 	memset(&pa, 0, sizeof pa);
