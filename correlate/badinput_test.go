@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/ibscope/ibscope/telemetry"
 )
 
@@ -97,56 +95,4 @@ func TestBadInput(t *testing.T) {
 			assertNoTempFiles(t, dir)
 		}
 	})
-}
-
-// TestRemovePending: what an interrupted command calls removes the files
-// being written, keeps those committed, and refuses new ones.
-func TestRemovePending(t *testing.T) {
-	t.Cleanup(func() {
-		pending.Lock()
-		pending.stopped = false
-		pending.Unlock()
-	})
-	dir := t.TempDir()
-	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Uint64}}, nil)
-	done, err := CreateTable(filepath.Join(dir, "done.parquet"), FormatParquet, schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := done.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	var open []*TableWriter
-	for _, name := range []string{"a.parquet", "b.arrow"} {
-		f := FormatParquet
-		if filepath.Ext(name) == ".arrow" {
-			f = FormatArrow
-		}
-		w, err := CreateTable(filepath.Join(dir, name), f, schema)
-		if err != nil {
-			t.Fatal(err)
-		}
-		open = append(open, w)
-	}
-	if m, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(m) != 2 {
-		t.Fatalf("temporary files while writing: %v", m)
-	}
-	RemovePending()
-	assertNoTempFiles(t, dir)
-	if _, err := os.Stat(filepath.Join(dir, "done.parquet")); err != nil {
-		t.Errorf("committed file: %v", err)
-	}
-	if _, err := CreateTable(filepath.Join(dir, "c.parquet"), FormatParquet, schema); err == nil || !strings.Contains(err.Error(), "interrupted") {
-		t.Errorf("CreateTable after RemovePending: %v", err)
-	}
-	assertNoTempFiles(t, dir)
-	for _, w := range open {
-		if err := w.Commit(); err == nil {
-			t.Errorf("%s committed after its temporary file was removed", w.Path())
-		}
-		w.Abort()
-	}
-	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 1 {
-		t.Errorf("files left: %v", m)
-	}
 }

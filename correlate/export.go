@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/outfile"
 )
 
 // ExportOptions control Export.
@@ -111,12 +113,14 @@ type exportSink struct {
 	pt      *partitioner // nil when not partitioned
 	root    string
 	stem    string // file name stem inside partitions: part-<capture name>
+	capture string
 	parts   map[partition]*exportPart
 	order   []*exportPart
 	lastQ   partition
 	lastP   *exportPart
 	bg      *batchWriter
-	madeDir []string // directories this export created, parents first
+	dir     *outfile.Dir // the dataset directory when partitioned
+	done    bool         // every file committed
 }
 
 // maxOpenPartitions bounds memory: each open partition holds one batch of
@@ -128,7 +132,12 @@ func newExportSink(capture, out string, opt ExportOptions, meta map[string]strin
 	s.fileSch = s.schema
 	s.pool = &batchPool{schema: batchSchema(s.schema)}
 	if len(opt.PartitionBy) == 0 {
-		w, err := createTable(out, opt.Format, s.schema, true)
+		f, err := outfile.Create(out)
+		if err != nil {
+			s.bg.stop()
+			return nil, err
+		}
+		w, err := newTable(f, opt.Format, s.schema, true)
 		if err != nil {
 			s.bg.stop()
 			return nil, err
@@ -139,6 +148,13 @@ func newExportSink(capture, out string, opt ExportOptions, meta map[string]strin
 	}
 	s.pt = newPartitioner(opt.PartitionBy)
 	s.root = out
+	s.capture = capture
+	d, err := outfile.OpenDir(out)
+	if err != nil {
+		s.bg.stop()
+		return nil, err
+	}
+	s.dir = d
 	base := filepath.Base(capture)
 	s.stem = "part-" + strings.Map(func(c rune) rune {
 		if safePathPart(string(c)) {
@@ -195,23 +211,22 @@ func (s *exportSink) partFor(f *decode.Frame) (*exportPart, error) {
 		if len(s.parts) >= maxOpenPartitions {
 			return nil, fmt.Errorf("%s: frame %d opens more than %d partitions; partition by fewer keys", s.root, f.Number, maxOpenPartitions)
 		}
-		dir := s.pt.dir(s.root, q)
-		var missing []string
-		for d := dir; ; d = filepath.Dir(d) {
-			if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
-				break
-			}
-			missing = append([]string{d}, missing...)
+		name := filepath.Join(s.pt.dir("", q), s.stem+s.format.Ext())
+		// Two captures with the same name would share this file: the rows
+		// of an earlier export are never replaced silently.
+		if _, err := os.Lstat(filepath.Join(s.root, name)); err == nil {
+			return nil, fmt.Errorf("%s exists: it holds the rows of an earlier export of a capture named like %s; exporting %s there would replace them (remove it, or export into another directory)",
+				filepath.Join(s.root, name), filepath.Base(s.capture), s.capture)
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("create %s: %w", dir, err)
-		}
-		s.madeDir = append(s.madeDir, missing...)
-		addPendingDirs(missing)
-		w, err := createTable(filepath.Join(dir, s.stem+s.format.Ext()), s.format, s.fileSch, true)
+		f, err := s.dir.Create(name)
 		if err != nil {
 			return nil, err
 		}
+		w, err := newTable(f, s.format, s.fileSch, true)
+		if err != nil {
+			return nil, err
+		}
+		w.noRepl = true
 		p = &exportPart{b: s.pool.get(), w: w}
 		s.parts[q] = p
 		s.order = append(s.order, p)
@@ -235,7 +250,7 @@ func (s *exportSink) project(rec arrow.RecordBatch) arrow.RecordBatch {
 }
 
 // commit writes the last partial batches, waits for the writer, and renames
-// every file into place.
+// every file into place: all of them or, if one cannot be, none.
 func (s *exportSink) commit(st *ExportStats) error {
 	for _, p := range s.order {
 		if p.b.n > 0 {
@@ -252,30 +267,35 @@ func (s *exportSink) commit(st *ExportStats) error {
 			return err
 		}
 	}
-	for _, p := range s.order {
+	for i, p := range s.order {
 		if err := p.w.Commit(); err != nil {
+			for _, q := range s.order[:i] {
+				// Committed by this export, under names that were free.
+				_ = os.Remove(q.w.Path())
+			}
+			if errors.Is(err, fs.ErrExist) {
+				err = fmt.Errorf("%s appeared while %s was being exported (another export into the same directory?); nothing written", p.w.Path(), s.capture)
+			}
 			return err
 		}
 		st.Files = append(st.Files, p.w.Path())
 	}
-	dropPendingDirs(s.madeDir)
+	s.done = true
+	if s.dir != nil {
+		s.dir.Keep()
+	}
 	return nil
 }
 
 // abort stops the writer and removes every file not yet committed, and
-// after a failure the partition directories the export made (os.Remove
-// leaves any that hold files).
+// after a failure the dataset directories the export made (those left
+// empty).
 func (s *exportSink) abort() {
 	s.bg.stop()
-	failed := false
 	for _, p := range s.order {
-		failed = failed || !p.w.committed
 		p.w.Abort()
 	}
-	if failed {
-		for i := len(s.madeDir) - 1; i >= 0; i-- {
-			_ = os.Remove(s.madeDir[i])
-		}
+	if s.dir != nil && !s.done {
+		s.dir.Abort()
 	}
-	dropPendingDirs(s.madeDir)
 }

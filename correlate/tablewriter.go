@@ -2,18 +2,16 @@ package correlate
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+
+	"github.com/ibscope/ibscope/internal/outfile"
 )
 
 // BatchRows is how many rows go into one record batch, and so into one
@@ -36,48 +34,41 @@ var statsColumns = map[string]bool{
 // the compression time of the per-packet table).
 var deltaColumns = map[string]bool{"frame": true, "psn": true, "aeth_msn": true, "sample_id": true}
 
-// TableWriter writes record batches of one schema to one file. The data goes
-// to a hidden temporary file next to the destination, and only Commit renames
-// it to the final name: a failed or interrupted run leaves no file that looks
-// complete.
+// TableWriter writes record batches of one schema to one file, by
+// outfile's rule: the data goes to a hidden temporary file next to the
+// destination, and only Commit renames it to the final name, so a failed or
+// interrupted run leaves no file that looks complete; a device or FIFO is
+// written through.
 type TableWriter struct {
-	path, tmp string
-	format    Format
-	f         *os.File
-	bw        *bufio.Writer
-	pq        *parquetWriter
-	ipcw      *ipc.FileWriter
-	schema    *arrow.Schema // of the Arrow IPC file
-	rows      int64         // rows written so far
-	closed    bool
-	committed bool
+	out    *outfile.File
+	format Format
+	bw     *bufio.Writer
+	pq     *parquetWriter
+	ipcw   *ipc.FileWriter
+	schema *arrow.Schema // of the Arrow IPC file
+	rows   int64         // rows written so far
+	closed bool
+	noRepl bool // Commit refuses to replace an existing file
 }
 
 // CreateTable starts writing path in the given format with the given schema
 // (its metadata is stored in the file: Parquet key-value metadata and the
 // Arrow schema). The directory must exist.
 func CreateTable(path string, format Format, schema *arrow.Schema) (*TableWriter, error) {
-	return createTable(path, format, schema, false)
+	out, err := outfile.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return newTable(out, format, schema, false)
 }
 
-// createTable is CreateTable; parallel has each Parquet row group's columns
-// encoded on several goroutines (see newParquetWriter), for wide tables
-// written fast (export), at the cost of holding the row group's pages.
-func createTable(path string, format Format, schema *arrow.Schema, parallel bool) (*TableWriter, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, err)
-	}
-	if err := addPending(f.Name()); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, fmt.Errorf("create %s: %w", path, err)
-	}
-	w := &TableWriter{path: path, tmp: f.Name(), format: format, f: f, bw: bufio.NewWriterSize(f, 1<<20)}
+// newTable starts writing a table to out; parallel has each Parquet row
+// group's columns encoded on several goroutines (see newParquetWriter), for
+// wide tables written fast (export), at the cost of holding the row group's
+// pages.
+func newTable(out *outfile.File, format Format, schema *arrow.Schema, parallel bool) (*TableWriter, error) {
+	w := &TableWriter{out: out, format: format, bw: bufio.NewWriterSize(out, 1<<20)}
+	var err error
 	switch format {
 	case FormatParquet:
 		opts := []parquet.WriterProperty{
@@ -117,13 +108,13 @@ func createTable(path string, format Format, schema *arrow.Schema, parallel bool
 	}
 	if err != nil {
 		w.Abort()
-		return nil, fmt.Errorf("create %s: %w", path, err)
+		return nil, fmt.Errorf("create %s: %w", out.Name(), err)
 	}
 	return w, nil
 }
 
 // Path is the final name the file gets on Commit.
-func (w *TableWriter) Path() string { return w.path }
+func (w *TableWriter) Path() string { return w.out.Name() }
 
 // Rows is the number of rows written so far.
 func (w *TableWriter) Rows() int64 { return w.rows }
@@ -137,7 +128,7 @@ func (w *TableWriter) Write(rec arrow.RecordBatch) error {
 		err = w.writeIPC(rec)
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", w.path, err)
+		return fmt.Errorf("write %s: %w", w.Path(), err)
 	}
 	w.rows += rec.NumRows()
 	return nil
@@ -185,123 +176,28 @@ func (w *TableWriter) Close() error {
 	if err == nil {
 		err = w.bw.Flush()
 	}
-	if err == nil {
-		err = w.f.Sync()
+	if err != nil {
+		w.out.Abort()
+		return fmt.Errorf("write %s: %w", w.Path(), err)
 	}
 	// pqarrow closes the sink it was given only when it is an io.Closer;
 	// the bufio.Writer is not, so the file is ours to close.
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", w.path, err)
-	}
-	return nil
+	return w.out.Close()
 }
 
-// Commit closes the file if needed and renames it to its final name.
+// Commit closes the file if needed and renames it to its final name; after
+// a failure the temporary file is gone.
 func (w *TableWriter) Commit() error {
 	if err := w.Close(); err != nil {
+		w.out.Abort()
 		return err
 	}
-	// CreateTemp makes the file 0600; a result file is for others to read.
-	if err := os.Chmod(w.tmp, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", w.path, err)
+	if w.noRepl {
+		return w.out.CommitNew()
 	}
-	if err := os.Rename(w.tmp, w.path); err != nil {
-		return fmt.Errorf("write %s: %w", w.path, err)
-	}
-	w.committed = true
-	dropPending(w.tmp)
-	return nil
+	return w.out.Commit()
 }
 
 // Abort drops the temporary file; after Commit it does nothing. It is safe to
 // defer right after CreateTable.
-func (w *TableWriter) Abort() {
-	if w.committed {
-		return
-	}
-	if !w.closed {
-		w.closed = true
-		w.f.Close()
-	}
-	// A failed removal leaves a hidden ".NAME.*.tmp" file that no reader
-	// mistakes for a result; there is nothing better to do with the error.
-	_ = os.Remove(w.tmp)
-	dropPending(w.tmp)
-}
-
-// pending holds the temporary files of the TableWriters not yet committed
-// or aborted, and the directories partitioned exports under way made (parents
-// first), for RemovePending.
-var pending struct {
-	sync.Mutex
-	files   map[string]bool
-	dirs    []string
-	stopped bool
-}
-
-func addPendingDirs(dirs []string) {
-	pending.Lock()
-	pending.dirs = append(pending.dirs, dirs...)
-	pending.Unlock()
-}
-
-// dropPendingDirs forgets dirs once their export has finished or cleaned up.
-func dropPendingDirs(dirs []string) {
-	drop := make(map[string]bool, len(dirs))
-	for _, d := range dirs {
-		drop[d] = true
-	}
-	pending.Lock()
-	defer pending.Unlock()
-	kept := pending.dirs[:0]
-	for _, d := range pending.dirs {
-		if !drop[d] {
-			kept = append(kept, d)
-		}
-	}
-	pending.dirs = kept
-}
-
-func addPending(tmp string) error {
-	pending.Lock()
-	defer pending.Unlock()
-	if pending.stopped {
-		return errors.New("interrupted")
-	}
-	if pending.files == nil {
-		pending.files = map[string]bool{}
-	}
-	pending.files[tmp] = true
-	return nil
-}
-
-func dropPending(tmp string) {
-	pending.Lock()
-	delete(pending.files, tmp)
-	pending.Unlock()
-}
-
-// RemovePending removes the temporary file of every table being written,
-// and the partition directories left empty by that, and makes later
-// CreateTable calls fail. A command interrupted by a signal
-// calls it before exiting, so that no partial output is left behind even
-// under a hidden name. Files already committed stay: they are complete.
-func RemovePending() {
-	pending.Lock()
-	defer pending.Unlock()
-	pending.stopped = true
-	for tmp := range pending.files {
-		// Writers may still hold the file open; unlinking it is enough.
-		_ = os.Remove(tmp)
-	}
-	pending.files = nil
-	// Children before parents; os.Remove leaves a directory that holds
-	// anything else.
-	for i := len(pending.dirs) - 1; i >= 0; i-- {
-		_ = os.Remove(pending.dirs[i])
-	}
-	pending.dirs = nil
-}
+func (w *TableWriter) Abort() { w.out.Abort() }

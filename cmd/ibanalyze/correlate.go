@@ -124,7 +124,6 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	var dw decodeWarnings
 	opt.OnDecodeError = dw.warn
 	start := time.Now()
-	defer removeOutputOnSignal()()
 	res, err := correlate.Correlate(captures, o.telemetry, o.out, opt)
 	prog.done()
 	for i, w := range res.TelemetryWarning {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ibscope/ibscope/correlate"
+	"github.com/ibscope/ibscope/internal/outfile"
 	"github.com/spf13/cobra"
 )
 
@@ -37,8 +38,11 @@ run export on each host's capture into the same OUT and query them together:
   duckdb -c "SELECT host, count(*) FROM read_parquet('OUT/**/*.parquet', hive_partitioning=true) GROUP BY host"
 Keys: date and hour (UTC, of ts_ns), transport, or NAME=VALUE constants.
 
-Files appear under their final names only once complete. Frames that cannot
-be decoded still get a row, with the reason in the error column.`,
+Files appear under their final names only once complete; a device or FIFO
+(-o /dev/null) is written through, a symbolic link refused. A partition file
+that already exists (an earlier export of a capture of the same name) is
+never replaced: the export is refused. Frames that cannot be decoded still
+get a row, with the reason in the error column.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runExport(cmd, args[0], o) },
 	}
@@ -84,7 +88,6 @@ func runExport(cmd *cobra.Command, capture string, o exportOpts) error {
 	var dw decodeWarnings
 	opt.OnDecodeError = dw.warn
 	start := time.Now()
-	defer removeOutputOnSignal()()
 	st, err := correlate.Export(capture, o.out, opt)
 	prog.done()
 	if err != nil {
@@ -111,9 +114,10 @@ func runExport(cmd *cobra.Command, capture string, o exportOpts) error {
 }
 
 // removeOutputOnSignal makes SIGINT and SIGTERM remove the temporary files
-// of the output being written before the process exits with the usual
-// 128+signal status, so an interrupted export or correlate leaves no partial
-// file behind. The returned function undoes it.
+// of the outputs being written (outfile.RemovePending) before the process
+// exits with the usual 128+signal status, so an interrupted export,
+// correlate or --plot leaves no partial file behind. main sets it for
+// every command; the returned function undoes it.
 func removeOutputOnSignal() (stop func()) {
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
@@ -121,8 +125,11 @@ func removeOutputOnSignal() (stop func()) {
 	go func() {
 		select {
 		case sig := <-c:
-			correlate.RemovePending()
-			warnf("%v: stopped; partial output removed", sig)
+			if outfile.RemovePending() > 0 {
+				warnf("%v: stopped; partial output removed", sig)
+			} else {
+				warnf("%v: stopped", sig)
+			}
 			os.Exit(128 + int(sig.(syscall.Signal)))
 		case <-done:
 		}

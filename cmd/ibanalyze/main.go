@@ -37,7 +37,10 @@ func init() {
 var errReported = errors.New("errors reported above")
 
 func main() {
-	if err := rootCmd.Execute(); err != nil {
+	stop := removeOutputOnSignal()
+	err := rootCmd.Execute()
+	stop()
+	if err != nil {
 		if !errors.Is(err, errReported) {
 			fmt.Fprintln(os.Stderr, "ibanalyze:", err)
 		}
