@@ -35,7 +35,8 @@ import (
 type BufferOptions struct {
 	// OnDecodeError is told of frames that could not be decoded.
 	OnDecodeError func(err *decode.DecodeError)
-	// MaxPoints bounds the occupancy series per sender (default 2000).
+	// MaxPoints bounds the occupancy series per sender (DefaultSeriesPoints
+	// when 0, MaxSeriesPoints at most).
 	MaxPoints int
 	// NsPerByte is the serialisation time of one byte toward the receiver,
 	// ns; 0 infers it from back-to-back packets in the receiver capture.
@@ -112,8 +113,9 @@ type matchedPkt struct {
 // estimates, per sender, the buffer its packets filled. Memory grows with
 // the packets of the sender captures (16 bytes each).
 func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*BufferReport, error) {
-	if opts.MaxPoints <= 0 {
-		opts.MaxPoints = 2000
+	var err error
+	if opts.MaxPoints, err = seriesPoints(opts.MaxPoints); err != nil {
+		return nil, err
 	}
 	type flowSent struct {
 		sender int
@@ -148,7 +150,7 @@ func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*Buf
 	}
 	matched := make([][]matchedPkt, len(senderPaths))
 	var step tsStep
-	err := eachData(receiverPath, opts.OnDecodeError, func(f *decode.Frame) error {
+	err = eachData(receiverPath, opts.OnDecodeError, func(f *decode.Frame) error {
 		step.add(f.TsNs)
 		fs := flows[f.FlowKey()]
 		if fs == nil {

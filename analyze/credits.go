@@ -18,6 +18,25 @@ import (
 // are FCCL − FCTBS (mod 4096) at any moment; their maximum, seen while the
 // link is idle, is the receiver's whole buffer.
 
+// DefaultSeriesPoints is how many points a downsampled time series (credits
+// per direction, buffer occupancy per sender) keeps when the caller does not
+// say; MaxSeriesPoints bounds what a caller may ask (40 bytes a point).
+const (
+	DefaultSeriesPoints = 2000
+	MaxSeriesPoints     = 1_000_000
+)
+
+// seriesPoints checks a series bound, 0 taking the default.
+func seriesPoints(n int) (int, error) {
+	switch {
+	case n == 0:
+		return DefaultSeriesPoints, nil
+	case n < 0 || n > MaxSeriesPoints:
+		return 0, fmt.Errorf("time series of %d points: want 1 to %d", n, MaxSeriesPoints)
+	}
+	return n, nil
+}
+
 // ErrNoFCP is returned by Credits for a capture without flow-control
 // packets: the switch-buffer estimate then needs two captures (Buffer).
 var ErrNoFCP = errors.New("no flow-control packets (ERF type 25) in the capture")
@@ -27,7 +46,8 @@ type CreditOptions struct {
 	// NsPerByte is the serialisation time of one byte on the link, ns (8 /
 	// data rate in Gb/s); 0 infers it from back-to-back data packets.
 	NsPerByte float64
-	// MaxPoints bounds each direction's time series (default 2000).
+	// MaxPoints bounds each direction's time series (DefaultSeriesPoints
+	// when 0, MaxSeriesPoints at most).
 	MaxPoints int
 	// OnDecodeError is told of frames that could not be decoded.
 	OnDecodeError func(err *decode.DecodeError)
@@ -135,8 +155,9 @@ func BlocksOf(ibBytes int) int { return (ibBytes + decode.BlockBytes - 1) / deco
 
 // Credits reads a capture and accounts for credits per link direction and VL.
 func Credits(path string, opts CreditOptions) (*CreditReport, error) {
-	if opts.MaxPoints <= 0 {
-		opts.MaxPoints = 2000
+	var err error
+	if opts.MaxPoints, err = seriesPoints(opts.MaxPoints); err != nil {
+		return nil, err
 	}
 	// Without a byte time the buffer can still be read from the FCPs; only
 	// the credit stalls, which need packet end times, are then left out.

@@ -23,8 +23,13 @@ type HistSpec struct {
 	EdgesNs []int64 // ModeEdges: ascending bin edges, ns
 }
 
-// maxBins bounds any histogram's bins: memory and output stay small.
-const maxBins = 10000
+// MaxBins bounds a linear or free-edge histogram's bins, and MaxExpBins an
+// exponential one's (its last edge doubles the first 62 times): memory and
+// output stay small.
+const (
+	MaxBins    = 10000
+	MaxExpBins = 62
+)
 
 // Histogram counts values into bins [Edges[i], Edges[i+1]); values below the
 // first edge or at or above the last are counted as Below and Above.
@@ -63,8 +68,8 @@ func ParseEdges(s string) ([]int64, error) {
 	if len(edges) < 2 {
 		return nil, fmt.Errorf("bin edges %q: need at least two edges to make a bin", s)
 	}
-	if len(edges) > maxBins+1 {
-		return nil, fmt.Errorf("%d bin edges: at most %d", len(edges), maxBins+1)
+	if len(edges) > MaxBins+1 {
+		return nil, fmt.Errorf("%d bin edges: at most %d", len(edges), MaxBins+1)
 	}
 	return edges, nil
 }
@@ -75,15 +80,21 @@ func (h HistSpec) Validate(resolutionNs int64) error {
 	res := FormatNs(resolutionNs)
 	switch h.Mode {
 	case ModeLinear, "":
-		if h.BinNs < 0 || h.Bins < 0 || h.Bins > maxBins {
-			return fmt.Errorf("linear histogram: bin width %s and %d bins: need a positive width and at most %d bins", FormatNs(h.BinNs), h.Bins, maxBins)
+		if h.BinNs < 0 || h.Bins < 0 || h.Bins > MaxBins {
+			return fmt.Errorf("linear histogram: bin width %s and %d bins: need a positive width and at most %d bins", FormatNs(h.BinNs), h.Bins, MaxBins)
+		}
+		if h.BinNs > 0 && h.Bins > 0 && h.BinNs > math.MaxInt64/int64(h.Bins+1) {
+			return fmt.Errorf("linear histogram: %d bins of %s end past the largest time this can count (%s)", h.Bins, FormatNs(h.BinNs), FormatNs(math.MaxInt64))
 		}
 		if h.BinNs > 0 && h.BinNs < resolutionNs {
 			return fmt.Errorf("bin width %s is finer than the capture's timestamp resolution %s: use --bin %s or more", FormatNs(h.BinNs), res, res)
 		}
 	case ModeExp:
-		if h.BinNs < 0 || h.Bins < 0 || h.Bins > 62 {
-			return fmt.Errorf("exponential histogram: first bin %s and %d bins: need a positive width and at most 62 bins", FormatNs(h.BinNs), h.Bins)
+		if h.BinNs < 0 || h.Bins < 0 || h.Bins > MaxExpBins {
+			return fmt.Errorf("exponential histogram: first bin %s and %d bins: need a positive width and at most %d bins", FormatNs(h.BinNs), h.Bins, MaxExpBins)
+		}
+		if h.BinNs > 0 && h.Bins > 0 && h.BinNs > math.MaxInt64>>uint(h.Bins) {
+			return fmt.Errorf("exponential histogram: %d bins doubling from %s end past the largest time this can count (%s)", h.Bins, FormatNs(h.BinNs), FormatNs(math.MaxInt64))
 		}
 		if h.BinNs > 0 && h.BinNs < resolutionNs {
 			return fmt.Errorf("first bin %s is finer than the capture's timestamp resolution %s: use --bin %s or more", FormatNs(h.BinNs), res, res)
@@ -165,14 +176,14 @@ func NewHistogram(h HistSpec) (*Histogram, error) {
 	var edges []int64
 	switch h.Mode {
 	case ModeLinear:
-		if h.BinNs <= 0 || h.Bins <= 0 || h.Bins > maxBins || h.BinNs > math.MaxInt64/int64(h.Bins+1) {
+		if h.BinNs <= 0 || h.Bins <= 0 || h.Bins > MaxBins || h.BinNs > math.MaxInt64/int64(h.Bins+1) {
 			return nil, fmt.Errorf("linear histogram: bin width %d ns, %d bins", h.BinNs, h.Bins)
 		}
 		for i := 0; i <= h.Bins; i++ {
 			edges = append(edges, int64(i)*h.BinNs)
 		}
 	case ModeExp:
-		if h.BinNs <= 0 || h.Bins <= 0 || h.Bins > 62 || h.BinNs > math.MaxInt64>>uint(h.Bins) {
+		if h.BinNs <= 0 || h.Bins <= 0 || h.Bins > MaxExpBins || h.BinNs > math.MaxInt64>>uint(h.Bins) {
 			return nil, fmt.Errorf("exponential histogram: first bin %d ns, %d bins", h.BinNs, h.Bins)
 		}
 		edges = append(edges, 0)

@@ -218,6 +218,9 @@ func newIPDAnalysis(cfg IPDConfig, b *binner) (*IPDAnalysis, error) {
 	if err := cfg.Hist.Validate(1); err != nil {
 		return nil, err
 	}
+	if err := CheckPhasePackets(cfg.PhasePackets); err != nil {
+		return nil, err
+	}
 	a := &IPDAnalysis{cfg: cfg, index: make(map[decode.FlowKey]*ipdGroup), bins: b}
 	if cfg.Opcodes == nil {
 		for op := range 256 {

@@ -1,6 +1,9 @@
 package analyze
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // Phase is a stretch of a packet series with one IPD regime, e.g. 2 us
 // spacing while one sender is active, 4 us once a second one shares the link.
@@ -20,6 +23,18 @@ const phaseTolerance = 0.3
 // DefaultPhasePackets is the shortest phase reported when the caller does
 // not say.
 const DefaultPhasePackets = 64
+
+// MaxPhasePackets bounds the shortest phase: a detector holds up to about
+// three times that many IPDs (8 bytes each) of a series in its blocks.
+const MaxPhasePackets = 1 << 16
+
+// CheckPhasePackets checks a shortest phase in packets (0: the default).
+func CheckPhasePackets(n int) error {
+	if n < 0 || n > MaxPhasePackets {
+		return fmt.Errorf("shortest phase of %d packets: want 1 to %d packets (0 for the default %d)", n, MaxPhasePackets, DefaultPhasePackets)
+	}
+	return nil
+}
 
 // PhaseDetector finds IPD regime changes in a time-ordered packet series,
 // online and in bounded memory: it compares the median IPD of successive
@@ -54,17 +69,18 @@ type phaseAcc struct {
 }
 
 // NewPhaseDetector returns a detector that reports phases of at least
-// minPackets packets (DefaultPhasePackets when minPackets <= 0).
+// minPackets packets (DefaultPhasePackets when minPackets <= 0, and
+// MaxPhasePackets at most). Its blocks grow with the packets it is given,
+// so a detector per flow costs little for the many short flows.
 func NewPhaseDetector(minPackets int) *PhaseDetector {
 	if minPackets <= 0 {
 		minPackets = DefaultPhasePackets
 	}
+	minPackets = min(minPackets, MaxPhasePackets)
 	blockLen := max(minPackets/4, 4)
 	return &PhaseDetector{
 		blockLen: blockLen,
 		confirm:  max((minPackets+blockLen-1)/blockLen, 2),
-		block:    make([]int64, 0, blockLen),
-		scratch:  make([]int64, blockLen),
 	}
 }
 
@@ -87,6 +103,9 @@ func (d *PhaseDetector) Add(tsNs int64) {
 }
 
 func (d *PhaseDetector) closeBlock() {
+	if d.scratch == nil {
+		d.scratch = make([]int64, d.blockLen)
+	}
 	m := median(d.block, d.scratch)
 	ref := d.cur.ipd.Quantile(0.5)
 	switch {

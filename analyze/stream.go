@@ -13,6 +13,10 @@ import (
 // packets stamped up to this many packets out of order are put back in order.
 const DefaultWindowPackets = 4096
 
+// MaxWindowPackets bounds the reorder window: the stream holds a ring of
+// the next power of two packets, 144 bytes each (151 MB at this bound).
+const MaxWindowPackets = 1_000_000
+
 // StreamOptions configure a Stream. The zero value is usable.
 type StreamOptions struct {
 	// WindowPackets bounds the reorder window, in packets (DefaultWindowPackets if 0).
@@ -99,6 +103,9 @@ func OpenStream(paths []string, opts StreamOptions) (*Stream, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no capture files given")
 	}
+	if opts.WindowPackets < 0 || opts.WindowPackets > MaxWindowPackets {
+		return nil, fmt.Errorf("reorder window of %d packets: want 1 to %d packets (0 for the default %d)", opts.WindowPackets, MaxWindowPackets, DefaultWindowPackets)
+	}
 	var readers []*decode.Reader
 	for _, p := range paths {
 		r, err := decode.Open(p)
@@ -121,6 +128,7 @@ func NewStream(readers []*decode.Reader, opts StreamOptions) *Stream {
 	if w <= 0 {
 		w = DefaultWindowPackets
 	}
+	w = min(w, MaxWindowPackets) // OpenStream refuses more; here there is no error to return
 	size := 1
 	for size < w+1 {
 		size *= 2

@@ -84,6 +84,12 @@ type txPkt struct {
 // Tick estimates the PortXmitWait tick from a capture of the port's
 // transmissions and the port's telemetry.
 func Tick(path string, series []*telemetry.Series, telemetryName string, opts TickOptions) (*TickReport, error) {
+	if err := CheckPhasePackets(opts.MinPhasePackets); err != nil {
+		return nil, err
+	}
+	if opts.Iface < -1 || opts.Iface > math.MaxInt8 {
+		return nil, fmt.Errorf("interface %d: captures number interfaces 0 to %d (-1: the busiest)", opts.Iface, math.MaxInt8)
+	}
 	rep := &TickReport{File: path, Telemetry: telemetryName}
 	byIface := map[int8][]txPkt{}
 	slids := map[int8]map[uint16]int{}

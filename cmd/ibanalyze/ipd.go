@@ -81,7 +81,7 @@ flows share the same bins. Durations take ns, us, ms or s: --bin 1us,
 	f.BoolVar(&o.json, "json", false, "JSON output (the ipd contract)")
 	f.StringVar(&o.plot, "plot", "", "draw the histograms to `FILE` (.png, .svg, .pdf)")
 	f.BoolVar(&o.logY, "log", false, "log-scale counts in --plot")
-	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, "reorder window for out-of-order timestamps, in packets")
+	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, fmt.Sprintf("reorder window for out-of-order timestamps, in packets (at most %d, 144 bytes each)", analyze.MaxWindowPackets))
 	f.IntVar(&o.top, "top", 10, "text output: the `N` busiest flows (0: all)")
 	f.BoolVar(&o.compare, "compare", false, "compare two captures A B of the same traffic (sender and receiver side)")
 	f.StringVar(&o.matchWindow, "match-window", analyze.FormatNs(analyze.DefaultMatchWindowNs), "with --compare: how long a packet waits for its twin on the other side")
@@ -108,8 +108,12 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 			return cfg, fmt.Errorf("--bin %s: must be positive", o.bin)
 		}
 	}
-	if o.bins < 0 {
-		return cfg, fmt.Errorf("--bins %d: must be positive", o.bins)
+	maxBins := analyze.MaxBins
+	if o.exp {
+		maxBins = analyze.MaxExpBins
+	}
+	if o.bins < 0 || o.bins > maxBins {
+		return cfg, fmt.Errorf("--bins %d: want 1 to %d (0 picks from the data)", o.bins, maxBins)
 	}
 	if o.edges != "" {
 		if o.exp || o.bin != "" || o.bins != 0 {
@@ -136,8 +140,11 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 		cfg.DataGbps = o.gbps
 		cfg.RateName = fmt.Sprintf("%g Gb/s", o.gbps)
 	}
-	if o.phasePackets < 1 {
-		return cfg, fmt.Errorf("--phase-packets %d: must be at least 1", o.phasePackets)
+	if o.phasePackets < 1 || o.phasePackets > analyze.MaxPhasePackets {
+		return cfg, fmt.Errorf("--phase-packets %d: want 1 to %d", o.phasePackets, analyze.MaxPhasePackets)
+	}
+	if o.top < 0 {
+		return cfg, fmt.Errorf("--top %d: want 0 (all) or more", o.top)
 	}
 	if o.plot != "" {
 		if err := analyze.CheckPlotPath(o.plot); err != nil {
@@ -149,8 +156,8 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 
 // openStream opens files as one stream, with warnings for bad frames and files.
 func openStream(paths []string, window int, checkCRC bool) (*analyze.Stream, error) {
-	if window < 1 {
-		return nil, fmt.Errorf("--window %d: must be at least 1", window)
+	if window < 1 || window > analyze.MaxWindowPackets {
+		return nil, fmt.Errorf("--window %d: want 1 to %d packets", window, analyze.MaxWindowPackets)
 	}
 	dw := new(decodeWarnings)
 	return analyze.OpenStream(paths, analyze.StreamOptions{

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/ibscope/ibscope/analyze"
 	"github.com/ibscope/ibscope/telemetry"
@@ -52,6 +53,12 @@ sending port, sampled at least twice within the episode.`,
 }
 
 func runTick(w io.Writer, path string, o tickOpts) error {
+	if o.minPhase < 0 || o.minPhase > analyze.MaxPhasePackets {
+		return fmt.Errorf("--min-phase-packets %d: want 1 to %d (0: the ipd default, %d)", o.minPhase, analyze.MaxPhasePackets, analyze.DefaultPhasePackets)
+	}
+	if o.iface < -1 || o.iface > math.MaxInt8 {
+		return fmt.Errorf("--iface %d: want 0 to %d, or -1 for the interface with the most data packets", o.iface, math.MaxInt8)
+	}
 	opts := analyze.TickOptions{Iface: o.iface, MinPhasePackets: o.minPhase}
 	r, lanes, ok, err := parseLink(o.rate, o.width)
 	if err != nil {
