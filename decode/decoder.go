@@ -21,11 +21,16 @@ type Decoder struct {
 
 // FrameError says why a frame could not be decoded and where in the frame.
 type FrameError struct {
-	Offset int    // byte offset within the frame where the problem lies
+	Offset int    // byte offset within the frame where the problem lies, -1 for the record header
 	Msg    string // what is wrong
 }
 
-func (e *FrameError) Error() string { return fmt.Sprintf("byte %d of the frame: %s", e.Offset, e.Msg) }
+func (e *FrameError) Error() string {
+	if e.Offset < 0 { // the record header, not the frame's bytes
+		return e.Msg
+	}
+	return fmt.Sprintf("byte %d of the frame: %s", e.Offset, e.Msg)
+}
 
 func frameErr(off int, format string, a ...any) error {
 	return &FrameError{Offset: off, Msg: fmt.Sprintf(format, a...)}

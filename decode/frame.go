@@ -53,7 +53,8 @@ const (
 type Frame struct {
 	Number    int   // 1-based frame number in its file
 	Offset    int64 // byte offset of the frame's record in its file
-	TsNs      int64 // capture time, ns since the Unix epoch
+	TsNs      int64 // capture time, ns since the Unix epoch (0 when NoTs)
+	NoTs      bool  // the record carries no time (a pcapng Simple Packet Block)
 	CapLen    int   // bytes captured
 	WireLen   int   // bytes on the wire
 	Iface     int8  // direction/interface recorded by the format (ERF interface, SLL packet type), -1 if none
@@ -93,7 +94,12 @@ type Frame struct {
 func (f *Frame) Truncated() bool { return f.CapLen < f.WireLen }
 
 // SLID returns the source LID (native IB), 0 otherwise.
-func (f *Frame) SLID() uint16 { return f.LRH.SLID }
+func (f *Frame) SLID() uint16 {
+	if f.Has&HasLRH == 0 {
+		return 0
+	}
+	return f.LRH.SLID
+}
 
 // FlowKey identifies one flow: (SLID, DLID, DestQP) for native IB,
 // (source, destination, DestQP) for RoCE. It is comparable, so it can be a map key.

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -184,6 +185,11 @@ func fuzzReader(f *testing.F, ng bool) {
 		}
 		f.Add(b)
 	}
+	if ng {
+		for _, seed := range ngSeeds(f) {
+			f.Add(seed)
+		}
+	}
 	f.Fuzz(func(t *testing.T, file []byte) {
 		r, err := NewReader(bytes.NewReader(file), "fuzz.pcap")
 		if err != nil {
@@ -215,6 +221,24 @@ func fuzzReader(f *testing.F, ng bool) {
 			}
 		}
 	})
+}
+
+// ngSeeds are pcapng files with what the generated captures lack: two
+// sections in both byte orders, if_tsresol in powers of 2 and 10, an
+// if_tsoffset, a simple packet block.
+func ngSeeds(f *testing.F) [][]byte {
+	p := rocePacket(f, 0x04, 8)
+	var w ngFile
+	w.section(binary.LittleEndian)
+	w.iface(LinkTypeEthernet, 0x80|32, 1_700_000_000)
+	w.epb(0, 1<<30, p, len(p))
+	w.spb(p)
+	w.section(binary.BigEndian)
+	w.iface(LinkTypeInfiniBand, 20, 0)
+	w.iface(LinkTypeEthernet, 9, -5)
+	w.epb(1, 7, p, len(p))
+	w.epb(0, 7, ibPacket(f, 0x04, 8), 0)
+	return [][]byte{w.buf.Bytes()}
 }
 
 func FuzzReaderPcap(f *testing.F)   { fuzzReader(f, false) }

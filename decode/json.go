@@ -14,7 +14,9 @@ import (
 func (f *Frame) AppendJSON(dst []byte, errMsg string) []byte {
 	dst = append(dst, `{"frame":`...)
 	dst = strconv.AppendInt(dst, int64(f.Number), 10)
-	dst = appendInt(dst, "ts_ns", f.TsNs)
+	if !f.NoTs {
+		dst = appendInt(dst, "ts_ns", f.TsNs)
+	}
 	dst = appendInt(dst, "len", int64(f.WireLen))
 	if f.Transport != TransportNone {
 		dst = appendStr(dst, "transport", f.Transport.String())

@@ -7,46 +7,29 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // Reader reads a capture file (pcap with microsecond or nanosecond
 // timestamps, or pcapng) record by record and decodes each into a Frame.
-// Classic pcap is read with zero copies out of a large buffer; pcapng goes
-// through gopacket's pcapgo.
+// Both are read with zero copies out of a large buffer (pcapng in pcapng.go).
 type Reader struct {
 	name     string
 	closer   io.Closer
 	br       *bufio.Reader
-	ng       *pcapgo.NgReader
 	order    binary.ByteOrder
 	bigEnd   bool  // order is big-endian (record reads it without an interface call)
 	nsPerTs  int64 // 1000 for microsecond pcap, 1 for nanosecond
 	linkType int
 	snapLen  int
-	offset   int64 // bytes consumed so far (classic pcap)
+	offset   int64 // bytes consumed so far
 	frames   int
 	dec      Decoder
 	err      error // sticky file-level error
-	// linkTypes per pcapng interface.
-	ngLinkTypes []int
-	// pcapng: bytes read from the file (the reader under br) and the
-	// current section's byte order, to give each record its file offset.
-	counted *countingReader
-	ngOrder binary.ByteOrder
-}
-
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
+	// pcapng: the current section's byte order (nil before the first
+	// section header) and interfaces.
+	isNG     bool
+	ngOrder  binary.ByteOrder
+	ngIfaces []ngInterface
 }
 
 // FileError is damage to the file itself, after which no later frame can be
@@ -95,7 +78,7 @@ const (
 	magicNG      = 0x0a0d0d0a
 	maxRecordLen = 1 << 20 // longer records mean a damaged file
 	readBufLen   = 4 << 20 // read buffer for large files; records are read in place from it
-	minBufLen    = 4096    // bufio's default: pcapgo's reader then reuses ours (see openNG)
+	minBufLen    = 4096    // the smallest buffer, for tiny files
 )
 
 // Open opens a capture file for reading.
@@ -132,8 +115,7 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 // allocating and clearing 4 MiB.
 func newReader(rd io.Reader, name string, sizeBytes int64) (*Reader, error) {
 	bufLen := int(min(max(sizeBytes, minBufLen), readBufLen))
-	cr := &countingReader{r: rd}
-	r := &Reader{name: name, br: bufio.NewReaderSize(cr, bufLen), counted: cr}
+	r := &Reader{name: name, br: bufio.NewReaderSize(rd, bufLen)}
 	hdr, err := r.br.Peek(24)
 	if len(hdr) < 4 {
 		if err == nil || err == io.EOF {
@@ -163,24 +145,6 @@ func newReader(rd io.Reader, name string, sizeBytes int64) (*Reader, error) {
 	r.linkType = int(r.order.Uint32(hdr[20:]) & 0x0FFFFFFF)
 	r.br.Discard(24)
 	r.offset = 24
-	r.dec = Decoder{LinkType: r.linkType, CheckCRC: true}
-	return r, nil
-}
-
-func (r *Reader) openNG() (*Reader, error) {
-	r.ngOrder = binary.LittleEndian
-	if hdr, _ := r.br.Peek(12); len(hdr) == 12 && binary.BigEndian.Uint32(hdr[8:]) == ngByteOrderMagic {
-		r.ngOrder = binary.BigEndian
-	}
-	// pcapgo wraps br in a bufio.Reader, which, br being one already and
-	// large enough, is br itself: what br has consumed is what pcapgo has.
-	ng, err := pcapgo.NewNgReader(r.br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
-	if err != nil {
-		return nil, &FileError{Name: r.name, Offset: 0, Err: fmt.Errorf("pcapng: %w", err)}
-	}
-	r.ng = ng
-	r.nsPerTs = 1
-	r.linkType = int(ng.LinkType())
 	r.dec = Decoder{LinkType: r.linkType, CheckCRC: true}
 	return r, nil
 }
@@ -219,7 +183,7 @@ func (r *Reader) Close() error {
 func (r *Reader) Next(f *Frame) error {
 	data, err := r.record(f)
 	if err != nil {
-		return err
+		return r.recordFailed(f, err)
 	}
 	if err := r.dec.Decode(data, f); err != nil {
 		var fe *FrameError
@@ -232,14 +196,40 @@ func (r *Reader) Next(f *Frame) error {
 }
 
 // NextRecord reads the next record without decoding it: f gets the record's
-// number, offset, timestamp and lengths.
-func (r *Reader) NextRecord(f *Frame) ([]byte, error) { return r.record(f) }
+// number, offset, timestamp and lengths. A record whose header is
+// impossible gives a *DecodeError, as in Next.
+func (r *Reader) NextRecord(f *Frame) ([]byte, error) {
+	data, err := r.record(f)
+	if err != nil {
+		return data, r.recordFailed(f, err)
+	}
+	return data, nil
+}
+
+// recordError is a record whose header cannot be right (a wire length below
+// the captured length, a sub-second field of a second or more, a time out
+// of range) while the file's framing still holds: the frame is reported and
+// skipped, and reading goes on with the next record.
+type recordError struct{ msg string }
+
+func (e *recordError) Error() string { return e.msg }
+
+// recordFailed turns a recordError into a DecodeError for frame f, whose
+// headers are left empty; other errors pass.
+func (r *Reader) recordFailed(f *Frame, err error) error {
+	re, ok := err.(*recordError)
+	if !ok {
+		return err
+	}
+	f.reset()
+	return &DecodeError{Name: r.name, Frame: f.Number, Offset: f.Offset, Err: &FrameError{Offset: -1, Msg: re.msg}}
+}
 
 func (r *Reader) record(f *Frame) ([]byte, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	if r.ng != nil {
+	if r.isNG {
 		return r.recordNG(f)
 	}
 	hdr, err := r.br.Peek(16)
@@ -276,7 +266,19 @@ func (r *Reader) record(f *Frame) ([]byte, error) {
 	f.Offset = r.offset
 	r.offset += 16 + int64(capLen)
 	f.TsNs = int64(sec)*1e9 + int64(sub)*r.nsPerTs
+	f.NoTs = false
 	f.CapLen, f.WireLen = int(capLen), int(wireLen)
+	if int64(sub)*r.nsPerTs >= 1e9 {
+		unit := "microseconds"
+		if r.nsPerTs == 1 {
+			unit = "nanoseconds"
+		}
+		f.TsNs = int64(sec) * 1e9
+		return data, &recordError{fmt.Sprintf("record header: %s field %d is a second or more; frame skipped", unit, sub)}
+	}
+	if wireLen < capLen {
+		return data, &recordError{fmt.Sprintf("record header: original length %d below captured length %d; frame skipped", wireLen, capLen)}
+	}
 	return data, nil
 }
 
@@ -290,81 +292,4 @@ func errOrEOF(err error) error {
 func (r *Reader) fail(err error) error {
 	r.err = &FileError{Name: r.name, Frame: r.frames + 1, Offset: r.offset, Err: err}
 	return r.err
-}
-
-// pcapng block types and the section byte-order magic.
-const (
-	ngBlockSection        = 0x0A0D0D0A
-	ngBlockPacketObsolete = 2
-	ngBlockSimplePacket   = 3
-	ngBlockEnhancedPacket = 6
-	ngByteOrderMagic      = 0x1A2B3C4D
-	ngBlocksLookedAhead   = 16
-)
-
-// nextNGPacketOffset returns the file offset of the next packet block,
-// looking past the blocks before it (interfaces, statistics, new sections)
-// in what br has buffered; -1 when it cannot tell.
-func (r *Reader) nextNGPacketOffset() int64 {
-	pos := r.counted.n - int64(r.br.Buffered())
-	skip := 0
-	for range ngBlocksLookedAhead {
-		hdr, err := r.br.Peek(skip + 12)
-		if err != nil {
-			return -1
-		}
-		typ := r.ngOrder.Uint32(hdr[skip:])
-		if typ == ngBlockSection {
-			switch {
-			case binary.LittleEndian.Uint32(hdr[skip+8:]) == ngByteOrderMagic:
-				r.ngOrder = binary.LittleEndian
-			case binary.BigEndian.Uint32(hdr[skip+8:]) == ngByteOrderMagic:
-				r.ngOrder = binary.BigEndian
-			}
-		}
-		if typ == ngBlockEnhancedPacket || typ == ngBlockSimplePacket || typ == ngBlockPacketObsolete {
-			return pos + int64(skip)
-		}
-		n := int(r.ngOrder.Uint32(hdr[skip+4:]))
-		if n < 12 || n > maxRecordLen {
-			return -1
-		}
-		skip += n
-	}
-	return -1
-}
-
-func (r *Reader) recordNG(f *Frame) ([]byte, error) {
-	offset := r.nextNGPacketOffset()
-	data, ci, err := r.ng.ZeroCopyReadPacketData()
-	if err == io.EOF {
-		r.err = io.EOF
-		return nil, io.EOF
-	}
-	if err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			err = fmt.Errorf("last block cut short: %w", err)
-		}
-		r.err = &FileError{Name: r.name, Frame: r.frames + 1, Offset: offset, Err: err}
-		return nil, r.err
-	}
-	r.frames++
-	f.Number, f.Offset = r.frames, offset
-	f.TsNs = ci.Timestamp.UnixNano()
-	f.CapLen, f.WireLen = ci.CaptureLength, ci.Length
-	if ci.InterfaceIndex < len(r.ngLinkTypes) || r.fillNGLinkTypes(ci.InterfaceIndex) {
-		r.dec.LinkType = r.ngLinkTypes[ci.InterfaceIndex]
-	}
-	return data, nil
-}
-
-func (r *Reader) fillNGLinkTypes(idx int) bool {
-	for i := len(r.ngLinkTypes); i <= idx; i++ {
-		intf, err := r.ng.Interface(i)
-		if err != nil {
-			return false
-		}
-		r.ngLinkTypes = append(r.ngLinkTypes, int(intf.LinkType))
-	}
-	return true
 }
