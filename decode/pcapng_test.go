@@ -352,7 +352,6 @@ func pcapFile(nano bool, pkts ...[]byte) []byte {
 	return b
 }
 
-
 // TestSLIDAfterRoCE: a RoCE frame decoded into the Frame a native IB frame
 // used has no SLID (Frame.SLID used to return the IB frame's).
 func TestSLIDAfterRoCE(t *testing.T) {
