@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/ibscope/ibscope/internal/outfile"
 )
 
 // HistSeries is one histogram to draw, with its legend name.
@@ -210,12 +212,27 @@ func addLine(p *plot.Plot, i int, name string, pts plotter.XYs) (*plotter.Line, 
 }
 
 // savePlot puts the legend at the top and a grid behind the lines, and
-// writes p to path (8 x 5 in).
+// writes p to path (8 x 5 in) by outfile's rule: the drawing goes to a
+// temporary file renamed into place once complete, so a plot that fails
+// (out of memory, disk full) leaves no file under its name.
 func savePlot(p *plot.Plot, path string) error {
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
-	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, format)
+	if err != nil {
 		return fmt.Errorf("write plot %s: %w", path, err)
+	}
+	f, err := outfile.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	defer f.Abort()
+	if _, err := wt.WriteTo(f); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if err := f.Commit(); err != nil {
+		return fmt.Errorf("plot: %w", err)
 	}
 	return nil
 }

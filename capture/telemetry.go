@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ibscope/ibscope/internal/outfile"
 	"github.com/ibscope/ibscope/telemetry"
 )
 
@@ -58,14 +59,17 @@ func StartTelemetry(dev string, port int, interval time.Duration, path string, c
 	c := cfg.withDefaults()
 	// The telemetry package takes the sysfs mount point, not the class directory.
 	root := strings.TrimSuffix(filepath.Clean(c.SysfsRoot), filepath.Join("class", "infiniband"))
-	f, err := os.Create(path)
+	// Written as samples arrive, like the capture beside it.
+	f, err := outfile.OpenStream(path)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry sidecar: %w", err)
 	}
 	s, err := telemetry.NewSysfsSampler(root, dev, port, interval, f)
 	if err != nil {
 		f.Close()
-		os.Remove(path)
+		if fi, serr := os.Lstat(path); serr == nil && fi.Mode().IsRegular() {
+			os.Remove(path)
+		}
 		return nil, fmt.Errorf("telemetry for %s port %d: %w", dev, port, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

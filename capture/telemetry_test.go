@@ -71,3 +71,27 @@ func TestTelemetrySidecar(t *testing.T) {
 		t.Errorf("port_xmit_data %d ... %d, want 1000 ... 2000", first, last)
 	}
 }
+
+// A sidecar is opened as a capture is: a symbolic link is refused and its
+// target untouched.
+func TestTelemetrySidecarRefusesLink(t *testing.T) {
+	cfg := &Config{SysfsRoot: fakeSysfs(t)}
+	dev, port, err := TelemetryPort("eth2", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, []byte("keep"), 0o644)
+	link := filepath.Join(dir, "out.pcap"+TelemetrySuffix)
+	os.Symlink(target, link)
+	if tel, err := StartTelemetry(dev, port, time.Second, link, cfg); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		if tel != nil {
+			tel.Stop()
+		}
+		t.Errorf("sidecar onto a link: %v", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Errorf("link target now %q", b)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ibscope/ibscope/internal/outfile"
 )
 
 // WriterConfig says where and how to write packets.
@@ -133,7 +135,11 @@ func (w *Writer) open() error {
 		if w.cfg.RotateBytes > 0 || w.cfg.RotateEveryNs > 0 {
 			w.name = RotatedName(w.cfg.Path, w.fileIndex)
 		}
-		f, err := os.OpenFile(w.name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		// Written as packets arrive, not renamed into place, so that a
+		// killed capture still reads: outfile.OpenStream creates or
+		// truncates a regular file without following a symbolic link,
+		// writes a device or FIFO through, and refuses the rest.
+		f, err := outfile.OpenStream(w.name)
 		if err != nil {
 			return fmt.Errorf("open capture file: %w", err)
 		}

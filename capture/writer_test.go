@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
@@ -214,5 +215,57 @@ func TestParseFormat(t *testing.T) {
 	}
 	if _, err := ParseFormat("json"); err == nil {
 		t.Error("json accepted")
+	}
+}
+
+// A capture onto a symbolic link or a directory is refused (the link's
+// target untouched); onto /dev/null or a FIFO it is written through, and
+// the device stays what it was.
+func TestWriterOutputKinds(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, []byte("keep"), 0o644)
+	link := filepath.Join(dir, "link.pcap")
+	os.Symlink(target, link)
+	for path, want := range map[string]string{link: "symbolic link", dir: "directory"} {
+		if _, err := NewWriter(WriterConfig{Path: path, LinkType: decode.LinkTypeEthernet}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want a refusal naming a %s", path, err, want)
+		}
+	}
+	// -C rotation opens its files by the same rule.
+	os.Symlink(target, RotatedName(filepath.Join(dir, "r.pcap"), 0))
+	if _, err := NewWriter(WriterConfig{Path: filepath.Join(dir, "r.pcap"), RotateBytes: 1 << 20, LinkType: decode.LinkTypeEthernet}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("rotated file onto a link: %v", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Errorf("link target now %q", b)
+	}
+
+	w := writePackets(t, WriterConfig{Path: "/dev/null", LinkType: decode.LinkTypeInfiniBand}, []Packet{{Data: nativeIBPacket(1)}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat("/dev/null"); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("/dev/null is now %v (%v)", fi.Mode(), err)
+	}
+
+	fifo := filepath.Join(dir, "live.pcap")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	got := make(chan []byte)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- b
+	}()
+	w = writePackets(t, WriterConfig{Path: fifo, LinkType: decode.LinkTypeInfiniBand}, []Packet{{Data: nativeIBPacket(1)}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; len(b) < 24+16+len(nativeIBPacket(1)) {
+		t.Errorf("the FIFO's reader got %d bytes", len(b))
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("FIFO is now %v (%v)", fi.Mode(), err)
 	}
 }

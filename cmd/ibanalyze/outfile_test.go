@@ -1,0 +1,190 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// smallTmpfs mounts a tmpfs of sizeKB, a real file system that fills up, for
+// the test's life and returns where. It needs root.
+func smallTmpfs(t *testing.T, sizeKB int) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs root to mount a tmpfs, and CI runs as root")
+		}
+		t.Skip("needs root to mount a small tmpfs")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%dk", sizeKB)); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, 0) })
+	return dir
+}
+
+// everything lists every name under dir, hidden ones too.
+func everything(t *testing.T, dir string) []string {
+	t.Helper()
+	var names []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if p != dir {
+			names = append(names, strings.TrimPrefix(p, dir+"/"))
+		}
+		return nil
+	})
+	return names
+}
+
+// TestNoPartialOutput: every writing command that fails midway, here
+// because its file system fills up while it writes, leaves neither its
+// output under the final name nor a temporary file.
+func TestNoPartialOutput(t *testing.T) {
+	tel := filepath.Join(t.TempDir(), "tel.csv")
+	writeSidecar(t, tel, "host", 1767323044999990000, 8)
+	incast := simIncast(t)
+	for _, c := range []struct {
+		name string
+		args func(out string) []string
+	}{
+		{"export parquet", func(out string) []string { return []string{"export", rocev2Pcap, "-o", out + "/p.parquet"} }},
+		{"export arrow", func(out string) []string { return []string{"export", rocev2Pcap, "-o", out + "/p.arrow"} }},
+		{"export partitioned", func(out string) []string {
+			return []string{"export", rocev2Pcap, "-o", out + "/ds", "--partition-by", "host=a,date"}
+		}},
+		{"correlate", func(out string) []string {
+			return []string{"correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "-o", out + "/j.parquet"}
+		}},
+		{"ipd --plot", func(out string) []string {
+			return []string{"ipd", filepath.Join(incast, "s1.pcap"), "--plot", out + "/ipd.svg"}
+		}},
+		{"flows --plot", func(out string) []string { return []string{"flows", rocev2Pcap, "--plot", out + "/flows.png"} }},
+		{"credits --plot", func(out string) []string {
+			return []string{"credits", filepath.Join(incast, "s1.pcap"), "--plot", out + "/credits.svg"}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := smallTmpfs(t, 4)
+			_, stderr, code := run(t, c.args(out)...)
+			if code == 0 {
+				t.Fatalf("succeeded on a 4 kB file system")
+			}
+			if !strings.Contains(stderr, "no space left on device") {
+				t.Errorf("stderr %q: want the write error", stderr)
+			}
+			if left := everything(t, out); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+		})
+	}
+}
+
+// TestOutputDevicesAndLinks: -o /dev/null and a FIFO are written through
+// (never replaced by a regular file); a symbolic link is refused and its
+// target untouched.
+func TestOutputDevicesAndLinks(t *testing.T) {
+	dir := t.TempDir()
+	tel := filepath.Join(dir, "tel.csv")
+	writeSidecar(t, tel, "host", 1767323044999990000, 8)
+	runOK(t, "export", rocev2Pcap, "--format", "parquet", "-o", "/dev/null")
+	runOK(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "--format", "arrow", "-o", "/dev/null")
+	runOK(t, "flows", rocev2Pcap, "--plot", "/dev/null.png")
+	if fi, err := os.Lstat("/dev/null"); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {
+		t.Fatalf("/dev/null is now %v (%v)", fi.Mode(), err)
+	}
+
+	fifo := filepath.Join(dir, "rows.arrow")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- b
+	}()
+	runOK(t, "export", rocev2Pcap, "-o", fifo)
+	if b := <-got; !strings.HasPrefix(string(b), "ARROW1") {
+		t.Errorf("the FIFO's reader got %d bytes, not an Arrow file", len(b))
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("FIFO is now %v (%v)", fi.Mode(), err)
+	}
+
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, []byte("keep"), 0o644)
+	for _, args := range [][]string{
+		{"export", rocev2Pcap, "-o", filepath.Join(dir, "l.parquet")},
+		{"correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "-o", filepath.Join(dir, "l.parquet")},
+		{"flows", rocev2Pcap, "--plot", filepath.Join(dir, "l.png")},
+	} {
+		link := args[len(args)-1]
+		os.Remove(link)
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := run(t, args...)
+		if code != 1 || !strings.Contains(stderr, link+": is a symbolic link") {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and a refusal", args[:1], code, stderr)
+		}
+		if b, _ := os.ReadFile(target); string(b) != "keep" {
+			t.Errorf("%v: link target now %q", args[:1], b)
+		}
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			t.Errorf("%v: link replaced", args[:1])
+		}
+	}
+}
+
+// TestExportPartitionKeepsOtherCaptures: a second capture with the same
+// name exported into the same dataset is refused, naming both files; the
+// first one's rows stay. A failed partitioned export leaves no directory.
+func TestExportPartitionKeepsOtherCaptures(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(rocev2Pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var caps []string
+	for _, host := range []string{"n1", "n2"} {
+		os.Mkdir(filepath.Join(dir, host), 0o755)
+		p := filepath.Join(dir, host, "cap.pcap")
+		os.WriteFile(p, b, 0o644)
+		caps = append(caps, p)
+	}
+	ds := filepath.Join(dir, "ds")
+	runOK(t, "export", caps[0], "-o", ds, "--partition-by", "date")
+	part := filepath.Join(ds, "date=2026-01-02", "part-cap.parquet")
+	before, err := os.ReadFile(part)
+	if err != nil {
+		t.Fatalf("first export: %v (have %v)", err, everything(t, ds))
+	}
+	_, stderr, code := run(t, "export", caps[1], "-o", ds, "--partition-by", "date")
+	if code != 1 || !strings.Contains(stderr, part+" exists") || !strings.Contains(stderr, caps[1]) {
+		t.Errorf("second capture of the same name: exit %d, stderr %q", code, stderr)
+	}
+	if after, _ := os.ReadFile(part); string(after) != string(before) {
+		t.Error("the first capture's partition file changed")
+	}
+	if left := everything(t, ds); len(left) != 2 {
+		t.Errorf("dataset now holds %v", left)
+	}
+	// Exported under another name, it joins the dataset.
+	other := filepath.Join(dir, "n2", "cap-n2.pcap")
+	os.Rename(caps[1], other)
+	runOK(t, "export", other, "-o", ds, "--partition-by", "date")
+
+	cut := filepath.Join(dir, "cut.pcap")
+	os.WriteFile(cut, b[:len(b)-50], 0o644)
+	bad := filepath.Join(dir, "bad")
+	if _, _, code := run(t, "export", cut, "-o", bad, "--partition-by", "date,hour"); code != 1 {
+		t.Errorf("export of a cut capture: exit %d", code)
+	}
+	if _, err := os.Lstat(bad); err == nil {
+		t.Errorf("failed export left %s: %v", bad, everything(t, bad))
+	}
+}
