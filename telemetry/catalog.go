@@ -54,11 +54,11 @@ func ParseDataID(s string) (DataID, error) {
 		t = t[2:]
 	}
 	if t == "" || len(t) > 16 {
-		return 0, fmt.Errorf("data ID %q: want 0x and up to 16 hex digits", s)
+		return 0, fmt.Errorf("data ID %s: want 0x and up to 16 hex digits", quoted(s))
 	}
 	v, err := strconv.ParseUint(t, 16, 64)
 	if err != nil {
-		return 0, fmt.Errorf("data ID %q: want 0x and up to 16 hex digits", s)
+		return 0, fmt.Errorf("data ID %s: want 0x and up to 16 hex digits", quoted(s))
 	}
 	return DataID(v), nil
 }

@@ -87,20 +87,20 @@ func ReadDataIDs(r io.Reader, file string) ([]DataIDName, error) {
 			return nil, perr(file, line, `data-IDs JSON entry %d: missing "name"`, i)
 		}
 		if len(e.DataID) == 0 || string(e.DataID) == "null" {
-			return nil, perr(file, line, `data-IDs JSON entry %d (%s): missing "data_id"`, i, *e.Name)
+			return nil, perr(file, line, `data-IDs JSON entry %d (%s): missing "data_id"`, i, clipped(*e.Name))
 		}
 		var id DataID
 		var str string
 		if err := json.Unmarshal(e.DataID, &str); err == nil {
 			v, err := ParseDataID(str)
 			if err != nil {
-				return nil, perr(file, line, "data-IDs JSON entry %d (%s): %v", i, *e.Name, err)
+				return nil, perr(file, line, "data-IDs JSON entry %d (%s): %v", i, clipped(*e.Name), err)
 			}
 			id = v
 		} else {
 			v, err := strconv.ParseUint(string(e.DataID), 10, 64)
 			if err != nil {
-				return nil, perr(file, line, "data-IDs JSON entry %d (%s): data_id %s is neither a hex string nor an integer", i, *e.Name, e.DataID)
+				return nil, perr(file, line, "data-IDs JSON entry %d (%s): data_id %s is neither a hex string nor an integer", i, clipped(*e.Name), quoted(e.DataID))
 			}
 			id = DataID(v)
 		}
@@ -406,7 +406,7 @@ func (p *diagParser) setupFormat12(header [][]byte, hasHeader bool) error {
 		if !ok && positional {
 			id, ok = p.opts.DataIDs[j].ID, true
 			if hasHeader && p.opts.DataIDs[j].Name != name {
-				p.s.warnf(p.file, p.lr.line, "column %d is %q in the header but %q in the data-IDs JSON; using the JSON's data ID %s", j+4, name, p.opts.DataIDs[j].Name, id)
+				p.s.warnf(p.file, p.lr.line, "column %d is %s in the header but %s in the data-IDs JSON; using the JSON's data ID %s", j+4, quoted(name), quoted(p.opts.DataIDs[j].Name), id)
 			}
 		}
 		if !ok {
@@ -428,7 +428,7 @@ func (p *diagParser) setupFormat12(header [][]byte, hasHeader bool) error {
 func (p *diagParser) stamp(b []byte, line int, what string) (int64, bool) {
 	ns, rtc, ok := parseDiagTime(b)
 	if !ok {
-		p.s.warnf(p.file, line, "%s %q is not a timestamp (want seconds.nanoseconds or an integer); row skipped", what, b)
+		p.s.warnf(p.file, line, "%s %s is not a timestamp (want seconds.nanoseconds or an integer); row skipped", what, quoted(b))
 		return 0, false
 	}
 	r := int8(-1)
@@ -438,7 +438,7 @@ func (p *diagParser) stamp(b []byte, line int, what string) (int64, bool) {
 	if p.rtc == 0 {
 		p.rtc = r
 	} else if p.rtc != r {
-		p.s.warnf(p.file, line, "%s %q mixes RTC (s.ns) and FRC (integer) timestamps; row skipped", what, b)
+		p.s.warnf(p.file, line, "%s %s mixes RTC (s.ns) and FRC (integer) timestamps; row skipped", what, quoted(b))
 		return 0, false
 	}
 	return ns, true
@@ -460,7 +460,7 @@ func (p *diagParser) row(f [][]byte, line int) error {
 	}
 	rawID, ok := parseUint(f[0])
 	if !ok {
-		s.warnf(p.file, line, "sample_id %q is not a number; row skipped", f[0])
+		s.warnf(p.file, line, "sample_id %s is not a number; row skipped", quoted(f[0]))
 		return nil
 	}
 	var start, end int64
@@ -480,7 +480,7 @@ func (p *diagParser) row(f [][]byte, line int) error {
 		for j := range p.row64 {
 			id, ok := parseHexField(f[1+3*j])
 			if !ok {
-				s.warnf(p.file, line, "column %d: data ID %q does not parse; row skipped", 2+3*j, f[1+3*j])
+				s.warnf(p.file, line, "column %d: data ID %s does not parse; row skipped", 2+3*j, quoted(f[1+3*j]))
 				return nil
 			}
 			if DataID(id) != p.ids[j] {
@@ -493,7 +493,7 @@ func (p *diagParser) row(f [][]byte, line int) error {
 			}
 			v, ok := parseUint(f[3+3*j])
 			if !ok {
-				s.warnf(p.file, line, "column %d (%s): value %q is not an unsigned integer; row skipped", 4+3*j, s.Counters[j].Name, f[3+3*j])
+				s.warnf(p.file, line, "column %d (%s): value %s is not an unsigned integer; row skipped", 4+3*j, clipped(s.Counters[j].Name), quoted(f[3+3*j]))
 				return nil
 			}
 			p.row64[j], p.rowNs[j] = v, ns
@@ -515,7 +515,7 @@ func (p *diagParser) row(f [][]byte, line int) error {
 		for j := range p.row64 {
 			v, ok := parseUint(f[3+j])
 			if !ok {
-				s.warnf(p.file, line, "column %d (%s): value %q is not an unsigned integer; row skipped", 4+j, s.Counters[j].Name, f[3+j])
+				s.warnf(p.file, line, "column %d (%s): value %s is not an unsigned integer; row skipped", 4+j, clipped(s.Counters[j].Name), quoted(f[3+j]))
 				return nil
 			}
 			p.row64[j] = v

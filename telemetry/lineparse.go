@@ -19,6 +19,9 @@ type lineReader struct {
 
 const maxLineBytes = 16 << 20
 
+// utf8BOM is the byte order mark some editors put at the start of a file.
+var utf8BOM = []byte("\xEF\xBB\xBF")
+
 func newLineReader(r io.Reader) *lineReader {
 	return &lineReader{br: bufio.NewReaderSize(r, 64<<10)}
 }
@@ -49,6 +52,10 @@ func (lr *lineReader) next() ([]byte, error) {
 		return nil, io.EOF
 	}
 	lr.line++
+	if lr.line == 1 {
+		// Windows tools start UTF-8 text with a byte order mark.
+		b = bytes.TrimPrefix(b, utf8BOM)
+	}
 	lr.newline = len(b) > 0 && b[len(b)-1] == '\n'
 	if lr.newline {
 		b = b[:len(b)-1]

@@ -143,7 +143,7 @@ func (p *pqParser) line(t []byte, n int) {
 	}
 	name, val, ok := splitPerfField(t)
 	if !ok {
-		p.warnAll(n, "not a perfquery line: %q; ignored", t)
+		p.warnAll(n, "not a perfquery line: %s; ignored", quoted(t))
 		return
 	}
 	if name == "PortSelect" || name == "CounterSelect" || name == "CounterSelect2" {
@@ -151,7 +151,7 @@ func (p *pqParser) line(t []byte, n int) {
 	}
 	v, ok := parseUint(val)
 	if !ok {
-		p.warnAll(n, "%s value %q is not an unsigned integer; field ignored", name, val)
+		p.warnAll(n, "%s value %s is not an unsigned integer; field ignored", name, quoted(val))
 		return
 	}
 	if p.snap == nil {

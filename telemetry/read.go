@@ -51,7 +51,7 @@ func (f Format) String() string {
 // DetectFormat tells the format from the first bytes of a file (a few KiB
 // are plenty).
 func DetectFormat(head []byte) Format {
-	lines := bytes.Split(head, []byte("\n"))
+	lines := bytes.Split(bytes.TrimPrefix(head, utf8BOM), []byte("\n"))
 	first := true
 	for _, l := range lines {
 		t := trimSpace(bytes.TrimRight(l, "\r"))
@@ -87,7 +87,7 @@ func Read(r io.Reader, name string, opts *Options) ([]*Series, error) {
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return nil, fmt.Errorf("telemetry: %s: %w", name, err)
 	}
-	if len(bytes.TrimSpace(head)) == 0 {
+	if len(bytes.TrimSpace(bytes.TrimPrefix(head, utf8BOM))) == 0 {
 		return nil, perr(name, 0, "empty file")
 	}
 	switch DetectFormat(head) {

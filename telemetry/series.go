@@ -41,7 +41,7 @@ func ParseClock(s string) (Clock, error) {
 			return Clock(i), nil
 		}
 	}
-	return ClockNone, fmt.Errorf("unknown clock %q (want none, host, nic_frc or nic_rtc)", s)
+	return ClockNone, fmt.Errorf("unknown clock %s (want none, host, nic_frc or nic_rtc)", quoted(s))
 }
 
 // Source says which device and port a series describes.
@@ -69,11 +69,11 @@ func ParseSource(s string) (Source, error) {
 	}
 	i := strings.LastIndexByte(s, '/')
 	if i < 0 {
-		return Source{}, fmt.Errorf("source %q: want DEVICE/PORT", s)
+		return Source{}, fmt.Errorf("source %s: want DEVICE/PORT", quoted(s))
 	}
 	p, err := strconv.Atoi(s[i+1:])
 	if err != nil || p < 0 {
-		return Source{}, fmt.Errorf("source %q: port %q is not a number", s, s[i+1:])
+		return Source{}, fmt.Errorf("source %s: port %s is not a number", quoted(s), quoted(s[i+1:]))
 	}
 	return Source{Device: s[:i], Port: p}, nil
 }
@@ -124,7 +124,7 @@ func ParseUnit(s string) (Unit, error) {
 			return Unit(i), nil
 		}
 	}
-	return UnitCount, fmt.Errorf("unknown unit %q", s)
+	return UnitCount, fmt.Errorf("unknown unit %s", quoted(s))
 }
 
 // Base gives the unit values convert to and the factor: words convert to
@@ -208,8 +208,9 @@ type Series struct {
 	// time going backwards), each naming file and line.
 	Warnings []Warning
 
-	colIndex map[string]int
-	unsorted bool // some TimeNs(i) < TimeNs(i-1): windows are found by scanning
+	colIndex  map[string]int
+	unsorted  bool // some TimeNs(i) < TimeNs(i-1): windows are found by scanning
+	warnTotal int  // warnings issued, including those past maxWarnings
 }
 
 // Sample is a view of one sample of a Series. Values aliases the series'
@@ -378,16 +379,56 @@ func (s *Series) setMeta(k, v string) {
 }
 
 func (s *Series) warnf(file string, line int, format string, args ...any) {
+	s.warnTotal++
 	if len(s.Warnings) >= maxWarnings {
 		if len(s.Warnings) == maxWarnings {
 			s.Warnings = append(s.Warnings, Warning{File: file, Line: line, Msg: "too many warnings; further ones dropped"})
 		}
 		return
 	}
-	s.Warnings = append(s.Warnings, Warning{File: file, Line: line, Msg: fmt.Sprintf(format, args...)})
+	s.Warnings = append(s.Warnings, Warning{File: file, Line: line, Msg: clipMsg(fmt.Sprintf(format, args...))})
 }
 
+// WarningTotal is how many problems the reader stepped over, counting those
+// beyond the first maxWarnings that Warnings does not keep.
+func (s *Series) WarningTotal() int { return max(s.warnTotal, len(s.Warnings)) }
+
 const maxWarnings = 1000
+
+// maxQuotedBytes bounds how much of a value from the input a message
+// echoes, and maxMsgBytes a whole message: a 10 MB field must not become a
+// 10 MB warning.
+const (
+	maxQuotedBytes = 64
+	maxMsgBytes    = 1024
+)
+
+// quoted is v as %q shows it, cut to its first maxQuotedBytes bytes with
+// the full length added when longer: "abc" becomes "\"abc\"", a 10 MiB
+// field its first 64 bytes quoted and "…(10485760 bytes)".
+func quoted[T ~string | ~[]byte](v T) string {
+	if len(v) <= maxQuotedBytes {
+		return strconv.Quote(string(v))
+	}
+	return strconv.Quote(string(v[:maxQuotedBytes])) + "…(" + strconv.Itoa(len(v)) + " bytes)"
+}
+
+// clipped is s cut as quoted cuts it, without the quotes: for names.
+func clipped(s string) string {
+	if len(s) <= maxQuotedBytes {
+		return s
+	}
+	return s[:maxQuotedBytes] + "…(" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// clipMsg cuts a message to maxMsgBytes, the last safeguard for text (a
+// column name, an error from elsewhere) that was not quoted with quoted.
+func clipMsg(m string) string {
+	if len(m) <= maxMsgBytes {
+		return m
+	}
+	return m[:maxMsgBytes] + "…(" + strconv.Itoa(len(m)) + " bytes)"
+}
 
 // Warning is a problem a reader stepped over.
 type Warning struct {
@@ -420,5 +461,5 @@ func posString(file string, line int) string {
 }
 
 func perr(file string, line int, format string, args ...any) *ParseError {
-	return &ParseError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+	return &ParseError{File: file, Line: line, Msg: clipMsg(fmt.Sprintf(format, args...))}
 }

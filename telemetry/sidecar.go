@@ -75,7 +75,7 @@ func NewSidecarWriter(w io.Writer, src Source, clock Clock, counters []Counter, 
 	for _, k := range keys {
 		v := meta[k]
 		if strings.ContainsAny(k, " \t=\n") || strings.ContainsAny(v, " \t\n") || k == "" {
-			return nil, fmt.Errorf("telemetry: sidecar meta %q=%q: keys and values must not contain blanks", k, v)
+			return nil, fmt.Errorf("telemetry: sidecar meta %s=%s: keys and values must not contain blanks", quoted(k), quoted(v))
 		}
 		b = append(b, ' ')
 		b = append(b, k...)
@@ -85,7 +85,7 @@ func NewSidecarWriter(w io.Writer, src Source, clock Clock, counters []Counter, 
 	b = append(b, '\n')
 	for _, c := range counters {
 		if strings.ContainsAny(c.Name, ", \t\n#") || c.Name == "" {
-			return nil, fmt.Errorf("telemetry: sidecar column %q: names must be non-empty without commas or blanks", c.Name)
+			return nil, fmt.Errorf("telemetry: sidecar column %s: names must be non-empty without commas or blanks", quoted(c.Name))
 		}
 		b = append(b, "# counter "...)
 		b = append(b, c.Name...)
@@ -206,7 +206,7 @@ func parseCounterLine(line string) (Counter, error) {
 		case k == "width":
 			w, err := strconv.Atoi(v)
 			if err != nil || w < 1 || w > 64 {
-				return c, fmt.Errorf("width %q: want 1..64", v)
+				return c, fmt.Errorf("width %s: want 1..64", quoted(v))
 			}
 			c.Width = uint8(w)
 		case k == "kind":
@@ -216,7 +216,7 @@ func parseCounterLine(line string) (Counter, error) {
 			case "gauge":
 				c.Kind = KindGauge
 			default:
-				return c, fmt.Errorf("kind %q: want counter or gauge", v)
+				return c, fmt.Errorf("kind %s: want counter or gauge", quoted(v))
 			}
 		case k == "data_id":
 			id, err := ParseDataID(v)
@@ -275,7 +275,7 @@ func ReadSidecar(r io.Reader, file string) ([]*Series, error) {
 			switch {
 			case strings.HasPrefix(s, "# ibscope-telemetry"):
 				if !strings.HasPrefix(s, sidecarMagic) || len(s) > len(sidecarMagic) && s[len(sidecarMagic)] != ' ' {
-					return out, perr(file, lr.line, "unsupported sidecar version: %q", s)
+					return out, perr(file, lr.line, "unsupported sidecar version: %s", quoted(s))
 				}
 				seenMagic = true
 				src, clock, extra = Source{}, ClockNone, map[string]string{}
@@ -388,12 +388,12 @@ func parseSidecarRow(s *Series, f [][]byte, row []uint64, miss *[]int, file stri
 	}
 	id, ok := parseUint(f[0])
 	if !ok || hasHexPrefix(f[0]) {
-		return fmt.Sprintf("sample_id %q is not a number", f[0])
+		return fmt.Sprintf("sample_id %s is not a number", quoted(f[0]))
 	}
 	start, ok1 := parseInt64(f[1])
 	end, ok2 := parseInt64(f[2])
 	if !ok1 || !ok2 {
-		return fmt.Sprintf("start_ns %q or end_ns %q is not an integer", f[1], f[2])
+		return fmt.Sprintf("start_ns %s or end_ns %s is not an integer", quoted(f[1]), quoted(f[2]))
 	}
 	*miss = (*miss)[:0]
 	for j := 0; j < n; j++ {
@@ -404,7 +404,7 @@ func parseSidecarRow(s *Series, f [][]byte, row []uint64, miss *[]int, file stri
 		}
 		v, ok := parseUint(f[3+j])
 		if !ok || hasHexPrefix(f[3+j]) {
-			return fmt.Sprintf("%s value %q is not an unsigned integer", s.Counters[j].Name, f[3+j])
+			return fmt.Sprintf("%s value %s is not an unsigned integer", clipped(s.Counters[j].Name), quoted(f[3+j]))
 		}
 		row[j] = v
 	}

@@ -103,7 +103,7 @@ func (p *sysfsPort) readFile(path string) (uint64, error) {
 	}
 	v, ok := parseUint(b)
 	if !ok {
-		return 0, fmt.Errorf("telemetry: sysfs: read %s: %q is not an unsigned integer", path, b)
+		return 0, fmt.Errorf("telemetry: sysfs: read %s: %s is not an unsigned integer", path, quoted(b))
 	}
 	return v, nil
 }
