@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/ibscope/ibscope/decode"
 )
@@ -104,7 +105,93 @@ type IPDResult struct {
 }
 
 // ErrNoIPD is returned when no group had two packets: there is no IPD.
+// The error Result returns is a *NoIPDError, which says what was found.
 var ErrNoIPD = errors.New("no flow has two packets with a counted opcode: there is no inter-packet delay to report")
+
+// NoIPDError is ErrNoIPD with what the analysis was given.
+type NoIPDError struct {
+	Counted  uint64      // packets with a counted opcode
+	ByOpcode [256]uint64 // packets per opcode, counted or not
+}
+
+func (e *NoIPDError) Error() string {
+	return fmt.Sprintf("%v (%d of the packets counted; found: %s)", ErrNoIPD, e.Counted, e.Found())
+}
+
+func (e *NoIPDError) Unwrap() error { return ErrNoIPD }
+
+// Found describes the packets by kind, each with its opcodes, e.g.
+// "6 atomics (RC_COMPARE_SWAP, RC_FETCH_ADD) and 6 ACKs (RC_ATOMIC_ACKNOWLEDGE)".
+func (e *NoIPDError) Found() string {
+	var n [len(opcodeKinds)]uint64
+	var names [len(opcodeKinds)][]string
+	for op, c := range e.ByOpcode {
+		if c > 0 {
+			k := opcodeKind(decode.Opcode(op))
+			n[k] += c
+			names[k] = append(names[k], decode.Opcode(op).String())
+		}
+	}
+	var parts []string
+	for k, c := range n {
+		if c > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", c, opcodeKinds[k], strings.Join(names[k], ", ")))
+		}
+	}
+	switch len(parts) {
+	case 0:
+		return "no packets"
+	case 1:
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// AtomicsOnly reports whether every packet was an atomic request or an ACK.
+func (e *NoIPDError) AtomicsOnly() bool {
+	atomics := false
+	for op, c := range e.ByOpcode {
+		if c == 0 {
+			continue
+		}
+		switch opcodeKind(decode.Opcode(op)) {
+		case kindAtomic:
+			atomics = true
+		case kindAck:
+		default:
+			return false
+		}
+	}
+	return atomics
+}
+
+// Kinds of opcode, for saying what a capture holds.
+const (
+	kindData = iota
+	kindAtomic
+	kindReadRequest
+	kindAck
+	kindCNP
+	kindOther
+)
+
+var opcodeKinds = [...]string{"data packets", "atomics", "RDMA READ requests", "ACKs", "CNPs", "other packets"}
+
+func opcodeKind(op decode.Opcode) int {
+	switch {
+	case op.IsData():
+		return kindData
+	case op.IsAck():
+		return kindAck
+	case op.IsCNP():
+		return kindCNP
+	case op.Valid() && (op&0x1f == 0x13 || op&0x1f == 0x14):
+		return kindAtomic
+	case op.Valid() && op&0x1f == 0x0c:
+		return kindReadRequest
+	}
+	return kindOther
+}
 
 // ipdGroup is the running state of one flow, link or QP.
 type ipdGroup struct {
@@ -128,6 +215,7 @@ type IPDAnalysis struct {
 	lastKey decode.FlowKey
 	last    *ipdGroup
 	counted uint64
+	seen    [256]uint64 // packets per opcode, counted or not
 	bins    *binner
 }
 
@@ -236,6 +324,7 @@ func newIPDAnalysis(cfg IPDConfig, b *binner) (*IPDAnalysis, error) {
 // Add counts one packet; packets must come in timestamp order (Late ones
 // are counted but given no IPD).
 func (a *IPDAnalysis) Add(p *Packet) {
+	a.seen[p.OpCode]++
 	if !a.want[p.OpCode] {
 		return
 	}
@@ -291,7 +380,7 @@ func (a *IPDAnalysis) Result(finalResNs int64) (*IPDResult, error) {
 		ipds += g.ipd.Count()
 	}
 	if a.bins.proto == nil || ipds == 0 {
-		return nil, ErrNoIPD
+		return nil, &NoIPDError{Counted: a.counted, ByOpcode: a.seen}
 	}
 	spec := HistSpec{Mode: a.bins.proto.Mode, EdgesNs: a.bins.proto.EdgesNs}
 	if a.bins.proto.Mode == ModeLinear {

@@ -214,12 +214,7 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 		case errors.Is(err, analyze.ErrNoIPD) && in.Packets == 0:
 			return noPackets(analyzeInput(s))
 		case errors.Is(err, analyze.ErrNoIPD):
-			hint := " (--opcodes all counts every opcode)"
-			if strings.EqualFold(strings.TrimSpace(o.opcodes), "all") {
-				hint = ""
-			}
-			return fmt.Errorf("%s: %d IB/RoCE packets, none of them two of one %s with a counted opcode (%s): no inter-packet delay%s",
-				strings.Join(paths, ", "), in.Packets, cfg.By, opcodeWords(o.opcodes), hint)
+			return noIPD(err, paths, in.Packets, cfg.By, o.opcodes)
 		}
 		return err
 	}
@@ -245,11 +240,33 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 	return nil
 }
 
-func opcodeWords(s string) string {
-	if s == "" {
-		return "data"
+// noIPD says plainly what the input held when no group had two counted
+// packets, and which flag counts what it held.
+func noIPD(err error, paths []string, packets int, by, opcodes string) error {
+	var ne *analyze.NoIPDError
+	if !errors.As(err, &ne) {
+		return err
 	}
-	return s
+	files := strings.Join(paths, ", ")
+	which := "ipd counts data packets (SEND, RDMA WRITE, RDMA READ response) by default"
+	if strings.TrimSpace(opcodes) != "" {
+		which = "--opcodes " + opcodes + " counts"
+	}
+	all := strings.EqualFold(strings.TrimSpace(opcodes), "all")
+	switch {
+	case ne.Counted == 0 && ne.AtomicsOnly():
+		return fmt.Errorf("%s: %d IB/RoCE packets, all atomics and their ACKs: %s; %s: use --opcodes all to count them",
+			files, packets, ne.Found(), which)
+	case ne.Counted == 0:
+		return fmt.Errorf("%s: %d IB/RoCE packets, none of the kind counted: %s; %s: use --opcodes all to count every opcode, or --opcodes with their names",
+			files, packets, ne.Found(), which)
+	}
+	hint := " --by link groups every packet to one destination"
+	if !all {
+		hint = " --opcodes all counts every opcode;" + hint
+	}
+	return fmt.Errorf("%s: %d IB/RoCE packets (%s), %d counted, but no %s has two of them: no inter-packet delay.%s",
+		files, packets, ne.Found(), ne.Counted, by, hint)
 }
 
 // analyzeInput is what was read, for messages about an input with no result.
@@ -264,8 +281,12 @@ const barWidth = 50
 
 func writeIPDText(w io.Writer, r *analyze.IPDResult, top int) {
 	in := r.Input
+	opcodes := strings.Join(r.Opcodes, ",")
+	if len(r.Opcodes) == 256 {
+		opcodes = "all"
+	}
 	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets, %d counted (%s); timestamp resolution %s\n",
-		strings.Join(in.Files, ", "), in.Frames, in.Packets, r.Counted, strings.Join(r.Opcodes, ","), analyze.FormatNs(r.ResolutionNs))
+		strings.Join(in.Files, ", "), in.Frames, in.Packets, r.Counted, opcodes, analyze.FormatNs(r.ResolutionNs))
 	if r.Rate != "" {
 		fmt.Fprintf(w, "link: %s\n", r.Rate)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
 )
 
@@ -245,4 +246,36 @@ func TestIPDDisorderAndDamage(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "frame 40 (byte offset") || !strings.Contains(out, "39 packets") {
 		t.Errorf("cut short: exit %d\n%s\n%s", code, errOut, out)
 	}
+}
+
+// A capture of atomics alone has no data packet to count: ipd says what it
+// found and which flag counts it, and that flag does.
+func TestIPDAtomicsOnly(t *testing.T) {
+	var pkts []testcap.Packet
+	for i := range 6 {
+		ts := testcap.BaseNs + int64(i)*10_000
+		op := decode.Opcode(0x14) // RC_FETCH_ADD
+		if i%2 == 1 {
+			op = 0x13 // RC_COMPARE_SWAP
+		}
+		pkts = append(pkts,
+			testcap.Packet{TsNs: ts, Src: 1, Dst: 2, QP: 0x11, PSN: uint32(i), Op: op},
+			testcap.Packet{TsNs: ts + 3000, Src: 2, Dst: 1, QP: 0x22, PSN: uint32(i), Op: 0x12})
+	}
+	path := testcap.Write(t, "atomics.pcap", false, pkts)
+	_, errOut, code := run(t, "ipd", path)
+	want := path + ": 12 IB/RoCE packets, all atomics and their ACKs: 6 atomics (RC_COMPARE_SWAP, RC_FETCH_ADD) and 6 ACKs (RC_ATOMIC_ACKNOWLEDGE); " +
+		"ipd counts data packets (SEND, RDMA WRITE, RDMA READ response) by default: use --opcodes all to count them"
+	if code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d, stderr %q, want %q", code, errOut, want)
+	}
+	out := runOK(t, "ipd", "--opcodes", "all", path)
+	wantInOutput(t, out, "12 counted (all)", "flow rocev2 192.168.7.1>192.168.7.2 qp 0x000011: 6 packets", "p50 10us")
+
+	// Data packets, but never two in one flow.
+	one := testcap.Write(t, "single.pcap", false, []testcap.Packet{
+		{TsNs: testcap.BaseNs, Src: 1, Dst: 2, QP: 1, Op: 0x0a, Payload: 64},
+		{TsNs: testcap.BaseNs + 1000, Src: 1, Dst: 2, QP: 2, Op: 0x0a, Payload: 64}})
+	_, errOut, _ = run(t, "ipd", one)
+	wantInOutput(t, errOut, "2 IB/RoCE packets (2 data packets (RC_RDMA_WRITE_ONLY)), 2 counted, but no flow has two of them: no inter-packet delay. --opcodes all counts every opcode; --by link groups every packet to one destination")
 }
