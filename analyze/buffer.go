@@ -136,7 +136,7 @@ func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*Buf
 				flows[k] = fs
 				bs.Flows++
 			} else if fs.sender != i {
-				return fmt.Errorf("%s: flow %v also appears in %s; give each sender's capture once", path, k, senderPaths[fs.sender])
+				return fmt.Errorf("%s: flow %s also appears in %s; give each sender's capture once", path, keyJSON(k, ByFlow), senderPaths[fs.sender])
 			}
 			fs.pkts = append(fs.pkts, sentPkt{f.BTH.PSN, f.TsNs, int32(BlocksOf(f.IBLen)), int32(f.IBLen)})
 			bs.Packets++

@@ -56,3 +56,20 @@ func TestBufferCapturesOfDifferentRuns(t *testing.T) {
 			bs.Congested, bs.EstimateBytes, bs.NoEstimate)
 	}
 }
+
+// TestBufferSameFlowTwice: a flow in two sender captures (the same capture
+// given twice) is refused, the flow written as the tables write it.
+func TestBufferSameFlowTwice(t *testing.T) {
+	dir := t.TempDir()
+	s := sim.Incast(sim.IncastConfig{Rate: "QDR", Lanes: 4, MTUBytes: 2048, VLBufferBytes: 32 << 10, TickNs: 16,
+		Senders: 2, BytesPerSender: 64 << 10, StaggerNs: 5_000_000, SamplePeriodNs: 100_000})
+	if _, err := sim.Run(s, dir); err != nil {
+		t.Fatal(err)
+	}
+	s1 := filepath.Join(dir, "s1.pcap")
+	_, err := analyze.Buffer([]string{s1, s1}, filepath.Join(dir, "r.pcap"), analyze.BufferOptions{})
+	want := s1 + ": flow ib lid 1>3 qp 0x000100 also appears in " + s1 + "; give each sender's capture once"
+	if err == nil || err.Error() != want {
+		t.Errorf("same capture twice: %v, want %q", err, want)
+	}
+}
