@@ -2,10 +2,12 @@ package decode
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"github.com/klauspost/compress/zstd"
 )
 
 // ibPacket builds a sealed native IB packet (LRH, BTH, the opcode's headers,
@@ -330,5 +333,87 @@ func framesBeforeError(r *Reader, f *Frame) (int, error) {
 			return n, err
 		}
 		n++
+	}
+}
+
+// TestCompressedCaptures reads gzip, bzip2 and zstd captures as the
+// capture inside (the same frames), and names the compressor of those it
+// does not read.
+func TestCompressedCaptures(t *testing.T) {
+	src := filepath.Join(pcapsDir, "mixed.pcapng")
+	plain, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readAll(t, src)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(plain)
+	zw.Close()
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"gzip": gz.Bytes(), "zstd": enc.EncodeAll(plain, nil)}
+	if out, err := exec.Command("bzip2", "-c", src).Output(); err == nil {
+		files["bzip2"] = out
+	} else if os.Getenv("CI") != "" {
+		t.Fatalf("bzip2: %v", err)
+	} else {
+		t.Logf("bzip2 not run (%v): bzip2 case left out", err)
+	}
+	for name, data := range files {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.pcapng."+name)
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got := readAll(t, path)
+			if len(got) != len(want) {
+				t.Fatalf("%d frames, want %d", len(got), len(want))
+			}
+			for i := range got {
+				if got[i].TsNs != want[i].TsNs || got[i].Transport != want[i].Transport || got[i].Offset != want[i].Offset {
+					t.Errorf("frame %d: %v at %d ns, offset %d; want %v at %d, offset %d", i+1,
+						got[i].Transport, got[i].TsNs, got[i].Offset, want[i].Transport, want[i].TsNs, want[i].Offset)
+				}
+			}
+			// cut: a FileError naming the frame, after the frames before
+			// the cut that the decompressor gave (bzip2 and zstd give
+			// none of a cut block: then the FileError comes from Open)
+			r, err := NewReader(bytes.NewReader(data[:len(data)*2/3]), "cut."+name)
+			n := 0
+			if err == nil {
+				n, err = framesBeforeError(r, nil)
+			}
+			var fe *FileError
+			if !errors.As(err, &fe) || fe.Frame != min(n, 1)*(n+1) || !strings.Contains(err.Error(), "cut."+name) {
+				t.Errorf("cut %s file: %d frames, then %v; want a FileError at the next frame", name, n, err)
+			}
+			if n == 0 && !strings.Contains(err.Error(), name+" data cut short or damaged") {
+				t.Errorf("cut %s file: %v does not say the %s data is cut", name, err, name)
+			}
+		})
+	}
+	gzgz := bytes.Buffer{}
+	zw = gzip.NewWriter(&gzgz)
+	zw.Write(gz.Bytes())
+	zw.Close()
+	for _, c := range []struct {
+		name, data, message string
+	}{
+		{"xz", "\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4\x46", "compressed with xz: decompress it first (xz -d x.xz)"},
+		{"lz4", "\x04\x22\x4d\x18\x64\x40\xa7", "compressed with lz4: decompress it first (lz4 -d x.lz4)"},
+		{"gzip twice", gzgz.String(), "compressed with gzip, but what it holds is not a pcap or pcapng file (magic 0x1f8b0800)"},
+		{"gzip of a text", "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcb\x48\xcd\xc9\xc9\xe7\x02\x00\x20\x30\x3a\x36\x06\x00\x00\x00", "compressed with gzip, but what it holds is not a pcap or pcapng file (magic 0x68656c6c)"},
+	} {
+		path := filepath.Join(t.TempDir(), "x."+strings.Fields(c.name)[0])
+		if err := os.WriteFile(path, []byte(c.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(path)
+		if err == nil || !strings.Contains(err.Error(), strings.ReplaceAll(c.message, "x."+strings.Fields(c.name)[0], path)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.message)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -16,7 +17,8 @@ import (
 )
 
 // Fuzz targets: every layer's DecodeFromBytes, the Decoder for each link
-// type, and the Reader for pcap and pcapng. Seeds come from testdata/pcaps;
+// type, and the Reader for pcap (plain and gzip) and pcapng (sections,
+// if_tsresol, simple packet blocks). Seeds come from testdata/pcaps;
 // crashers found are kept under testdata/fuzz as regression inputs.
 //
 //	go test -run=^$ -fuzz=FuzzBTH -fuzztime=20s ./decode/
@@ -189,6 +191,12 @@ func fuzzReader(f *testing.F, ng bool) {
 		for _, seed := range ngSeeds(f) {
 			f.Add(seed)
 		}
+	} else { // a gzip capture: the decompressing path
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write(pcapFile(true, rocePacket(f, 0x04, 8)))
+		zw.Close()
+		f.Add(gz.Bytes())
 	}
 	f.Fuzz(func(t *testing.T, file []byte) {
 		r, err := NewReader(bytes.NewReader(file), "fuzz.pcap")

@@ -25,6 +25,9 @@ type Reader struct {
 	frames   int
 	dec      Decoder
 	err      error // sticky file-level error
+	// decompressor is what reads a gzip, bzip2 or zstd file (compress.go);
+	// byte offsets then count decompressed bytes.
+	decompressor io.Closer
 	// pcapng: the current section's byte order (nil before the first
 	// section header) and interfaces.
 	isNG     bool
@@ -91,7 +94,7 @@ func Open(path string) (*Reader, error) {
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		size = st.Size()
 	}
-	r, err := newReader(f, path, size)
+	r, err := newReader(f, path, size, nil)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -106,19 +109,24 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 	if l, ok := rd.(interface{ Len() int }); ok { // bytes.Reader, bytes.Buffer, strings.Reader
 		size = int64(l.Len())
 	}
-	return newReader(rd, name, size)
+	return newReader(rd, name, size, nil)
 }
 
 // newReader reads a capture of sizeBytes (if known, else readBufLen or
 // more). A file smaller than the read buffer gets a buffer its size: every
 // record still fits, and small files (tests, fuzzing) do not pay for
-// allocating and clearing 4 MiB.
-func newReader(rd io.Reader, name string, sizeBytes int64) (*Reader, error) {
+// allocating and clearing 4 MiB. via is the compression rd undoes, if any:
+// a compressed file is read through its decompressor (once: a compressed
+// file inside is refused).
+func newReader(rd io.Reader, name string, sizeBytes int64, via *compression) (*Reader, error) {
 	bufLen := int(min(max(sizeBytes, minBufLen), readBufLen))
 	r := &Reader{name: name, br: bufio.NewReaderSize(rd, bufLen)}
 	hdr, err := r.br.Peek(24)
 	if len(hdr) < 4 {
-		if err == nil || err == io.EOF {
+		switch {
+		case via != nil && err != nil && err != io.EOF:
+			err = fmt.Errorf("%s data cut short or damaged: %w", via.name, err)
+		case err == nil || err == io.EOF:
 			err = errors.New("empty or shorter than a capture file header")
 		}
 		return nil, &FileError{Name: name, Offset: 0, Err: err}
@@ -131,6 +139,10 @@ func newReader(rd io.Reader, name string, sizeBytes int64) (*Reader, error) {
 		r.order = binary.LittleEndian
 	case be == magicMicro || be == magicNano:
 		r.order, r.bigEnd = binary.BigEndian, true
+	case via == nil && compressionOf(hdr) != nil:
+		return r.decompress(compressionOf(hdr))
+	case via != nil:
+		return nil, &FileError{Name: name, Offset: 0, Err: fmt.Errorf("compressed with %s, but what it holds is not a pcap or pcapng file (magic 0x%08x)", via.name, be)}
 	default:
 		return nil, &FileError{Name: name, Offset: 0, Err: fmt.Errorf("not a pcap or pcapng file (magic 0x%08x)", be)}
 	}
@@ -147,6 +159,21 @@ func newReader(rd io.Reader, name string, sizeBytes int64) (*Reader, error) {
 	r.offset = 24
 	r.dec = Decoder{LinkType: r.linkType, CheckCRC: true}
 	return r, nil
+}
+
+// decompress reads the rest of the file through c's decompressor.
+func (r *Reader) decompress(c *compression) (*Reader, error) {
+	dr, err := c.decompressing(r.br, r.name)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := newReader(dr, r.name, readBufLen, c)
+	if err != nil {
+		dr.Close()
+		return nil, err
+	}
+	inner.decompressor = dr
+	return inner, nil
 }
 
 // Name returns the file name given to Open or NewReader.
@@ -168,6 +195,9 @@ func (r *Reader) Frames() int { return r.frames }
 
 // Close closes the file opened by Open.
 func (r *Reader) Close() error {
+	if r.decompressor != nil {
+		r.decompressor.Close()
+	}
 	if r.closer != nil {
 		return r.closer.Close()
 	}

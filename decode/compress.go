@@ -1,0 +1,68 @@
+package decode
+
+import (
+	"bytes"
+	"compress/bzip2"
+	"compress/gzip"
+	"fmt"
+	"io"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Compressed captures: gzip, bzip2 and zstd are read as if decompressed
+// (byte offsets in messages are then offsets in the decompressed data);
+// other compressors are named so that the user knows what to run.
+
+// compression is a compressed-file format known by its magic bytes.
+type compression struct {
+	name   string
+	magic  []byte
+	open   func(io.Reader) (io.ReadCloser, error) // nil: not read, decompressRun says how
+	decomp string                                 // the command that decompresses FILE
+}
+
+var compressions = []compression{
+	{name: "gzip", magic: []byte{0x1f, 0x8b}, open: func(r io.Reader) (io.ReadCloser, error) { return gzip.NewReader(r) }},
+	{name: "bzip2", magic: []byte("BZh"), open: func(r io.Reader) (io.ReadCloser, error) { return io.NopCloser(bzip2.NewReader(r)), nil }},
+	{name: "zstd", magic: []byte{0x28, 0xb5, 0x2f, 0xfd}, open: openZstd},
+	{name: "xz", magic: []byte{0xfd, '7', 'z', 'X', 'Z', 0}, decomp: "xz -d"},
+	{name: "lz4", magic: []byte{0x04, 0x22, 0x4d, 0x18}, decomp: "lz4 -d"},
+	{name: "lzma", magic: []byte{0x5d, 0, 0}, decomp: "xz -d --format=lzma"},
+	{name: "zip", magic: []byte("PK\x03\x04"), decomp: "unzip"},
+}
+
+// maxZstdWindowBytes bounds the memory a zstd stream may ask for (zstd -19
+// uses 8 MiB; --long=27 128 MiB).
+const maxZstdWindowBytes = 128 << 20
+
+func openZstd(r io.Reader) (io.ReadCloser, error) {
+	d, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxZstdWindowBytes), zstd.WithDecoderLowmem(true))
+	if err != nil {
+		return nil, err
+	}
+	return d.IOReadCloser(), nil
+}
+
+// compressionOf returns the compression whose magic head starts with, nil if none.
+func compressionOf(head []byte) *compression {
+	for i := range compressions {
+		if bytes.HasPrefix(head, compressions[i].magic) {
+			return &compressions[i]
+		}
+	}
+	return nil
+}
+
+// decompressing returns a reader of the decompressed data of a file
+// compressed with c, or an error saying how to decompress it.
+func (c *compression) decompressing(rd io.Reader, name string) (io.ReadCloser, error) {
+	if c.open == nil {
+		return nil, &FileError{Name: name, Offset: 0, Err: fmt.Errorf("compressed with %s: decompress it first (%s %s)", c.name, c.decomp, name)}
+	}
+	dr, err := c.open(rd)
+	if err != nil {
+		return nil, &FileError{Name: name, Offset: 0, Err: fmt.Errorf("compressed with %s, which does not decompress: %w", c.name, err)}
+	}
+	return dr, nil
+}
