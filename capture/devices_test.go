@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibscope/ibscope/internal/fakeverbs"
 )
 
 // fakeSysfs builds a /sys/class/infiniband tree: mlx5_0 with an IB port
@@ -101,31 +103,35 @@ func TestOpenUnknownDevice(t *testing.T) {
 	}
 }
 
-// An RDMA device opens the verbs backend. This machine has no RDMA
-// hardware: the build with verbs must say libibverbs does not list the
-// device, the build without must say verbs are not in it.
+// An RDMA device opens the verbs backend: against the libibverbs test
+// double, a port the device lacks is named with the ones it has, and a
+// device sysfs lists but libibverbs does not (no provider for it) is
+// blamed on the library. A build without verbs says so.
 func TestOpenVerbsErrorPaths(t *testing.T) {
-	root := fakeSysfs(t)
-	_, err := Open("mlx5_0:3", &Config{SysfsRoot: root})
-	if VerbsAvailable {
-		if err == nil || !strings.Contains(err.Error(), "no port 3 (ports: 1)") {
-			t.Errorf("port 3: %v", err)
-		}
+	devs := fakeverbs.DefaultDevices()
+	devs = append(devs, fakeverbs.Device{Name: "mlx5_9", Ports: devs[0].Ports, NotInLibrary: true})
+	env := fakeverbs.New(t, fakeverbs.Config{Devices: devs})
+	env.Setenv(t)
+	cfg := &Config{SysfsRoot: env.Sysfs}
+	_, err := Open("fake_0:3", cfg)
+	if VerbsAvailable && (err == nil || !strings.Contains(err.Error(), "no port 3 (ports: 1)")) {
+		t.Errorf("port 3: %v", err)
 	}
-	_, err = Open("mlx5_0", &Config{SysfsRoot: root})
+	_, err = Open("mlx5_9", cfg)
 	if err == nil {
-		t.Fatal("opened an RDMA device on a machine without one")
+		t.Fatal("opened a device libibverbs does not list")
 	}
-	if VerbsAvailable {
-		// Without RDMA in the kernel, listing fails; with it but without
-		// this device, the listing lacks it.
-		if !errors.Is(err, errNoDevice) && !strings.Contains(err.Error(), "ib_uverbs") {
-			t.Errorf("error %q: want the libibverbs listing or the kernel blamed", err)
+	if !VerbsAvailable {
+		if !errors.Is(err, ErrVerbsUnavailable) {
+			t.Errorf("error %q: want ErrVerbsUnavailable", err)
 		}
-	} else if !errors.Is(err, ErrVerbsUnavailable) {
-		t.Errorf("error %q: want ErrVerbsUnavailable", err)
+		return
 	}
-	t.Logf("verbs available: %v; error: %v", VerbsAvailable, err)
+	env.RequireLoaded(t)
+	if !errors.Is(err, errNoDevice) || !strings.Contains(err.Error(), "mlx5_9") {
+		t.Errorf("error %q: want the libibverbs listing blamed", err)
+	}
+	env.NoViolations(t)
 }
 
 func TestSelectPortAndLinkType(t *testing.T) {

@@ -1,0 +1,173 @@
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ibscope/ibscope/internal/fakeverbs"
+	"github.com/ibscope/ibscope/internal/testcap"
+)
+
+// These tests open the verbs sniffer in the test's own process against the
+// libibverbs test double (internal/fakeverbs), which holds the backend to
+// rdma-core's contract and feeds it frames whose timestamps it knows.
+
+// verbsFeed writes n RoCE (or native IB) packets 10 ms apart, a feed
+// spanning (n-1)*10 ms, and returns its path and frames.
+func verbsFeed(t *testing.T, n int, native bool) (string, [][]byte, []int64) {
+	t.Helper()
+	pkts := testcap.Stream(n, 1, 2, 0x11, 100, 64, testcap.BaseNs, func(int) int64 { return 10_000_000 })
+	path := testcap.Write(t, "feed.pcap", native, pkts)
+	recs, frames, err := testcap.FileRecords(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := make([]int64, len(frames))
+	for i, f := range frames {
+		ts[i] = f.TsNs
+	}
+	return path, recs, ts
+}
+
+// openFake opens device (a fake_N of env) in this process.
+func openFake(t *testing.T, env *fakeverbs.Env, device string, c Config) (Source, error) {
+	t.Helper()
+	env.Setenv(t)
+	c.SysfsRoot = env.Sysfs
+	if c.PollTimeoutMs == 0 {
+		c.PollTimeoutMs = 50
+	}
+	src, err := Open(device, &c)
+	if !VerbsAvailable {
+		if !errors.Is(err, ErrVerbsUnavailable) {
+			t.Fatalf("a build without verbs: %v, want ErrVerbsUnavailable", err)
+		}
+		t.Skip("this build has no verbs backend")
+	}
+	if err == nil || !strings.Contains(err.Error(), "has no port") {
+		env.RequireLoaded(t)
+	}
+	return src, err
+}
+
+// drainVerbs reads packets until the source times out or fails; it returns
+// copies of them and the error that ended it (nil for a timeout).
+func drainVerbs(t *testing.T, src Source) ([]Packet, error) {
+	t.Helper()
+	var out []Packet
+	for {
+		p, err := src.Next()
+		if errors.Is(err, ErrTimeout) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		p.Data = append([]byte(nil), p.Data...)
+		out = append(out, p)
+	}
+}
+
+// The frames fed arrive byte for byte and in order, with the timestamps
+// the double's clock gave them: spacing exact to the ns across a wrap of
+// the 48-bit counter, and the first within the anchor's error of the time
+// the feed started.
+func TestVerbsCaptureRoCEPort(t *testing.T) {
+	feed, want, ts := verbsFeed(t, 100, false)
+	// The counter wraps about 200 ms after the device is opened: in the
+	// middle of the 990 ms the feed's timestamps span.
+	const mask = uint64(1)<<48 - 1
+	env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, MaskBits: 48, ClockOrigin: mask + 1 - 200_000_000})
+	src, err := openFake(t, env, "fake_1", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := drainVerbs(t, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := src.Stats()
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	env.NoViolations(t)
+	log := env.ReadLog(t)
+	if len(got) != len(want) {
+		t.Fatalf("%d packets captured, %d fed", len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i].Data, want[i]) || got[i].WireLenBytes != len(want[i]) {
+			t.Fatalf("packet %d differs:\n got %x\nwant %x", i, got[i].Data, want[i])
+		}
+	}
+	checkVerbsTimestamps(t, got, ts, log, 1)
+	wrapNs := log.OpenNs + 200_000_000
+	if wrapNs <= log.FeedStartNs || wrapNs >= log.FeedStartNs+ts[len(ts)-1]-ts[0] {
+		t.Errorf("the clock did not wrap within the feed (open %d, feed start %d)", log.OpenNs, log.FeedStartNs)
+	}
+	if st.Received != uint64(len(want)) || st.CompletionErrors != 0 || !st.DeviceDropsKnown || st.DeviceDrops != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	if log.Opens != 1 || log.Closes != 1 {
+		t.Errorf("%d opens, %d closes", log.Opens, log.Closes)
+	}
+}
+
+// checkVerbsTimestamps compares the packets' timestamps with the truth of
+// the double (c/fakeverbs.c): frame i at feed start + ts[i] - ts[0]. The
+// spacing must be exact within tolNs (one clock cycle); the offset is the
+// anchor's error, at most half the round trip of the clock query.
+func checkVerbsTimestamps(t *testing.T, got []Packet, ts []int64, log fakeverbs.Log, tolNs int64) {
+	t.Helper()
+	for i := range got {
+		d := (got[i].TsNs - got[0].TsNs) - (ts[i] - ts[0])
+		if d > tolNs || d < -tolNs {
+			t.Fatalf("packet %d is %d ns after packet 0, want %d (±%d)", i, got[i].TsNs-got[0].TsNs, ts[i]-ts[0], tolNs)
+		}
+	}
+	off := got[0].TsNs - log.FeedStartNs
+	if off < 0 {
+		off = -off
+	}
+	// Generous: the anchor's round trip is µs, but this machine is shared.
+	if off > 20_000_000 {
+		t.Errorf("first packet at %d, the feed started at %d: %d ns off", got[0].TsNs, log.FeedStartNs, off)
+	}
+	t.Logf("first packet %d ns from the truth", got[0].TsNs-log.FeedStartNs)
+}
+
+// The double's error messages reach the caller naming the step.
+func TestVerbsOpenErrors(t *testing.T) {
+	feed, _, _ := verbsFeed(t, 3, false)
+	for _, c := range []struct {
+		name, device string
+		faults       []string
+		want         string
+	}{
+		{"no port 3", "fake_1:3", nil, "no port 3 (ports: 1)"},
+		{"create_qp EPERM", "fake_1", []string{"fail create_qp 1"}, "create raw packet QP: operation not permitted: a raw packet QP needs CAP_NET_RAW"},
+		{"create_flow EPERM", "fake_1", []string{"fail create_flow 1"}, "create sniffer flow: operation not permitted: a sniffer flow (IBV_FLOW_ATTR_SNIFFER) needs CAP_NET_RAW and CAP_NET_ADMIN"},
+		{"reg_mr ENOMEM", "fake_1", []string{"fail reg_mr 12"}, "register ring memory: cannot allocate memory: out of memory"},
+		{"no sniffer flows", "fake_1", []string{"no_op create_flow"}, "does not offer sniffer flow steering"},
+		{"no timestamps", "fake_1", []string{"no_op create_cq_ex"}, "does not offer completion timestamps"},
+		{"no ib_uverbs", "fake_1", []string{"fail get_device_list 38"}, "ib_uverbs"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, Faults: c.faults})
+			src, err := openFake(t, env, c.device, Config{})
+			if err == nil {
+				src.Close()
+				t.Fatal("opened")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not say %q", err, c.want)
+			}
+			env.NoViolations(t)
+			if l := env.ReadLog(t); l.Opens != l.Closes {
+				t.Errorf("%d opens, %d closes: the failed open leaked the device", l.Opens, l.Closes)
+			}
+		})
+	}
+}
