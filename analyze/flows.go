@@ -46,6 +46,10 @@ type OpcodeCount struct {
 	Packets uint64 `json:"packets"`
 }
 
+// PSNStats are one PSN sequence's anomalies; the tracker that counts them
+// (decode.QPSequences) also serves correlate's retransmission count.
+type PSNStats = decode.PSNStats
+
 // FlowHealth is one flow's result, the per-flow object of `ibanalyze flows --json`.
 type FlowHealth struct {
 	Key       KeyJSON       `json:"key"`
@@ -57,17 +61,24 @@ type FlowHealth struct {
 	PeakGbps  float64       `json:"peak_gbps"` // busiest throughput bin
 	Messages  Messages      `json:"messages"`
 	Opcodes   []OpcodeCount `json:"opcodes"`
-	PSN       PSNStats      `json:"psn"`
-	Acks      uint64        `json:"acks"`
-	NAKs      []NAKCount    `json:"naks,omitempty"`
-	RNRNAKs   []RNRCount    `json:"rnr_naks,omitempty"`
-	CNPs      uint64        `json:"cnps"`
-	ECNCE     uint64        `json:"ecn_ce"` // RoCE packets marked Congestion Experienced
-	FECN      uint64        `json:"fecn"`
-	BECN      uint64        `json:"becn"`
-	ICRCBad   uint64        `json:"icrc_bad"`
-	VCRCBad   uint64        `json:"vcrc_bad"`
-	Late      uint64        `json:"late,omitempty"` // packets out of order beyond the reorder window
+	// PSN is the sequence of the flow's own requests (SEND, RDMA WRITE,
+	// RDMA READ and atomic requests); ResponsePSN that of its responses to
+	// the peer's requests (ACKs, atomic ACKs, RDMA READ responses), which
+	// carry the peer's PSNs: two sequences, judged apart.
+	PSN         PSNStats `json:"psn"`
+	ResponsePSN PSNStats `json:"response_psn"`
+	// Acks counts ACKNOWLEDGE and ATOMIC ACKNOWLEDGE packets whose AETH
+	// says ACK; RDMA READ responses also carry an AETH but are not ACKs.
+	Acks    uint64     `json:"acks"`
+	NAKs    []NAKCount `json:"naks,omitempty"`
+	RNRNAKs []RNRCount `json:"rnr_naks,omitempty"`
+	CNPs    uint64     `json:"cnps"`
+	ECNCE   uint64     `json:"ecn_ce"` // RoCE packets marked Congestion Experienced
+	FECN    uint64     `json:"fecn"`
+	BECN    uint64     `json:"becn"`
+	ICRCBad uint64     `json:"icrc_bad"`
+	VCRCBad uint64     `json:"vcrc_bad"`
+	Late    uint64     `json:"late,omitempty"` // packets out of order beyond the reorder window
 	// AckLatencyNs: from a request with AckReq to the first ACK (or PSN
 	// sequence NAK) on the reverse flow that covers its PSN; absent when
 	// none could be matched.
@@ -98,7 +109,7 @@ type flowState struct {
 	lastNs    int64
 	opcodes   opcodeMix
 	msgs      Messages
-	psn       psnTracker
+	psn       decode.QPSequences
 	acks      uint64
 	naks      [32]uint64
 	rnr       [32]uint64
@@ -187,18 +198,6 @@ func reversePair(k decode.FlowKey) decode.FlowKey {
 	return decode.FlowKey{Transport: k.Transport, SLID: k.DLID, DLID: k.SLID, Src: k.Dst, Dst: k.Src}
 }
 
-// isReadResponse reports RDMA READ response opcodes, whose PSNs restart
-// with every response message.
-func isReadResponse(op decode.Opcode) bool {
-	low := uint8(op) & 0x1F
-	return op.Family() < decode.FamilyCNP && low >= 0x0D && low <= 0x10
-}
-
-// isReadRequest reports RDMA READ request opcodes.
-func isReadRequest(op decode.Opcode) bool {
-	return op.Family() < decode.FamilyCNP && uint8(op)&0x1F == 0x0C && op.Valid()
-}
-
 // Add counts one packet.
 func (a *FlowsAnalysis) Add(p *Packet) {
 	if !a.started {
@@ -250,27 +249,19 @@ func (a *FlowsAnalysis) Add(p *Packet) {
 	if p.VCRCBad {
 		f.vcrcBad++
 	}
-	switch {
+	if !op.IsAck() || p.HasAETH { // an ACK cut before its AETH may be a NAK
+		f.psn.Add(op, p.PSN, p.Syndrome, p.DMALenB)
+	}
+	switch sp := decode.SpaceOf(op, p.Syndrome); {
 	case op.IsCNP():
 		f.cnps++
 	case op.IsAck():
-		a.ack(f, p)
-	case isReadResponse(op):
-		if op.IsFirst() {
-			f.psn.resync(p.PSN)
-		} else {
-			f.psn.add(p.PSN)
-		}
+		a.ack(f, p, true)
+	case sp == decode.SpaceResponses: // RDMA READ responses: their AETH acknowledges too
 		if p.HasAETH {
-			a.ack(f, p)
+			a.ack(f, p, false)
 		}
-	case op.Family() == decode.FamilyUD:
-		// UD (MADs on QP0/QP1, IPoIB) keeps no PSN sequence a receiver checks.
-	default:
-		f.psn.add(p.PSN)
-		if isReadRequest(op) {
-			f.psn.readRequest(p.DMALenB)
-		}
+	case sp == decode.SpaceRequests:
 		if p.AckReq {
 			f.wait(p.PSN, p.TsNs)
 		}
@@ -302,7 +293,7 @@ func (f *flowState) wait(psn uint32, tsNs int64) {
 func (f *flowState) covered(ackPSN uint32, inclusive bool) int {
 	n := 0
 	for ; n < f.waitN; n++ {
-		d := psnDiff(ackPSN, f.waitReqs[(f.waitHead+n)%len(f.waitReqs)].psn)
+		d := decode.PSNDiff(ackPSN, f.waitReqs[(f.waitHead+n)%len(f.waitReqs)].psn)
 		if d < 0 || (d == 0 && !inclusive) {
 			break
 		}
@@ -310,13 +301,16 @@ func (f *flowState) covered(ackPSN uint32, inclusive bool) int {
 	return n
 }
 
-// ack counts an AETH-bearing packet on flow f and times the requests it covers.
-func (a *FlowsAnalysis) ack(f *flowState, p *Packet) {
+// ack counts an AETH-bearing packet on flow f (as an ACK when isAck: an
+// RDMA READ response is not one) and times the requests it covers.
+func (a *FlowsAnalysis) ack(f *flowState, p *Packet, isAck bool) {
 	aeth := decode.AETH{Syndrome: p.Syndrome}
 	inclusive := true
 	switch aeth.Kind() {
 	case decode.AckKindACK:
-		f.acks++
+		if isAck {
+			f.acks++
+		}
 	case decode.AckKindRNRNAK:
 		f.rnr[aeth.Value()]++
 		return
@@ -377,7 +371,7 @@ func (a *FlowsAnalysis) Result() (*FlowsResult, error) {
 	}
 	for _, f := range a.order {
 		h := &FlowHealth{Key: keyJSON(f.key, ByFlow), Packets: f.packets, WireBytes: f.wireBytes, FirstNs: f.firstNs, LastNs: f.lastNs,
-			Messages: f.msgs, PSN: f.psn.stats(), Acks: f.acks, CNPs: f.cnps, ECNCE: f.ecnCE, FECN: f.fecn, BECN: f.becn,
+			Messages: f.msgs, PSN: f.psn.Requests.Stats(), ResponsePSN: f.psn.Responses.Stats(), Acks: f.acks, CNPs: f.cnps, ECNCE: f.ecnCE, FECN: f.fecn, BECN: f.becn,
 			ICRCBad: f.icrcBad, VCRCBad: f.vcrcBad, Late: f.late}
 		h.Messages.Total = f.msgs.First + f.msgs.Only
 		if d := f.lastNs - f.firstNs; d > 0 {

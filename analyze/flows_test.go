@@ -1,6 +1,9 @@
 package analyze
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -115,6 +118,9 @@ func TestFlowsHealth(t *testing.T) {
 	if w.ECNCE != 5 || w.ICRCBad != 1 || w.VCRCBad != 0 || w.CNPs != 0 {
 		t.Errorf("ecn %d icrc %d vcrc %d cnp %d", w.ECNCE, w.ICRCBad, w.VCRCBad, w.CNPs)
 	}
+	if a.ResponsePSN != (PSNStats{}) || a.PSN != (PSNStats{}) {
+		t.Errorf("ack flow: coalesced ACKs judged as anomalies: requests %+v, responses %+v", a.PSN, a.ResponsePSN)
+	}
 	if a.Acks != 9 || a.CNPs != 3 || a.Packets != 15 {
 		t.Errorf("ack flow: acks %d cnps %d packets %d", a.Acks, a.CNPs, a.Packets)
 	}
@@ -144,25 +150,6 @@ func TestFlowsHealth(t *testing.T) {
 	}
 	if int64(sum+0.5) != int64(bytes) {
 		t.Errorf("throughput series holds %v bytes, want %d", sum, bytes)
-	}
-}
-
-func TestPSNWrap(t *testing.T) {
-	var tr psnTracker
-	for i := range uint32(20) {
-		tr.add((psnMask - 9 + i) & psnMask)
-	}
-	if tr.stats() != (PSNStats{}) {
-		t.Errorf("wrap counted as anomalies: %+v", tr.stats())
-	}
-	tr.add(12) // 10 and 11 skipped
-	tr.add(5)  // seen: duplicate
-	tr.add(10) // late
-	if s := tr.stats(); s != (PSNStats{Gaps: 1, Missing: 2, OutOfOrder: 1, Duplicates: 1, Lost: 1}) {
-		t.Errorf("after wrap: %+v", s)
-	}
-	if psnDiff(0, psnMask) != 1 || psnDiff(psnMask, 0) != -1 {
-		t.Error("psnDiff across the wrap")
 	}
 }
 
@@ -197,7 +184,7 @@ func TestWaitRing(t *testing.T) {
 	}
 	f.waitHead, f.waitN = (f.waitHead+20)%len(f.waitReqs), f.waitN-20
 	for psn := uint32(40); psn < 40+2000; psn++ {
-		f.wait(psn&psnMask, int64(psn))
+		f.wait(psn&decode.PSNMask, int64(psn))
 	}
 	if f.waitN != pendingAcks || len(f.waitReqs) != pendingAcks {
 		t.Fatalf("%d waiting in a ring of %d", f.waitN, len(f.waitReqs))
@@ -207,5 +194,58 @@ func TestWaitRing(t *testing.T) {
 	}
 	if n := f.covered(2039, true); n != pendingAcks {
 		t.Errorf("last ACK covers %d", n)
+	}
+}
+
+// TestFlowsKnownTruth runs flows over every generated capture whose
+// expect.json entry says what flows must find (testdata/gen writes them
+// with known losses and retransmissions): packets, ACKs and both PSN
+// sequences of each flow.
+func TestFlowsKnownTruth(t *testing.T) {
+	const pcaps = "../testdata/pcaps"
+	b, err := os.ReadFile(filepath.Join(pcaps, "expect.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var expect map[string]struct {
+		Flows []struct {
+			Flow        string   `json:"flow"`
+			Packets     uint64   `json:"packets"`
+			Acks        uint64   `json:"acks"`
+			PSN         PSNStats `json:"psn"`
+			ResponsePSN PSNStats `json:"response_psn"`
+		} `json:"flows"`
+	}
+	if err := json.Unmarshal(b, &expect); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for name, e := range expect {
+		if len(e.Flows) == 0 {
+			continue
+		}
+		n++
+		r := runFlowsFiles(t, filepath.Join(pcaps, name))
+		got := map[string]*FlowHealth{}
+		for _, f := range r.Flows {
+			got[f.Key.String()] = f
+		}
+		if len(got) != len(e.Flows) {
+			t.Errorf("%s: %d flows, want %d", name, len(got), len(e.Flows))
+		}
+		for _, w := range e.Flows {
+			f := got[w.Flow]
+			if f == nil {
+				t.Errorf("%s: no flow %s", name, w.Flow)
+				continue
+			}
+			if f.Packets != w.Packets || f.Acks != w.Acks || f.PSN != w.PSN || f.ResponsePSN != w.ResponsePSN {
+				t.Errorf("%s: %s: %d packets, %d ACKs, requests %+v, responses %+v;\nwant %d, %d, %+v, %+v", name, w.Flow,
+					f.Packets, f.Acks, f.PSN, f.ResponsePSN, w.Packets, w.Acks, w.PSN, w.ResponsePSN)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("expect.json holds no capture with flows truth")
 	}
 }

@@ -2,35 +2,30 @@ package correlate
 
 import "github.com/ibscope/ibscope/decode"
 
-// retransmits spots retransmitted packets: per flow (decode.FlowKey), a
-// request or response whose PSN is not ahead of the highest one seen was
-// sent before. ACKs and CNPs carry no sequence of their own and are skipped.
+// retransmits spots retransmitted packets with the PSN tracker flows uses
+// (decode.QPSequences): per QP direction (decode.FlowKey), a request or a
+// response whose PSN was seen before in its own sequence. A late packet
+// that fills a gap is not a retransmission; CNPs, NAKs and UD packets keep
+// no sequence.
 type retransmits struct {
-	nextPSN map[decode.FlowKey]uint32 // per flow: the PSN after the highest seen
+	seqs map[decode.FlowKey]*decode.QPSequences
 }
 
 func newRetransmits() *retransmits {
-	return &retransmits{nextPSN: make(map[decode.FlowKey]uint32)}
+	return &retransmits{seqs: make(map[decode.FlowKey]*decode.QPSequences)}
 }
-
-// psnMask keeps PSN arithmetic in its 24 bits.
-const psnMask = 1<<24 - 1
 
 // seen records f and reports whether it is a retransmission.
 func (r *retransmits) seen(f *decode.Frame) bool {
-	if f.Has&decode.HasBTH == 0 || f.BTH.OpCode.IsAck() || f.BTH.OpCode.IsCNP() {
+	if f.Has&decode.HasBTH == 0 || decode.SpaceOf(f.BTH.OpCode, f.AETH.Syndrome) == decode.SpaceNone {
 		return false
 	}
 	k := f.FlowKey()
-	psn := f.BTH.PSN & psnMask
-	next, ok := r.nextPSN[k]
-	// Serial-number comparison (RFC 1982 style) on 24 bits: psn is behind
-	// next when next-psn, mod 2^24, lies in (0, 2^23).
-	if ok {
-		if behind := (next - psn) & psnMask; behind != 0 && behind < 1<<23 {
-			return true
-		}
+	q := r.seqs[k]
+	if q == nil {
+		q = new(decode.QPSequences)
+		r.seqs[k] = q
 	}
-	r.nextPSN[k] = (psn + 1) & psnMask
-	return false
+	_, v := q.AddFrame(f)
+	return v == decode.PSNDuplicate
 }

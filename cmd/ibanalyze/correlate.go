@@ -37,7 +37,8 @@ unit) and NAME_rate (per second, in its base unit: bytes/s for 4-byte-word
 counters), and what the capture shows in the same interval: cap_packets,
 cap_bytes (frame bytes), cap_data_bytes (message payload), cap_ecn_ce (IP ECN
 CE for RoCE, FECN for native IB), cap_cnps, cap_naks, cap_retransmissions
-(PSN not ahead of its flow's highest), cap_ipd_p50_ns and cap_ipd_p99_ns
+(a PSN its QP direction sent before, requests and responses apart, as
+flows counts duplicates), cap_ipd_p50_ns and cap_ipd_p99_ns
 (inter-packet delay percentiles), and the same per
 direction as cap_tx_* and cap_rx_* (give --local, or capture on a Linux
 cooked interface, so the packets' direction is known). A packet belongs to

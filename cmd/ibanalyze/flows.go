@@ -34,6 +34,14 @@ ECN-CE marks, FECN/BECN, ICRC/VCRC failures, and ACK latency percentiles
 (from a request with AckReq to the ACK on the reverse flow that covers its
 PSN). PSN arithmetic is modulo 2^24.
 
+A QP direction carries two PSN sequences, judged apart: its own requests
+(SEND, RDMA WRITE, RDMA READ and atomic requests) and its responses to the
+peer's requests (ACKs and atomic ACKs, which carry the PSN of the request
+they acknowledge, and RDMA READ responses, which take the READ request's
+PSNs). The table's lost, dup and ooo add both; the details below it give
+each. ACKs coalesce, so the response sequence may jump between messages;
+inside a READ response its PSNs must follow one another.
+
 Several files are read as one capture in timestamp order (rotated pieces).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runFlows(cmd.OutOrStdout(), args, o) },
@@ -124,7 +132,8 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 			p50, p99 = analyze.FormatNs(f.AckLatencyNs.P50), analyze.FormatNs(f.AckLatencyNs.P99)
 		}
 		fmt.Fprintf(w, "%-44s %9d %12d %6d %9s %9s %5d %5d %5d %5d %5d %5d %6d %5d %9s %9s\n",
-			f.Key, f.Packets, f.WireBytes, f.Messages.Total, formatRate(f.MeanGbps), formatRate(f.PeakGbps), f.PSN.Lost, f.PSN.Duplicates, f.PSN.OutOfOrder,
+			f.Key, f.Packets, f.WireBytes, f.Messages.Total, formatRate(f.MeanGbps), formatRate(f.PeakGbps),
+			f.PSN.Lost+f.ResponsePSN.Lost, f.PSN.Duplicates+f.ResponsePSN.Duplicates, f.PSN.OutOfOrder+f.ResponsePSN.OutOfOrder,
 			naks, rnr, f.CNPs, f.ECNCE, f.ICRCBad+f.VCRCBad, p50, p99)
 	}
 	for i, f := range r.Flows {
@@ -142,9 +151,14 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 		}
 		m := f.Messages
 		fmt.Fprintf(w, "  messages: %d (first %d, middle %d, last %d, only %d)\n", m.Total, m.First, m.Middle, m.Last, m.Only)
-		if p := f.PSN; p != (analyze.PSNStats{}) {
-			fmt.Fprintf(w, "  PSN: %d gaps skipping %d PSNs, %d later filled out of order, %d lost; %d duplicates (retransmissions)\n",
-				p.Gaps, p.Missing, p.OutOfOrder, p.Lost, p.Duplicates)
+		for _, sq := range []struct {
+			name string
+			p    analyze.PSNStats
+		}{{"request", f.PSN}, {"response", f.ResponsePSN}} {
+			if p := sq.p; p != (analyze.PSNStats{}) {
+				fmt.Fprintf(w, "  %s PSNs: %d gaps skipping %d PSNs, %d later filled out of order, %d lost; %d duplicates (retransmissions)\n",
+					sq.name, p.Gaps, p.Missing, p.OutOfOrder, p.Lost, p.Duplicates)
+			}
 		}
 		for _, n := range f.NAKs {
 			fmt.Fprintf(w, "  NAK %s: %d\n", n.Name, n.Count)

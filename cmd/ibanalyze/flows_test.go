@@ -3,10 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
@@ -127,7 +132,7 @@ func TestFlowsText(t *testing.T) {
 	out := runOK(t, "flows", testcap.Write(t, "health.pcap", false, healthPackets()))
 	wantInOutput(t, out,
 		"2 flows",
-		"PSN: 2 gaps skipping 2 PSNs, 1 later filled out of order, 1 lost; 1 duplicates (retransmissions)",
+		"request PSNs: 2 gaps skipping 2 PSNs, 1 later filled out of order, 1 lost; 1 duplicates (retransmissions)",
 		"NAK PSN_SEQUENCE_ERROR: 1",
 		"NAK REMOTE_OPERATIONAL_ERROR: 1",
 		"RNR NAK timer 1 (10us): 1",
@@ -172,5 +177,127 @@ func TestFormatRate(t *testing.T) {
 		if got := formatRate(gbps); got != want {
 			t.Errorf("formatRate(%g) = %q, want %q", gbps, got, want)
 		}
+	}
+}
+
+// rpingPcap is written by testdata/gen with known truth (expect.json): both
+// sides send and read, READ responses interleaved with requests, losses and
+// retransmissions in both PSN sequences of both QP directions.
+const rpingPcap = "../../testdata/pcaps/rocev2_rping.pcap"
+
+// flowPSNs is the part of a flow of `flows --json` that the truth names.
+type flowPSNs struct {
+	Packets     int            `json:"packets"`
+	Acks        int            `json:"acks"`
+	PSN         map[string]int `json:"psn"`
+	ResponsePSN map[string]int `json:"response_psn"`
+}
+
+func TestFlowsJSONKnownTruth(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pcaps", "expect.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var expect map[string]struct {
+		Flows []struct {
+			Flow string `json:"flow"`
+			flowPSNs
+		} `json:"flows"`
+	}
+	if err := json.Unmarshal(b, &expect); err != nil {
+		t.Fatal(err)
+	}
+	truth := expect[filepath.Base(rpingPcap)].Flows
+	if len(truth) != 2 {
+		t.Fatalf("expect.json: %d flows for %s", len(truth), rpingPcap)
+	}
+	var r struct {
+		Flows []struct {
+			Key analyzeKey `json:"key"`
+			flowPSNs
+		} `json:"flows"`
+	}
+	if err := json.Unmarshal([]byte(runOK(t, "flows", "--json", rpingPcap)), &r); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]flowPSNs{}
+	for _, f := range r.Flows {
+		got[f.Key.String()] = f.flowPSNs
+	}
+	for _, w := range truth {
+		g, ok := got[w.Flow]
+		if !ok || !reflect.DeepEqual(g, w.flowPSNs) {
+			t.Errorf("%s:\n got %+v\nwant %+v", w.Flow, g, w.flowPSNs)
+		}
+	}
+	out := runOK(t, "flows", rpingPcap)
+	wantInOutput(t, out,
+		"request PSNs: 1 gaps skipping 1 PSNs, 1 later filled out of order, 0 lost; 2 duplicates (retransmissions)",
+		"response PSNs: 1 gaps skipping 1 PSNs, 1 later filled out of order, 0 lost; 1 duplicates (retransmissions)",
+		"request PSNs: 1 gaps skipping 1 PSNs, 0 later filled out of order, 1 lost; 1 duplicates (retransmissions)",
+		"response PSNs: 0 gaps skipping 0 PSNs, 0 later filled out of order, 0 lost; 1 duplicates (retransmissions)")
+}
+
+// analyzeKey is a flow key of the JSON, named as the table names it.
+type analyzeKey struct {
+	Transport string  `json:"transport"`
+	Src       string  `json:"src"`
+	Dst       string  `json:"dst"`
+	DestQP    *uint32 `json:"dest_qp"`
+}
+
+func (k analyzeKey) String() string {
+	return fmt.Sprintf("%s %s>%s qp 0x%06x", k.Transport, k.Src, k.Dst, *k.DestQP)
+}
+
+// TestRetransmissionsAgree: correlate's cap_retransmissions and the
+// duplicates flows counts come from one PSN tracker, so on a capture with
+// late packets (filling gaps) and retransmissions in both sequences they
+// are the same number, and late packets are not retransmissions.
+func TestRetransmissionsAgree(t *testing.T) {
+	var r struct {
+		Flows []flowPSNs `json:"flows"`
+	}
+	if err := json.Unmarshal([]byte(runOK(t, "flows", "--json", rpingPcap)), &r); err != nil {
+		t.Fatal(err)
+	}
+	dups, late := 0, 0
+	for _, f := range r.Flows {
+		dups += f.PSN["duplicates"] + f.ResponsePSN["duplicates"]
+		late += f.PSN["out_of_order"] + f.ResponsePSN["out_of_order"]
+	}
+	if dups != 5 || late != 2 {
+		t.Fatalf("flows: %d duplicates, %d late; the capture holds 5 and 2", dups, late)
+	}
+	dir := t.TempDir()
+	tel := filepath.Join(dir, "tel.csv")
+	writeSidecar(t, tel, "host", 1767323044999990000, 12) // 220 µs from 10 µs before the capture
+	out := filepath.Join(dir, "j.arrow")
+	runOK(t, "correlate", rpingPcap, "--telemetry", tel, "--offset", "0", "-o", out)
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := ipc.NewFileReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var retx, packets uint64
+	for i := range rd.NumRecords() {
+		rec, err := rd.RecordBatch(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, sum := range map[string]*uint64{"cap_retransmissions": &retx, "cap_packets": &packets} {
+			col := rec.Column(rec.Schema().FieldIndices(name)[0]).(*array.Uint64)
+			for j := range col.Len() {
+				*sum += col.Value(j)
+			}
+		}
+	}
+	if packets != 73 || retx != uint64(dups) {
+		t.Errorf("correlate: %d packets, %d retransmissions; flows counts %d duplicates in 73 packets", packets, retx, dups)
 	}
 }

@@ -23,6 +23,11 @@ type tspec struct {
 	syndrome                  uint8 // AETH syndrome, when the opcode has an AETH
 	payloadBytes              int
 	seq                       int
+	// exact takes the RETH DMA length and the AETH MSN from dmaLenB and
+	// msn instead of deriving them from seq (for traffic with known truth).
+	exact   bool
+	dmaLenB uint32
+	msn     uint32
 }
 
 func (s tspec) layers() []gopacket.SerializableLayer {
@@ -52,10 +57,16 @@ func (s tspec) ext(lt gopacket.LayerType) gopacket.SerializableLayer {
 	case decode.LayerTypeXRCETH:
 		return &decode.XRCETH{XRCSRQ: uint32(0x300 + n)}
 	case decode.LayerTypeRETH:
+		if s.exact {
+			return &decode.RETH{VA: 0x7f00_1234_0000, RKey: 0x4321, DMALen: s.dmaLenB}
+		}
 		return &decode.RETH{VA: 0x7f00_1234_0000 + n<<12, RKey: uint32(0x4000 + n), DMALen: uint32(s.payloadBytes + int(n)*4096)}
 	case decode.LayerTypeAtomicETH:
 		return &decode.AtomicETH{VA: 0x7f00_5678_0000 + n<<3, RKey: uint32(0x5000 + n), SwapAdd: 0x1111_0000_0000 + n, Compare: 0x2222_0000_0000 + n}
 	case decode.LayerTypeAETH:
+		if s.exact {
+			return &decode.AETH{Syndrome: s.syndrome, MSN: s.msn}
+		}
 		return &decode.AETH{Syndrome: s.syndrome, MSN: uint32(0x10 + n)}
 	case decode.LayerTypeAtomicAckETH:
 		return &decode.AtomicAckETH{OrigRemData: 0x3333_0000_0000 + n}

@@ -1,6 +1,7 @@
 // Command gen writes the small captures in testdata/pcaps that the decode
 // tests and the Wireshark interop test read, and expect.json, what each holds
-// (frame counts, frames with a deliberately broken CRC, snap-length cuts).
+// (frame counts, frames with a deliberately broken CRC, snap-length cuts,
+// and for traffic written with known truth what `ibanalyze flows` must find).
 // Every packet is built with the decode package's own serializers and sealed
 // with its CRC functions. The output is deterministic:
 //
@@ -45,7 +46,7 @@ func writeAll(dir string) error {
 		return err
 	}
 	cs := []*capture{ibERF(), ib247(), roceV4(), roceV6(), roceV1(), roceERFEth(), roceSLL(), roceSLL2(),
-		mixedNG(), roceMicro(), roceSnap()}
+		mixedNG(), roceMicro(), roceSnap(), roceRping()}
 	for _, c := range cs {
 		if err := c.write(dir); err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)

@@ -49,6 +49,8 @@ type expectation struct {
 	Cut       []int `json:"cut,omitempty"`         // frames cut by the snap length
 	NotIB     []int `json:"not_ib,omitempty"`      // frames that are neither IB nor RoCE
 	UDPLowSrc []int `json:"udp_low_src,omitempty"` // RoCEv2 frames whose UDP source port is below 4791
+	// Flows: what `ibanalyze flows` must report, for captures written with known truth.
+	Flows []flowTruth `json:"flows,omitempty"`
 }
 
 // baseNs is the capture start: fixed so the files are byte-for-byte reproducible.

@@ -1,0 +1,175 @@
+package decode
+
+import "testing"
+
+func TestPSNWrap(t *testing.T) {
+	var tr RequestPSNs
+	for i := range uint32(20) {
+		if v := tr.Add((PSNMask-9+i)&PSNMask, 0); v != PSNInOrder {
+			t.Fatalf("PSN %d across the wrap: verdict %d", (PSNMask-9+i)&PSNMask, v)
+		}
+	}
+	if tr.Stats() != (PSNStats{}) {
+		t.Errorf("wrap counted as anomalies: %+v", tr.Stats())
+	}
+	steps := []struct {
+		psn  uint32
+		want PSNVerdict
+	}{{12, PSNGap}, {5, PSNDuplicate}, {10, PSNLate}, {PSNMask, PSNDuplicate}, {10, PSNDuplicate}, {13, PSNInOrder}}
+	for _, s := range steps {
+		if v := tr.Add(s.psn, 0); v != s.want {
+			t.Errorf("PSN %d: verdict %d, want %d", s.psn, v, s.want)
+		}
+	}
+	if s := tr.Stats(); s != (PSNStats{Gaps: 1, Missing: 2, OutOfOrder: 1, Duplicates: 3, Lost: 1}) {
+		t.Errorf("after wrap: %+v", s)
+	}
+	if PSNDiff(0, PSNMask) != 1 || PSNDiff(PSNMask, 0) != -1 {
+		t.Error("PSNDiff across the wrap")
+	}
+}
+
+// The window forgets what falls out of it: a PSN far behind the head is a
+// retransmission, one just inside it is judged by what was seen.
+func TestPSNWindow(t *testing.T) {
+	var tr RequestPSNs
+	tr.Add(0, 0)
+	tr.Add(2, 0) // 1 missing
+	for psn := uint32(3); psn < 2+psnWindowLen; psn++ {
+		tr.Add(psn, 0)
+	}
+	// The head is 257: PSN 1 is 256 behind next (258), still remembered as unseen.
+	if v := tr.Add(2, 0); v != PSNDuplicate {
+		t.Errorf("PSN 2: %d", v)
+	}
+	if v := tr.Add(1, 0); v != PSNDuplicate {
+		t.Errorf("PSN 1, 257 behind the head: %d, want a duplicate (beyond the window)", v)
+	}
+	tr = RequestPSNs{}
+	tr.Add(0, 0)
+	tr.Add(2, 0)
+	for psn := uint32(3); psn < 1+psnWindowLen; psn++ {
+		tr.Add(psn, 0)
+	}
+	if v := tr.Add(1, 0); v != PSNLate {
+		t.Errorf("PSN 1, 256 behind the next PSN: %d, want late", v)
+	}
+	// A jump larger than the window clears it.
+	tr.Add(5000, 0)
+	if v := tr.Add(4990, 0); v != PSNLate {
+		t.Errorf("PSN 4990 after a jump: %d, want late", v)
+	}
+}
+
+// An RDMA READ request takes the PSNs of its responses: the next request
+// may skip them (up to ceil(len/256)) without a gap.
+func TestRequestPSNsRead(t *testing.T) {
+	var tr RequestPSNs
+	tr.Add(10, 0)
+	tr.Add(11, 4096) // READ of 4 KiB: up to 16 PSNs
+	if v := tr.Add(15, 0); v != PSNInOrder {
+		t.Errorf("request after a 4-PSN READ: %d", v)
+	}
+	tr.Add(16, 1024)
+	if v := tr.Add(30, 0); v != PSNGap || tr.Missing != 10 {
+		t.Errorf("jump past the READ's 4 PSNs: verdict %d, missing %d", v, tr.Missing)
+	}
+}
+
+// Responses: ACKs coalesce (PSNs jump), READ response PSNs follow inside a
+// message, retransmitted responses are duplicates, a re-read late fills.
+func TestResponsePSNs(t *testing.T) {
+	var tr ResponsePSNs
+	type step struct {
+		psn         uint32
+		first, last bool
+		want        PSNVerdict
+	}
+	ack := func(psn uint32, want PSNVerdict) step { return step{psn, true, true, want} }
+	steps := []step{
+		ack(3, PSNInOrder),
+		ack(9, PSNInOrder),                               // coalesced: 4..8 need no ACK
+		{10, true, false, PSNInOrder},                    // READ response FIRST
+		{11, false, false, PSNInOrder},                   // MIDDLE
+		{13, false, false, PSNGap},                       // 12 lost
+		{14, false, true, PSNInOrder},                    // LAST
+		ack(20, PSNInOrder),                              // a later SEND's ACK
+		{12, true, false, PSNLate},                       // the re-read: fills 12
+		{13, false, false, PSNDuplicate},                 // and repeats 13, 14
+		{14, false, true, PSNDuplicate},                  //
+		ack(20, PSNDuplicate),                            // a repeated ACK
+		{21, false, false, PSNGap},                       // a message without its FIRST
+		{22, false, false, PSNInOrder},                   //
+		{30, true, true, PSNGap},                         // ... and without its LAST
+		{31, true, false, PSNInOrder},                    //
+		{32, false, true, PSNInOrder},                    //
+		{(33 - 300) & PSNMask, true, true, PSNDuplicate}, // beyond the window: a retransmission
+		{33 + psnWindowLen + 5, true, true, PSNInOrder},  // ACKs may jump any distance
+	}
+	for i, s := range steps {
+		if v := tr.Add(s.psn, s.first, s.last); v != s.want {
+			t.Errorf("step %d, PSN %d: verdict %d, want %d", i, s.psn, v, s.want)
+		}
+	}
+	if s := tr.Stats(); s != (PSNStats{Gaps: 3, Missing: 3, OutOfOrder: 1, Duplicates: 4, Lost: 2}) {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// QPSequences keeps a QP direction's requests and responses apart, the
+// rping pattern: a node's SENDs and WRITEs interleaved with the READ
+// responses it returns to its peer.
+func TestQPSequencesSplit(t *testing.T) {
+	var q QPSequences
+	const (
+		sendOnly  Opcode = 0x04
+		writeOnly Opcode = 0x0A
+		readReq   Opcode = 0x0C
+		readFirst Opcode = 0x0D
+		readMid   Opcode = 0x0E
+		readLast  Opcode = 0x0F
+		readOnly  Opcode = 0x10
+		ack       Opcode = 0x11
+		atomicAck Opcode = 0x12
+		cmpSwap   Opcode = 0x13
+		udSend    Opcode = 0x64
+	)
+	type pkt struct {
+		op       Opcode
+		psn      uint32
+		syndrome uint8
+		dmaLen   uint32
+		space    PSNSpace
+		want     PSNVerdict
+	}
+	for i, p := range []pkt{
+		{sendOnly, 100, 0, 0, SpaceRequests, PSNInOrder},
+		{readFirst, 7_000_000, 0, 0, SpaceResponses, PSNInOrder}, // the peer's sequence
+		{readMid, 7_000_001, 0, 0, SpaceResponses, PSNInOrder},
+		{writeOnly, 101, 0, 0, SpaceRequests, PSNInOrder}, // no resync by the responses
+		{readLast, 7_000_002, 0, 0, SpaceResponses, PSNInOrder},
+		{readReq, 102, 0, 8192, SpaceRequests, PSNInOrder},
+		{readOnly, 7_000_003, 0, 0, SpaceResponses, PSNInOrder},
+		{sendOnly, 110, 0, 0, SpaceRequests, PSNInOrder}, // after the READ's 8 PSNs
+		{ack, 7_000_010, 0x1F, 0, SpaceResponses, PSNInOrder},
+		{ack, 7_000_011, 0x60, 0, SpaceNone, PSNNone}, // NAK: no response of its own
+		{ack, 7_000_011, 0x2E, 0, SpaceNone, PSNNone}, // RNR NAK
+		{cmpSwap, 111, 0, 0, SpaceRequests, PSNInOrder},
+		{atomicAck, 7_000_011, 0, 0, SpaceResponses, PSNInOrder},
+		{atomicAck, 7_000_011, 0, 0, SpaceResponses, PSNDuplicate},
+		{sendOnly, 111, 0, 0, SpaceRequests, PSNDuplicate},
+		{udSend, 5, 0, 0, SpaceNone, PSNNone},
+		{OpcodeCNP, 0, 0, 0, SpaceNone, PSNNone},
+	} {
+		sp, v := q.Add(p.op, p.psn, p.syndrome, p.dmaLen)
+		if sp != p.space || v != p.want {
+			t.Errorf("packet %d (%s psn %d): space %d verdict %d, want %d %d", i, p.op, p.psn, sp, v, p.space, p.want)
+		}
+	}
+	if s := q.Requests.Stats(); s != (PSNStats{Duplicates: 1}) {
+		t.Errorf("requests %+v", s)
+	}
+	if s := q.Responses.Stats(); s != (PSNStats{Duplicates: 1}) {
+		t.Errorf("responses %+v", s)
+	}
+}
