@@ -171,3 +171,140 @@ func TestVerbsOpenErrors(t *testing.T) {
 		})
 	}
 }
+
+// A native InfiniBand port gives LRH-first packets, with the same
+// timestamps; a device clock that is not 1 GHz (156.25 MHz, 6.4 ns a
+// cycle) keeps the spacing to within a cycle.
+func TestVerbsCaptureIBPort(t *testing.T) {
+	feed, want, ts := verbsFeed(t, 50, true)
+	env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, ClockKHz: 156_250, MaskBits: 63, ClockOrigin: 12345})
+	src, err := openFake(t, env, "fake_0", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if src.LinkType() != 247 || src.Device() != "fake_0 port 1" {
+		t.Errorf("link type %d, device %q", src.LinkType(), src.Device())
+	}
+	got, err := drainVerbs(t, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameVerbsFrames(t, got, want, nil)
+	checkVerbsTimestamps(t, got, ts, env.ReadLog(t), 7)
+	src.Close()
+	env.NoViolations(t)
+}
+
+// With completions that carry wall-clock ns (IBV_WC_EX_WITH_COMPLETION_
+// TIMESTAMP_WALLCLOCK supported), the timestamps are the device's, exactly.
+func TestVerbsWallclock(t *testing.T) {
+	feed, want, ts := verbsFeed(t, 20, false)
+	env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, Wallclock: true})
+	src, err := openFake(t, env, "fake_1", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	got, err := drainVerbs(t, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameVerbsFrames(t, got, want, nil)
+	start := env.ReadLog(t).FeedStartNs
+	for i := range got {
+		if truth := start + ts[i] - ts[0]; got[i].TsNs != truth {
+			t.Fatalf("packet %d at %d, the device stamped %d", i, got[i].TsNs, truth)
+		}
+	}
+	src.Close()
+	env.NoViolations(t)
+}
+
+// sameVerbsFrames checks that got holds the frames of want, in order, but
+// for the feed indexes in dropped.
+func sameVerbsFrames(t *testing.T, got []Packet, want [][]byte, dropped []int) {
+	t.Helper()
+	skip := map[int]bool{}
+	for _, d := range dropped {
+		skip[d] = true
+	}
+	j := 0
+	for i := range want {
+		if skip[i] {
+			continue
+		}
+		if j >= len(got) {
+			t.Fatalf("%d packets captured, %d fed, %d dropped", len(got), len(want), len(dropped))
+		}
+		if !bytes.Equal(got[j].Data, want[i]) {
+			t.Fatalf("packet %d (fed as %d) differs:\n got %x\nwant %x", j, i, got[j].Data, want[i])
+		}
+		j++
+	}
+	if j != len(got) {
+		t.Fatalf("%d packets captured, %d fed, %d dropped", len(got), len(want), len(dropped))
+	}
+}
+
+// A burst larger than the posted ring: the device drops what finds no
+// buffer and counts it in out_of_buffer, which the source reports as
+// device drops; everything else arrives.
+func TestVerbsBurstDrops(t *testing.T) {
+	feed, want, _ := verbsFeed(t, 700, false)
+	env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, MaxQPWR: 256, Faults: []string{"burst_at 10 500"}})
+	src, err := openFake(t, env, "fake_1", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	got, err := drainVerbs(t, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := env.ReadLog(t)
+	if len(log.Drops) == 0 {
+		t.Fatal("the burst dropped nothing")
+	}
+	sameVerbsFrames(t, got, want, log.Drops)
+	st, _ := src.Stats()
+	if !st.DeviceDropsKnown || st.DeviceDrops != uint64(len(log.Drops)) {
+		t.Errorf("stats %+v, the device dropped %d", st, len(log.Drops))
+	}
+	src.Close()
+	env.NoViolations(t)
+}
+
+// Faults while capturing end it with an error naming them, after the
+// packets that came before.
+func TestVerbsFaults(t *testing.T) {
+	feed, want, _ := verbsFeed(t, 20, false)
+	for _, c := range []struct {
+		fault  string
+		before int
+		says   string
+	}{
+		{"error_at 5 1", 5, "a receive completion failed with: local length error"},
+		{"flush_at 7", 7, "the receive queue went to the error state (the device or its port failed)"},
+		{"fatal_at 9", 9, "poll completions: no such device"},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
+			env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, Faults: []string{c.fault}})
+			src, err := openFake(t, env, "fake_1", Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			got, err := drainVerbs(t, src)
+			if err == nil || !strings.Contains(err.Error(), c.says) {
+				t.Errorf("error %v, want %q", err, c.says)
+			}
+			sameVerbsFrames(t, got, want[:c.before], nil)
+			src.Close()
+			env.NoViolations(t)
+			if l := env.ReadLog(t); len(l.Faults) != 1 || l.Opens != l.Closes {
+				t.Errorf("log %q", l.Lines)
+			}
+		})
+	}
+}

@@ -1149,6 +1149,14 @@ static void deliver(struct fv_qp *q) {
 		int in_burst = q->burst_left > 0;
 		if (!q->count && !in_burst)
 			break; // polite: wait for buffers
+		if (!q->count) {
+			// A burst frame with no buffer posted: the device drops it.
+			q->next++;
+			q->burst_left--;
+			dropped++;
+			fv_log("drop %lld", (long long)i);
+			continue;
+		}
 		if (q->cq->count == q->cq->cap)
 			break;
 		size_t f = (size_t)(q->next % feed.nframes);
@@ -1156,11 +1164,6 @@ static void deliver(struct fv_qp *q) {
 		q->next++;
 		if (in_burst)
 			q->burst_left--;
-		if (!q->count) {
-			dropped++;
-			fv_log("drop %lld", (long long)i);
-			continue;
-		}
 		struct fv_rwr w = take_rwr(q);
 		int64_t t = q->start_ns + (feed.ts_ns[f] - feed.ts_ns[0]) + (int64_t)loop * (feed.span_ns + 1000);
 		struct fv_cqe e = {.wr_id = w.wr_id, .status = IBV_WC_SUCCESS, .byte_len = feed.len[f],
@@ -1213,15 +1216,13 @@ static int start_poll(struct ibv_cq_ex *ex, struct ibv_poll_cq_attr *attr) {
 		violation("ibv_start_poll again before ibv_end_poll");
 		return EINVAL;
 	}
-	if (cq->ctx->dead)
-		return ENODEV;
 	struct fv_qp *q = qp_of_cq(cq);
 	if (q)
 		deliver(q);
-	if (cq->ctx->dead)
-		return ENODEV;
 	if (!cq->count)
-		return ENOENT;
+		// A dead device's completions already written are still read;
+		// then polling fails.
+		return cq->ctx->dead ? ENODEV : ENOENT;
 	cq->polling = 1;
 	struct fv_cqe *e = &cq->q[cq->head];
 	ex->wr_id = e->wr_id;
