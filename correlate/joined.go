@@ -1,6 +1,7 @@
 package correlate
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -13,7 +14,8 @@ import (
 // Columns of the joined table, besides one triple per counter
 // (NAME: raw reading, NAME_delta: increase over the interval in the counter's
 // unit, NAME_rate: increase per second in its base unit, e.g. bytes/s for
-// 4-byte-word counters) and the capture's statistics.
+// 4-byte-word counters; both null where the counter was reset) and the
+// capture's statistics.
 var joinedBaseFields = []arrow.Field{
 	// The telemetry's sample_id closing the interval; null for --window rows.
 	{Name: "sample_id", Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
@@ -47,20 +49,21 @@ var captureIPD = []string{"ipd_p50_ns", "ipd_p99_ns"}
 
 var slotPrefix = [3]string{slotTx: "cap_tx_", slotRx: "cap_rx_", slotAll: "cap_"}
 
-// joinedFields is the full column list for the given counters. Counter
-// columns carry their unit as field metadata ("unit": "words4", "bytes/s",
-// ...; "kind": "counter" or "gauge"), which pyarrow and Arrow JS expose.
-func joinedFields(counters []telemetry.Counter) []arrow.Field {
+// joinedFields is the full column list for the given counters, named
+// (see counterColumnNames) names[i] for counters[i]. Counter columns carry
+// their unit as field metadata ("unit": "words4", "bytes/s", ...; "kind":
+// "counter" or "gauge"), which pyarrow and Arrow JS expose.
+func joinedFields(counters []telemetry.Counter, names []string) []arrow.Field {
 	fields := append([]arrow.Field(nil), joinedBaseFields...)
-	for _, c := range counters {
+	for i, c := range counters {
 		base, _ := c.Unit.Base()
 		kind := c.Kind.String()
 		unit := arrow.NewMetadata([]string{"unit", "kind"}, []string{c.Unit.String(), kind})
 		rate := arrow.NewMetadata([]string{"unit", "kind"}, []string{base.String() + "/s", kind})
 		fields = append(fields,
-			arrow.Field{Name: c.Name, Type: arrow.PrimitiveTypes.Uint64, Nullable: true, Metadata: unit},
-			arrow.Field{Name: c.Name + "_delta", Type: arrow.PrimitiveTypes.Uint64, Nullable: true, Metadata: unit},
-			arrow.Field{Name: c.Name + "_rate", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: rate})
+			arrow.Field{Name: names[i], Type: arrow.PrimitiveTypes.Uint64, Nullable: true, Metadata: unit},
+			arrow.Field{Name: names[i] + "_delta", Type: arrow.PrimitiveTypes.Uint64, Nullable: true, Metadata: unit},
+			arrow.Field{Name: names[i] + "_rate", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: rate})
 	}
 	for _, s := range [3]int{slotAll, slotTx, slotRx} {
 		for _, m := range captureMetrics {
@@ -71,6 +74,34 @@ func joinedFields(counters []telemetry.Counter) []arrow.Field {
 		}
 	}
 	return fields
+}
+
+// counterColumnNames names each counter's three columns (NAME, NAME_delta,
+// NAME_rate) so that no column name appears twice in the table. A counter
+// whose columns would repeat a fixed column (a CSV column called start_ns or
+// cap_packets) or an earlier counter's (a counter a_delta before a counter
+// a) is renamed tel_NAME (tel_NAME_2, ... if that is taken too); each
+// renaming is reported in renamed.
+func counterColumnNames(counters []telemetry.Counter) (names, renamed []string) {
+	taken := make(map[string]bool, len(joinedBaseFields)+3*len(captureMetrics)+3*len(captureIPD)+3*len(counters))
+	for _, f := range joinedFields(nil, nil) {
+		taken[f.Name] = true
+	}
+	free := func(n string) bool { return !taken[n] && !taken[n+"_delta"] && !taken[n+"_rate"] }
+	names = make([]string, len(counters))
+	for i, c := range counters {
+		n := c.Name
+		if !free(n) {
+			n = "tel_" + c.Name
+			for k := 2; !free(n); k++ {
+				n = "tel_" + c.Name + "_" + strconv.Itoa(k)
+			}
+			renamed = append(renamed, fmt.Sprintf("telemetry column %q would repeat a column name of the joined table; written as %q", c.Name, n))
+		}
+		taken[n], taken[n+"_delta"], taken[n+"_rate"] = true, true, true
+		names[i] = n
+	}
+	return names, renamed
 }
 
 // counterUnion is the union of the series' counters by name, in first-seen
@@ -213,7 +244,9 @@ func writeJoined(out string, series []*inSeries, sets []*binner, span captureSpa
 			meta[k+"offset_r"] = "given"
 		}
 	}
-	schema := schemaWithMeta(joinedFields(counters), meta)
+	names, renamed := counterColumnNames(counters)
+	res.TelemetryWarning = append(res.TelemetryWarning, renamed...)
+	schema := schemaWithMeta(joinedFields(counters, names), meta)
 	w, err := CreateTable(out, opt.Format, schema)
 	if err != nil {
 		return err
@@ -278,12 +311,13 @@ func (j *joinedBuilder) sampleRows(in *inSeries, cols []int, flush func(bool) er
 			}
 			d := s.Delta(i, col)
 			flags |= d.Flags
-			if d.Flags&(telemetry.FlagNoPrev|telemetry.FlagGauge) != 0 {
+			// A reset's increase is unknown: null, with "reset" in delta_flags.
+			if d.Flags&(telemetry.FlagNoPrev|telemetry.FlagGauge|telemetry.FlagReset) != 0 {
 				j.delta[c].AppendNull()
 			} else {
 				j.delta[c].Append(d.Value)
 			}
-			if d.Flags&(telemetry.FlagNoPrev|telemetry.FlagNoTime|telemetry.FlagGauge) != 0 {
+			if d.Flags&(telemetry.FlagNoPrev|telemetry.FlagNoTime|telemetry.FlagGauge|telemetry.FlagReset) != 0 {
 				j.rate[c].AppendNull()
 			} else {
 				_, f := s.Counters[col].Unit.Base()

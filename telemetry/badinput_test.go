@@ -59,3 +59,113 @@ func TestLongValueClipped(t *testing.T) {
 		t.Errorf("perfquery warnings: %.300s", buf.String())
 	}
 }
+
+// TestImpossibleWrapIsReset: a 32-bit counter that drops from 1,048,800 to
+// 50 in 1 ms would have carried 4,293,918,546 bytes, 4.29e12 bytes/s, if it
+// wrapped: that is a reset, with no delta and no rate, and a warning naming
+// file and line. The same drop over one second (4.3 GB/s) is a wrap.
+func TestImpossibleWrapIsReset(t *testing.T) {
+	const head = "sample_id, sample_time_start, sample_time_end, port_0_rx_bytes, port_0_rx_packets\n"
+	s := readDiag(t, head+"0, 1.000000000, 1.000000000, 1048800, 7\n1, 1.001000000, 1.001000000, 50, 9\n", nil)
+	col := s.Col("port_0_rx_bytes")
+	if s.Counters[col].Width != 32 {
+		t.Fatalf("width %d, want 32 (values fit in 32 bits)", s.Counters[col].Width)
+	}
+	if d := s.Delta(1, col); d.Flags&FlagReset == 0 || d.Flags&FlagWrapped != 0 {
+		t.Errorf("1 ms drop: %+v (%v), want reset", d, d.Flags)
+	}
+	if r, f := s.Rate(1, col); r != 0 || f&FlagReset == 0 {
+		t.Errorf("1 ms drop: rate %v %v, want 0 and reset", r, f)
+	}
+	if d := s.Delta(1, s.Col("port_0_rx_packets")); d.Value != 2 || d.Flags != 0 {
+		t.Errorf("other column: %+v", d)
+	}
+	wantWarning(t, s, 3, "counter reset: port_0_rx_bytes went from 1048800 to 50 (a wrap would mean 4293918546 bytes in 1000000 ns, 4.29e+12 bytes/s")
+	if d, err := s.DeltaWithin(col, 0, 2e18); err != nil || d.Flags&FlagReset == 0 {
+		t.Errorf("DeltaWithin %+v %v, want the reset flag", d, err)
+	}
+
+	s = readDiag(t, head+"0, 1.000000000, 1.000000000, 1048800, 7\n1, 2.000000000, 2.000000000, 50, 9\n", nil)
+	if d := s.Delta(1, col); d.Value != 4293918546 || d.Flags != FlagWrapped {
+		t.Errorf("1 s drop: %+v (%v), want a wrap of 4293918546", d, d.Flags)
+	}
+	for _, w := range s.Warnings {
+		if strings.Contains(w.Msg, "reset") {
+			t.Errorf("1 s drop: %v", w)
+		}
+	}
+
+	// No clock: a wrap must be under half the range.
+	c := Counter{Name: "a", Width: 32}
+	n := NewSeries(Source{}, ClockNone, []Counter{c})
+	n.Append(0, 0, 0, []uint64{1048800})
+	n.Append(1, 0, 0, []uint64{50})
+	n.Append(2, 0, 0, []uint64{0xFFFFFFF0})
+	n.Append(3, 0, 0, []uint64{0x10})
+	if d := n.Delta(1, 0); d.Flags&FlagReset == 0 {
+		t.Errorf("no clock, far drop: %v, want reset", d.Flags)
+	}
+	if d := n.Delta(3, 0); d.Value != 0x20 || d.Flags&FlagWrapped == 0 {
+		t.Errorf("no clock, wrap near the top: %+v", d)
+	}
+}
+
+// TestResetWarnedEverySource: the sidecar (32-bit hw_counters) and perfquery
+// (saturating PortCounters) name the line of a reset too.
+func TestResetWarnedEverySource(t *testing.T) {
+	ss, err := ReadSidecar(strings.NewReader("# ibscope-telemetry v1 source=mlx5_0/1 clock=host\nsample_id,start_ns,end_ns,out_of_buffer,np_cnp_sent\n"+
+		"0,1000000000,1000000000,1048800,5\n1,1001000000,1001000000,50,3\n"), "side.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantWarning(t, ss[0], 4, "counter reset: out_of_buffer went from 1048800 to 50")
+	wantWarning(t, ss[0], 4, "(and 1 more column(s))")
+	if d := ss[0].Delta(1, 0); d.Flags&FlagReset == 0 {
+		t.Errorf("sidecar delta %v", d.Flags)
+	}
+	ps, err := ReadPerfquery(strings.NewReader("# ts=1\n# Port counters: Lid 1 port 1\nPortXmitWait:....900\n# ts=2\n# Port counters: Lid 1 port 1\nPortXmitWait:....4\n"), "pq.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantWarning(t, ps[0], 5, "counter reset: port_xmit_wait went from 900 to 4 (a saturating counter does not wrap)")
+}
+
+// TestRepeatedColumnRenamed: a header that names two columns alike keeps
+// both, the second renamed with a warning on the header's line.
+func TestRepeatedColumnRenamed(t *testing.T) {
+	s := readDiag(t, "\nsample_id, sample_time_start, sample_time_end, a, b, a, a\n0, 1.0, 1.1, 1, 2, 3, 4\n", nil)
+	var names []string
+	for _, c := range s.Counters {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, " ") != "a b a_2 a_3" {
+		t.Errorf("columns %v, want a b a_2 a_3", names)
+	}
+	if s.Value(0, s.Col("a_2")) != 3 || s.Value(0, s.Col("a_3")) != 4 {
+		t.Errorf("renamed columns lost their values: %v", s.Row(0))
+	}
+	wantWarning(t, s, 2, "column 6 repeats the name a of column 4; renamed a_2")
+
+	f0 := "sample_id, data_id, sample_time, x, data_id, sample_time, x\n0, 0x1020000100000000, 1.0, 5, 0x1020000300000000, 1.0, 6\n"
+	s = readDiag(t, f0, nil)
+	if s.Col("x") != 0 || s.Col("x_2") != 1 {
+		t.Errorf("format 0 columns %v", s.Counters)
+	}
+	wantWarning(t, s, 1, "column 7 repeats the name x of column 4; renamed x_2")
+
+	ss, err := ReadSidecar(strings.NewReader("# ibscope-telemetry v1 source=mlx5_0/1 clock=host\nsample_id,start_ns,end_ns,a,a\n0,1,1,1,2\n"), "side.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ss[0].Col("a_2") != 1 {
+		t.Errorf("sidecar columns %v", ss[0].Counters)
+	}
+	wantWarning(t, ss[0], 2, "column 5 repeats the name a of column 4; renamed a_2")
+
+	long := strings.Repeat("n", 5000)
+	s = readDiag(t, "sample_id, sample_time_start, sample_time_end, "+long+"\n0, 1.0, 1.1, 1\n", nil)
+	if len(s.Counters[0].Name) != maxNameBytes {
+		t.Errorf("long name kept at %d bytes", len(s.Counters[0].Name))
+	}
+	wantWarning(t, s, 1, "column 4: name of 5000 bytes cut to its first 256")
+}

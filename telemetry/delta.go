@@ -13,8 +13,10 @@ const (
 	// the value is corrected (assuming a single wrap).
 	FlagWrapped DeltaFlags = 1 << iota
 	// FlagReset: the counter went backwards in a way no single wrap explains
-	// (a saturating counter, or a 64-bit one): it was reset. Value is the
-	// later reading, the best lower bound.
+	// (a saturating counter; a 64-bit one; or a wrap the counter could not
+	// have made in the time, see Series.Delta): it was reset. The increase
+	// over the interval is unknown; Value is the later reading, a lower
+	// bound, and there is no rate.
 	FlagReset
 	// FlagSaturated: a saturating counter sits at its maximum; Value is a
 	// lower bound.
@@ -121,11 +123,42 @@ func (s *Series) prevValid(i, col int) int {
 	return -1
 }
 
+// Physical bounds on how fast any counter grows, in its base unit per
+// second. A drop that one wrap would explain only by a faster growth is a
+// reset. Both are generous: the fastest ports today carry 800 Gb/s (XDR
+// InfiniBand, 800GbE) and a PCIe 6.0 x16 link about 1 Tb/s per direction;
+// packets, events, ticks and stall nanoseconds are bounded by a clock of a
+// few GHz, counted in parallel by a few units.
+const (
+	maxBytesPerSec  = 250e9 // 2 Tb/s
+	maxEventsPerSec = 1e10  // also ticks/s and ns/s (ten stall timers running at once)
+)
+
+// plausibleWrap reports whether a wrapped increase v of column col over
+// [startNs, endNs] could have happened. With usable times the rate must stay
+// within the physical bound; without them the wrap must be less than half
+// the counter's range, the rule Counter.Delta applies to 64-bit counters.
+func (s *Series) plausibleWrap(c Counter, v uint64, startNs, endNs int64) bool {
+	if s.Clock != ClockNone && endNs > startNs {
+		u, f := c.Unit.Base()
+		bound := maxEventsPerSec
+		if u == UnitBytes {
+			bound = maxBytesPerSec
+		}
+		return float64(v)*float64(f) <= bound*float64(endNs-startNs)/1e9
+	}
+	return c.Width >= 64 || v <= c.Max()>>1
+}
+
 // step is the delta between samples j < i of column col, both readable.
 func (s *Series) step(j, i, col int) Delta {
 	c := s.Counters[col]
-	v, f := c.Delta(s.Value(j, col), s.Value(i, col))
+	cur := s.Value(i, col)
+	v, f := c.Delta(s.Value(j, col), cur)
 	d := Delta{Value: v, StartNs: s.TimeNs(j), EndNs: s.TimeNs(i), Flags: f}
+	if f&FlagWrapped != 0 && !s.plausibleWrap(c, v, d.StartNs, d.EndNs) {
+		d.Value, d.Flags = cur, f&^FlagWrapped|FlagReset
+	}
 	for k := j + 1; k <= i; k++ {
 		if s.discontinuity(k) {
 			d.Flags |= FlagGap
@@ -142,7 +175,12 @@ func (s *Series) step(j, i, col int) Delta {
 }
 
 // Delta is the increase of column col from the previous readable sample to
-// sample i. For i == 0 (or no readable earlier sample) it returns FlagNoPrev
+// sample i. A drop of a wrapping counter is taken as one wrap only when the
+// wrap is plausible: the increase it implies stays within a physical bound
+// on the counter's rate (250e9 bytes/s, 1e10 events, ticks or ns per
+// second) over the interval, or, without usable times, below half the
+// counter's range. Otherwise the counter was reset: FlagReset, the increase
+// unknown (Value is the later reading, a lower bound). For i == 0 (or no readable earlier sample) it returns FlagNoPrev
 // and Value 0, except for gauges, which return their reading. (A
 // clear-on-sample counter's first value covers an interval whose start the
 // data does not give, so it is not returned as a delta either.)
@@ -178,14 +216,14 @@ func (s *Series) Deltas(col int, dst []Delta) []Delta {
 // Rate is the increase of column col per second over the interval ending at
 // sample i, in the counter's base unit (bytes/s for UnitBytes and UnitWords,
 // events/s for UnitCount, ticks/s for UnitTicks, ns/s for UnitNs). It returns
-// 0 when the flags include FlagNoPrev, FlagNoTime or FlagGauge.
+// 0 when the flags include FlagNoPrev, FlagNoTime, FlagGauge or FlagReset.
 func (s *Series) Rate(i, col int) (float64, DeltaFlags) {
 	d := s.Delta(i, col)
 	return s.rateOf(col, d)
 }
 
 func (s *Series) rateOf(col int, d Delta) (float64, DeltaFlags) {
-	if d.Flags&(FlagNoPrev|FlagNoTime|FlagGauge) != 0 {
+	if d.Flags&(FlagNoPrev|FlagNoTime|FlagGauge|FlagReset) != 0 {
 		return 0, d.Flags
 	}
 	_, f := s.Counters[col].Unit.Base()
@@ -289,4 +327,63 @@ func (s *Series) span(col, a, b int) Delta {
 		out.Flags |= FlagNoTime
 	}
 	return out
+}
+
+// warnResets warns about every interval in which a counter was reset,
+// naming the line of the sample that ends it (see setLine): the delta there
+// is unknown. One warning per sample names the first column and counts the
+// others. Readers call it once the columns' widths are settled.
+func (s *Series) warnResets(file string) {
+	for i := 1; i < s.Len(); i++ {
+		first, more := -1, 0
+		var d Delta
+		var prev uint64
+		for col, c := range s.Counters {
+			if c.Kind == KindGauge || c.ClearOnSample || !s.Valid(i, col) {
+				continue
+			}
+			j := i - 1
+			if !s.Valid(j, col) {
+				if j = s.prevValid(i, col); j < 0 {
+					continue
+				}
+			}
+			if s.Value(i, col) >= s.Value(j, col) {
+				continue
+			}
+			dc := s.step(j, i, col)
+			if dc.Flags&FlagReset == 0 {
+				continue
+			}
+			if first < 0 {
+				first, d, prev = col, dc, s.Value(j, col)
+			} else {
+				more++
+			}
+		}
+		if first < 0 {
+			continue
+		}
+		c := s.Counters[first]
+		why := "a saturating counter does not wrap"
+		if !c.Saturating {
+			wrapped := s.Value(i, first) - prev
+			if c.Width < 64 {
+				wrapped &= c.Max()
+			}
+			if s.Clock != ClockNone && d.EndNs > d.StartNs {
+				b, u := c.ToBase(wrapped)
+				why = fmt.Sprintf("a wrap would mean %d %s in %d ns, %.3g %s/s, beyond what any device counts", b, u, d.EndNs-d.StartNs,
+					float64(b)/d.Seconds(), u)
+			} else {
+				why = fmt.Sprintf("a wrap would mean an increase of %d, more than half the counter's range", wrapped)
+			}
+		}
+		others := ""
+		if more > 0 {
+			others = fmt.Sprintf(" (and %d more column(s))", more)
+		}
+		s.warnf(file, s.lineOf(i), "counter reset: %s went from %d to %d (%s); its delta for this interval is unknown%s",
+			clipped(c.Name), prev, s.Value(i, first), why, others)
+	}
 }

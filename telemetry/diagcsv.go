@@ -256,7 +256,7 @@ func ReadDiagCSV(r io.Reader, file string, opts *Options) (*Series, error) {
 		header = splitComma(headerLine, nil)
 		break
 	}
-	p := &diagParser{file: file, opts: opts, lr: lr}
+	p := &diagParser{file: file, opts: opts, lr: lr, headerLine: lr.line}
 	hasHeader := strings.EqualFold(string(header[0]), "sample_id")
 	format := opts.DiagFormat
 	if format == DiagAuto {
@@ -301,22 +301,23 @@ func ReadDiagCSV(r io.Reader, file string, opts *Options) (*Series, error) {
 }
 
 type diagParser struct {
-	file      string
-	opts      *Options
-	lr        *lineReader
-	s         *Series
-	format0   bool
-	fields    [][]byte
-	row64     []uint64
-	rowNs     []int64
-	namesFrom string
-	rtc       int8 // 0 unknown, 1 RTC, -1 FRC
-	ids       []DataID
-	idsKnown  bool // format 0: data IDs taken from the first row
-	names     []string
-	maxValue  uint64
-	idEpoch   uint64
-	prevRawID uint64
+	file       string
+	opts       *Options
+	lr         *lineReader
+	s          *Series
+	format0    bool
+	fields     [][]byte
+	row64      []uint64
+	rowNs      []int64
+	namesFrom  string
+	headerLine int  // the line of the header (or of the first row, when there is no header)
+	rtc        int8 // 0 unknown, 1 RTC, -1 FRC
+	ids        []DataID
+	idsKnown   bool // format 0: data IDs taken from the first row
+	names      []string
+	maxValue   uint64
+	idEpoch    uint64
+	prevRawID  uint64
 }
 
 func (p *diagParser) byID(id DataID) string {
@@ -359,7 +360,7 @@ func (p *diagParser) columnsFromIDs(ids []DataID) {
 		counters[j] = DiagCounterFor(id, name, 64, p.opts.ClearOnSample)
 	}
 	p.s.Counters = counters
-	p.s.reindex()
+	p.s.uniqueColumns(p.file, p.headerLine, 4, 3)
 	p.idsKnown = true
 }
 
@@ -419,7 +420,7 @@ func (p *diagParser) setupFormat12(header [][]byte, hasHeader bool) error {
 		counters[j] = DiagCounterFor(ids[j], names[j], 64, p.opts.ClearOnSample)
 	}
 	p.s.Counters = counters
-	p.s.reindex()
+	p.s.uniqueColumns(p.file, p.headerLine, 4, 1)
 	p.row64 = make([]uint64, n)
 	return nil
 }
@@ -567,6 +568,7 @@ func (p *diagParser) row(f [][]byte, line int) error {
 	if p.format0 {
 		s.ValueNs = append(s.ValueNs, p.rowNs...)
 	}
+	s.setLine(n, line)
 	return nil
 }
 
@@ -609,12 +611,13 @@ func (p *diagParser) finish(format DiagFormat) {
 	if s.Len() == 0 {
 		s.warnf(p.file, 0, "no samples")
 	}
+	s.warnResets(p.file)
 	if s.Counters == nil {
 		// Format 0 with no data row: names only.
 		for _, n := range p.names {
 			s.Counters = append(s.Counters, DiagCounterFor(0, n, 64, p.opts.ClearOnSample))
 		}
-		s.reindex()
+		s.uniqueColumns(p.file, p.headerLine, 4, 3)
 	}
 }
 

@@ -76,6 +76,7 @@ func ReadPerfquery(r io.Reader, file string) ([]*Series, error) {
 	}
 	for _, s := range p.out {
 		s.recheckOrder() // ends were filled in after Append
+		s.warnResets(file)
 	}
 	p.out[0].Warnings = append(p.common, p.out[0].Warnings...)
 	return p.out, nil
@@ -300,6 +301,7 @@ func (p *pqParser) flush() {
 		ser.warnf(p.file, s.line, "timestamp goes backwards by %d ns", ser.StartNs[n-1]-s.startNs)
 	}
 	ser.Append(uint64(ser.Len()), s.startNs, s.endNs, s.values)
+	ser.setLine(ser.Len()-1, s.line)
 	p.last, p.lastIdx, p.lastTimed = ser, ser.Len()-1, s.timed
 }
 

@@ -208,6 +208,7 @@ type Series struct {
 	// time going backwards), each naming file and line.
 	Warnings []Warning
 
+	line      []int32 // per sample, the 1-based input line it came from (readers only; see setLine)
 	colIndex  map[string]int
 	unsorted  bool // some TimeNs(i) < TimeNs(i-1): windows are found by scanning
 	warnTotal int  // warnings issued, including those past maxWarnings
@@ -241,6 +242,45 @@ func (s *Series) reindex() {
 			s.colIndex[c.Name] = i
 		}
 	}
+}
+
+// maxNameBytes bounds a column name read from a file.
+const maxNameBytes = 256
+
+// uniqueColumns makes the column names usable as names: an empty one
+// becomes value_J, one longer than maxNameBytes is cut, and a name that
+// repeats an earlier column's gets _2 (_3, ...) appended, each change a
+// warning at file:line (the header's line). Column j is input column
+// first+step*j in messages. Readers call it once the columns are known, so
+// that no column hides another (Col finds the first of equal names).
+func (s *Series) uniqueColumns(file string, line, first, step int) {
+	seen := make(map[string]int, len(s.Counters))
+	for j := range s.Counters {
+		c := &s.Counters[j]
+		num := first + step*j
+		if c.Name == "" {
+			c.Name = "value_" + strconv.Itoa(j)
+			s.warnf(file, line, "column %d has no name; called %s", num, c.Name)
+		}
+		if len(c.Name) > maxNameBytes {
+			n := strings.ToValidUTF8(c.Name[:maxNameBytes], "")
+			s.warnf(file, line, "column %d: name of %d bytes cut to its first %d", num, len(c.Name), len(n))
+			c.Name = n
+		}
+		if k, dup := seen[c.Name]; dup {
+			n := c.Name
+			for i := 2; ; i++ {
+				n = c.Name + "_" + strconv.Itoa(i)
+				if _, taken := seen[n]; !taken {
+					break
+				}
+			}
+			s.warnf(file, line, "column %d repeats the name %s of column %d; renamed %s", num, clipped(c.Name), first+step*k, clipped(n))
+			c.Name = n
+		}
+		seen[c.Name] = j
+	}
+	s.reindex()
 }
 
 // Len is the number of samples.
@@ -324,6 +364,23 @@ func (s *Series) Append(sampleID uint64, startNs, endNs int64, values []uint64) 
 	if n := len(s.SampleID); n > 1 && s.TimeNs(n-1) < s.TimeNs(n-2) {
 		s.unsorted = true
 	}
+}
+
+// setLine records that sample i came from the given input line, for
+// warnings found after reading (warnResets).
+func (s *Series) setLine(i, line int) {
+	for len(s.line) <= i {
+		s.line = append(s.line, 0)
+	}
+	s.line[i] = int32(min(line, 1<<31-1))
+}
+
+// lineOf is the input line of sample i, 0 when not known.
+func (s *Series) lineOf(i int) int {
+	if i < len(s.line) {
+		return int(s.line[i])
+	}
+	return 0
 }
 
 // SetMissing marks the value of column col in sample i as absent.

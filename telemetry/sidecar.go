@@ -327,10 +327,14 @@ func ReadSidecar(r io.Reader, file string) ([]*Series, error) {
 					counters[j] = SidecarDefault(string(name))
 				}
 			}
+			tmp := Series{Counters: counters}
+			tmp.uniqueColumns(file, lr.line, 4, 1)
 			if cur != nil && cur.Source == src && cur.Clock == clock && sameColumns(cur.Counters, counters) {
 				cur.warnf(file, lr.line, "sampler restarted: appended segment joined to the series")
 			} else {
 				cur = NewSeries(src, clock, counters)
+				cur.Warnings = tmp.Warnings
+				cur.warnTotal = tmp.warnTotal
 				cur.setMeta("format", "sidecar")
 				for k, v := range extra {
 					cur.setMeta(k, v)
@@ -364,6 +368,9 @@ func ReadSidecar(r io.Reader, file string) ([]*Series, error) {
 	}
 	if len(out) == 0 {
 		return nil, perr(file, lr.line, "no sample_id,start_ns,end_ns column line")
+	}
+	for _, s := range out {
+		s.warnResets(file)
 	}
 	return out, nil
 }
@@ -421,6 +428,7 @@ func parseSidecarRow(s *Series, f [][]byte, row []uint64, miss *[]int, file stri
 		}
 	}
 	s.Append(id, start, end, row)
+	s.setLine(s.Len()-1, line)
 	for _, j := range *miss {
 		s.SetMissing(s.Len()-1, j)
 	}
