@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -168,4 +169,44 @@ func TestRepeatedColumnRenamed(t *testing.T) {
 		t.Errorf("long name kept at %d bytes", len(s.Counters[0].Name))
 	}
 	wantWarning(t, s, 1, "column 4: name of 5000 bytes cut to its first 256")
+}
+
+// TestEndBeforeStartWarned: sample_time_end before sample_time_start is
+// taken as older DOCA samples' missed carry (end moved 1 s, or 2^32 ns for
+// FRC) with a warning naming the line; an end more than a carry early is
+// set to the start. Past the first few, a count says how many rows.
+func TestEndBeforeStartWarned(t *testing.T) {
+	const head = "sample_id, sample_time_start, sample_time_end, a\n"
+	s := readDiag(t, head+"0, 12.999999000, 12.000001000, 1\n1, 15.000000000, 12.500000000, 2\n", nil)
+	if s.EndNs[0] != 13_000_001_000 {
+		t.Errorf("end %d, want 13000001000 (one carry)", s.EndNs[0])
+	}
+	wantWarning(t, s, 2, `sample_time_end "12.000001000" before sample_time_start "12.999999000": taken as the missed carry of older DOCA samples, end moved 1 s later`)
+	if s.EndNs[1] != s.StartNs[1] {
+		t.Errorf("end %d, want the start %d", s.EndNs[1], s.StartNs[1])
+	}
+	wantWarning(t, s, 3, "by more than a carry (1 s); end set to start")
+
+	s = readDiag(t, head+"0, 4294967000, 100, 1\n", nil)
+	if s.EndNs[0] != 100+1<<32 {
+		t.Errorf("FRC end %d", s.EndNs[0])
+	}
+	wantWarning(t, s, 2, "end moved 2^32 ns later")
+
+	var b strings.Builder
+	b.WriteString(head)
+	for i := range 8 {
+		fmt.Fprintf(&b, "%d, %d.900000000, %d.100000000, 1\n", i, 10+i, 10+i)
+	}
+	s = readDiag(t, b.String(), nil)
+	n := 0
+	for _, w := range s.Warnings {
+		if strings.Contains(w.Msg, "missed carry") {
+			n++
+		}
+	}
+	if n != maxEndWarnings {
+		t.Errorf("%d line warnings, want %d", n, maxEndWarnings)
+	}
+	wantWarning(t, s, 0, "8 rows in all had sample_time_end before sample_time_start")
 }

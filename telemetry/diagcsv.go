@@ -300,6 +300,10 @@ func ReadDiagCSV(r io.Reader, file string, opts *Options) (*Series, error) {
 	return p.s, nil
 }
 
+// maxEndWarnings is how many rows with sample_time_end before
+// sample_time_start are warned about one by one; finish counts the rest.
+const maxEndWarnings = 5
+
 type diagParser struct {
 	file       string
 	opts       *Options
@@ -311,6 +315,7 @@ type diagParser struct {
 	rowNs      []int64
 	namesFrom  string
 	headerLine int  // the line of the header (or of the first row, when there is no header)
+	endBefore  int  // rows whose sample_time_end is before their sample_time_start
 	rtc        int8 // 0 unknown, 1 RTC, -1 FRC
 	ids        []DataID
 	idsKnown   bool // format 0: data IDs taken from the first row
@@ -523,15 +528,23 @@ func (p *diagParser) row(f [][]byte, line int) error {
 		}
 		if end < start {
 			// Older samples printed the end's high word without carrying the
-			// low word's wrap: one second for RTC, 2^32 ns for FRC.
-			carry := int64(1e9)
+			// low word's wrap: one second for RTC, 2^32 ns for FRC. An end
+			// that one carry puts at or after the start is taken as that
+			// (the row kept, end moved, warned); any other is set to start.
+			carry, unit := int64(1e9), "1 s"
 			if p.rtc < 0 {
-				carry = 1 << 32
+				carry, unit = 1<<32, "2^32 ns"
 			}
+			p.endBefore++
 			if end+carry >= start {
+				if p.endBefore <= maxEndWarnings {
+					s.warnf(p.file, line, "sample_time_end %s before sample_time_start %s: taken as the missed carry of older DOCA samples, end moved %s later", quoted(f[2]), quoted(f[1]), unit)
+				}
 				end += carry
 			} else {
-				s.warnf(p.file, line, "sample_time_end before sample_time_start; end set to start")
+				if p.endBefore <= maxEndWarnings {
+					s.warnf(p.file, line, "sample_time_end %s before sample_time_start %s by more than a carry (%s); end set to start", quoted(f[2]), quoted(f[1]), unit)
+				}
 				end = start
 			}
 		}
@@ -607,6 +620,9 @@ func (p *diagParser) finish(format DiagFormat) {
 		s.Clock = ClockNICRealTime
 	case -1:
 		s.Clock = ClockNICFree
+	}
+	if p.endBefore > maxEndWarnings {
+		s.warnf(p.file, 0, "%d rows in all had sample_time_end before sample_time_start (the first %d are warned about by line)", p.endBefore, maxEndWarnings)
 	}
 	if s.Len() == 0 {
 		s.warnf(p.file, 0, "no samples")
