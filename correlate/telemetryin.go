@@ -43,8 +43,18 @@ func readTelemetry(paths []string, opts *telemetry.Options) ([]*inSeries, []stri
 		if err != nil {
 			return nil, nil, err // "telemetry: FILE:LINE: ...", context enough
 		}
-		n := 0
+		n, problems := 0, 0
+		var reasons []string
 		for _, s := range ss {
+			problems += s.WarningTotal()
+			for _, w := range s.Warnings {
+				switch {
+				case w.Msg == "no samples": // what the error says anyway
+					problems--
+				case len(reasons) < maxReasons:
+					reasons = append(reasons, lineReason(w))
+				}
+			}
 			for _, w := range s.Warnings {
 				warnings = append(warnings, w.String())
 			}
@@ -59,10 +69,27 @@ func readTelemetry(paths []string, opts *telemetry.Options) ([]*inSeries, []stri
 			out = append(out, in)
 		}
 		if n == 0 {
-			return nil, nil, fmt.Errorf("%s: no telemetry samples in the file", p)
+			why := ""
+			if len(reasons) > 0 {
+				// Without them the rows' faults (warnings the caller never
+				// sees after this error) stay hidden.
+				why = fmt.Sprintf(": %d problem(s) reading it, the first: %s", problems, strings.Join(reasons, "; "))
+			}
+			return nil, nil, fmt.Errorf("%s: no telemetry samples in the file%s", p, why)
 		}
 	}
 	return out, warnings, nil
+}
+
+// maxReasons is how many of a file's warnings the no-samples error quotes.
+const maxReasons = 3
+
+// lineReason is a warning without its file name, which the error gives once.
+func lineReason(w telemetry.Warning) string {
+	if w.Line == 0 {
+		return w.Msg
+	}
+	return fmt.Sprintf("line %d: %s", w.Line, w.Msg)
 }
 
 func (in *inSeries) checkOrder() error {

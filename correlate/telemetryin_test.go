@@ -71,3 +71,21 @@ func TestJoinedColumnNames(t *testing.T) {
 		}
 	}
 }
+
+// TestNoSamplesSaysWhy: a telemetry file whose every row is refused says
+// why: the first reasons with their lines, and how many there were.
+func TestNoSamplesSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	sc := buildScenario(t, dir, telemetry.ClockHost, 0)
+	var b strings.Builder
+	b.WriteString("sample_id, sample_time_start, sample_time_end, port_0_rx_bytes\n")
+	for k := range 10 {
+		fmt.Fprintf(&b, "%d, 1767000000.%09d, 1767000000.%09d, x%d\n", k, k*1000000, k*1000000, k)
+	}
+	tel := writeFile(t, filepath.Join(dir, "allbad.csv"), b.String())
+	_, err := Correlate([]string{sc.capture}, []string{tel}, filepath.Join(dir, "out.parquet"), Options{OffsetGiven: true})
+	want := tel + `: no telemetry samples in the file: 10 problem(s) reading it, the first: line 2: column 4 (port_0_rx_bytes): value "x0" is not an unsigned integer; row skipped; line 3: column 4`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v\nwant it to contain %s", err, want)
+	}
+}
