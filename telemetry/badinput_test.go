@@ -210,3 +210,41 @@ func TestEndBeforeStartWarned(t *testing.T) {
 	}
 	wantWarning(t, s, 0, "8 rows in all had sample_time_end before sample_time_start")
 }
+
+// TestPerfqueryCutLastSnapshot: a perfquery loop's file whose last snapshot
+// is cut short keeps the whole snapshots in one series and drops the cut one
+// with a warning, whether the cut falls between counters or inside a value.
+func TestPerfqueryCutLastSnapshot(t *testing.T) {
+	var b strings.Builder
+	for k := range 3 {
+		fmt.Fprintf(&b, "# ts=%d\n# Port counters: Lid 1 port 1\nPortXmitData:....%d\nPortRcvData:....%d\nPortXmitWait:....%d\n", 1700000000+k, 1000*(k+1), 2000*(k+1), 123456)
+	}
+	whole := b.String()
+	for _, tc := range []struct {
+		name, text string
+		line       int
+		want       string
+	}{
+		{"between counters", whole + "# ts=1700000003\n# Port counters: Lid 1 port 1\nPortXmitData:....4000\n", 17, "last snapshot has only 1 of the 3 counters of the earlier ones: cut short, dropped"},
+		{"inside a value", whole + "# ts=1700000003\n# Port counters: Lid 1 port 1\nPortXmitData:....4000\nPortRcvData:....8000\nPortXmitWait:....12", 17, "last snapshot ends without a newline (line 20): its last value may be cut short, dropped"},
+		{"inside a name", whole + "# ts=1700000003\n# Port counters: Lid 1 port 1\nPortXmitData:....4000\nPortRcv", 17, "cut short, dropped"},
+	} {
+		ss, err := Read(strings.NewReader(tc.text), "perf.txt", nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(ss) != 1 || ss[0].Len() != 3 {
+			t.Fatalf("%s: %d series, first of %d samples; want 1 of 3", tc.name, len(ss), ss[0].Len())
+		}
+		if v := ss[0].Value(2, ss[0].Col(PortXmitWait)); v != 123456 {
+			t.Errorf("%s: last port_xmit_wait %d", tc.name, v)
+		}
+		wantWarning(t, ss[0], tc.line, tc.want)
+	}
+	// A file that is one snapshot without a final newline is kept: there is
+	// nothing else to use.
+	ss, err := ReadPerfquery(strings.NewReader("# Port counters: Lid 1 port 1\nPortXmitWait:....12"), "one.txt")
+	if err != nil || ss[0].Len() != 1 {
+		t.Errorf("single snapshot without newline: %v", err)
+	}
+}

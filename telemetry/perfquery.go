@@ -47,6 +47,7 @@ func ReadPerfquery(r io.Reader, file string) ([]*Series, error) {
 		}
 		p.line(trimSpace(line), lr.line)
 	}
+	p.dropCut(!lr.newline && p.fieldLine == lr.line)
 	p.flush()
 	if len(p.pendingTs) > 0 && p.last != nil {
 		ts := p.pendingTs[len(p.pendingTs)-1]
@@ -111,6 +112,7 @@ type pqParser struct {
 	last        *Series
 	lastIdx     int
 	lastTimed   bool
+	fieldLine   int       // the line of the last counter added to snap
 	common      []Warning // warnings not tied to one series
 }
 
@@ -172,6 +174,32 @@ func (p *pqParser) line(t []byte, n int) {
 	}
 	p.snap.names = append(p.snap.names, name)
 	p.snap.values = append(p.snap.values, v)
+	p.fieldLine = n
+}
+
+// dropCut drops the snapshot open at the end of the file when it was cut
+// short (the loop killed, the file copied while written) and its port has
+// earlier, whole snapshots: it holds only the first of their counters, or
+// its last line has no newline, so its last value may have lost digits.
+// Kept, it would start a series of its own or put a wrong value last.
+func (p *pqParser) dropCut(lastLineCut bool) {
+	snap := p.snap
+	if snap == nil {
+		return
+	}
+	ser := p.byKey[pqKey{snap.lid, snap.port, snap.extended}]
+	if ser == nil || ser.Len() == 0 {
+		return
+	}
+	switch {
+	case len(snap.names) < len(ser.Counters) && sameNames(ser.Counters[:len(snap.names)], snap.names, snap.extended):
+		ser.warnf(p.file, snap.line, "last snapshot has only %d of the %d counters of the earlier ones: cut short, dropped", len(snap.names), len(ser.Counters))
+	case lastLineCut:
+		ser.warnf(p.file, snap.line, "last snapshot ends without a newline (line %d): its last value may be cut short, dropped", p.fieldLine)
+	default:
+		return
+	}
+	p.snap = nil
 }
 
 // splitPerfField splits "PortXmitData:....................123".
