@@ -52,15 +52,19 @@ type PSNStats = decode.PSNStats
 
 // FlowHealth is one flow's result, the per-flow object of `ibanalyze flows --json`.
 type FlowHealth struct {
-	Key       KeyJSON       `json:"key"`
-	Packets   uint64        `json:"packets"`
-	WireBytes uint64        `json:"wire_bytes"` // bytes on the link (see Packet.WireBytes)
-	FirstNs   int64         `json:"first_ns"`
-	LastNs    int64         `json:"last_ns"`
-	MeanGbps  float64       `json:"mean_gbps"` // wire bytes over first..last
-	PeakGbps  float64       `json:"peak_gbps"` // busiest throughput bin
-	Messages  Messages      `json:"messages"`
-	Opcodes   []OpcodeCount `json:"opcodes"`
+	Key     KeyJSON `json:"key"`
+	Packets uint64  `json:"packets"`
+	// FrameBytes adds the frames' lengths as captured (Packet.FrameBytes);
+	// WireBytes what they took on the link (Packet.WireBytes: for RoCE the
+	// frame plus FCS, preamble and inter-frame gap, 24 bytes more).
+	FrameBytes uint64        `json:"frame_bytes"`
+	WireBytes  uint64        `json:"wire_bytes"`
+	FirstNs    int64         `json:"first_ns"`
+	LastNs     int64         `json:"last_ns"`
+	MeanGbps   float64       `json:"mean_gbps"` // wire bytes over first..last
+	PeakGbps   float64       `json:"peak_gbps"` // busiest throughput bin
+	Messages   Messages      `json:"messages"`
+	Opcodes    []OpcodeCount `json:"opcodes"`
 	// PSN is the sequence of the flow's own requests (SEND, RDMA WRITE,
 	// RDMA READ and atomic requests); ResponsePSN that of its responses to
 	// the peer's requests (ACKs, atomic ACKs, RDMA READ responses), which
@@ -102,25 +106,26 @@ type FlowsResult struct {
 var ErrNoPackets = errors.New("no IB or RoCE transport packets")
 
 type flowState struct {
-	key       decode.FlowKey
-	packets   uint64
-	wireBytes uint64
-	firstNs   int64
-	lastNs    int64
-	opcodes   opcodeMix
-	msgs      Messages
-	psn       decode.QPSequences
-	acks      uint64
-	naks      [32]uint64
-	rnr       [32]uint64
-	cnps      uint64
-	ecnCE     uint64
-	fecn      uint64
-	becn      uint64
-	icrcBad   uint64
-	vcrcBad   uint64
-	late      uint64
-	thr       rateSeries
+	key        decode.FlowKey
+	packets    uint64
+	frameBytes uint64
+	wireBytes  uint64
+	firstNs    int64
+	lastNs     int64
+	opcodes    opcodeMix
+	msgs       Messages
+	psn        decode.QPSequences
+	acks       uint64
+	naks       [32]uint64
+	rnr        [32]uint64
+	cnps       uint64
+	ecnCE      uint64
+	fecn       uint64
+	becn       uint64
+	icrcBad    uint64
+	vcrcBad    uint64
+	late       uint64
+	thr        rateSeries
 
 	// Requests with AckReq waiting for their ACK: a ring that grows with
 	// the requests outstanding, up to pendingAcks (then the oldest go).
@@ -216,6 +221,7 @@ func (a *FlowsAnalysis) Add(p *Packet) {
 		a.last, a.lastKey = f, p.Key
 	}
 	f.packets++
+	f.frameBytes += uint64(p.FrameBytes)
 	f.wireBytes += uint64(p.WireBytes)
 	f.lastNs = max(f.lastNs, p.TsNs)
 	f.thr.add(p.TsNs, uint64(p.WireBytes))
@@ -370,7 +376,7 @@ func (a *FlowsAnalysis) Result() (*FlowsResult, error) {
 		r.ThroughputBinNs = max(r.ThroughputBinNs, f.thr.binNs)
 	}
 	for _, f := range a.order {
-		h := &FlowHealth{Key: keyJSON(f.key, ByFlow), Packets: f.packets, WireBytes: f.wireBytes, FirstNs: f.firstNs, LastNs: f.lastNs,
+		h := &FlowHealth{Key: keyJSON(f.key, ByFlow), Packets: f.packets, FrameBytes: f.frameBytes, WireBytes: f.wireBytes, FirstNs: f.firstNs, LastNs: f.lastNs,
 			Messages: f.msgs, PSN: f.psn.Requests.Stats(), ResponsePSN: f.psn.Responses.Stats(), Acks: f.acks, CNPs: f.cnps, ECNCE: f.ecnCE, FECN: f.fecn, BECN: f.becn,
 			ICRCBad: f.icrcBad, VCRCBad: f.vcrcBad, Late: f.late}
 		h.Messages.Total = f.msgs.First + f.msgs.Only

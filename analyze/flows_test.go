@@ -135,14 +135,15 @@ func TestFlowsHealth(t *testing.T) {
 	if w.AckPeer == nil || w.AckPeer.String() != a.Key.String() {
 		t.Errorf("ack peer %v", w.AckPeer)
 	}
-	var bytes uint64
+	var bytes, frameBytes uint64
 	for _, p := range pkts {
 		if p.Src == 1 {
 			bytes += uint64(len(testcap.RoCEFrame(t, p)) + 24)
+			frameBytes += uint64(len(testcap.RoCEFrame(t, p)))
 		}
 	}
-	if w.WireBytes != bytes {
-		t.Errorf("wire bytes %d, want %d", w.WireBytes, bytes)
+	if w.WireBytes != bytes || w.FrameBytes != frameBytes {
+		t.Errorf("wire bytes %d, frame bytes %d; want %d and %d", w.WireBytes, w.FrameBytes, bytes, frameBytes)
 	}
 	var sum float64
 	for _, g := range w.ThroughputGbps {

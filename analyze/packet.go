@@ -26,6 +26,9 @@ type Packet struct {
 	// for native IB; for RoCE the Ethernet frame plus the 4-byte FCS (when
 	// not captured), 8-byte preamble and 12-byte inter-frame gap.
 	WireBytes int
+	// FrameBytes is the frame's length as the capture records it (the
+	// original length, before any snap-length cut).
+	FrameBytes int
 	// IBBytes is the transport packet as IB counts it (decode.Frame.IBLen).
 	IBBytes int
 	ICRCBad bool // the ICRC was checked and is wrong
@@ -62,6 +65,7 @@ func (p *Packet) fill(f *decode.Frame, file int) {
 		p.DMALenB = f.RETH.DMALen
 	}
 	p.IBBytes = f.IBLen
+	p.FrameBytes = f.WireLen
 	if f.Transport == decode.TransportIB {
 		p.WireBytes = f.IBLen
 	} else {

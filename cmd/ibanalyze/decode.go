@@ -204,10 +204,16 @@ func appendSummary(dst []byte, f *decode.Frame, errMsg string) []byte {
 		b := &f.BTH
 		dst = fmt.Appendf(dst, "  %s qp 0x%06x psn %d", b.OpCode, b.DestQP, b.PSN)
 		if f.Has&decode.HasAETH != 0 {
-			dst = fmt.Appendf(dst, " %s", f.AETH.Kind())
-			if f.AETH.Kind() == decode.AckKindNAK {
-				dst = fmt.Appendf(dst, " %s", decode.NAKName(f.AETH.Value()))
+			// An ACK says what it is; an RDMA READ response carries an AETH
+			// too, whose syndrome is shown only when it is not the ACK it
+			// must be, so that the line does not read as an ACK.
+			if k := f.AETH.Kind(); b.OpCode.IsAck() || k != decode.AckKindACK {
+				dst = fmt.Appendf(dst, " %s", k)
+				if k == decode.AckKindNAK {
+					dst = fmt.Appendf(dst, " %s", decode.NAKName(f.AETH.Value()))
+				}
 			}
+			dst = fmt.Appendf(dst, " msn %d", f.AETH.MSN)
 		}
 		if b.FECN {
 			dst = append(dst, " FECN"...)

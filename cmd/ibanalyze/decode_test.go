@@ -93,6 +93,32 @@ func TestDecodeSummaryLines(t *testing.T) {
 	}
 }
 
+// An RDMA READ response carries an AETH, yet its line must not read as an
+// ACK: it shows the MSN, and the syndrome only on ACK opcodes (or when it is
+// not the ACK a READ response's must be).
+func TestDecodeReadResponseNotAck(t *testing.T) {
+	out := runOK(t, "decode", "../../testdata/pcaps/rocev2_rping.pcap")
+	var reads, acks int
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.Contains(l, "RC_RDMA_READ_RESPONSE_FIRST"), strings.Contains(l, "RC_RDMA_READ_RESPONSE_LAST"):
+			reads++
+			if strings.Contains(l, " ACK") || !strings.Contains(l, " msn ") {
+				t.Errorf("READ response line: %s", l)
+			}
+		case strings.Contains(l, "RC_ACKNOWLEDGE"):
+			if strings.Contains(l, " ACK msn ") {
+				acks++
+			} else if !strings.Contains(l, " NAK PSN_SEQUENCE_ERROR msn ") {
+				t.Errorf("ACK line: %s", l)
+			}
+		}
+	}
+	if reads != 22 || acks != 12 {
+		t.Errorf("%d READ response FIRST/LAST lines, %d ACK lines; the capture holds 22 and 12", reads, acks)
+	}
+}
+
 func TestDecodeBadInput(t *testing.T) {
 	dir := t.TempDir()
 	notPcap := filepath.Join(dir, "notes.txt")

@@ -114,8 +114,12 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 	if top > 0 && len(r.Flows) > top {
 		fmt.Fprintf(w, "the %d busiest flows shown (--top 0 for all)\n", top)
 	}
-	fmt.Fprintf(w, "\n%-44s %9s %12s %6s %9s %9s %5s %5s %5s %5s %5s %5s %6s %5s %9s %9s\n",
-		"flow", "packets", "bytes", "msgs", "rate", "peak", "lost", "dup", "ooo", "NAK", "RNR", "CNP", "ECN-CE", "CRC", "ack p50", "ack p99")
+	fmt.Fprintln(w, "frame bytes: as captured; wire bytes: on the link (RoCE: + FCS, preamble, inter-frame gap = 24 per frame)")
+	fmt.Fprintln(w, "lost, dup, ooo: request and response PSN sequences together (details below)")
+	fmt.Fprintln(w)
+	t := table{leftCols: 1, header: []string{"flow", "packets", "frame bytes", "wire bytes", "msgs", "rate", "peak", "lost", "dup", "ooo",
+		"NAK", "RNR", "CNP", "ECN-CE", "CRC", "ack p50", "ack p99"}}
+	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
 	for i, f := range r.Flows {
 		if top > 0 && i >= top {
 			break
@@ -131,11 +135,11 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 		if f.AckLatencyNs != nil {
 			p50, p99 = analyze.FormatNs(f.AckLatencyNs.P50), analyze.FormatNs(f.AckLatencyNs.P99)
 		}
-		fmt.Fprintf(w, "%-44s %9d %12d %6d %9s %9s %5d %5d %5d %5d %5d %5d %6d %5d %9s %9s\n",
-			f.Key, f.Packets, f.WireBytes, f.Messages.Total, formatRate(f.MeanGbps), formatRate(f.PeakGbps),
-			f.PSN.Lost+f.ResponsePSN.Lost, f.PSN.Duplicates+f.ResponsePSN.Duplicates, f.PSN.OutOfOrder+f.ResponsePSN.OutOfOrder,
-			naks, rnr, f.CNPs, f.ECNCE, f.ICRCBad+f.VCRCBad, p50, p99)
+		t.add(f.Key.String(), u(f.Packets), u(f.FrameBytes), u(f.WireBytes), u(f.Messages.Total), formatRate(f.MeanGbps), formatRate(f.PeakGbps),
+			u(f.PSN.Lost+f.ResponsePSN.Lost), u(f.PSN.Duplicates+f.ResponsePSN.Duplicates), u(f.PSN.OutOfOrder+f.ResponsePSN.OutOfOrder),
+			u(naks), u(rnr), u(f.CNPs), u(f.ECNCE), u(f.ICRCBad+f.VCRCBad), p50, p99)
 	}
+	t.write(w) // a write error sticks in the buffered writer and comes out of its Flush
 	for i, f := range r.Flows {
 		if top > 0 && i >= top {
 			break

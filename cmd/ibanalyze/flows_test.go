@@ -301,3 +301,12 @@ func TestRetransmissionsAgree(t *testing.T) {
 		t.Errorf("correlate: %d packets, %d retransmissions; flows counts %d duplicates in 73 packets", packets, retx, dups)
 	}
 }
+
+// The flows table's columns fit their widest value: long IPv6 flow names
+// and large counts keep every row in line.
+func TestFlowsTableAligned(t *testing.T) {
+	for _, path := range []string{rpingPcap, "../../testdata/pcaps/rocev2_ipv6.pcap"} {
+		out := runOK(t, "flows", "--top", "0", path)
+		requireAligned(t, tableLines(t, out, "flow "), "packets", "frame bytes", "wire bytes", "lost", "dup", "ooo", "ack p99")
+	}
+}
