@@ -18,6 +18,7 @@ type InputJSON struct {
 	NotIB        int      `json:"not_ib"`        // frames neither IB nor RoCE
 	LinkPackets  int      `json:"link_packets"`  // link-level flow-control packets
 	DecodeErrors int      `json:"decode_errors"` // frames that could not be decoded
+	NoTime       int      `json:"no_time"`       // frames without a timestamp, skipped
 	FileErrors   int      `json:"file_errors"`   // damaged files (reading stopped)
 	Disorder     Disorder `json:"timestamp_order"`
 }
@@ -25,7 +26,7 @@ type InputJSON struct {
 func inputOf(s *Stream) InputJSON {
 	st := s.Stats()
 	in := InputJSON{Files: s.Names(), Frames: st.Frames, Packets: st.Packets, NotIB: st.NotIB, LinkPackets: st.LinkPackets,
-		DecodeErrors: st.DecodeErrors, FileErrors: st.FileErrors,
+		DecodeErrors: st.DecodeErrors, NoTime: st.NoTime, FileErrors: st.FileErrors,
 		Disorder: Disorder{OutOfOrder: st.OutOfOrder, MaxStepBackNs: st.MaxStepBackNs, WindowPackets: s.window, Late: st.Late}}
 	if st.OutOfOrder > 0 {
 		w := st.FirstOutOfOrder

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/samefile"
 )
 
 // DefaultWindowPackets is the reorder window when StreamOptions leaves it 0:
@@ -23,8 +24,9 @@ type StreamOptions struct {
 	WindowPackets int
 	// CheckCRC verifies ICRC and VCRC (needed for CRC failure counts; costs a pass over each packet).
 	CheckCRC bool
-	// OnDecodeError is told of every frame that could not be decoded; the
-	// stream skips the frame and goes on.
+	// OnDecodeError is told of every frame that could not be decoded, and
+	// of every frame without a timestamp (a pcapng simple packet block,
+	// whose Err says so); the stream skips the frame and goes on.
 	OnDecodeError func(err *decode.DecodeError)
 	// OnFileError is told when a file turns out damaged; the stream stops
 	// reading that file and goes on with the others.
@@ -52,6 +54,7 @@ type StreamStats struct {
 	NotIB        int // frames that are neither IB nor RoCE, skipped
 	LinkPackets  int // IB link-level flow-control packets, skipped
 	DecodeErrors int // frames that could not be decoded, skipped
+	NoTime       int // frames without a timestamp (pcapng simple packets), skipped
 	FileErrors   int // files that turned out damaged (reading stopped there)
 	// OutOfOrder counts frames stamped earlier than the frame before them in
 	// the same file; FirstOutOfOrder is the first, MaxStepBackNs the largest step back.
@@ -102,6 +105,9 @@ type streamFile struct {
 func OpenStream(paths []string, opts StreamOptions) (*Stream, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no capture files given")
+	}
+	if err := samefile.Check(paths); err != nil {
+		return nil, err
 	}
 	if opts.WindowPackets < 0 || opts.WindowPackets > MaxWindowPackets {
 		return nil, fmt.Errorf("reorder window of %d packets: want 1 to %d packets (0 for the default %d)", opts.WindowPackets, MaxWindowPackets, DefaultWindowPackets)
@@ -298,7 +304,11 @@ func (s *Stream) advance(i int) {
 		f := &sf.f
 		s.stats.Frames++
 		if f.Offset > 0 {
-			sf.doneB = f.Offset
+			sf.doneB = min(f.Offset, sf.size) // offsets of a compressed file count decompressed bytes
+		}
+		if f.NoTs {
+			s.untimed(sf, f)
+			continue
 		}
 		s.stamp(sf, f)
 		switch {
@@ -339,6 +349,16 @@ func (s *Stream) frameFailed(sf *streamFile, err error) bool {
 		s.opts.OnFileError(err)
 	}
 	return false
+}
+
+// untimed counts a frame without a timestamp, which no analysis here can
+// place in time, and tells OnDecodeError.
+func (s *Stream) untimed(sf *streamFile, f *decode.Frame) {
+	s.stats.NoTime++
+	if s.opts.OnDecodeError != nil {
+		s.opts.OnDecodeError(&decode.DecodeError{Name: sf.name, Frame: f.Number, Offset: f.Offset,
+			Err: &decode.FrameError{Offset: -1, Msg: "no timestamp (pcapng simple packet block): skipped, the analyses need one"}})
+	}
 }
 
 // stamp follows the timestamps of one file: resolution and disorder.

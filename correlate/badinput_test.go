@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
 	"github.com/ibscope/ibscope/telemetry"
 )
 
@@ -56,7 +58,8 @@ func TestBadInput(t *testing.T) {
 		opt            Options
 		want           []string
 	}{
-		{"capture cut short", []string{cut}, []string{sc.telemetry}, given, []string{cut, "frame", "cut short"}},
+		{"capture given twice", []string{sc.capture, sc.capture}, []string{sc.telemetry}, given, []string{sc.capture + " is given twice"}},
+		{"telemetry given twice", []string{sc.capture}, []string{sc.telemetry, sc.telemetry}, given, []string{"telemetry: " + sc.telemetry + " is given twice"}},
 		{"empty capture", []string{emptyCap}, []string{sc.telemetry}, given, []string{emptyCap, "empty"}},
 		{"empty telemetry", []string{sc.capture}, []string{emptyTel}, given, []string{emptyTel, "empty file"}},
 		{"time goes backwards", []string{sc.capture}, []string{back}, given, []string{back + ":5:", "backwards", "out of time order"}},
@@ -79,20 +82,53 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 
+	// A capture cut mid-record: the frames before the cut are used and the
+	// output written, and the error names the file, the frame and the
+	// byte offset of the cut.
+	whole := len(readFrames(t, sc.capture)) - 1
+	t.Run("correlate of a capture cut short", func(t *testing.T) {
+		res, err := Correlate([]string{cut}, []string{sc.telemetry}, out, given)
+		if err == nil || !strings.Contains(err.Error(), cut+": frame ") || !strings.Contains(err.Error(), "byte offset") ||
+			!strings.Contains(err.Error(), "cut short") || !strings.Contains(err.Error(), out+" written from the") {
+			t.Fatalf("error %v does not name the file, the damage and the output", err)
+		}
+		if res.Frames != int64(whole) {
+			t.Errorf("%d frames binned, want the %d before the cut", res.Frames, whole)
+		}
+		if _, err := os.Stat(out); err != nil {
+			t.Errorf("output: %v", err)
+		}
+		os.Remove(out)
+		assertNoTempFiles(t, dir)
+	})
 	t.Run("export of a capture cut short", func(t *testing.T) {
 		for _, opt := range []ExportOptions{{}, {PartitionBy: []PartitionKey{{Name: "transport"}}}} {
 			o := filepath.Join(dir, "packets")
 			if len(opt.PartitionBy) == 0 {
 				o += ".parquet"
 			}
-			_, err := Export(cut, o, opt)
-			if err == nil || !strings.Contains(err.Error(), cut) || !strings.Contains(err.Error(), "cut short") {
-				t.Fatalf("error %v does not name the file and the damage", err)
+			st, err := Export(cut, o, opt)
+			if err == nil || !strings.Contains(err.Error(), cut+": frame ") || !strings.Contains(err.Error(), "cut short") ||
+				!strings.Contains(err.Error(), "byte offset") || !strings.Contains(err.Error(), o+" written from the") {
+				t.Fatalf("error %v does not name the file, the damage and the output", err)
 			}
-			if _, err := os.Stat(o); !os.IsNotExist(err) {
-				t.Errorf("output %s left behind: %v", o, err)
+			if st.Frames != int64(whole) {
+				t.Errorf("%d rows, want the %d frames before the cut", st.Frames, whole)
+			}
+			if _, err := os.Stat(o); err != nil {
+				t.Errorf("output %s: %v", o, err)
 			}
 			assertNoTempFiles(t, dir)
 		}
 	})
+}
+
+// readFrames returns the frames of a capture.
+func readFrames(t *testing.T, path string) []decode.Frame {
+	t.Helper()
+	_, frames, err := testcap.FileRecords(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return frames
 }

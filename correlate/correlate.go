@@ -65,7 +65,8 @@ const maxWindows = 4 << 20
 
 // Correlate joins captures with telemetry files and writes one row per
 // telemetry interval (or window) and source to out. See the package comment
-// for the columns.
+// for the columns. A capture damaged part way (cut mid-record) is used up to
+// the damage: out is written, and the error names each damage.
 func Correlate(captures, telemetryFiles []string, out string, opt Options) (Result, error) {
 	res := Result{Path: out}
 	series, warnings, err := readTelemetry(telemetryFiles, opt.Telemetry)
@@ -115,6 +116,9 @@ func Correlate(captures, telemetryFiles []string, out string, opt Options) (Resu
 	for _, in := range series {
 		res.Series = append(res.Series, SeriesResult{File: in.file, Source: in.source(), Clock: in.s.Clock.String(),
 			OffsetNs: in.offsetNs, Estimate: in.estimate})
+	}
+	if len(span.damaged) > 0 { // out is written, from the records before the damage
+		return res, fmt.Errorf("%w; %s written from the %d frames before it", errors.Join(span.damaged...), out, res.Frames)
 	}
 	return res, nil
 }

@@ -46,7 +46,9 @@ type ExportStats struct {
 // PartitionBy a dataset directory. Decoding and column building run here;
 // compression and writing run on a second goroutine, one batch behind. Files
 // appear under their final names only when the whole capture has been read
-// and written; on error nothing is left behind.
+// and written; on error nothing is left behind, except that a capture
+// damaged part way (cut mid-record) has its frames before the damage
+// written, and the error says so.
 func Export(capture, out string, opt ExportOptions) (ExportStats, error) {
 	var st ExportStats
 	r, err := decode.Open(capture)
@@ -70,6 +72,7 @@ func Export(capture, out string, opt ExportOptions) (ExportStats, error) {
 	for {
 		err := r.Next(&f)
 		var de *decode.DecodeError
+		var fe *decode.FileError
 		switch {
 		case err == io.EOF:
 			return st, sink.commit(&st)
@@ -79,8 +82,18 @@ func Export(capture, out string, opt ExportOptions) (ExportStats, error) {
 				opt.OnDecodeError(de)
 			}
 			err = sink.add(&f, de.Err.Error())
+		case errors.As(err, &fe): // names file, frame and offset: write the frames before it
+			if err := sink.commit(&st); err != nil {
+				return st, err
+			}
+			return st, fmt.Errorf("%w; %s written from the %d frames before it", fe, out, st.Frames)
 		case err != nil:
-			return st, err // *decode.FileError names file, frame and offset
+			return st, err
+		case f.NoTs:
+			if opt.OnDecodeError != nil {
+				opt.OnDecodeError(untimedError(capture, &f))
+			}
+			err = sink.add(&f, "no timestamp (pcapng simple packet block)")
 		default:
 			err = sink.add(&f, "")
 		}

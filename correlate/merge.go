@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/samefile"
 )
 
 // captureSet reads several captures as one stream in timestamp order (a
@@ -17,9 +18,12 @@ type captureSet struct {
 	live    []bool // reader i has a frame waiting in frames[i]
 	last    int    // reader whose frame next returned last, -1 before the first
 	// onDecodeError is told about frames that could not be decoded; they
-	// are still returned, with what was decoded.
+	// are still returned, with what was decoded. It is also told about
+	// frames without a timestamp, which are skipped: they have no place in
+	// time to be merged or binned at.
 	onDecodeError func(*decode.DecodeError)
 	decodeErrors  int64
+	untimed       int64
 }
 
 func openCaptures(paths []string, onDecodeError func(*decode.DecodeError)) (*captureSet, error) {
@@ -43,24 +47,41 @@ func openCaptures(paths []string, onDecodeError func(*decode.DecodeError)) (*cap
 	return cs, nil
 }
 
-// fill reads reader i's next frame.
+// fill reads reader i's next frame with a timestamp. A damaged file ends
+// there: scanCaptures, which read the same records first, reported it.
 func (cs *captureSet) fill(i int) error {
-	err := cs.readers[i].Next(&cs.frames[i])
-	var de *decode.DecodeError
-	switch {
-	case err == io.EOF:
-		cs.live[i] = false
-		return nil
-	case errors.As(err, &de):
-		cs.decodeErrors++
-		if cs.onDecodeError != nil {
-			cs.onDecodeError(de)
+	f := &cs.frames[i]
+	for {
+		err := cs.readers[i].Next(f)
+		var de *decode.DecodeError
+		var fe *decode.FileError
+		switch {
+		case err == io.EOF, errors.As(err, &fe):
+			cs.live[i] = false
+			return nil
+		case errors.As(err, &de):
+			cs.decodeErrors++
+			if cs.onDecodeError != nil {
+				cs.onDecodeError(de)
+			}
+		case err != nil:
+			return err
 		}
-	case err != nil:
-		return err // *decode.FileError: names file, frame and offset
+		if !f.NoTs {
+			cs.live[i] = true
+			return nil
+		}
+		cs.untimed++
+		if cs.onDecodeError != nil {
+			cs.onDecodeError(untimedError(cs.readers[i].Name(), f))
+		}
 	}
-	cs.live[i] = true
-	return nil
+}
+
+// untimedError says that frame f of file name has no timestamp.
+func untimedError(name string, f *decode.Frame) *decode.DecodeError {
+	return &decode.DecodeError{Name: name, Frame: f.Number, Offset: f.Offset,
+		Err: &decode.FrameError{Offset: -1, Msg: "no timestamp (pcapng simple packet block): left out"}}
 }
 
 // next returns the earliest waiting frame and the link type of its file,
@@ -96,12 +117,20 @@ type captureSpan struct {
 	firstNs, lastNs int64 // earliest and latest timestamp, ns
 	frames          int64
 	hist            *byteHist // nil unless asked for
+	// damaged holds a *decode.FileError per capture that is damaged (cut
+	// mid-record, say): its records before the damage are used.
+	damaged []error
 }
 
 // scanCaptures reads every record of every capture without decoding it.
-// binNs > 0 asks for a byte histogram with bins of that width.
+// binNs > 0 asks for a byte histogram with bins of that width. Records with
+// an impossible header or no timestamp are left out (the binning pass
+// reports them).
 func scanCaptures(paths []string, binNs int64) (captureSpan, error) {
 	sp := captureSpan{}
+	if err := samefile.Check(paths); err != nil {
+		return sp, err
+	}
 	if binNs > 0 {
 		sp.hist = newByteHist(binNs)
 	}
@@ -115,6 +144,15 @@ func scanCaptures(paths []string, binNs int64) (captureSpan, error) {
 			_, err := r.NextRecord(&f)
 			if err == io.EOF {
 				break
+			}
+			var de *decode.DecodeError
+			var fe *decode.FileError
+			if errors.As(err, &fe) {
+				sp.damaged = append(sp.damaged, err)
+				break
+			}
+			if errors.As(err, &de) || err == nil && f.NoTs {
+				continue
 			}
 			if err != nil {
 				r.Close()

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ibscope/ibscope/internal/samefile"
 	"github.com/ibscope/ibscope/telemetry"
 )
 
@@ -36,6 +37,9 @@ func (in *inSeries) source() string {
 // a series whose time goes backwards, is refused: its intervals would not
 // tile the time axis.
 func readTelemetry(paths []string, opts *telemetry.Options) ([]*inSeries, []string, error) {
+	if err := samefile.Check(paths); err != nil {
+		return nil, nil, fmt.Errorf("telemetry: %w", err)
+	}
 	var out []*inSeries
 	var warnings []string
 	for _, p := range paths {
