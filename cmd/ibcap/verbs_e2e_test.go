@@ -1,0 +1,409 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibscope/ibscope/capture"
+	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/fakeverbs"
+	"github.com/ibscope/ibscope/internal/testcap"
+)
+
+// These tests run the built ibcap on the fake RDMA devices of the
+// libibverbs test double (internal/fakeverbs): IBSCOPE_LIBIBVERBS names the
+// double, IBSCOPE_SYSFS its sysfs tree. The double feeds the sniffer QP
+// with a pcap's frames and knows when each arrived, so the files can be
+// checked byte for byte and to the ns.
+
+// verbsCase is a double configured with a feed of n packets 10 ms apart.
+type verbsCase struct {
+	env  *fakeverbs.Env
+	want [][]byte // the frames fed, in order
+	ts   []int64  // their pcap timestamps
+}
+
+func newVerbsCase(t *testing.T, n, payload int, native bool, cfg fakeverbs.Config) *verbsCase {
+	t.Helper()
+	pkts := testcap.Stream(n, 1, 2, 0x11, 100, payload, testcap.BaseNs, func(int) int64 { return 10_000_000 })
+	cfg.Feed = testcap.Write(t, "feed.pcap", native, pkts)
+	v := &verbsCase{env: fakeverbs.New(t, cfg)}
+	var frames []decode.Frame
+	var err error
+	if v.want, frames, err = testcap.FileRecords(cfg.Feed); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range frames {
+		v.ts = append(v.ts, f.TsNs)
+	}
+	requireVerbsIbcap(t, v.env)
+	return v
+}
+
+// requireVerbsIbcap skips (fails under CI=true) when ibcap does not take
+// its RDMA devices from IBSCOPE_SYSFS, so the double cannot be reached.
+func requireVerbsIbcap(t *testing.T, env *fakeverbs.Env) {
+	t.Helper()
+	if capture.VerbsAvailable() != nil {
+		t.Skip("this ibcap has no verbs backend")
+	}
+	cmd := exec.Command(ibcapBin, "-D")
+	cmd.Env = env.Environ()
+	out, _ := cmd.CombinedOutput()
+	if strings.Contains(string(out), "fake_0:1") {
+		return
+	}
+	why := "ibcap -D does not list the fake devices of IBSCOPE_SYSFS"
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s:\n%s", why, out)
+	}
+	t.Skip(why)
+}
+
+func (v *verbsCase) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(ibcapBin, args...)
+	cmd.Env = v.env.Environ()
+	return cmd
+}
+
+// start starts ibcap and waits until it is capturing.
+func (v *verbsCase) start(t *testing.T, args ...string) *ibcapProc {
+	t.Helper()
+	return startCmd(t, v.command(args...))
+}
+
+// run runs ibcap to its end and returns its stderr and error.
+func (v *verbsCase) run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := v.command(args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return stderr.String(), err
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("ibcap %v did not exit:\n%s", args, stderr.String())
+		return "", nil
+	}
+}
+
+// check reads the capture at path and compares it with the frames fed but
+// those at the indexes in dropped: bytes, order, wire lengths (snap bytes
+// kept when snap > 0) and timestamps (the double's truth, see
+// internal/fakeverbs/c/fakeverbs.c).
+func (v *verbsCase) check(t *testing.T, path string, snap int, dropped []int) {
+	t.Helper()
+	recs, frames := readPackets(t, path)
+	v.checkRecords(t, recs, frames, 0, snap, dropped)
+}
+
+// readPackets reads the packets of the capture at path: the records, but
+// for ERF records (native IB) the packet inside.
+func readPackets(t *testing.T, path string) ([][]byte, []decode.Frame) {
+	t.Helper()
+	r, err := decode.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	recs, frames, err := testcap.Records(r)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if r.LinkType() == decode.LinkTypeERF {
+		for i, rec := range recs {
+			// A 16-byte ERF header (wire length in bytes 14-15), the packet,
+			// padding to 8 bytes (these tests do not cut IB packets with -s).
+			if len(rec) < 16 {
+				t.Fatalf("%s: ERF record %d of %d bytes", path, i, len(rec))
+			}
+			wlen := int(binary.BigEndian.Uint16(rec[14:16]))
+			if len(rec) < 16+wlen {
+				t.Fatalf("%s: ERF record %d of %d bytes holds no %d-byte packet", path, i, len(rec), wlen)
+			}
+			recs[i] = rec[16 : 16+wlen]
+			frames[i].CapLen, frames[i].WireLen = wlen, wlen
+		}
+	}
+	return recs, frames
+}
+
+// checkRecords compares records with the frames fed from index first on.
+func (v *verbsCase) checkRecords(t *testing.T, recs [][]byte, frames []decode.Frame, first, snap int, dropped []int) {
+	t.Helper()
+	skip := map[int]bool{}
+	for _, d := range dropped {
+		skip[d] = true
+	}
+	log := v.env.ReadLog(t)
+	j := 0
+	for i := first; i < len(v.want) && j < len(recs); i++ {
+		if skip[i] {
+			continue
+		}
+		want := v.want[i]
+		if snap > 0 && len(want) > snap {
+			want = want[:snap]
+		}
+		if string(recs[j]) != string(want) || frames[j].WireLen != len(v.want[i]) {
+			t.Fatalf("record %d (frame %d fed): %d of %d bytes\n got %x\nwant %x", j, i, len(recs[j]), frames[j].WireLen, recs[j], want)
+		}
+		// Truth: the feed started at FeedStartNs, frame i arrived ts[i]-ts[0]
+		// later. The spacing is exact (ERF's 2^-32 s fractions add 1 ns);
+		// the offset is the clock anchor's error.
+		truth := log.FeedStartNs + v.ts[i] - v.ts[0]
+		if j > 0 {
+			d := (frames[j].TsNs - frames[0].TsNs) - (v.ts[i] - v.ts[first])
+			if d > 1 || d < -1 {
+				t.Fatalf("record %d is %d ns after record 0, the device says %d", j, frames[j].TsNs-frames[0].TsNs, v.ts[i]-v.ts[first])
+			}
+		} else if off := frames[0].TsNs - truth; off > 20e6 || off < -20e6 {
+			t.Errorf("record 0 at %d, the device stamped it at %d", frames[0].TsNs, truth)
+		}
+		j++
+	}
+	if j != len(recs) {
+		t.Fatalf("%d records, only %d of the frames fed from %d on match", len(recs), j, first)
+	}
+}
+
+// The RoCE port and the native IB port, stopped by SIGINT or SIGTERM right
+// away: the drain brings every frame fed into the file, with the device's
+// timestamps, also in pcapng and with -s.
+func TestIbcapVerbsCapture(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		dev    string
+		native bool
+		sig    os.Signal
+		args   []string
+		snap   int
+	}{
+		{"RoCE SIGINT", "fake_1", false, os.Interrupt, nil, 0},
+		{"RoCE SIGTERM pcapng -s 64", "fake_1", false, syscall.SIGTERM, []string{"--format", "pcapng", "-s", "64"}, 64},
+		{"IB SIGINT", "fake_0", true, os.Interrupt, nil, 0},
+		{"IB pcapng", "fake_0", true, syscall.SIGTERM, []string{"--format", "pcapng"}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// The 48-bit device clock wraps 200 ms after the open, within
+			// the 990 ms the feed spans.
+			v := newVerbsCase(t, 100, 200, c.native, fakeverbs.Config{MaskBits: 48, ClockOrigin: 1<<48 - 200_000_000})
+			out := filepath.Join(t.TempDir(), "out.cap")
+			p := v.start(t, append([]string{"-i", c.dev, "-w", out}, c.args...)...)
+			p.cmd.Process.Signal(c.sig)
+			if err := p.wait(t); err != nil {
+				t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
+			}
+			v.check(t, out, c.snap, nil)
+			if !strings.Contains(p.stderr.String(), fmt.Sprintf("%d packets written", len(v.want))) ||
+				!strings.Contains(p.stderr.String(), "0 packets dropped by the device (out_of_buffer)") {
+				t.Errorf("report:\n%s", p.stderr.String())
+			}
+			v.env.NoViolations(t)
+		})
+	}
+}
+
+// -c stops after the count; -C and -W rotate through a ring of files that
+// keeps the newest frames, contiguous and in order.
+func TestIbcapVerbsCountAndRotation(t *testing.T) {
+	v := newVerbsCase(t, 600, 4000, false, fakeverbs.Config{})
+	dir := t.TempDir()
+	msg, err := v.run(t, "-i", "fake_1", "-w", filepath.Join(dir, "count.pcap"), "-c", "10")
+	if err != nil {
+		t.Fatalf("-c 10: %v\n%s", err, msg)
+	}
+	recs, frames := readPackets(t, filepath.Join(dir, "count.pcap"))
+	if len(recs) != 10 {
+		t.Fatalf("-c 10 wrote %d records", len(recs))
+	}
+	v.checkRecords(t, recs, frames, 0, 0, nil)
+
+	base := filepath.Join(dir, "ring.pcap")
+	p := v.start(t, "-i", "fake_1", "-w", base, "-C", "1", "-W", "2")
+	p.cmd.Process.Signal(os.Interrupt)
+	if err := p.wait(t); err != nil {
+		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "ring-*.pcap"))
+	if len(files) != 2 {
+		t.Fatalf("-W 2 left %v\n%s", files, p.stderr.String())
+	}
+	// The names are reused in a ring: the older file is the one whose
+	// first packet is older.
+	r0, f0 := readPackets(t, files[0])
+	r1, f1 := readPackets(t, files[1])
+	if len(f0) == 0 || len(f1) == 0 {
+		t.Fatalf("an empty file: %d and %d records", len(f0), len(f1))
+	}
+	if f1[0].TsNs < f0[0].TsNs {
+		r0, f0, r1, f1 = r1, f1, r0, f0
+	}
+	all, allFrames := append(r0, r1...), append(f0, f1...)
+	// The kept files end with the last frame fed.
+	v.checkRecords(t, all, allFrames, len(v.want)-len(all), 0, nil)
+	v.env.NoViolations(t)
+}
+
+// SIGKILL leaves a file of whole records holding what was flushed: the
+// periodic flush brings every frame to disk first.
+func TestIbcapVerbsSIGKILL(t *testing.T) {
+	v := newVerbsCase(t, 100, 200, false, fakeverbs.Config{})
+	out := filepath.Join(t.TempDir(), "out.pcap")
+	p := v.start(t, "-i", "fake_1", "-w", out)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		recs, _, err := testcap.FileRecords(out)
+		if err == nil && len(recs) == len(v.want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20 s the file holds %d of %d frames (%v)", len(recs), len(v.want), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.cmd.Process.Kill()
+	p.wait(t)
+	v.check(t, out, 0, nil)
+}
+
+// --telemetry samples the fake port's sysfs counters beside the capture.
+func TestIbcapVerbsTelemetry(t *testing.T) {
+	v := newVerbsCase(t, 20, 200, false, fakeverbs.Config{})
+	out := filepath.Join(t.TempDir(), "out.pcap")
+	p := v.start(t, "-i", "fake_1", "-w", out, "--telemetry", "50ms")
+	time.Sleep(300 * time.Millisecond)
+	p.cmd.Process.Signal(os.Interrupt)
+	if err := p.wait(t); err != nil {
+		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
+	}
+	v.check(t, out, 0, nil)
+	tel, err := os.ReadFile(out + capture.TelemetrySuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(tel), "out_of_buffer") || !strings.Contains(string(tel), "port_xmit_wait") {
+		t.Errorf("telemetry lacks the port's counters:\n%.600s", tel)
+	}
+}
+
+// A burst the ring cannot hold: the device drops the excess and counts it
+// in out_of_buffer; ibcap reports exactly that many device drops and the
+// file holds every other frame.
+func TestIbcapVerbsBurstDrops(t *testing.T) {
+	v := newVerbsCase(t, 700, 200, false, fakeverbs.Config{MaxQPWR: 256, Faults: []string{"burst_at 10 500"}})
+	out := filepath.Join(t.TempDir(), "out.pcap")
+	p := v.start(t, "-i", "fake_1", "-w", out)
+	p.cmd.Process.Signal(os.Interrupt)
+	if err := p.wait(t); err != nil {
+		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
+	}
+	drops := v.env.ReadLog(t).Drops
+	if len(drops) == 0 {
+		t.Fatal("the burst dropped nothing")
+	}
+	v.check(t, out, 0, drops)
+	if want := fmt.Sprintf("%d packets dropped by the device (out_of_buffer)", len(drops)); !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, p.stderr.String())
+	}
+	v.env.NoViolations(t)
+}
+
+// Each fault ends the capture with one line naming it and a non-zero exit;
+// the file is flushed and holds the frames that came before.
+func TestIbcapVerbsFaults(t *testing.T) {
+	for _, c := range []struct {
+		fault  string
+		before int
+		says   string
+	}{
+		{"error_at 5 1", 5, "a receive completion failed with: local length error"},
+		{"flush_at 7", 7, "the receive queue went to the error state (the device or its port failed)"},
+		{"fatal_at 9", 9, "poll completions: no such device"},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
+			v := newVerbsCase(t, 20, 200, false, fakeverbs.Config{Faults: []string{c.fault}})
+			out := filepath.Join(t.TempDir(), "out.pcap")
+			msg, err := v.run(t, "-i", "fake_1", "-w", out)
+			if err == nil {
+				t.Fatalf("ibcap exited 0:\n%s", msg)
+			}
+			if n := strings.Count(msg, c.says); n != 1 {
+				t.Errorf("%q said %d times:\n%s", c.says, n, msg)
+			}
+			recs, frames := readPackets(t, out)
+			if len(recs) != c.before {
+				t.Fatalf("the file holds %d records, want the %d before the fault", len(recs), c.before)
+			}
+			v.checkRecords(t, recs, frames, 0, 0, nil)
+			v.env.NoViolations(t)
+		})
+	}
+}
+
+// Errors of the library and the device reach the user in one line.
+func TestIbcapVerbsOpenErrors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		fault string
+		dev   string
+		env   string
+		says  string
+	}{
+		{"no library", "", "fake_1", "IBSCOPE_LIBIBVERBS=/nonexistent/libibverbs.so.1", "libibverbs"},
+		{"no port", "", "fake_1:2", "", "no port 2 (ports: 1)"},
+		{"no flow permission", "fail create_flow 1", "fake_1", "", "needs CAP_NET_RAW and CAP_NET_ADMIN"},
+		{"no memory", "fail reg_mr 12", "fake_0", "", "register ring memory: cannot allocate memory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := fakeverbs.Config{}
+			if c.fault != "" {
+				cfg.Faults = []string{c.fault}
+			}
+			v := newVerbsCase(t, 3, 64, false, cfg)
+			out := filepath.Join(t.TempDir(), "out.pcap")
+			cmd := v.command("-i", c.dev, "-w", out)
+			if c.env != "" {
+				cmd.Env = append(cmd.Env, c.env)
+			}
+			msg, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(msg), c.says) {
+				t.Errorf("%v, want %q:\n%s", err, c.says, msg)
+			}
+			if strings.Count(strings.TrimSpace(string(msg)), "\n") != 0 {
+				t.Errorf("more than one line:\n%s", msg)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("a capture file was created")
+			}
+			v.env.NoViolations(t)
+		})
+	}
+}
+
+// -D lists the fake devices' ports from IBSCOPE_SYSFS.
+func TestIbcapVerbsListDevices(t *testing.T) {
+	v := newVerbsCase(t, 1, 64, false, fakeverbs.Config{})
+	out, err := v.command("-D").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"fake_0:1", "InfiniBand", "ACTIVE", "100 Gb/sec (4X EDR)", "0x1a", "fake_1:1", "Ethernet", "fakeeth1"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("-D lacks %q:\n%s", want, out)
+		}
+	}
+}
