@@ -22,10 +22,15 @@ const (
 	ipv6HeaderLen   = 40
 )
 
+// maxVLANTags is how many VLAN tags (802.1Q 0x8100 or 802.1ad 0x88A8, in
+// any order, as the decoder reads them) the filters look past: two is
+// QinQ, a customer tag inside a provider tag.
+const maxVLANTags = 2
+
 // RoCEFilter returns the classic BPF program the kernel runs on each frame
 // before it reaches the ring: it keeps RoCEv2 (UDP destination port 4791
 // over IPv4 or IPv6, unfragmented or first fragment-free) and RoCEv1
-// (ethertype 0x8915), with or without one VLAN tag, and cuts each kept
+// (ethertype 0x8915), with up to maxVLANTags VLAN tags, and cuts each kept
 // frame to snapLenBytes. With all set it keeps every frame (only the snap
 // length applies). Running in the kernel, it spares the ring and the copy
 // for everything else, which is what lets a busy netdev be captured.
@@ -35,16 +40,18 @@ func RoCEFilter(snapLenBytes int, all bool) ([]bpf.RawInstruction, error) {
 		return bpf.Assemble([]bpf.Instruction{bpf.RetConstant{Val: snap}})
 	}
 	var a bpfAsm
-	a.op(bpf.LoadAbsolute{Off: etherTypeOffset, Size: 2})
-	a.jeq(etherTypeVLAN, "tagged", "")
-	a.jeq(etherTypeQinQ, "tagged", "untagged")
-	a.label("untagged")
-	roceMatch(&a, etherHeaderLen)
-	// Kernels that strip the VLAN tag into metadata show the untagged form;
-	// the tagged form is for those that leave it in the frame.
-	a.label("tagged")
-	a.op(bpf.LoadAbsolute{Off: etherTypeOffset + vlanTagLen, Size: 2})
-	roceMatch(&a, etherHeaderLen+vlanTagLen)
+	// Kernels that strip the outer VLAN tag into metadata show one tag
+	// fewer; the tagged forms are for those that leave the tags in the frame.
+	for tags := uint32(0); tags <= maxVLANTags; tags++ {
+		a.label(fmt.Sprintf("tags%d", tags))
+		a.op(bpf.LoadAbsolute{Off: etherTypeOffset + tags*vlanTagLen, Size: 2})
+		if tags < maxVLANTags {
+			next := fmt.Sprintf("tags%d", tags+1)
+			a.jeq(etherTypeVLAN, next, "")
+			a.jeq(etherTypeQinQ, next, "")
+		}
+		roceMatch(&a, etherHeaderLen+tags*vlanTagLen)
+	}
 	a.label("accept")
 	a.op(bpf.RetConstant{Val: snap})
 	a.label("reject")
@@ -146,11 +153,11 @@ func IsRoCEFrame(b []byte) bool {
 	}
 	off := etherHeaderLen
 	et := binary.BigEndian.Uint16(b[etherTypeOffset:])
-	if et == etherTypeVLAN || et == etherTypeQinQ {
-		if len(b) < etherHeaderLen+vlanTagLen {
+	for tags := 0; tags < maxVLANTags && (et == etherTypeVLAN || et == etherTypeQinQ); tags++ {
+		if len(b) < off+vlanTagLen {
 			return false
 		}
-		et = binary.BigEndian.Uint16(b[etherTypeOffset+vlanTagLen:])
+		et = binary.BigEndian.Uint16(b[off+2:])
 		off += vlanTagLen
 	}
 	switch et {
