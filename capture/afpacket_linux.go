@@ -5,6 +5,8 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/gopacket/gopacket/afpacket"
@@ -32,6 +34,7 @@ type afpacketSource struct {
 	snap    int
 	all     bool
 	notRoCE uint64 // frames that reached the ring before the kernel filter
+	ifindex int    // dev's index at open, to tell why the socket failed (0 if unknown)
 }
 
 func openAFPacket(dev string, c Config) (Source, error) {
@@ -52,6 +55,9 @@ func openAFPacket(dev string, c Config) (Source, error) {
 		return nil, afpacketOpenError(dev, err)
 	}
 	s := &afpacketSource{tp: tp, dev: dev, snap: c.SnapLenBytes, all: c.All}
+	if ifi, err := net.InterfaceByName(dev); err == nil {
+		s.ifindex = ifi.Index
+	}
 	prog, err := RoCEFilter(c.SnapLenBytes, c.All)
 	if err != nil {
 		tp.Close()
@@ -87,6 +93,9 @@ func (s *afpacketSource) Next() (Packet, error) {
 			if errors.Is(err, afpacket.ErrTimeout) {
 				return Packet{}, ErrTimeout
 			}
+			if errors.Is(err, afpacket.ErrPoll) {
+				return Packet{}, s.pollError(err)
+			}
 			return Packet{}, fmt.Errorf("capture on %s: %w", s.dev, err)
 		}
 		// The socket sees every frame between its creation and the filter's
@@ -100,6 +109,28 @@ func (s *afpacketSource) Next() (Packet, error) {
 		}
 		return Packet{Data: data, TsNs: ci.Timestamp.UnixNano(), WireLenBytes: ci.Length}, nil
 	}
+}
+
+// pollError says why the socket reports an error: the kernel sets ENETDOWN
+// on a packet socket whose interface goes down or is deleted (and ends its
+// capture), which poll shows only as POLLERR; the interface's state tells
+// the two apart. It must run in the network namespace the capture opened in.
+func (s *afpacketSource) pollError(err error) error {
+	if s.ifindex == 0 {
+		return fmt.Errorf("capture on %s: %w (the interface may have gone down)", s.dev, err)
+	}
+	ifi, ierr := net.InterfaceByIndex(s.ifindex)
+	switch {
+	case ierr != nil && strings.Contains(ierr.Error(), "no such network interface"):
+		return fmt.Errorf("capture on %s: the interface was deleted (%w)", s.dev, unix.ENODEV)
+	case ierr == nil && ifi.Name != s.dev:
+		return fmt.Errorf("capture on %s: the interface was deleted or renamed to %s (%w)", s.dev, ifi.Name, unix.ENODEV)
+	case ierr == nil && ifi.Flags&net.FlagUp == 0:
+		return fmt.Errorf("capture on %s: the interface went down (%w)", s.dev, unix.ENETDOWN)
+	case ierr != nil:
+		return fmt.Errorf("capture on %s: %w; its state: %w", s.dev, err, ierr)
+	}
+	return fmt.Errorf("capture on %s: %w", s.dev, err)
 }
 
 func (s *afpacketSource) LinkType() int  { return decode.LinkTypeEthernet }

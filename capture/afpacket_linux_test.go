@@ -3,7 +3,10 @@ package capture
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -261,5 +264,59 @@ func TestAFPacketVLANTags(t *testing.T) {
 		if !bytes.Equal(recs[i], want[i]) {
 			t.Errorf("frame %d differs:\n got %x\nwant %x", i, recs[i], want[i])
 		}
+	}
+}
+
+// An interface that goes down or is deleted mid-capture ends the capture
+// with an error that names it and says what happened; the frames captured
+// before are flushed to the file. Run runs in the namespace, as ibcap runs
+// in the interface's.
+func TestAFPacketInterfaceGone(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ip   []string
+		want string
+	}{
+		{"down", []string{"link", "set", "vcap", "down"}, "capture on vcap: the interface went down (network is down)"},
+		{"deleted", []string{"link", "del", "vcap"}, "capture on vcap: the interface was deleted (no such device)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ns := newVethNS(t)
+			src := openInNS(t, ns, nil)
+			w, err := NewWriter(WriterConfig{Path: filepath.Join(t.TempDir(), "gone.pcap"), LinkType: src.LinkType()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			roce, _ := mixedTraffic(20, false)
+			tx := ns.OpenTx(t)
+			defer tx.Close()
+			go func() {
+				if _, err := tx.Send(roce, len(roce), 10_000); err != nil {
+					t.Error(err)
+				}
+				time.Sleep(200 * time.Millisecond) // the ring's block timeout hands them over
+				if out, err := exec.Command("ip", append([]string{"-n", ns.Name}, c.ip...)...).CombinedOutput(); err != nil {
+					t.Errorf("ip %v: %v: %s", c.ip, err, out)
+				}
+			}()
+			var rep Report
+			var err2 error
+			if err := ns.Do(t, func() error {
+				rep, err2 = Run(context.Background(), src, w, RunOptions{})
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err2 == nil || err2.Error() != c.want || !errors.Is(err2, syscall.ENETDOWN) && !errors.Is(err2, syscall.ENODEV) {
+				t.Fatalf("Run ended with %v, want %q", err2, c.want)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			recs, _ := readAll(t, w.Files()[0])
+			if len(recs) != len(roce) || rep.Written != uint64(len(roce)) {
+				t.Errorf("%d frames in the file, %d written by the report; want the %d sent before", len(recs), rep.Written, len(roce))
+			}
+		})
 	}
 }
