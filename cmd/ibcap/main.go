@@ -113,8 +113,8 @@ func run(parent context.Context, f *flags) error {
 	if err != nil {
 		return err
 	}
-	if f.snapLenBytes < 0 || f.ringKiB < 0 || f.rotateMB < 0 || f.rotateSec < 0 || f.maxFiles < 0 {
-		return errors.New("-s, -B, -C, -G and -W take numbers of at least 0")
+	if err := checkNumbers(f); err != nil {
+		return err
 	}
 	// --telemetry's mistakes are found before a capture file is created.
 	tel, err := telemetryPort(f)
@@ -212,6 +212,37 @@ func run(parent context.Context, f *flags) error {
 		}
 	}
 	return errors.Join(runErr, closeErr, stopTelemetry())
+}
+
+// Bounds of the numeric flags: beyond them a value is a typo (or would
+// overflow once turned into bytes or ns).
+const (
+	maxRingKiB     = 16 << 20      // -B: a 16 GiB ring
+	maxRotateMB    = 1_000_000_000 // -C: a petabyte per file
+	maxRotateSec   = 366 * 86400   // -G: a year of packet time per file
+	maxFiles       = 1_000_000     // -W
+	maxDurationStr = "a year"
+	maxDuration    = 366 * 24 * time.Hour // --duration
+)
+
+// checkNumbers refuses numeric flags out of range, naming the flag. 0 keeps
+// each one's meaning of "no limit" or "the default".
+func checkNumbers(f *flags) error {
+	switch {
+	case f.duration < 0 || f.duration > maxDuration:
+		return fmt.Errorf("--duration %v: want 0 (no limit) up to %s", f.duration, maxDurationStr)
+	case f.snapLenBytes < 0 || f.snapLenBytes > capture.DefaultSnapLenBytes:
+		return fmt.Errorf("-s %d: want 0 (whole packets) up to %d bytes", f.snapLenBytes, capture.DefaultSnapLenBytes)
+	case f.ringKiB < 0 || f.ringKiB > maxRingKiB:
+		return fmt.Errorf("-B %d: want 0 (the default %d KiB) up to %d KiB", f.ringKiB, capture.DefaultRingBytes>>10, maxRingKiB)
+	case f.rotateMB < 0 || f.rotateMB > maxRotateMB:
+		return fmt.Errorf("-C %d: want 0 (no size rotation) up to %d MB", f.rotateMB, maxRotateMB)
+	case f.rotateSec < 0 || f.rotateSec > maxRotateSec:
+		return fmt.Errorf("-G %d: want 0 (no time rotation) up to %d seconds", f.rotateSec, maxRotateSec)
+	case f.maxFiles < 0 || f.maxFiles > maxFiles:
+		return fmt.Errorf("-W %d: want 0 (keep every file) up to %d files", f.maxFiles, maxFiles)
+	}
+	return nil
 }
 
 func parseFilter(f *flags) (*capture.Filter, error) {
