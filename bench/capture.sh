@@ -2,7 +2,12 @@
 # bench/capture.sh: ibcap's capture figures, one plain line each.
 #
 # 1. User-space cost per packet at snap length 128 (capture.Run and the
-#    writer fed from memory): no root needed.
+#    writer fed from memory): no root needed. BenchmarkRunVerbs* add the
+#    verbs sniffer's receive loop (post, poll, ring accounting, clock
+#    conversion) against the libibverbs test double feeding 128-byte frames
+#    as fast as buffers are posted, writing to io.Discard or to pcap files
+#    on tmpfs (/dev/shm); their figures include the double's own copy and
+#    completion per packet, which a device does in hardware.
 # 2. Live, as root: ibcap and tcpdump (same snap length, same RoCE filter)
 #    capture side by side on a veth pair in a network namespace of their own
 #    while ibscope's transmit ring sends RoCE frames at rising rates; frames

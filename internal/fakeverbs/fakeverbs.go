@@ -296,7 +296,7 @@ func (e *Env) Vars() []string {
 
 // Setenv sets IBSCOPE_LIBIBVERBS and IBSCOPE_SYSFS for the test, for
 // capture.Open in the test's own process.
-func (e *Env) Setenv(t *testing.T) {
+func (e *Env) Setenv(t testing.TB) {
 	t.Setenv("IBSCOPE_LIBIBVERBS", e.Lib)
 	t.Setenv("IBSCOPE_SYSFS", e.Sysfs)
 }

@@ -372,6 +372,8 @@ static int check_ctx(struct ibv_context *c, const char *what) {
 }
 
 static uint64_t clock_at(struct fv_ctx *c, int64_t t_ns) {
+	if (cfg.khz == 1000000) // 1 GHz: a cycle a ns
+		return (cfg.origin + (uint64_t)(t_ns - c->open_ns)) & cfg.mask;
 	__int128 d = (__int128)(t_ns - c->open_ns) * (__int128)cfg.khz;
 	// floor division, also for times before the open
 	__int128 q = d / 1000000;
@@ -958,7 +960,8 @@ static int push_cqe(struct fv_cq *cq, const struct fv_cqe *e) {
 		violation("CQ overrun: %u completions not polled, the CQ holds %u", cq->count, cq->cap);
 		return 0;
 	}
-	cq->q[(cq->head + cq->count) % cq->cap] = *e;
+	uint32_t tail = cq->head + cq->count;
+	cq->q[tail >= cq->cap ? tail - cq->cap : tail] = *e;
 	cq->count++;
 	return 1;
 }
@@ -967,7 +970,8 @@ static int push_cqe(struct fv_cq *cq, const struct fv_cqe *e) {
 // buffers in the order they were posted.
 static struct fv_rwr take_rwr(struct fv_qp *q) {
 	struct fv_rwr w = q->rq[q->head];
-	q->head = (q->head + 1) % q->cap;
+	if (++q->head == q->cap)
+		q->head = 0;
 	q->count--;
 	set_del(q, w.addr);
 	return w;
@@ -1032,7 +1036,8 @@ static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_
 			return EINVAL;
 		}
 		m->posted_by = q;
-		struct fv_rwr *w = &q->rq[(q->head + q->count) % q->cap];
+		uint32_t tail = q->head + q->count;
+		struct fv_rwr *w = &q->rq[tail >= q->cap ? tail - q->cap : tail];
 		w->wr_id = wr->wr_id;
 		w->addr = s->addr;
 		w->length = s->length;
@@ -1236,7 +1241,8 @@ static int next_poll(struct ibv_cq_ex *ex) {
 		violation("ibv_next_poll outside ibv_start_poll/ibv_end_poll");
 		return EINVAL;
 	}
-	cq->head = (cq->head + 1) % cq->cap;
+	if (++cq->head == cq->cap)
+		cq->head = 0;
 	cq->count--;
 	if (!cq->count) {
 		cq->polling = 2; // the current entry is consumed
@@ -1255,7 +1261,8 @@ static void end_poll(struct ibv_cq_ex *ex) {
 		return;
 	}
 	if (cq->polling == 1) {
-		cq->head = (cq->head + 1) % cq->cap;
+		if (++cq->head == cq->cap)
+			cq->head = 0;
 		cq->count--;
 	}
 	cq->polling = 0;
