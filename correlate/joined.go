@@ -3,6 +3,7 @@ package correlate
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -74,6 +75,36 @@ func joinedFields(counters []telemetry.Counter, names []string) []arrow.Field {
 		}
 	}
 	return fields
+}
+
+// maxJoinedCounters bounds the counters of the joined table. Each is three
+// columns and costs about 18 KB of writer state in Parquet (11 KB in Arrow
+// IPC) however few the rows, plus its share of each batch (joinedBatchRows):
+// at the limit some 20 MB plus 64 MB of batch. No telemetry_diag
+// configuration of one NIC's ports needs more.
+const maxJoinedCounters = 1024
+
+// joinedBatchBytes bounds what one batch's counter columns hold while they
+// are built and encoded: a wide table gets fewer rows per batch (and per
+// Parquet row group) instead of BatchRows × its width.
+const joinedBatchBytes = 64 << 20
+
+// joinedBatchRows is the rows per batch of a joined table of the given
+// counters: BatchRows, or fewer so that counters × 64 bytes (value, delta
+// and rate, with the builders' room to grow) × rows stays within
+// joinedBatchBytes, but never below 1024 rows.
+func joinedBatchRows(counters int) int {
+	return min(BatchRows, max(1024, joinedBatchBytes/(64*max(counters, 1))))
+}
+
+// checkJoinedWidth refuses telemetry with more distinct counters than the
+// joined table takes.
+func checkJoinedWidth(series []*inSeries, paths []string) error {
+	if n := len(counterUnion(series)); n > maxJoinedCounters {
+		return fmt.Errorf("%s: %d distinct telemetry counters; a joined table takes at most %d (each is three columns and some 18 KB of memory while writing): sample fewer counters or data IDs",
+			strings.Join(paths, ", "), n, maxJoinedCounters)
+	}
+	return nil
 }
 
 // counterColumnNames names each counter's three columns (NAME, NAME_delta,
@@ -255,8 +286,9 @@ func writeJoined(out string, series []*inSeries, sets []*binner, span captureSpa
 	j := newJoinedBuilder(schema, len(counters))
 	defer j.rb.Release()
 	j.dirKnown, j.capFirstNs, j.capLastNs = res.DirectionKnown, span.firstNs, span.lastNs
+	batchRows := joinedBatchRows(len(counters))
 	flush := func(force bool) error {
-		if j.rows == 0 || (!force && j.rows < BatchRows) {
+		if j.rows == 0 || (!force && j.rows < batchRows) {
 			return nil
 		}
 		rec := j.rb.NewRecordBatch()

@@ -82,6 +82,9 @@ func readTelemetry(paths []string, opts *telemetry.Options) ([]*inSeries, []stri
 			return nil, nil, fmt.Errorf("%s: no telemetry samples in the file%s", p, why)
 		}
 	}
+	if err := checkJoinedWidth(out, paths); err != nil {
+		return nil, nil, err
+	}
 	return out, warnings, nil
 }
 

@@ -89,3 +89,29 @@ func TestNoSamplesSaysWhy(t *testing.T) {
 		t.Errorf("error %v\nwant it to contain %s", err, want)
 	}
 }
+
+// TestTooManyCounters: telemetry wider than a joined table takes is refused
+// before the captures are read, with the count and the limit; at the limit
+// a batch holds fewer rows so that its memory stays bounded.
+func TestTooManyCounters(t *testing.T) {
+	dir := t.TempDir()
+	sc := buildScenario(t, dir, telemetry.ClockHost, 0)
+	var b strings.Builder
+	b.WriteString("# ibscope-telemetry v1 source=mlx5_0/1 clock=host\nsample_id,start_ns,end_ns")
+	for j := range maxJoinedCounters + 1 {
+		fmt.Fprintf(&b, ",c%d", j)
+	}
+	b.WriteString("\n0,1767000000001000000,1767000000001000000" + strings.Repeat(",1", maxJoinedCounters+1) + "\n")
+	tel := writeFile(t, filepath.Join(dir, "wide.csv"), b.String())
+	_, err := Correlate([]string{sc.capture}, []string{tel}, filepath.Join(dir, "out.parquet"), Options{OffsetGiven: true})
+	want := tel + ": 1025 distinct telemetry counters; a joined table takes at most 1024"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if r := joinedBatchRows(maxJoinedCounters); r*maxJoinedCounters*64 > joinedBatchBytes || r < 1024 {
+		t.Errorf("%d rows per batch at %d counters", r, maxJoinedCounters)
+	}
+	if joinedBatchRows(3) != BatchRows {
+		t.Errorf("narrow tables: %d rows per batch, want %d", joinedBatchRows(3), BatchRows)
+	}
+}

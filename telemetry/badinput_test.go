@@ -3,6 +3,9 @@ package telemetry
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -247,4 +250,75 @@ func TestPerfqueryCutLastSnapshot(t *testing.T) {
 	if err != nil || ss[0].Len() != 1 {
 		t.Errorf("single snapshot without newline: %v", err)
 	}
+}
+
+// wideDiagCSV writes a format 1 telemetry_diag CSV of cols counter columns
+// and rows samples to dir.
+func wideDiagCSV(t *testing.T, dir string, cols, rows int) string {
+	t.Helper()
+	var b bytes.Buffer
+	b.WriteString("sample_id, sample_time_start, sample_time_end")
+	for j := range cols {
+		fmt.Fprintf(&b, ", port_%d_priority_%d_tx_bytes_%d", j%256, j%16, j)
+	}
+	for i := range rows {
+		fmt.Fprintf(&b, "\n%d, %d.000000000, %d.000100000", i, 1700000000+i, 1700000000+i)
+		for j := range cols {
+			fmt.Fprintf(&b, ", %d", i*1000+j)
+		}
+	}
+	path := filepath.Join(dir, fmt.Sprintf("wide%d.csv", cols))
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// heapUse runs f and reports the bytes it allocated in all and the growth
+// of the live heap it leaves (what f's result keeps).
+func heapUse(f func()) (total, live int64) {
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	f()
+	runtime.ReadMemStats(&m1)
+	total = int64(m1.TotalAlloc - m0.TotalAlloc)
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	return total, int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
+}
+
+// TestWideFileMemory: a telemetry CSV of 200,000 counter columns is refused
+// on its header, naming the count and the limit, without reading its rows;
+// one of maxColumns columns reads in bounded memory per column.
+func TestWideFileMemory(t *testing.T) {
+	dir := t.TempDir()
+	wide := wideDiagCSV(t, dir, 200_000, 3)
+	var err error
+	total, _ := heapUse(func() { _, err = ReadFile(wide, nil) })
+	if err == nil || !strings.Contains(err.Error(), wide+":1: 200000 counter columns; at most 65536 are read") {
+		t.Fatalf("200k columns: %v", err)
+	}
+	// The header line (6.5 MB), its copies and its fields; not the rows.
+	if total > 40<<20 {
+		t.Errorf("refusing 200k columns allocated %d MB", total>>20)
+	}
+	t.Logf("200k columns refused after allocating %.1f MB (%d B/column)", float64(total)/(1<<20), total/200_000)
+
+	path := wideDiagCSV(t, dir, maxColumns, 3)
+	var ss []*Series
+	total, live := heapUse(func() { ss, err = ReadFile(path, nil) })
+	if err != nil || ss[0].Len() != 3 || len(ss[0].Counters) != maxColumns {
+		t.Fatalf("%d columns: %v", maxColumns, err)
+	}
+	perCol, allocPerCol := live/maxColumns, total/maxColumns
+	t.Logf("%d columns x 3 samples: %d B/column kept, %d B/column allocated while reading", maxColumns, perCol, allocPerCol)
+	// A Counter (48 B), its name, an index entry and 3 values: ~150 B.
+	if perCol > 256 {
+		t.Errorf("%d bytes kept per column, want at most 256", perCol)
+	}
+	if allocPerCol > 2048 {
+		t.Errorf("%d bytes allocated per column, want at most 2048", allocPerCol)
+	}
+	runtime.KeepAlive(ss)
 }

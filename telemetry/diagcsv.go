@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -323,15 +324,34 @@ type diagParser struct {
 	maxValue   uint64
 	idEpoch    uint64
 	prevRawID  uint64
+	nameByID   map[DataID]string // the data-IDs JSON by ID (byID)
+	idByName   map[string]DataID // and by name (byName)
 }
 
+// byID is the data-IDs JSON's name for id ("" when it has none); the first
+// entry wins, as in the JSON's order.
 func (p *diagParser) byID(id DataID) string {
-	for _, d := range p.opts.DataIDs {
-		if d.ID == id {
-			return d.Name
+	if p.nameByID == nil {
+		p.nameByID = make(map[DataID]string, len(p.opts.DataIDs))
+		for _, d := range slices.Backward(p.opts.DataIDs) {
+			p.nameByID[d.ID] = d.Name
 		}
 	}
-	return ""
+	return p.nameByID[id]
+}
+
+// byName is the data-IDs JSON's data ID for a column name; the first entry
+// wins. (Maps, not scans: a wide file against a long JSON must not take
+// columns × entries steps.)
+func (p *diagParser) byName(name string) (DataID, bool) {
+	if p.idByName == nil {
+		p.idByName = make(map[string]DataID, len(p.opts.DataIDs))
+		for _, d := range slices.Backward(p.opts.DataIDs) {
+			p.idByName[d.Name] = d.ID
+		}
+	}
+	id, ok := p.idByName[name]
+	return id, ok
 }
 
 func (p *diagParser) setupFormat0(header [][]byte, hasHeader bool) error {
@@ -339,6 +359,9 @@ func (p *diagParser) setupFormat0(header [][]byte, hasHeader bool) error {
 		return perr(p.file, p.lr.line, "format 0 header has %d fields; want sample_id then (data_id, sample_time, name) triples", len(header))
 	}
 	n := (len(header) - 1) / 3
+	if err := checkColumns(p.file, p.lr.line, n); err != nil {
+		return err
+	}
 	p.format0 = true
 	p.names = make([]string, n)
 	for j := 0; j < n; j++ {
@@ -374,6 +397,9 @@ func (p *diagParser) setupFormat12(header [][]byte, hasHeader bool) error {
 		return perr(p.file, p.lr.line, "header has %d fields; want sample_id, sample_time_start, sample_time_end and at least one counter", len(header))
 	}
 	n := len(header) - 3
+	if err := checkColumns(p.file, p.lr.line, n); err != nil {
+		return err
+	}
 	names := make([]string, n)
 	ids := make([]DataID, n)
 	positional := len(p.opts.DataIDs) == n
@@ -402,13 +428,7 @@ func (p *diagParser) setupFormat12(header [][]byte, hasHeader bool) error {
 	}
 	p.s = &Series{Source: p.opts.Source}
 	for j, name := range names {
-		id, ok := DataID(0), false
-		for _, d := range p.opts.DataIDs {
-			if d.Name == name {
-				id, ok = d.ID, true
-				break
-			}
-		}
+		id, ok := p.byName(name)
 		if !ok && positional {
 			id, ok = p.opts.DataIDs[j].ID, true
 			if hasHeader && p.opts.DataIDs[j].Name != name {

@@ -89,6 +89,8 @@ type pqSnap struct {
 	port     int
 	extended bool
 	names    []string
+	index    map[string]int // names[index[n]] == n
+	tooMany  bool           // counters past maxColumns were ignored
 	values   []uint64
 	startNs  int64
 	endNs    int64
@@ -161,17 +163,22 @@ func (p *pqParser) line(t []byte, n int) {
 		p.warnAll(n, "counters without a \"# Port counters\" line; taken as one snapshot of an unknown port")
 		p.begin("", n)
 	}
-	for _, have := range p.snap.names {
-		if have == name {
-			p.warnAll(n, "%s repeated within a snapshot; later value kept", name)
-			for j := range p.snap.names {
-				if p.snap.names[j] == name {
-					p.snap.values[j] = v
-				}
-			}
-			return
-		}
+	if j, dup := p.snap.index[name]; dup {
+		p.warnAll(n, "%s repeated within a snapshot; later value kept", clipped(name))
+		p.snap.values[j] = v
+		return
 	}
+	if len(p.snap.names) >= maxColumns {
+		if !p.snap.tooMany {
+			p.warnAll(n, "more than %d counters in one snapshot; the rest ignored", maxColumns)
+			p.snap.tooMany = true
+		}
+		return
+	}
+	if p.snap.index == nil {
+		p.snap.index = make(map[string]int)
+	}
+	p.snap.index[name] = len(p.snap.names)
 	p.snap.names = append(p.snap.names, name)
 	p.snap.values = append(p.snap.values, v)
 	p.fieldLine = n

@@ -244,6 +244,22 @@ func (s *Series) reindex() {
 	}
 }
 
+// maxColumns bounds the counter columns of one series read from a file. A
+// series costs about 130 bytes per column (its Counter, name and index
+// entry; TestWideFileMemory measures it) plus 8 bytes per value, so 65,536
+// columns are some 9 MB before the first sample; more is no real telemetry
+// configuration, and a 200,000-column file is refused on its header,
+// before its rows are read.
+const maxColumns = 1 << 16
+
+// checkColumns refuses a header of more than maxColumns counter columns.
+func checkColumns(file string, line, n int) error {
+	if n > maxColumns {
+		return perr(file, line, "%d counter columns; at most %d are read (each costs about 130 bytes, plus 8 per sample)", n, maxColumns)
+	}
+	return nil
+}
+
 // maxNameBytes bounds a column name read from a file.
 const maxNameBytes = 256
 

@@ -319,6 +319,9 @@ func ReadSidecar(r io.Reader, file string) ([]*Series, error) {
 			if len(f) < 3 || string(f[1]) != "start_ns" || string(f[2]) != "end_ns" {
 				return out, perr(file, lr.line, "column line must start sample_id,start_ns,end_ns")
 			}
+			if err := checkColumns(file, lr.line, len(f)-3); err != nil {
+				return out, err
+			}
 			counters := make([]Counter, len(f)-3)
 			for j, name := range f[3:] {
 				if c, ok := meta[string(name)]; ok {
