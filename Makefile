@@ -10,9 +10,10 @@ GO ?= go
 BIN := bin
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # What the tests and demo use, as command:Debian-package pairs: tshark for interop,
-# tcpreplay/tcpdump/ip for live capture tests, gcc + libibverbs-dev (verbs.h) for the verbs
-# sniffer, node/npm for the independent Parquet reader, GNU time for bench. A command that is
-# already there (whatever installed it) is not reinstalled.
+# tcpreplay/tcpdump/ip for live capture tests, gcc + libibverbs-dev (verbs.h) to build the
+# libibverbs test double the verbs sniffer's tests and bench run against (internal/fakeverbs;
+# build and demo need neither), node/npm for the independent Parquet reader, GNU time for
+# bench. A command that is already there (whatever installed it) is not reinstalled.
 NEEDS := tshark:tshark tcpreplay:tcpreplay tcpdump:tcpdump ip:iproute2 gcc:gcc \
 	/usr/include/infiniband/verbs.h:libibverbs-dev node:nodejs npm:npm /usr/bin/time:time
 # The demo's live capture replays traffic through a veth pair: as root it installs these.

@@ -367,9 +367,13 @@ func TestIbcapVerbsOpenErrors(t *testing.T) {
 		{"no port", "", "fake_1:2", "", "no port 2 (ports: 1)"},
 		{"no flow permission", "fail create_flow 1", "fake_1", "", "needs CAP_NET_RAW and CAP_NET_ADMIN"},
 		{"no memory", "fail reg_mr 12", "fake_0", "", "register ring memory: cannot allocate memory"},
+		{"missing function", "", "fake_1", "", "ibv_wc_status_str"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := fakeverbs.Config{}
+			if c.name == "missing function" {
+				cfg.MissingSymbol = "ibv_wc_status_str"
+			}
 			if c.fault != "" {
 				cfg.Faults = []string{c.fault}
 			}

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,6 +77,9 @@ type Config struct {
 	ClockOrigin uint64   // device clock at ibv_open_device
 	Wallclock   bool     // CQs may carry wall-clock ns
 	MaxQPWR     int      // receive requests per QP
+	// MissingSymbol builds the double without this exported function
+	// (e.g. "ibv_wc_status_str"), as an older or broken libibverbs.
+	MissingSymbol string
 	// Faults are configuration lines as c/fakeverbs.c documents them:
 	// "burst_at 10 300", "error_at 5 1", "flush_at 7", "fatal_at 9",
 	// "fail create_qp 1", "no_op create_flow".
@@ -92,10 +96,8 @@ type Env struct {
 }
 
 var (
-	buildOnce sync.Once
-	builtLib  string
-	buildErr  error
-	skipWhy   string
+	buildMu sync.Mutex
+	builds  = map[string]string{} // the library built without a symbol ("" none), by that symbol
 )
 
 // Library builds the double once per process (and reuses a build of the
@@ -103,31 +105,49 @@ var (
 // when gcc or the verbs headers are missing, and fails under CI=true.
 func Library(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(build)
+	return library(t, "")
+}
+
+// library is Library without the exported function omit ("" for none):
+// the version script makes it local, as in a library too old to have it.
+func library(t testing.TB, omit string) string {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if lib, ok := builds[omit]; ok {
+		return lib
+	}
+	lib, skipWhy, err := build(omit)
 	if skipWhy != "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("fakeverbs: %s (CI must have it: make deps installs gcc and libibverbs-dev)", skipWhy)
 		}
 		t.Skipf("fakeverbs: %s", skipWhy)
 	}
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return builtLib
+	builds[omit] = lib
+	return lib
 }
 
-func build() {
+func build(omit string) (lib, skipWhy string, err error) {
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		skipWhy = "needs gcc to build the libibverbs test double"
-		return
+		return "", "needs gcc to build the libibverbs test double", nil
 	}
 	if _, err := os.Stat("/usr/include/infiniband/verbs.h"); err != nil {
-		skipWhy = "needs <infiniband/verbs.h> (libibverbs-dev) to build the libibverbs test double"
-		return
+		return "", "needs <infiniband/verbs.h> (libibverbs-dev) to build the libibverbs test double", nil
 	}
 	csrc, _ := source.ReadFile("c/fakeverbs.c")
 	vmap, _ := source.ReadFile("c/libibverbs.map")
+	if omit != "" {
+		re := regexp.MustCompile(`\b` + regexp.QuoteMeta(omit) + `;`)
+		if !re.Match(vmap) {
+			return "", "", fmt.Errorf("fakeverbs: the double exports no %s to leave out", omit)
+		}
+		vmap = re.ReplaceAll(vmap, nil)
+	}
 	h := sha256.New()
 	h.Write(csrc)
 	h.Write(vmap)
@@ -135,27 +155,23 @@ func build() {
 		h.Write(hdr)
 	}
 	dir := filepath.Join(os.TempDir(), "ibscope-fakeverbs-"+hex.EncodeToString(h.Sum(nil))[:16])
-	lib := filepath.Join(dir, "libibverbs.so.1")
+	lib = filepath.Join(dir, "libibverbs.so.1")
 	if _, err := os.Stat(lib); err == nil {
-		builtLib = lib
-		return
+		return lib, "", nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		buildErr = fmt.Errorf("fakeverbs: %w", err)
-		return
+		return "", "", fmt.Errorf("fakeverbs: %w", err)
 	}
 	// Built under a temporary name and renamed: test binaries of several
 	// packages may build it at once.
 	work, err := os.MkdirTemp(dir, "build-")
 	if err != nil {
-		buildErr = fmt.Errorf("fakeverbs: %w", err)
-		return
+		return "", "", fmt.Errorf("fakeverbs: %w", err)
 	}
 	defer os.RemoveAll(work)
 	for name, b := range map[string][]byte{"fakeverbs.c": csrc, "libibverbs.map": vmap} {
 		if err := os.WriteFile(filepath.Join(work, name), b, 0o644); err != nil {
-			buildErr = fmt.Errorf("fakeverbs: %w", err)
-			return
+			return "", "", fmt.Errorf("fakeverbs: %w", err)
 		}
 	}
 	out := filepath.Join(work, "libibverbs.so.1")
@@ -163,14 +179,12 @@ func build() {
 		"-Wl,-soname,libibverbs.so.1", "-Wl,--version-script="+filepath.Join(work, "libibverbs.map"),
 		filepath.Join(work, "fakeverbs.c"))
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		buildErr = fmt.Errorf("fakeverbs: build the libibverbs test double: %v\n%s", err, msg)
-		return
+		return "", "", fmt.Errorf("fakeverbs: build the libibverbs test double: %v\n%s", err, msg)
 	}
 	if err := os.Rename(out, lib); err != nil {
-		buildErr = fmt.Errorf("fakeverbs: %w", err)
-		return
+		return "", "", fmt.Errorf("fakeverbs: %w", err)
 	}
-	builtLib = lib
+	return lib, "", nil
 }
 
 // New builds the double, writes the sysfs tree and the configuration in a
@@ -180,7 +194,7 @@ func build() {
 // in the test's own process: such tests must not run in parallel.
 func New(t testing.TB, cfg Config) *Env {
 	t.Helper()
-	lib := Library(t)
+	lib := library(t, cfg.MissingSymbol)
 	dir := t.TempDir()
 	e := &Env{
 		Lib:        lib,
