@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"encoding/binary"
 	"io"
 	"os"
 	"path/filepath"
@@ -36,34 +35,7 @@ func TestStreamSameFileTwice(t *testing.T) {
 // stream skips its frame, counts it and says so, and hands out the rest.
 func TestStreamUntimedFrames(t *testing.T) {
 	pkts := testcap.Stream(3, 1, 2, 7, 0, 64, testcap.BaseNs, func(int) int64 { return 1000 })
-	le := binary.LittleEndian
-	var file []byte
-	block := func(typ uint32, body []byte) {
-		body = append(body, make([]byte, (4-len(body)%4)%4)...)
-		n := uint32(12 + len(body))
-		file = le.AppendUint32(le.AppendUint32(file, typ), n)
-		file = le.AppendUint32(append(file, body...), n)
-	}
-	block(0x0A0D0D0A, []byte{0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
-	block(1, []byte{1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0}) // Ethernet, if_tsresol 10^-9
-	for i, p := range pkts {
-		frame := testcap.RoCEFrame(t, p)
-		if i == 1 {
-			block(3, append(le.AppendUint32(nil, uint32(len(frame))), frame...))
-			continue
-		}
-		var b []byte
-		b = le.AppendUint32(b, 0)
-		b = le.AppendUint32(b, uint32(uint64(p.TsNs)>>32))
-		b = le.AppendUint32(b, uint32(p.TsNs))
-		b = le.AppendUint32(b, uint32(len(frame)))
-		b = le.AppendUint32(b, uint32(len(frame)))
-		block(6, append(b, frame...))
-	}
-	path := filepath.Join(t.TempDir(), "spb.pcapng")
-	if err := os.WriteFile(path, file, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := testcap.WriteUntimed(t, "spb.pcapng", pkts, 1)
 	var told []string
 	s, err := OpenStream([]string{path}, StreamOptions{OnDecodeError: func(e *decode.DecodeError) { told = append(told, e.Error()) }})
 	if err != nil {

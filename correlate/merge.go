@@ -66,14 +66,15 @@ func (cs *captureSet) fill(i int) error {
 			}
 		case err != nil:
 			return err
+		case f.NoTs:
+			cs.untimed++
+			if cs.onDecodeError != nil {
+				cs.onDecodeError(untimedError(cs.readers[i].Name(), f))
+			}
 		}
 		if !f.NoTs {
 			cs.live[i] = true
 			return nil
-		}
-		cs.untimed++
-		if cs.onDecodeError != nil {
-			cs.onDecodeError(untimedError(cs.readers[i].Name(), f))
 		}
 	}
 }
@@ -123,9 +124,8 @@ type captureSpan struct {
 }
 
 // scanCaptures reads every record of every capture without decoding it.
-// binNs > 0 asks for a byte histogram with bins of that width. Records with
-// an impossible header or no timestamp are left out (the binning pass
-// reports them).
+// binNs > 0 asks for a byte histogram with bins of that width. Records
+// without a timestamp are left out (the binning pass reports them).
 func scanCaptures(paths []string, binNs int64) (captureSpan, error) {
 	sp := captureSpan{}
 	if err := samefile.Check(paths); err != nil {
@@ -151,12 +151,12 @@ func scanCaptures(paths []string, binNs int64) (captureSpan, error) {
 				sp.damaged = append(sp.damaged, err)
 				break
 			}
-			if errors.As(err, &de) || err == nil && f.NoTs {
-				continue
-			}
-			if err != nil {
+			if err != nil && !errors.As(err, &de) {
 				r.Close()
 				return sp, err
+			}
+			if f.NoTs {
+				continue
 			}
 			if sp.frames == 0 || f.TsNs < sp.firstNs {
 				sp.firstNs = f.TsNs

@@ -1,0 +1,56 @@
+package correlate
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
+)
+
+// TestUntimedFrames: a frame without a timestamp is exported with the
+// reason in its error column, and left out of the time-merged stream that
+// correlate bins, with a warning naming it.
+func TestUntimedFrames(t *testing.T) {
+	pkts := testcap.Stream(3, 1, 2, 7, 0, 64, testcap.BaseNs, func(int) int64 { return 1000 })
+	path := testcap.WriteUntimed(t, "spb.pcapng", pkts, 1)
+	out := filepath.Join(t.TempDir(), "p.parquet")
+	st, err := Export(path, out, ExportOptions{})
+	if err != nil || st.Frames != 3 {
+		t.Fatalf("export: %d rows, %v", st.Frames, err)
+	}
+	tbl := readTableGo(t, out, FormatParquet)
+	defer tbl.Release()
+	if errs := columnStrings(t, tbl, "error"); len(errs) != 3 || errs[0] != "(null)" || errs[1] != "no timestamp (pcapng simple packet block)" || errs[2] != "(null)" {
+		t.Errorf("error column %q", errs)
+	}
+
+	var told []string
+	cs, err := openCaptures([]string{path}, func(e *decode.DecodeError) { told = append(told, e.Error()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.close()
+	var got []int64
+	for {
+		f, _, err := cs.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == nil {
+			break
+		}
+		got = append(got, f.TsNs)
+	}
+	if len(got) != 2 || got[0] != pkts[0].TsNs || got[1] != pkts[2].TsNs || cs.untimed != 1 {
+		t.Errorf("merged frames at %v (%d untimed), want frames 1 and 3", got, cs.untimed)
+	}
+	if len(told) != 1 || !strings.Contains(told[0], "spb.pcapng: frame 2 (record at byte offset ") || !strings.Contains(told[0], "no timestamp") {
+		t.Errorf("told %q", told)
+	}
+	sp, err := scanCaptures([]string{path}, 0)
+	if err != nil || sp.frames != 2 || sp.firstNs != pkts[0].TsNs || sp.lastNs != pkts[2].TsNs {
+		t.Errorf("scan: %d frames from %d to %d (%v)", sp.frames, sp.firstNs, sp.lastNs, err)
+	}
+}
