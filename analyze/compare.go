@@ -243,12 +243,9 @@ func RunCompare(a, b *Stream, cfg IPDConfig, matchWindowNs int64, progress func(
 	}
 	sketches := map[decode.FlowKey][2]*Sketch{}
 	for side, an := range []*IPDAnalysis{ia, ib} {
-		for _, g := range an.order {
+		an.eachGroup(func(g *ipdGroup) {
 			f := get(g.key)
-			h := g.hist
-			if h == nil {
-				h = bins.proto.Empty()
-			}
+			h := bins.histogram(&g.hist)
 			hj := HistJSON{Mode: h.Mode, Bins: h.Bins(), Below: h.Below, Above: h.Above}
 			sk := sketches[g.key]
 			sk[side] = &g.ipd
@@ -258,7 +255,7 @@ func RunCompare(a, b *Stream, cfg IPDConfig, matchWindowNs int64, progress func(
 			} else {
 				f.PacketsB, f.IPDB, f.HistB, f.histB = g.packets, statsOf(&g.ipd), hj, h
 			}
-		}
+		})
 	}
 	for k, f := range flows {
 		if f.histA == nil {

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -212,27 +213,97 @@ func (h *Histogram) Empty() *Histogram {
 
 // Add counts one value.
 func (h *Histogram) Add(v int64) {
-	if v < h.EdgesNs[0] {
+	switch i := h.slot(v); {
+	case i < len(h.Counts):
+		h.Counts[i]++
+	case i == len(h.Counts):
 		h.Below++
-		return
+	default:
+		h.Above++
+	}
+}
+
+// slots is how many places a value can be counted in: the bins, below
+// and above.
+func (h *Histogram) slots() int { return len(h.Counts) + 2 }
+
+// slot returns where v is counted: its bin, len(Counts) for below the first
+// edge, len(Counts)+1 for at or above the last.
+func (h *Histogram) slot(v int64) int {
+	if v < h.EdgesNs[0] {
+		return len(h.Counts)
 	}
 	if h.widthNs > 0 {
 		if i := v / h.widthNs; i < int64(len(h.Counts)) {
-			h.Counts[i]++
-		} else {
-			h.Above++
+			return int(i)
 		}
-		return
+		return len(h.Counts) + 1
 	}
 	i, found := slices.BinarySearch(h.EdgesNs, v)
 	if !found {
 		i--
 	}
 	if i >= len(h.Counts) {
-		h.Above++
+		return len(h.Counts) + 1
+	}
+	return i
+}
+
+// binCounts counts values into the slots of a Histogram kept elsewhere, in
+// little memory: while few values are counted, as (slot, count) pairs
+// sorted by slot, one word each; once a slot holds as many values as there
+// are slots, or pairs would take half as much room as counts, as one count
+// per slot (never more than 8 bytes per value counted).
+type binCounts struct {
+	c     []uint64
+	dense bool
+}
+
+// A pair is slot << pairCountBits | count; a count in a pair stays below
+// the number of slots (at most MaxBins+2).
+const pairCountBits = 32
+
+// add counts one value into slot, of slots in all.
+func (b *binCounts) add(slot, slots int) {
+	if b.dense {
+		b.c[slot]++
 		return
 	}
-	h.Counts[i]++
+	i, found := slices.BinarySearchFunc(b.c, slot, func(p uint64, s int) int { return cmp.Compare(int(p>>pairCountBits), s) })
+	switch {
+	case found && int(uint32(b.c[i])) < slots:
+		b.c[i]++
+	case !found && 2*(len(b.c)+1) <= slots:
+		b.c = slices.Insert(b.c, i, uint64(slot)<<pairCountBits|1)
+	default:
+		d := make([]uint64, slots)
+		for _, p := range b.c {
+			d[p>>pairCountBits] += uint64(uint32(p))
+		}
+		b.c, b.dense = d, true
+		b.c[slot]++
+	}
+}
+
+// fill adds the counts to h, a histogram of the slots counted into.
+func (b *binCounts) fill(h *Histogram) {
+	put := func(slot int, c uint64) {
+		switch {
+		case slot < len(h.Counts):
+			h.Counts[slot] += c
+		case slot == len(h.Counts):
+			h.Below += c
+		default:
+			h.Above += c
+		}
+	}
+	for i, c := range b.c {
+		if b.dense {
+			put(i, c)
+		} else {
+			put(int(c>>pairCountBits), uint64(uint32(c)))
+		}
+	}
 }
 
 // Total returns every value counted, Below and Above included.

@@ -1,9 +1,12 @@
 package analyze
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -24,6 +27,10 @@ type IPDConfig struct {
 	// reported, in packets (DefaultPhasePackets when 0).
 	Phases       bool
 	PhasePackets int
+	// MaxFlows bounds the groups kept (DefaultMaxFlows when 0): the packets
+	// of groups first seen after that many are counted in one "other"
+	// group, without IPDs.
+	MaxFlows int
 }
 
 // IPDStats are one group's IPD figures, integer ns. Percentiles come from a
@@ -93,15 +100,80 @@ type IPDFlow struct {
 func (f *IPDFlow) Hist() *Histogram { return f.hist }
 
 // IPDResult is the whole IPD analysis, the `ibanalyze ipd --json` document.
+// Its flows are built one at a time (Flow, WriteJSON), never all at once:
+// a capture of a million flows writes its report in bounded memory.
 type IPDResult struct {
-	Flows        []*IPDFlow `json:"flows"`
-	ResolutionNs int64      `json:"resolution_ns"` // timestamp resolution detected, ns
-	By           string     `json:"by"`
-	Opcodes      []string   `json:"opcodes"` // opcodes counted; ["data"] for the default
-	Rate         string     `json:"rate,omitempty"`
-	DataGbps     float64    `json:"data_gbps,omitempty"`
-	Counted      uint64     `json:"counted"` // packets with a counted opcode
-	Input        InputJSON  `json:"input"`
+	ResolutionNs int64     `json:"resolution_ns"` // timestamp resolution detected, ns
+	By           string    `json:"by"`
+	Opcodes      []string  `json:"opcodes"` // opcodes counted; ["data"] for the default
+	Rate         string    `json:"rate,omitempty"`
+	DataGbps     float64   `json:"data_gbps,omitempty"`
+	Counted      uint64    `json:"counted"` // packets with a counted opcode
+	Input        InputJSON `json:"input"`
+	// MaxFlows is set when the analysis reached its bound on groups: the
+	// packets of groups first seen after that many, OtherPackets of them,
+	// are counted together in a last group keyed {"transport": "other"},
+	// without IPDs.
+	MaxFlows     int    `json:"max_flows,omitempty"`
+	OtherPackets uint64 `json:"other_packets,omitempty"`
+
+	groups []*ipdGroup // busiest first, the other group last
+	a      *IPDAnalysis
+}
+
+// NumFlows returns how many groups the result holds.
+func (r *IPDResult) NumFlows() int { return len(r.groups) }
+
+// Flow returns group i, busiest first (the other group, if any, last).
+func (r *IPDResult) Flow(i int) *IPDFlow { return r.a.flowResult(r.groups[i]) }
+
+// WriteJSON writes the document exactly as encoding/json indents it by two
+// spaces, encoding one flow at a time.
+func (r *IPDResult) WriteJSON(w io.Writer) error {
+	type fields IPDResult // the same fields, without the methods
+	tail, err := json.MarshalIndent((*fields)(r), "", "  ")
+	if err != nil {
+		return err
+	}
+	ew := &errWriter{w: w}
+	ew.write([]byte("{\n  \"flows\": ["))
+	for i := range r.groups {
+		f, err := json.MarshalIndent(r.Flow(i), "    ", "  ")
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			ew.write([]byte(","))
+		}
+		ew.write([]byte("\n    "))
+		ew.write(f)
+	}
+	if len(r.groups) > 0 {
+		ew.write([]byte("\n  "))
+	}
+	ew.write([]byte("],\n"))
+	ew.write(tail[len("{\n"):])
+	ew.write([]byte("\n"))
+	return ew.err
+}
+
+// MarshalJSON returns what WriteJSON writes.
+func (r *IPDResult) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	err := r.WriteJSON(&b)
+	return b.Bytes(), err
+}
+
+// errWriter keeps the first write error and writes nothing after it.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) write(b []byte) {
+	if e.err == nil {
+		_, e.err = e.w.Write(b)
+	}
 }
 
 // ErrNoIPD is returned when no group had two packets: there is no IPD.
@@ -120,7 +192,7 @@ func (e *NoIPDError) Error() string {
 
 func (e *NoIPDError) Unwrap() error { return ErrNoIPD }
 
-// Found describes the packets by kind, each with its opcodes, e.g.
+// Found describes the packets by kind, each with its first opcodes, e.g.
 // "6 atomics (RC_COMPARE_SWAP, RC_FETCH_ADD) and 6 ACKs (RC_ATOMIC_ACKNOWLEDGE)".
 func (e *NoIPDError) Found() string {
 	var n [len(opcodeKinds)]uint64
@@ -134,9 +206,18 @@ func (e *NoIPDError) Found() string {
 	}
 	var parts []string
 	for k, c := range n {
-		if c > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s (%s)", c, opcodeKinds[k], strings.Join(names[k], ", ")))
+		if c == 0 {
+			continue
 		}
+		kind := opcodeKinds[k][1]
+		if c == 1 {
+			kind = opcodeKinds[k][0]
+		}
+		ops := names[k]
+		if len(ops) > foundOpcodes {
+			ops = append(ops[:foundOpcodes:foundOpcodes], fmt.Sprintf("%d more", len(names[k])-foundOpcodes))
+		}
+		parts = append(parts, fmt.Sprintf("%d %s (%s)", c, kind, strings.Join(ops, ", ")))
 	}
 	switch len(parts) {
 	case 0:
@@ -146,6 +227,9 @@ func (e *NoIPDError) Found() string {
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
+
+// foundOpcodes is how many opcodes Found names for each kind.
+const foundOpcodes = 3
 
 // AtomicsOnly reports whether every packet was an atomic request or an ACK.
 func (e *NoIPDError) AtomicsOnly() bool {
@@ -175,7 +259,9 @@ const (
 	kindOther
 )
 
-var opcodeKinds = [...]string{"data packets", "atomics", "RDMA READ requests", "ACKs", "CNPs", "other packets"}
+// opcodeKinds names each kind, singular and plural.
+var opcodeKinds = [...][2]string{{"data packet", "data packets"}, {"atomic", "atomics"}, {"RDMA READ request", "RDMA READ requests"},
+	{"ACK", "ACKs"}, {"CNP", "CNPs"}, {"other packet", "other packets"}}
 
 func opcodeKind(op decode.Opcode) int {
 	switch {
@@ -193,25 +279,46 @@ func opcodeKind(op decode.Opcode) int {
 	return kindOther
 }
 
-// ipdGroup is the running state of one flow, link or QP.
+// ipdGroup is the running state of one flow, link or QP: 224 bytes, with
+// a sketch bucket (24 bytes) once it has an IPD and a histogram word (8
+// bytes) per bin its IPDs fell in (up to one per bin once many have).
 type ipdGroup struct {
 	key       decode.FlowKey
 	packets   uint64
 	firstNs   int64
 	lastNs    int64
-	ipd       Sketch
-	hist      *Histogram
 	wireBytes uint64
-	phases    *PhaseDetector
 	late      uint64
+	ipd       Sketch
+	hist      binCounts // on the shared bins, once they are decided
+	phases    *PhaseDetector
+}
+
+// DefaultMaxFlows bounds the groups an IPD analysis keeps when the caller
+// does not say, and MaxFlowsLimit what a caller may ask: about 300 bytes a
+// group (map entry included) without phases, so 300 MB by default.
+const (
+	DefaultMaxFlows = 1_000_000
+	MaxFlowsLimit   = 20_000_000
+)
+
+// CheckMaxFlows checks a bound on groups (0: the default).
+func CheckMaxFlows(n int) error {
+	if n < 0 || n > MaxFlowsLimit {
+		return fmt.Errorf("bound of %d flows: want 1 to %d (0 for the default %d)", n, MaxFlowsLimit, DefaultMaxFlows)
+	}
+	return nil
 }
 
 // IPDAnalysis accumulates IPDs from a packet stream.
 type IPDAnalysis struct {
-	cfg     IPDConfig
-	want    [256]bool
-	index   map[decode.FlowKey]*ipdGroup
-	order   []*ipdGroup
+	cfg   IPDConfig
+	want  [256]bool
+	index map[decode.FlowKey]*ipdGroup
+	// chunks hold the groups in order of their first packet; a chunk is
+	// never grown past its capacity, so pointers to groups stay valid.
+	chunks  [][]ipdGroup
+	other   *ipdGroup // packets of groups past cfg.MaxFlows
 	lastKey decode.FlowKey
 	last    *ipdGroup
 	counted uint64
@@ -224,15 +331,15 @@ type IPDAnalysis struct {
 // analyses can share one, so that their histograms line up.
 type binner struct {
 	spec    HistSpec
-	proto   *Histogram
+	proto   *Histogram // the bins, once decided
 	pending []pendingIPD
 	resNs   func() int64
 	err     error
 }
 
 type pendingIPD struct {
-	g   *ipdGroup
-	ipd int64
+	counts *binCounts
+	ipd    int64
 }
 
 // binSamplePackets is how many IPDs the bins are picked from.
@@ -242,24 +349,23 @@ func newBinner(spec HistSpec, resNs func() int64) *binner {
 	return &binner{spec: spec, resNs: resNs}
 }
 
-func (b *binner) add(g *ipdGroup, v int64) {
+// add counts v into c, or keeps it until the bins are decided.
+func (b *binner) add(c *binCounts, v int64) {
 	if b.err != nil {
 		return
 	}
 	if b.proto != nil {
-		// A group that first shows up after the bins were decided.
-		g.hist = b.proto.Empty()
-		g.hist.Add(v)
+		c.add(b.proto.slot(v), b.proto.slots())
 		return
 	}
-	b.pending = append(b.pending, pendingIPD{g, v})
+	b.pending = append(b.pending, pendingIPD{c, v})
 	if len(b.pending) >= binSamplePackets {
 		b.decide()
 	}
 }
 
 // decide resolves the spec against the sample and the resolution known so
-// far, and replays the sample into per-group histograms.
+// far, and replays the sample into the groups' counts.
 func (b *binner) decide() {
 	if b.proto != nil || b.err != nil {
 		return
@@ -281,12 +387,16 @@ func (b *binner) decide() {
 	}
 	b.proto = h
 	for _, p := range b.pending {
-		if p.g.hist == nil {
-			p.g.hist = h.Empty()
-		}
-		p.g.hist.Add(p.ipd)
+		p.counts.add(h.slot(p.ipd), h.slots())
 	}
 	b.pending = nil
+}
+
+// histogram returns c's counts on the decided bins.
+func (b *binner) histogram(c *binCounts) *Histogram {
+	h := b.proto.Empty()
+	c.fill(h)
+	return h
 }
 
 // NewIPDAnalysis checks cfg and returns an empty analysis whose histogram
@@ -309,6 +419,12 @@ func newIPDAnalysis(cfg IPDConfig, b *binner) (*IPDAnalysis, error) {
 	if err := CheckPhasePackets(cfg.PhasePackets); err != nil {
 		return nil, err
 	}
+	if err := CheckMaxFlows(cfg.MaxFlows); err != nil {
+		return nil, err
+	}
+	if cfg.MaxFlows == 0 {
+		cfg.MaxFlows = DefaultMaxFlows
+	}
 	a := &IPDAnalysis{cfg: cfg, index: make(map[decode.FlowKey]*ipdGroup), bins: b}
 	if cfg.Opcodes == nil {
 		for op := range 256 {
@@ -319,6 +435,39 @@ func newIPDAnalysis(cfg IPDConfig, b *binner) (*IPDAnalysis, error) {
 		a.want[op] = true
 	}
 	return a, nil
+}
+
+// maxGroupChunk is the largest chunk of groups allocated at once (900 KB);
+// chunks start small and double, so a small capture allocates little.
+const maxGroupChunk = 4096
+
+// newGroup adds a group for k, first seen at tsNs.
+func (a *IPDAnalysis) newGroup(k decode.FlowKey, tsNs int64) *ipdGroup {
+	n := len(a.chunks)
+	if n == 0 || len(a.chunks[n-1]) == cap(a.chunks[n-1]) {
+		size := 16
+		if n > 0 {
+			size = min(2*cap(a.chunks[n-1]), maxGroupChunk)
+		}
+		a.chunks = append(a.chunks, make([]ipdGroup, 0, size))
+		n++
+	}
+	c := &a.chunks[n-1]
+	*c = append(*c, ipdGroup{key: k, firstNs: tsNs, lastNs: tsNs})
+	g := &(*c)[len(*c)-1]
+	if a.cfg.Phases {
+		g.phases = NewPhaseDetector(a.cfg.PhasePackets)
+	}
+	return g
+}
+
+// eachGroup calls fn for every group in order of its first packet.
+func (a *IPDAnalysis) eachGroup(fn func(g *ipdGroup)) {
+	for _, c := range a.chunks {
+		for i := range c {
+			fn(&c[i])
+		}
+	}
 }
 
 // Add counts one packet; packets must come in timestamp order (Late ones
@@ -333,13 +482,16 @@ func (a *IPDAnalysis) Add(p *Packet) {
 	g := a.last
 	if g == nil || k != a.lastKey {
 		g = a.index[k]
-		if g == nil {
-			g = &ipdGroup{key: k, firstNs: p.TsNs, lastNs: p.TsNs}
-			if a.cfg.Phases {
-				g.phases = NewPhaseDetector(a.cfg.PhasePackets)
-			}
+		switch {
+		case g != nil:
+		case len(a.index) < a.cfg.MaxFlows:
+			g = a.newGroup(k, p.TsNs)
 			a.index[k] = g
-			a.order = append(a.order, g)
+		default:
+			if a.other == nil {
+				a.other = &ipdGroup{firstNs: p.TsNs, lastNs: p.TsNs}
+			}
+			g = a.other
 		}
 		a.last, a.lastKey = g, k
 	}
@@ -349,14 +501,15 @@ func (a *IPDAnalysis) Add(p *Packet) {
 		g.late++
 		return
 	}
+	if g == a.other {
+		// Packets of many groups: no IPD between them.
+		g.lastNs = p.TsNs
+		return
+	}
 	if g.packets > g.late+1 {
 		v := p.TsNs - g.lastNs
 		g.ipd.Add(v)
-		if g.hist != nil {
-			g.hist.Add(v)
-		} else {
-			a.bins.add(g, v)
-		}
+		a.bins.add(&g.hist, v)
 	}
 	g.lastNs = p.TsNs
 	if g.phases != nil {
@@ -376,9 +529,7 @@ func (a *IPDAnalysis) Result(finalResNs int64) (*IPDResult, error) {
 		return nil, a.bins.err
 	}
 	var ipds uint64
-	for _, g := range a.order {
-		ipds += g.ipd.Count()
-	}
+	a.eachGroup(func(g *ipdGroup) { ipds += g.ipd.Count() })
 	if a.bins.proto == nil || ipds == 0 {
 		return nil, &NoIPDError{Counted: a.counted, ByOpcode: a.seen}
 	}
@@ -391,27 +542,31 @@ func (a *IPDAnalysis) Result(finalResNs int64) (*IPDResult, error) {
 	if err := spec.Validate(finalResNs); err != nil {
 		return nil, err
 	}
-	r := &IPDResult{ResolutionNs: finalResNs, By: a.cfg.By, Rate: a.cfg.RateName, DataGbps: a.cfg.DataGbps, Counted: a.counted}
+	r := &IPDResult{ResolutionNs: finalResNs, By: a.cfg.By, Rate: a.cfg.RateName, DataGbps: a.cfg.DataGbps, Counted: a.counted, a: a}
 	if a.cfg.Opcodes == nil {
 		r.Opcodes = []string{"data"}
 	}
 	for _, op := range a.cfg.Opcodes {
 		r.Opcodes = append(r.Opcodes, op.String())
 	}
-	for _, g := range a.order {
-		r.Flows = append(r.Flows, a.flowResult(g))
+	r.groups = make([]*ipdGroup, 0, len(a.index)+1)
+	a.eachGroup(func(g *ipdGroup) { r.groups = append(r.groups, g) })
+	slices.SortStableFunc(r.groups, func(x, y *ipdGroup) int { return cmp.Compare(y.packets, x.packets) })
+	if a.other != nil {
+		r.groups = append(r.groups, a.other)
+		r.MaxFlows, r.OtherPackets = a.cfg.MaxFlows, a.other.packets
 	}
-	slices.SortStableFunc(r.Flows, func(x, y *IPDFlow) int { return cmp.Compare(y.Packets, x.Packets) })
 	return r, nil
 }
 
 func (a *IPDAnalysis) flowResult(g *ipdGroup) *IPDFlow {
-	f := &IPDFlow{Key: keyJSON(g.key, a.cfg.By), Packets: g.packets, FirstNs: g.firstNs, LastNs: g.lastNs,
-		IPDNs: statsOf(&g.ipd), Late: g.late}
-	f.hist = g.hist
-	if f.hist == nil {
-		f.hist = a.bins.proto.Empty()
+	f := &IPDFlow{Packets: g.packets, FirstNs: g.firstNs, LastNs: g.lastNs, IPDNs: statsOf(&g.ipd), Late: g.late}
+	if g == a.other {
+		f.Key = KeyJSON{Transport: "other"}
+	} else {
+		f.Key = keyJSON(g.key, a.cfg.By)
 	}
+	f.hist = a.bins.histogram(&g.hist)
 	f.Histogram = HistJSON{Mode: f.hist.Mode, Bins: f.hist.Bins(), Below: f.hist.Below, Above: f.hist.Above}
 	f.MeanWireBytes = float64(g.wireBytes) / float64(g.packets)
 	if a.cfg.DataGbps > 0 {

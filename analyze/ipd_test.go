@@ -10,6 +10,15 @@ import (
 	"github.com/ibscope/ibscope/internal/testcap"
 )
 
+// flowList builds every flow of a (small) result.
+func flowList(r *IPDResult) []*IPDFlow {
+	out := make([]*IPDFlow, r.NumFlows())
+	for i := range out {
+		out[i] = r.Flow(i)
+	}
+	return out
+}
+
 func runIPDFiles(t *testing.T, cfg IPDConfig, paths ...string) (*IPDResult, error) {
 	t.Helper()
 	s, err := OpenStream(paths, StreamOptions{})
@@ -37,10 +46,10 @@ func TestIPDStudyExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Flows) != 1 {
-		t.Fatalf("%d flows, want 1", len(r.Flows))
+	if len(flowList(r)) != 1 {
+		t.Fatalf("%d flows, want 1", len(flowList(r)))
 	}
-	f := r.Flows[0]
+	f := flowList(r)[0]
 	if f.Packets != 1000 || f.IPDNs.Count != 999 {
 		t.Errorf("packets %d, IPDs %d", f.Packets, f.IPDNs.Count)
 	}
@@ -87,22 +96,22 @@ func TestIPDGroupingAndOpcodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Flows) != 2 || r.Flows[0].IPDNs.P50 != 4000 || r.Counted != 200 {
-		t.Fatalf("by flow: %d flows, counted %d", len(r.Flows), r.Counted)
+	if len(flowList(r)) != 2 || flowList(r)[0].IPDNs.P50 != 4000 || r.Counted != 200 {
+		t.Fatalf("by flow: %d flows, counted %d", len(flowList(r)), r.Counted)
 	}
 	r, err = runIPDFiles(t, IPDConfig{By: ByLink}, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Flows) != 1 || r.Flows[0].IPDNs.P50 != 2000 || r.Flows[0].Key.DestQP != nil || r.Flows[0].Key.Dst != "192.168.7.3" {
-		t.Fatalf("by link: %+v", r.Flows[0])
+	if len(flowList(r)) != 1 || flowList(r)[0].IPDNs.P50 != 2000 || flowList(r)[0].Key.DestQP != nil || flowList(r)[0].Key.Dst != "192.168.7.3" {
+		t.Fatalf("by link: %+v", flowList(r)[0])
 	}
 	r, err = runIPDFiles(t, IPDConfig{Opcodes: []decode.Opcode{0x11}}, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Flows) != 1 || r.Flows[0].IPDNs.P50 != 40_000 || r.Opcodes[0] != "RC_ACKNOWLEDGE" {
-		t.Fatalf("acks only: %d flows, %+v", len(r.Flows), r.Flows[0].IPDNs)
+	if len(flowList(r)) != 1 || flowList(r)[0].IPDNs.P50 != 40_000 || r.Opcodes[0] != "RC_ACKNOWLEDGE" {
+		t.Fatalf("acks only: %d flows, %+v", len(flowList(r)), flowList(r)[0].IPDNs)
 	}
 }
 
@@ -119,8 +128,8 @@ func TestIPDResolutionRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.ResolutionNs != 1000 || r.Flows[0].Histogram.Bins[1].HiNs-r.Flows[0].Histogram.Bins[1].LoNs != 1000 {
-		t.Errorf("resolution %d, bins %+v", r.ResolutionNs, r.Flows[0].Histogram.Bins[:2])
+	if r.ResolutionNs != 1000 || flowList(r)[0].Histogram.Bins[1].HiNs-flowList(r)[0].Histogram.Bins[1].LoNs != 1000 {
+		t.Errorf("resolution %d, bins %+v", r.ResolutionNs, flowList(r)[0].Histogram.Bins[:2])
 	}
 	// Microsecond stamps in a nanosecond file: detected from the data.
 	for i := range pkts {
@@ -134,11 +143,11 @@ func TestIPDResolutionRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.ResolutionNs != 1000 || r.Flows[0].Histogram.Bins[3].HiNs != 8000 {
-		t.Errorf("exp on us data: res %d, bins %+v", r.ResolutionNs, r.Flows[0].Histogram.Bins)
+	if r.ResolutionNs != 1000 || flowList(r)[0].Histogram.Bins[3].HiNs != 8000 {
+		t.Errorf("exp on us data: res %d, bins %+v", r.ResolutionNs, flowList(r)[0].Histogram.Bins)
 	}
 	// 2074 ns stamped in us: 2000 or 3000, counted in [2us,4us).
-	if b := r.Flows[0].Histogram.Bins; b[2].Count != 199 {
+	if b := flowList(r)[0].Histogram.Bins; b[2].Count != 199 {
 		t.Errorf("exp bins %+v", b)
 	}
 }
@@ -155,7 +164,7 @@ func TestIPDTwoPhases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ph := r.Flows[0].Phases
+	ph := flowList(r)[0].Phases
 	if len(ph) != 2 || ph[0].Packets != 1200 || ph[1].Packets != 800 || ph[0].MedianIPDNs != 2074 || ph[1].MedianIPDNs != 4148 {
 		t.Fatalf("phases %+v", ph)
 	}
@@ -178,8 +187,8 @@ func TestIPDOutOfOrder(t *testing.T) {
 	if d.OutOfOrder != 1 || d.First == nil || d.First.Frame != 12 || d.MaxStepBackNs != 1000 || d.Late != 0 {
 		t.Errorf("disorder %+v first %+v", d, d.First)
 	}
-	if r.Flows[0].IPDNs.Min != 1000 || r.Flows[0].IPDNs.Max != 1000 {
-		t.Errorf("IPDs after reordering %+v", r.Flows[0].IPDNs)
+	if flowList(r)[0].IPDNs.Min != 1000 || flowList(r)[0].IPDNs.Max != 1000 {
+		t.Errorf("IPDs after reordering %+v", flowList(r)[0].IPDNs)
 	}
 	s, err := OpenStream([]string{path}, StreamOptions{WindowPackets: 1})
 	if err != nil {
@@ -190,8 +199,8 @@ func TestIPDOutOfOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Input.Disorder.Late != 1 || r.Flows[0].Late != 1 || r.Flows[0].IPDNs.Min < 0 || r.Flows[0].IPDNs.Count != 98 {
-		t.Errorf("window 1: late %d, flow %+v", r.Input.Disorder.Late, r.Flows[0])
+	if r.Input.Disorder.Late != 1 || flowList(r)[0].Late != 1 || flowList(r)[0].IPDNs.Min < 0 || flowList(r)[0].IPDNs.Count != 98 {
+		t.Errorf("window 1: late %d, flow %+v", r.Input.Disorder.Late, flowList(r)[0])
 	}
 }
 
@@ -237,7 +246,7 @@ func TestStreamLateKeepsFileOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := ri.Flows[0]; f.IPDNs.Min != 1000 || f.IPDNs.Max != 2000 || f.IPDNs.Count != 298 || f.Late != 1 {
+	if f := flowList(ri)[0]; f.IPDNs.Min != 1000 || f.IPDNs.Max != 2000 || f.IPDNs.Count != 298 || f.Late != 1 {
 		t.Errorf("ipd: IPDs %+v, late %d", f.IPDNs, f.Late)
 	}
 }
@@ -252,7 +261,7 @@ func TestStreamRotatedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := r.Flows[0]; f.Packets != 300 || f.IPDNs.Min != 1500 || f.IPDNs.Max != 1500 || r.Input.Disorder.OutOfOrder != 0 {
+	if f := flowList(r)[0]; f.Packets != 300 || f.IPDNs.Min != 1500 || f.IPDNs.Max != 1500 || r.Input.Disorder.OutOfOrder != 0 {
 		t.Errorf("rotated: %+v", f.IPDNs)
 	}
 }
@@ -298,22 +307,22 @@ func TestIPDIncast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f1 := r.Flows[0]
+	f1 := flowList(r)[0]
 	if f1.Key.String() != "ib lid 1>3 qp 0x000041" || len(f1.Phases) != 2 || f1.Phases[0].MedianIPDNs != 2074 || f1.Phases[1].MedianIPDNs != 4148 {
 		t.Fatalf("sender 1: %s phases %+v", f1.Key, f1.Phases)
 	}
 	if f1.Phases[1].StartNs != pkts[1002].TsNs {
 		t.Errorf("second phase starts at %d, want %d (sender 1's first packet after sender 2 joined)", f1.Phases[1].StartNs, pkts[1002].TsNs)
 	}
-	if f2 := r.Flows[1]; len(f2.Phases) != 1 || f2.Phases[0].MedianIPDNs != 4148 {
+	if f2 := flowList(r)[1]; len(f2.Phases) != 1 || f2.Phases[0].MedianIPDNs != 4148 {
 		t.Errorf("sender 2: %+v", f2.Phases)
 	}
 	r, err = runIPDFiles(t, IPDConfig{Phases: true, By: ByLink}, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Flows) != 1 || len(r.Flows[0].Phases) != 1 || r.Flows[0].IPDNs.Max != 2074 {
-		t.Errorf("link: %+v", r.Flows[0])
+	if len(flowList(r)) != 1 || len(flowList(r)[0].Phases) != 1 || flowList(r)[0].IPDNs.Max != 2074 {
+		t.Errorf("link: %+v", flowList(r)[0])
 	}
 }
 
@@ -328,15 +337,15 @@ func TestIPDLateFlowHistogram(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(r.Flows) != 2 {
-			t.Fatalf("%d flows, want 2", len(r.Flows))
+		if len(flowList(r)) != 2 {
+			t.Fatalf("%d flows, want 2", len(flowList(r)))
 		}
-		for _, f := range r.Flows {
+		for _, f := range flowList(r) {
 			if got := f.Hist().Total(); got != f.IPDNs.Count {
 				t.Errorf("spec %+v: flow %s: histogram holds %d IPDs, want %d", spec, f.Key, got, f.IPDNs.Count)
 			}
 		}
-		if got := r.Flows[1].Histogram.Bins[3].Count; got != 499 {
+		if got := flowList(r)[1].Histogram.Bins[3].Count; got != 499 {
 			t.Errorf("spec %+v: late flow's [3us, 4us) bin holds %d, want 499", spec, got)
 		}
 	}

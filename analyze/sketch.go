@@ -17,14 +17,16 @@ import (
 // bucket's values are all equal (back-to-back packets of one size give one
 // IPD; timestamps in whole microseconds put at most one value in each
 // bucket below 65.536 us).
-// Memory: 24 bytes per bucket between the smallest and the largest value
-// seen: 1.5 KiB per power of two the values span (12 KiB for IPDs from 1 us
-// to 256 us), 90 KiB at most.
+// Memory: 80 bytes, and 24 bytes per bucket between the smallest and the
+// largest value seen: 1.5 KiB per power of two the values span (12 KiB for
+// IPDs from 1 us to 256 us), 90 KiB at most. A sketch of one repeated value
+// (a flow of a few back-to-back packets) holds one bucket.
 type Sketch struct {
-	pos, neg bucketCounts // bucket counts of v >= 0 and of -v for v < 0
 	n        uint64
 	min, max int64
-	mean, m2 float64 // Welford's running mean and sum of squared deviations
+	mean, m2 float64       // Welford's running mean and sum of squared deviations
+	pos      bucketCounts  // buckets of v >= 0
+	neg      *bucketCounts // buckets of -v for v < 0, made for the first negative value
 }
 
 const (
@@ -41,8 +43,8 @@ func sketchIndex(v uint64) int {
 	return 2*sketchSub + (shift-1)*sketchSub + int(v>>uint(shift)) - sketchSub
 }
 
-// sketchBucket returns the lowest value of bucket i and how many integers it spans.
-func sketchBucket(i int) (lo, width uint64) {
+// sketchBucketSpan returns the lowest value of bucket i and how many integers it spans.
+func sketchBucketSpan(i int) (lo, width uint64) {
 	if i < 2*sketchSub {
 		return uint64(i), 1
 	}
@@ -66,55 +68,60 @@ func (s *Sketch) Add(v int64) {
 	if v >= 0 {
 		s.pos.add(sketchIndex(uint64(v)), 1, v, v)
 	} else {
-		s.neg.add(sketchIndex(uint64(-v)), 1, -v, -v)
+		s.negative().add(sketchIndex(uint64(-v)), 1, -v, -v)
 	}
 }
 
-// bucketCounts holds counts for the buckets base .. base+len(c)-1 only,
-// so a flow whose IPDs span a few powers of two pays for those alone.
+// negative returns the buckets of negative values, making them if needed.
+func (s *Sketch) negative() *bucketCounts {
+	if s.neg == nil {
+		s.neg = new(bucketCounts)
+	}
+	return s.neg
+}
+
+// bucketCounts holds the buckets base .. base+len(b)-1 only, so a flow
+// whose IPDs span a few powers of two pays for those alone.
 type bucketCounts struct {
 	base int
-	c    []uint64
-	// lo[j] and hi[j] are the smallest and largest value (magnitude)
-	// bucket base+j received.
-	lo, hi []int64
+	b    []sketchBucket
+}
+
+// sketchBucket counts the values of one bucket and keeps the smallest and
+// largest (magnitudes) it received.
+type sketchBucket struct {
+	c      uint64
+	lo, hi int64
 }
 
 // add adds n values from vlo to vhi (magnitudes) to bucket i, widening the
 // covered range as needed.
 func (b *bucketCounts) add(i int, n uint64, vlo, vhi int64) {
 	switch {
-	case len(b.c) == 0:
+	case len(b.b) == 0:
 		b.base = i
-		b.c = append(b.c[:0], 0)
-		b.lo = append(b.lo[:0], 0)
-		b.hi = append(b.hi[:0], 0)
+		b.b = append(b.b[:0], sketchBucket{})
 	case i < b.base:
 		// Grow downwards with room to spare, as append does upwards.
-		grow := max(b.base-i, len(b.c)/2)
+		grow := max(b.base-i, len(b.b)/2)
 		grow = min(grow, b.base)
-		b.c = growDown(b.c, grow)
-		b.lo = growDown(b.lo, grow)
-		b.hi = growDown(b.hi, grow)
+		b.b = growDown(b.b, grow)
 		b.base -= grow
-	case i >= b.base+len(b.c):
-		more := i + 1 - b.base - len(b.c)
-		b.c = append(b.c, make([]uint64, more)...)
-		b.lo = append(b.lo, make([]int64, more)...)
-		b.hi = append(b.hi, make([]int64, more)...)
+	case i >= b.base+len(b.b):
+		b.b = append(b.b, make([]sketchBucket, i+1-b.base-len(b.b))...)
 	}
-	j := i - b.base
-	if b.c[j] == 0 {
-		b.lo[j], b.hi[j] = vlo, vhi
+	k := &b.b[i-b.base]
+	if k.c == 0 {
+		k.lo, k.hi = vlo, vhi
 	} else {
-		b.lo[j], b.hi[j] = min(b.lo[j], vlo), max(b.hi[j], vhi)
+		k.lo, k.hi = min(k.lo, vlo), max(k.hi, vhi)
 	}
-	b.c[j] += n
+	k.c += n
 }
 
 // growDown returns x with grow zero elements in front.
-func growDown[T uint64 | int64](x []T, grow int) []T {
-	out := make([]T, grow+len(x), grow+cap(x))
+func growDown(x []sketchBucket, grow int) []sketchBucket {
+	out := make([]sketchBucket, grow+len(x), grow+cap(x))
 	copy(out[grow:], x)
 	return out
 }
@@ -149,14 +156,16 @@ func (s *Sketch) Quantile(q float64) int64 {
 	rank := uint64(math.Ceil(q * float64(s.n)))
 	rank = min(max(rank, 1), s.n)
 	var seen uint64
-	for j := len(s.neg.c) - 1; j >= 0; j-- {
-		if seen += s.neg.c[j]; seen >= rank {
-			return -s.rep(&s.neg, j)
+	if s.neg != nil {
+		for j := len(s.neg.b) - 1; j >= 0; j-- {
+			if seen += s.neg.b[j].c; seen >= rank {
+				return -s.neg.rep(j)
+			}
 		}
 	}
-	for j, c := range s.pos.c {
-		if seen += c; seen >= rank {
-			return s.rep(&s.pos, j)
+	for j, k := range s.pos.b {
+		if seen += k.c; seen >= rank {
+			return s.pos.rep(j)
 		}
 	}
 	return s.max
@@ -165,9 +174,9 @@ func (s *Sketch) Quantile(q float64) int64 {
 // rep returns the value bucket j of b stands for: its middle, clamped to
 // the smallest and largest value the bucket received (a magnitude for the
 // negative buckets).
-func (s *Sketch) rep(b *bucketCounts, j int) int64 {
-	lo, w := sketchBucket(b.base + j)
-	return min(max(int64(lo+(w-1)/2), b.lo[j]), b.hi[j])
+func (b *bucketCounts) rep(j int) int64 {
+	lo, w := sketchBucketSpan(b.base + j)
+	return min(max(int64(lo+(w-1)/2), b.b[j].lo), b.b[j].hi)
 }
 
 // Merge adds every value of o to s.
@@ -186,13 +195,15 @@ func (s *Sketch) Merge(o *Sketch) {
 	s.mean += d * float64(o.n) / n
 	s.n += o.n
 	s.pos.merge(&o.pos)
-	s.neg.merge(&o.neg)
+	if o.neg != nil {
+		s.negative().merge(o.neg)
+	}
 }
 
 func (b *bucketCounts) merge(o *bucketCounts) {
-	for j, c := range o.c {
-		if c > 0 {
-			b.add(o.base+j, c, o.lo[j], o.hi[j])
+	for j, k := range o.b {
+		if k.c > 0 {
+			b.add(o.base+j, k.c, k.lo, k.hi)
 		}
 	}
 }
@@ -200,14 +211,16 @@ func (b *bucketCounts) merge(o *bucketCounts) {
 // buckets calls fn for every non-empty bucket in ascending value order with
 // the bucket's representative value (as Quantile reports it) and count.
 func (s *Sketch) buckets(fn func(v int64, count uint64)) {
-	for j := len(s.neg.c) - 1; j >= 0; j-- {
-		if c := s.neg.c[j]; c > 0 {
-			fn(-s.rep(&s.neg, j), c)
+	if s.neg != nil {
+		for j := len(s.neg.b) - 1; j >= 0; j-- {
+			if c := s.neg.b[j].c; c > 0 {
+				fn(-s.neg.rep(j), c)
+			}
 		}
 	}
-	for j, c := range s.pos.c {
-		if c > 0 {
-			fn(s.rep(&s.pos, j), c)
+	for j, k := range s.pos.b {
+		if k.c > 0 {
+			fn(s.pos.rep(j), k.c)
 		}
 	}
 }

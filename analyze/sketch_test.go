@@ -52,7 +52,7 @@ func TestSketchAgainstExact(t *testing.T) {
 
 func TestSketchBuckets(t *testing.T) {
 	for v := uint64(0); v < 1<<20; v += 7 {
-		lo, w := sketchBucket(sketchIndex(v))
+		lo, w := sketchBucketSpan(sketchIndex(v))
 		if v < lo || v >= lo+w || (lo >= 128 && w > lo/64) {
 			t.Fatalf("%d in bucket [%d, +%d)", v, lo, w)
 		}

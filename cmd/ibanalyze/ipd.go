@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,7 @@ type ipdOpts struct {
 	top          int
 	compare      bool
 	matchWindow  string
+	maxFlows     int
 }
 
 func init() {
@@ -82,6 +84,7 @@ flows share the same bins. Durations take ns, us, ms or s: --bin 1us,
 	f.StringVar(&o.plot, "plot", "", "draw the histograms to `FILE` (.png, .svg, .pdf)")
 	f.BoolVar(&o.logY, "log", false, "log-scale counts in --plot")
 	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, fmt.Sprintf("reorder window for out-of-order timestamps, in packets (at most %d, 144 bytes each)", analyze.MaxWindowPackets))
+	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows (links, QPs), about 300 bytes each; packets of later ones are counted together as \"other\" (at most %d)", analyze.MaxFlowsLimit))
 	f.IntVar(&o.top, "top", 10, "text output: the `N` busiest flows (0: all)")
 	f.BoolVar(&o.compare, "compare", false, "compare two captures A B of the same traffic (sender and receiver side)")
 	f.StringVar(&o.matchWindow, "match-window", analyze.FormatNs(analyze.DefaultMatchWindowNs), "with --compare: how long a packet waits for its twin on the other side")
@@ -90,7 +93,7 @@ flows share the same bins. Durations take ns, us, ms or s: --bin 1us,
 
 // ipdConfig turns the flags into an analysis configuration.
 func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
-	cfg := analyze.IPDConfig{By: o.by, Phases: o.phases, PhasePackets: o.phasePackets}
+	cfg := analyze.IPDConfig{By: o.by, Phases: o.phases, PhasePackets: o.phasePackets, MaxFlows: o.maxFlows}
 	var err error
 	if cfg.Opcodes, err = analyze.ParseOpcodes(o.opcodes); err != nil {
 		return cfg, err
@@ -142,6 +145,9 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 	}
 	if o.phasePackets < 1 || o.phasePackets > analyze.MaxPhasePackets {
 		return cfg, fmt.Errorf("--phase-packets %d: want 1 to %d", o.phasePackets, analyze.MaxPhasePackets)
+	}
+	if o.maxFlows < 1 || o.maxFlows > analyze.MaxFlowsLimit {
+		return cfg, fmt.Errorf("--max-flows %d: want 1 to %d", o.maxFlows, analyze.MaxFlowsLimit)
 	}
 	if o.top < 0 {
 		return cfg, fmt.Errorf("--top %d: want 0 (all) or more", o.top)
@@ -219,15 +225,20 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 		return err
 	}
 	warnInput(r.Input)
-	if err := writeReport(stdout, o.json, r, func(w io.Writer) { writeIPDText(w, r, o.top) }); err != nil {
+	if r.MaxFlows > 0 {
+		warnf("more than %d %ss: the packets of those after the first %d (%d packets) are counted together as %q, without IPDs; --max-flows raises the bound (about 300 bytes a %s)",
+			r.MaxFlows, r.By, r.MaxFlows, r.OtherPackets, "other", r.By)
+	}
+	if err := writeIPDReport(stdout, r, o); err != nil {
 		return err
 	}
 	if o.plot != "" {
 		var series []analyze.HistSeries
-		for i, f := range r.Flows {
+		for i := range r.NumFlows() {
 			if o.top > 0 && i >= o.top {
 				break
 			}
+			f := r.Flow(i)
 			series = append(series, analyze.HistSeries{Name: f.Key.String(), Hist: f.Hist()})
 		}
 		if err := analyze.PlotHistograms(o.plot, "IPD per "+r.By+": "+strings.Join(r.Input.Files, ", "), series, o.logY); err != nil {
@@ -269,6 +280,22 @@ func noIPD(err error, paths []string, packets int, by, opcodes string) error {
 		files, packets, ne.Found(), ne.Counted, by, hint)
 }
 
+// writeIPDReport writes the text or the JSON, one flow at a time, through
+// one buffered writer.
+func writeIPDReport(out io.Writer, r *analyze.IPDResult, o ipdOpts) error {
+	w := bufio.NewWriter(out)
+	var err error
+	if o.json {
+		err = r.WriteJSON(w)
+	} else {
+		writeIPDText(w, r, o.top)
+	}
+	if ferr := w.Flush(); ferr != nil && err == nil {
+		err = fmt.Errorf("write output: %w", ferr)
+	}
+	return err
+}
+
 // analyzeInput is what was read, for messages about an input with no result.
 func analyzeInput(s *analyze.Stream) analyze.InputJSON {
 	st := s.Stats()
@@ -290,15 +317,16 @@ func writeIPDText(w io.Writer, r *analyze.IPDResult, top int) {
 	if r.Rate != "" {
 		fmt.Fprintf(w, "link: %s\n", r.Rate)
 	}
-	fmt.Fprintf(w, "%d %s(s)", len(r.Flows), r.By)
-	if top > 0 && len(r.Flows) > top {
+	fmt.Fprintf(w, "%d %s(s)", r.NumFlows(), r.By)
+	if top > 0 && r.NumFlows() > top {
 		fmt.Fprintf(w, ", the %d busiest shown (--top 0 for all)", top)
 	}
 	fmt.Fprintln(w)
-	for i, f := range r.Flows {
+	for i := range r.NumFlows() {
 		if top > 0 && i >= top {
 			break
 		}
+		f := r.Flow(i)
 		fmt.Fprintf(w, "\n%s %s: %d packets\n", r.By, f.Key, f.Packets)
 		s := f.IPDNs
 		if s.Count == 0 {
