@@ -19,7 +19,13 @@ import (
 // spanning (n-1)*10 ms, and returns its path and frames.
 func verbsFeed(t *testing.T, n int, native bool) (string, [][]byte, []int64) {
 	t.Helper()
-	pkts := testcap.Stream(n, 1, 2, 0x11, 100, 64, testcap.BaseNs, func(int) int64 { return 10_000_000 })
+	return verbsFeedGap(t, n, native, 10_000_000)
+}
+
+// verbsFeedGap is verbsFeed with packets gapNs apart.
+func verbsFeedGap(t *testing.T, n int, native bool, gapNs int64) (string, [][]byte, []int64) {
+	t.Helper()
+	pkts := testcap.Stream(n, 1, 2, 0x11, 100, 64, testcap.BaseNs, func(int) int64 { return gapNs })
 	path := testcap.Write(t, "feed.pcap", native, pkts)
 	recs, frames, err := testcap.FileRecords(path)
 	if err != nil {
@@ -315,4 +321,25 @@ func TestVerbsFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Frames arriving in real time over 2.4 s, across re-anchors of the clock
+// (each second) and a wrap of the 48-bit counter (1.2 s after the open),
+// keep their spacing to the ns.
+func TestVerbsReanchor(t *testing.T) {
+	feed, want, ts := verbsFeedGap(t, 25, false, 100_000_000)
+	env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, Pace: true, MaskBits: 48, ClockOrigin: 1<<48 - 1_200_000_000})
+	src, err := openFake(t, env, "fake_1", Config{PollTimeoutMs: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	got, err := drainVerbs(t, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameVerbsFrames(t, got, want, nil)
+	checkVerbsTimestamps(t, got, ts, env.ReadLog(t), 1)
+	src.Close()
+	env.NoViolations(t)
 }

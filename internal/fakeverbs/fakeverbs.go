@@ -72,6 +72,7 @@ type Config struct {
 	Devices     []Device // nil: DefaultDevices
 	Feed        string   // pcap whose frames the sniffer QP receives
 	FeedLoops   int      // deliver the feed this many times (0: once; -1: forever)
+	Pace        bool     // deliver each frame at its time (feed start + its offset), not at once
 	ClockKHz    uint64   // hca_core_clock
 	MaskBits    int      // completion_timestamp_mask width
 	ClockOrigin uint64   // device clock at ibv_open_device
@@ -234,6 +235,9 @@ func New(t testing.TB, cfg Config) *Env {
 	fmt.Fprintf(&conf, "clock_origin %d\n", cfg.ClockOrigin)
 	if cfg.Wallclock {
 		conf.WriteString("wallclock 1\n")
+	}
+	if cfg.Pace {
+		conf.WriteString("pace 1\n")
 	}
 	if cfg.MaxQPWR != 0 {
 		fmt.Fprintf(&conf, "max_qp_wr %d\n", cfg.MaxQPWR)

@@ -25,6 +25,8 @@
 //	device NAME NPORTS     a device libibverbs lists (repeatable)
 //	feed PATH              pcap (ns or us, little-endian) of frames to deliver
 //	feed_loops N           deliver the file N times (0: forever)
+//	pace 0|1               deliver each frame when its time (below) has come,
+//	                       not as soon as a buffer is posted
 //	hca_clock_khz N        device clock frequency (default 1000000)
 //	ts_mask_bits N         completion_timestamp_mask width (default 48)
 //	clock_origin CYCLES    device clock at ibv_open_device (wraps past the mask)
@@ -50,8 +52,8 @@
 // clock(now). The log says "feed_start_ns T" and "open_ns t_open".
 //
 // Delivery is polite unless told otherwise: at each ibv_start_poll the
-// next frames go into posted buffers while there are some, so no frame is
-// lost. Log lines: "list N devices", "open DEV open_ns T", "close DEV",
+// next frames (with pace, those whose time has come) go into posted
+// buffers while there are some, so no frame is lost. Log lines: "list N devices", "open DEV open_ns T", "close DEV",
 // "feed_start_ns T frames N", "drop I", "fault: ...", "violation: ...".
 
 #define _GNU_SOURCE
@@ -90,6 +92,7 @@ struct fv_config {
 	int dev_ports[FV_MAX_DEVICES];
 	uint64_t feed_loops, khz, mask, origin, max_qp_wr;
 	int wallclock;
+	int pace;
 	int64_t burst_at, burst_n, error_at, flush_at, fatal_at;
 	int error_status;
 	int fail[OP_COUNT];
@@ -193,6 +196,8 @@ static void load_config(void) {
 			cfg.mask = va >= 64 ? ~0ull : (1ull << va) - 1;
 		else if (!strcmp(key, "clock_origin"))
 			cfg.origin = va;
+		else if (!strcmp(key, "pace"))
+			cfg.pace = va != 0;
 		else if (!strcmp(key, "wallclock"))
 			cfg.wallclock = va != 0;
 		else if (!strcmp(key, "max_qp_wr"))
@@ -1140,6 +1145,11 @@ static void deliver(struct fv_qp *q) {
 	while (q->next < total && feed.nframes && q->flows && q->qp.state >= IBV_QPS_RTR && q->qp.state != IBV_QPS_ERR &&
 	       !c->dead) {
 		int64_t i = (int64_t)q->next;
+		size_t f = (size_t)(q->next % feed.nframes);
+		uint64_t loop = q->next / feed.nframes;
+		int64_t t = q->start_ns + (feed.ts_ns[f] - feed.ts_ns[0]) + (int64_t)loop * (feed.span_ns + 1000);
+		if (cfg.pace && t > now_ns())
+			break; // paced: frame i has not arrived yet
 		if (i == cfg.fatal_at) {
 			device_fatal(q);
 			break;
@@ -1164,13 +1174,10 @@ static void deliver(struct fv_qp *q) {
 		}
 		if (q->cq->count == q->cq->cap)
 			break;
-		size_t f = (size_t)(q->next % feed.nframes);
-		uint64_t loop = q->next / feed.nframes;
 		q->next++;
 		if (in_burst)
 			q->burst_left--;
 		struct fv_rwr w = take_rwr(q);
-		int64_t t = q->start_ns + (feed.ts_ns[f] - feed.ts_ns[0]) + (int64_t)loop * (feed.span_ns + 1000);
 		struct fv_cqe e = {.wr_id = w.wr_id, .status = IBV_WC_SUCCESS, .byte_len = feed.len[f],
 				   .cycles = clock_at(c, t), .wall_ns = t};
 		if (feed.len[f] > w.length)
