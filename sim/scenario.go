@@ -374,14 +374,14 @@ func (s *Scenario) Validate() error {
 			}
 		}
 	}
-	return nil
+	return s.checkOutputs()
 }
 
 func validLanes(n int) bool { return n == 1 || n == 2 || n == 4 || n == 8 || n == 12 }
 
 func checkName(names map[string]bool, name, key string) error {
-	if name == "" || strings.ContainsAny(name, "/ ") {
-		return keyErr(key, "%q: want a non-empty name without '/' or spaces", name)
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/ ") {
+		return keyErr(key, "%q: want a non-empty name without '/' or spaces, not . or ..", name)
 	}
 	if names[name] {
 		return keyErr(key, "%q is used twice", name)

@@ -99,11 +99,19 @@ func TestExampleScenario(t *testing.T) {
 	}
 }
 
-// FuzzLoadScenario: any file is loaded or refused, never a panic.
+// FuzzLoadScenario: any file is loaded or refused, never a panic; a
+// scenario loaded also runs (for a few thousand events) without a panic and
+// without writing outside its output directory. The seeds sit at the ends
+// of every range in Limits.
 func FuzzLoadScenario(f *testing.F) {
 	f.Add([]byte(goodYAML), false)
 	f.Add([]byte(`{"hosts": [{"name": "a"}, {"name": "b"}], "links": [{"a": "a", "b": "b"}], "flows": [{"src": "a", "dst": "b", "bytes": 1}]}`), true)
 	f.Add([]byte("switches: [{name: sw, vl_buffer_bytes: [-1]}]\n"), false)
+	f.Add([]byte(goodYAML+"credit_jitter_ns: 1000000000\npropagation_ns: 1000000000\nepoch_ns: 4102444800000000000\ntick_ns: 1e6\nfcp_period_ns: 1000\ntail_ns: 100000000\n"), false)
+	f.Add([]byte(strings.Replace(goodYAML, "bytes: 65536", "bytes: 65536, start_ns: 3600000000000, jitter_ns: 1000000000, message_bytes: 1, ack_every: 1048576", 1)+
+		"telemetry: {period_ns: 1000, sidecar_dir: sc, sysfs_dir: sys}\ntick_ns: 0.001\n"), false)
+	f.Add([]byte(strings.Replace(goodYAML, "file: a.pcap", "file: ../../x, quantize_ns: 1000000000, snap_bytes: 65535", 1)), false)
+	f.Add([]byte(strings.Replace(goodYAML, "bytes: 65536", "bytes: 1.5", 1)), false)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte, isJSON bool) {
 		name := filepath.Join(dir, "s.yaml")
@@ -114,8 +122,44 @@ func FuzzLoadScenario(f *testing.F) {
 			t.Fatal(err)
 		}
 		s, err := LoadScenario(name)
-		if err == nil && (len(s.Hosts) < 2 || len(s.Flows) == 0) {
+		if err != nil {
+			return
+		}
+		if len(s.Hosts) < 2 || len(s.Flows) == 0 {
 			t.Errorf("accepted a scenario without two hosts and a flow: %+v", s)
 		}
+		base := t.TempDir()
+		runLimited(s, filepath.Join(base, "out"), 5000) // errors are fine, panics are not
+		if es, _ := os.ReadDir(base); len(es) > 1 || len(es) == 1 && es[0].Name() != "out" {
+			t.Errorf("wrote outside the output directory: %v", es)
+		}
 	})
+}
+
+// TestScenarioOutputNames: every output stays inside the output directory
+// and has a name of its own.
+func TestScenarioOutputNames(t *testing.T) {
+	tel := "telemetry: {period_ns: 20000, sidecar_dir: sc, sysfs_dir: sysfs}\n"
+	for _, c := range []struct{ name, text, key, want string }{
+		{"tap two levels up", strings.Replace(goodYAML, "file: a.pcap", "file: ../../x", 1), "taps[0].file", "inside the output directory"},
+		{"absolute tap", strings.Replace(goodYAML, "file: a.pcap", "file: /tmp/x.pcap", 1), "taps[0].file", "no absolute path"},
+		{"telemetry file up", goodYAML + "telemetry: {period_ns: 20000, file: ../p.txt}\n", "telemetry.file", "inside the output directory"},
+		{"sidecar dir up", goodYAML + "telemetry: {period_ns: 20000, sidecar_dir: ../sc}\n", "telemetry.sidecar_dir", "inside the output directory"},
+		{"sysfs dir absolute", goodYAML + "telemetry: {period_ns: 20000, sysfs_dir: /sys}\n", "telemetry.sysfs_dir", "no absolute path"},
+		{"two taps, one file", strings.Replace(goodYAML, "{port: a/1, file: a.pcap}", "{port: a/1, file: a.pcap}, {port: b/1, file: ./a.pcap}", 1), "taps[1].file", "also the file of taps[0].file"},
+		{"tap named truth.json", strings.Replace(goodYAML, "file: a.pcap", "file: truth.json", 1), "taps[0].file", "also the file of ibsim's own truth.json"},
+		{"tap on the telemetry file", strings.Replace(goodYAML, "file: a.pcap", "file: perfquery.txt", 1) + tel, "telemetry.file", "also the file of taps[0].file"},
+		{"tap where a sidecar goes", strings.Replace(goodYAML, "file: a.pcap", "file: sc/a-1.telemetry.csv", 1) + tel, "telemetry.sidecar_dir", "also the file of taps[0].file"},
+		{"tap where the sysfs tree goes", strings.Replace(goodYAML, "file: a.pcap", "file: sysfs", 1) + tel, "telemetry.sysfs_dir", `inside "sysfs", the file of taps[0].file`},
+		{"temporary-looking name", strings.Replace(goodYAML, "file: a.pcap", "file: .a.pcap.1.tmp", 1), "taps[0].file", "temporary files"},
+		{"host named ..", strings.Replace(goodYAML, "{name: a}", "{name: ..}", 1), "hosts[0].name", "not . or .."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := LoadScenario(writeFile(t, "s.yaml", c.text))
+			var ke *KeyError
+			if !errors.As(err, &ke) || ke.Key != c.key || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one on key %s saying %q", err, c.key, c.want)
+			}
+		})
+	}
 }

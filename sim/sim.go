@@ -4,35 +4,106 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
+
+	"github.com/ibscope/ibscope/internal/outfile"
 )
 
 // Run simulates the scenario and writes its taps, telemetry and truth.json
-// under outDir (created if needed). It validates the scenario first.
+// under outDir (created if needed). It validates the scenario first. Every
+// file is written by outfile's rule, inside outDir: under a temporary name
+// until the whole run has succeeded, then renamed into place, so a run that
+// fails (a write error stops it at once) leaves none of its files, and
+// replaces none of an earlier run's.
 func Run(s *Scenario, outDir string) (*Truth, error) {
+	return runLimited(s, outDir, math.MaxUint64)
+}
+
+// runLimited is Run stopping after maxEvents events (fuzzing runs short).
+func runLimited(s *Scenario, outDir string, maxEvents uint64) (*Truth, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return nil, err
-	}
-	r, err := build(s, outDir)
+	d, err := outfile.OpenDir(outDir)
 	if err != nil {
-		r.closeOutputs()
 		return nil, err
 	}
-	r.loop()
+	r, err := build(s, d)
+	if err == nil {
+		err = r.loop(maxEvents)
+	}
+	var t *Truth
+	if err == nil {
+		t, err = r.finish()
+	}
+	if err != nil {
+		for _, f := range r.files {
+			f.Abort()
+		}
+		d.Abort()
+		return nil, err
+	}
+	d.Keep()
+	return t, nil
+}
+
+// create starts writing name in the output directory; finish commits it.
+func (r *run) create(name string) (*outfile.File, error) {
+	f, err := r.dir.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	r.files = append(r.files, f)
+	return f, nil
+}
+
+// writeErr is the first error of a writer, for the loop to stop at.
+func (r *run) writeErr() error {
+	for _, t := range r.taps {
+		if t.err != nil {
+			return t.err
+		}
+	}
+	if r.sc != nil && r.sc.err != nil {
+		return r.sc.err
+	}
+	for _, f := range r.files {
+		if err := f.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish flushes the writers, writes the sysfs tree and truth.json, and
+// renames every file into place once all are complete.
+func (r *run) finish() (*Truth, error) {
 	if err := r.closeOutputs(); err != nil {
 		return nil, err
 	}
 	t := r.truth()
-	if s.Telemetry != nil && s.Telemetry.SysfsDir != "" {
-		if err := writeSysfs(filepath.Join(outDir, s.Telemetry.SysfsDir), r.samplePorts, r.nowPs); err != nil {
+	if tl := r.s.Telemetry; tl != nil && tl.SysfsDir != "" {
+		if err := r.writeSysfs(tl.SysfsDir); err != nil {
 			return nil, err
 		}
 	}
-	return t, t.WriteFile(filepath.Join(outDir, "truth.json"))
+	f, err := r.create(TruthFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.write(f); err != nil {
+		return nil, err
+	}
+	for _, f := range r.files {
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range r.files {
+		if err := f.Commit(); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 // run is one simulation in progress.
@@ -59,10 +130,12 @@ type run struct {
 	dataPkts    int64
 	packetLog   bool
 	samplePorts []*port
+	dir         *outfile.Dir
+	files       []*outfile.File // every output, committed by finish
 }
 
-func build(s *Scenario, outDir string) (*run, error) {
-	r := &run{s: s, rng: rand.New(rand.NewPCG(uint64(s.Seed), 0x1b5c09e)), stopPs: -1, fcpPeriod: map[*port]int64{}, packetLog: s.TruthPackets}
+func build(s *Scenario, dir *outfile.Dir) (*run, error) {
+	r := &run{s: s, rng: rand.New(rand.NewPCG(uint64(s.Seed), 0x1b5c09e)), stopPs: -1, fcpPeriod: map[*port]int64{}, packetLog: s.TruthPackets, dir: dir}
 	byName := map[string]*node{}
 	lid := uint16(1)
 	for _, h := range s.Hosts {
@@ -134,7 +207,11 @@ func build(s *Scenario, outDir string) (*run, error) {
 		portByName[p.name] = p
 	}
 	for _, t := range s.Taps {
-		w, err := newTapWriter(filepath.Join(outDir, t.File), s.EpochNs, t.QuantizeNs, s.MTUBytes)
+		f, err := r.create(t.File)
+		if err != nil {
+			return r, err
+		}
+		w, err := newTapWriter(f, s.EpochNs, t.QuantizeNs, s.MTUBytes)
 		if err != nil {
 			return r, err
 		}
@@ -157,13 +234,13 @@ func build(s *Scenario, outDir string) (*run, error) {
 				r.samplePorts = append(r.samplePorts, portByName[name])
 			}
 		}
-		pq, err := newPerfqueryWriter(filepath.Join(outDir, t.File), r.samplePorts)
+		f, err := r.create(t.File)
 		if err != nil {
 			return r, err
 		}
-		r.pq = pq
+		r.pq = newPerfqueryWriter(f, r.samplePorts)
 		if t.SidecarDir != "" {
-			sc, err := newSidecars(filepath.Join(outDir, t.SidecarDir), r.samplePorts)
+			sc, err := r.newSidecars(t.SidecarDir)
 			if err != nil {
 				return r, err
 			}
@@ -233,11 +310,25 @@ func (r *run) reachable(src, dst *node) bool {
 	return false
 }
 
-func (r *run) loop() {
+// writeCheckEvents is how often, in events, the loop looks for a write
+// error: often enough to stop within a few MB of output.
+const writeCheckEvents = 1 << 12
+
+// loop runs the events until none is left; it stops at the first write
+// error, or after maxEvents events.
+func (r *run) loop(maxEvents uint64) error {
 	for len(r.q.h) > 0 {
 		e := r.q.pop()
 		r.nowPs = e.atPs
 		r.events++
+		if r.events%writeCheckEvents == 0 {
+			if err := r.writeErr(); err != nil {
+				return err
+			}
+		}
+		if r.events > maxEvents {
+			return fmt.Errorf("stopped after %d simulator events, the most one run may take: simulate less (flows[].bytes, fcp_period_ns, telemetry.period_ns)", maxEvents)
+		}
 		switch e.kind {
 		case evTxDone:
 			r.txDone(e.port, e.pkt)
@@ -271,6 +362,7 @@ func (r *run) loop() {
 	for _, p := range r.ports {
 		p.xw.stop(r.nowPs)
 	}
+	return nil
 }
 
 // checkDone starts the idle tail once every flow's data is delivered.

@@ -2,10 +2,10 @@ package sim
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/gopacket/gopacket"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/outfile"
 )
 
 // Tap interfaces, in the ERF record's interface bits.
@@ -18,7 +18,7 @@ const (
 // (type 21 for packets, 25 for flow-control packets), in time order.
 type tapWriter struct {
 	name    string
-	file    *os.File
+	file    *outfile.File
 	w       *decode.PcapWriter
 	epochNs int64
 	quantNs int64
@@ -43,17 +43,12 @@ type tapRec struct {
 
 var serializeOpts = gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
 
-func newTapWriter(path string, epochNs, quantNs int64, mtuBytes int) (*tapWriter, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
+func newTapWriter(f *outfile.File, epochNs, quantNs int64, mtuBytes int) (*tapWriter, error) {
 	w, err := decode.NewPcapWriter(f, decode.LinkTypeERF)
 	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	return &tapWriter{name: path, file: f, w: w, epochNs: epochNs, quantNs: quantNs,
+	return &tapWriter{name: f.Name(), file: f, w: w, epochNs: epochNs, quantNs: quantNs,
 		sb: gopacket.NewSerializeBuffer(), zero: make([]byte, mtuBytes)}, nil
 }
 
@@ -114,7 +109,10 @@ func (t *tapWriter) write(atPs int64, pkt *packet, iface uint8) {
 		data = data[:t.snap]
 	}
 	if err := t.w.WriteERF(ns, erfType, data, wire, iface); err != nil {
-		t.err = fmt.Errorf("%s: %w", t.name, err)
+		t.err = t.file.Err() // a write error names the file
+		if t.err == nil {
+			t.err = fmt.Errorf("%s: %w", t.name, err)
+		}
 	}
 	t.frames++
 }
@@ -134,14 +132,15 @@ func (t *tapWriter) serializeData(pkt *packet) error {
 	return gopacket.SerializeLayers(t.sb, serializeOpts, lrh, bth, payload)
 }
 
-// close writes the received frames still waiting and closes the file.
+// close writes the received frames still waiting and flushes them to the
+// file (which the run commits).
 func (t *tapWriter) close() error {
 	t.flushRx(1<<62 - 1)
 	if err := t.w.Flush(); err != nil && t.err == nil {
-		t.err = fmt.Errorf("%s: %w", t.name, err)
-	}
-	if err := t.file.Close(); err != nil && t.err == nil {
-		t.err = fmt.Errorf("%s: %w", t.name, err)
+		t.err = t.file.Err() // a write error names the file
+		if t.err == nil {
+			t.err = fmt.Errorf("%s: %w", t.name, err)
+		}
 	}
 	return t.err
 }

@@ -3,10 +3,10 @@ package sim
 import (
 	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/ibscope/ibscope/internal/outfile"
 	"github.com/ibscope/ibscope/telemetry"
 )
 
@@ -14,19 +14,12 @@ import (
 // each preceded by a "# ts_ns=" line (the form telemetry.ReadPerfquery
 // takes as the snapshot's time).
 type perfqueryWriter struct {
-	name  string
-	file  *os.File
 	bw    *bufio.Writer
 	ports []*port
-	err   error
 }
 
-func newPerfqueryWriter(path string, ports []*port) (*perfqueryWriter, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	return &perfqueryWriter{name: path, file: f, bw: bufio.NewWriter(f), ports: ports}, nil
+func newPerfqueryWriter(f *outfile.File, ports []*port) *perfqueryWriter {
+	return &perfqueryWriter{bw: bufio.NewWriter(f), ports: ports}
 }
 
 // perfqueryLine formats "Name:......value" with the value in column 33, as
@@ -49,15 +42,9 @@ func (w *perfqueryWriter) sample(ns, nowPs int64) {
 	}
 }
 
-func (w *perfqueryWriter) close() error {
-	if err := w.bw.Flush(); err != nil {
-		w.err = fmt.Errorf("%s: %w", w.name, err)
-	}
-	if err := w.file.Close(); err != nil && w.err == nil {
-		w.err = fmt.Errorf("%s: %w", w.name, err)
-	}
-	return w.err
-}
+// close flushes the snapshots to the file (which the run commits); the
+// error names the file.
+func (w *perfqueryWriter) close() error { return w.bw.Flush() }
 
 // sysfsCounters are the sysfs port counters the simulator keeps, in the
 // order sysfsValues gives them.
@@ -72,7 +59,6 @@ func sysfsValues(p *port, nowPs int64) []uint64 {
 
 // sidecars write each sampled port's sysfs counters as a telemetry sidecar.
 type sidecars struct {
-	files   []*os.File
 	bufs    []*bufio.Writer
 	writers []*telemetry.SidecarWriter
 	ports   []*port
@@ -80,27 +66,23 @@ type sidecars struct {
 	err     error
 }
 
-func newSidecars(dir string, ports []*port) (*sidecars, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
+func (r *run) newSidecars(dir string) (*sidecars, error) {
+	ports := r.samplePorts
 	sc := &sidecars{ports: ports}
 	counters := make([]telemetry.Counter, len(sysfsCounters))
 	for i, n := range sysfsCounters {
 		counters[i] = telemetry.SysfsCounter("counters", n)
 	}
 	for _, p := range ports {
-		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.telemetry.csv", p.node.name, p.num)))
+		f, err := r.create(filepath.Join(dir, sidecarName(p.node.name, p.num)))
 		if err != nil {
-			sc.close()
 			return nil, err
 		}
 		bw := bufio.NewWriter(f)
 		w, err := telemetry.NewSidecarWriter(bw, telemetry.Source{Device: p.node.name, Port: p.num}, telemetry.ClockHost,
 			counters, map[string]string{"source": "ibsim"})
-		sc.files, sc.bufs = append(sc.files, f), append(sc.bufs, bw)
+		sc.bufs = append(sc.bufs, bw)
 		if err != nil {
-			sc.close()
 			return nil, err
 		}
 		sc.writers = append(sc.writers, w)
@@ -117,28 +99,27 @@ func (sc *sidecars) sample(ns, nowPs int64) {
 	sc.samples++
 }
 
+// close flushes every sidecar to its file (which the run commits).
 func (sc *sidecars) close() error {
-	for i, f := range sc.files {
-		if err := sc.bufs[i].Flush(); err != nil && sc.err == nil {
-			sc.err = err
-		}
-		if err := f.Close(); err != nil && sc.err == nil {
+	for _, bw := range sc.bufs {
+		if err := bw.Flush(); err != nil && sc.err == nil {
 			sc.err = err
 		}
 	}
 	return sc.err
 }
 
-// writeSysfs writes each port's final counters where Linux keeps them,
-// ROOT/class/infiniband/NODE/ports/N/counters/NAME, for telemetry.ReadSysfs.
-func writeSysfs(root string, ports []*port, nowPs int64) error {
-	for _, p := range ports {
-		dir := filepath.Join(telemetry.SysfsPortDir(root, p.node.name, p.num), "counters")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		for i, v := range sysfsValues(p, nowPs) {
-			if err := os.WriteFile(filepath.Join(dir, sysfsCounters[i]), []byte(fmt.Sprintln(v)), 0o644); err != nil {
+// writeSysfs writes each sampled port's final counters where Linux keeps
+// them, ROOT/class/infiniband/NODE/ports/N/counters/NAME, for
+// telemetry.ReadSysfs.
+func (r *run) writeSysfs(root string) error {
+	for _, p := range r.samplePorts {
+		for i, v := range sysfsValues(p, r.nowPs) {
+			f, err := r.create(sysfsCounterFile(root, p.node.name, p.num, sysfsCounters[i]))
+			if err != nil {
+				return err
+			}
+			if _, err := fmt.Fprintln(f, v); err != nil {
 				return err
 			}
 		}

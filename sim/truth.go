@@ -2,7 +2,7 @@ package sim
 
 import (
 	"encoding/json"
-	"os"
+	"io"
 )
 
 // Truth is what the simulator knows that a measurement has to estimate. All
@@ -126,11 +126,12 @@ func (t *Truth) Port(name string) *PortTruth {
 	return nil
 }
 
-// WriteFile writes the truth as indented JSON.
-func (t *Truth) WriteFile(path string) error {
+// write writes the truth as indented JSON.
+func (t *Truth) write(w io.Writer) error {
 	b, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/ibscope/ibscope/correlate"
@@ -114,28 +112,15 @@ func runExport(cmd *cobra.Command, capture string, o exportOpts) error {
 }
 
 // removeOutputOnSignal makes SIGINT and SIGTERM remove the temporary files
-// of the outputs being written (outfile.RemovePending) before the process
-// exits with the usual 128+signal status, so an interrupted export,
-// correlate or --plot leaves no partial file behind. main sets it for
-// every command; the returned function undoes it.
+// of the outputs being written before the process exits with the usual
+// 128+signal status, so an interrupted export, correlate or --plot leaves no
+// partial file behind. main sets it for every command.
 func removeOutputOnSignal() (stop func()) {
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case sig := <-c:
-			if outfile.RemovePending() > 0 {
-				warnf("%v: stopped; partial output removed", sig)
-			} else {
-				warnf("%v: stopped", sig)
-			}
-			os.Exit(128 + int(sig.(syscall.Signal)))
-		case <-done:
+	return outfile.RemoveOnSignal(func(sig os.Signal, removed int) {
+		if removed > 0 {
+			warnf("%v: stopped; partial output removed", sig)
+		} else {
+			warnf("%v: stopped", sig)
 		}
-	}()
-	return func() {
-		signal.Stop(c)
-		close(done)
-	}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ibscope/ibscope/internal/outfile"
 	"github.com/ibscope/ibscope/sim"
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -37,6 +38,12 @@ flow control and writes, into the output directory: one ERF pcap per tap
 length on the wire), perfquery.txt (port counters with PortXmitWait, one
 snapshot per period, each stamped "# ts_ns=") and truth.json.
 
+Every output stays inside the output directory (names in the scenario must
+be relative, without ".."; no two may share a name) and appears there only
+when the whole run has succeeded: a failed or interrupted run leaves none of
+its files and replaces none of an earlier run's. A write error stops the run
+at once.
+
 Presets: ` + fmt.Sprint(sim.PresetNames()),
 	Args:          cobra.MaximumNArgs(1),
 	SilenceUsage:  true,
@@ -49,7 +56,7 @@ func init() {
 	f.StringVarP(&outDir, "out", "o", "", "output directory (required unless --print or --list-presets)")
 	f.StringVarP(&preset, "preset", "p", "", "run a preset instead of a scenario file")
 	f.Int64Var(&seed, "seed", 0, "override the scenario's seed")
-	f.Int64Var(&quantizeNs, "quantize-ns", -1, "override every tap's timestamp step in ns (1000 mimics ibdump, 0 keeps ns)")
+	f.Int64Var(&quantizeNs, "quantize-ns", 0, "override every tap's timestamp step in ns (1000 mimics ibdump, 0 keeps ns)")
 	f.IntVar(&snapBytes, "snap", 0, "keep only the first N bytes of each packet at every tap that sets no snap_bytes, as ibcap -s (128 keeps the headers; 0 keeps all)")
 	f.BoolVar(&truthPackets, "truth-packets", false, "list every data packet's queueing delay in truth.json")
 	f.BoolVar(&listPresets, "list-presets", false, "list the presets and exit")
@@ -88,13 +95,16 @@ func run(cmd *cobra.Command, args []string) error {
 	if cmd.Flags().Changed("seed") {
 		s.Seed = seed
 	}
-	if quantizeNs >= 0 {
+	if cmd.Flags().Changed("quantize-ns") {
+		if quantizeNs < 0 {
+			return fmt.Errorf("--quantize-ns %d: want 0 (keep ns) or a positive step", quantizeNs)
+		}
 		for i := range s.Taps {
 			s.Taps[i].QuantizeNs = quantizeNs
 		}
 	}
-	if snapBytes < 0 || (snapBytes > 0 && snapBytes < sim.MinSnapBytes) {
-		return fmt.Errorf("--snap %d: want 0 (whole packets) or at least %d bytes (LRH and BTH)", snapBytes, sim.MinSnapBytes)
+	if snapBytes < 0 || (snapBytes > 0 && snapBytes < sim.MinSnapBytes) || snapBytes > 65535 {
+		return fmt.Errorf("--snap %d: want 0 (whole packets) or %d to 65535 bytes (at least the LRH and BTH)", snapBytes, sim.MinSnapBytes)
 	}
 	for i := range s.Taps {
 		if s.Taps[i].SnapBytes == 0 {
@@ -112,6 +122,9 @@ func run(cmd *cobra.Command, args []string) error {
 		return errors.New("--out DIR is required")
 	}
 	start := time.Now()
+	defer outfile.RemoveOnSignal(func(sig os.Signal, _ int) {
+		fmt.Fprintf(os.Stderr, "ibsim: %v: stopped; partial output removed\n", sig)
+	})()
 	t, err := sim.Run(s, outDir)
 	if err != nil {
 		return err
@@ -155,6 +168,6 @@ func run(cmd *cobra.Command, args []string) error {
 		fmt.Printf("  flow  %s -> %s: %d packets, %s .. %s, mean queueing %d ns, max %d ns\n", f.Src, f.Dst, f.Packets,
 			time.Duration(f.FirstNs-t.StartNs), time.Duration(f.LastNs-t.StartNs), f.MeanQueueNs, f.MaxQueueNs)
 	}
-	fmt.Printf("  truth %s\n", filepath.Join(outDir, "truth.json"))
+	fmt.Printf("  truth %s\n", filepath.Join(outDir, sim.TruthFile))
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -150,5 +151,61 @@ func TestIbsimSnap(t *testing.T) {
 	}
 	if _, errOut, code := runIbsim(t, file, "-o", dir); code == 0 || !strings.Contains(errOut, "taps[0].snap_bytes") {
 		t.Errorf("snap_bytes -5: exit %d, stderr %q: want a refusal naming taps[0].snap_bytes", code, errOut)
+	}
+}
+
+// TestIbsimRefusesBeforeWriting: a bad --quantize-ns or --snap and outputs
+// outside -o are refused with the key or flag named, and nothing is written.
+func TestIbsimRefusesBeforeWriting(t *testing.T) {
+	base := t.TempDir()
+	good := "hosts: [{name: a}, {name: b}]\nlinks: [{a: a, b: b}]\nflows: [{src: a, dst: b, bytes: 65536}]\ntaps: [{port: a/1, file: a.pcap}]\n"
+	for _, c := range []struct {
+		name, text string
+		args       []string
+		want       string
+	}{
+		{"tap two levels up", strings.Replace(good, "file: a.pcap", "file: ../../x", 1), nil, "key taps[0].file"},
+		{"sysfs dir outside", good + "telemetry: {period_ns: 20000, sysfs_dir: /tmp/sysfs}\n", nil, "key telemetry.sysfs_dir"},
+		{"tap named truth.json", strings.Replace(good, "file: a.pcap", "file: truth.json", 1), nil, "truth.json"},
+		{"negative --quantize-ns", good, []string{"--quantize-ns", "-7"}, "--quantize-ns -7"},
+		{"--snap too long", good, []string{"--snap", "70000"}, "--snap 70000"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(base, strings.ReplaceAll(c.name, " ", "_"))
+			os.Mkdir(dir, 0o755)
+			file := filepath.Join(dir, "s.yaml")
+			os.WriteFile(file, []byte(c.text), 0o644)
+			out := filepath.Join(dir, "a", "b", "out")
+			_, errOut, code := runIbsim(t, append([]string{file, "-o", out}, c.args...)...)
+			if code != 1 || !strings.Contains(errOut, c.want) {
+				t.Errorf("exit %d, stderr %q: want 1 and %q", code, errOut, c.want)
+			}
+			if es, _ := os.ReadDir(dir); len(es) != 1 {
+				t.Errorf("written: %v", es)
+			}
+		})
+	}
+}
+
+// TestIbsimFullDisk: a run that fills its file system stops with the write
+// error and leaves none of its files. Needs root for the tmpfs.
+func TestIbsimFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs root to mount a tmpfs, and CI runs as root")
+		}
+		t.Skip("needs root to mount a small tmpfs")
+	}
+	out := t.TempDir()
+	if err := syscall.Mount("tmpfs", out, "tmpfs", 0, "size=256k"); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(out, 0) })
+	_, errOut, code := runIbsim(t, "--preset", "incast-small", "-o", out)
+	if code != 1 || !strings.Contains(errOut, "no space left on device") {
+		t.Errorf("exit %d, stderr %q: want 1 and the write error", code, errOut)
+	}
+	if es, _ := os.ReadDir(out); len(es) > 0 {
+		t.Errorf("left behind: %v", es)
 	}
 }

@@ -21,6 +21,7 @@ type File struct {
 	name    string   // the final name inside root
 	tmp     string   // the temporary name inside root; "" when writing through
 	f       *os.File
+	err     error // the first write error
 	closed  bool
 	done    bool // committed or aborted
 }
@@ -184,9 +185,16 @@ func (f *File) Write(p []byte) (int, error) {
 	n, err := f.f.Write(p)
 	if err != nil {
 		err = fmt.Errorf("write %s: %w", f.path, unwrapPath(err))
+		if f.err == nil {
+			f.err = err
+		}
 	}
 	return n, err
 }
+
+// Err is the first write error, for writers behind buffers that keep it
+// to themselves until they flush.
+func (f *File) Err() error { return f.err }
 
 // Close syncs and closes the temporary file without renaming it (Commit
 // does that); for a device it only closes. Calling it again does nothing.

@@ -1,0 +1,30 @@
+package outfile
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// RemoveOnSignal makes SIGINT and SIGTERM remove the temporary files of the
+// outputs being written (RemovePending), tell report what was removed, and
+// exit with the usual 128+signal status, so that an interrupted command
+// leaves no partial file behind. Commands set it in main; the returned
+// function undoes it.
+func RemoveOnSignal(report func(sig os.Signal, removedFiles int)) (stop func()) {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-c:
+			report(sig, RemovePending())
+			os.Exit(128 + int(sig.(syscall.Signal)))
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(c)
+		close(done)
+	}
+}
