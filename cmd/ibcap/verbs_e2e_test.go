@@ -380,11 +380,16 @@ func TestIbcapVerbsOpenErrors(t *testing.T) {
 		{"no flow permission", "fail create_flow 1", "fake_1", "", "needs CAP_NET_RAW and CAP_NET_ADMIN"},
 		{"no memory", "fail reg_mr 12", "fake_0", "", "register ring memory: cannot allocate memory"},
 		{"missing function", "", "fake_1", "", "ibv_wc_status_str"},
+		{"device without provider", "", "fake_9", "", "libibverbs does not list it"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := fakeverbs.Config{}
-			if c.name == "missing function" {
+			switch c.name {
+			case "missing function":
 				cfg.MissingSymbol = "ibv_wc_status_str"
+			case "device without provider":
+				cfg.Devices = append(fakeverbs.DefaultDevices(), fakeverbs.Device{Name: "fake_9", NotInLibrary: true,
+					Ports: fakeverbs.DefaultDevices()[1].Ports})
 			}
 			if c.fault != "" {
 				cfg.Faults = []string{c.fault}
@@ -396,6 +401,7 @@ func TestIbcapVerbsOpenErrors(t *testing.T) {
 				cmd.Env = append(cmd.Env, c.env)
 			}
 			msg, err := cmd.CombinedOutput()
+			t.Logf("%s", msg)
 			if err == nil || !strings.Contains(string(msg), c.says) {
 				t.Errorf("%v, want %q:\n%s", err, c.says, msg)
 			}
