@@ -295,11 +295,12 @@ type ipdGroup struct {
 }
 
 // DefaultMaxFlows bounds the groups an IPD analysis keeps when the caller
-// does not say, and MaxFlowsLimit what a caller may ask: about 300 bytes a
-// group (map entry included) without phases, so 300 MB by default.
+// does not say, and MaxFlowsLimit what a caller may ask: a group of a few
+// packets costs about 430 bytes, map entry included (more with phases),
+// so 430 MB at the default and 4.3 GB at the limit.
 const (
 	DefaultMaxFlows = 1_000_000
-	MaxFlowsLimit   = 20_000_000
+	MaxFlowsLimit   = 10_000_000
 )
 
 // CheckMaxFlows checks a bound on groups (0: the default).

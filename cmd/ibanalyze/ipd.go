@@ -84,7 +84,7 @@ flows share the same bins. Durations take ns, us, ms or s: --bin 1us,
 	f.StringVar(&o.plot, "plot", "", "draw the histograms to `FILE` (.png, .svg, .pdf)")
 	f.BoolVar(&o.logY, "log", false, "log-scale counts in --plot")
 	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, fmt.Sprintf("reorder window for out-of-order timestamps, in packets (at most %d, 144 bytes each)", analyze.MaxWindowPackets))
-	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows (links, QPs), about 300 bytes each; packets of later ones are counted together as \"other\" (at most %d)", analyze.MaxFlowsLimit))
+	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows (links, QPs), about 430 bytes each; packets of later ones are counted together as \"other\" (at most %d)", analyze.MaxFlowsLimit))
 	f.IntVar(&o.top, "top", 10, "text output: the `N` busiest flows (0: all)")
 	f.BoolVar(&o.compare, "compare", false, "compare two captures A B of the same traffic (sender and receiver side)")
 	f.StringVar(&o.matchWindow, "match-window", analyze.FormatNs(analyze.DefaultMatchWindowNs), "with --compare: how long a packet waits for its twin on the other side")
@@ -226,7 +226,7 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 	}
 	warnInput(r.Input)
 	if r.MaxFlows > 0 {
-		warnf("more than %d %ss: the packets of those after the first %d (%d packets) are counted together as %q, without IPDs; --max-flows raises the bound (about 300 bytes a %s)",
+		warnf("more than %d %ss: the packets of those after the first %d (%d packets) are counted together as %q, without IPDs; --max-flows raises the bound (about 430 bytes a %s)",
 			r.MaxFlows, r.By, r.MaxFlows, r.OtherPackets, "other", r.By)
 	}
 	if err := writeIPDReport(stdout, r, o); err != nil {
@@ -327,6 +327,10 @@ func writeIPDText(w io.Writer, r *analyze.IPDResult, top int) {
 			break
 		}
 		f := r.Flow(i)
+		if i == r.NumFlows()-1 && r.MaxFlows > 0 {
+			fmt.Fprintf(w, "\nother: %d packets of the %ss after the first %d (--max-flows): no IPD\n", f.Packets, r.By, r.MaxFlows)
+			continue
+		}
 		fmt.Fprintf(w, "\n%s %s: %d packets\n", r.By, f.Key, f.Packets)
 		s := f.IPDNs
 		if s.Count == 0 {

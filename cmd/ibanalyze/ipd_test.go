@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -278,4 +280,39 @@ func TestIPDAtomicsOnly(t *testing.T) {
 		{TsNs: testcap.BaseNs + 1000, Src: 1, Dst: 2, QP: 2, Op: 0x0a, Payload: 64}})
 	_, errOut, _ = run(t, "ipd", one)
 	wantInOutput(t, errOut, "2 IB/RoCE packets (2 data packets (RC_RDMA_WRITE_ONLY)), 2 counted, but no flow has two of them: no inter-packet delay. --opcodes all counts every opcode; --by link groups every packet to one destination")
+}
+
+// Past --max-flows, later flows' packets are counted together as "other",
+// with a warning, in the text and the JSON.
+func TestIPDMaxFlows(t *testing.T) {
+	var pkts []testcap.Packet
+	for qp := range uint32(3) {
+		pkts = append(pkts, writeStream(20, 0x10+qp, testcap.BaseNs+int64(qp)*100, func(int) int64 { return 1000 })...)
+	}
+	slices.SortStableFunc(pkts, func(x, y testcap.Packet) int { return cmp.Compare(x.TsNs, y.TsNs) })
+	path := testcap.Write(t, "three.pcap", false, pkts)
+	out, errOut, code := run(t, "ipd", "--max-flows", "2", "--top", "0", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	wantInOutput(t, errOut, `more than 2 flows: the packets of those after the first 2 (20 packets) are counted together as "other", without IPDs; --max-flows raises the bound`)
+	wantInOutput(t, out, "3 flow(s)", "flow rocev2 192.168.7.1>192.168.7.2 qp 0x000011: 20 packets", "other: 20 packets of the flows after the first 2 (--max-flows): no IPD")
+	var doc struct {
+		Flows []struct {
+			Key     map[string]any `json:"key"`
+			Packets int            `json:"packets"`
+		} `json:"flows"`
+		MaxFlows     int `json:"max_flows"`
+		OtherPackets int `json:"other_packets"`
+	}
+	if err := json.Unmarshal([]byte(runOK(t, "ipd", "--json", "--max-flows", "2", path)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Flows) != 3 || doc.Flows[2].Key["transport"] != "other" || doc.Flows[2].Packets != 20 || doc.MaxFlows != 2 || doc.OtherPackets != 20 {
+		t.Errorf("JSON: %+v", doc)
+	}
+	_, errOut, code = run(t, "ipd", "--max-flows", "0", path)
+	if code == 0 || !strings.Contains(errOut, "--max-flows 0: want 1 to 10000000") {
+		t.Errorf("--max-flows 0: exit %d, %s", code, errOut)
+	}
 }
