@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/ibscope/ibscope/decode"
@@ -134,9 +135,16 @@ func LoadScenario(path string) (*Scenario, error) {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
 	} else {
+		var doc yaml.Node
+		// An empty document (io.EOF) goes on to validation, which says what is missing.
+		if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		if err := checkWholeNumbers(&doc, reflect.TypeFor[Scenario](), ""); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
-		// An empty document (io.EOF) goes on to validation, which says what is missing.
 		if err := dec.Decode(s); err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
@@ -159,11 +167,15 @@ func keyErr(key, format string, a ...any) error {
 	return &KeyError{Key: key, Msg: fmt.Sprintf(format, a...)}
 }
 
-// Validate fills in defaults and checks every value, returning a *KeyError
-// naming the first bad key.
+// Validate fills in defaults and checks every value (numbers against
+// Limits, output names, the work and output the whole implies), returning a
+// *KeyError naming the first bad key.
 func (s *Scenario) Validate() error {
 	if s.EpochNs == 0 {
 		s.EpochNs = 1433116800 * 1e9
+	}
+	if err := checkInt("epoch_ns", s.EpochNs); err != nil {
+		return err
 	}
 	if s.Rate == "" {
 		s.Rate = "SDR"
@@ -194,23 +206,25 @@ func (s *Scenario) Validate() error {
 	if s.PropagationNs == 0 {
 		s.PropagationNs = 5
 	}
-	if s.PropagationNs < 0 {
-		return keyErr("propagation_ns", "negative delay %d", s.PropagationNs)
+	if err := checkInt("propagation_ns", s.PropagationNs); err != nil {
+		return err
 	}
 	if s.TickNs == 0 {
 		s.TickNs = 16
 	}
-	if s.TickNs < 0.001 {
-		return keyErr("tick_ns", "tick of %g ns: want at least 1 ps", s.TickNs)
+	if err := checkFloat("tick_ns", s.TickNs); err != nil {
+		return err
 	}
-	if s.FCPPeriodNs < 0 {
-		return keyErr("fcp_period_ns", "negative period %d", s.FCPPeriodNs)
+	if s.FCPPeriodNs != 0 {
+		if err := checkInt("fcp_period_ns", s.FCPPeriodNs); err != nil {
+			return err
+		}
 	}
-	if s.TailNs < 0 {
-		return keyErr("tail_ns", "negative time %d", s.TailNs)
+	if err := checkInt("tail_ns", s.TailNs); err != nil {
+		return err
 	}
-	if s.CreditJitterNs < 0 {
-		return keyErr("credit_jitter_ns", "negative time %d", s.CreditJitterNs)
+	if err := checkInt("credit_jitter_ns", s.CreditJitterNs); err != nil {
+		return err
 	}
 	names := map[string]bool{}
 	maxPkt := maxPacketBlocks(s.MTUBytes) * blockBytes
@@ -290,8 +304,8 @@ func (s *Scenario) Validate() error {
 		if l.PropagationNs == 0 {
 			l.PropagationNs = s.PropagationNs
 		}
-		if l.PropagationNs < 0 {
-			return keyErr(key+".propagation_ns", "negative delay %d", l.PropagationNs)
+		if err := checkInt(key+".propagation_ns", l.PropagationNs); err != nil {
+			return err
 		}
 	}
 	if len(s.Flows) == 0 {
@@ -312,26 +326,26 @@ func (s *Scenario) Validate() error {
 		if f.Op != "write" && f.Op != "send" {
 			return keyErr(key+".op", "%q: want write or send", f.Op)
 		}
-		if f.Bytes <= 0 {
-			return keyErr(key+".bytes", "%d bytes: want more than 0", f.Bytes)
+		if err := checkInt(key+".bytes", f.Bytes); err != nil {
+			return err
 		}
 		if f.MessageBytes == 0 {
 			f.MessageBytes = min(f.Bytes, 1<<20)
 		}
-		if f.MessageBytes <= 0 || f.MessageBytes > 1<<31 {
-			return keyErr(key+".message_bytes", "%d bytes: want 1 to 2^31", f.MessageBytes)
+		if err := checkInt(key+".message_bytes", f.MessageBytes); err != nil {
+			return err
 		}
-		if f.StartNs < 0 {
-			return keyErr(key+".start_ns", "negative start %d", f.StartNs)
+		if err := checkInt(key+".start_ns", f.StartNs); err != nil {
+			return err
 		}
 		if f.SL < 0 || f.SL >= s.VLs {
 			return keyErr(key+".sl", "SL %d has no data VL (the scenario has %d)", f.SL, s.VLs)
 		}
-		if f.AckEvery < 0 {
-			return keyErr(key+".ack_every", "negative %d", f.AckEvery)
+		if err := checkInt(key+".ack_every", int64(f.AckEvery)); err != nil {
+			return err
 		}
-		if f.JitterNs < 0 {
-			return keyErr(key+".jitter_ns", "negative %d", f.JitterNs)
+		if err := checkInt(key+".jitter_ns", f.JitterNs); err != nil {
+			return err
 		}
 	}
 	for i := range s.Taps {
@@ -340,11 +354,11 @@ func (s *Scenario) Validate() error {
 		if t.File == "" {
 			return keyErr(key+".file", "missing file name")
 		}
-		if t.QuantizeNs < 0 {
-			return keyErr(key+".quantize_ns", "negative step %d", t.QuantizeNs)
+		if err := checkInt(key+".quantize_ns", t.QuantizeNs); err != nil {
+			return err
 		}
-		if t.SnapBytes < 0 {
-			return keyErr(key+".snap_bytes", "negative length %d", t.SnapBytes)
+		if err := checkInt(key+".snap_bytes", int64(t.SnapBytes)); err != nil {
+			return err
 		}
 		if t.SnapBytes > 0 && t.SnapBytes < MinSnapBytes {
 			return keyErr(key+".snap_bytes", "%d bytes cannot hold the LRH and BTH (%d bytes); want 0 (whole packets) or at least %d",
@@ -362,8 +376,8 @@ func (s *Scenario) Validate() error {
 		}
 	}
 	if t := s.Telemetry; t != nil {
-		if t.PeriodNs <= 0 {
-			return keyErr("telemetry.period_ns", "period %d: want more than 0", t.PeriodNs)
+		if err := checkInt("telemetry.period_ns", t.PeriodNs); err != nil {
+			return err
 		}
 		if t.File == "" {
 			t.File = "perfquery.txt"
@@ -374,7 +388,10 @@ func (s *Scenario) Validate() error {
 			}
 		}
 	}
-	return s.checkOutputs()
+	if err := s.checkOutputs(); err != nil {
+		return err
+	}
+	return s.checkWorkload()
 }
 
 func validLanes(n int) bool { return n == 1 || n == 2 || n == 4 || n == 8 || n == 12 }

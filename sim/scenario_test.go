@@ -108,6 +108,7 @@ func FuzzLoadScenario(f *testing.F) {
 	f.Add([]byte(`{"hosts": [{"name": "a"}, {"name": "b"}], "links": [{"a": "a", "b": "b"}], "flows": [{"src": "a", "dst": "b", "bytes": 1}]}`), true)
 	f.Add([]byte("switches: [{name: sw, vl_buffer_bytes: [-1]}]\n"), false)
 	f.Add([]byte(goodYAML+"credit_jitter_ns: 1000000000\npropagation_ns: 1000000000\nepoch_ns: 4102444800000000000\ntick_ns: 1e6\nfcp_period_ns: 1000\ntail_ns: 100000000\n"), false)
+	f.Add([]byte(goodYAML+"credit_jitter_ns: 9223372036854775807\ntick_ns: .nan\n"), false)
 	f.Add([]byte(strings.Replace(goodYAML, "bytes: 65536", "bytes: 65536, start_ns: 3600000000000, jitter_ns: 1000000000, message_bytes: 1, ack_every: 1048576", 1)+
 		"telemetry: {period_ns: 1000, sidecar_dir: sc, sysfs_dir: sys}\ntick_ns: 0.001\n"), false)
 	f.Add([]byte(strings.Replace(goodYAML, "file: a.pcap", "file: ../../x, quantize_ns: 1000000000, snap_bytes: 65535", 1)), false)

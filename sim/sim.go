@@ -15,7 +15,7 @@ import (
 // fails (a write error stops it at once) leaves none of its files, and
 // replaces none of an earlier run's.
 func Run(s *Scenario, outDir string) (*Truth, error) {
-	return runLimited(s, outDir, math.MaxUint64)
+	return runLimited(s, outDir, MaxEvents)
 }
 
 // runLimited is Run stopping after maxEvents events (fuzzing runs short).

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ibscope/ibscope/internal/outfile"
@@ -42,7 +44,11 @@ Every output stays inside the output directory (names in the scenario must
 be relative, without ".."; no two may share a name) and appears there only
 when the whole run has succeeded: a failed or interrupted run leaves none of
 its files and replaces none of an earlier run's. A write error stops the run
-at once.
+at once. Numbers out of these ranges are refused before anything is
+written, naming the key:
+` + limitsHelp() + `
+and a run is refused if its flows send more than ` + fmt.Sprint(sim.MaxDataPackets) + ` data packets or its
+captures would exceed ` + fmt.Sprint(sim.MaxCaptureBytes>>30) + ` GiB.
 
 Presets: ` + fmt.Sprint(sim.PresetNames()),
 	Args:          cobra.MaximumNArgs(1),
@@ -61,6 +67,15 @@ func init() {
 	f.BoolVar(&truthPackets, "truth-packets", false, "list every data packet's queueing delay in truth.json")
 	f.BoolVar(&listPresets, "list-presets", false, "list the presets and exit")
 	f.BoolVar(&printOnly, "print", false, "print the scenario (defaults filled in) as YAML and exit")
+}
+
+// limitsHelp lists sim.Limits, one key a line.
+func limitsHelp() string {
+	var b strings.Builder
+	for _, l := range sim.Limits {
+		fmt.Fprintf(&b, "  %-24s %s to %s %s\n", l.Key, strconv.FormatFloat(l.Min, 'f', -1, 64), strconv.FormatFloat(l.Max, 'f', -1, 64), l.Unit)
+	}
+	return b.String()
 }
 
 func main() {

@@ -154,8 +154,9 @@ func TestIbsimSnap(t *testing.T) {
 	}
 }
 
-// TestIbsimRefusesBeforeWriting: a bad --quantize-ns or --snap and outputs
-// outside -o are refused with the key or flag named, and nothing is written.
+// TestIbsimRefusesBeforeWriting: values out of range, fractions in integer
+// keys, a bad --quantize-ns and outputs outside -o are refused with the key
+// or flag named, and nothing is written.
 func TestIbsimRefusesBeforeWriting(t *testing.T) {
 	base := t.TempDir()
 	good := "hosts: [{name: a}, {name: b}]\nlinks: [{a: a, b: b}]\nflows: [{src: a, dst: b, bytes: 65536}]\ntaps: [{port: a/1, file: a.pcap}]\n"
@@ -164,6 +165,12 @@ func TestIbsimRefusesBeforeWriting(t *testing.T) {
 		args       []string
 		want       string
 	}{
+		{"credit jitter at int64's max", good + "credit_jitter_ns: 9223372036854775807\n", nil, "key credit_jitter_ns: 9223372036854775807 is out of range"},
+		{"fcp period of 1 ns", good + "fcp_period_ns: 1\n", nil, "key fcp_period_ns: 1 is out of range: want 1000"},
+		{"tick NaN", good + "tick_ns: .nan\n", nil, "key tick_ns: NaN: want a finite number"},
+		{"fractional bytes", strings.Replace(good, "bytes: 65536", "bytes: 1.5", 1), nil, "key flows[0].bytes: 1.5: want a whole number"},
+		{"start near 2^63", strings.Replace(good, "bytes: 65536", "bytes: 65536, start_ns: 9223372036854775000", 1), nil, "key flows[0].start_ns"},
+		{"huge bytes", strings.Replace(good, "bytes: 65536", "bytes: 1099511627776", 1), nil, "key flows[0].bytes"},
 		{"tap two levels up", strings.Replace(good, "file: a.pcap", "file: ../../x", 1), nil, "key taps[0].file"},
 		{"sysfs dir outside", good + "telemetry: {period_ns: 20000, sysfs_dir: /tmp/sysfs}\n", nil, "key telemetry.sysfs_dir"},
 		{"tap named truth.json", strings.Replace(good, "file: a.pcap", "file: truth.json", 1), nil, "truth.json"},

@@ -1,0 +1,251 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Limit is the range Validate accepts for one numeric scenario key.
+type Limit struct {
+	Key      string  // the YAML key; "flows[].bytes" stands for every flow's
+	Min, Max float64 // inclusive
+	Unit     string
+}
+
+// Bounds on times keep the simulator's int64 picosecond clock, and the
+// nanoseconds since the Unix epoch it writes, far from overflowing: one
+// simulated hour is 3.6e15 ps, and 2100 is 4.1e18 ns, against int64's 9.2e18.
+const (
+	MaxSimNs    = 3600e9       // flow starts, idle tail and periods: one simulated hour
+	MaxDelayNs  = 1e9          // propagation and jitter: one second
+	MaxEpochNs  = 4102444800e9 // 2100-01-01T00:00:00Z, within pcap's 32-bit seconds
+	MinEpochNs  = 1            // 0 is the default (2015-06-01)
+	MinPeriodNs = 1000         // FCP and telemetry periods: 1 us
+)
+
+// Bounds on the amount of work and output, checked before anything is
+// written (an estimate from the flows' sizes) and while running.
+const (
+	MaxDataPackets   = 1 << 28 // all flows together
+	MaxTruthPackets  = 1 << 24 // with truth_packets, each listed in truth.json
+	MaxEvents        = 1 << 32 // simulator events in one run
+	MaxCaptureBytes  = 1 << 38 // 256 GiB: the captures' estimated size
+	MaxPeriodicLines = 1 << 28 // FCP timer events and telemetry samples the run's length implies at least
+)
+
+// Limits is every numeric key's range, in one place; Validate names the key
+// of a value outside it. Integer keys must be whole numbers, tick_ns a
+// finite one.
+var Limits = []Limit{
+	{"epoch_ns", MinEpochNs, MaxEpochNs, "ns since the Unix epoch (0: 2015-06-01)"},
+	{"propagation_ns", 0, MaxDelayNs, "ns (0: 5)"},
+	{"tick_ns", 0.001, 1e6, "ns (0: 16)"},
+	{"fcp_period_ns", MinPeriodNs, MaxSimNs, "ns (0: 65536 symbol times)"},
+	{"tail_ns", 0, MaxSimNs, "ns"},
+	{"credit_jitter_ns", 0, MaxDelayNs, "ns"},
+	{"links[].propagation_ns", 0, MaxDelayNs, "ns (0: propagation_ns)"},
+	{"flows[].bytes", 1, 1 << 40, "bytes"},
+	{"flows[].message_bytes", 1, 1 << 31, "bytes (0: bytes, at most 1 MiB)"},
+	{"flows[].start_ns", 0, MaxSimNs, "ns"},
+	{"flows[].ack_every", 0, 1 << 20, "packets"},
+	{"flows[].jitter_ns", 0, MaxDelayNs, "ns"},
+	{"taps[].quantize_ns", 0, MaxDelayNs, "ns"},
+	{"taps[].snap_bytes", 0, 65535, "bytes (0: whole packets, else at least 20)"},
+	{"telemetry.period_ns", MinPeriodNs, MaxSimNs, "ns"},
+}
+
+// limitFor returns the row of key, whose indexes ("flows[2].bytes") stand
+// for any.
+func limitFor(key string) Limit {
+	row := key
+	if i := strings.IndexByte(key, '['); i >= 0 {
+		if j := strings.IndexByte(key[i:], ']'); j >= 0 {
+			row = key[:i+1] + key[i+j:]
+		}
+	}
+	for _, l := range Limits {
+		if l.Key == row {
+			return l
+		}
+	}
+	panic("sim: no limit for " + key) // a programming error: every key checked has a row
+}
+
+// checkInt refuses v outside key's range.
+func checkInt(key string, v int64) error {
+	l := limitFor(key)
+	// In int64: the limits are whole, and exact in float64 too.
+	if v < int64(l.Min) || v > int64(l.Max) {
+		return keyErr(key, "%d is out of range: want %s to %s %s", v, fmtLimit(l.Min), fmtLimit(l.Max), l.Unit)
+	}
+	return nil
+}
+
+// checkFloat refuses v outside key's range, or not a finite number.
+func checkFloat(key string, v float64) error {
+	l := limitFor(key)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return keyErr(key, "%v: want a finite number", v)
+	}
+	if v < l.Min || v > l.Max {
+		return keyErr(key, "%g is out of range: want %s to %s %s", v, fmtLimit(l.Min), fmtLimit(l.Max), l.Unit)
+	}
+	return nil
+}
+
+func fmtLimit(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// checkWholeNumbers refuses what yaml.v3 would otherwise truncate quietly
+// into an integer field of t: a fraction (bytes: 1.5), or a number past
+// int64. n is the YAML node decoded into t; key names it.
+func checkWholeNumbers(n *yaml.Node, t reflect.Type, key string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := checkWholeNumbers(c, t, key); err != nil {
+				return err
+			}
+		}
+	case yaml.MappingNode:
+		if t.Kind() != reflect.Struct {
+			return nil // the decoder says what is wrong
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			name := n.Content[i].Value
+			f, ok := yamlField(t, name)
+			if !ok {
+				continue // an unknown key, which the decoder refuses
+			}
+			if key != "" {
+				name = key + "." + name
+			}
+			if err := checkWholeNumbers(n.Content[i+1], f.Type, name); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		if t.Kind() != reflect.Slice {
+			return nil
+		}
+		for i, c := range n.Content {
+			if err := checkWholeNumbers(c, t.Elem(), fmt.Sprintf("%s[%d]", key, i)); err != nil {
+				return err
+			}
+		}
+	case yaml.AliasNode:
+		// Aliases of scalars only: following those of collections could
+		// take exponential time (the decoder bounds their expansion).
+		if a := n.Alias; a != nil && a.Kind == yaml.ScalarNode {
+			return checkWholeNumbers(a, t, key)
+		}
+	case yaml.ScalarNode:
+		switch t.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		default:
+			return nil
+		}
+		if n.ShortTag() != "!!float" {
+			return nil
+		}
+		var f float64
+		if err := n.Decode(&f); err != nil {
+			return keyErr(key, "%q: %v", n.Value, err)
+		}
+		if f != math.Trunc(f) || math.Abs(f) >= 1<<63 {
+			return keyErr(key, "%s: want a whole number", n.Value)
+		}
+	}
+	return nil
+}
+
+// yamlField finds the field of struct t whose yaml tag is name.
+func yamlField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); tag == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// checkWorkload bounds the work and the output the scenario implies, before
+// anything is written: data packets (from the flows' sizes), the captures'
+// size (each tap may see every data packet and its ACK), and the FCP timer
+// events and telemetry samples over the shortest the run can be (the last
+// flow's start plus the idle tail).
+func (s *Scenario) checkWorkload() error {
+	var packets int64
+	for i, f := range s.Flows {
+		packets += flowPackets(f.Bytes, f.MessageBytes, int64(s.MTUBytes))
+		if packets > MaxDataPackets {
+			return keyErr(fmt.Sprintf("flows[%d].bytes", i), "the flows up to this one send %d data packets of at most %d bytes: at most %d in one run (send fewer bytes, or use a larger mtu_bytes)",
+				packets, s.MTUBytes, MaxDataPackets)
+		}
+	}
+	if s.TruthPackets && packets > MaxTruthPackets {
+		return keyErr("truth_packets", "%d data packets to list in %s: at most %d", packets, TruthFile, MaxTruthPackets)
+	}
+	var captureBytes int64
+	for i, t := range s.Taps {
+		rec := int64(maxPacketBlocks(s.MTUBytes) * blockBytes)
+		if t.SnapBytes > 0 {
+			rec = min(rec, int64(t.SnapBytes))
+		}
+		captureBytes += 2 * packets * (rec + 32) // pcap and ERF record headers
+		if captureBytes > MaxCaptureBytes {
+			return keyErr(fmt.Sprintf("taps[%d]", i), "the taps up to this one would write about %d GiB of captures: at most %d GiB (send fewer bytes, tap fewer ports, or set snap_bytes)",
+				captureBytes>>30, MaxCaptureBytes>>30)
+		}
+	}
+	var lastStartNs int64
+	for _, f := range s.Flows {
+		lastStartNs = max(lastStartNs, f.StartNs)
+	}
+	var timers float64
+	for _, l := range s.Links {
+		period := float64(s.FCPPeriodNs)
+		if period == 0 {
+			rate, _ := ParseRate(l.Rate)
+			period = 65536 * rate.SymbolNs()
+		}
+		timers += 2 * float64(lastStartNs+s.TailNs) / period
+	}
+	if timers > MaxPeriodicLines {
+		return keyErr("fcp_period_ns", "the flows run at least %d ns (the last start plus tail_ns): %.3g FCP timer events at this period, at most %d",
+			lastStartNs+s.TailNs, timers, MaxPeriodicLines)
+	}
+	if t := s.Telemetry; t != nil {
+		lines := float64(len(s.samplePortRefs())) * float64(lastStartNs+s.TailNs) / float64(t.PeriodNs)
+		if lines > MaxPeriodicLines {
+			return keyErr("telemetry.period_ns", "the flows run at least %d ns (the last start plus tail_ns): %.3g port samples at this period, at most %d",
+				lastStartNs+s.TailNs, lines, MaxPeriodicLines)
+		}
+	}
+	return nil
+}
+
+// flowPackets is how many data packets a flow of bytes sends as messages of
+// messageBytes, each cut into MTU-sized packets.
+func flowPackets(bytes, messageBytes, mtuBytes int64) int64 {
+	perMessage := (messageBytes + mtuBytes - 1) / mtuBytes
+	n := bytes / messageBytes * perMessage
+	if rest := bytes % messageBytes; rest > 0 {
+		n += (rest + mtuBytes - 1) / mtuBytes
+	}
+	return n
+}
