@@ -323,12 +323,12 @@ func TestVerbsFaults(t *testing.T) {
 	}
 }
 
-// Frames arriving in real time over 2.4 s, across re-anchors of the clock
-// (each second) and a wrap of the 48-bit counter (1.2 s after the open),
+// Frames arriving in real time over 1.4 s, across a re-anchor of the clock
+// (each second) and a wrap of the 48-bit counter (0.7 s after the open),
 // keep their spacing to the ns.
 func TestVerbsReanchor(t *testing.T) {
-	feed, want, ts := verbsFeedGap(t, 25, false, 100_000_000)
-	env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, Pace: true, MaskBits: 48, ClockOrigin: 1<<48 - 1_200_000_000})
+	feed, want, ts := verbsFeedGap(t, 15, false, 100_000_000)
+	env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, Pace: true, MaskBits: 48, ClockOrigin: 1<<48 - 700_000_000})
 	src, err := openFake(t, env, "fake_1", Config{PollTimeoutMs: 500})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,22 +56,29 @@ func newVerbsCaseGap(t *testing.T, n, payload int, native bool, gapNs int64, cfg
 
 // requireVerbsIbcap skips (fails under CI=true) when ibcap does not take
 // its RDMA devices from IBSCOPE_SYSFS, so the double cannot be reached.
+// The first test asks ibcap -D; the others reuse its answer.
 func requireVerbsIbcap(t *testing.T, env *fakeverbs.Env) {
 	t.Helper()
-	if capture.VerbsAvailable() != nil {
-		t.Skip("this ibcap has no verbs backend")
-	}
-	cmd := exec.Command(ibcapBin, "-D")
-	cmd.Env = env.Environ()
-	out, _ := cmd.CombinedOutput()
-	if strings.Contains(string(out), "fake_0:1") {
+	sysfsProbe.Do(func() {
+		cmd := exec.Command(ibcapBin, "-D")
+		cmd.Env = env.Environ()
+		out, _ := cmd.CombinedOutput()
+		if !strings.Contains(string(out), "fake_0:1") {
+			sysfsProbe.why = "ibcap -D does not list the fake devices of IBSCOPE_SYSFS:\n" + string(out)
+		}
+	})
+	if sysfsProbe.why == "" {
 		return
 	}
-	why := "ibcap -D does not list the fake devices of IBSCOPE_SYSFS"
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s:\n%s", why, out)
+		t.Fatal(sysfsProbe.why)
 	}
-	t.Skip(why)
+	t.Skip(sysfsProbe.why)
+}
+
+var sysfsProbe struct {
+	sync.Once
+	why string
 }
 
 func (v *verbsCase) command(args ...string) *exec.Cmd {
