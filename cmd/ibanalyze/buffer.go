@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -14,6 +15,7 @@ type bufferOpts struct {
 	rate       string
 	width      string
 	cutThrough bool
+	maxPkts    int
 }
 
 func init() {
@@ -43,12 +45,16 @@ credits' reads the buffer exactly.`,
 	f.BoolVar(&o.series, "series", false, "with --json, include each sender's occupancy over time (downsampled)")
 	f.StringVar(&o.rate, "rate", "", "rate of the link into the receiver (SDR..NDR); default: inferred from back-to-back packets")
 	f.StringVar(&o.width, "width", "4x", "link width with --rate (1x, 4x, 8x, 12x)")
+	f.IntVar(&o.maxPkts, "max-packets", analyze.DefaultMaxPackets, maxPacketsHelp("buffer", 80))
 	f.BoolVar(&o.cutThrough, "cut-through", false, "the switch forwards packets while receiving them (holds one packet time, not two)")
 	rootCmd.AddCommand(cmd)
 }
 
 func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) error {
-	opts := analyze.BufferOptions{CutThrough: o.cutThrough}
+	if err := checkMaxPacketsFlag(o.maxPkts); err != nil {
+		return err
+	}
+	opts := analyze.BufferOptions{CutThrough: o.cutThrough, MaxPackets: o.maxPkts}
 	r, lanes, ok, err := parseLink(o.rate, o.width)
 	if err != nil {
 		return err
@@ -60,7 +66,7 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 	opts.OnDecodeError = dw.warn
 	rep, err := analyze.Buffer(senders, receiver, opts)
 	if err != nil {
-		return err
+		return tooManyPackets(err)
 	}
 	for _, wn := range rep.Warnings {
 		warnf("%s", wn)
@@ -89,4 +95,25 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 			s.BufferPackets, s.PacketBlocks, s.EstimateBytes, float64(s.EstimateBytes)/1024, s.LowBytes, s.HighBytes)
 	}
 	return nil
+}
+
+// maxPacketsHelp describes --max-packets for a command that keeps each
+// data packet, bytesEach bytes of it.
+func maxPacketsHelp(cmd string, bytesEach int) string {
+	return fmt.Sprintf("stop past `N` data packets: %s keeps each one (up to %d bytes; at most %d)", cmd, bytesEach, analyze.MaxPacketsLimit)
+}
+
+func checkMaxPacketsFlag(n int) error {
+	if n < 1 || n > analyze.MaxPacketsLimit {
+		return fmt.Errorf("--max-packets %d: want 1 to %d", n, analyze.MaxPacketsLimit)
+	}
+	return nil
+}
+
+// tooManyPackets adds the flag that raises the bound to the error.
+func tooManyPackets(err error) error {
+	if errors.Is(err, analyze.ErrTooManyPackets) {
+		return fmt.Errorf("%w, or raise --max-packets", err)
+	}
+	return err
 }

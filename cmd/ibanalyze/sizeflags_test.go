@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,6 +29,8 @@ func TestSizeFlagsRefused(t *testing.T) {
 		{[]string{"ipd", "--top", "-2", good}, "--top -2: want 0 (all) or more"},
 		{[]string{"tick", "--min-phase-packets", "1000000000", "--telemetry", "none.txt", good}, "--min-phase-packets 1000000000: want 1 to 65536"},
 		{[]string{"tick", "--iface", "300", "--telemetry", "none.txt", good}, "--iface 300: want 0 to 127"},
+		{[]string{"tick", "--max-packets", "0", "--telemetry", "none.txt", good}, "--max-packets 0: want 1 to 200000000"},
+		{[]string{"buffer", "--max-packets", "300000000", good, good}, "--max-packets 300000000: want 1 to 200000000"},
 	} {
 		_, errOut, code := run(t, c.args...)
 		if code == 0 || !strings.Contains(errOut, c.want) {
@@ -37,4 +40,28 @@ func TestSizeFlagsRefused(t *testing.T) {
 			t.Errorf("%v: crashed: %s", c.args, errOut)
 		}
 	}
+}
+
+// tick and buffer keep every data packet they read: past --max-packets they
+// stop, saying why and what to do, instead of running out of memory.
+func TestMaxPacketsKept(t *testing.T) {
+	dir := simIncast(t)
+	s1, s2, r := filepath.Join(dir, "s1.pcap"), filepath.Join(dir, "s2.pcap"), filepath.Join(dir, "r.pcap")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tick", "--max-packets", "100", s1, "--telemetry", filepath.Join(dir, "perfquery.txt")},
+			s1 + ": more data packets than the bound on packets kept (100): tick keeps every native IB data packet (16 bytes each) to time the waits; cut the capture to the congestion episode, or raise --max-packets"},
+		{[]string{"buffer", "--max-packets", "1500", s1, s2, r},
+			s2 + ": more data packets than the bound on packets kept (1500): buffer keeps every data packet of the sender captures to match it; cut the captures to the congestion episode, or raise --max-packets"},
+	} {
+		_, errOut, code := run(t, c.args...)
+		if code != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errOut, c.want)
+		}
+	}
+	// Enough for the capture: the same report as without a bound.
+	out := runOK(t, "buffer", "--max-packets", "2048", s1, s2, r)
+	wantInOutput(t, out, "estimate 32768 bytes")
 }

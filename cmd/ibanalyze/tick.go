@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -19,6 +18,7 @@ type tickOpts struct {
 	iface     int
 	source    string
 	minPhase  int
+	maxPkts   int
 }
 
 func init() {
@@ -48,6 +48,7 @@ sending port, sampled at least twice within the episode.`,
 	f.IntVar(&o.iface, "iface", -1, "capture interface (direction) the port sends on; -1: the one with the most data packets")
 	f.StringVar(&o.source, "source", "", "telemetry series to use, e.g. lid:1/1 (default: the LID of the captured packets' source)")
 	f.IntVar(&o.minPhase, "min-phase-packets", 0, "shortest IPD phase in packets (0: the ipd default)")
+	f.IntVar(&o.maxPkts, "max-packets", analyze.DefaultMaxPackets, maxPacketsHelp("tick", 16))
 	cmd.MarkFlagRequired("telemetry")
 	rootCmd.AddCommand(cmd)
 }
@@ -59,7 +60,10 @@ func runTick(w io.Writer, path string, o tickOpts) error {
 	if o.iface < -1 || o.iface > math.MaxInt8 {
 		return fmt.Errorf("--iface %d: want 0 to %d, or -1 for the interface with the most data packets", o.iface, math.MaxInt8)
 	}
-	opts := analyze.TickOptions{Iface: o.iface, MinPhasePackets: o.minPhase}
+	if err := checkMaxPacketsFlag(o.maxPkts); err != nil {
+		return err
+	}
+	opts := analyze.TickOptions{Iface: o.iface, MinPhasePackets: o.minPhase, MaxPackets: o.maxPkts}
 	r, lanes, ok, err := parseLink(o.rate, o.width)
 	if err != nil {
 		return err
@@ -86,11 +90,8 @@ func runTick(w io.Writer, path string, o tickOpts) error {
 		}
 	}
 	rep, err := analyze.Tick(path, series, o.telemetry, opts)
-	if errors.Is(err, analyze.ErrNoXmitWait) {
-		return err
-	}
 	if err != nil {
-		return err
+		return tooManyPackets(err)
 	}
 	for _, wn := range rep.Warnings {
 		warnf("%s: %s", path, wn)
