@@ -227,6 +227,9 @@ func TestIbcapVerbsCapture(t *testing.T) {
 				t.Errorf("report:\n%s", p.stderr.String())
 			}
 			v.env.NoViolations(t)
+			if n := tsharkCount(t, out); n != len(v.want) {
+				t.Errorf("tshark reads %d frames, want %d", n, len(v.want))
+			}
 		})
 	}
 }
