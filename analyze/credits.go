@@ -202,6 +202,12 @@ func Credits(path string, opts CreditOptions) (*CreditReport, error) {
 		if err != nil {
 			return rep, err
 		}
+		if f.NoTs {
+			if opts.OnDecodeError != nil {
+				opts.OnDecodeError(decode.NoTimeError(path, &f))
+			}
+			continue
+		}
 		rep.Frames++
 		step.add(f.TsNs)
 		if f.Iface < 0 && (f.Transport == decode.TransportLink || f.Transport == decode.TransportIB) {
@@ -430,7 +436,7 @@ func inferNsPerByte(path string) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if f.Transport != decode.TransportIB {
+		if f.Transport != decode.TransportIB || f.NoTs {
 			continue
 		}
 		n++

@@ -356,8 +356,7 @@ func (s *Stream) frameFailed(sf *streamFile, err error) bool {
 func (s *Stream) untimed(sf *streamFile, f *decode.Frame) {
 	s.stats.NoTime++
 	if s.opts.OnDecodeError != nil {
-		s.opts.OnDecodeError(&decode.DecodeError{Name: sf.name, Frame: f.Number, Offset: f.Offset,
-			Err: &decode.FrameError{Offset: -1, Msg: "no timestamp (pcapng simple packet block): skipped, the analyses need one"}})
+		s.opts.OnDecodeError(decode.NoTimeError(sf.name, f))
 	}
 }
 

@@ -58,3 +58,25 @@ func TestStreamUntimedFrames(t *testing.T) {
 		t.Errorf("input JSON no_time %d, want 1", in.NoTime)
 	}
 }
+
+// TestBufferUntimedFrames: the analyses that read files frame by frame
+// (buffer here; tick and credits alike) skip a frame without a timestamp
+// and say so, rather than place it at 1970.
+func TestBufferUntimedFrames(t *testing.T) {
+	pkts := testcap.Stream(20, 1, 2, 7, 0, 1024, testcap.BaseNs, func(int) int64 { return 1000 })
+	sender := testcap.WriteUntimed(t, "s.pcapng", pkts, 3)
+	recv := make([]testcap.Packet, len(pkts))
+	for i, p := range pkts {
+		p.TsNs += 5000
+		recv[i] = p
+	}
+	receiver := testcap.Write(t, "r.pcap", false, recv)
+	var told []string
+	_, err := Buffer([]string{sender}, receiver, BufferOptions{NsPerByte: 0.1, OnDecodeError: func(e *decode.DecodeError) { told = append(told, e.Error()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(told) != 1 || !strings.Contains(told[0], "s.pcapng: frame 4 (record at byte offset ") || !strings.Contains(told[0], "no timestamp") {
+		t.Errorf("told %q", told)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"sort"
 
 	"github.com/ibscope/ibscope/decode"
@@ -42,9 +41,6 @@ type TickOptions struct {
 	Source telemetry.Source
 	// MinPhasePackets is the shortest phase (DefaultPhasePackets if 0).
 	MinPhasePackets int
-	// MaxPackets bounds the data packets kept, 16 bytes each
-	// (DefaultMaxPackets when 0, MaxPacketsLimit at most).
-	MaxPackets int
 	// OnDecodeError is told of frames that could not be decoded.
 	OnDecodeError func(err *decode.DecodeError)
 }
@@ -91,10 +87,6 @@ func Tick(path string, series []*telemetry.Series, telemetryName string, opts Ti
 	if err := CheckPhasePackets(opts.MinPhasePackets); err != nil {
 		return nil, err
 	}
-	maxPackets, err := checkMaxPackets(opts.MaxPackets)
-	if err != nil {
-		return nil, err
-	}
 	if opts.Iface < -1 || opts.Iface > math.MaxInt8 {
 		return nil, fmt.Errorf("interface %d: captures number interfaces 0 to %d (-1: the busiest)", opts.Iface, math.MaxInt8)
 	}
@@ -108,7 +100,6 @@ func Tick(path string, series []*telemetry.Series, telemetryName string, opts Ti
 	defer r.Close()
 	r.SetCheckCRC(false)
 	var f decode.Frame
-	kept := 0
 	for {
 		err := r.Next(&f)
 		if err == io.EOF {
@@ -124,11 +115,14 @@ func Tick(path string, series []*telemetry.Series, telemetryName string, opts Ti
 		if err != nil {
 			return nil, err
 		}
-		if f.Transport != decode.TransportIB || f.Has&decode.HasBTH == 0 || !f.BTH.OpCode.IsData() {
+		if f.NoTs {
+			if opts.OnDecodeError != nil {
+				opts.OnDecodeError(decode.NoTimeError(path, &f))
+			}
 			continue
 		}
-		if kept++; kept > maxPackets {
-			return nil, fmt.Errorf("%s: %w (%d): tick keeps every native IB data packet (16 bytes each) to time the waits; cut the capture to the congestion episode", path, ErrTooManyPackets, maxPackets)
+		if f.Transport != decode.TransportIB || f.Has&decode.HasBTH == 0 || !f.BTH.OpCode.IsData() {
+			continue
 		}
 		byIface[f.Iface] = append(byIface[f.Iface], txPkt{f.TsNs, int32(f.IBLen)})
 		if slids[f.Iface] == nil {
@@ -163,14 +157,14 @@ func Tick(path string, series []*telemetry.Series, telemetryName string, opts Ti
 	}
 	rep.Series = s.Source.String()
 
+	ts := make([]int64, len(pkts))
 	var step tsStep
-	phases := NewPhaseDetector(opts.MinPhasePackets)
-	for _, p := range pkts {
+	for i, p := range pkts {
+		ts[i] = p.tsNs
 		step.add(p.tsNs)
-		phases.Add(p.tsNs)
 	}
 	rep.TimestampStepNs = step.value()
-	rep.Phases = phases.Phases()
+	rep.Phases = DetectPhases(ts, opts.MinPhasePackets)
 	var cong *Phase
 	for i := range rep.Phases {
 		if cong == nil || rep.Phases[i].MedianIPDNs > cong.MedianIPDNs {
@@ -208,8 +202,9 @@ func Tick(path string, series []*telemetry.Series, telemetryName string, opts Ti
 	}
 	rep.TickSymbols = rep.TickNs / rep.SymbolNs
 	if len(waits) > 0 {
-		slices.Sort(waits) // done with their order
-		if med := waits[len(waits)/2]; 4*rep.TimestampStepNs > med {
+		sorted := append([]int64(nil), waits...)
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+		if med := sorted[len(sorted)/2]; 4*rep.TimestampStepNs > med {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("timestamps in steps of %s are coarse against waits of about %s: the count of waits, and so the whole-tick correction, is approximate",
 				FormatNs(rep.TimestampStepNs), FormatNs(med)))
 		}

@@ -91,7 +91,7 @@ func Export(capture, out string, opt ExportOptions) (ExportStats, error) {
 			return st, err
 		case f.NoTs:
 			if opt.OnDecodeError != nil {
-				opt.OnDecodeError(untimedError(capture, &f))
+				opt.OnDecodeError(decode.NoTimeError(capture, &f))
 			}
 			err = sink.add(&f, "no timestamp (pcapng simple packet block)")
 		default:

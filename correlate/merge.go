@@ -69,7 +69,7 @@ func (cs *captureSet) fill(i int) error {
 		case f.NoTs:
 			cs.untimed++
 			if cs.onDecodeError != nil {
-				cs.onDecodeError(untimedError(cs.readers[i].Name(), f))
+				cs.onDecodeError(decode.NoTimeError(cs.readers[i].Name(), f))
 			}
 		}
 		if !f.NoTs {
@@ -77,12 +77,6 @@ func (cs *captureSet) fill(i int) error {
 			return nil
 		}
 	}
-}
-
-// untimedError says that frame f of file name has no timestamp.
-func untimedError(name string, f *decode.Frame) *decode.DecodeError {
-	return &decode.DecodeError{Name: name, Frame: f.Number, Offset: f.Offset,
-		Err: &decode.FrameError{Offset: -1, Msg: "no timestamp (pcapng simple packet block): left out"}}
 }
 
 // next returns the earliest waiting frame and the link type of its file,

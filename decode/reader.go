@@ -74,6 +74,14 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
+// NoTimeError is the DecodeError that reports frame f of file name as
+// having no timestamp (f.NoTs, a pcapng Simple Packet Block): what needs
+// time leaves it out, and says so with this.
+func NoTimeError(name string, f *Frame) *DecodeError {
+	return &DecodeError{Name: name, Frame: f.Number, Offset: f.Offset,
+		Err: &FrameError{Offset: -1, Msg: "no timestamp (pcapng simple packet block): left out of what needs time"}}
+}
+
 // Pcap magic numbers.
 const (
 	magicMicro   = 0xa1b2c3d4
