@@ -44,6 +44,9 @@ type BufferOptions struct {
 	// CutThrough says the switch forwards a packet while still receiving
 	// it, so it holds one packet time less than a store-and-forward switch.
 	CutThrough bool
+	// MaxPackets bounds the sender captures' data packets, which are all
+	// kept (DefaultMaxPackets when 0, MaxPacketsLimit at most).
+	MaxPackets int
 }
 
 // BufferReport is the estimate and what it rests on.
@@ -96,11 +99,11 @@ type OccupancyPoint struct {
 	Blocks int   `json:"blocks"`
 }
 
+// sentPkt is a sender's data packet, 16 bytes.
 type sentPkt struct {
-	psn    uint32
-	tsNs   int64
-	blocks int32
-	bytes  int32
+	tsNs  int64
+	psn   uint32
+	bytes int32
 }
 
 type matchedPkt struct {
@@ -111,12 +114,19 @@ type matchedPkt struct {
 
 // Buffer matches the senders' data packets with the receiver's and
 // estimates, per sender, the buffer its packets filled. Memory grows with
-// the packets of the sender captures (16 bytes each).
+// the packets of the sender captures: 16 bytes each as read, about 80 once
+// matched (the match, and two occupancy steps); past opts.MaxPackets it
+// stops with ErrTooManyPackets.
 func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*BufferReport, error) {
 	var err error
 	if opts.MaxPoints, err = seriesPoints(opts.MaxPoints); err != nil {
 		return nil, err
 	}
+	maxPackets, err := checkMaxPackets(opts.MaxPackets)
+	if err != nil {
+		return nil, err
+	}
+	kept := 0
 	type flowSent struct {
 		sender int
 		pkts   []sentPkt
@@ -138,7 +148,10 @@ func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*Buf
 			} else if fs.sender != i {
 				return fmt.Errorf("%s: flow %s also appears in %s; give each sender's capture once", path, keyJSON(k, ByFlow), senderPaths[fs.sender])
 			}
-			fs.pkts = append(fs.pkts, sentPkt{f.BTH.PSN, f.TsNs, int32(BlocksOf(f.IBLen)), int32(f.IBLen)})
+			if kept++; kept > maxPackets {
+				return fmt.Errorf("%s: %w (%d): buffer keeps every data packet of the sender captures to match it; cut the captures to the congestion episode", path, ErrTooManyPackets, maxPackets)
+			}
+			fs.pkts = append(fs.pkts, sentPkt{f.TsNs, f.BTH.PSN, int32(f.IBLen)})
 			bs.Packets++
 			return nil
 		})
@@ -160,7 +173,7 @@ func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*Buf
 		for j := fs.next; j < len(fs.pkts) && j < fs.next+4096; j++ {
 			if fs.pkts[j].psn == psn {
 				s := fs.pkts[j]
-				matched[fs.sender] = append(matched[fs.sender], matchedPkt{s.tsNs, f.TsNs, s.blocks, s.bytes})
+				matched[fs.sender] = append(matched[fs.sender], matchedPkt{s.tsNs, f.TsNs, int32(BlocksOf(int(s.bytes))), s.bytes})
 				fs.next = j + 1
 				return nil
 			}

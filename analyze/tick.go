@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/ibscope/ibscope/decode"
@@ -41,6 +42,9 @@ type TickOptions struct {
 	Source telemetry.Source
 	// MinPhasePackets is the shortest phase (DefaultPhasePackets if 0).
 	MinPhasePackets int
+	// MaxPackets bounds the data packets kept, 16 bytes each
+	// (DefaultMaxPackets when 0, MaxPacketsLimit at most).
+	MaxPackets int
 	// OnDecodeError is told of frames that could not be decoded.
 	OnDecodeError func(err *decode.DecodeError)
 }
@@ -87,6 +91,10 @@ func Tick(path string, series []*telemetry.Series, telemetryName string, opts Ti
 	if err := CheckPhasePackets(opts.MinPhasePackets); err != nil {
 		return nil, err
 	}
+	maxPackets, err := checkMaxPackets(opts.MaxPackets)
+	if err != nil {
+		return nil, err
+	}
 	if opts.Iface < -1 || opts.Iface > math.MaxInt8 {
 		return nil, fmt.Errorf("interface %d: captures number interfaces 0 to %d (-1: the busiest)", opts.Iface, math.MaxInt8)
 	}
@@ -100,6 +108,7 @@ func Tick(path string, series []*telemetry.Series, telemetryName string, opts Ti
 	defer r.Close()
 	r.SetCheckCRC(false)
 	var f decode.Frame
+	kept := 0
 	for {
 		err := r.Next(&f)
 		if err == io.EOF {
@@ -123,6 +132,9 @@ func Tick(path string, series []*telemetry.Series, telemetryName string, opts Ti
 		}
 		if f.Transport != decode.TransportIB || f.Has&decode.HasBTH == 0 || !f.BTH.OpCode.IsData() {
 			continue
+		}
+		if kept++; kept > maxPackets {
+			return nil, fmt.Errorf("%s: %w (%d): tick keeps every native IB data packet (16 bytes each) to time the waits; cut the capture to the congestion episode", path, ErrTooManyPackets, maxPackets)
 		}
 		byIface[f.Iface] = append(byIface[f.Iface], txPkt{f.TsNs, int32(f.IBLen)})
 		if slids[f.Iface] == nil {
@@ -157,14 +169,14 @@ func Tick(path string, series []*telemetry.Series, telemetryName string, opts Ti
 	}
 	rep.Series = s.Source.String()
 
-	ts := make([]int64, len(pkts))
 	var step tsStep
-	for i, p := range pkts {
-		ts[i] = p.tsNs
+	phases := NewPhaseDetector(opts.MinPhasePackets)
+	for _, p := range pkts {
 		step.add(p.tsNs)
+		phases.Add(p.tsNs)
 	}
 	rep.TimestampStepNs = step.value()
-	rep.Phases = DetectPhases(ts, opts.MinPhasePackets)
+	rep.Phases = phases.Phases()
 	var cong *Phase
 	for i := range rep.Phases {
 		if cong == nil || rep.Phases[i].MedianIPDNs > cong.MedianIPDNs {
@@ -202,9 +214,8 @@ func Tick(path string, series []*telemetry.Series, telemetryName string, opts Ti
 	}
 	rep.TickSymbols = rep.TickNs / rep.SymbolNs
 	if len(waits) > 0 {
-		sorted := append([]int64(nil), waits...)
-		sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-		if med := sorted[len(sorted)/2]; 4*rep.TimestampStepNs > med {
+		slices.Sort(waits) // done with their order
+		if med := waits[len(waits)/2]; 4*rep.TimestampStepNs > med {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("timestamps in steps of %s are coarse against waits of about %s: the count of waits, and so the whole-tick correction, is approximate",
 				FormatNs(rep.TimestampStepNs), FormatNs(med)))
 		}
