@@ -62,7 +62,9 @@ func keyJSON(k decode.FlowKey, by string) KeyJSON {
 	return j
 }
 
-// String writes the key for tables: "ib 0x0001>0x0002 qp 0x000012".
+// String writes the key for tables: "ib lid 1>2 qp 0x000012",
+// "rocev2 192.168.7.1>192.168.7.2 qp 0x000011", "ib >lid 2" (by link),
+// "rocev2 qp 0x000011" (by QP), "other" (flows beyond the limit).
 func (k KeyJSON) String() string {
 	s := k.Transport
 	switch {

@@ -2,7 +2,7 @@ package analyze
 
 import (
 	"cmp"
-	"errors"
+	"hash/maphash"
 	"slices"
 
 	"github.com/ibscope/ibscope/decode"
@@ -15,6 +15,18 @@ const DefaultThroughputBinNs = 1000
 // pendingAcks bounds the requests with AckReq a flow remembers while it
 // waits for the ACKs that cover them.
 const pendingAcks = 1024
+
+// FlowStateBytes is about what one flow costs while the capture is read
+// (TestFlowsMemoryPerFlow measures it): its state, its map entry and its
+// place in the list. Past FlowsOptions.MaxFlows distinct flows, the packets
+// of new flows are counted together in one flow keyed {"transport":
+// "other"}, so memory stays bounded whatever the capture holds.
+const FlowStateBytes = 600
+
+// FlowsOptions tunes a flows analysis.
+type FlowsOptions struct {
+	MaxFlows int // distinct flows kept apart (0: DefaultMaxFlows; CheckMaxFlows)
+}
 
 // Messages counts packets by their place in a message.
 type Messages struct {
@@ -94,17 +106,9 @@ type FlowHealth struct {
 	ThroughputGbps []float64 `json:"throughput_gbps"`
 }
 
-// FlowsResult is the `ibanalyze flows --json` document.
-type FlowsResult struct {
-	Flows           []*FlowHealth `json:"flows"`
-	FirstNs         int64         `json:"first_ns"`          // first packet of the capture
-	ThroughputBinNs int64         `json:"throughput_bin_ns"` // width of each ThroughputGbps bin
-	Input           InputJSON     `json:"input"`
-}
-
-// ErrNoPackets is returned when the input held no IB or RoCE transport packet.
-var ErrNoPackets = errors.New("no IB or RoCE transport packets")
-
+// flowState is one flow while the capture is read. It is kept small (see
+// FlowStateBytes): what most flows never need (NAKs, congestion marks, CRC
+// failures, ACK timing) lives in parts made on first use.
 type flowState struct {
 	key        decode.FlowKey
 	packets    uint64
@@ -113,61 +117,109 @@ type flowState struct {
 	firstNs    int64
 	lastNs     int64
 	opcodes    opcodeMix
-	msgs       Messages
+	msgs       msgCounts
 	psn        decode.QPSequences
 	acks       uint64
-	naks       [32]uint64
-	rnr        [32]uint64
-	cnps       uint64
-	ecnCE      uint64
-	fecn       uint64
-	becn       uint64
-	icrcBad    uint64
-	vcrcBad    uint64
-	late       uint64
 	thr        rateSeries
+	marks      *flowMarks // made on the first NAK, CNP or mark
+	timing     *ackTiming // made on the first request with AckReq or ACK
+	sameHash   *flowState // the next flow whose key has the same hash (FlowsAnalysis.index)
+	other      bool       // the flow of flows beyond the limit: no PSN sequence, no ACK matching
+}
 
+// msgCounts counts packets by their place in a message.
+type msgCounts struct{ first, middle, last, only uint64 }
+
+// flowMarks are a flow's NAKs, congestion marks and failures.
+type flowMarks struct {
+	naks    []nakCount
+	cnps    uint64
+	ecnCE   uint64
+	fecn    uint64
+	becn    uint64
+	icrcBad uint64
+	vcrcBad uint64
+	late    uint64
+}
+
+// nakCount is one NAK (or RNR NAK) value and how often it came.
+type nakCount struct {
+	n     uint64
+	value uint8 // the AETH's 5-bit value: NAK code or RNR timer
+	rnr   bool
+}
+
+func (m *flowMarks) addNAK(value uint8, rnr bool) {
+	for i := range m.naks {
+		if m.naks[i].value == value && m.naks[i].rnr == rnr {
+			m.naks[i].n++
+			return
+		}
+	}
+	m.naks = append(m.naks, nakCount{n: 1, value: value, rnr: rnr})
+}
+
+// ackTiming matches a flow's requests with the ACKs that answer them.
+type ackTiming struct {
 	// Requests with AckReq waiting for their ACK: a ring that grows with
 	// the requests outstanding, up to pendingAcks (then the oldest go).
 	waitReqs []waitingReq
-	waitHead int
-	waitN    int
-	ackLat   Sketch
+	waitHead int32
+	waitN    int32
+	ackLat   *Sketch    // made on the first ACK matched
 	peer     *flowState // the request flow this flow's ACKs answer
 	answered *flowState // the flow whose ACKs answer this flow's requests
+	samePair *flowState // the next flow waiting for ACKs whose pair has the same hash (FlowsAnalysis.byPair)
+}
+
+func (f *flowState) mk() *flowMarks {
+	if f.marks == nil {
+		f.marks = new(flowMarks)
+	}
+	return f.marks
+}
+
+func (f *flowState) tm() *ackTiming {
+	if f.timing == nil {
+		f.timing = new(ackTiming)
+	}
+	return f.timing
 }
 
 // opcodeMix counts packets per opcode. A flow uses a handful of opcodes,
 // so a short list searched from the last hit costs less memory than a
 // 256-entry table and no more time.
 type opcodeMix struct {
-	ops    []decode.Opcode
-	counts []uint64
+	counts []opCount
 	last   int
 }
 
+type opCount struct {
+	n  uint64
+	op decode.Opcode
+}
+
 func (m *opcodeMix) add(op decode.Opcode) {
-	if m.last < len(m.ops) && m.ops[m.last] == op {
-		m.counts[m.last]++
+	if m.last < len(m.counts) && m.counts[m.last].op == op {
+		m.counts[m.last].n++
 		return
 	}
-	for i, o := range m.ops {
-		if o == op {
-			m.counts[i]++
+	for i := range m.counts {
+		if m.counts[i].op == op {
+			m.counts[i].n++
 			m.last = i
 			return
 		}
 	}
-	m.ops = append(m.ops, op)
-	m.counts = append(m.counts, 1)
-	m.last = len(m.ops) - 1
+	m.counts = append(m.counts, opCount{n: 1, op: op})
+	m.last = len(m.counts) - 1
 }
 
 // result returns the mix in opcode order.
 func (m *opcodeMix) result() []OpcodeCount {
-	out := make([]OpcodeCount, len(m.ops))
-	for i, op := range m.ops {
-		out[i] = OpcodeCount{Opcode: uint8(op), Name: op.String(), Packets: m.counts[i]}
+	out := make([]OpcodeCount, len(m.counts))
+	for i, c := range m.counts {
+		out[i] = OpcodeCount{Opcode: uint8(c.op), Name: c.op.String(), Packets: c.n}
 	}
 	slices.SortFunc(out, func(a, b OpcodeCount) int { return cmp.Compare(a.Opcode, b.Opcode) })
 	return out
@@ -178,20 +230,29 @@ type waitingReq struct {
 	tsNs int64
 }
 
-// FlowsAnalysis accumulates per-flow health from a packet stream.
+// FlowsAnalysis accumulates per-flow health from a packet stream. Its
+// maps are keyed by a hash of the flow key (seeded at random, so no capture
+// can choose collisions), the flows chained behind: a 16-byte map slot
+// instead of one holding the 64-byte key that the flow holds anyway.
 type FlowsAnalysis struct {
-	index   map[decode.FlowKey]*flowState
-	order   []*flowState
-	byPair  map[decode.FlowKey][]*flowState // flows by (source, destination), DestQP left 0
-	lastKey decode.FlowKey
-	last    *flowState
-	firstNs int64
-	started bool
+	seed     maphash.Seed
+	index    map[uint64]*flowState // by hash of the flow key, chained by flowState.sameHash
+	order    []*flowState
+	byPair   map[uint64]*flowState // flows waiting for ACKs, by hash of (source, destination), chained by ackTiming.samePair
+	maxFlows int
+	other    *flowState // packets of flows beyond maxFlows
+	lastKey  decode.FlowKey
+	last     *flowState
+	firstNs  int64
+	started  bool
 }
 
 // NewFlowsAnalysis returns an empty analysis.
-func NewFlowsAnalysis() *FlowsAnalysis {
-	return &FlowsAnalysis{index: make(map[decode.FlowKey]*flowState), byPair: make(map[decode.FlowKey][]*flowState)}
+func NewFlowsAnalysis(opts FlowsOptions) *FlowsAnalysis {
+	if opts.MaxFlows <= 0 {
+		opts.MaxFlows = DefaultMaxFlows
+	}
+	return &FlowsAnalysis{seed: maphash.MakeSeed(), index: make(map[uint64]*flowState), byPair: make(map[uint64]*flowState), maxFlows: opts.MaxFlows}
 }
 
 func pairOf(k decode.FlowKey) decode.FlowKey {
@@ -203,64 +264,77 @@ func reversePair(k decode.FlowKey) decode.FlowKey {
 	return decode.FlowKey{Transport: k.Transport, SLID: k.DLID, DLID: k.SLID, Src: k.Dst, Dst: k.Src}
 }
 
+// flow returns the state of p's flow, made on its first packet (or the
+// "other" flow past the limit).
+func (a *FlowsAnalysis) flow(p *Packet) *flowState {
+	if a.last != nil && p.Key == a.lastKey {
+		return a.last
+	}
+	h := maphash.Comparable(a.seed, p.Key)
+	f := a.index[h]
+	for f != nil && f.key != p.Key {
+		f = f.sameHash
+	}
+	if f == nil {
+		if len(a.order) >= a.maxFlows {
+			if a.other == nil {
+				a.other = &flowState{firstNs: p.TsNs, other: true}
+			}
+			return a.other // not cached as last: the next packet may belong to a kept flow
+		}
+		f = &flowState{key: p.Key, firstNs: p.TsNs, sameHash: a.index[h]}
+		a.index[h] = f
+		a.order = append(a.order, f)
+	}
+	a.last, a.lastKey = f, p.Key
+	return f
+}
+
 // Add counts one packet.
 func (a *FlowsAnalysis) Add(p *Packet) {
 	if !a.started {
 		a.started, a.firstNs = true, p.TsNs
 	}
-	f := a.last
-	if f == nil || p.Key != a.lastKey {
-		f = a.index[p.Key]
-		if f == nil {
-			f = &flowState{key: p.Key, firstNs: p.TsNs, thr: newRateSeries(a.firstNs, DefaultThroughputBinNs)}
-			a.index[p.Key] = f
-			a.order = append(a.order, f)
-			pk := pairOf(p.Key)
-			a.byPair[pk] = append(a.byPair[pk], f)
-		}
-		a.last, a.lastKey = f, p.Key
-	}
+	f := a.flow(p)
 	f.packets++
 	f.frameBytes += uint64(p.FrameBytes)
 	f.wireBytes += uint64(p.WireBytes)
+	f.firstNs = min(f.firstNs, p.TsNs)
 	f.lastNs = max(f.lastNs, p.TsNs)
-	f.thr.add(p.TsNs, uint64(p.WireBytes))
+	f.thr.add(a.firstNs, p.TsNs, uint64(p.WireBytes))
 	op := p.OpCode
 	f.opcodes.add(op)
-	if p.Late {
-		f.late++
-	}
 	switch {
 	case op.IsFirst() && op.IsLast():
-		f.msgs.Only++
+		f.msgs.only++
 	case op.IsFirst():
-		f.msgs.First++
+		f.msgs.first++
 	case op.IsLast():
-		f.msgs.Last++
+		f.msgs.last++
 	case op.IsData():
-		f.msgs.Middle++
+		f.msgs.middle++
 	}
-	if p.ECN == 3 {
-		f.ecnCE++
+	if p.Late || p.ECN == 3 || p.FECN || p.BECN || p.ICRCBad || p.VCRCBad || op.IsCNP() {
+		m := f.mk()
+		m.late += b2u(p.Late)
+		m.ecnCE += b2u(p.ECN == 3)
+		m.fecn += b2u(p.FECN)
+		m.becn += b2u(p.BECN)
+		m.icrcBad += b2u(p.ICRCBad)
+		m.vcrcBad += b2u(p.VCRCBad)
+		m.cnps += b2u(op.IsCNP())
 	}
-	if p.FECN {
-		f.fecn++
-	}
-	if p.BECN {
-		f.becn++
-	}
-	if p.ICRCBad {
-		f.icrcBad++
-	}
-	if p.VCRCBad {
-		f.vcrcBad++
+	if f.other {
+		if aeth := (decode.AETH{Syndrome: p.Syndrome}); op.IsAck() && p.HasAETH && aeth.Kind() == decode.AckKindACK {
+			f.acks++
+		}
+		return // many flows together keep no PSN sequence and answer no requests
 	}
 	if !op.IsAck() || p.HasAETH { // an ACK cut before its AETH may be a NAK
 		f.psn.Add(op, p.PSN, p.Syndrome, p.DMALenB)
 	}
 	switch sp := decode.SpaceOf(op, p.Syndrome); {
 	case op.IsCNP():
-		f.cnps++
 	case op.IsAck():
 		a.ack(f, p, true)
 	case sp == decode.SpaceResponses: // RDMA READ responses: their AETH acknowledges too
@@ -269,37 +343,55 @@ func (a *FlowsAnalysis) Add(p *Packet) {
 		}
 	case sp == decode.SpaceRequests:
 		if p.AckReq {
-			f.wait(p.PSN, p.TsNs)
+			a.wait(f, p.PSN, p.TsNs)
 		}
 	}
 }
 
-// wait remembers a request that asked for an ACK.
-func (f *flowState) wait(psn uint32, tsNs int64) {
-	if f.waitN == len(f.waitReqs) {
-		if len(f.waitReqs) < pendingAcks {
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// wait remembers a request that asked for an ACK; the flow joins the
+// candidates its reverse flows' ACKs are matched with.
+func (a *FlowsAnalysis) wait(f *flowState, psn uint32, tsNs int64) {
+	t := f.tm()
+	if t.waitReqs == nil {
+		h := maphash.Comparable(a.seed, pairOf(f.key))
+		t.samePair, a.byPair[h] = a.byPair[h], f
+	}
+	t.wait(psn, tsNs)
+}
+
+// wait adds a request to the ring.
+func (t *ackTiming) wait(psn uint32, tsNs int64) {
+	if int(t.waitN) == len(t.waitReqs) {
+		if len(t.waitReqs) < pendingAcks {
 			// Grow the ring (unrolled so the oldest comes first).
-			grown := make([]waitingReq, max(16, 2*len(f.waitReqs)))
-			for k := range f.waitN {
-				grown[k] = f.waitReqs[(f.waitHead+k)%len(f.waitReqs)]
+			grown := make([]waitingReq, max(2, 2*len(t.waitReqs)))
+			for k := range t.waitN {
+				grown[k] = t.waitReqs[(t.waitHead+k)%int32(len(t.waitReqs))]
 			}
-			f.waitReqs, f.waitHead = grown, 0
+			t.waitReqs, t.waitHead = grown, 0
 		} else {
-			f.waitHead = (f.waitHead + 1) % len(f.waitReqs)
-			f.waitN--
+			t.waitHead = (t.waitHead + 1) % int32(len(t.waitReqs))
+			t.waitN--
 		}
 	}
-	i := (f.waitHead + f.waitN) % len(f.waitReqs)
-	f.waitReqs[i] = waitingReq{psn, tsNs}
-	f.waitN++
+	i := (t.waitHead + t.waitN) % int32(len(t.waitReqs))
+	t.waitReqs[i] = waitingReq{psn, tsNs}
+	t.waitN++
 }
 
 // covered counts the waiting requests an ACK of ackPSN covers (PSNs up to
 // it, or before it for a NAK), without removing them.
-func (f *flowState) covered(ackPSN uint32, inclusive bool) int {
-	n := 0
-	for ; n < f.waitN; n++ {
-		d := decode.PSNDiff(ackPSN, f.waitReqs[(f.waitHead+n)%len(f.waitReqs)].psn)
+func (t *ackTiming) covered(ackPSN uint32, inclusive bool) int32 {
+	var n int32
+	for ; n < t.waitN; n++ {
+		d := decode.PSNDiff(ackPSN, t.waitReqs[(t.waitHead+n)%int32(len(t.waitReqs))].psn)
 		if d < 0 || (d == 0 && !inclusive) {
 			break
 		}
@@ -318,10 +410,10 @@ func (a *FlowsAnalysis) ack(f *flowState, p *Packet, isAck bool) {
 			f.acks++
 		}
 	case decode.AckKindRNRNAK:
-		f.rnr[aeth.Value()]++
+		f.mk().addNAK(aeth.Value(), true)
 		return
 	case decode.AckKindNAK:
-		f.naks[aeth.Value()]++
+		f.mk().addNAK(aeth.Value(), false)
 		if aeth.Value() != decode.NAKPSNSequenceError {
 			return
 		}
@@ -329,20 +421,27 @@ func (a *FlowsAnalysis) ack(f *flowState, p *Packet, isAck bool) {
 	default:
 		return
 	}
-	req := f.peer
+	var req *flowState
+	if f.timing != nil {
+		req = f.timing.peer
+	}
 	if req == nil {
 		req = a.findRequester(f, p.PSN, inclusive)
 		if req == nil {
 			return
 		}
 	}
-	n := req.covered(p.PSN, inclusive)
+	t := req.timing
+	n := t.covered(p.PSN, inclusive)
 	for range n {
-		if lat := p.TsNs - req.waitReqs[req.waitHead].tsNs; lat >= 0 {
-			req.ackLat.Add(lat)
+		if lat := p.TsNs - t.waitReqs[t.waitHead].tsNs; lat >= 0 {
+			if t.ackLat == nil {
+				t.ackLat = new(Sketch)
+			}
+			t.ackLat.Add(lat)
 		}
-		req.waitHead = (req.waitHead + 1) % len(req.waitReqs)
-		req.waitN--
+		t.waitHead = (t.waitHead + 1) % int32(len(t.waitReqs))
+		t.waitN--
 	}
 }
 
@@ -351,8 +450,10 @@ func (a *FlowsAnalysis) ack(f *flowState, p *Packet, isAck bool) {
 // covers. The BTH names no source QP, so this is how the pair is learnt.
 func (a *FlowsAnalysis) findRequester(ackFlow *flowState, psn uint32, inclusive bool) *flowState {
 	var found *flowState
-	for _, c := range a.byPair[reversePair(ackFlow.key)] {
-		if c.answered != nil || c.waitN == 0 || c.covered(psn, inclusive) == 0 {
+	rev := reversePair(ackFlow.key)
+	for c := a.byPair[maphash.Comparable(a.seed, rev)]; c != nil; c = c.timing.samePair {
+		t := c.timing
+		if pairOf(c.key) != rev || t.answered != nil || t.waitN == 0 || t.covered(psn, inclusive) == 0 {
 			continue
 		}
 		if found != nil {
@@ -361,72 +462,7 @@ func (a *FlowsAnalysis) findRequester(ackFlow *flowState, psn uint32, inclusive 
 		found = c
 	}
 	if found != nil {
-		ackFlow.peer, found.answered = found, ackFlow
+		ackFlow.tm().peer, found.timing.answered = found, ackFlow
 	}
 	return found
-}
-
-// Result finishes the analysis.
-func (a *FlowsAnalysis) Result() (*FlowsResult, error) {
-	if len(a.order) == 0 {
-		return nil, ErrNoPackets
-	}
-	r := &FlowsResult{FirstNs: a.firstNs, ThroughputBinNs: DefaultThroughputBinNs}
-	for _, f := range a.order {
-		r.ThroughputBinNs = max(r.ThroughputBinNs, f.thr.binNs)
-	}
-	for _, f := range a.order {
-		h := &FlowHealth{Key: keyJSON(f.key, ByFlow), Packets: f.packets, FrameBytes: f.frameBytes, WireBytes: f.wireBytes, FirstNs: f.firstNs, LastNs: f.lastNs,
-			Messages: f.msgs, PSN: f.psn.Requests.Stats(), ResponsePSN: f.psn.Responses.Stats(), Acks: f.acks, CNPs: f.cnps, ECNCE: f.ecnCE, FECN: f.fecn, BECN: f.becn,
-			ICRCBad: f.icrcBad, VCRCBad: f.vcrcBad, Late: f.late}
-		h.Messages.Total = f.msgs.First + f.msgs.Only
-		if d := f.lastNs - f.firstNs; d > 0 {
-			h.MeanGbps = float64(f.wireBytes) * 8 / float64(d)
-		}
-		h.ThroughputGbps = f.thr.gbps(r.ThroughputBinNs)
-		for _, g := range h.ThroughputGbps {
-			h.PeakGbps = max(h.PeakGbps, g)
-		}
-		h.Opcodes = f.opcodes.result()
-		for code, n := range f.naks {
-			if n > 0 {
-				h.NAKs = append(h.NAKs, NAKCount{Code: uint8(code), Name: decode.NAKName(uint8(code)), Count: n})
-			}
-		}
-		for t, n := range f.rnr {
-			if n > 0 {
-				aeth := decode.AETH{Syndrome: uint8(t)}
-				h.RNRNAKs = append(h.RNRNAKs, RNRCount{Timer: uint8(t), DelayNs: aeth.RNRDelayNs(), Count: n})
-			}
-		}
-		if f.ackLat.Count() > 0 {
-			st := statsOf(&f.ackLat)
-			h.AckLatencyNs = &st
-		}
-		if f.answered != nil {
-			k := keyJSON(f.answered.key, ByFlow)
-			h.AckPeer = &k
-		}
-		r.Flows = append(r.Flows, h)
-	}
-	slices.SortStableFunc(r.Flows, func(x, y *FlowHealth) int { return cmp.Compare(y.Packets, x.Packets) })
-	return r, nil
-}
-
-// RunFlows reads the stream to its end through a flows analysis. progress,
-// if not nil, is called every 65536 packets.
-func RunFlows(s *Stream, progress func(s *Stream)) (*FlowsResult, error) {
-	a := NewFlowsAnalysis()
-	var p Packet
-	for n := 1; s.Next(&p) == nil; n++ {
-		a.Add(&p)
-		if progress != nil && n%progressEvery == 0 {
-			progress(s)
-		}
-	}
-	r, err := a.Result()
-	if r != nil {
-		r.Input = inputOf(s)
-	}
-	return r, err
 }

@@ -77,13 +77,19 @@ func healthCapture(t *testing.T) (string, []testcap.Packet) {
 	return testcap.Write(t, "health.pcap", false, pkts), pkts
 }
 
-func runFlowsFiles(t *testing.T, paths ...string) *FlowsResult {
+// flowsOut is a flows result with every flow made into its FlowHealth.
+type flowsOut struct {
+	*FlowsResult
+	Flows []*FlowHealth
+}
+
+func runFlowsFiles(t *testing.T, paths ...string) *flowsOut {
 	t.Helper()
 	return runFlowsWith(t, StreamOptions{CheckCRC: true}, paths...)
 }
 
 // runFlowsWith runs the flows analysis over paths read with opts.
-func runFlowsWith(t *testing.T, opts StreamOptions, paths ...string) *FlowsResult {
+func runFlowsWith(t *testing.T, opts StreamOptions, paths ...string) *flowsOut {
 	t.Helper()
 	s, err := OpenStream(paths, opts)
 	if err != nil {
@@ -94,7 +100,7 @@ func runFlowsWith(t *testing.T, opts StreamOptions, paths ...string) *FlowsResul
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return &flowsOut{r, r.Top(0)}
 }
 
 func TestFlowsHealth(t *testing.T) {
@@ -155,14 +161,14 @@ func TestFlowsHealth(t *testing.T) {
 }
 
 func TestRateSeriesCoarsens(t *testing.T) {
-	r := newRateSeries(0, 1000)
+	var r rateSeries
 	var total uint64
 	for i := range int64(5000) {
-		r.add(i*1000, 10)
+		r.add(0, i*1000, 10)
 		total += 10
 	}
-	if len(r.bytes) > maxSeriesBins || r.binNs != 16000 {
-		t.Errorf("%d bins of %d ns", len(r.bytes), r.binNs)
+	if len(r.bytes) > maxSeriesBins || r.binNs() != 16000 {
+		t.Errorf("%d bins of %d ns", len(r.bytes), r.binNs())
 	}
 	var got uint64
 	for _, b := range r.bytes {
@@ -173,17 +179,40 @@ func TestRateSeriesCoarsens(t *testing.T) {
 	}
 }
 
+// A series holds only the bins from its first packet to its last, numbered
+// from the common origin; coarsening keeps each byte in the bin of its time.
+func TestRateSeriesLazy(t *testing.T) {
+	var r rateSeries
+	r.add(0, 300_500, 7) // bin 300
+	if r.startBin != 300 || len(r.bytes) != 1 {
+		t.Fatalf("one packet: bins %d.. (%d of them)", r.startBin, len(r.bytes))
+	}
+	r.add(0, 299_000, 1) // late: bin 299, before the first
+	r.add(0, 303_000, 2) // bin 303
+	if r.startBin != 299 || !slices.Equal(r.bytes, []uint64{1, 7, 0, 0, 2}) {
+		t.Fatalf("bins from %d: %v", r.startBin, r.bytes)
+	}
+	r.add(0, 2_100_000, 4) // bin 2100: three coarsenings, to 8 us bins
+	if r.binNs() != 8000 || r.startBin != 37 || r.bytes[0] != 10 || r.bytes[len(r.bytes)-1] != 4 || int(r.startBin)+len(r.bytes) != 263 {
+		t.Fatalf("after coarsening: %d ns bins from %d: %v", r.binNs(), r.startBin, r.bytes)
+	}
+	g := r.gbps(16000)
+	if len(g) != 132 || g[18] != 10*8/16000.0 || g[131] != 4*8/16000.0 {
+		t.Errorf("re-binned to 16 us: %d bins, bin 18 %v, bin 131 %v", len(g), g[18], g[131])
+	}
+}
+
 // The ring of requests waiting for an ACK grows, keeps order across its
 // growth and wrap, and drops the oldest beyond pendingAcks.
 func TestWaitRing(t *testing.T) {
-	var f flowState
+	var f ackTiming
 	for psn := range uint32(40) {
 		f.wait(psn, int64(psn))
 	}
 	if n := f.covered(19, true); n != 20 {
 		t.Fatalf("ACK of 19 covers %d, want 20", n)
 	}
-	f.waitHead, f.waitN = (f.waitHead+20)%len(f.waitReqs), f.waitN-20
+	f.waitHead, f.waitN = (f.waitHead+20)%int32(len(f.waitReqs)), f.waitN-20
 	for psn := uint32(40); psn < 40+2000; psn++ {
 		f.wait(psn&decode.PSNMask, int64(psn))
 	}

@@ -1,55 +1,82 @@
 package analyze
 
 // maxSeriesBins bounds a throughput series: when a capture outlasts it, the
-// bins double in width and pairs merge, so memory stays fixed per flow.
+// bins double in width and pairs merge, so a series never spans more than
+// this many bins from the capture's start.
 const maxSeriesBins = 512
 
-// rateSeries counts bytes per time bin from a common origin.
+// rateSeries counts bytes per time bin, the bins numbered from a common
+// origin (the capture's first packet) so that every flow's series lines up.
+// It holds only the bins from its own first packet to its last: a flow
+// seen once costs one bin, not all the bins since the capture began.
+// Its bins are DefaultThroughputBinNs << shift wide; the zero value is an
+// empty series of the narrowest bins.
 type rateSeries struct {
-	originNs int64
-	binNs    int64
-	bytes    []uint64
+	bytes    []uint64 // bins startBin, startBin+1, ...
+	startBin int32    // number of bytes[0], below maxSeriesBins
+	shift    uint8
 }
 
-func newRateSeries(originNs, binNs int64) rateSeries {
-	return rateSeries{originNs: originNs, binNs: binNs}
-}
+// binNs is the width of the series' bins.
+func (r *rateSeries) binNs() int64 { return DefaultThroughputBinNs << r.shift }
 
-func (r *rateSeries) add(tsNs int64, b uint64) {
-	i := max((tsNs-r.originNs)/r.binNs, 0)
+// add counts b bytes at tsNs; originNs is the capture's first packet.
+func (r *rateSeries) add(originNs, tsNs int64, b uint64) {
+	i := max((tsNs-originNs)/r.binNs(), 0)
 	for i >= maxSeriesBins {
 		r.coarsen()
 		i /= 2
 	}
-	if int(i) >= len(r.bytes) {
-		r.bytes = append(r.bytes, make([]uint64, int(i)+1-len(r.bytes))...)
-	}
-	r.bytes[i] += b
+	r.put(int32(i), b)
 }
 
-// coarsen doubles the bin width.
+// put counts b bytes in bin i (below maxSeriesBins).
+func (r *rateSeries) put(i int32, b uint64) {
+	switch {
+	case len(r.bytes) == 0:
+		r.startBin = i
+		r.bytes = append(r.bytes, 0)
+	case i < r.startBin: // a late packet before the first: grow at the front
+		grown := make([]uint64, int(r.startBin-i)+len(r.bytes))
+		copy(grown[r.startBin-i:], r.bytes)
+		r.bytes, r.startBin = grown, i
+	case int(i-r.startBin) >= len(r.bytes):
+		r.bytes = append(r.bytes, make([]uint64, int(i-r.startBin)+1-len(r.bytes))...)
+	}
+	r.bytes[i-r.startBin] += b
+}
+
+// coarsen doubles the bin width: bins 2k and 2k+1 become bin k.
 func (r *rateSeries) coarsen() {
-	n := (len(r.bytes) + 1) / 2
-	for i := range n {
-		v := r.bytes[2*i]
-		if 2*i+1 < len(r.bytes) {
-			v += r.bytes[2*i+1]
+	r.shift++
+	if len(r.bytes) == 0 {
+		return
+	}
+	start := r.startBin / 2
+	n := 0
+	for k, v := range r.bytes {
+		// Targets never pass their sources (j <= k), and come in order.
+		j := int((r.startBin+int32(k))/2 - start)
+		if j == n {
+			r.bytes[j] = v
+			n++
+		} else {
+			r.bytes[j] += v
 		}
-		r.bytes[i] = v
 	}
 	r.bytes = r.bytes[:n]
-	r.binNs *= 2
+	r.startBin = start
 }
 
 // gbps returns the series re-binned to binNs (a power-of-two multiple of
-// its own width) in Gb/s per bin.
+// its own width) in Gb/s per bin, from bin 0 (the origin).
 func (r *rateSeries) gbps(binNs int64) []float64 {
-	for r.binNs < binNs {
+	for r.binNs() < binNs {
 		r.coarsen()
 	}
-	out := make([]float64, len(r.bytes))
+	out := make([]float64, int(r.startBin)+len(r.bytes))
 	for i, b := range r.bytes {
-		out[i] = float64(b) * 8 / float64(r.binNs)
+		out[int(r.startBin)+i] = float64(b) * 8 / float64(r.binNs())
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -13,11 +14,12 @@ import (
 )
 
 type flowsOpts struct {
-	json   bool
-	plot   string
-	top    int
-	window int
-	noCRC  bool
+	json     bool
+	plot     string
+	top      int
+	window   int
+	maxFlows int
+	noCRC    bool
 }
 
 func init() {
@@ -42,6 +44,14 @@ PSNs). The table's lost, dup and ooo add both; the details below it give
 each. ACKs coalesce, so the response sequence may jump between messages;
 inside a READ response its PSNs must follow one another.
 
+Frame bytes are the frames as captured; wire bytes what they took on the
+link (RoCE: the frame plus FCS, preamble and inter-frame gap, 24 bytes).
+
+Memory: about 550 bytes per flow while the capture is read. Past
+--max-flows flows, the packets of later flows are counted together in one
+flow named "other" (without PSN sequence or ACK matching), with a warning.
+The JSON is written one flow at a time.
+
 Several files are read as one capture in timestamp order (rotated pieces).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runFlows(cmd.OutOrStdout(), args, o) },
@@ -50,12 +60,19 @@ Several files are read as one capture in timestamp order (rotated pieces).`,
 	f.BoolVar(&o.json, "json", false, "JSON output")
 	f.StringVar(&o.plot, "plot", "", "draw throughput over time to `FILE` (.png, .svg, .pdf)")
 	f.IntVar(&o.top, "top", 20, "text output and plot: the `N` busiest flows (0: all)")
-	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, "reorder window for out-of-order timestamps, in packets")
+	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, fmt.Sprintf("reorder window for out-of-order timestamps, in packets (at most %d)", analyze.MaxWindowPackets))
+	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart, about %d bytes each; packets of later ones are counted together as \"other\" (at most %d)", analyze.FlowStateBytes, analyze.MaxFlowsLimit))
 	f.BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC (faster; CRC failures are then not counted)")
 	rootCmd.AddCommand(cmd)
 }
 
 func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
+	if o.maxFlows < 1 || o.maxFlows > analyze.MaxFlowsLimit {
+		return fmt.Errorf("--max-flows %d: want 1 to %d", o.maxFlows, analyze.MaxFlowsLimit)
+	}
+	if o.top < 0 {
+		return fmt.Errorf("--top %d: want 0 (all) or more", o.top)
+	}
 	if o.plot != "" {
 		if err := analyze.CheckPlotPath(o.plot); err != nil {
 			return err
@@ -68,7 +85,7 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 	defer s.Close()
 	_, total := s.Progress()
 	prog := newProgress("flows", total, o.json)
-	r, err := analyze.RunFlows(s, streamProgress(prog))
+	r, err := analyze.RunFlows(s, streamProgress(prog), analyze.FlowsOptions{MaxFlows: o.maxFlows})
 	prog.done()
 	st := s.Stats()
 	if errors.Is(err, analyze.ErrNoPackets) {
@@ -78,15 +95,16 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 		return err
 	}
 	warnInput(r.Input)
-	if err := writeReport(stdout, o.json, r, func(w io.Writer) { writeFlowsText(w, r, o.top, !o.noCRC) }); err != nil {
+	if r.MaxFlows > 0 {
+		warnf("more than %d flows: the packets of those after the first %d (%d packets) are counted together as %q, without PSN sequences or ACK matching; --max-flows raises the bound (about %d bytes a flow)",
+			r.MaxFlows, r.MaxFlows, r.OtherPackets, "other", analyze.FlowStateBytes)
+	}
+	if err := writeFlowsReport(stdout, r, o); err != nil {
 		return err
 	}
 	if o.plot != "" {
 		var series []analyze.TimeSeries
-		for i, f := range r.Flows {
-			if o.top > 0 && i >= o.top {
-				break
-			}
+		for _, f := range r.Top(o.top) {
 			ts := analyze.TimeSeries{Name: f.Key.String()}
 			for j, g := range f.ThroughputGbps {
 				ts.XS = append(ts.XS, float64(int64(j)*r.ThroughputBinNs)/1e9)
@@ -105,13 +123,30 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 	return nil
 }
 
+// writeFlowsReport writes the text or the JSON (one flow at a time)
+// through one buffered writer.
+func writeFlowsReport(out io.Writer, r *analyze.FlowsResult, o flowsOpts) error {
+	w := bufio.NewWriter(out)
+	var err error
+	if o.json {
+		err = r.WriteJSON(w)
+	} else {
+		writeFlowsText(w, r, o.top, !o.noCRC)
+	}
+	if ferr := w.Flush(); ferr != nil && err == nil {
+		err = fmt.Errorf("write output: %w", ferr)
+	}
+	return err
+}
+
 func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 	in := r.Input
-	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets, %d flows\n", strings.Join(in.Files, ", "), in.Frames, in.Packets, len(r.Flows))
+	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets, %d flows\n", strings.Join(in.Files, ", "), in.Frames, in.Packets, r.NumFlows())
 	if !crc {
 		fmt.Fprintln(w, "CRCs not checked (--no-crc)")
 	}
-	if top > 0 && len(r.Flows) > top {
+	flows := r.Top(top)
+	if len(flows) < r.NumFlows() {
 		fmt.Fprintf(w, "the %d busiest flows shown (--top 0 for all)\n", top)
 	}
 	fmt.Fprintln(w, "frame bytes: as captured; wire bytes: on the link (RoCE: + FCS, preamble, inter-frame gap = 24 per frame)")
@@ -120,10 +155,7 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 	t := table{leftCols: 1, header: []string{"flow", "packets", "frame bytes", "wire bytes", "msgs", "rate", "peak", "lost", "dup", "ooo",
 		"NAK", "RNR", "CNP", "ECN-CE", "CRC", "ack p50", "ack p99"}}
 	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
-	for i, f := range r.Flows {
-		if top > 0 && i >= top {
-			break
-		}
+	for _, f := range flows {
 		var naks, rnr uint64
 		for _, n := range f.NAKs {
 			naks += n.Count
@@ -140,10 +172,7 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 			u(naks), u(rnr), u(f.CNPs), u(f.ECNCE), u(f.ICRCBad+f.VCRCBad), p50, p99)
 	}
 	t.write(w) // a write error sticks in the buffered writer and comes out of its Flush
-	for i, f := range r.Flows {
-		if top > 0 && i >= top {
-			break
-		}
+	for _, f := range flows {
 		fmt.Fprintf(w, "\n%s\n", f.Key)
 		var ops []string
 		for _, op := range f.Opcodes {

@@ -167,6 +167,43 @@ func TestFlowsBadInput(t *testing.T) {
 	if _, errOut, code := run(t, "flows", "/nonexistent.pcap"); code == 0 || !strings.Contains(errOut, "/nonexistent.pcap") {
 		t.Errorf("missing file: exit %d %s", code, errOut)
 	}
+	// Every size flag is range-checked before anything is allocated.
+	for _, tc := range [][2]string{
+		{"--window=1000000000", "--window 1000000000: want 1 to 1000000 packets"},
+		{"--window=0", "--window 0: want 1 to"},
+		{"--max-flows=0", "--max-flows 0: want 1 to"},
+		{"--max-flows=100000000", "--max-flows 100000000: want 1 to"},
+		{"--top=-1", "--top -1: want 0 (all) or more"},
+	} {
+		if _, errOut, code := run(t, "flows", tc[0], rpingPcap); code == 0 || !strings.Contains(errOut, tc[1]) {
+			t.Errorf("%s: exit %d, stderr %q; want %q", tc[0], code, errOut, tc[1])
+		}
+	}
+}
+
+// Past --max-flows, later flows are counted together as "other", with a
+// warning, in the table and in the JSON.
+func TestFlowsMaxFlows(t *testing.T) {
+	out, errOut, code := run(t, "flows", "--json", "--max-flows", "1", rpingPcap)
+	if code != 0 || !strings.Contains(errOut, `more than 1 flows: the packets of those after the first 1 (31 packets) are counted together as "other"`) {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var r struct {
+		Flows []struct {
+			Key     map[string]any `json:"key"`
+			Packets int            `json:"packets"`
+		} `json:"flows"`
+		MaxFlows     int `json:"max_flows"`
+		OtherPackets int `json:"other_packets"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Flows) != 2 || r.Flows[1].Key["transport"] != "other" || r.Flows[1].Packets != 31 || r.OtherPackets != 31 || r.MaxFlows != 1 {
+		t.Errorf("flows %+v, other_packets %d", r.Flows, r.OtherPackets)
+	}
+	out, _, _ = run(t, "flows", "--max-flows", "1", rpingPcap)
+	wantInOutput(t, out, "2 flows", "\nother ")
 }
 
 // TestFormatRate: rates from an idle flow's to a 400G link's print with

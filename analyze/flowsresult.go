@@ -1,0 +1,176 @@
+package analyze
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// FlowsResult is the result of a flows analysis: the flows, busiest
+// first, each made into a FlowHealth only when asked for (Flow, Top,
+// WriteJSON), so that a capture of a million flows is never held as a
+// million FlowHealth values.
+type FlowsResult struct {
+	flows           []*flowState
+	FirstNs         int64     // first packet of the capture
+	ThroughputBinNs int64     // width of each ThroughputGbps bin
+	Input           InputJSON // what the input held
+	// MaxFlows is the bound on flows when the capture held more (0 when
+	// every flow was kept apart); OtherPackets counts the packets of the
+	// flows beyond it, held in the flow keyed {"transport": "other"}.
+	MaxFlows     int
+	OtherPackets uint64
+}
+
+// ErrNoPackets is returned when the input held no IB or RoCE transport packet.
+var ErrNoPackets = errors.New("no IB or RoCE transport packets")
+
+// Result finishes the analysis.
+func (a *FlowsAnalysis) Result() (*FlowsResult, error) {
+	if len(a.order) == 0 && a.other == nil {
+		return nil, ErrNoPackets
+	}
+	r := &FlowsResult{FirstNs: a.firstNs, ThroughputBinNs: DefaultThroughputBinNs}
+	r.flows = slices.Clone(a.order)
+	if a.other != nil {
+		r.flows = append(r.flows, a.other)
+		r.MaxFlows, r.OtherPackets = a.maxFlows, a.other.packets
+	}
+	for _, f := range r.flows {
+		r.ThroughputBinNs = max(r.ThroughputBinNs, f.thr.binNs())
+	}
+	slices.SortStableFunc(r.flows, func(x, y *flowState) int { return cmp.Compare(y.packets, x.packets) })
+	return r, nil
+}
+
+// NumFlows is the number of flows (the "other" flow included).
+func (r *FlowsResult) NumFlows() int { return len(r.flows) }
+
+// Top returns the n busiest flows (all for n <= 0).
+func (r *FlowsResult) Top(n int) []*FlowHealth {
+	if n <= 0 || n > len(r.flows) {
+		n = len(r.flows)
+	}
+	out := make([]*FlowHealth, n)
+	for i := range out {
+		out[i] = r.Flow(i)
+	}
+	return out
+}
+
+// Flow returns flow i, busiest first.
+func (r *FlowsResult) Flow(i int) *FlowHealth {
+	f := r.flows[i]
+	h := &FlowHealth{Packets: f.packets, FrameBytes: f.frameBytes, WireBytes: f.wireBytes, FirstNs: f.firstNs, LastNs: f.lastNs,
+		PSN: f.psn.Requests.Stats(), ResponsePSN: f.psn.Responses.Stats(), Acks: f.acks,
+		Messages: Messages{First: f.msgs.first, Middle: f.msgs.middle, Last: f.msgs.last, Only: f.msgs.only, Total: f.msgs.first + f.msgs.only}}
+	if f.other {
+		h.Key = KeyJSON{Transport: "other"}
+	} else {
+		h.Key = keyJSON(f.key, ByFlow)
+	}
+	if d := f.lastNs - f.firstNs; d > 0 {
+		h.MeanGbps = float64(f.wireBytes) * 8 / float64(d)
+	}
+	h.ThroughputGbps = f.thr.gbps(r.ThroughputBinNs)
+	for _, g := range h.ThroughputGbps {
+		h.PeakGbps = max(h.PeakGbps, g)
+	}
+	h.Opcodes = f.opcodes.result()
+	if m := f.marks; m != nil {
+		h.CNPs, h.ECNCE, h.FECN, h.BECN, h.ICRCBad, h.VCRCBad, h.Late = m.cnps, m.ecnCE, m.fecn, m.becn, m.icrcBad, m.vcrcBad, m.late
+		naks := slices.Clone(m.naks)
+		slices.SortFunc(naks, func(a, b nakCount) int { return cmp.Compare(a.value, b.value) })
+		for _, n := range naks {
+			if n.rnr {
+				aeth := decode.AETH{Syndrome: n.value}
+				h.RNRNAKs = append(h.RNRNAKs, RNRCount{Timer: n.value, DelayNs: aeth.RNRDelayNs(), Count: n.n})
+			} else {
+				h.NAKs = append(h.NAKs, NAKCount{Code: n.value, Name: decode.NAKName(n.value), Count: n.n})
+			}
+		}
+	}
+	if t := f.timing; t != nil {
+		if t.ackLat != nil && t.ackLat.Count() > 0 {
+			st := statsOf(t.ackLat)
+			h.AckLatencyNs = &st
+		}
+		if t.answered != nil {
+			k := keyJSON(t.answered.key, ByFlow)
+			h.AckPeer = &k
+		}
+	}
+	return h
+}
+
+// flowsHead is the JSON document's fields after "flows", in the order
+// writeJSON (json.Encoder with two-space indent) would write them.
+type flowsHead struct {
+	FirstNs         int64     `json:"first_ns"`
+	ThroughputBinNs int64     `json:"throughput_bin_ns"`
+	Input           InputJSON `json:"input"`
+	MaxFlows        int       `json:"max_flows,omitempty"`
+	OtherPackets    uint64    `json:"other_packets,omitempty"`
+}
+
+// WriteJSON writes the `ibanalyze flows --json` document, indented by two
+// spaces: {"flows": [FlowHealth...], "first_ns", "throughput_bin_ns",
+// "input", and "max_flows" and "other_packets" when flows were merged}. The flows are
+// encoded one at a time, so memory does not grow with their number.
+func (r *FlowsResult) WriteJSON(out io.Writer) error {
+	w := bufio.NewWriterSize(out, 1<<16)
+	w.WriteString("{\n  \"flows\": [")
+	for i := range r.flows {
+		b, err := json.MarshalIndent(r.Flow(i), "    ", "  ")
+		if err != nil {
+			return fmt.Errorf("encode flow %d: %w", i, err)
+		}
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		w.WriteString("\n    ")
+		w.Write(b)
+	}
+	if len(r.flows) > 0 {
+		w.WriteString("\n  ")
+	}
+	w.WriteString("],\n  ")
+	b, err := json.MarshalIndent(flowsHead{r.FirstNs, r.ThroughputBinNs, r.Input, r.MaxFlows, r.OtherPackets}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode flows summary: %w", err)
+	}
+	w.Write(b[len("{\n  "):]) // the head's fields continue the document's object
+	w.WriteByte('\n')
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
+}
+
+// RunFlows reads the stream to its end through a flows analysis, with
+// opts if given. progress, if not nil, is called every 65536 packets.
+func RunFlows(s *Stream, progress func(s *Stream), opts ...FlowsOptions) (*FlowsResult, error) {
+	var o FlowsOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	a := NewFlowsAnalysis(o)
+	var p Packet
+	for n := 1; s.Next(&p) == nil; n++ {
+		a.Add(&p)
+		if progress != nil && n%progressEvery == 0 {
+			progress(s)
+		}
+	}
+	r, err := a.Result()
+	if r != nil {
+		r.Input = inputOf(s)
+	}
+	return r, err
+}
