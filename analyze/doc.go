@@ -6,6 +6,14 @@
 // and symbol times, bounded-memory quantile sketches, and reading several
 // capture files as one time-ordered stream.
 //
-// Every analysis here is streaming: its memory grows with the number of
-// flows, bins and phases, never with the number of packets.
+// The IPD, flow-health and credit analyses stream: their memory grows with
+// the number of flows, bins and phases, never with the number of packets
+// (IPD: about 430 bytes a flow, up to IPDConfig.MaxFlows; credits: one
+// state and a downsampled series per link direction and VL). Two do not:
+// Tick keeps 16 bytes of each native IB data packet it reads, and Buffer
+// up to about 80 bytes of each data packet of the sender captures (16 as
+// read, then its match and two occupancy steps); both stop with
+// ErrTooManyPackets past a bound in packets (DefaultMaxPackets unless the
+// caller says). RunCompare keeps, besides both sides' IPD state, the
+// packets that wait for their twin within the match window.
 package analyze
