@@ -53,7 +53,10 @@
 //
 // Delivery is polite unless told otherwise: at each ibv_start_poll the
 // next frames (with pace, those whose time has come) go into posted
-// buffers while there are some, so no frame is lost. Log lines: "list N devices", "open DEV open_ns T", "close DEV",
+// buffers while there are some, so no frame is lost. A real device drops
+// what finds no buffer; burst_at does that.
+//
+// Log lines: "list N devices", "open DEV open_ns T", "close DEV",
 // "feed_start_ns T frames N", "drop I", "fault: ...", "violation: ...".
 
 #define _GNU_SOURCE
