@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 var ibsimBin string
@@ -214,5 +215,44 @@ func TestIbsimFullDisk(t *testing.T) {
 	}
 	if es, _ := os.ReadDir(out); len(es) > 0 {
 		t.Errorf("left behind: %v", es)
+	}
+}
+
+// TestIbsimInterrupted: SIGTERM or SIGINT during a run leaves none of its
+// files, temporary ones included, and exits 128+signal.
+func TestIbsimInterrupted(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		out := filepath.Join(t.TempDir(), "out")
+		cmd := exec.Command(ibsimBin, "--preset", "incast2015", "-o", out)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Wait, without a time limit of its own, for the temporary files.
+		for {
+			if m, _ := filepath.Glob(filepath.Join(out, ".*.tmp")); len(m) > 0 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 128+int(sig) {
+			// The run may have finished first on a fast machine.
+			if err == nil {
+				t.Logf("%v: the run finished before the signal", sig)
+				continue
+			}
+			t.Errorf("%v: %v, want exit status %d; stderr %s", sig, err, 128+int(sig), stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "partial output removed") {
+			t.Errorf("%v: stderr %q", sig, stderr.String())
+		}
+		if _, err := os.Lstat(out); err == nil {
+			es, _ := os.ReadDir(out)
+			t.Errorf("%v: left behind %v", sig, es)
+		}
 	}
 }

@@ -23,17 +23,31 @@ type Dir struct {
 // an output directory.
 func OpenDir(path string) (*Dir, error) {
 	d := &Dir{path: path}
-	var missing []string
-	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
-		if _, err := os.Lstat(p); err == nil || p == filepath.Dir(p) {
-			break
+	made, err := mkdirPending(func() ([]string, error) {
+		var missing []string
+		for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+			if _, err := os.Lstat(p); err == nil || p == filepath.Dir(p) {
+				break
+			}
+			missing = append([]string{p}, missing...)
 		}
-		missing = append([]string{p}, missing...)
-	}
-	if err := os.MkdirAll(path, 0o777); err != nil {
+		// Made one by one, so that what exists is what is registered.
+		for i, p := range missing {
+			if err := os.Mkdir(p, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+				return missing[:i], err
+			}
+		}
+		return missing, nil
+	})
+	d.made = made
+	if err != nil {
+		d.Abort()
 		return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
 	}
-	d.addMade(missing)
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		d.Abort()
+		return nil, fmt.Errorf("create %s: not a directory", path)
+	}
 	root, err := os.OpenRoot(path)
 	if err != nil {
 		d.Abort()
@@ -41,11 +55,6 @@ func OpenDir(path string) (*Dir, error) {
 	}
 	d.root = root
 	return d, nil
-}
-
-func (d *Dir) addMade(dirs []string) {
-	d.made = append(d.made, dirs...)
-	addPendingDirs(dirs)
 }
 
 // Path is the directory's path, as given.
@@ -71,9 +80,14 @@ func (d *Dir) MkdirAll(name string) error {
 	parts := strings.Split(filepath.Clean(name), string(filepath.Separator))
 	for i := range parts {
 		rel := filepath.Join(parts[:i+1]...)
-		err := d.root.Mkdir(rel, 0o777)
+		made, err := mkdirPending(func() ([]string, error) {
+			if err := d.root.Mkdir(rel, 0o777); err != nil {
+				return nil, err
+			}
+			return []string{filepath.Join(d.path, rel)}, nil
+		})
+		d.made = append(d.made, made...)
 		if err == nil {
-			d.addMade([]string{filepath.Join(d.path, rel)})
 			continue
 		}
 		if !errors.Is(err, fs.ErrExist) {

@@ -79,19 +79,17 @@ func create(root *os.Root, name, path string) (*File, error) {
 	}
 	dir, base := filepath.Split(name)
 	for range 100 {
-		tmp := dir + "." + base + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
-		f, err := root.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		out := &File{path: path, root: root, name: name}
+		out.tmp = dir + "." + base + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
+		err := createPending(out.tmpPath(), func() (err error) {
+			out.f, err = root.OpenFile(out.tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+			return err
+		})
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
-		}
-		out := &File{path: path, root: root, name: name, tmp: tmp, f: f}
-		if err := addPending(out.tmpPath()); err != nil {
-			f.Close()
-			root.Remove(tmp)
-			return nil, fmt.Errorf("create %s: %w", path, err)
 		}
 		return out, nil
 	}

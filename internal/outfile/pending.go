@@ -18,11 +18,17 @@ var pending struct {
 // errStopped is what Create returns once RemovePending has run.
 var errStopped = errors.New("interrupted")
 
-func addPending(tmp string) error {
+// createPending runs create, which makes the temporary file tmp, and
+// registers tmp for RemovePending, both under the lock: a signal handler's
+// RemovePending either runs first (and create is not called) or sees tmp.
+func createPending(tmp string, create func() error) error {
 	pending.Lock()
 	defer pending.Unlock()
 	if pending.stopped {
 		return errStopped
+	}
+	if err := create(); err != nil {
+		return err
 	}
 	if pending.files == nil {
 		pending.files = map[string]bool{}
@@ -37,10 +43,18 @@ func dropPending(tmp string) {
 	pending.Unlock()
 }
 
-func addPendingDirs(dirs []string) {
+// mkdirPending runs mkdir, which returns the directories it made (parents
+// first), and registers them for RemovePending, under the lock as
+// createPending does.
+func mkdirPending(mkdir func() ([]string, error)) ([]string, error) {
 	pending.Lock()
-	pending.dirs = append(pending.dirs, dirs...)
-	pending.Unlock()
+	defer pending.Unlock()
+	if pending.stopped {
+		return nil, errStopped
+	}
+	made, err := mkdir()
+	pending.dirs = append(pending.dirs, made...)
+	return made, err
 }
 
 // dropPendingDirs forgets dirs once their Dir has been kept or cleaned up.
