@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/ibscope/ibscope/decode"
@@ -13,6 +14,10 @@ import (
 // exceed the one-way delay plus the two capture clocks' offset; memory
 // grows with the packets inside it.
 const DefaultMatchWindowNs = 10_000_000
+
+// MaxMatchWindowNs bounds the match window: every packet inside it is
+// kept (about 90 bytes, and 100 more while it waits for its twin).
+const MaxMatchWindowNs = 1_000_000_000
 
 // CompareFlow is one flow (or link, or QP) seen from two sides.
 type CompareFlow struct {
@@ -53,6 +58,10 @@ type CompareResult struct {
 	OneWayDelayNs *IPDStats      `json:"one_way_delay_ns,omitempty"`
 	A             InputJSON      `json:"a"`
 	B             InputJSON      `json:"b"`
+	// MaxFlows is set when either side reached the bound on groups: the
+	// packets of later groups are in a last flow keyed {"transport":
+	// "other"}, without IPDs.
+	MaxFlows int `json:"max_flows,omitempty"`
 }
 
 // matchKey is one packet as both sides see it.
@@ -87,6 +96,8 @@ type matcher struct {
 	queue    []queued // insertion order, for expiry
 	qHead    int
 	groups   map[decode.FlowKey]*matchStats
+	maxGroup int
+	other    *matchStats // groups past maxGroup
 	total    matchStats
 }
 
@@ -95,15 +106,22 @@ type queued struct {
 	matchEntry
 }
 
-func newMatcher(windowNs int64, by string) *matcher {
-	return &matcher{windowNs: windowNs, by: by, pending: make(map[matchKey]matchEntry), groups: make(map[decode.FlowKey]*matchStats)}
+func newMatcher(windowNs int64, by string, maxGroups int) *matcher {
+	return &matcher{windowNs: windowNs, by: by, pending: make(map[matchKey]matchEntry), groups: make(map[decode.FlowKey]*matchStats), maxGroup: maxGroups}
 }
 
 func (m *matcher) group(k decode.FlowKey) *matchStats {
 	g := m.groups[groupKey(k, m.by)]
-	if g == nil {
+	switch {
+	case g != nil:
+	case len(m.groups) < m.maxGroup:
 		g = &matchStats{}
 		m.groups[groupKey(k, m.by)] = g
+	default:
+		if m.other == nil {
+			m.other = &matchStats{}
+		}
+		g = m.other
 	}
 	return g
 }
@@ -178,6 +196,9 @@ func RunCompare(a, b *Stream, cfg IPDConfig, matchWindowNs int64, progress func(
 	if matchWindowNs <= 0 {
 		matchWindowNs = DefaultMatchWindowNs
 	}
+	if matchWindowNs > MaxMatchWindowNs {
+		return nil, fmt.Errorf("match window of %s: want at most %s (every packet inside it is kept)", FormatNs(matchWindowNs), FormatNs(MaxMatchWindowNs))
+	}
 	res := func() int64 { return max(a.ResolutionNs(), b.ResolutionNs()) }
 	bins := newBinner(cfg.Hist, res)
 	ia, err := newIPDAnalysis(cfg, bins)
@@ -188,7 +209,7 @@ func RunCompare(a, b *Stream, cfg IPDConfig, matchWindowNs int64, progress func(
 	if err := cfg.Hist.Validate(res()); err != nil {
 		return nil, err
 	}
-	m := newMatcher(matchWindowNs, ia.cfg.By)
+	m := newMatcher(matchWindowNs, ia.cfg.By, ia.cfg.MaxFlows)
 	var pa, pb Packet
 	okA, okB := a.Next(&pa) == nil, b.Next(&pb) == nil
 	for n := 1; okA || okB; n++ {
@@ -279,5 +300,31 @@ func RunCompare(a, b *Stream, cfg IPDConfig, matchWindowNs int64, progress func(
 		}
 	}
 	slices.SortStableFunc(r.Flows, func(x, y *CompareFlow) int { return cmp.Compare(y.PacketsA+y.PacketsB, x.PacketsA+x.PacketsB) })
+	if ia.other != nil || ib.other != nil || m.other != nil {
+		r.MaxFlows = ia.cfg.MaxFlows
+		r.Flows = append(r.Flows, otherCompareFlow(ia.other, ib.other, m.other, bins))
+	}
 	return r, nil
+}
+
+// otherCompareFlow is the flow of the groups past the bound: packets and
+// matches counted, no IPDs.
+func otherCompareFlow(a, b *ipdGroup, m *matchStats, bins *binner) *CompareFlow {
+	f := &CompareFlow{Key: KeyJSON{Transport: "other"}, histA: bins.proto.Empty(), histB: bins.proto.Empty()}
+	f.HistA = HistJSON{Mode: f.histA.Mode, Bins: f.histA.Bins()}
+	f.HistB = HistJSON{Mode: f.histB.Mode, Bins: f.histB.Bins()}
+	if a != nil {
+		f.PacketsA = a.packets
+	}
+	if b != nil {
+		f.PacketsB = b.packets
+	}
+	if m != nil {
+		f.Matched, f.OnlyA, f.OnlyB = m.matched, m.onlyA, m.onlyB
+		if m.delay.Count() > 0 {
+			st := statsOf(&m.delay)
+			f.OneWayDelayNs = &st
+		}
+	}
+	return f
 }

@@ -14,6 +14,7 @@
 // up to about 80 bytes of each data packet of the sender captures (16 as
 // read, then its match and two occupancy steps); both stop with
 // ErrTooManyPackets past a bound in packets (DefaultMaxPackets unless the
-// caller says). RunCompare keeps, besides both sides' IPD state, the
-// packets that wait for their twin within the match window.
+// caller says). RunCompare keeps, besides both sides' IPD state (bounded
+// by IPDConfig.MaxFlows), every packet inside the match window (at most
+// MaxMatchWindowNs), and builds its report whole.
 package analyze

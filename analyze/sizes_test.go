@@ -30,6 +30,8 @@ func TestSizesRefused(t *testing.T) {
 	check("tick packets", err, "bound of -1 packets kept: want 1 to 200000000")
 	_, err = Buffer([]string{"x.pcap"}, "y.pcap", BufferOptions{MaxPackets: MaxPacketsLimit + 1})
 	check("buffer packets", err, "bound of 200000001 packets kept")
+	_, err = RunCompare(nil, nil, IPDConfig{}, 2*MaxMatchWindowNs, nil)
+	check("match window", err, "match window of 2s: want at most 1s")
 	check("linear bins", HistSpec{Mode: ModeLinear, BinNs: 1e18, Bins: 100}.Validate(1), "100 bins of 1000000000s end past")
 	check("exp bins", HistSpec{Mode: ModeExp, BinNs: 1e9, Bins: 62}.Validate(1), "62 bins doubling from 1s end past")
 	check("exp bin count", HistSpec{Mode: ModeExp, BinNs: 1, Bins: 63}.Validate(1), "at most 62 bins")

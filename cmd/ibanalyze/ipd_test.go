@@ -311,6 +311,13 @@ func TestIPDMaxFlows(t *testing.T) {
 	if len(doc.Flows) != 3 || doc.Flows[2].Key["transport"] != "other" || doc.Flows[2].Packets != 20 || doc.MaxFlows != 2 || doc.OtherPackets != 20 {
 		t.Errorf("JSON: %+v", doc)
 	}
+	// Two sides: the other flow counts packets and matches.
+	out, errOut, code = run(t, "ipd", "--compare", "--max-flows", "2", path, path)
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errOut)
+	}
+	wantInOutput(t, errOut, `more than 2 flows on a side: the packets of those after the first 2 are counted together as "other"`)
+	wantInOutput(t, out, "other (flows after the first 2, --max-flows): A 20 packets, B 20 packets, 20 matched, 0 only in A, 0 only in B; no IPD")
 	_, errOut, code = run(t, "ipd", "--max-flows", "0", path)
 	if code == 0 || !strings.Contains(errOut, "--max-flows 0: want 1 to 10000000") {
 		t.Errorf("--max-flows 0: exit %d, %s", code, errOut)

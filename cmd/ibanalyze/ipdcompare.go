@@ -18,8 +18,8 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 		return err
 	}
 	windowNs, err := analyze.ParseDurationNs(o.matchWindow)
-	if err != nil || windowNs <= 0 {
-		return fmt.Errorf("--match-window %q: want a positive duration such as 10ms", o.matchWindow)
+	if err != nil || windowNs <= 0 || windowNs > analyze.MaxMatchWindowNs {
+		return fmt.Errorf("--match-window %q: want a duration from 1ns to %s, such as 10ms (every packet inside it is kept)", o.matchWindow, analyze.FormatNs(analyze.MaxMatchWindowNs))
 	}
 	a, err := openStream(paths[:1], o.window, false)
 	if err != nil {
@@ -52,6 +52,10 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 	}
 	warnInput(r.A)
 	warnInput(r.B)
+	if r.MaxFlows > 0 {
+		warnf("more than %d %ss on a side: the packets of those after the first %d are counted together as %q, without IPDs; --max-flows raises the bound",
+			r.MaxFlows, r.By, r.MaxFlows, "other")
+	}
 	if err := writeReport(stdout, o.json, r, func(w io.Writer) { writeCompareText(w, r, o.top) }); err != nil {
 		return err
 	}
@@ -88,6 +92,11 @@ func writeCompareText(w io.Writer, r *analyze.CompareResult, top int) {
 	for i, f := range r.Flows {
 		if top > 0 && i >= top {
 			break
+		}
+		if i == len(r.Flows)-1 && r.MaxFlows > 0 {
+			fmt.Fprintf(w, "\nother (%ss after the first %d, --max-flows): A %d packets, B %d packets, %d matched, %d only in A, %d only in B; no IPD\n",
+				r.By, r.MaxFlows, f.PacketsA, f.PacketsB, f.Matched, f.OnlyA, f.OnlyB)
+			continue
 		}
 		ks := "no KS distance (one side has no IPD)"
 		if f.KS != nil {

@@ -21,6 +21,7 @@ func TestSizeFlagsRefused(t *testing.T) {
 		{[]string{"ipd", "--window", "0", good}, "--window 0: want 1 to 1000000 packets"},
 		{[]string{"flows", "--window", "-3", good}, "--window -3: want 1 to 1000000 packets"},
 		{[]string{"ipd", "--compare", "--window", "2000000", good, good}, "--window 2000000: want 1 to 1000000 packets"},
+		{[]string{"ipd", "--compare", "--match-window", "2s", good, good}, `--match-window "2s": want a duration from 1ns to 1s`},
 		{[]string{"ipd", "--phases", "--phase-packets", "1000000000", good}, "--phase-packets 1000000000: want 1 to 65536"},
 		{[]string{"ipd", "--bins", "1000000000", good}, "--bins 1000000000: want 1 to 10000"},
 		{[]string{"ipd", "--exp", "--bins", "63", good}, "--bins 63: want 1 to 62"},
