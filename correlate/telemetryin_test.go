@@ -115,3 +115,42 @@ func TestTooManyCounters(t *testing.T) {
 		t.Errorf("narrow tables: %d rows per batch, want %d", joinedBatchRows(3), BatchRows)
 	}
 }
+
+// FuzzCounterColumnNames: whatever the telemetry's column names (the
+// table's own, each other's _delta and _rate, tel_ forms), the joined table
+// never names two columns alike and keeps every name it can.
+func FuzzCounterColumnNames(f *testing.F) {
+	f.Add("cap_packets,start_ns,a_delta,a,tel_a,tel_a_2,a_rate,sample_id,cap_tx_ipd_p50_ns")
+	f.Add("x,x_delta,x_delta_delta,tel_x,tel_x_delta")
+	f.Fuzz(func(t *testing.T, list string) {
+		parts := strings.Split(list, ",")
+		if len(parts) > 200 {
+			parts = parts[:200]
+		}
+		seenIn := map[string]bool{}
+		var counters []telemetry.Counter
+		for _, p := range parts {
+			if !seenIn[p] { // the union by name that counterUnion makes
+				seenIn[p] = true
+				counters = append(counters, telemetry.Counter{Name: p})
+			}
+		}
+		names, renamed := counterColumnNames(counters)
+		seen := map[string]bool{}
+		for _, fl := range joinedFields(counters, names) {
+			if seen[fl.Name] {
+				t.Fatalf("column %q twice for counters %q", fl.Name, parts)
+			}
+			seen[fl.Name] = true
+		}
+		kept := 0
+		for i, c := range counters {
+			if names[i] == c.Name {
+				kept++
+			}
+		}
+		if kept+len(renamed) != len(counters) {
+			t.Fatalf("%d kept + %d renamed for %d counters", kept, len(renamed), len(counters))
+		}
+	})
+}

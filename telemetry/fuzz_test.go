@@ -29,15 +29,29 @@ func checkSeries(t *testing.T, s *Series) {
 		t.Fatalf("ValueNs %d for %d values", len(s.ValueNs), len(s.Values))
 	}
 	for j := range s.Counters {
-		if s.Col(s.Counters[j].Name) < 0 {
-			t.Fatalf("column %q not found by name", s.Counters[j].Name)
+		name := s.Counters[j].Name
+		if s.Col(name) != j {
+			t.Fatalf("column %d %q found by name as column %d: names must be unique", j, name, s.Col(name))
+		}
+		if name == "" || len(name) > maxNameBytes {
+			t.Fatalf("column %d: name of %d bytes", j, len(name))
 		}
 		for i := 0; i < n; i++ {
-			s.Delta(i, j)
-			s.Rate(i, j)
+			d := s.Delta(i, j)
+			if d.Flags&FlagReset != 0 && d.Flags&FlagWrapped != 0 {
+				t.Fatalf("sample %d col %d: both wrapped and reset", i, j)
+			}
+			if r, f := s.Rate(i, j); f&FlagReset != 0 && r != 0 {
+				t.Fatalf("sample %d col %d: a rate %v across a reset", i, j, r)
+			}
 		}
 		if n > 0 {
 			s.DeltaWithin(j, s.TimeNs(0), s.TimeNs(n-1))
+		}
+	}
+	for _, w := range s.Warnings {
+		if len(w.Msg) > maxMsgBytes+32 {
+			t.Fatalf("warning of %d bytes", len(w.Msg))
 		}
 	}
 	var buf bytes.Buffer
@@ -63,6 +77,12 @@ func checkSeries(t *testing.T, s *Series) {
 func FuzzTelemetryDiagCSV(f *testing.F) {
 	addFileSeeds(f, "testdata/diag_format0.csv", "testdata/diag_format1.csv", "testdata/diag_format1_old.csv", "testdata/diag_format2_frc.csv")
 	f.Add([]byte("0, 1.0, 1.1, 10\n1, 0.5, 1, x\n\n3,2.999999999,2.000000001,4294967296"))
+	// Column names: a BOM, repeats, the joined table's own names, none.
+	f.Add([]byte("\xEF\xBB\xBFsample_id, sample_time_start, sample_time_end, a, a, a_2, , cap_packets, start_ns\n0, 1.0, 1.1, 1, 2, 3, 4, 5, 6\n"))
+	f.Add([]byte("sample_id, data_id, sample_time, x, data_id, sample_time, x\n0, 0x1020000100000000, 1.0, 5, 0x1020000100000000, 1.0, 6\n"))
+	// Drops: an impossible wrap in 1 ms, a plausible one in 1 s, end before start.
+	f.Add([]byte("sample_id, sample_time_start, sample_time_end, port_0_rx_bytes\n0, 1.000000000, 1.000000000, 1048800\n1, 1.001000000, 1.001000000, 50\n2, 2.001000000, 2.001000000, 10\n3, 3.9, 3.1, 4294967295\n4, 4.0, 4.0, 0\n"))
+	f.Add([]byte("sample_id, sample_time_start, sample_time_end, a\n0, 100, 100, 1048800\n1, 200, 150, 50\n2, 300, 300, 18446744073709551615\n3, 400, 400, 0\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, opts := range []*Options{nil, {ClearOnSample: true, DiagFormat: DiagFormat2}} {
 			s, err := ReadDiagCSV(bytes.NewReader(b), "fuzz", opts)
@@ -80,6 +100,8 @@ func FuzzTelemetryDiagCSV(f *testing.F) {
 func FuzzPerfquery(f *testing.F) {
 	addFileSeeds(f, "testdata/perfquery.txt", "testdata/perfquery_x.txt")
 	f.Add([]byte("# ts=1.5\n# ts=2\n# Port counters: Lid 1 port 1\nPortXmitWait:....0xffffffff\n3\n"))
+	// A reset of a saturating counter, then a last snapshot cut short.
+	f.Add([]byte("# ts=1\n# Port counters: Lid 1 port 1\nPortXmitWait:....900\nPortXmitData:....7\n# ts=2\n# Port counters: Lid 1 port 1\nPortXmitWait:....4\nPortXmitData:....9\n# ts=3\n# Port counters: Lid 1 port 1\nPortXmitWait:....5\nPortXmitDa"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ss, err := ReadPerfquery(bytes.NewReader(b), "fuzz")
 		if err != nil {
@@ -94,6 +116,7 @@ func FuzzPerfquery(f *testing.F) {
 func FuzzSidecar(f *testing.F) {
 	f.Add([]byte("# ibscope-telemetry v1 source=mlx5_0/1 clock=host interval_ns=5\n# counter a unit=words4 width=32 kind=counter saturating\nsample_id,start_ns,end_ns,a,b\n0,1,2,3,\n1,3,4,5,6\n2,5,6,7"))
 	f.Add([]byte("# ibscope-telemetry v1\nsample_id,start_ns,end_ns,a\n0,-1,1,18446744073709551615\n# ibscope-telemetry v1\nsample_id,start_ns,end_ns,a\n0,1,1,1\n"))
+	f.Add([]byte("\xEF\xBB\xBF# ibscope-telemetry v1 clock=host\nsample_id,start_ns,end_ns,out_of_buffer,out_of_buffer,,start_ns\n0,1000000,1000000,1048800,1,2,3\n1,2000000,2000000,50,0,1,2\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ss, err := ReadSidecar(bytes.NewReader(b), "fuzz")
 		if err != nil {
@@ -143,6 +166,61 @@ func FuzzDataIDName(f *testing.F) {
 		if back, ok := dataIDFromName(name); ok && back != id {
 			if _, known := LookupDataID(id); known {
 				t.Fatalf("%s named %q reads back as %s", id, name, back)
+			}
+		}
+	})
+}
+
+// FuzzDeltaWrapReset drives the wrap-or-reset rule with any two readings,
+// width, unit, kind and interval: it never panics, a reset keeps the later
+// reading and no rate, a wrap is modulo 2^Width and within the physical
+// bound when the interval is timed, and warnResets names the line.
+func FuzzDeltaWrapReset(f *testing.F) {
+	f.Add(uint64(1048800), uint64(50), uint8(32), uint8(UnitBytes), false, false, int64(1_000_000), true)
+	f.Add(uint64(1048800), uint64(50), uint8(32), uint8(UnitBytes), false, false, int64(1_000_000_000), true)
+	f.Add(uint64(0xFFFFFFF0), uint64(0x10), uint8(32), uint8(UnitCount), false, false, int64(0), false)
+	f.Add(uint64(900), uint64(4), uint8(32), uint8(UnitTicks), true, false, int64(1), true)
+	f.Add(uint64(1<<63), uint64(1), uint8(64), uint8(UnitWords), false, true, int64(-5), true)
+	f.Fuzz(func(t *testing.T, prev, cur uint64, width, unit uint8, saturating, clear bool, intervalNs int64, timed bool) {
+		c := Counter{Name: "c", Unit: Unit(unit % uint8(len(unitNames))), Width: width%64 + 1, Saturating: saturating, ClearOnSample: clear}
+		clock := ClockNone
+		if timed {
+			clock = ClockHost
+		}
+		s := NewSeries(Source{}, clock, []Counter{c})
+		s.Append(0, 1_000_000_000, 1_000_000_000, []uint64{prev})
+		s.Append(1, 1_000_000_000+intervalNs, 1_000_000_000+intervalNs, []uint64{cur})
+		s.setLine(0, 2)
+		s.setLine(1, 3)
+		s.warnResets("fuzz")
+		d := s.Delta(1, 0)
+		r, _ := s.Rate(1, 0)
+		switch {
+		case d.Flags&FlagReset != 0:
+			if d.Value != cur || r != 0 || d.Flags&FlagWrapped != 0 {
+				t.Fatalf("reset %+v rate %v", d, r)
+			}
+			if !saturating && !clear && len(s.Warnings) == 0 {
+				t.Fatalf("reset without a warning: %+v", d)
+			}
+		case d.Flags&FlagWrapped != 0:
+			if c.Width < 64 && d.Value != (cur-prev)&c.Max() {
+				t.Fatalf("wrap %+v of %d -> %d width %d", d, prev, cur, c.Width)
+			}
+			if timed && intervalNs > 0 {
+				b, _ := c.ToBase(d.Value)
+				bound := maxEventsPerSec
+				if u, _ := c.Unit.Base(); u == UnitBytes {
+					bound = maxBytesPerSec
+				}
+				if float64(b) > bound*float64(intervalNs)/1e9*1.000001 {
+					t.Fatalf("wrap of %d in %d ns beyond the bound", b, intervalNs)
+				}
+			}
+		}
+		for _, w := range s.Warnings {
+			if w.Line != 3 || w.File != "fuzz" {
+				t.Fatalf("warning not at fuzz:3: %v", w)
 			}
 		}
 	})

@@ -89,7 +89,7 @@ type pqSnap struct {
 	port     int
 	extended bool
 	names    []string
-	index    map[string]int // names[index[n]] == n
+	index    map[string]int // canonical counter name -> position in names
 	tooMany  bool           // counters past maxColumns were ignored
 	values   []uint64
 	startNs  int64
@@ -154,6 +154,10 @@ func (p *pqParser) line(t []byte, n int) {
 	if name == "PortSelect" || name == "CounterSelect" || name == "CounterSelect2" {
 		return
 	}
+	if len(name) > maxNameBytes {
+		p.warnAll(n, "field name %s longer than %d bytes; ignored", quoted(name), maxNameBytes)
+		return
+	}
 	v, ok := parseUint(val)
 	if !ok {
 		p.warnAll(n, "%s value %s is not an unsigned integer; field ignored", name, quoted(val))
@@ -163,8 +167,15 @@ func (p *pqParser) line(t []byte, n int) {
 		p.warnAll(n, "counters without a \"# Port counters\" line; taken as one snapshot of an unknown port")
 		p.begin("", n)
 	}
-	if j, dup := p.snap.index[name]; dup {
-		p.warnAll(n, "%s repeated within a snapshot; later value kept", clipped(name))
+	// Keyed by the canonical name: an unknown field may snake-case to a
+	// known one's ("SymbolError" and "SymbolErrorCounter": symbol_error).
+	canon := PerfqueryCounter(name, p.snap.extended).Name
+	if j, dup := p.snap.index[canon]; dup {
+		if p.snap.names[j] == name {
+			p.warnAll(n, "%s repeated within a snapshot; later value kept", clipped(name))
+		} else {
+			p.warnAll(n, "%s and %s both name counter %s; later value kept", clipped(p.snap.names[j]), clipped(name), clipped(canon))
+		}
 		p.snap.values[j] = v
 		return
 	}
@@ -178,7 +189,7 @@ func (p *pqParser) line(t []byte, n int) {
 	if p.snap.index == nil {
 		p.snap.index = make(map[string]int)
 	}
-	p.snap.index[name] = len(p.snap.names)
+	p.snap.index[canon] = len(p.snap.names)
 	p.snap.names = append(p.snap.names, name)
 	p.snap.values = append(p.snap.values, v)
 	p.fieldLine = n
