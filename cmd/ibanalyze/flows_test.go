@@ -148,6 +148,29 @@ func TestFlowsRealCaptures(t *testing.T) {
 			t.Errorf("%s: exit %d: %s", name, code, errOut)
 		}
 	}
+	// Real traffic that lost nothing: SEND/ACK over RoCEv2, CM and IPoIB
+	// over native IB. No sequence may show a gap, a late or a duplicate PSN.
+	for _, name := range []string{"oferby-proxy_roce.pcap", "softroce-demo_infiniband.pcap"} {
+		var r struct {
+			Flows []struct {
+				Key         analyzeKey     `json:"key"`
+				PSN         map[string]int `json:"psn"`
+				ResponsePSN map[string]int `json:"response_psn"`
+			} `json:"flows"`
+		}
+		if err := json.Unmarshal([]byte(runOK(t, "flows", "--json", sharedPcap(t, name))), &r); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range r.Flows {
+			for _, st := range []map[string]int{f.PSN, f.ResponsePSN} {
+				for k, v := range st {
+					if v != 0 {
+						t.Errorf("%s: flow to qp 0x%06x: %s %d", name, *f.Key.DestQP, k, v)
+					}
+				}
+			}
+		}
+	}
 	out, _, _ := run(t, "flows", "--json", sharedPcap(t, "cx4lx_cnp.pcap"))
 	if !strings.Contains(out, `"cnps": 1`) {
 		t.Errorf("the CNP is not counted:\n%s", out)
