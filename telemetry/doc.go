@@ -15,7 +15,11 @@
 // sample), so 100,000 samples are a few slices, not 100,000 maps. Values that
 // could not be read are marked (Valid); sample_id gaps are lost samples
 // (LostBefore, Lost). Readers never silently drop data: rows they skip and
-// oddities they step over are Warnings naming file and line.
+// oddities they step over are Warnings naming file and line, quoting at most
+// 64 bytes of a bad value. Column names are unique within a series (a
+// repeated header name becomes NAME_2, with a warning) and at most 256
+// bytes; a file of more than 65,536 columns is refused. A UTF-8 byte order
+// mark before the first line is ignored.
 //
 // # Deltas and rates
 //
@@ -25,7 +29,12 @@
 // 2^Width), FlagReset, FlagSaturated (a lower bound), FlagGap (samples lost
 // between), FlagMissing, FlagGauge (a statistic: no difference taken),
 // FlagNoPrev, FlagNoTime. Rates are per second in the base unit: bytes/s for
-// port_xmit_data (4-byte words are converted), events/s, ticks/s.
+// port_xmit_data (4-byte words are converted), events/s, ticks/s. A counter
+// that drops is taken as one wrap only when the increase that implies is
+// possible in the interval (at most 250e9 bytes/s or 1e10 events, ticks or
+// ns per second; without timestamps, less than half its range); otherwise it
+// was reset (FlagReset: the increase unknown, no rate), and the readers warn
+// naming the line.
 //
 // # Sources
 //
