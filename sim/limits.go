@@ -28,6 +28,13 @@ const (
 	MinPeriodNs = 1000         // FCP and telemetry periods: 1 us
 )
 
+// maxVLBufferBytes is the most one VL's receive buffer can be: 2048 blocks,
+// the most the 12-bit credit counters can advertise (IBA 7.9.4).
+const maxVLBufferBytes = 2048 * blockBytes
+
+// MaxScenarioBytes bounds a scenario file: LoadScenario reads it whole.
+const MaxScenarioBytes = 16 << 20
+
 // Bounds on the amount of work and output, checked before anything is
 // written (an estimate from the flows' sizes) and while running.
 const (
@@ -42,16 +49,22 @@ const (
 // of a value outside it. Integer keys must be whole numbers, tick_ns a
 // finite one.
 var Limits = []Limit{
+	{"vls", 1, 15, "data VLs (0: 1)"},
 	{"epoch_ns", MinEpochNs, MaxEpochNs, "ns since the Unix epoch (0: 2015-06-01)"},
 	{"propagation_ns", 0, MaxDelayNs, "ns (0: 5)"},
 	{"tick_ns", 0.001, 1e6, "ns (0: 16)"},
 	{"fcp_period_ns", MinPeriodNs, MaxSimNs, "ns (0: 65536 symbol times)"},
 	{"tail_ns", 0, MaxSimNs, "ns"},
 	{"credit_jitter_ns", 0, MaxDelayNs, "ns"},
+	{"hosts[].vl_buffer_bytes", blockBytes, maxVLBufferBytes, "bytes (0: 65536; at least one MTU-sized packet)"},
+	{"switches[].port_buffer_bytes", blockBytes, 15 * maxVLBufferBytes, "bytes (0: 131072)"},
+	{"switches[].buffer_vls", 1, 15, "VLs (0: 4; at least vls)"},
+	{"switches[].vl_buffer_bytes[]", blockBytes, maxVLBufferBytes, "bytes (at least one MTU-sized packet)"},
 	{"links[].propagation_ns", 0, MaxDelayNs, "ns (0: propagation_ns)"},
 	{"flows[].bytes", 1, 1 << 40, "bytes"},
 	{"flows[].message_bytes", 1, 1 << 31, "bytes (0: bytes, at most 1 MiB)"},
 	{"flows[].start_ns", 0, MaxSimNs, "ns"},
+	{"flows[].sl", 0, 14, "(below vls)"},
 	{"flows[].ack_every", 0, 1 << 20, "packets"},
 	{"flows[].jitter_ns", 0, MaxDelayNs, "ns"},
 	{"taps[].quantize_ns", 0, MaxDelayNs, "ns"},
@@ -62,12 +75,22 @@ var Limits = []Limit{
 // limitFor returns the row of key, whose indexes ("flows[2].bytes") stand
 // for any.
 func limitFor(key string) Limit {
-	row := key
-	if i := strings.IndexByte(key, '['); i >= 0 {
-		if j := strings.IndexByte(key[i:], ']'); j >= 0 {
-			row = key[:i+1] + key[i+j:]
+	var b strings.Builder
+	for rest := key; rest != ""; {
+		i := strings.IndexByte(rest, '[')
+		if i < 0 {
+			b.WriteString(rest)
+			break
 		}
+		j := strings.IndexByte(rest[i:], ']')
+		if j < 0 {
+			b.WriteString(rest)
+			break
+		}
+		b.WriteString(rest[:i+1])
+		rest = rest[i+j:]
 	}
+	row := b.String()
 	for _, l := range Limits {
 		if l.Key == row {
 			return l

@@ -11,21 +11,27 @@ import (
 // limitYAML puts a value into goodYAML (which has a telemetry-less pair
 // through one switch) at each Limits key; %s is the value.
 var limitYAML = map[string]string{
-	"epoch_ns":               "epoch_ns: %s\n",
-	"propagation_ns":         "propagation_ns: %s\n",
-	"tick_ns":                "tick_ns: %s\n",
-	"fcp_period_ns":          "fcp_period_ns: %s\n",
-	"tail_ns":                "tail_ns: %s\n",
-	"credit_jitter_ns":       "credit_jitter_ns: %s\n",
-	"links[].propagation_ns": "LINK propagation_ns: %s",
-	"flows[].bytes":          "FLOW bytes: %s",
-	"flows[].message_bytes":  "FLOW message_bytes: %s",
-	"flows[].start_ns":       "FLOW start_ns: %s",
-	"flows[].ack_every":      "FLOW ack_every: %s",
-	"flows[].jitter_ns":      "FLOW jitter_ns: %s",
-	"taps[].quantize_ns":     "TAP quantize_ns: %s",
-	"taps[].snap_bytes":      "TAP snap_bytes: %s",
-	"telemetry.period_ns":    "telemetry: {period_ns: %s}\n",
+	"vls":                          "vls: %s\n",
+	"hosts[].vl_buffer_bytes":      "HOST vl_buffer_bytes: %s",
+	"switches[].port_buffer_bytes": "SW port_buffer_bytes: %s",
+	"switches[].buffer_vls":        "SW buffer_vls: %s",
+	"switches[].vl_buffer_bytes[]": "SW vl_buffer_bytes: [%s]",
+	"flows[].sl":                   "FLOW sl: %s",
+	"epoch_ns":                     "epoch_ns: %s\n",
+	"propagation_ns":               "propagation_ns: %s\n",
+	"tick_ns":                      "tick_ns: %s\n",
+	"fcp_period_ns":                "fcp_period_ns: %s\n",
+	"tail_ns":                      "tail_ns: %s\n",
+	"credit_jitter_ns":             "credit_jitter_ns: %s\n",
+	"links[].propagation_ns":       "LINK propagation_ns: %s",
+	"flows[].bytes":                "FLOW bytes: %s",
+	"flows[].message_bytes":        "FLOW message_bytes: %s",
+	"flows[].start_ns":             "FLOW start_ns: %s",
+	"flows[].ack_every":            "FLOW ack_every: %s",
+	"flows[].jitter_ns":            "FLOW jitter_ns: %s",
+	"taps[].quantize_ns":           "TAP quantize_ns: %s",
+	"taps[].snap_bytes":            "TAP snap_bytes: %s",
+	"telemetry.period_ns":          "telemetry: {period_ns: %s}\n",
 }
 
 // scenarioWith is goodYAML with key set to value.
@@ -37,7 +43,7 @@ func scenarioWith(t *testing.T, key, value string) string {
 	}
 	text := fmt.Sprintf(form, value)
 	for _, c := range []struct{ tag, old string }{
-		{"LINK ", "{a: sw, b: b}"}, {"FLOW ", "{src: a, dst: b, bytes: 65536}"}, {"TAP ", "{port: a/1, file: a.pcap}"},
+		{"HOST ", "{name: a}"}, {"SW ", "{name: sw}"}, {"LINK ", "{a: sw, b: b}"}, {"FLOW ", "{src: a, dst: b, bytes: 65536}"}, {"TAP ", "{port: a/1, file: a.pcap}"},
 	} {
 		if field, ok := strings.CutPrefix(text, c.tag); ok {
 			if strings.HasPrefix(field, "bytes:") {
@@ -60,44 +66,51 @@ func wantKeyErr(t *testing.T, err error, key, want string) {
 
 func fmtInt(v float64) string { return fmt.Sprintf("%.0f", v) }
 
-// TestLimits: every key of the Limits table takes its minimum and maximum
-// and refuses one past either end (and, for integers, int64's extremes),
+// limitsAccepted are values inside each key's range that goodYAML takes
+// (where the table's own ends meet another check: an MTU-sized buffer, a
+// flow count, the scenario's VLs); by default the range's ends.
+var limitsAccepted = map[string][]string{
+	"vls":                          {"1"},
+	"epoch_ns":                     {"1", "4102444800000000000"},
+	"tick_ns":                      {"0.001", "1e6", "16.5"},
+	"hosts[].vl_buffer_bytes":      {"4096", "131072"},
+	"switches[].port_buffer_bytes": {"16384", "524288"},
+	"switches[].buffer_vls":        {"1", "15"},
+	"switches[].vl_buffer_bytes[]": {"4096", "131072"},
+	"flows[].bytes":                {"1", "2048"}, // the maximum is refused as too many packets
+	"flows[].sl":                   {"0"},
+	"flows[].start_ns":             {"0", "3600000"},
+	"tail_ns":                      {"0", "3600000"},
+	"taps[].snap_bytes":            {"0", "20", "65535"},
+	"telemetry.period_ns":          {"1000", "1000000"},
+}
+
+// limitsDefault are the keys where 0 means the default, so the value below
+// a minimum of 1 is accepted.
+var limitsDefault = map[string]bool{
+	"vls": true, "epoch_ns": true, "fcp_period_ns": true, "tick_ns": true, "flows[].message_bytes": true,
+	"hosts[].vl_buffer_bytes": true, "switches[].port_buffer_bytes": true, "switches[].buffer_vls": true,
+}
+
+// TestLimits: every key of the Limits table takes values in its range and
+// refuses one past either end (and, for integers, int64's extremes),
 // naming the key; before anything is run.
 func TestLimits(t *testing.T) {
 	for _, l := range Limits {
-		key := strings.Replace(l.Key, "[]", "[0]", 1)
+		key := strings.ReplaceAll(l.Key, "[]", "[0]")
 		if l.Key == "links[].propagation_ns" {
 			key = "links[1].propagation_ns"
 		}
-		in := []string{fmtInt(l.Max)}
-		out := []string{"9223372036854775807", "-9223372036854775808", fmt.Sprint(int64(l.Max) + 1)}
-		if l.Min > 0 || l.Key == "epoch_ns" || l.Key == "tick_ns" {
-			in = append(in, fmtInt(l.Min))
+		in, ok := limitsAccepted[l.Key]
+		if !ok {
+			in = []string{fmtInt(l.Min), fmtInt(l.Max)}
 		}
-		switch l.Key {
-		case "epoch_ns", "fcp_period_ns", "tick_ns", "flows[].message_bytes":
-			// 0 means the default.
-		default:
-			if l.Min > 0 {
-				out = append(out, fmt.Sprint(int64(l.Min)-1))
-			}
+		out := []string{"9223372036854775807", "-9223372036854775808", fmt.Sprint(int64(l.Max) + 1), fmt.Sprint(int64(l.Min) - 1)}
+		if limitsDefault[l.Key] && l.Min == 1 {
+			out = out[:3]
 		}
 		if l.Key == "tick_ns" {
-			in = []string{"0.001", "1e6", "16.5"}
 			out = []string{"0.0009", "1000001", ".nan", ".inf", "-.inf", "-1"}
-		}
-		if l.Key == "taps[].snap_bytes" {
-			in = []string{"0", "20", "65535"}
-			out = append(out, "-1")
-		}
-		if l.Key == "flows[].bytes" {
-			in = []string{"1", "2048"} // the maximum is refused as too many packets
-		}
-		if l.Key == "flows[].start_ns" || l.Key == "tail_ns" {
-			in = []string{"0", "3600000"}
-		}
-		if l.Key == "telemetry.period_ns" {
-			in = []string{"1000", "1000000"}
 		}
 		for _, v := range in {
 			if _, err := LoadScenario(writeFile(t, "s.yaml", scenarioWith(t, l.Key, v))); err != nil {
@@ -112,7 +125,7 @@ func TestLimits(t *testing.T) {
 			}
 			var ke *KeyError
 			if !errors.As(err, &ke) || ke.Key != key {
-				// yaml.v3 itself refuses numbers past int64 for int fields.
+				// yaml.v3 itself refuses numbers past int for int fields.
 				if !strings.Contains(err.Error(), "cannot unmarshal") {
 					t.Errorf("%s: %s: %v, want an error on key %s", l.Key, v, err, key)
 				}
@@ -150,5 +163,14 @@ func TestLimitsIssueCases(t *testing.T) {
 	}
 	if math.IsNaN(limitFor("tick_ns").Max) {
 		t.Error("no tick_ns limit")
+	}
+}
+
+// TestLoadScenarioTooLarge: a file past MaxScenarioBytes is refused without
+// being read whole.
+func TestLoadScenarioTooLarge(t *testing.T) {
+	big := goodYAML + "#" + strings.Repeat("x", MaxScenarioBytes) + "\n"
+	if _, err := LoadScenario(writeFile(t, "s.yaml", big)); err == nil || !strings.Contains(err.Error(), "not a scenario") {
+		t.Errorf("error %v, want a refusal of a file over %d bytes", err, MaxScenarioBytes)
 	}
 }

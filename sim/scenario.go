@@ -123,9 +123,17 @@ type Telemetry struct {
 // LoadScenario reads a scenario from a .yaml, .yml or .json file; unknown
 // keys are errors. The result is validated and has its defaults filled in.
 func LoadScenario(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxScenarioBytes+1))
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > MaxScenarioBytes {
+		return nil, fmt.Errorf("%s: more than %d bytes: not a scenario", path, MaxScenarioBytes)
 	}
 	s := &Scenario{}
 	if strings.EqualFold(filepath.Ext(path), ".json") {
@@ -200,8 +208,8 @@ func (s *Scenario) Validate() error {
 	if s.VLs == 0 {
 		s.VLs = 1
 	}
-	if s.VLs < 1 || s.VLs > 15 {
-		return keyErr("vls", "%d data VLs: want 1 to 15", s.VLs)
+	if err := checkInt("vls", int64(s.VLs)); err != nil {
+		return err
 	}
 	if s.PropagationNs == 0 {
 		s.PropagationNs = 5
@@ -237,6 +245,9 @@ func (s *Scenario) Validate() error {
 		if h.VLBufferBytes == 0 {
 			h.VLBufferBytes = 65536
 		}
+		if err := checkInt(key+".vl_buffer_bytes", int64(h.VLBufferBytes)); err != nil {
+			return err
+		}
 		if err := checkVLBuffer(h.VLBufferBytes, maxPkt, key+".vl_buffer_bytes"); err != nil {
 			return err
 		}
@@ -252,6 +263,12 @@ func (s *Scenario) Validate() error {
 		}
 		if w.BufferVLs == 0 {
 			w.BufferVLs = 4
+		}
+		if err := checkInt(key+".port_buffer_bytes", int64(w.PortBufferBytes)); err != nil {
+			return err
+		}
+		if err := checkInt(key+".buffer_vls", int64(w.BufferVLs)); err != nil {
+			return err
 		}
 		if w.BufferVLs < s.VLs {
 			return keyErr(key+".buffer_vls", "%d buffer VLs cannot hold the scenario's %d data VLs", w.BufferVLs, s.VLs)
@@ -269,7 +286,11 @@ func (s *Scenario) Validate() error {
 			return keyErr(key+".vl_buffer_bytes", "%d entries for %d data VLs", len(w.VLBufferBytes), s.VLs)
 		}
 		for j, b := range w.VLBufferBytes {
-			if err := checkVLBuffer(b, maxPkt, fmt.Sprintf("%s.vl_buffer_bytes[%d]", key, j)); err != nil {
+			k := fmt.Sprintf("%s.vl_buffer_bytes[%d]", key, j)
+			if err := checkInt(k, int64(b)); err != nil {
+				return err
+			}
+			if err := checkVLBuffer(b, maxPkt, k); err != nil {
 				return err
 			}
 		}
@@ -338,7 +359,10 @@ func (s *Scenario) Validate() error {
 		if err := checkInt(key+".start_ns", f.StartNs); err != nil {
 			return err
 		}
-		if f.SL < 0 || f.SL >= s.VLs {
+		if err := checkInt(key+".sl", int64(f.SL)); err != nil {
+			return err
+		}
+		if f.SL >= s.VLs {
 			return keyErr(key+".sl", "SL %d has no data VL (the scenario has %d)", f.SL, s.VLs)
 		}
 		if err := checkInt(key+".ack_every", int64(f.AckEvery)); err != nil {
@@ -422,7 +446,7 @@ func vlBufferProblem(b, maxPacketBytes int) string {
 	if b < maxPacketBytes {
 		return fmt.Sprintf("%d bytes is smaller than one MTU-sized packet (%d bytes in 64-byte blocks)", b, maxPacketBytes)
 	}
-	if b > 2048*blockBytes {
+	if b > maxVLBufferBytes {
 		return fmt.Sprintf("%d bytes is more than 2048 blocks (128 KiB), the most the 12-bit credit counters can advertise", b)
 	}
 	return ""
