@@ -2,6 +2,8 @@ package telemetry
 
 import (
 	"bytes"
+	"encoding/csv"
+	"io"
 	"testing"
 )
 
@@ -55,3 +57,59 @@ func BenchmarkDeltas100k(b *testing.B) {
 	}
 	b.ReportMetric(float64(s.Len())*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
 }
+
+// benchmarkSplit times the field splitting alone over the lines of a
+// telemetry_diag CSV, reporting ns/line: the reader's own (lineReader and
+// splitComma) or encoding/csv (quoted fields, one string allocation a
+// record), to decide whether quoted-field support is worth its cost.
+func benchmarkSplit(b *testing.B, format DiagFormat, stdlib bool) {
+	const n = 100_000
+	data := diagBenchCSV(b, n, format)
+	lines := bytes.Count(data, []byte{'\n'}) + 1
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	fields := 0
+	for range b.N {
+		if stdlib {
+			r := csv.NewReader(bytes.NewReader(data))
+			r.ReuseRecord, r.TrimLeadingSpace, r.FieldsPerRecord = true, true, -1
+			for {
+				rec, err := r.Read()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				fields += len(rec)
+			}
+			continue
+		}
+		lr := newLineReader(bytes.NewReader(data))
+		var f [][]byte
+		for {
+			line, err := lr.next()
+			if err == io.EOF {
+				break
+			}
+			f = splitComma(line, f)
+			fields += len(f)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(lines)/float64(b.N), "ns/line")
+	_ = fields
+}
+
+// BenchmarkSplitLines100k: the reader's splitting of 100,000 format 1
+// lines (8 counters).
+func BenchmarkSplitLines100k(b *testing.B) { benchmarkSplit(b, DiagFormat1, false) }
+
+// BenchmarkSplitLines100kEncodingCSV: the same lines through encoding/csv.
+func BenchmarkSplitLines100kEncodingCSV(b *testing.B) { benchmarkSplit(b, DiagFormat1, true) }
+
+// BenchmarkSplitLines100kFormat0 and ...EncodingCSV: format 0 lines (25
+// fields each).
+func BenchmarkSplitLines100kFormat0(b *testing.B) { benchmarkSplit(b, DiagFormat0, false) }
+
+func BenchmarkSplitLines100kFormat0EncodingCSV(b *testing.B) { benchmarkSplit(b, DiagFormat0, true) }

@@ -254,7 +254,9 @@ func ReadDiagCSV(r io.Reader, file string, opts *Options) (*Series, error) {
 			continue
 		}
 		headerLine = append([]byte(nil), line...)
-		header = splitComma(headerLine, nil)
+		if header, err = splitCSV(headerLine, nil); err != nil {
+			return nil, perr(file, lr.line, "%v", err)
+		}
 		break
 	}
 	p := &diagParser{file: file, opts: opts, lr: lr, headerLine: lr.line}
@@ -292,7 +294,10 @@ func ReadDiagCSV(r io.Reader, file string, opts *Options) (*Series, error) {
 		if len(trimSpace(line)) == 0 {
 			continue
 		}
-		p.fields = splitComma(line, p.fields)
+		if p.fields, err = splitCSV(line, p.fields); err != nil {
+			p.s.warnf(file, lr.line, "%v; row skipped", err)
+			continue
+		}
 		if err := p.row(p.fields, lr.line); err != nil {
 			return nil, err
 		}
@@ -749,8 +754,8 @@ func WriteDiagCSV(w io.Writer, s *Series, o DiagWriteOptions) error {
 
 // looksLikeDiag reports whether a first line is a telemetry_diag header or row.
 func looksLikeDiag(line []byte) bool {
-	f := splitComma(line, nil)
-	if len(f) < 4 {
+	f, err := splitCSV(line, nil)
+	if err != nil || len(f) < 4 {
 		return false
 	}
 	if bytes.EqualFold(f[0], []byte("sample_id")) {
