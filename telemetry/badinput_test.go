@@ -344,3 +344,13 @@ func TestQuotedFields(t *testing.T) {
 	}
 	wantWarning(t, s, 4, "quoted fields: extraneous or missing \" in quoted-field; row skipped")
 }
+
+// TestRenamedLongNamesStayBounded: renaming a repeated name of the maximum
+// length keeps it within maxNameBytes.
+func TestRenamedLongNamesStayBounded(t *testing.T) {
+	long := strings.Repeat("n", 300)
+	s := readDiag(t, "sample_id, sample_time_start, sample_time_end, "+long+", "+long+"\n0, 1.0, 1.1, 1, 2\n", nil)
+	if n := s.Counters[1].Name; len(n) != maxNameBytes || !strings.HasSuffix(n, "_2") || s.Col(n) != 1 {
+		t.Errorf("renamed long name %d bytes, ends %q", len(n), n[len(n)-4:])
+	}
+}

@@ -284,9 +284,10 @@ func (s *Series) uniqueColumns(file string, line, first, step int) {
 			c.Name = n
 		}
 		if k, dup := seen[c.Name]; dup {
-			n := c.Name
+			var n string
 			for i := 2; ; i++ {
-				n = c.Name + "_" + strconv.Itoa(i)
+				suffix := "_" + strconv.Itoa(i)
+				n = strings.ToValidUTF8(c.Name[:min(len(c.Name), maxNameBytes-len(suffix))], "") + suffix
 				if _, taken := seen[n]; !taken {
 					break
 				}
