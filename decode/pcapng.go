@@ -49,7 +49,7 @@ const ngDefaultTsResol = 6
 func (r *Reader) openNG() (*Reader, error) {
 	r.isNG = true
 	r.nsPerTs = 1
-	if err := r.ngBlocksToPacket(); err != nil {
+	if _, _, err := r.ngBlocksToPacket(); err != nil {
 		var fe *FileError
 		if errors.As(err, &fe) && fe.Offset == 0 {
 			return nil, err // not even a section header: not a pcapng file
@@ -122,29 +122,29 @@ func (r *Reader) ngConsume(n int) {
 
 // ngBlocksToPacket reads the blocks before the next packet block: section
 // headers (a new byte order, a new interface table) and interface
-// descriptions; others are skipped. It returns nil with a packet block
-// next, io.EOF at the end, or a FileError.
-func (r *Reader) ngBlocksToPacket() error {
+// descriptions; others are skipped. It returns the packet block next (not
+// consumed) and its type, io.EOF at the end, or a FileError.
+func (r *Reader) ngBlocksToPacket() ([]byte, uint32, error) {
 	for {
 		block, typ, order, err := r.ngBlock()
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		switch typ {
 		case ngBlockEnhancedPacket, ngBlockSimplePacket, ngBlockPacketObsolete:
-			return nil
+			return block, typ, nil
 		case ngBlockSection:
 			if len(block) < 28 {
-				return r.ngFail(fmt.Errorf("pcapng section header of %d bytes, below the 28 it needs", len(block)))
+				return nil, 0, r.ngFail(fmt.Errorf("pcapng section header of %d bytes, below the 28 it needs", len(block)))
 			}
 			if major := order.Uint16(block[12:]); major != 1 {
-				return r.ngFail(fmt.Errorf("pcapng section header: version %d.%d, only 1.x is defined", major, order.Uint16(block[14:])))
+				return nil, 0, r.ngFail(fmt.Errorf("pcapng section header: version %d.%d, only 1.x is defined", major, order.Uint16(block[14:])))
 			}
 			r.ngOrder = order
 			r.ngIfaces = r.ngIfaces[:0]
 		case ngBlockInterface:
 			if err := r.ngInterface(block, order); err != nil {
-				return r.ngFail(err)
+				return nil, 0, r.ngFail(err)
 			}
 		}
 		r.ngConsume(len(block))
@@ -187,13 +187,13 @@ func (r *Reader) ngInterface(block []byte, order binary.ByteOrder) error {
 }
 
 func (r *Reader) recordNG(f *Frame) ([]byte, error) {
-	if err := r.ngBlocksToPacket(); err != nil {
+	block, typ, err := r.ngBlocksToPacket()
+	if err != nil {
 		if err == io.EOF {
 			r.err = io.EOF
 		}
 		return nil, err
 	}
-	block, typ, _, _ := r.ngBlock() // ngBlocksToPacket has checked it
 	order := r.ngOrder
 	var ifIndex int
 	var tsUnits uint64
