@@ -13,6 +13,40 @@ import (
 // DefaultSysfsRoot is where Linux lists RDMA devices.
 const DefaultSysfsRoot = "/sys/class/infiniband"
 
+// Environment variables that point ibscope at other files than the
+// system's; tests use them for a fake sysfs tree and a test double of
+// libibverbs.
+const (
+	// EnvSysfs names a directory that replaces DefaultSysfsRoot: RDMA
+	// devices, their ports and their counters are read there.
+	EnvSysfs = "IBSCOPE_SYSFS"
+	// EnvLibibverbs names the libibverbs the verbs sniffer loads instead of
+	// defaultLibibverbs: a file, or a name dlopen looks up.
+	EnvLibibverbs = "IBSCOPE_LIBIBVERBS"
+)
+
+// defaultLibibverbs is rdma-core's libibverbs, found along LD_LIBRARY_PATH
+// and the system's library path.
+const defaultLibibverbs = "libibverbs.so.1"
+
+// SysfsRoot is where RDMA devices are listed: $IBSCOPE_SYSFS, or
+// DefaultSysfsRoot.
+func SysfsRoot() string {
+	if root := os.Getenv(EnvSysfs); root != "" {
+		return root
+	}
+	return DefaultSysfsRoot
+}
+
+// libibverbsPath is the libibverbs to load: $IBSCOPE_LIBIBVERBS, or
+// defaultLibibverbs.
+func libibverbsPath() string {
+	if p := os.Getenv(EnvLibibverbs); p != "" {
+		return p
+	}
+	return defaultLibibverbs
+}
+
 // RDMADevice is an RDMA device as sysfs describes it.
 type RDMADevice struct {
 	Name  string     // device name, e.g. "mlx5_0"
@@ -30,8 +64,8 @@ type RDMAPort struct {
 	Netdev    string // the Ethernet netdev of a RoCE port, "" if none
 }
 
-// ListRDMADevices reads the RDMA devices under root (DefaultSysfsRoot on a
-// live system). A missing root means no devices, not an error: most
+// ListRDMADevices reads the RDMA devices under root (SysfsRoot() on a live
+// system). A missing root means no devices, not an error: most
 // machines have none.
 func ListRDMADevices(root string) ([]RDMADevice, error) {
 	ents, err := os.ReadDir(root)

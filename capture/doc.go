@@ -20,6 +20,7 @@
 //
 // Subpackage txring is a fast frame sender for the tests and the benchmark.
 //
-// Builds without cgo, or with the noverbs tag, keep the AF_PACKET backend and
-// say clearly that the verbs one is not available.
+// The verbs backend loads libibverbs at run time (internal/ibverbs, no cgo):
+// where the library is missing, RDMA devices still list and Open says what to
+// install, and the AF_PACKET backend works as before.
 package capture

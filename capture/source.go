@@ -55,11 +55,15 @@ type Stats struct {
 // ErrTimeout is returned by Source.Next when no packet arrived in time.
 var ErrTimeout = errors.New("capture: no packet within the poll interval")
 
-// ErrVerbsUnavailable is what a build without cgo or libibverbs returns for
-// RDMA devices.
-var ErrVerbsUnavailable = errors.New("the verbs backend (RDMA devices) is not available in this build: " +
-	"it needs cgo and libibverbs (rdma-core); rebuild with CGO_ENABLED=1 and libibverbs-dev installed, " +
-	"or capture RoCE on the Ethernet netdev with the AF_PACKET backend")
+// ErrVerbsUnavailable is in the error of an RDMA device capture (and of
+// VerbsAvailable) when the verbs sniffer cannot run here: libibverbs, which
+// it loads at run time, is missing or lacks a function, or the platform is
+// not one the binding covers.
+var ErrVerbsUnavailable = errors.New("the verbs sniffer needs libibverbs (rdma-core)")
+
+// installVerbsAdvice says what to install for the verbs sniffer.
+const installVerbsAdvice = "install libibverbs1 and ibverbs-providers (rdma-core; apt-get install libibverbs1 ibverbs-providers), " +
+	"or capture RoCE on the Ethernet netdev with AF_PACKET"
 
 // Config is how to open a Source. The zero value, or nil, means defaults.
 type Config struct {
@@ -77,8 +81,9 @@ type Config struct {
 	// PollTimeoutMs is how long Next waits before returning ErrTimeout, in
 	// ms; 0 means DefaultPollTimeoutMs.
 	PollTimeoutMs int
-	// SysfsRoot is where the RDMA devices are listed; "" means
-	// /sys/class/infiniband. Tests point it at a fake tree.
+	// SysfsRoot is where the RDMA devices are listed; "" means SysfsRoot()
+	// ($IBSCOPE_SYSFS, or /sys/class/infiniband). Tests point it at a fake
+	// tree.
 	SysfsRoot string
 }
 
@@ -104,7 +109,7 @@ func (c *Config) withDefaults() Config {
 		d.PollTimeoutMs = DefaultPollTimeoutMs
 	}
 	if d.SysfsRoot == "" {
-		d.SysfsRoot = DefaultSysfsRoot
+		d.SysfsRoot = SysfsRoot()
 	}
 	return d
 }

@@ -1,12 +1,19 @@
-//go:build !linux || !cgo || noverbs
+//go:build !linux || !(amd64 || arm64)
 
 package capture
 
-import "fmt"
+import (
+	"fmt"
+	"runtime"
+)
 
-// VerbsAvailable reports whether this build has the verbs backend.
-const VerbsAvailable = false
+// VerbsAvailable says why the verbs sniffer cannot run here: ibscope's
+// libibverbs binding covers linux/amd64 and linux/arm64.
+func VerbsAvailable() error {
+	return fmt.Errorf("%w, which ibscope loads on linux/amd64 and linux/arm64, not on %s/%s; capture RoCE on the Ethernet netdev with AF_PACKET",
+		ErrVerbsUnavailable, runtime.GOOS, runtime.GOARCH)
+}
 
 func openVerbs(dev RDMADevice, _ int, _ Config) (Source, error) {
-	return nil, fmt.Errorf("capture on %s: %w", dev.Name, ErrVerbsUnavailable)
+	return nil, fmt.Errorf("capture on %s: %w", dev.Name, VerbsAvailable())
 }

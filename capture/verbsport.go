@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ibscope/ibscope/capture/internal/ibverbs"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -59,21 +60,21 @@ func verbsStageError(device, stage string, errno syscall.Errno) error {
 	switch {
 	case errno == syscall.EPERM || errno == syscall.EACCES:
 		switch stage {
-		case "create raw packet QP":
+		case ibverbs.StepCreateQP:
 			hint = ": a raw packet QP needs CAP_NET_RAW " + privilegeAdvice
-		case "create sniffer flow":
+		case ibverbs.StepCreateFlow:
 			hint = ": a sniffer flow (IBV_FLOW_ATTR_SNIFFER) needs CAP_NET_RAW and CAP_NET_ADMIN " + privilegeAdvice
 		default:
 			hint = ": permission denied by the RDMA device; run as root or with CAP_NET_RAW and CAP_NET_ADMIN"
 		}
-	case errno == syscall.ENOSYS && stage == stageListDevices:
+	case errno == syscall.ENOSYS && stage == ibverbs.StepListDevices:
 		hint = ": the kernel offers no RDMA verbs (is ib_uverbs loaded? /sys/class/infiniband_verbs is where it shows)"
 	case errno == syscall.EOPNOTSUPP || errno == syscall.ENOSYS || errno == syscall.ENXIO:
 		// ibv_create_flow(3): ENXIO when device managed flow steering is off.
 		switch stage {
-		case "create sniffer flow":
+		case ibverbs.StepCreateFlow:
 			hint = ": the device or its driver does not offer sniffer flow steering on this port"
-		case "create extended CQ":
+		case ibverbs.StepCreateCQ:
 			hint = ": the device does not offer completion timestamps"
 		}
 	case errno == syscall.ENOMEM:
@@ -84,12 +85,9 @@ func verbsStageError(device, stage string, errno syscall.Errno) error {
 	return fmt.Errorf("capture on %s: %s: %w%s", device, stage, errno, hint)
 }
 
-// stageListDevices is the first verbs step, named as the C layer names it.
-const stageListDevices = "list RDMA devices (ibv_get_device_list)"
-
-// errNoDevice is what the library says when a device sysfs lists cannot be
-// opened through verbs (no user-space provider, or no /dev/infiniband access).
-var errNoDevice = errors.New("libibverbs does not list it (is the rdma-core provider for this device installed, and /dev/infiniband readable?)")
+// errNoDevice is the error of a device sysfs lists but libibverbs does not:
+// no user-space provider for it, or no access to /dev/infiniband.
+var errNoDevice = errors.New("libibverbs does not list it: install ibverbs-providers (the rdma-core provider for the device) and check that /dev/infiniband/uverbs* is readable")
 
 // queueErrorState is the error of a capture whose receive queue went to the
 // error state: the device then flushes every posted buffer without a

@@ -8,16 +8,26 @@ import (
 	"github.com/ibscope/ibscope/capture"
 )
 
-// listDevices prints what -D shows: RDMA ports first, then netdevs.
+// listDevices prints what -D shows: RDMA ports first (from sysfs, which
+// needs no libibverbs), then netdevs. When there are RDMA devices but the
+// verbs sniffer cannot run, it says why after the listing, as its error.
 func listDevices(out io.Writer) error {
-	devs, err := capture.ListRDMADevices(capture.DefaultSysfsRoot)
+	devs, err := capture.ListRDMADevices(capture.SysfsRoot())
 	if err != nil {
 		return err
 	}
-	return printDevices(out, devs, capture.ListNetdevs(), capture.VerbsAvailable)
+	if err := printDevices(out, devs, capture.ListNetdevs()); err != nil {
+		return err
+	}
+	if len(devs) > 0 {
+		if err := capture.VerbsAvailable(); err != nil {
+			return fmt.Errorf("the RDMA devices above cannot be captured: %w", err)
+		}
+	}
+	return nil
 }
 
-func printDevices(out io.Writer, devs []capture.RDMADevice, nets []capture.Netdev, verbs bool) error {
+func printDevices(out io.Writer, devs []capture.RDMADevice, nets []capture.Netdev) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RDMA DEVICE\tLINK LAYER\tSTATE\tPHYS STATE\tRATE\tLID\tNETDEV")
 	if len(devs) == 0 {
@@ -35,9 +45,6 @@ func printDevices(out io.Writer, devs []capture.RDMADevice, nets []capture.Netde
 	}
 	if err := tw.Flush(); err != nil {
 		return err
-	}
-	if !verbs && len(devs) > 0 {
-		fmt.Fprintln(out, "note: this ibcap was built without the verbs backend; RDMA devices cannot be captured")
 	}
 	fmt.Fprintln(out)
 	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)

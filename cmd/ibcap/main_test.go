@@ -395,10 +395,10 @@ func TestPrintDevices(t *testing.T) {
 	devs := []capture.RDMADevice{{Name: "mlx5_0", Ports: []capture.RDMAPort{
 		{Num: 1, LinkLayer: "InfiniBand", State: "ACTIVE", PhysState: "LinkUp", Rate: "100 Gb/sec (4X EDR)", LID: 0x1a}}},
 		{Name: "mlx5_1", Ports: []capture.RDMAPort{{Num: 1, LinkLayer: "Ethernet", State: "ACTIVE", Rate: "25 Gb/sec (1X EDR)", Netdev: "eth2"}}}}
-	if err := printDevices(&b, devs, []capture.Netdev{{Name: "eth2", Up: true, MTU: 9000}}, false); err != nil {
+	if err := printDevices(&b, devs, []capture.Netdev{{Name: "eth2", Up: true, MTU: 9000}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"mlx5_0:1", "InfiniBand", "0x1a", "100 Gb/sec (4X EDR)", "mlx5_1:1", "eth2", "9000", "without the verbs backend"} {
+	for _, want := range []string{"mlx5_0:1", "InfiniBand", "0x1a", "100 Gb/sec (4X EDR)", "mlx5_1:1", "eth2", "9000"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("-D output lacks %q:\n%s", want, b.String())
 		}
