@@ -69,8 +69,8 @@ func roceRping() *capture {
 			return
 		}
 		s := rspec{ecn: 2, dscp: 26, ttl: 64, flow: 0, sport: 0xC000 + uint16(n.qp), src: n.host, dst: n.peer.host, t: t}
-		b := roce(s)
-		c.add(b, len(b))
+		frame := roce(s)
+		c.add(frame, len(frame))
 		n.packets++
 		if op.IsAck() && t.syndrome>>5 == 0 {
 			n.acks++
