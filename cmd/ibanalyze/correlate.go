@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ibscope/ibscope/correlate"
+	"github.com/ibscope/ibscope/internal/outfile"
 	"github.com/ibscope/ibscope/telemetry"
 	"github.com/spf13/cobra"
 )
@@ -56,7 +57,13 @@ Read the result with pandas:
   df = pd.read_parquet("joined.parquet")
   df.plot(x="cap_bytes", y="port_xmit_data_rate", kind="scatter")`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runCorrelate(cmd.OutOrStdout(), args, o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			if outfile.IsStdout(o.out) {
+				out = cmd.ErrOrStderr() // the rows go to stdout
+			}
+			return runCorrelate(out, args, o)
+		},
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&o.telemetry, "telemetry", nil, "telemetry `FILE`s (repeat or comma-separate)")

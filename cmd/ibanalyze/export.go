@@ -96,6 +96,9 @@ func runExport(cmd *cobra.Command, capture string, o exportOpts) error {
 	}
 	secs := time.Since(start).Seconds()
 	w := cmd.OutOrStdout()
+	if outfile.IsStdout(o.out) {
+		w = cmd.ErrOrStderr() // the rows went to stdout
+	}
 	if o.json {
 		return writeJSON(w, map[string]any{"output": o.out, "rows": st.Frames, "decode_errors": st.DecodeErrors,
 			"files": st.Files, "seconds": secs})

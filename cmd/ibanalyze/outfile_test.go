@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -116,6 +117,28 @@ func TestOutputDevicesAndLinks(t *testing.T) {
 	}
 	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
 		t.Errorf("FIFO is now %v (%v)", fi.Mode(), err)
+	}
+
+	// /dev/stdout sent to a file: the rows go there whole, the summary to
+	// stderr.
+	for _, args := range [][]string{
+		{"export", rocev2Pcap, "--format", "arrow", "-o", "/dev/stdout"},
+		{"correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "--format", "arrow", "-o", "/dev/stdout"},
+	} {
+		out := filepath.Join(dir, "stdout.arrow")
+		f, err := os.Create(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		cmd := exec.Command(ibanalyzeBin, args...)
+		cmd.Stdout, cmd.Stderr = f, &stderr
+		err = cmd.Run()
+		f.Close()
+		b, _ := os.ReadFile(out)
+		if err != nil || !strings.HasPrefix(string(b), "ARROW1") || !strings.HasSuffix(string(b), "ARROW1") || !strings.Contains(stderr.String(), "/dev/stdout: ") {
+			t.Errorf("%s -o /dev/stdout > file: %v, %d bytes (%q...), stderr %q", args[0], err, len(b), b[:min(len(b), 16)], stderr.String())
+		}
 	}
 
 	target := filepath.Join(dir, "target")

@@ -108,20 +108,66 @@ func systemLink(path string) bool {
 }
 
 // openSystemLink writes through a /dev link to what it names: never
-// truncated or replaced; a directory or block device is still refused.
+// truncated or replaced; a directory or block device is still refused. The
+// process's own descriptors (/dev/stdout, /dev/stderr, /dev/fd/N) are
+// duplicated rather than opened again, so that the output shares their
+// offset (and append mode) with what else the process writes there.
 func openSystemLink(path string) (*File, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
+	var f *os.File
+	if fd, ok := ownDescriptor(path); ok {
+		nfd, err := syscall.Dup(fd)
+		if err != nil {
+			return nil, fmt.Errorf("create %s: %w", path, err)
+		}
+		f = os.NewFile(uintptr(nfd), path)
+	} else {
+		var err error
+		if f, err = os.OpenFile(path, os.O_WRONLY, 0); err != nil {
+			return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
+		}
 	}
-	if fi.IsDir() || fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0 {
-		return nil, fmt.Errorf("create %s: is a %s; want a regular file, a character device or a FIFO", path, kind(fi.Mode()))
+	fi, err := f.Stat()
+	if err == nil && (fi.IsDir() || fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0) {
+		err = fmt.Errorf("is a %s; want a regular file, a character device or a FIFO", kind(fi.Mode()))
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
+		f.Close()
+		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
 	return &File{path: path, f: f}, nil
+}
+
+// ownDescriptor returns the descriptor a /dev name stands for:
+// /dev/stdout 1, /dev/stderr 2, /dev/fd/N N.
+func ownDescriptor(path string) (int, bool) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return 0, false
+	}
+	switch abs {
+	case "/dev/stdout":
+		return 1, true
+	case "/dev/stderr":
+		return 2, true
+	}
+	if n, ok := strings.CutPrefix(abs, "/dev/fd/"); ok {
+		if fd, err := strconv.Atoi(n); err == nil && fd >= 0 {
+			return fd, true
+		}
+	}
+	return 0, false
+}
+
+// IsStdout reports whether path is where the process's standard output
+// goes (/dev/stdout, or the file or pipe stdout was sent to): a command
+// writing its output there prints its summary on stderr instead.
+func IsStdout(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	so, err := os.Stdout.Stat()
+	return err == nil && os.SameFile(fi, so)
 }
 
 // writesThrough reports whether a file of this mode is written in place:
