@@ -184,8 +184,12 @@ func decodeFile(w *bufio.Writer, path string, o decodeOpts) (decodeTally, error)
 // appendSummary formats one human line: number, time of day (UTC, ns),
 // transport, addresses, opcode, QP, PSN, lengths, CRC status.
 func appendSummary(dst []byte, f *decode.Frame, errMsg string) []byte {
-	ts := time.Unix(0, f.TsNs).UTC()
-	dst = fmt.Appendf(dst, "%6d %s.%09d %-6s ", f.Number, ts.Format("15:04:05"), ts.Nanosecond(), f.Transport)
+	if f.NoTs { // a pcapng simple packet block carries no time
+		dst = fmt.Appendf(dst, "%6d %-18s %-6s ", f.Number, "(no time)", f.Transport)
+	} else {
+		ts := time.Unix(0, f.TsNs).UTC()
+		dst = fmt.Appendf(dst, "%6d %s.%09d %-6s ", f.Number, ts.Format("15:04:05"), ts.Nanosecond(), f.Transport)
+	}
 	switch {
 	case f.Has&decode.HasLink != 0:
 		l := &f.Link
