@@ -234,10 +234,15 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 	}
 	if o.plot != "" {
 		var series []analyze.HistSeries
-		for i := range r.NumFlows() {
-			if o.top > 0 && i >= o.top {
-				break
-			}
+		n := r.NumFlows()
+		if o.top > 0 {
+			n = min(n, o.top)
+		}
+		if n > maxPlotFlows {
+			warnf("--plot draws the %d busiest of %d %ss (--top): more would be unreadable", maxPlotFlows, n, r.By)
+			n = maxPlotFlows
+		}
+		for i := range n {
 			f := r.Flow(i)
 			series = append(series, analyze.HistSeries{Name: f.Key.String(), Hist: f.Hist()})
 		}
@@ -302,6 +307,10 @@ func analyzeInput(s *analyze.Stream) analyze.InputJSON {
 	return analyze.InputJSON{Files: s.Names(), Frames: st.Frames, Packets: st.Packets, NotIB: st.NotIB,
 		LinkPackets: st.LinkPackets, DecodeErrors: st.DecodeErrors, FileErrors: st.FileErrors}
 }
+
+// maxPlotFlows bounds the histograms one plot draws: each is a line in the
+// legend, and the plot holds every one in memory.
+const maxPlotFlows = 50
 
 // barWidth is the longest histogram bar in the text output, in characters.
 const barWidth = 50

@@ -323,3 +323,21 @@ func TestIPDMaxFlows(t *testing.T) {
 		t.Errorf("--max-flows 0: exit %d, %s", code, errOut)
 	}
 }
+
+// --plot draws at most 50 flows, whatever --top says.
+func TestIPDPlotBounded(t *testing.T) {
+	var pkts []testcap.Packet
+	for qp := range uint32(60) {
+		pkts = append(pkts, writeStream(3, 0x100+qp, testcap.BaseNs+int64(qp)*10, func(int) int64 { return 1000 })...)
+	}
+	slices.SortStableFunc(pkts, func(x, y testcap.Packet) int { return cmp.Compare(x.TsNs, y.TsNs) })
+	path := testcap.Write(t, "sixty.pcap", false, pkts)
+	svg := filepath.Join(t.TempDir(), "ipd.svg")
+	_, errOut, code := run(t, "ipd", "--top", "0", "--plot", svg, path)
+	if code != 0 || !strings.Contains(errOut, "--plot draws the 50 busiest of 60 flows (--top): more would be unreadable") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	if b, err := os.ReadFile(svg); err != nil || strings.Contains(string(b), "qp 0x000132") || !strings.Contains(string(b), "qp 0x000131") {
+		t.Errorf("plot: %v; the 51st flow drawn, or the 50th not", err)
+	}
+}
