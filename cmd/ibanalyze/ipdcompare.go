@@ -61,10 +61,15 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 	}
 	if o.plot != "" {
 		var series []analyze.HistSeries
-		for i, f := range r.Flows {
-			if o.top > 0 && i >= o.top {
-				break
-			}
+		n := len(r.Flows)
+		if o.top > 0 {
+			n = min(n, o.top)
+		}
+		if n > maxPlotFlows {
+			warnf("--plot draws the %d busiest of %d %ss (--top): more would be unreadable", maxPlotFlows, n, r.By)
+			n = maxPlotFlows
+		}
+		for _, f := range r.Flows[:n] {
 			ha, hb := f.Hists()
 			series = append(series, analyze.HistSeries{Name: "A " + f.Key.String(), Hist: ha}, analyze.HistSeries{Name: "B " + f.Key.String(), Hist: hb})
 		}
