@@ -224,7 +224,7 @@ func (v *verbsSource) Next() (Packet, error) {
 // is empty, and returns ErrTimeout after the poll interval.
 func (v *verbsSource) poll() error {
 	idle := verbsSpinMin
-	var waited time.Duration
+	start := time.Now()
 	for {
 		comps, err := v.s.Poll()
 		if err != nil {
@@ -238,11 +238,13 @@ func (v *verbsSource) poll() error {
 		if err := v.repost(true); err != nil {
 			return err
 		}
-		if waited >= v.pollTimeout {
+		// The time waited is measured: a sleep of a few µs lasts far
+		// longer (timer slack, a busy machine), five times the poll
+		// interval when the requested sleeps were summed.
+		if time.Since(start) >= v.pollTimeout {
 			return ErrTimeout
 		}
 		time.Sleep(idle)
-		waited += idle
 		idle = min(2*idle, verbsSpinMax)
 	}
 	if v.clock != nil && time.Since(v.anchorAt) > verbsReanchorEach {
