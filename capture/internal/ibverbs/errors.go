@@ -2,6 +2,7 @@ package ibverbs
 
 import (
 	"fmt"
+	"strings"
 	"syscall"
 )
 
@@ -51,9 +52,12 @@ type LoadError struct {
 
 func (e *LoadError) Error() string {
 	if e.Symbol != "" {
-		return fmt.Sprintf("%s lacks %s (%v)", e.Path, e.Symbol, e.Err)
+		return fmt.Sprintf("%s lacks %s (too old, or not rdma-core's libibverbs)", e.Path, e.Symbol)
 	}
-	return fmt.Sprintf("cannot load %s (%v)", e.Path, e.Err)
+	if msg := e.Err.Error(); strings.Contains(msg, e.Path) {
+		return msg // dlerror names the file
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
 }
 
 func (e *LoadError) Unwrap() error { return e.Err }
