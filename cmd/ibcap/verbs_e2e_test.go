@@ -442,3 +442,37 @@ func TestIbcapVerbsListDevices(t *testing.T) {
 		}
 	}
 }
+
+// An Ethernet port's sniffer flow has no kernel filter: ibcap keeps the
+// RoCE frames of the bundled mixed capture and counts the others as not
+// RoCE, or keeps every frame with --all.
+func TestIbcapVerbsRoCEOnly(t *testing.T) {
+	all, err := readRecords(t, bundled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := fakeverbs.New(t, fakeverbs.Config{Feed: bundled})
+	requireVerbsIbcap(t, env)
+	for _, c := range []struct {
+		args []string
+		want [][]byte
+	}{
+		{nil, bundledRoCE(t)},
+		{[]string{"--all"}, all},
+	} {
+		out := filepath.Join(t.TempDir(), "out.pcap")
+		cmd := exec.Command(ibcapBin, append([]string{"-i", "fake_1", "-w", out}, c.args...)...)
+		cmd.Env = env.Environ()
+		p := startCmd(t, cmd)
+		p.cmd.Process.Signal(os.Interrupt)
+		if err := p.wait(t); err != nil {
+			t.Fatalf("ibcap %v: %v\n%s", c.args, err, p.stderr.String())
+		}
+		got, err := readRecords(t, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameFrames(t, got, c.want)
+	}
+	env.NoViolations(t)
+}
