@@ -1,8 +1,10 @@
 package analyze
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/ibscope/ibscope/decode"
@@ -46,22 +48,87 @@ type CompareFlow struct {
 // Hists returns the flow's two histograms (same edges).
 func (f *CompareFlow) Hists() (a, b *Histogram) { return f.histA, f.histB }
 
-// CompareResult is `ibanalyze ipd --compare A B --json`.
+// CompareResult is `ibanalyze ipd --compare A B --json`. Its flows are
+// built one at a time (Flow, WriteJSON), never all at once.
 type CompareResult struct {
-	Flows         []*CompareFlow `json:"flows"`
-	ResolutionNs  int64          `json:"resolution_ns"`
-	By            string         `json:"by"`
-	MatchWindowNs int64          `json:"match_window_ns"`
-	Matched       uint64         `json:"matched"`
-	OnlyA         uint64         `json:"only_a"`
-	OnlyB         uint64         `json:"only_b"`
-	OneWayDelayNs *IPDStats      `json:"one_way_delay_ns,omitempty"`
-	A             InputJSON      `json:"a"`
-	B             InputJSON      `json:"b"`
+	ResolutionNs  int64     `json:"resolution_ns"`
+	By            string    `json:"by"`
+	MatchWindowNs int64     `json:"match_window_ns"`
+	Matched       uint64    `json:"matched"`
+	OnlyA         uint64    `json:"only_a"`
+	OnlyB         uint64    `json:"only_b"`
+	OneWayDelayNs *IPDStats `json:"one_way_delay_ns,omitempty"`
+	A             InputJSON `json:"a"`
+	B             InputJSON `json:"b"`
 	// MaxFlows is set when either side reached the bound on groups: the
 	// packets of later groups are in a last flow keyed {"transport":
 	// "other"}, without IPDs.
 	MaxFlows int `json:"max_flows,omitempty"`
+
+	groups []*compareGroup // busiest first, the other group last
+	bins   *binner
+}
+
+// compareGroup is one flow's state on each side (nil where the side never
+// showed it) and its matches.
+type compareGroup struct {
+	key   decode.FlowKey
+	a, b  *ipdGroup
+	m     *matchStats
+	other bool // the groups past the bound
+}
+
+// NumFlows returns how many flows the result holds.
+func (r *CompareResult) NumFlows() int { return len(r.groups) }
+
+// Flow returns flow i, busiest first (the other flow, if any, last).
+func (r *CompareResult) Flow(i int) *CompareFlow {
+	g := r.groups[i]
+	f := &CompareFlow{}
+	if g.other {
+		f.Key = KeyJSON{Transport: "other"}
+	} else {
+		f.Key = keyJSON(g.key, r.By)
+	}
+	side := func(s *ipdGroup) (packets uint64, st IPDStats, hj HistJSON, h *Histogram) {
+		if s == nil || g.other {
+			h = r.bins.proto.Empty()
+			if s != nil {
+				packets = s.packets
+			}
+			return packets, st, HistJSON{Mode: h.Mode, Bins: h.Bins()}, h
+		}
+		h = r.bins.histogram(&s.hist)
+		return s.packets, statsOf(&s.ipd), HistJSON{Mode: h.Mode, Bins: h.Bins(), Below: h.Below, Above: h.Above}, h
+	}
+	f.PacketsA, f.IPDA, f.HistA, f.histA = side(g.a)
+	f.PacketsB, f.IPDB, f.HistB, f.histB = side(g.b)
+	if g.a != nil && g.b != nil && g.a.ipd.Count() > 0 && g.b.ipd.Count() > 0 {
+		ks := ksDistance(&g.a.ipd, &g.b.ipd)
+		f.KS = &ks
+	}
+	if g.m != nil {
+		f.Matched, f.OnlyA, f.OnlyB = g.m.matched, g.m.onlyA, g.m.onlyB
+		if g.m.delay.Count() > 0 {
+			st := statsOf(&g.m.delay)
+			f.OneWayDelayNs = &st
+		}
+	}
+	return f
+}
+
+// WriteJSON writes the document exactly as encoding/json indents it by two
+// spaces, encoding one flow at a time.
+func (r *CompareResult) WriteJSON(w io.Writer) error {
+	type fields CompareResult // the same fields, without the methods
+	return writeFlowsDoc(w, len(r.groups), func(i int) any { return r.Flow(i) }, (*fields)(r))
+}
+
+// MarshalJSON returns what WriteJSON writes.
+func (r *CompareResult) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	err := r.WriteJSON(&b)
+	return b.Bytes(), err
 }
 
 // matchKey is one packet as both sides see it.
@@ -252,79 +319,39 @@ func RunCompare(a, b *Stream, cfg IPDConfig, matchWindowNs int64, progress func(
 		st := statsOf(&m.total.delay)
 		r.OneWayDelayNs = &st
 	}
-	flows := map[decode.FlowKey]*CompareFlow{}
-	get := func(k decode.FlowKey) *CompareFlow {
-		f := flows[k]
-		if f == nil {
-			f = &CompareFlow{Key: keyJSON(k, r.By)}
-			flows[k] = f
-			r.Flows = append(r.Flows, f)
-		}
-		return f
-	}
-	sketches := map[decode.FlowKey][2]*Sketch{}
+	r.bins = bins
+	groups := map[decode.FlowKey]*compareGroup{}
 	for side, an := range []*IPDAnalysis{ia, ib} {
 		an.eachGroup(func(g *ipdGroup) {
-			f := get(g.key)
-			h := bins.histogram(&g.hist)
-			hj := HistJSON{Mode: h.Mode, Bins: h.Bins(), Below: h.Below, Above: h.Above}
-			sk := sketches[g.key]
-			sk[side] = &g.ipd
-			sketches[g.key] = sk
+			cg := groups[g.key]
+			if cg == nil {
+				cg = &compareGroup{key: g.key, m: m.groups[g.key]}
+				groups[g.key] = cg
+				r.groups = append(r.groups, cg)
+			}
 			if side == 0 {
-				f.PacketsA, f.IPDA, f.HistA, f.histA = g.packets, statsOf(&g.ipd), hj, h
+				cg.a = g
 			} else {
-				f.PacketsB, f.IPDB, f.HistB, f.histB = g.packets, statsOf(&g.ipd), hj, h
+				cg.b = g
 			}
 		})
 	}
-	for k, f := range flows {
-		if f.histA == nil {
-			f.histA = bins.proto.Empty()
-			f.HistA = HistJSON{Mode: f.histA.Mode, Bins: f.histA.Bins()}
-		}
-		if f.histB == nil {
-			f.histB = bins.proto.Empty()
-			f.HistB = HistJSON{Mode: f.histB.Mode, Bins: f.histB.Bins()}
-		}
-		if sk := sketches[k]; sk[0] != nil && sk[1] != nil && sk[0].Count() > 0 && sk[1].Count() > 0 {
-			ks := ksDistance(sk[0], sk[1])
-			f.KS = &ks
-		}
-		if g := m.groups[k]; g != nil {
-			f.Matched, f.OnlyA, f.OnlyB = g.matched, g.onlyA, g.onlyB
-			if g.delay.Count() > 0 {
-				st := statsOf(&g.delay)
-				f.OneWayDelayNs = &st
-			}
-		}
-	}
-	slices.SortStableFunc(r.Flows, func(x, y *CompareFlow) int { return cmp.Compare(y.PacketsA+y.PacketsB, x.PacketsA+x.PacketsB) })
+	slices.SortStableFunc(r.groups, func(x, y *compareGroup) int { return cmp.Compare(y.packets(), x.packets()) })
 	if ia.other != nil || ib.other != nil || m.other != nil {
 		r.MaxFlows = ia.cfg.MaxFlows
-		r.Flows = append(r.Flows, otherCompareFlow(ia.other, ib.other, m.other, bins))
+		r.groups = append(r.groups, &compareGroup{a: ia.other, b: ib.other, m: m.other, other: true})
 	}
 	return r, nil
 }
 
-// otherCompareFlow is the flow of the groups past the bound: packets and
-// matches counted, no IPDs.
-func otherCompareFlow(a, b *ipdGroup, m *matchStats, bins *binner) *CompareFlow {
-	f := &CompareFlow{Key: KeyJSON{Transport: "other"}, histA: bins.proto.Empty(), histB: bins.proto.Empty()}
-	f.HistA = HistJSON{Mode: f.histA.Mode, Bins: f.histA.Bins()}
-	f.HistB = HistJSON{Mode: f.histB.Mode, Bins: f.histB.Bins()}
-	if a != nil {
-		f.PacketsA = a.packets
+// packets is the flow's packets on both sides.
+func (g *compareGroup) packets() uint64 {
+	var n uint64
+	if g.a != nil {
+		n += g.a.packets
 	}
-	if b != nil {
-		f.PacketsB = b.packets
+	if g.b != nil {
+		n += g.b.packets
 	}
-	if m != nil {
-		f.Matched, f.OnlyA, f.OnlyB = m.matched, m.onlyA, m.onlyB
-		if m.delay.Count() > 0 {
-			st := statsOf(&m.delay)
-			f.OneWayDelayNs = &st
-		}
-	}
-	return f
+	return n
 }

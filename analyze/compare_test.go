@@ -42,10 +42,10 @@ func TestCompareSenderReceiver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Matched != 995 || r.OnlyA != 5 || r.OnlyB != 0 || len(r.Flows) != 1 {
-		t.Fatalf("matched %d only A %d only B %d flows %d", r.Matched, r.OnlyA, r.OnlyB, len(r.Flows))
+	if r.Matched != 995 || r.OnlyA != 5 || r.OnlyB != 0 || r.NumFlows() != 1 {
+		t.Fatalf("matched %d only A %d only B %d flows %d", r.Matched, r.OnlyA, r.OnlyB, r.NumFlows())
 	}
-	f := r.Flows[0]
+	f := r.Flow(0)
 	if f.OneWayDelayNs.Min != 1500 || f.OneWayDelayNs.P50 != 1500 || f.OneWayDelayNs.Max != 11_500 || math.Abs(float64(f.OneWayDelayNs.P99-11_500)) > 11_500/128 {
 		t.Errorf("one-way delay %+v", f.OneWayDelayNs)
 	}

@@ -3,7 +3,6 @@ package analyze
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -129,30 +128,7 @@ func (r *IPDResult) Flow(i int) *IPDFlow { return r.a.flowResult(r.groups[i]) }
 // spaces, encoding one flow at a time.
 func (r *IPDResult) WriteJSON(w io.Writer) error {
 	type fields IPDResult // the same fields, without the methods
-	tail, err := json.MarshalIndent((*fields)(r), "", "  ")
-	if err != nil {
-		return err
-	}
-	ew := &errWriter{w: w}
-	ew.write([]byte("{\n  \"flows\": ["))
-	for i := range r.groups {
-		f, err := json.MarshalIndent(r.Flow(i), "    ", "  ")
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			ew.write([]byte(","))
-		}
-		ew.write([]byte("\n    "))
-		ew.write(f)
-	}
-	if len(r.groups) > 0 {
-		ew.write([]byte("\n  "))
-	}
-	ew.write([]byte("],\n"))
-	ew.write(tail[len("{\n"):])
-	ew.write([]byte("\n"))
-	return ew.err
+	return writeFlowsDoc(w, len(r.groups), func(i int) any { return r.Flow(i) }, (*fields)(r))
 }
 
 // MarshalJSON returns what WriteJSON writes.
@@ -160,18 +136,6 @@ func (r *IPDResult) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	err := r.WriteJSON(&b)
 	return b.Bytes(), err
-}
-
-// errWriter keeps the first write error and writes nothing after it.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) write(b []byte) {
-	if e.err == nil {
-		_, e.err = e.w.Write(b)
-	}
 }
 
 // ipdGroup is the running state of one flow, link or QP: 224 bytes, with

@@ -229,20 +229,12 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 		warnf("more than %d %ss: the packets of those after the first %d (%d packets) are counted together as %q, without IPDs; --max-flows raises the bound (about 430 bytes a %s)",
 			r.MaxFlows, r.By, r.MaxFlows, r.OtherPackets, "other", r.By)
 	}
-	if err := writeIPDReport(stdout, r, o); err != nil {
+	if err := writeStreamedReport(stdout, o.json, r.WriteJSON, func(w io.Writer) { writeIPDText(w, r, o.top) }); err != nil {
 		return err
 	}
 	if o.plot != "" {
 		var series []analyze.HistSeries
-		n := r.NumFlows()
-		if o.top > 0 {
-			n = min(n, o.top)
-		}
-		if n > maxPlotFlows {
-			warnf("--plot draws the %d busiest of %d %ss (--top): more would be unreadable", maxPlotFlows, n, r.By)
-			n = maxPlotFlows
-		}
-		for i := range n {
+		for i := range plotFlows(r.NumFlows(), o.top, r.By) {
 			f := r.Flow(i)
 			series = append(series, analyze.HistSeries{Name: f.Key.String(), Hist: f.Hist()})
 		}
@@ -285,20 +277,34 @@ func noIPD(err error, paths []string, packets int, by, opcodes string) error {
 		files, packets, ne.Found(), ne.Counted, by, hint)
 }
 
-// writeIPDReport writes the text or the JSON, one flow at a time, through
-// one buffered writer.
-func writeIPDReport(out io.Writer, r *analyze.IPDResult, o ipdOpts) error {
+// writeStreamedReport writes a report of many flows through one buffered
+// writer: the JSON with writeJSON, which encodes one flow at a time, or
+// the text.
+func writeStreamedReport(out io.Writer, jsonOut bool, writeJSON func(io.Writer) error, text func(io.Writer)) error {
 	w := bufio.NewWriter(out)
 	var err error
-	if o.json {
-		err = r.WriteJSON(w)
+	if jsonOut {
+		err = writeJSON(w)
 	} else {
-		writeIPDText(w, r, o.top)
+		text(w)
 	}
 	if ferr := w.Flush(); ferr != nil && err == nil {
 		err = fmt.Errorf("write output: %w", ferr)
 	}
 	return err
+}
+
+// plotFlows is how many of n flows, busiest first, a plot draws: --top of
+// them, and maxPlotFlows at most.
+func plotFlows(n, top int, by string) int {
+	if top > 0 {
+		n = min(n, top)
+	}
+	if n > maxPlotFlows {
+		warnf("--plot draws the %d busiest of %d %ss (--top): more would be unreadable", maxPlotFlows, n, by)
+		n = maxPlotFlows
+	}
+	return n
 }
 
 // analyzeInput is what was read, for messages about an input with no result.

@@ -56,20 +56,13 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 		warnf("more than %d %ss on a side: the packets of those after the first %d are counted together as %q, without IPDs; --max-flows raises the bound",
 			r.MaxFlows, r.By, r.MaxFlows, "other")
 	}
-	if err := writeReport(stdout, o.json, r, func(w io.Writer) { writeCompareText(w, r, o.top) }); err != nil {
+	if err := writeStreamedReport(stdout, o.json, r.WriteJSON, func(w io.Writer) { writeCompareText(w, r, o.top) }); err != nil {
 		return err
 	}
 	if o.plot != "" {
 		var series []analyze.HistSeries
-		n := len(r.Flows)
-		if o.top > 0 {
-			n = min(n, o.top)
-		}
-		if n > maxPlotFlows {
-			warnf("--plot draws the %d busiest of %d %ss (--top): more would be unreadable", maxPlotFlows, n, r.By)
-			n = maxPlotFlows
-		}
-		for _, f := range r.Flows[:n] {
+		for i := range plotFlows(r.NumFlows(), o.top, r.By) {
+			f := r.Flow(i)
 			ha, hb := f.Hists()
 			series = append(series, analyze.HistSeries{Name: "A " + f.Key.String(), Hist: ha}, analyze.HistSeries{Name: "B " + f.Key.String(), Hist: hb})
 		}
@@ -94,11 +87,12 @@ func writeCompareText(w io.Writer, r *analyze.CompareResult, top int) {
 	if d := r.OneWayDelayNs; d != nil {
 		fmt.Fprintf(w, "one-way delay B-A: min %s p50 %s p90 %s p99 %s p99.9 %s max %s\n", fs(d.Min), fs(d.P50), fs(d.P90), fs(d.P99), fs(d.P999), fs(d.Max))
 	}
-	for i, f := range r.Flows {
+	for i := range r.NumFlows() {
 		if top > 0 && i >= top {
 			break
 		}
-		if i == len(r.Flows)-1 && r.MaxFlows > 0 {
+		f := r.Flow(i)
+		if i == r.NumFlows()-1 && r.MaxFlows > 0 {
 			fmt.Fprintf(w, "\nother (%ss after the first %d, --max-flows): A %d packets, B %d packets, %d matched, %d only in A, %d only in B; no IPD\n",
 				r.By, r.MaxFlows, f.PacketsA, f.PacketsB, f.Matched, f.OnlyA, f.OnlyB)
 			continue
