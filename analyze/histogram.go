@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -75,6 +76,10 @@ func ParseEdges(s string) ([]int64, error) {
 	return edges, nil
 }
 
+// ErrBinsTooFine is wrapped by the errors for bins narrower than the
+// capture's clock tick.
+var ErrBinsTooFine = errors.New("a bin must be at least one tick of the capture's clock wide")
+
 // Validate checks the spec against the capture's timestamp resolution: a
 // bin narrower than the clock's tick cannot be filled truthfully.
 func (h HistSpec) Validate(resolutionNs int64) error {
@@ -88,7 +93,7 @@ func (h HistSpec) Validate(resolutionNs int64) error {
 			return fmt.Errorf("linear histogram: %d bins of %s end past the largest time this can count (%s)", h.Bins, FormatNs(h.BinNs), FormatNs(math.MaxInt64))
 		}
 		if h.BinNs > 0 && h.BinNs < resolutionNs {
-			return fmt.Errorf("bin width %s is finer than the capture's timestamp resolution %s: use --bin %s or more", FormatNs(h.BinNs), res, res)
+			return fmt.Errorf("bin width %s is finer than the capture's timestamp resolution %s: %w", FormatNs(h.BinNs), res, ErrBinsTooFine)
 		}
 	case ModeExp:
 		if h.BinNs < 0 || h.Bins < 0 || h.Bins > MaxExpBins {
@@ -98,12 +103,12 @@ func (h HistSpec) Validate(resolutionNs int64) error {
 			return fmt.Errorf("exponential histogram: %d bins doubling from %s end past the largest time this can count (%s)", h.Bins, FormatNs(h.BinNs), FormatNs(math.MaxInt64))
 		}
 		if h.BinNs > 0 && h.BinNs < resolutionNs {
-			return fmt.Errorf("first bin %s is finer than the capture's timestamp resolution %s: use --bin %s or more", FormatNs(h.BinNs), res, res)
+			return fmt.Errorf("first bin %s is finer than the capture's timestamp resolution %s: %w", FormatNs(h.BinNs), res, ErrBinsTooFine)
 		}
 	case ModeEdges:
 		for i := 1; i < len(h.EdgesNs); i++ {
 			if w := h.EdgesNs[i] - h.EdgesNs[i-1]; w < resolutionNs {
-				return fmt.Errorf("bin [%s, %s) is %s wide, finer than the capture's timestamp resolution %s", FormatNs(h.EdgesNs[i-1]), FormatNs(h.EdgesNs[i]), FormatNs(w), res)
+				return fmt.Errorf("bin [%s, %s) is %s wide, finer than the capture's timestamp resolution %s: %w", FormatNs(h.EdgesNs[i-1]), FormatNs(h.EdgesNs[i]), FormatNs(w), res, ErrBinsTooFine)
 			}
 		}
 	default:

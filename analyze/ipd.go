@@ -271,7 +271,7 @@ func newIPDAnalysis(cfg IPDConfig, b *binner) (*IPDAnalysis, error) {
 		cfg.By = ByFlow
 	case ByFlow, ByLink, ByQP:
 	default:
-		return nil, fmt.Errorf("--by %q: want flow, link or qp", cfg.By)
+		return nil, fmt.Errorf("grouping %q: want flow, link or qp", cfg.By)
 	}
 	if err := cfg.Hist.Validate(1); err != nil {
 		return nil, err

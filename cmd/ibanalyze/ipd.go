@@ -94,6 +94,11 @@ flows share the same bins. Durations take ns, us, ms or s: --bin 1us,
 // ipdConfig turns the flags into an analysis configuration.
 func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 	cfg := analyze.IPDConfig{By: o.by, Phases: o.phases, PhasePackets: o.phasePackets, MaxFlows: o.maxFlows}
+	switch o.by {
+	case analyze.ByFlow, analyze.ByLink, analyze.ByQP:
+	default:
+		return cfg, fmt.Errorf("--by %q: want flow, link or qp", o.by)
+	}
 	var err error
 	if cfg.Opcodes, err = analyze.ParseOpcodes(o.opcodes); err != nil {
 		return cfg, err
@@ -222,7 +227,7 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 		case errors.Is(err, analyze.ErrNoIPD):
 			return noIPD(err, paths, in.Packets, cfg.By, o.opcodes)
 		}
-		return err
+		return binsHint(err, cfg.Hist.Mode, s.ResolutionNs())
 	}
 	warnInput(r.Input)
 	if r.MaxFlows > 0 {
@@ -275,6 +280,18 @@ func noIPD(err error, paths []string, packets int, by, opcodes string) error {
 	}
 	return fmt.Errorf("%s: %d IB/RoCE packets (%s), %d counted, but no %s has two of them: no inter-packet delay.%s",
 		files, packets, ne.Found(), ne.Counted, by, hint)
+}
+
+// binsHint adds to an error about bins finer than the capture's clock the
+// flag that widens them.
+func binsHint(err error, mode string, resNs int64) error {
+	if !errors.Is(err, analyze.ErrBinsTooFine) {
+		return err
+	}
+	if mode == analyze.ModeEdges {
+		return fmt.Errorf("%w: give --edges at least %s apart", err, analyze.FormatNs(resNs))
+	}
+	return fmt.Errorf("%w: use --bin %s or more", err, analyze.FormatNs(resNs))
 }
 
 // writeStreamedReport writes a report of many flows through one buffered

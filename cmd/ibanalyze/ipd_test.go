@@ -103,8 +103,12 @@ func TestIPDResolutionRule(t *testing.T) {
 	pkts := writeStream(100, 5, testcap.BaseNs, func(int) int64 { return 2074 })
 	path := testcap.WriteMicro(t, "micro.pcap", pkts)
 	_, errOut, code := run(t, "ipd", "--bin", "250ns", path)
-	if code == 0 || !strings.Contains(errOut, "bin width 250ns is finer than the capture's timestamp resolution 1us") {
+	if code == 0 || !strings.Contains(errOut, "bin width 250ns is finer than the capture's timestamp resolution 1us: a bin must be at least one tick of the capture's clock wide: use --bin 1us or more") {
 		t.Errorf("250 ns bins on a microsecond capture: exit %d, %s", code, errOut)
+	}
+	_, errOut, code = run(t, "ipd", "--edges", "0,500ns,2us", path)
+	if code == 0 || !strings.Contains(errOut, "bin [0ns, 500ns) is 500ns wide, finer than the capture's timestamp resolution 1us: a bin must be at least one tick of the capture's clock wide: give --edges at least 1us apart") {
+		t.Errorf("500 ns edges on a microsecond capture: exit %d, %s", code, errOut)
 	}
 	out, _, code := run(t, "ipd", path)
 	if code != 0 || !strings.Contains(out, "timestamp resolution 1us") || !strings.Contains(out, "[2us, 3us)") {
@@ -176,7 +180,7 @@ func TestIPDBadInput(t *testing.T) {
 		{[]string{"ipd", "--edges", "5us", good}, "at least two edges"},
 		{[]string{"ipd", "--bin", "fast", good}, "--bin"},
 		{[]string{"ipd", "--by", "host", good}, "--by"},
-		{[]string{"ipd", "--rate", "XDR", good}, "unknown link rate"},
+		{[]string{"ipd", "--rate", "GDR", good}, "unknown link rate"},
 		{[]string{"ipd", "--rate", "EDR", "--width", "3x", good}, "unknown link width"},
 		{[]string{"ipd", "--opcodes", "RC_WRITE_SOMETHING", good}, "opcode"},
 		{[]string{"ipd", "--plot", "x.gif", good}, ".png, .svg or .pdf"},

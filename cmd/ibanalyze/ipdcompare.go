@@ -48,7 +48,7 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 		}
 	}
 	if err != nil {
-		return err
+		return binsHint(err, cfg.Hist.Mode, max(a.ResolutionNs(), b.ResolutionNs()))
 	}
 	warnInput(r.A)
 	warnInput(r.B)
