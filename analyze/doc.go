@@ -2,9 +2,10 @@
 // (inter-packet delay) histograms and their phases, per-flow health (PSN
 // gaps, duplicates, NAKs, CNP/ECN, CRC failures, ACK latency), the
 // sender-versus-receiver comparison, credit accounting, and buffer and tick
-// estimates. It also holds what those analyses share: InfiniBand link rates
-// and symbol times, bounded-memory quantile sketches, and reading several
-// capture files as one time-ordered stream.
+// estimates. It also holds what those analyses share: the expected IPD of a
+// link (its rates and symbol times are decode.LinkRate), bounded-memory
+// quantile sketches, and reading several capture files as one time-ordered
+// stream.
 //
 // The IPD, flow-health and credit analyses stream: their memory grows with
 // the number of flows, bins and phases, never with the number of packets

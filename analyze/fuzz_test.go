@@ -40,7 +40,7 @@ func FuzzAnalyses(f *testing.F) {
 }
 
 func allOpcodes() []decode.Opcode {
-	ops, _ := ParseOpcodes("all")
+	ops, _ := decode.ParseOpcodes("all")
 	return ops
 }
 

@@ -41,7 +41,7 @@ func TestIPDStudyExact(t *testing.T) {
 		return 2074
 	})
 	path := testcap.Write(t, "study.pcap", true, pkts)
-	sdr, _ := ParseLinkRate("SDR")
+	sdr, _ := decode.ParseLinkRate("SDR")
 	r, err := runIPDFiles(t, IPDConfig{Hist: HistSpec{Mode: ModeLinear, BinNs: 1000, Bins: 10}, DataGbps: sdr.DataGbps(4), RateName: "SDR 4x"}, path)
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ var ErrNoXmitWait = errors.New("no PortXmitWait (port_xmit_wait) counter in the 
 type TickOptions struct {
 	// Rate and Lanes are the link's speed and width; a zero Rate infers
 	// them from back-to-back packets in the capture.
-	Rate  LinkRate
+	Rate  decode.LinkRate
 	Lanes int
 	// Iface selects the capture interface (direction) whose data packets
 	// the port sends; -1 takes the one with the most data packets.
@@ -296,12 +296,12 @@ func (rep *TickReport) setRate(pkts []txPkt, opts TickOptions) error {
 	}
 	gbps := 8 / best
 	type cand struct {
-		r     LinkRate
+		r     decode.LinkRate
 		lanes int
 		off   float64
 	}
 	var cs []cand
-	for _, r := range LinkRates() {
+	for _, r := range decode.LinkRates() {
 		for _, l := range []int{1, 4, 8, 12} {
 			cs = append(cs, cand{r, l, math.Abs(r.DataGbps(l)-gbps) / r.DataGbps(l)})
 		}

@@ -3,7 +3,6 @@ package capture
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/ibscope/ibscope/decode"
 )
@@ -67,16 +66,4 @@ func ParseLID(s string) (uint16, error) {
 		return 0, fmt.Errorf("LID %q: want a 16-bit number, decimal or 0x hex", s)
 	}
 	return uint16(v), nil
-}
-
-// ParseOpcode parses an opcode by name (RC_SEND_ONLY, as decode prints
-// it, case-insensitive) or number.
-func ParseOpcode(s string) (decode.Opcode, error) {
-	if op, ok := decode.OpcodeByName(strings.ToUpper(s)); ok {
-		return op, nil
-	}
-	if v, err := strconv.ParseUint(s, 0, 8); err == nil && decode.Opcode(v).Valid() {
-		return decode.Opcode(v), nil
-	}
-	return 0, fmt.Errorf("opcode %q: want a name such as RC_SEND_ONLY or RC_RDMA_WRITE_FIRST, or a number", s)
 }

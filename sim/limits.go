@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ibscope/ibscope/decode"
 )
 
 // Limit is the range Validate accepts for one numeric scenario key.
@@ -243,8 +245,8 @@ func (s *Scenario) checkWorkload() error {
 	for _, l := range s.Links {
 		period := float64(s.FCPPeriodNs)
 		if period == 0 {
-			rate, _ := ParseRate(l.Rate)
-			period = 65536 * rate.SymbolNs()
+			rate, _ := decode.ParseLinkRate(l.Rate)
+			period = 65536 * rate.SymbolTimeNs
 		}
 		timers += 2 * float64(lastStartNs+s.TailNs) / period
 	}

@@ -14,7 +14,7 @@ type port struct {
 	name string
 	peer *port
 
-	rate      Rate
+	rate      decode.LinkRate
 	lanes     int
 	psPerByte float64
 	propPs    int64

@@ -23,7 +23,7 @@ type Scenario struct {
 	Seed    int64  `yaml:"seed" json:"seed"`         // drives tick phases and message jitter
 	EpochNs int64  `yaml:"epoch_ns" json:"epoch_ns"` // wall time of simulated time 0, ns since the Unix epoch; default 2015-06-01T00:00:00Z
 
-	Rate          string  `yaml:"rate" json:"rate"`                     // default link rate, "SDR".."NDR"; default SDR
+	Rate          string  `yaml:"rate" json:"rate"`                     // default link rate, "SDR".."XDR" (decode.LinkRates); default SDR
 	Lanes         int     `yaml:"lanes" json:"lanes"`                   // default link width in lanes (1, 2, 4, 8, 12); default 4
 	MTUBytes      int     `yaml:"mtu_bytes" json:"mtu_bytes"`           // path MTU: 256, 512, 1024, 2048 or 4096; default 2048
 	VLs           int     `yaml:"vls" json:"vls"`                       // data VLs in use (1-15); default 1
@@ -188,13 +188,13 @@ func (s *Scenario) Validate() error {
 	if s.Rate == "" {
 		s.Rate = "SDR"
 	}
-	if _, err := ParseRate(s.Rate); err != nil {
+	if _, err := decode.ParseLinkRate(s.Rate); err != nil {
 		return keyErr("rate", "%v", err)
 	}
 	if s.Lanes == 0 {
 		s.Lanes = 4
 	}
-	if !validLanes(s.Lanes) {
+	if !decode.ValidLinkWidth(s.Lanes) {
 		return keyErr("lanes", "%d lanes: want 1, 2, 4, 8 or 12", s.Lanes)
 	}
 	if s.MTUBytes == 0 {
@@ -313,13 +313,13 @@ func (s *Scenario) Validate() error {
 		if l.Rate == "" {
 			l.Rate = s.Rate
 		}
-		if _, err := ParseRate(l.Rate); err != nil {
+		if _, err := decode.ParseLinkRate(l.Rate); err != nil {
 			return keyErr(key+".rate", "%v", err)
 		}
 		if l.Lanes == 0 {
 			l.Lanes = s.Lanes
 		}
-		if !validLanes(l.Lanes) {
+		if !decode.ValidLinkWidth(l.Lanes) {
 			return keyErr(key+".lanes", "%d lanes: want 1, 2, 4, 8 or 12", l.Lanes)
 		}
 		if l.PropagationNs == 0 {
@@ -417,8 +417,6 @@ func (s *Scenario) Validate() error {
 	}
 	return s.checkWorkload()
 }
-
-func validLanes(n int) bool { return n == 1 || n == 2 || n == 4 || n == 8 || n == 12 }
 
 func checkName(names map[string]bool, name, key string) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/ ") {

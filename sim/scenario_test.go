@@ -52,7 +52,7 @@ func TestLoadScenarioBad(t *testing.T) {
 		{"unknown nested key", "s.yaml", strings.Replace(goodYAML, "{name: sw}", "{name: sw, buffer: 4}", 1), "buffer"},
 		{"unknown key json", "s.json", `{"hosts": [], "colour": "red"}`, "colour"},
 		{"zero rate", "s.yaml", strings.Replace(goodYAML, "rate: QDR", "rate: 0", 1), "key rate"},
-		{"bad link rate", "s.yaml", strings.Replace(goodYAML, "{a: sw, b: b}", "{a: sw, b: b, rate: XDR}", 1), "links[1].rate"},
+		{"bad link rate", "s.yaml", strings.Replace(goodYAML, "{a: sw, b: b}", "{a: sw, b: b, rate: GDR}", 1), "links[1].rate"},
 		{"buffer below one MTU", "s.yaml", strings.Replace(goodYAML, "{name: sw}", "{name: sw, vl_buffer_bytes: [1024]}", 1), "switches[0].vl_buffer_bytes[0]"},
 		{"host buffer below one MTU", "s.yaml", strings.Replace(goodYAML, "{name: a}", "{name: a, vl_buffer_bytes: 2048}", 1), "hosts[0].vl_buffer_bytes"},
 		{"port buffer below one MTU per VL", "s.yaml", strings.Replace(goodYAML, "{name: sw}", "{name: sw, port_buffer_bytes: 4096}", 1), "switches[0].port_buffer_bytes"},

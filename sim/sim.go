@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/outfile"
 )
 
@@ -153,8 +154,9 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 	tickPs := max(1, int64(math.Round(s.TickNs*1000)))
 	maxPktBytes := dataWireBytes(rethBytes, s.MTUBytes)
 	newPort := func(n *node, l Link) *port {
-		rate, _ := ParseRate(l.Rate)
-		p := &port{node: n, num: len(n.ports) + 1, rate: rate, lanes: l.Lanes, psPerByte: rate.psPerByte(l.Lanes),
+		rate, _ := decode.ParseLinkRate(l.Rate)
+		// One byte's serialisation time over the link's lanes, ps.
+		p := &port{node: n, num: len(n.ports) + 1, rate: rate, lanes: l.Lanes, psPerByte: 8000 / rate.DataGbps(l.Lanes),
 			propPs: l.PropagationNs * 1000, fctbsBlocks: make([]uint32, s.VLs), fccl: make([]uint16, s.VLs),
 			haveFCCL: make([]bool, s.VLs), capBlocks: make([]int, s.VLs), usedBlocks: make([]int, s.VLs),
 			abrBlocks: make([]uint32, s.VLs), fifo: make([][]*packet, s.VLs), fcpPending: make([]bool, s.VLs), inRR: make([]int, s.VLs)}
@@ -164,7 +166,7 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 		r.ports = append(r.ports, p)
 		period := s.FCPPeriodNs * 1000
 		if period == 0 {
-			period = int64(math.Round(65536 * rate.SymbolNs() * 1000))
+			period = int64(math.Round(65536 * rate.SymbolTimeNs * 1000))
 		}
 		r.fcpPeriod[p] = period
 		return p
@@ -629,10 +631,10 @@ func (r *run) truth() *Truth {
 		if !seen[p] {
 			seen[p], seen[p.peer] = true, true
 			t.Links = append(t.Links, LinkTruth{A: p.name, B: p.peer.name, Rate: p.rate.Name, Lanes: p.lanes,
-				PropagationNs: p.propPs / 1000, NsPerByte: p.psPerByte / 1000, SymbolNs: p.rate.SymbolNs()})
+				PropagationNs: p.propPs / 1000, NsPerByte: p.psPerByte / 1000, SymbolNs: p.rate.SymbolTimeNs})
 		}
 		pt := PortTruth{Port: p.name, Peer: p.peer.name, LID: p.node.lid, Switch: p.node.isSwitch,
-			SymbolNs: p.rate.SymbolNs(), TickSymbols: s.TickNs / p.rate.SymbolNs(),
+			SymbolNs: p.rate.SymbolTimeNs, TickSymbols: s.TickNs / p.rate.SymbolTimeNs,
 			XmitWaitTicks: p.xw.ticks, XmitWaitNs: p.xw.waitPs / 1000, Waits: p.xw.intervals,
 			XmitPkts: p.xmitPkts, RcvPkts: p.rcvPkts, XmitDataBytes: p.xmitBytes, RcvDataBytes: p.rcvBytes}
 		for _, c := range p.capBlocks {

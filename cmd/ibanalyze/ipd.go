@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/decode"
 	"github.com/spf13/cobra"
 )
 
@@ -100,7 +101,7 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 		return cfg, fmt.Errorf("--by %q: want flow, link or qp", o.by)
 	}
 	var err error
-	if cfg.Opcodes, err = analyze.ParseOpcodes(o.opcodes); err != nil {
+	if cfg.Opcodes, err = decode.ParseOpcodes(o.opcodes); err != nil {
 		return cfg, err
 	}
 	h := &cfg.Hist

@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ibscope/ibscope/analyze"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -73,14 +72,14 @@ func writeReport(out io.Writer, jsonOut bool, v any, text func(io.Writer)) error
 
 // parseLink parses the --rate and --width flags the analyses share; ok is
 // false when no --rate was given.
-func parseLink(rate, width string) (r analyze.LinkRate, lanes int, ok bool, err error) {
+func parseLink(rate, width string) (r decode.LinkRate, lanes int, ok bool, err error) {
 	if rate == "" {
 		return r, 0, false, nil
 	}
-	if r, err = analyze.ParseLinkRate(rate); err != nil {
+	if r, err = decode.ParseLinkRate(rate); err != nil {
 		return r, 0, false, err
 	}
-	lanes, err = analyze.ParseLinkWidth(width)
+	lanes, err = decode.ParseLinkWidth(width)
 	return r, lanes, err == nil, err
 }
 

@@ -262,7 +262,7 @@ func parseFilter(f *flags) (*capture.Filter, error) {
 		flt.LIDs = append(flt.LIDs, lid)
 	}
 	for _, s := range f.opcodes {
-		op, err := capture.ParseOpcode(s)
+		op, err := decode.ParseOpcode(s)
 		if err != nil {
 			return nil, fmt.Errorf("--opcode: %w", err)
 		}
