@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -235,7 +234,7 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 		warnf("more than %d %ss: the packets of those after the first %d (%d packets) are counted together as %q, without IPDs; --max-flows raises the bound (about 430 bytes a %s)",
 			r.MaxFlows, r.By, r.MaxFlows, r.OtherPackets, "other", r.By)
 	}
-	if err := writeStreamedReport(stdout, o.json, r.WriteJSON, func(w io.Writer) { writeIPDText(w, r, o.top) }); err != nil {
+	if err := writeReport(stdout, o.json, r.WriteJSON, func(w io.Writer) { writeIPDText(w, r, o.top) }); err != nil {
 		return err
 	}
 	if o.plot != "" {
@@ -293,23 +292,6 @@ func binsHint(err error, mode string, resNs int64) error {
 		return fmt.Errorf("%w: give --edges at least %s apart", err, analyze.FormatNs(resNs))
 	}
 	return fmt.Errorf("%w: use --bin %s or more", err, analyze.FormatNs(resNs))
-}
-
-// writeStreamedReport writes a report of many flows through one buffered
-// writer: the JSON with writeJSON, which encodes one flow at a time, or
-// the text.
-func writeStreamedReport(out io.Writer, jsonOut bool, writeJSON func(io.Writer) error, text func(io.Writer)) error {
-	w := bufio.NewWriter(out)
-	var err error
-	if jsonOut {
-		err = writeJSON(w)
-	} else {
-		text(w)
-	}
-	if ferr := w.Flush(); ferr != nil && err == nil {
-		err = fmt.Errorf("write output: %w", ferr)
-	}
-	return err
 }
 
 // plotFlows is how many of n flows, busiest first, a plot draws: --top of

@@ -56,7 +56,7 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 		warnf("more than %d %ss on a side: the packets of those after the first %d are counted together as %q, without IPDs; --max-flows raises the bound",
 			r.MaxFlows, r.By, r.MaxFlows, "other")
 	}
-	if err := writeStreamedReport(stdout, o.json, r.WriteJSON, func(w io.Writer) { writeCompareText(w, r, o.top) }); err != nil {
+	if err := writeReport(stdout, o.json, r.WriteJSON, func(w io.Writer) { writeCompareText(w, r, o.top) }); err != nil {
 		return err
 	}
 	if o.plot != "" {

@@ -54,13 +54,14 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// writeReport writes v as JSON with --json, or what text prints, through
-// one buffered writer.
-func writeReport(out io.Writer, jsonOut bool, v any, text func(io.Writer)) error {
+// writeReport writes the JSON with --json (jsonTo encodes it, one flow at a
+// time for the reports of many flows), or what text prints, through one
+// buffered writer.
+func writeReport(out io.Writer, jsonOut bool, jsonTo func(io.Writer) error, text func(io.Writer)) error {
 	w := bufio.NewWriter(out)
 	var err error
 	if jsonOut {
-		err = writeJSON(w, v)
+		err = jsonTo(w)
 	} else {
 		text(w)
 	}
