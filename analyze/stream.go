@@ -119,7 +119,7 @@ func OpenStream(paths []string, opts StreamOptions) (*Stream, error) {
 			for _, r := range readers {
 				r.Close()
 			}
-			return nil, fmt.Errorf("open %s: %w", p, err)
+			return nil, err // names p (decode.Open)
 		}
 		readers = append(readers, r)
 	}

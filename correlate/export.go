@@ -53,7 +53,7 @@ func Export(capture, out string, opt ExportOptions) (ExportStats, error) {
 	var st ExportStats
 	r, err := decode.Open(capture)
 	if err != nil {
-		return st, fmt.Errorf("open capture: %w", err)
+		return st, err // names capture (decode.Open)
 	}
 	defer r.Close()
 	r.SetCheckCRC(!opt.NoCRC)

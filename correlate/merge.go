@@ -2,7 +2,6 @@ package correlate
 
 import (
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/ibscope/ibscope/decode"
@@ -32,7 +31,7 @@ func openCaptures(paths []string, onDecodeError func(*decode.DecodeError)) (*cap
 		r, err := decode.Open(p)
 		if err != nil {
 			cs.close()
-			return nil, fmt.Errorf("open capture: %w", err)
+			return nil, err // names p (decode.Open)
 		}
 		cs.readers = append(cs.readers, r)
 	}
@@ -132,7 +131,7 @@ func scanCaptures(paths []string, binNs int64) (captureSpan, error) {
 	for _, p := range paths {
 		r, err := decode.Open(p)
 		if err != nil {
-			return sp, fmt.Errorf("open capture: %w", err)
+			return sp, err // names p (decode.Open)
 		}
 		for {
 			_, err := r.NextRecord(&f)

@@ -92,7 +92,10 @@ const (
 	minBufLen    = 4096    // the smallest buffer, for tiny files
 )
 
-// Open opens a capture file for reading.
+// Open opens a capture file for reading. Its errors name path once, and
+// callers add no more context: the *fs.PathError of a file that cannot be
+// opened ("open PATH: no such file or directory"), or a *FileError for one
+// that is not a capture.
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {

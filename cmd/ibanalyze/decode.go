@@ -65,7 +65,14 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 	defer w.Flush()
 	failed := false
 	for _, path := range paths {
-		t, err := decodeFile(w, path, o)
+		r, err := decode.Open(path)
+		if err != nil { // a file never opened has no counts to report
+			failed = true
+			warnf("%v", err)
+			continue
+		}
+		t, err := decodeFile(w, r, path, o)
+		r.Close()
 		if err != nil {
 			failed = true
 			warnf("%v", err)
@@ -100,13 +107,8 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 	return nil
 }
 
-func decodeFile(w *bufio.Writer, path string, o decodeOpts) (decodeTally, error) {
+func decodeFile(w *bufio.Writer, r *decode.Reader, path string, o decodeOpts) (decodeTally, error) {
 	var t decodeTally
-	r, err := decode.Open(path)
-	if err != nil {
-		return t, err
-	}
-	defer r.Close()
 	r.SetCheckCRC(!o.noCRC)
 	var size int64
 	if fi, err := os.Stat(path); err == nil {

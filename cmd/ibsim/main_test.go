@@ -256,3 +256,14 @@ func TestIbsimInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingScenarioNamedOnce: the scenario file that cannot be opened is
+// named once, with the one verb that failed.
+func TestMissingScenarioNamedOnce(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.yaml")
+	_, stderr, code := runIbsim(t, "-o", filepath.Join(t.TempDir(), "out"), missing)
+	if code == 0 || strings.Count(stderr, missing) != 1 || strings.Count(stderr, "open ") != 1 ||
+		!strings.Contains(stderr, "no such file or directory") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
