@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/outfile"
 )
 
@@ -46,7 +47,7 @@ const bufferBytes = 1 << 20
 // at least once a second.
 type Writer struct {
 	cfg       WriterConfig
-	enc       encoder
+	enc       *decode.Encoder
 	out       io.Writer
 	file      *os.File // nil for stdout
 	name      string
@@ -102,7 +103,7 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 }
 
 // LinkType returns the link type the files declare.
-func (w *Writer) LinkType() int { return w.enc.linkType() }
+func (w *Writer) LinkType() int { return w.enc.LinkType() }
 
 // Files returns the names of the files opened so far, in order.
 func (w *Writer) Files() []string { return w.files }
@@ -147,7 +148,7 @@ func (w *Writer) open() error {
 	}
 	w.files = append(w.files, w.name)
 	w.committed, w.firstTsNs, w.fileRecords = 0, 0, 0
-	w.buf = w.enc.fileHeader(w.buf[:0])
+	w.buf = w.enc.AppendHeader(w.buf[:0])
 	w.fileBytes = int64(len(w.buf))
 	// The header goes out at once, so even an empty capture is a valid file.
 	return w.Flush()
@@ -169,7 +170,7 @@ func (w *Writer) Write(p *Packet) error {
 	}
 	n := len(w.buf)
 	var err error
-	if w.buf, err = w.enc.record(w.buf, p); err != nil {
+	if w.buf, err = w.enc.AppendPacket(w.buf, p.TsNs, p.Data, p.WireLenBytes, p.Iface); err != nil {
 		w.buf = w.buf[:n]
 		return fmt.Errorf("%s: packet %d: %w", w.name, w.packets+1, err)
 	}
@@ -177,7 +178,7 @@ func (w *Writer) Write(p *Packet) error {
 	w.pending = append(w.pending, pendingRecord{end: len(w.buf), dataBytes: uint32(len(p.Data))})
 	w.pendingBytes += uint64(len(p.Data))
 	w.packets++
-	if len(w.buf) >= bufferBytes-pcapRecHeaderLen-DefaultSnapLenBytes-64 {
+	if len(w.buf) >= bufferBytes-w.enc.MaxRecordBytes() {
 		return w.Flush()
 	}
 	return nil

@@ -13,10 +13,19 @@
 //     (ethertype 0x8915), LINKTYPE_INFINIBAND (247) and ERF (197) down to the
 //     extended transport headers, and every layer serializes for building packets.
 //   - Building captures: SealNative, SealRoCE and SealFrame fill in the CRCs of
-//     packets built with the serializers, and PcapWriter writes nanosecond pcap
-//     files (Ethernet, ERF records for native IB, or link type 247).
+//     packets built with the serializers. Encoder is the one writer of capture
+//     files: pcap (ns or us; AppendPcapFileHeader, AppendPcapRecord), pcapng
+//     (AppendNgSectionHeader, AppendNgInterface, AppendNgPacket, each with a
+//     list of options) and ERF records (AppendERFRecord: types 21, 25 and 2,
+//     the truncated flag when a snap length cut the packet); ibcap, ibsim's
+//     taps and the test captures all write through it. PcapWriter streams
+//     nanosecond pcap with it (Ethernet, ERF records for native IB, or link
+//     type 247).
 //   - Opcode names, families and the headers each opcode implies (Opcode.Headers)
-//     come from one table, used for decoding, printing and JSON alike.
+//     come from one table, used for decoding, printing, JSON and parsing
+//     (ParseOpcode, ParseOpcodes) alike.
+//   - InfiniBand link rates (LinkRate: SDR to XDR, their encodings, data
+//     rates and symbol times) and widths come from one table too.
 //
 // The CRC checks (crc.go) fold 16 bytes per carry-less multiplication on
 // amd64, 32 where the CPU has VPCLMULQDQ (crcfold*.go); other architectures

@@ -2,49 +2,152 @@ package decode
 
 import (
 	"bufio"
-	"encoding/binary"
 	"fmt"
 	"io"
-	"time"
-
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 )
 
-// PcapWriter writes a nanosecond pcap file (magic 0xa1b23c4d) of one link
-// type: LinkTypeEthernet (RoCE frames), LinkTypeInfiniBand (native IB packets
-// as they are) or LinkTypeERF, where each native IB packet is wrapped in an
-// ERF record (type 21, or 25 for a 6-byte link packet) so that Wireshark 4.0
-// opens the file. Writes are buffered: call Flush before closing the file.
-type PcapWriter struct {
-	bw       *bufio.Writer
-	pw       *pcapgo.Writer
-	linkType int
-	rec      []byte // ERF record under construction, reused
+// EncoderConfig says what capture file an Encoder writes.
+type EncoderConfig struct {
+	// LinkType is the link type the file declares: LinkTypeEthernet (RoCE
+	// frames), LinkTypeInfiniBand (native IB packets, LRH first) or
+	// LinkTypeERF (each packet in an ERF record).
+	LinkType int
+	// ERFEthernet says the packets of a LinkTypeERF file are Ethernet
+	// frames (ERF type 2) rather than native IB (type 21, or 25 for a link
+	// packet).
+	ERFEthernet bool
+	// PcapNG writes pcapng (one section, one interface, ns timestamps)
+	// instead of nanosecond pcap.
+	PcapNG bool
+	// SnapLenBytes is the most of a packet a record keeps; the file header
+	// declares it, plus ERFRecordMaxOverheadBytes in an ERF file.
+	SnapLenBytes int
 }
 
-// writerSnapLenBytes is the snap length declared in the file header: larger
-// than any IB (4 KiB MTU) or jumbo Ethernet frame.
+// Encoder turns packets into the bytes of one capture file: a header, then
+// one record per packet, each appended whole to the caller's buffer. It is
+// the one place ibscope's pcap, pcapng and ERF records are put together:
+// ibcap, ibsim's taps and the test captures all write through it.
+type Encoder struct {
+	cfg EncoderConfig
+	rec []byte // ERF record under construction, reused
+}
+
+// NewEncoder checks cfg and returns its encoder.
+func NewEncoder(cfg EncoderConfig) (*Encoder, error) {
+	switch cfg.LinkType {
+	case LinkTypeEthernet, LinkTypeERF, LinkTypeInfiniBand:
+	default:
+		return nil, fmt.Errorf("link type %d is not one ibscope writes (1, 197, 247)", cfg.LinkType)
+	}
+	if cfg.ERFEthernet && cfg.LinkType != LinkTypeERF {
+		return nil, fmt.Errorf("ERF Ethernet records in a file of link type %d", cfg.LinkType)
+	}
+	if cfg.SnapLenBytes <= 0 || cfg.SnapLenBytes > 1<<30 {
+		return nil, fmt.Errorf("snap length %d bytes: want 1 to %d", cfg.SnapLenBytes, 1<<30)
+	}
+	return &Encoder{cfg: cfg}, nil
+}
+
+// LinkType returns the link type the file declares.
+func (e *Encoder) LinkType() int { return e.cfg.LinkType }
+
+// MaxRecordBytes is the most AppendPacket or AppendERF appends for one
+// packet: the record or block header, the ERF record's overhead and
+// padding, and SnapLenBytes of packet.
+func (e *Encoder) MaxRecordBytes() int {
+	n := pcapRecordHeaderBytes
+	if e.cfg.PcapNG {
+		n = ngPacketBlockFixedBytes + 3
+	}
+	if e.cfg.LinkType == LinkTypeERF {
+		n += ERFRecordMaxOverheadBytes
+	}
+	return n + e.cfg.SnapLenBytes
+}
+
+// AppendHeader appends the file header: pcap's, or pcapng's section header
+// and its one interface.
+func (e *Encoder) AppendHeader(dst []byte) []byte {
+	snap := uint32(e.cfg.SnapLenBytes)
+	if e.cfg.LinkType == LinkTypeERF {
+		snap += ERFRecordMaxOverheadBytes
+	}
+	if e.cfg.PcapNG {
+		dst = AppendNgSectionHeader(dst, nil)
+		return AppendNgInterface(dst, e.cfg.LinkType, snap, nil)
+	}
+	return AppendPcapFileHeader(dst, e.cfg.LinkType, snap, false)
+}
+
+// AppendPacket appends the record of a packet of wireLenBytes captured at
+// tsNs (ns since the Unix epoch), of which captured was kept. iface is the
+// capture interface or direction (0-3); only ERF records keep it. In an ERF
+// file the record type follows from EncoderConfig.ERFEthernet and the
+// packet's length (ERFTypeFor).
+func (e *Encoder) AppendPacket(dst []byte, tsNs int64, captured []byte, wireLenBytes int, iface uint8) ([]byte, error) {
+	if e.cfg.LinkType != LinkTypeERF {
+		return e.appendRecord(dst, tsNs, captured, wireLenBytes), nil
+	}
+	return e.AppendERF(dst, tsNs, ERFTypeFor(wireLenBytes, e.cfg.ERFEthernet), captured, wireLenBytes, iface)
+}
+
+// AppendERF appends the record of an ERF record of type erfType holding
+// captured (AppendERFRecord). Only for LinkTypeERF files.
+func (e *Encoder) AppendERF(dst []byte, tsNs int64, erfType uint8, captured []byte, wireLenBytes int, iface uint8) ([]byte, error) {
+	if e.cfg.LinkType != LinkTypeERF {
+		return dst, fmt.Errorf("ERF record in a file of link type %d", e.cfg.LinkType)
+	}
+	var err error
+	if e.rec, err = AppendERFRecord(e.rec[:0], tsNs, erfType, captured, wireLenBytes, iface); err != nil {
+		return dst, err
+	}
+	return e.appendRecord(dst, tsNs, e.rec, erfWireLenBytes(len(e.rec), len(captured), wireLenBytes)), nil
+}
+
+func (e *Encoder) appendRecord(dst []byte, tsNs int64, data []byte, wireLenBytes int) []byte {
+	if e.cfg.PcapNG {
+		return AppendNgPacket(dst, 0, tsNs, data, wireLenBytes, nil)
+	}
+	return AppendPcapRecord(dst, tsNs, data, wireLenBytes, false)
+}
+
+// PcapWriter streams a nanosecond pcap file of one link type through an
+// Encoder: LinkTypeEthernet (RoCE frames), LinkTypeInfiniBand (native IB
+// packets as they are) or LinkTypeERF, where each native IB packet is
+// wrapped in an ERF record (type 21, or 25 for a 6-byte link packet) so
+// that Wireshark 4.0 opens the file. Writes are buffered: call Flush before
+// closing the file.
+type PcapWriter struct {
+	bw  *bufio.Writer
+	enc *Encoder
+	buf []byte // the record being written, reused
+}
+
+// writerSnapLenBytes is the snap length the file header declares: larger
+// than any IB (4 KiB MTU) or jumbo Ethernet frame. In an ERF file it is the
+// record's, which rlen caps at 65535 bytes.
 const writerSnapLenBytes = 65535
 
 // NewPcapWriter writes the file header for linkType to w.
 func NewPcapWriter(w io.Writer, linkType int) (*PcapWriter, error) {
-	switch linkType {
-	case LinkTypeEthernet, LinkTypeERF, LinkTypeInfiniBand:
-	default:
-		return nil, fmt.Errorf("pcap writer: link type %d is not one ibscope writes (1, 197, 247)", linkType)
+	snap := writerSnapLenBytes
+	if linkType == LinkTypeERF {
+		snap -= ERFRecordMaxOverheadBytes
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	pw := pcapgo.NewWriterNanos(bw)
-	if err := pw.WriteFileHeader(writerSnapLenBytes, layers.LinkType(linkType)); err != nil {
+	enc, err := NewEncoder(EncoderConfig{LinkType: linkType, SnapLenBytes: snap})
+	if err != nil {
+		return nil, fmt.Errorf("pcap writer: %w", err)
+	}
+	pw := &PcapWriter{bw: bufio.NewWriterSize(w, 1<<20), enc: enc}
+	if _, err := pw.bw.Write(enc.AppendHeader(nil)); err != nil {
 		return nil, fmt.Errorf("pcap writer: file header: %w", err)
 	}
-	return &PcapWriter{bw: bw, pw: pw, linkType: linkType}, nil
+	return pw, nil
 }
 
 // LinkType returns the file's link type.
-func (w *PcapWriter) LinkType() int { return w.linkType }
+func (w *PcapWriter) LinkType() int { return w.enc.LinkType() }
 
 // WritePacket writes one whole packet captured at tsNs (ns since the Unix
 // epoch). iface is the capture interface or direction (0-3); only ERF records
@@ -54,50 +157,27 @@ func (w *PcapWriter) WritePacket(tsNs int64, pkt []byte, iface uint8) error {
 }
 
 // WritePacketCut writes a packet of wireLenBytes of which only captured was
-// kept (a snap length cut).
+// kept (a snap length cut; an ERF record says so with its truncated flag).
 func (w *PcapWriter) WritePacketCut(tsNs int64, captured []byte, wireLenBytes int, iface uint8) error {
-	if w.linkType != LinkTypeERF {
-		return w.write(tsNs, captured, wireLenBytes)
-	}
-	t := uint8(ERFTypeInfiniBand)
-	if wireLenBytes == LinkFCPLen {
-		t = ERFTypeIBLink
-	}
-	return w.WriteERF(tsNs, t, captured, wireLenBytes, iface)
+	var err error
+	w.buf, err = w.enc.AppendPacket(w.buf[:0], tsNs, captured, wireLenBytes, iface)
+	return w.write(err)
 }
 
 // WriteERF writes one ERF record of type erfType holding captured, the first
 // bytes of a packet of wireLenBytes (for Ethernet types, wireLenBytes counts
 // the FCS when captured ends with one). Only for LinkTypeERF files.
 func (w *PcapWriter) WriteERF(tsNs int64, erfType uint8, captured []byte, wireLenBytes int, iface uint8) error {
-	if w.linkType != LinkTypeERF {
-		return fmt.Errorf("pcap writer: ERF record in a file of link type %d", w.linkType)
-	}
-	hdr := ERFHeaderLen
-	if isERFEthernet(erfType) {
-		hdr += 2 // offset and pad bytes before the frame
-	}
-	rlen := hdr + len(captured)
-	rlen += (8 - rlen%8) % 8 // DAG cards pad records to 8 bytes; Wireshark expects it
-	if rlen > 0xFFFF || wireLenBytes > 0xFFFF {
-		return fmt.Errorf("pcap writer: %d-byte packet does not fit an ERF record", wireLenBytes)
-	}
-	w.rec = append(w.rec[:0], make([]byte, rlen)...)
-	r := w.rec
-	binary.LittleEndian.PutUint64(r, NsToERFTime(tsNs))
-	r[8] = erfType & 0x7F
-	r[9] = iface & 3
-	binary.BigEndian.PutUint16(r[10:], uint16(rlen))
-	binary.BigEndian.PutUint16(r[14:], uint16(wireLenBytes))
-	copy(r[hdr:], captured)
-	// The pcap record holds the whole ERF record; its wire length grows by
-	// what the snap length cut from the packet.
-	return w.write(tsNs, r, rlen+wireLenBytes-len(captured))
+	var err error
+	w.buf, err = w.enc.AppendERF(w.buf[:0], tsNs, erfType, captured, wireLenBytes, iface)
+	return w.write(err)
 }
 
-func (w *PcapWriter) write(tsNs int64, data []byte, wireLenBytes int) error {
-	ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, tsNs), CaptureLength: len(data), Length: max(wireLenBytes, len(data))}
-	if err := w.pw.WritePacket(ci, data); err != nil {
+func (w *PcapWriter) write(err error) error {
+	if err == nil {
+		_, err = w.bw.Write(w.buf)
+	}
+	if err != nil {
 		return fmt.Errorf("pcap writer: %w", err)
 	}
 	return nil

@@ -98,7 +98,8 @@ type Tap struct {
 	Direction  string `yaml:"direction" json:"direction"`     // "both" (default), "tx" (what the port sends) or "rx" (what it receives)
 	// SnapBytes keeps only each packet's first SnapBytes bytes, as ibcap -s
 	// does: the ERF record's rlen covers what was kept, its wlen stays the
-	// packet's length on the wire. 0 (default) keeps whole packets; at
+	// packet's length on the wire and its truncated flag is set (the same
+	// record ibcap writes). 0 (default) keeps whole packets; at
 	// least 20 (LRH and BTH) otherwise. 128 keeps every header.
 	SnapBytes int `yaml:"snap_bytes" json:"snap_bytes"`
 }

@@ -15,7 +15,9 @@ const (
 )
 
 // tapWriter writes one tap's frames as a nanosecond pcap of ERF records
-// (type 21 for packets, 25 for flow-control packets), in time order.
+// (type 21 for packets, 25 for flow-control packets; with a snap length, a
+// cut packet's record is flagged truncated and keeps its wire length), in
+// time order.
 type tapWriter struct {
 	name    string
 	file    *outfile.File
@@ -87,9 +89,7 @@ func (t *tapWriter) write(atPs int64, pkt *packet, iface uint8) {
 		ns -= ns % t.quantNs
 	}
 	var err error
-	erfType := uint8(decode.ERFTypeInfiniBand)
 	if pkt.fcp {
-		erfType = decode.ERFTypeIBLink
 		err = gopacket.SerializeLayers(t.sb, serializeOpts, &decode.LinkFCP{Op: pkt.fcpOp, FCTBS: pkt.fctbs, VL: pkt.vl, FCCL: pkt.fccl})
 	} else {
 		err = t.serializeData(pkt)
@@ -108,7 +108,9 @@ func (t *tapWriter) write(atPs int64, pkt *packet, iface uint8) {
 	if t.snap > 0 && wire > t.snap {
 		data = data[:t.snap]
 	}
-	if err := t.w.WriteERF(ns, erfType, data, wire, iface); err != nil {
+	// The record type (21, or 25 for a link packet) and the truncated flag
+	// of a cut packet are decode's, as in ibcap's files.
+	if err := t.w.WritePacketCut(ns, data, wire, iface); err != nil {
 		t.err = t.file.Err() // a write error names the file
 		if t.err == nil {
 			t.err = fmt.Errorf("%s: %w", t.name, err)

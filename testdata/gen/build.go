@@ -230,9 +230,13 @@ func sll2(frame []byte, pktType uint8, ifIndex uint32) []byte {
 	return append(h, frame[14:]...)
 }
 
-// erfRecord wraps a packet in an ERF record with the decode serializer.
+// erfRecord wraps a packet in an ERF record, as ibcap writes it.
 func erfRecord(tsNs int64, typ uint8, pkt []byte, iface uint8) []byte {
-	return serialize(&decode.ERF{Timestamp: decode.NsToERFTime(tsNs), Type: typ, Flags: iface & 3}, gopacket.Payload(pkt))
+	rec, err := decode.AppendERFRecord(nil, tsNs, typ, pkt, len(pkt), iface)
+	if err != nil {
+		panic(err)
+	}
+	return rec
 }
 
 // udpNotRoCE is a UDP datagram to another port, which decoders must pass over.

@@ -8,10 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
-
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -100,49 +96,30 @@ func (c *capture) write(dir string) error {
 			return err
 		}
 	case c.ngLinks != nil:
-		w, err := pcapgo.NewNgWriterInterface(f, ngIface(c.ngLinks[0]), pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "ibscope testdata/gen"}})
-		if err != nil {
-			return err
-		}
-		for _, lt := range c.ngLinks[1:] {
-			if _, err := w.AddInterface(ngIface(lt)); err != nil {
-				return err
-			}
+		b := decode.AppendNgSectionHeader(nil, []decode.NgOption{decode.NgString(decode.NgOptSHBUserAppl, "ibscope testdata/gen")})
+		for _, lt := range c.ngLinks {
+			b = decode.AppendNgInterface(b, lt, 65535, []decode.NgOption{decode.NgString(decode.NgOptIfName, fmt.Sprintf("linktype%d", lt))})
 		}
 		for _, r := range c.recs {
-			ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, r.tsNs).UTC(), CaptureLength: len(r.data), Length: r.wireLen, InterfaceIndex: r.ngIface}
-			if err := w.WritePacket(ci, r.data); err != nil {
-				return err
-			}
+			b = decode.AppendNgPacket(b, uint32(r.ngIface), r.tsNs, r.data, r.wireLen, nil)
 		}
-		if err := w.Flush(); err != nil {
+		if _, err := f.Write(b); err != nil {
 			return err
 		}
 	default:
-		w := pcapgo.NewWriterNanos(f)
-		if c.micro {
-			w = pcapgo.NewWriter(f)
-		}
 		snap := uint32(65535)
 		if c.snapLen > 0 {
 			snap = uint32(c.snapLen)
 		}
-		if err := w.WriteFileHeader(snap, layers.LinkType(c.linkType)); err != nil {
-			return err
-		}
+		b := decode.AppendPcapFileHeader(nil, c.linkType, snap, c.micro)
 		for _, r := range c.recs {
-			ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, r.tsNs).UTC(), CaptureLength: len(r.data), Length: r.wireLen}
-			if err := w.WritePacket(ci, r.data); err != nil {
-				return err
-			}
+			b = decode.AppendPcapRecord(b, r.tsNs, r.data, r.wireLen, c.micro)
+		}
+		if _, err := f.Write(b); err != nil {
+			return err
 		}
 	}
 	return f.Close()
-}
-
-func ngIface(linkType int) pcapgo.NgInterface {
-	return pcapgo.NgInterface{Name: fmt.Sprintf("linktype%d", linkType), LinkType: layers.LinkType(linkType),
-		SnapLength: 65535, TimestampResolution: 9}
 }
 
 func writeExpect(dir string, cs []*capture) error {

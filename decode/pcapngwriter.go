@@ -1,0 +1,128 @@
+package decode
+
+import "encoding/binary"
+
+// pcapng, as ibscope writes it: little-endian, one section of unknown
+// length, interfaces whose timestamps are in ns (if_tsresol 9), packets in
+// Enhanced Packet Blocks. Every block takes a list of options, so that what
+// a file says about its capture (issue 11: shb_hardware, if_name, epb_flags
+// ...) is one more NgOption, not another encoder.
+
+// NgOption is one pcapng option: its code (which means something per block
+// type) and its value, padded to 4 bytes when written.
+type NgOption struct {
+	Code  uint16
+	Value []byte
+}
+
+// pcapng option codes, by block (pcapng spec, section 4).
+const (
+	NgOptComment       = 1  // opt_comment, any block
+	NgOptSHBHardware   = 2  // shb_hardware
+	NgOptSHBOS         = 3  // shb_os
+	NgOptSHBUserAppl   = 4  // shb_userappl
+	NgOptIfName        = 2  // if_name
+	NgOptIfDescription = 3  // if_description
+	NgOptIfFilter      = 11 // if_filter: a type byte (0: libpcap string) then the filter
+	NgOptIfOS          = 12 // if_os
+	NgOptIfHardware    = 15 // if_hardware
+	NgOptEPBFlags      = 2  // epb_flags: 32 bits, direction in bits 0-1
+)
+
+// ngPacketBlockFixedBytes is an Enhanced Packet Block without its data and
+// options: type, length, interface, timestamp, lengths and trailing length.
+const ngPacketBlockFixedBytes = 32
+
+// ngTsResolNanos is the if_tsresol every interface ibscope writes declares:
+// 10^-9 s, so a packet block's timestamp is ns since the epoch.
+const ngTsResolNanos = 9
+
+// NgString is an option holding a UTF-8 string.
+func NgString(code uint16, s string) NgOption { return NgOption{Code: code, Value: []byte(s)} }
+
+// NgUint32 is an option holding a 32-bit number (epb_flags).
+func NgUint32(code uint16, v uint32) NgOption {
+	return NgOption{Code: code, Value: binary.LittleEndian.AppendUint32(nil, v)}
+}
+
+// ngOptionsBytes is the length of opts as written, end-of-options included.
+func ngOptionsBytes(opts []NgOption) int {
+	if len(opts) == 0 {
+		return 0
+	}
+	n := 4 // opt_endofopt
+	for _, o := range opts {
+		n += 4 + pad4(len(o.Value))
+	}
+	return n
+}
+
+func pad4(n int) int { return n + (4-n%4)%4 }
+
+func appendNgOptions(dst []byte, opts []NgOption) []byte {
+	if len(opts) == 0 {
+		return dst
+	}
+	le := binary.LittleEndian
+	var zero [3]byte
+	for _, o := range opts {
+		dst = le.AppendUint16(dst, o.Code)
+		dst = le.AppendUint16(dst, uint16(len(o.Value)))
+		dst = append(dst, o.Value...)
+		dst = append(dst, zero[:pad4(len(o.Value))-len(o.Value)]...)
+	}
+	return le.AppendUint32(dst, ngOptEnd)
+}
+
+// AppendNgSectionHeader appends a Section Header Block, version 1.0, of
+// unknown length, with opts (shb_userappl, shb_hardware, shb_os ...).
+func AppendNgSectionHeader(dst []byte, opts []NgOption) []byte {
+	total := uint32(28 + ngOptionsBytes(opts))
+	le := binary.LittleEndian
+	dst = le.AppendUint32(dst, ngBlockSection)
+	dst = le.AppendUint32(dst, total)
+	dst = le.AppendUint32(dst, ngByteOrderMagic)
+	dst = le.AppendUint16(dst, 1) // version 1.0
+	dst = le.AppendUint16(dst, 0)
+	dst = le.AppendUint64(dst, ^uint64(0)) // section length: not given
+	dst = appendNgOptions(dst, opts)
+	return le.AppendUint32(dst, total)
+}
+
+// AppendNgInterface appends an Interface Description Block of linkType and
+// snapLenBytes with opts (if_name, if_description ...) and then if_tsresol
+// 9: the interface's packet timestamps are in ns.
+func AppendNgInterface(dst []byte, linkType int, snapLenBytes uint32, opts []NgOption) []byte {
+	opts = append(opts[:len(opts):len(opts)], NgOption{Code: ngOptTsResol, Value: []byte{ngTsResolNanos}})
+	total := uint32(20 + ngOptionsBytes(opts))
+	le := binary.LittleEndian
+	dst = le.AppendUint32(dst, ngBlockInterface)
+	dst = le.AppendUint32(dst, total)
+	dst = le.AppendUint16(dst, uint16(linkType))
+	dst = le.AppendUint16(dst, 0) // reserved
+	dst = le.AppendUint32(dst, snapLenBytes)
+	dst = appendNgOptions(dst, opts)
+	return le.AppendUint32(dst, total)
+}
+
+// AppendNgPacket appends an Enhanced Packet Block holding data, captured at
+// tsNs (ns since the epoch, as the interface's if_tsresol says) on interface
+// iface (its index in the section) from a packet of wireLenBytes (never
+// less than data), with opts (epb_flags ...).
+func AppendNgPacket(dst []byte, iface uint32, tsNs int64, data []byte, wireLenBytes int, opts []NgOption) []byte {
+	total := uint32(ngPacketBlockFixedBytes + pad4(len(data)) + ngOptionsBytes(opts))
+	ts := uint64(tsNs)
+	le := binary.LittleEndian
+	dst = le.AppendUint32(dst, ngBlockEnhancedPacket)
+	dst = le.AppendUint32(dst, total)
+	dst = le.AppendUint32(dst, iface)
+	dst = le.AppendUint32(dst, uint32(ts>>32))
+	dst = le.AppendUint32(dst, uint32(ts))
+	dst = le.AppendUint32(dst, uint32(len(data)))
+	dst = le.AppendUint32(dst, uint32(max(wireLenBytes, len(data))))
+	dst = append(dst, data...)
+	var zero [3]byte
+	dst = append(dst, zero[:pad4(len(data))-len(data)]...)
+	dst = appendNgOptions(dst, opts)
+	return le.AppendUint32(dst, total)
+}

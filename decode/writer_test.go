@@ -1,0 +1,247 @@
+package decode
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// writerRecs are records of every shape the encoders meet: lengths that
+// pad differently, a cut packet, a timestamp with every ns digit.
+var writerRecs = []struct {
+	tsNs  int64
+	data  []byte
+	wire  int
+	iface int
+}{
+	{1767323045_123456789, bytes.Repeat([]byte{0xAB}, 60), 60, 0},
+	{1767323045_123457001, bytes.Repeat([]byte{0xCD}, 61), 61, 1},
+	{1767323046_000000999, bytes.Repeat([]byte{0xEF}, 64), 1500, 0},
+	{1767323047_999999999, []byte{1, 2, 3}, 3, 1},
+}
+
+// TestPcapEncoderMatchesPcapgo: the pcap encoder writes what gopacket's
+// pcapgo writes, in ns and in us.
+func TestPcapEncoderMatchesPcapgo(t *testing.T) {
+	for _, micro := range []bool{false, true} {
+		var want bytes.Buffer
+		w := pcapgo.NewWriterNanos(&want)
+		if micro {
+			w = pcapgo.NewWriter(&want)
+		}
+		if err := w.WriteFileHeader(96, layers.LinkType(LinkTypeLinuxSLL)); err != nil {
+			t.Fatal(err)
+		}
+		got := AppendPcapFileHeader(nil, LinkTypeLinuxSLL, 96, micro)
+		for _, r := range writerRecs {
+			ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, r.tsNs), CaptureLength: len(r.data), Length: r.wire}
+			if err := w.WritePacket(ci, r.data); err != nil {
+				t.Fatal(err)
+			}
+			got = AppendPcapRecord(got, r.tsNs, r.data, r.wire, micro)
+		}
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("micro %v: encoder\n%x\npcapgo\n%x", micro, got, want.Bytes())
+		}
+	}
+}
+
+// TestPcapngEncoderMatchesPcapgo: a section with an shb_userappl, two
+// interfaces with if_name (and the if_tsresol 9 every interface gets) and
+// packets on both are what pcapgo's NgWriter writes.
+func TestPcapngEncoderMatchesPcapgo(t *testing.T) {
+	var want bytes.Buffer
+	ngIf := func(lt int, name string) pcapgo.NgInterface {
+		return pcapgo.NgInterface{Name: name, LinkType: layers.LinkType(lt), SnapLength: 65535, TimestampResolution: 9}
+	}
+	w, err := pcapgo.NewNgWriterInterface(&want, ngIf(LinkTypeEthernet, "eth0"), pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "ibscope test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AddInterface(ngIf(LinkTypeERF, "mlx5_0")); err != nil {
+		t.Fatal(err)
+	}
+	got := AppendNgSectionHeader(nil, []NgOption{NgString(NgOptSHBUserAppl, "ibscope test")})
+	got = AppendNgInterface(got, LinkTypeEthernet, 65535, []NgOption{NgString(NgOptIfName, "eth0")})
+	got = AppendNgInterface(got, LinkTypeERF, 65535, []NgOption{NgString(NgOptIfName, "mlx5_0")})
+	for _, r := range writerRecs {
+		ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, r.tsNs), CaptureLength: len(r.data), Length: r.wire, InterfaceIndex: r.iface}
+		if err := w.WritePacket(ci, r.data); err != nil {
+			t.Fatal(err)
+		}
+		got = AppendNgPacket(got, uint32(r.iface), r.tsNs, r.data, r.wire, nil)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("encoder\n%x\npcapgo\n%x", got, want.Bytes())
+	}
+}
+
+// TestERFRecord: rlen padded to 8, wlen the wire length, the truncated flag
+// exactly when the packet was cut, the interface bits, the Ethernet types'
+// 2 bytes; and the record decodes back to the packet.
+func TestERFRecord(t *testing.T) {
+	pkt := bytes.Repeat([]byte{0x5A}, 200)
+	for _, c := range []struct {
+		name      string
+		typ       uint8
+		captured  int
+		wire      int
+		iface     uint8
+		rlen      int
+		truncated bool
+	}{
+		{"whole IB packet", ERFTypeInfiniBand, 60, 60, 1, 80, false},
+		{"whole, already 8-aligned", ERFTypeInfiniBand, 64, 64, 0, 80, false},
+		{"link packet", ERFTypeIBLink, LinkFCPLen, LinkFCPLen, 3, 24, false},
+		{"cut by a 128-byte snap", ERFTypeInfiniBand, 128, 200, 1, 144, true},
+		{"Ethernet with its 2 bytes", ERFTypeEthernet, 62, 62, 0, 80, false},
+		{"cut Ethernet", ERFTypeEthernet, 100, 200, 2, 120, true},
+		{"interface bits beyond 3 are dropped", ERFTypeInfiniBand, 60, 60, 5, 80, false},
+	} {
+		rec, err := AppendERFRecord([]byte("prefix"), 1767323045_123456789, c.typ, pkt[:c.captured], c.wire, c.iface)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !bytes.HasPrefix(rec, []byte("prefix")) {
+			t.Fatalf("%s: the record does not append", c.name)
+		}
+		rec = rec[len("prefix"):]
+		if len(rec) != c.rlen || int(binary.BigEndian.Uint16(rec[10:])) != c.rlen {
+			t.Errorf("%s: %d bytes, rlen %d; want %d", c.name, len(rec), binary.BigEndian.Uint16(rec[10:]), c.rlen)
+		}
+		var e ERF
+		if err := e.DecodeFromBytes(rec, gopacket.NilDecodeFeedback); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if e.Type != c.typ || int(e.WLen) != c.wire || e.Interface() != c.iface&3 || e.TimestampNs() != 1767323045_123456789 ||
+			(e.Flags&ERFFlagTruncated != 0) != c.truncated || e.Flags&^(3|ERFFlagTruncated) != 0 {
+			t.Errorf("%s: type %d wlen %d iface %d flags %#x ts %d", c.name, e.Type, e.WLen, e.Interface(), e.Flags, e.TimestampNs())
+		}
+		// A cut record's padding cannot be told from the packet (ERF has no
+		// captured length): the payload starts with what was captured.
+		if !bytes.HasPrefix(e.Payload, pkt[:c.captured]) || !c.truncated && len(e.Payload) != c.captured {
+			t.Errorf("%s: payload %d bytes, want the %d captured", c.name, len(e.Payload), c.captured)
+		}
+	}
+	if _, err := AppendERFRecord(nil, 0, ERFTypeInfiniBand, pkt[:10], 70000, 0); err == nil || !strings.Contains(err.Error(), "does not fit an ERF record") {
+		t.Errorf("a 70000-byte packet: %v, want that it does not fit", err)
+	}
+	if got := ERFTypeFor(LinkFCPLen, false); got != ERFTypeIBLink {
+		t.Errorf("a link packet's type %d", got)
+	}
+	if got := ERFTypeFor(LinkFCPLen, true); got != ERFTypeEthernet {
+		t.Errorf("an Ethernet frame's type %d", got)
+	}
+}
+
+// TestEncoderFiles: the Encoder's files read back through our reader, with
+// each record's wire length, truncation and interface, in pcap and pcapng.
+func TestEncoderFiles(t *testing.T) {
+	for _, ng := range []bool{false, true} {
+		for _, lt := range []int{LinkTypeERF, LinkTypeInfiniBand, LinkTypeEthernet} {
+			enc, err := NewEncoder(EncoderConfig{LinkType: lt, PcapNG: ng, SnapLenBytes: 64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := enc.AppendHeader(nil)
+			for _, r := range writerRecs {
+				n := len(b)
+				if b, err = enc.AppendPacket(b, r.tsNs, r.data, r.wire, uint8(r.iface)); err != nil {
+					t.Fatal(err)
+				}
+				if len(b)-n > enc.MaxRecordBytes() {
+					t.Errorf("ng %v link type %d: a %d-byte record, more than MaxRecordBytes %d", ng, lt, len(b)-n, enc.MaxRecordBytes())
+				}
+			}
+			path := filepath.Join(t.TempDir(), "f")
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rd, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var f Frame
+			for i, r := range writerRecs {
+				data, err := rd.NextRecord(&f)
+				if err != nil {
+					t.Fatalf("ng %v link type %d: record %d: %v", ng, lt, i+1, err)
+				}
+				if f.TsNs != r.tsNs || rd.LinkType() != lt {
+					t.Errorf("ng %v link type %d: record %d at %d, link type %d", ng, lt, i+1, f.TsNs, rd.LinkType())
+				}
+				if lt != LinkTypeERF {
+					if f.WireLen != r.wire || !bytes.Equal(data, r.data) {
+						t.Errorf("ng %v link type %d: record %d: wire %d, %d bytes", ng, lt, i+1, f.WireLen, len(data))
+					}
+					continue
+				}
+				var e ERF
+				if err := e.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+					t.Fatal(err)
+				}
+				cut := len(r.data) < r.wire
+				if int(e.WLen) != r.wire || e.Interface() != uint8(r.iface) || (e.Flags&ERFFlagTruncated != 0) != cut || !bytes.HasPrefix(e.Payload, r.data) {
+					t.Errorf("ng %v: record %d: wlen %d iface %d flags %#x", ng, i+1, e.WLen, e.Interface(), e.Flags)
+				}
+			}
+			rd.Close()
+		}
+	}
+	if _, err := NewEncoder(EncoderConfig{LinkType: LinkTypeLinuxSLL, SnapLenBytes: 64}); err == nil {
+		t.Error("link type 113 accepted")
+	}
+	if _, err := NewEncoder(EncoderConfig{LinkType: LinkTypeEthernet, ERFEthernet: true, SnapLenBytes: 64}); err == nil {
+		t.Error("ERF Ethernet records in an Ethernet file accepted")
+	}
+}
+
+// TestInteropWriterOptions: tshark reads the pcapng options the encoder
+// writes (interface name and description, the packet's direction flag)
+// and an ERF record's truncated flag.
+func TestInteropWriterOptions(t *testing.T) {
+	tshark, err := exec.LookPath("tshark")
+	switch {
+	case err != nil && os.Getenv("CI") != "":
+		t.Fatal("tshark is not installed (CI must run the interop tests)")
+	case err != nil:
+		t.Skip("tshark is not installed")
+	}
+	b := AppendNgSectionHeader(nil, []NgOption{NgString(NgOptSHBHardware, "ibscope test"), NgString(NgOptSHBUserAppl, "ibscope")})
+	b = AppendNgInterface(b, LinkTypeERF, 65535, []NgOption{NgString(NgOptIfName, "mlx5_0"), NgString(NgOptIfDescription, "port 1")})
+	rec, err := AppendERFRecord(nil, 1767323045_123456789, ERFTypeInfiniBand, bytes.Repeat([]byte{0}, 40), 300, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = AppendNgPacket(b, 0, 1767323045_123456789, rec, erfWireLenBytes(len(rec), 40, 300), []NgOption{NgUint32(NgOptEPBFlags, 1)}) // inbound
+	path := filepath.Join(t.TempDir(), "opts.pcapng")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(tshark, "-r", path, "-T", "fields", "-E", "separator=|",
+		"-e", "frame.interface_name", "-e", "frame.interface_description", "-e", "frame.packet_flags_direction",
+		"-e", "erf.flags.trunc", "-e", "erf.flags.cap", "-e", "erf.wlen", "-e", "frame.time_epoch")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tshark: %v\n%s", err, stderr.Bytes())
+	}
+	got := strings.TrimSpace(string(out))
+	want := "mlx5_0|port 1|0x00000001|1|1|300|1767323045.123456789" // direction 1: inbound
+	if got != want {
+		t.Errorf("tshark reads %q, want %q", got, want)
+	}
+}
