@@ -38,7 +38,7 @@ func TelemetryPort(device string, cfg *Config) (dev string, port int, err error)
 	if dev, port, ok := portOfNetdev(devs, device); ok {
 		return dev, port, nil
 	}
-	return "", 0, fmt.Errorf("--telemetry samples an RDMA port's counters, and %s is neither an RDMA device nor the netdev of one", device)
+	return "", 0, fmt.Errorf("%s is neither an RDMA device nor the netdev of one: telemetry samples an RDMA port's counters", device)
 }
 
 // Telemetry samples an RDMA port's sysfs counters into a sidecar file

@@ -63,7 +63,7 @@ func TestBadInput(t *testing.T) {
 		{"empty capture", []string{emptyCap}, []string{sc.telemetry}, given, []string{emptyCap, "empty"}},
 		{"empty telemetry", []string{sc.capture}, []string{emptyTel}, given, []string{emptyTel, "empty file"}},
 		{"time goes backwards", []string{sc.capture}, []string{back}, given, []string{back + ":5:", "backwards", "out of time order"}},
-		{"no byte counters to estimate from", []string{sc.capture}, []string{noBytes}, Options{}, []string{noBytes, "no byte counters", "--offset"}},
+		{"no byte counters to estimate from", []string{sc.capture}, []string{noBytes}, Options{}, []string{noBytes, "no byte counters", "give the offset"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Correlate(tc.captures, tc.tels, out, tc.opt)

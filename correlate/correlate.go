@@ -35,6 +35,17 @@ type Options struct {
 	Progress func(frames int, offsetBytes int64)
 }
 
+// OptionError is an Options value that does not suit the input: Field
+// names it ("OffsetNs", "WindowNs") so that a command can name the flag that
+// set it; the message says the value and what to do.
+type OptionError struct {
+	Field string
+	Err   error
+}
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
 // SeriesResult says how one telemetry series was joined.
 type SeriesResult struct {
 	File     string
@@ -134,14 +145,14 @@ func alignSeries(in *inSeries, span captureSpan, opt Options) error {
 		// Clocks on the same epoch that do not even overlap are not a
 		// matter for estimation: the files do not belong together, or the
 		// clocks are far apart and the user must say by how much.
-		return noOverlap(in, span, "; if the clocks differ, give --offset")
+		return &OptionError{"OffsetNs", noOverlap(in, span, "; if the clocks differ, give the offset")}
 	default:
 		if _, err := histBinNs(in.s); err != nil {
-			return fmt.Errorf("cannot estimate the clock offset of %s: %v; give --offset", in.name(), err)
+			return &OptionError{"OffsetNs", fmt.Errorf("cannot estimate the clock offset of %s: %v; give the offset", in.name(), err)}
 		}
 		est, err := estimateOffset(span.hist, span.firstNs, span.lastNs, in.s)
 		if err != nil {
-			return fmt.Errorf("cannot estimate the clock offset of %s: %v; give --offset", in.name(), err)
+			return &OptionError{"OffsetNs", fmt.Errorf("cannot estimate the clock offset of %s: %v; give the offset", in.name(), err)}
 		}
 		in.offsetNs, in.estimate = est.OffsetNs, &est
 	}
@@ -184,7 +195,7 @@ func fmtOffset(ns int64) string {
 	return time.Duration(ns).String()
 }
 
-// ParseOffset reads an --offset value: a Go duration ("-1.5ms", "250us",
+// ParseOffset reads a clock offset: a Go duration ("-1.5ms", "250us",
 // "3h") or an integer number of ns.
 func ParseOffset(s string) (int64, error) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
@@ -192,7 +203,7 @@ func ParseOffset(s string) (int64, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("--offset %q: want a duration such as -1.5ms or 250us, or integer ns", s)
+		return 0, fmt.Errorf("offset %q: want a duration such as -1.5ms or 250us, or integer ns", s)
 	}
 	return int64(d), nil
 }

@@ -27,7 +27,7 @@ type Local struct {
 	LIDs  []uint16
 }
 
-// ParseLocal reads a --local list: comma-separated IP addresses, GIDs (as
+// ParseLocal reads a list of the local NIC's addresses: comma-separated IP addresses, GIDs (as
 // IPv6 addresses) or LIDs ("lid:5" or a plain number).
 func ParseLocal(s string) (Local, error) {
 	var l Local
@@ -42,7 +42,7 @@ func ParseLocal(s string) (Local, error) {
 		}
 		n, err := strconv.ParseUint(strings.TrimPrefix(item, "lid:"), 0, 16)
 		if err != nil {
-			return Local{}, fmt.Errorf("--local %q: want an IP address, a GID or a LID", item)
+			return Local{}, fmt.Errorf("address %q: want an IP address, a GID or a LID", item)
 		}
 		l.LIDs = append(l.LIDs, uint16(n))
 	}

@@ -1,6 +1,7 @@
 package correlate
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,7 @@ const (
 	PartitionTransport = "transport" // the transport column; "none" for frames that are not IB or RoCE
 )
 
-// ParsePartitionBy reads a --partition-by list: comma-separated keys, each
+// ParsePartitionBy reads a list of partition keys: comma-separated keys, each
 // either a derived key (date, hour, transport) or NAME=VALUE, a constant such
 // as host=node17 that tells this capture's rows from other hosts' in a
 // shared dataset.
@@ -63,7 +64,7 @@ func ParsePartitionBy(s string) ([]PartitionKey, error) {
 		keys = append(keys, k)
 	}
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("empty --partition-by list")
+		return nil, errors.New("no partition keys in the list")
 	}
 	return keys, nil
 }

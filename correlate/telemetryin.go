@@ -17,7 +17,7 @@ type inSeries struct {
 	offsetNs int64           // capture time = telemetry time + offsetNs
 	estimate *OffsetEstimate // nil when the offset was given
 	times    []int64         // nominal sample times, on the capture clock
-	set      *binner         // the capture binned into this series' intervals (not with --window)
+	set      *binner         // the capture binned into this series' intervals (not with Options.WindowNs)
 }
 
 // name is how messages refer to the series.

@@ -7,7 +7,7 @@ import (
 	"github.com/ibscope/ibscope/telemetry"
 )
 
-// windowSet makes the fixed windows of --window: aligned to multiples of
+// windowSet makes the fixed windows of Options.WindowNs: aligned to multiples of
 // windowNs since the epoch, covering the part of the capture that some
 // telemetry series covers.
 func windowSet(series []*inSeries, span captureSpan, windowNs int64) (*binner, error) {
@@ -20,8 +20,8 @@ func windowSet(series []*inSeries, span captureSpan, windowNs int64) (*binner, e
 	first := floorDiv(lo, windowNs) * windowNs
 	n := (hi-first)/windowNs + 1
 	if n > maxWindows {
-		return nil, fmt.Errorf("--window %d ns makes %d windows over %s; the most is %d: choose a longer window",
-			windowNs, n, fmtRange(lo, hi), maxWindows)
+		return nil, &OptionError{"WindowNs", fmt.Errorf("a window of %d ns makes %d windows over %s; the most is %d: choose a longer window",
+			windowNs, n, fmtRange(lo, hi), maxWindows)}
 	}
 	starts, ends := make([]int64, n), make([]int64, n)
 	for k := range starts {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -101,12 +102,12 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	}
 	if o.offset != "auto" {
 		if opt.OffsetNs, err = correlate.ParseOffset(o.offset); err != nil {
-			return err
+			return fmt.Errorf("--offset: %w", err)
 		}
 		opt.OffsetGiven = true
 	}
 	if opt.Local, err = correlate.ParseLocal(o.local); err != nil {
-		return err
+		return fmt.Errorf("--local: %w", err)
 	}
 	topt := &telemetry.Options{ClearOnSample: o.clearOnSample}
 	if o.source != "" {
@@ -142,7 +143,7 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 		warnf("%s", w)
 	}
 	if err != nil {
-		return err
+		return withCorrelateFlag(err)
 	}
 	if dw.n > maxWarnings {
 		warnf("%d frames could not be decoded (first %d shown); they are counted with what could be decoded", dw.n, maxWarnings)
@@ -200,4 +201,18 @@ func fmtSignedDuration(ns int64) string {
 		return "+" + time.Duration(ns).String()
 	}
 	return time.Duration(ns).String()
+}
+
+// correlateFlags maps the correlate.Options fields an OptionError names to
+// the flags that set them.
+var correlateFlags = map[string]string{"OffsetNs": "--offset", "WindowNs": "--window"}
+
+// withCorrelateFlag says which flag to change when err is about an option's
+// value ("...; give the offset with --offset").
+func withCorrelateFlag(err error) error {
+	var oe *correlate.OptionError
+	if errors.As(err, &oe) && correlateFlags[oe.Field] != "" {
+		return fmt.Errorf("%w with %s", err, correlateFlags[oe.Field])
+	}
+	return err
 }

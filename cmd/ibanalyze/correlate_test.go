@@ -73,10 +73,10 @@ func TestCorrelateCommandRefuses(t *testing.T) {
 		{[]string{"--telemetry", later, "--offset", "0"}, []string{later, "does not overlap the capture in time",
 			"the capture spans 2026-01-02T03:04:05.000000700Z .. 2026-01-02T03:04:05.000112297Z (111.597µs)",
 			"the telemetry (clock host) spans 2030-01-01T00:00:00.000000000Z .. 2030-01-01T00:00:00.000140000Z (140µs)"}},
-		{[]string{"--telemetry", later}, []string{"does not overlap", "give --offset"}},
-		{[]string{"--telemetry", later, "--offset", "soon"}, []string{`--offset "soon"`}},
+		{[]string{"--telemetry", later}, []string{"does not overlap", "give the offset with --offset"}},
+		{[]string{"--telemetry", later, "--offset", "soon"}, []string{`--offset: offset "soon": want a duration`}},
 		{[]string{"--telemetry", filepath.Join(dir, "none.csv"), "--offset", "0"}, []string{"none.csv", "no such file"}},
-		{[]string{"--telemetry", later, "--local", "host-a"}, []string{`--local "host-a"`}},
+		{[]string{"--telemetry", later, "--local", "host-a"}, []string{`--local: address "host-a": want an IP address`}},
 	} {
 		args := append([]string{"correlate", rocev2Pcap, "-o", out}, tc.args...)
 		_, stderr, code := run(t, args...)

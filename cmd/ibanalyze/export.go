@@ -70,7 +70,7 @@ func runExport(cmd *cobra.Command, capture string, o exportOpts) error {
 	}
 	if o.partitionBy != "" {
 		if opt.PartitionBy, err = correlate.ParsePartitionBy(o.partitionBy); err != nil {
-			return err
+			return fmt.Errorf("--partition-by: %w", err)
 		}
 		if fi, err := os.Stat(o.out); err == nil && !fi.IsDir() {
 			return fmt.Errorf("%s: with --partition-by, -o names a directory", o.out)

@@ -34,7 +34,7 @@ func telemetryPort(f *flags) (*telemetryTarget, error) {
 	}
 	dev, port, err := capture.TelemetryPort(f.device, nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--telemetry: %w", err)
 	}
 	return &telemetryTarget{dev, port}, nil
 }
