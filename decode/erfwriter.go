@@ -34,6 +34,7 @@ func ERFTypeFor(wireLenBytes int, ethernet bool) uint8 {
 // and wlen keeps the wire length. The record is padded to 8 bytes (rlen
 // counts the padding), as DAG cards write it and Wireshark expects.
 func AppendERFRecord(dst []byte, tsNs int64, erfType uint8, captured []byte, wireLenBytes int, iface uint8) ([]byte, error) {
+	erfType &= 0x7F // the high bit would announce extension headers
 	hdr := ERFHeaderLen
 	if isERFEthernet(erfType) {
 		hdr += 2 // offset and pad bytes before the frame
@@ -48,7 +49,7 @@ func AppendERFRecord(dst []byte, tsNs int64, erfType uint8, captured []byte, wir
 		flags |= ERFFlagTruncated
 	}
 	dst = binary.LittleEndian.AppendUint64(dst, NsToERFTime(tsNs))
-	dst = append(dst, erfType&0x7F, flags)
+	dst = append(dst, erfType, flags)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(rlen))
 	dst = binary.BigEndian.AppendUint16(dst, 0) // loss counter
 	dst = binary.BigEndian.AppendUint16(dst, uint16(max(wireLenBytes, len(captured))))

@@ -245,3 +245,32 @@ func TestInteropWriterOptions(t *testing.T) {
 		t.Errorf("tshark reads %q, want %q", got, want)
 	}
 }
+
+// FuzzERFRecord: whatever the type, lengths and interface, a record that
+// AppendERFRecord writes decodes back to what was written.
+func FuzzERFRecord(f *testing.F) {
+	f.Add(int64(1767323045_123456789), uint8(ERFTypeInfiniBand), []byte("packet bytes"), 300, uint8(1))
+	f.Add(int64(0), uint8(ERFTypeEthernet|0x80), []byte{1}, 1, uint8(7))
+	f.Add(int64(1), uint8(ERFTypeIBLink), []byte{1, 2, 3, 4, 5, 6}, 6, uint8(0))
+	f.Fuzz(func(t *testing.T, tsNs int64, typ uint8, data []byte, wire int, iface uint8) {
+		rec, err := AppendERFRecord(nil, tsNs, typ, data, wire, iface)
+		if err != nil {
+			if len(data) <= 0xFFFF-ERFRecordMaxOverheadBytes && wire <= 0xFFFF {
+				t.Fatalf("%d bytes of a %d-byte packet refused: %v", len(data), wire, err)
+			}
+			return
+		}
+		var e ERF
+		if err := e.DecodeFromBytes(rec, gopacket.NilDecodeFeedback); err != nil {
+			t.Fatal(err)
+		}
+		cut := len(data) < wire
+		if len(rec)%8 != 0 || int(e.RLen) != len(rec) || int(e.WLen) != max(wire, len(data)) || e.Type != typ&0x7F || e.HasExt ||
+			e.Interface() != iface&3 || (e.Flags&ERFFlagTruncated != 0) != cut || !bytes.HasPrefix(e.Payload, data) {
+			t.Fatalf("record %x: type %d rlen %d wlen %d flags %#x, from %d of %d bytes", rec, e.Type, e.RLen, e.WLen, e.Flags, len(data), wire)
+		}
+		if tsNs >= 0 && tsNs < 1<<32*1e9 && e.TimestampNs() != tsNs {
+			t.Fatalf("timestamp %d ns reads back %d", tsNs, e.TimestampNs())
+		}
+	})
+}
