@@ -46,7 +46,6 @@ type TableWriter struct {
 	pq     *parquetWriter
 	ipcw   *ipc.FileWriter
 	schema *arrow.Schema // of the Arrow IPC file
-	rows   int64         // rows written so far
 	closed bool
 	noRepl bool // Commit refuses to replace an existing file
 }
@@ -116,9 +115,6 @@ func newTable(out *outfile.File, format Format, schema *arrow.Schema, parallel b
 // Path is the final name the file gets on Commit.
 func (w *TableWriter) Path() string { return w.out.Name() }
 
-// Rows is the number of rows written so far.
-func (w *TableWriter) Rows() int64 { return w.rows }
-
 // Write appends a record batch (one Parquet row group per batch).
 func (w *TableWriter) Write(rec arrow.RecordBatch) error {
 	var err error
@@ -130,7 +126,6 @@ func (w *TableWriter) Write(rec arrow.RecordBatch) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", w.Path(), err)
 	}
-	w.rows += rec.NumRows()
 	return nil
 }
 

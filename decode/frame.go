@@ -93,14 +93,6 @@ type Frame struct {
 // Truncated reports whether fewer bytes were captured than were on the wire.
 func (f *Frame) Truncated() bool { return f.CapLen < f.WireLen }
 
-// SLID returns the source LID (native IB), 0 otherwise.
-func (f *Frame) SLID() uint16 {
-	if f.Has&HasLRH == 0 {
-		return 0
-	}
-	return f.LRH.SLID
-}
-
 // FlowKey identifies one flow: (SLID, DLID, DestQP) for native IB,
 // (source, destination, DestQP) for RoCE. It is comparable, so it can be a map key.
 type FlowKey struct {

@@ -139,8 +139,8 @@ func TestPcapngSections(t *testing.T) {
 			t.Errorf("frame %d: %v at %d ns (%v); want %v at %d ns", f.Number, f.Transport, f.TsNs, f.Err, want[i].tr, want[i].tsNs)
 		}
 	}
-	if frames[1].SLID() != 2 {
-		t.Errorf("frame 2: SLID %d, want 2", frames[1].SLID())
+	if frames[1].Has&HasLRH == 0 || frames[1].LRH.SLID != 2 {
+		t.Errorf("frame 2: SLID %d (has LRH: %v), want 2", frames[1].LRH.SLID, frames[1].Has&HasLRH != 0)
 	}
 }
 
@@ -353,17 +353,17 @@ func pcapFile(nano bool, pkts ...[]byte) []byte {
 	return b
 }
 
-// TestSLIDAfterRoCE: a RoCE frame decoded into the Frame a native IB frame
-// used has no SLID (Frame.SLID used to return the IB frame's).
-func TestSLIDAfterRoCE(t *testing.T) {
+// TestLRHAfterRoCE: a RoCE frame decoded into the Frame a native IB frame
+// used does not claim the IB frame's LRH (its SLID).
+func TestLRHAfterRoCE(t *testing.T) {
 	var f Frame
 	ib := Decoder{LinkType: LinkTypeInfiniBand}
-	if err := ib.Decode(ibPacket(t, 0x04, 8), &f); err != nil || f.SLID() != 2 {
-		t.Fatalf("IB frame: SLID %d (%v), want 2", f.SLID(), err)
+	if err := ib.Decode(ibPacket(t, 0x04, 8), &f); err != nil || f.Has&HasLRH == 0 || f.LRH.SLID != 2 {
+		t.Fatalf("IB frame: SLID %d (%v), want 2", f.LRH.SLID, err)
 	}
 	eth := Decoder{LinkType: LinkTypeEthernet}
-	if err := eth.Decode(rocePacket(t, 0x04, 8), &f); err != nil || f.SLID() != 0 {
-		t.Errorf("RoCE frame after it: SLID %d (%v), want 0", f.SLID(), err)
+	if err := eth.Decode(rocePacket(t, 0x04, 8), &f); err != nil || f.Has&HasLRH != 0 {
+		t.Errorf("RoCE frame after it: has an LRH (SLID %d, %v)", f.LRH.SLID, err)
 	}
 }
 

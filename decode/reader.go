@@ -201,9 +201,6 @@ func (r *Reader) ResolutionNs() int64 { return r.nsPerTs }
 // SetCheckCRC turns CRC verification on (the default) or off.
 func (r *Reader) SetCheckCRC(on bool) { r.dec.CheckCRC = on }
 
-// Frames returns how many records have been read.
-func (r *Reader) Frames() int { return r.frames }
-
 // Close closes the file opened by Open.
 func (r *Reader) Close() error {
 	if r.decompressor != nil {

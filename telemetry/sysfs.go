@@ -187,9 +187,6 @@ func NewSysfsSampler(root, dev string, port int, interval time.Duration, w io.Wr
 	return &SysfsSampler{port: p, interval: interval, out: w}, nil
 }
 
-// Counters are the sampler's columns.
-func (s *SysfsSampler) Counters() []Counter { return s.port.counters }
-
 // Samples is how many samples have been written so far.
 func (s *SysfsSampler) Samples() uint64 {
 	s.mu.Lock()

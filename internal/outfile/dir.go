@@ -57,9 +57,6 @@ func OpenDir(path string) (*Dir, error) {
 	return d, nil
 }
 
-// Path is the directory's path, as given.
-func (d *Dir) Path() string { return d.path }
-
 // CheckName refuses a name that would leave the directory: absolute, with
 // "..", or empty.
 func CheckName(name string) error {
