@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/version"
 )
 
 var rootCmd = &cobra.Command{
@@ -29,6 +30,9 @@ var quiet bool
 
 func init() {
 	rootCmd.PersistentFlags().BoolVarP(&quiet, "quiet", "q", false, "no progress or warnings on stderr")
+	rootCmd.Version = version.Read().String()
+	rootCmd.Flags().Bool("version", false, version.FlagUsage)
+	rootCmd.SetVersionTemplate(version.Template)
 }
 
 // errReported means the command already printed why it failed (or what went

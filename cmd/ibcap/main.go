@@ -17,6 +17,7 @@ import (
 
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/version"
 )
 
 type flags struct {
@@ -95,6 +96,9 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.BoolVar(&f.all, "all", false, "capture every frame, not only RoCE (netdevs and RDMA Ethernet ports)")
 	fl.BoolVar(&f.promisc, "promisc", false, "put the network interface in promiscuous mode (AF_PACKET)")
 	addTelemetryFlag(fl, &f)
+	cmd.Version = version.Read().String()
+	fl.Bool("version", false, version.FlagUsage)
+	cmd.SetVersionTemplate(version.Template)
 	return cmd
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ibscope/ibscope/internal/outfile"
+	"github.com/ibscope/ibscope/internal/version"
 	"github.com/ibscope/ibscope/sim"
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -67,6 +68,9 @@ func init() {
 	f.BoolVar(&truthPackets, "truth-packets", false, "list every data packet's queueing delay in truth.json")
 	f.BoolVar(&listPresets, "list-presets", false, "list the presets and exit")
 	f.BoolVar(&printOnly, "print", false, "print the scenario (defaults filled in) as YAML and exit")
+	rootCmd.Version = version.Read().String()
+	f.Bool("version", false, version.FlagUsage)
+	rootCmd.SetVersionTemplate(version.Template)
 }
 
 // limitsHelp lists sim.Limits, one key a line.
