@@ -18,8 +18,6 @@
 //   - StartTelemetry runs the telemetry package's sysfs sampler for the RDMA
 //     port of the device into a sidecar next to the capture (ibcap --telemetry).
 //
-// Subpackage txring is a fast frame sender for the tests and the benchmark.
-//
 // The verbs backend loads libibverbs at run time (internal/ibverbs, no cgo):
 // where the library is missing, RDMA devices still list and Open says what to
 // install, and the AF_PACKET backend works as before.

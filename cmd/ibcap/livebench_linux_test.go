@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibscope/ibscope/capture/txring"
 	"github.com/ibscope/ibscope/internal/testnetns"
+	"github.com/ibscope/ibscope/internal/txring"
 )
 
 // TestLiveCaptureRates is the benchmark bench/capture.sh runs: ibcap and

@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ibscope/ibscope/capture/txring"
+	"github.com/ibscope/ibscope/internal/txring"
 )
 
 // Do runs f on an OS thread that has entered the namespace; sockets f opens
