@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testtel"
 	"github.com/ibscope/ibscope/telemetry"
 )
 
@@ -111,7 +112,7 @@ func buildScenario(t *testing.T, dir string, clock telemetry.Clock, clockBehindN
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := telemetry.WriteSidecar(f, s); err != nil {
+	if err := testtel.WriteSidecar(f, s); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

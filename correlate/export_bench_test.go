@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ibscope/ibscope/internal/testtel"
 	"github.com/ibscope/ibscope/telemetry"
 )
 
@@ -49,7 +50,7 @@ func BenchmarkCorrelate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := telemetry.WriteSidecar(f, s); err != nil {
+	if err := testtel.WriteSidecar(f, s); err != nil {
 		b.Fatal(err)
 	}
 	f.Close()

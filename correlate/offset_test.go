@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscope/ibscope/internal/testtel"
 	"github.com/ibscope/ibscope/telemetry"
 )
 
@@ -71,9 +72,9 @@ func writeBurstyPair(t *testing.T, dir string, clock telemetry.Clock, behindNs i
 		t.Fatal(err)
 	}
 	if doca {
-		err = telemetry.WriteDiagCSV(f, s, telemetry.DiagWriteOptions{})
+		err = testtel.WriteDiagCSV(f, s, testtel.DiagWriteOptions{})
 	} else {
-		err = telemetry.WriteSidecar(f, s)
+		err = testtel.WriteSidecar(f, s)
 	}
 	if err != nil {
 		t.Fatal(err)

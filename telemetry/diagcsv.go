@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -660,96 +659,6 @@ func (p *diagParser) finish(format DiagFormat) {
 		}
 		s.uniqueColumns(p.file, p.headerLine, 4, 3)
 	}
-}
-
-// DiagWriteOptions choose among the variants DOCA's sample has written.
-type DiagWriteOptions struct {
-	Format          DiagFormat // DiagFormat0, 1 or 2; DiagAuto means 1
-	Compact         bool       // "," between fields, as older DOCA versions; default ", "
-	UnpaddedNs      bool       // RTC ns part without zero padding, as older samples ("12.5" = 12 s + 5 ns)
-	TrailingNewline bool       // end the last row with "\n" (DOCA itself does not)
-}
-
-// WriteDiagCSV writes s as a DOCA telemetry_diag sample CSV would look, for
-// simulators and tests. The series' clock picks the timestamp form: RTC
-// (seconds.nanoseconds) for ClockNICRealTime and ClockHost, FRC (integer ns)
-// otherwise. Format 0 needs the counters' DataID.
-func WriteDiagCSV(w io.Writer, s *Series, o DiagWriteOptions) error {
-	sep := ", "
-	if o.Compact {
-		sep = ","
-	}
-	bw := bufio.NewWriter(w)
-	rtc := s.Clock == ClockNICRealTime || s.Clock == ClockHost
-	stamp := func(b []byte, ns int64) []byte {
-		b = append(b, sep...)
-		if !rtc {
-			return strconv.AppendInt(b, ns, 10)
-		}
-		if ns < 0 {
-			ns = 0
-		}
-		b = strconv.AppendInt(b, ns/1e9, 10)
-		b = append(b, '.')
-		frac := ns % 1e9
-		if !o.UnpaddedNs {
-			for d := int64(1e8); d > 1 && frac < d; d /= 10 {
-				b = append(b, '0')
-			}
-		}
-		return strconv.AppendInt(b, frac, 10)
-	}
-	var b []byte
-	b = append(b, "sample_id"...)
-	if o.Format != DiagFormat0 {
-		b = append(b, sep+"sample_time_start"+sep+"sample_time_end"...)
-	}
-	for _, c := range s.Counters {
-		if o.Format == DiagFormat0 {
-			b = append(b, sep+"data_id"+sep+"sample_time"...)
-		}
-		b = append(b, sep...)
-		b = append(b, c.Name...)
-	}
-	n := len(s.Counters)
-	for i := 0; i < s.Len(); i++ {
-		b = append(b, '\n')
-		b = strconv.AppendUint(b, s.SampleID[i]&0xFFFFFFFF, 10)
-		if o.Format != DiagFormat0 {
-			b = stamp(b, s.StartNs[i])
-			b = stamp(b, s.EndNs[i])
-		}
-		for j := 0; j < n; j++ {
-			v := s.Values[i*n+j]
-			if o.Format == DiagFormat0 {
-				b = append(b, sep...)
-				b = append(b, s.Counters[j].DataID.String()...)
-				t := s.StartNs[i]
-				if s.ValueNs != nil {
-					t = s.ValueNs[i*n+j]
-				}
-				b = stamp(b, t)
-			}
-			if o.Format == DiagFormat2 {
-				v &= 0xFFFFFFFF
-			}
-			b = append(b, sep...)
-			b = strconv.AppendUint(b, v, 10)
-		}
-		if len(b) > 32<<10 {
-			if _, err := bw.Write(b); err != nil {
-				return err
-			}
-			b = b[:0]
-		}
-	}
-	if o.TrailingNewline {
-		b = append(b, '\n')
-	}
-	if _, err := bw.Write(b); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // looksLikeDiag reports whether a first line is a telemetry_diag header or row.

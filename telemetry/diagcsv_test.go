@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -292,114 +291,6 @@ func TestReadDataIDs(t *testing.T) {
 		_, err := ReadDataIDs(strings.NewReader(tc.doc), "ids.json")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.doc, err, tc.want)
-		}
-	}
-}
-
-// makeSeries builds a series with known values for round trips.
-func makeSeries(n int, clock Clock, counters []Counter, gapEvery int) *Series {
-	s := NewSeries(Source{Device: "mlx5_0", Port: 1}, clock, counters)
-	row := make([]uint64, len(counters))
-	id := uint64(0)
-	for i := 0; i < n; i++ {
-		t0 := int64(1_700_000_000_000_000_000) + int64(i)*100_000 + int64(i%7)
-		if clock == ClockNICFree {
-			t0 = 5_000_000_000 + int64(i)*100_000
-		}
-		for j := range row {
-			row[j] = uint64(i)*uint64(1000+j) + uint64(j)*(1<<33)
-			if counters[j].Width == 32 {
-				row[j] &= 0xFFFFFFFF
-			}
-		}
-		s.Append(id, t0, t0+int64(300+i%50), row)
-		id++
-		if gapEvery > 0 && i%gapEvery == gapEvery-1 {
-			id += 2
-		}
-	}
-	return s
-}
-
-func TestDiagRoundTrip(t *testing.T) {
-	ids := []DataID{0x1020000100000000, 0x1140000300000001, 0x1180000200000000, 0x1160000d00000000}
-	for _, format := range []DiagFormat{DiagFormat0, DiagFormat1, DiagFormat2} {
-		for _, clock := range []Clock{ClockNICRealTime, ClockNICFree} {
-			for _, variant := range []DiagWriteOptions{{}, {Compact: true}, {UnpaddedNs: true, Compact: true}, {TrailingNewline: true}} {
-				if variant.UnpaddedNs && clock == ClockNICFree {
-					continue
-				}
-				variant.Format = format
-				name := fmt.Sprintf("f%v/%v/%+v", format, clock, variant)
-				width := uint8(64)
-				if format == DiagFormat2 {
-					width = 32
-				}
-				counters := make([]Counter, len(ids))
-				for j, id := range ids {
-					counters[j] = DiagCounterFor(id, "", width, false)
-				}
-				want := makeSeries(50, clock, counters, 9)
-				if format == DiagFormat0 {
-					// Format 0 stamps each value; the sample spans the earliest to the latest.
-					want.ValueNs = make([]int64, len(want.Values))
-					for i := 0; i < want.Len(); i++ {
-						for j := range ids {
-							want.ValueNs[i*len(ids)+j] = want.StartNs[i] + int64(j)*(want.EndNs[i]-want.StartNs[i])/int64(len(ids)-1)
-						}
-					}
-				}
-				var buf bytes.Buffer
-				if err := WriteDiagCSV(&buf, want, variant); err != nil {
-					t.Fatal(err)
-				}
-				if !variant.TrailingNewline && bytes.HasSuffix(buf.Bytes(), []byte("\n")) {
-					t.Errorf("%s: trailing newline", name)
-				}
-				opts := &Options{DiagFormat: format}
-				if format == DiagFormat1 {
-					opts.DiagFormat = DiagAuto // values above 2^32 make auto pick format 1
-				}
-				got, err := ReadDiagCSV(&buf, name, opts)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				compareSeries(t, name, want, got, false)
-				if got.Lost() != 5*2 {
-					t.Errorf("%s: lost %d", name, got.Lost())
-				}
-			}
-		}
-	}
-}
-
-// compareSeries checks samples and column identity; source is not in the
-// telemetry_diag CSV, so it is compared only when withSource.
-func compareSeries(t *testing.T, name string, want, got *Series, withSource bool) {
-	t.Helper()
-	if got.Len() != want.Len() || len(got.Counters) != len(want.Counters) {
-		t.Fatalf("%s: %d x %d, want %d x %d", name, got.Len(), len(got.Counters), want.Len(), len(want.Counters))
-	}
-	if got.Clock != want.Clock {
-		t.Errorf("%s: clock %v want %v", name, got.Clock, want.Clock)
-	}
-	if withSource && got.Source != want.Source {
-		t.Errorf("%s: source %v want %v", name, got.Source, want.Source)
-	}
-	for j := range want.Counters {
-		if got.Counters[j] != want.Counters[j] {
-			t.Errorf("%s: counter %d %+v want %+v", name, j, got.Counters[j], want.Counters[j])
-		}
-	}
-	for i := 0; i < want.Len(); i++ {
-		if got.SampleID[i] != want.SampleID[i] || got.StartNs[i] != want.StartNs[i] || got.EndNs[i] != want.EndNs[i] {
-			t.Fatalf("%s: sample %d id/time %d %d %d want %d %d %d", name, i, got.SampleID[i], got.StartNs[i], got.EndNs[i],
-				want.SampleID[i], want.StartNs[i], want.EndNs[i])
-		}
-		for j := range want.Counters {
-			if got.Value(i, j) != want.Value(i, j) || got.Valid(i, j) != want.Valid(i, j) {
-				t.Fatalf("%s: sample %d col %d = %d/%v want %d/%v", name, i, j, got.Value(i, j), got.Valid(i, j), want.Value(i, j), want.Valid(i, j))
-			}
 		}
 	}
 }

@@ -155,34 +155,6 @@ func (sw *SidecarWriter) Write(sampleID uint64, startNs, endNs int64, values []u
 	return sw.put(b)
 }
 
-// WriteSidecar writes a whole series as a sidecar.
-func WriteSidecar(w io.Writer, s *Series) error {
-	meta := map[string]string{}
-	for k, v := range s.Meta {
-		if k != "format" && !strings.ContainsAny(k, " \t=\n") && !strings.ContainsAny(v, " \t\n") && k != "" {
-			meta[k] = v
-		}
-	}
-	sw, err := NewSidecarWriter(w, s.Source, s.Clock, s.Counters, meta)
-	if err != nil {
-		return err
-	}
-	missing := make([]bool, len(s.Counters))
-	for i := 0; i < s.Len(); i++ {
-		var m []bool
-		if s.missing != nil {
-			for j := range missing {
-				missing[j] = !s.Valid(i, j)
-			}
-			m = missing
-		}
-		if err := sw.Write(s.SampleID[i], s.StartNs[i], s.EndNs[i], s.Row(i), m); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // parseCounterLine reads "# counter NAME k=v ... flags".
 func parseCounterLine(line string) (Counter, error) {
 	f := strings.Fields(strings.TrimPrefix(line, "# counter "))

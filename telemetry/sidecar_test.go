@@ -1,64 +1,10 @@
 package telemetry
 
 import (
-	"bufio"
 	"bytes"
 	"strings"
 	"testing"
 )
-
-func TestSidecarRoundTrip(t *testing.T) {
-	counters := []Counter{
-		SysfsCounter("counters", PortXmitData),
-		SysfsCounter("counters", PortXmitWait),
-		SysfsCounter("hw_counters", NpCNPSent),
-		{Name: "odd_gauge", Unit: UnitNs, Kind: KindGauge, Width: 48, DataID: 0x1160000d00000000},
-		{Name: "cleared", Unit: UnitCount, Kind: KindCounter, Width: 32, ClearOnSample: true},
-	}
-	want := makeSeries(40, ClockHost, counters, 13)
-	want.SetMissing(5, 1)
-	want.SetMissing(6, 4)
-	want.setMeta("interval_ns", "1000000")
-	var buf bytes.Buffer
-	if err := WriteSidecar(&buf, want); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadSidecar(&buf, "side.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 1 {
-		t.Fatalf("%d series", len(got))
-	}
-	compareSeries(t, "sidecar", want, got[0], true)
-	if got[0].Meta["interval_ns"] != "1000000" || got[0].Meta["format"] != "sidecar" {
-		t.Errorf("meta %v", got[0].Meta)
-	}
-	if got[0].Lost() != want.Lost() || got[0].Lost() == 0 {
-		t.Errorf("lost %d want %d", got[0].Lost(), want.Lost())
-	}
-
-	// Through ReadFile's sniffing, and through a buffered writer.
-	var b2 bytes.Buffer
-	bw := bufio.NewWriter(&b2)
-	sw, err := NewSidecarWriter(bw, Source{"mlx5_3", 2}, ClockNICRealTime, counters[:1], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sw.Write(0, 1, 2, []uint64{9}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.HasSuffix(b2.Bytes(), []byte("0,1,2,9\n")) {
-		t.Errorf("sample not flushed through bufio: %q", b2.String())
-	}
-	if err := sw.Write(1, 1, 2, []uint64{9, 9}, nil); err == nil {
-		t.Errorf("wrong arity accepted")
-	}
-	s, err := Read(&b2, "x", nil)
-	if err != nil || s[0].Source != (Source{"mlx5_3", 2}) || s[0].Clock != ClockNICRealTime {
-		t.Errorf("%v %+v", err, s)
-	}
-}
 
 func TestSidecarWithoutCounterLines(t *testing.T) {
 	text := "# ibscope-telemetry v1 source=mlx5_0/1 clock=host\n" +

@@ -17,6 +17,7 @@ import (
 	"os"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testtel"
 	"github.com/ibscope/ibscope/telemetry"
 )
 
@@ -89,7 +90,7 @@ func run(capture string, samples int, behind int64, out string) error {
 		return err
 	}
 	w := bufio.NewWriter(f)
-	if err := telemetry.WriteSidecar(w, s); err != nil {
+	if err := testtel.WriteSidecar(w, s); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", out, err)
 	}
