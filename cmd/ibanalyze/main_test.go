@@ -1,51 +1,24 @@
 package main
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibscope/ibscope/internal/cmdtest"
 )
 
 // ibanalyzeBin is the command built once for every test in this package:
 // tests run it as a user would and look at stdout, stderr and the exit code.
 var ibanalyzeBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ibanalyze-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	ibanalyzeBin = filepath.Join(dir, "ibanalyze")
-	if out, err := exec.Command("go", "build", "-o", ibanalyzeBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build ibanalyze: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { cmdtest.Main(m, "ibanalyze", &ibanalyzeBin) }
 
 // run runs ibanalyze with args and returns stdout, stderr and the exit code.
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	var o, e bytes.Buffer
-	cmd := exec.Command(ibanalyzeBin, args...)
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("run ibanalyze %v: %v", args, err)
-	}
-	return o.String(), e.String(), code
+	return cmdtest.Run(t, ibanalyzeBin, args...)
 }
 
 // sharedPcap returns the path of a real capture in ../shared/pcaps, skipping

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/cmdtest"
 	"github.com/ibscope/ibscope/internal/testcap"
 	"github.com/ibscope/ibscope/internal/testnetns"
 )
@@ -28,23 +29,9 @@ const bundled = "../../capture/testdata/rocev2_mixed.pcap"
 
 var ibcapBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ibcap-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	ibcapBin = filepath.Join(dir, "ibcap")
-	if out, err := exec.Command("go", "build", "-buildvcs=false", "-o", ibcapBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build ibcap: %v\n%s", err, out)
-		os.Exit(2)
-	}
-	// Readable by the unprivileged users the -Z and permission tests become.
-	os.Chmod(dir, 0o755)
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// The binary's directory is readable by the unprivileged users the -Z and
+// permission tests become.
+func TestMain(m *testing.M) { cmdtest.Main(m, "ibcap", &ibcapBin) }
 
 // bundledRoCE returns the RoCE frames of the bundled capture, in order.
 func bundledRoCE(t *testing.T) [][]byte {

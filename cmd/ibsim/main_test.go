@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,41 +10,17 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ibscope/ibscope/internal/cmdtest"
 )
 
 var ibsimBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ibsim-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	ibsimBin = filepath.Join(dir, "ibsim")
-	if out, err := exec.Command("go", "build", "-o", ibsimBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build ibsim: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { cmdtest.Main(m, "ibsim", &ibsimBin) }
 
 func runIbsim(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	var o, e bytes.Buffer
-	cmd := exec.Command(ibsimBin, args...)
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var ee *exec.ExitError
-	code := 0
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), code
+	return cmdtest.Run(t, ibsimBin, args...)
 }
 
 func TestIbsimPresetRoundTrip(t *testing.T) {
