@@ -160,16 +160,6 @@ func (o Opcode) IsAck() bool {
 	return opTable[o].valid && o.Family() < FamilyCNP && (low == 0x11 || low == 0x12)
 }
 
-// OpcodeByName returns the opcode whose String is name.
-func OpcodeByName(name string) (Opcode, bool) {
-	for i := range opTable {
-		if opTable[i].valid && opTable[i].name == name {
-			return Opcode(i), true
-		}
-	}
-	return 0, false
-}
-
 // Headers appends to dst the layer types of the extended transport headers
 // that follow the BTH for this opcode, in wire order (e.g. RETH then ImmDt for
 // RDMA_WRITE_ONLY_WITH_IMMEDIATE; the CNP's reserved block for 0x81).
