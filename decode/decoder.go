@@ -116,8 +116,58 @@ func (d *Decoder) etherType(et uint16, data []byte, off int, f *Frame) error {
 		return d.ipv6(data, off, f)
 	case EtherTypeRoCEv1:
 		return d.rocev1(data, off, f)
+	case EtherTypeMACControl:
+		return d.macControl(data, off, f)
 	}
 	return nil
+}
+
+// macControl decodes a PFC or PAUSE frame at off (after the ethertype);
+// other MAC control opcodes are not decoded. A frame with a field in error
+// keeps every field decoded, with the error naming that field's byte.
+func (d *Decoder) macControl(data []byte, off int, f *Frame) error {
+	if len(data) < off+2 {
+		return shortMACControl(data, off, f, 2)
+	}
+	var err error
+	switch binary.BigEndian.Uint16(data[off:]) {
+	case MACControlOpPFC:
+		if len(data) < off+PFCLen {
+			return shortMACControl(data, off, f, PFCLen)
+		}
+		err = f.PFC.DecodeFromBytes(data[off:], nilDF)
+		f.Has |= HasPFC
+	case MACControlOpPause:
+		if len(data) < off+PauseLen {
+			return shortMACControl(data, off, f, PauseLen)
+		}
+		err = f.Pause.DecodeFromBytes(data[off:], nilDF)
+		f.Has |= HasPause
+	default:
+		return nil
+	}
+	return headerErr(off, err)
+}
+
+// shortMACControl reports a MAC control frame that ends before its fields,
+// unless the snap length cut it (then nothing is decoded, quietly).
+func shortMACControl(data []byte, off int, f *Frame, need int) error {
+	if f.Truncated() {
+		return nil
+	}
+	return frameErr(off, "MAC control frame: %d bytes after the ethertype, need %d", len(data)-off, need)
+}
+
+// headerErr turns a header's error into a FrameError at the header's offset
+// off, or at the byte the header names (headerError).
+func headerErr(off int, err error) error {
+	if err == nil {
+		return nil
+	}
+	if he, ok := err.(*headerError); ok {
+		return frameErr(off+he.at, "%s", he.msg)
+	}
+	return frameErr(off, "%v", err)
 }
 
 func (d *Decoder) ipv4(data []byte, off int, f *Frame) error {

@@ -45,6 +45,8 @@ const (
 	HasICRC   // an ICRC was present (ICRCOK is meaningful when CRCs were checked)
 	HasVCRC   // a VCRC was present
 	CRCsCheck // the decoder checked the CRCs present
+	HasPFC    // an 802.1Qbb PFC frame (Transport stays TransportNone)
+	HasPause  // an 802.3x PAUSE frame (Transport stays TransportNone)
 )
 
 // Frame is one decoded packet, reused from packet to packet by the fast path:
@@ -80,6 +82,8 @@ type Frame struct {
 	ImmDt        ImmDt
 	IETH         IETH
 	Link         LinkFCP
+	PFC          PFC   // Ethernet MAC control: priority flow control
+	Pause        Pause // Ethernet MAC control: link-wide PAUSE
 
 	// Payload is the message data: after the last header, before pad and ICRC.
 	Payload []byte
@@ -88,6 +92,12 @@ type Frame struct {
 	IBLen  int
 	ICRCOK bool // the stored ICRC matches (valid with HasICRC and CRCsCheck)
 	VCRCOK bool // the stored VCRC (or link LPCRC) matches (valid with HasVCRC and CRCsCheck)
+}
+
+// Decoded reports whether the frame held something ibscope decodes: an IB
+// or RoCE packet, or a PFC or PAUSE frame (the pauses lossless RoCE relies on).
+func (f *Frame) Decoded() bool {
+	return f.Transport != TransportNone || f.Has&(HasPFC|HasPause) != 0
 }
 
 // Truncated reports whether fewer bytes were captured than were on the wire.

@@ -122,6 +122,35 @@ func FuzzCNPReserved(f *testing.F) {
 	fuzzLayer(f, func() gopacket.DecodingLayer { return &CNPReserved{} })
 }
 func FuzzLinkFCP(f *testing.F) { fuzzLayer(f, func() gopacket.DecodingLayer { return &LinkFCP{} }) }
+func FuzzPFC(f *testing.F) {
+	addCongestionSeeds(f)
+	fuzzLayer(f, func() gopacket.DecodingLayer { return &PFC{} })
+}
+func FuzzPause(f *testing.F) {
+	addCongestionSeeds(f)
+	fuzzLayer(f, func() gopacket.DecodingLayer { return &Pause{} })
+}
+
+// congestionSeeds are Ethernet frames of the congestion signals RoCE
+// answers: PFC (good, naming no priority, times on disabled priorities) and PAUSE.
+func congestionSeeds(f *testing.F) [][]byte {
+	var out [][]byte
+	for _, l := range []gopacket.SerializableLayer{
+		&PFC{ClassEnable: 0x08, Quanta: [8]uint16{3: 0xFFFF}}, &PFC{}, &PFC{ClassEnable: 1, Quanta: [8]uint16{5: 7}},
+		&Pause{Quanta: 0xFFFF},
+	} {
+		out = append(out, macControlFrame(f, l))
+	}
+	return out
+}
+
+// addCongestionSeeds adds the congestion frames after their Ethernet
+// header, as a layer sees them.
+func addCongestionSeeds(f *testing.F) {
+	for _, s := range congestionSeeds(f) {
+		f.Add(s[14:])
+	}
+}
 func FuzzERF(f *testing.F) {
 	for _, s := range seedRecords(f, LinkTypeERF) {
 		f.Add(s)
@@ -134,6 +163,11 @@ func FuzzERF(f *testing.F) {
 func fuzzDecoder(f *testing.F, linkType int) {
 	for _, s := range seedRecords(f, linkType) {
 		f.Add(s, uint16(0))
+	}
+	if linkType == LinkTypeEthernet {
+		for _, s := range congestionSeeds(f) {
+			f.Add(s, uint16(0))
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte, cutBytes uint16) {
 		for _, check := range []bool{false, true} {

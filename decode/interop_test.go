@@ -433,3 +433,90 @@ func erfCopy(t *testing.T, path string) string {
 	}
 	return out
 }
+
+// macControlInteropFields are Wireshark 4.0's MAC control fields (its
+// packet-macctrl dissector); the PFC ones say "cbfc" (class-based flow control).
+var macControlInteropFields = []string{"macc.opcode", "macc.pause_time", "macc.cbfc.enbv",
+	"macc.cbfc.pause_time.c0", "macc.cbfc.pause_time.c1", "macc.cbfc.pause_time.c2", "macc.cbfc.pause_time.c3",
+	"macc.cbfc.pause_time.c4", "macc.cbfc.pause_time.c5", "macc.cbfc.pause_time.c6", "macc.cbfc.pause_time.c7"}
+
+// TestInteropTsharkMACControl writes PFC and PAUSE frames (odd ones too: a
+// vector naming no priority, times on disabled priorities) and compares
+// every field with tshark's, frame by frame.
+func TestInteropTsharkMACControl(t *testing.T) {
+	tshark, err := exec.LookPath("tshark")
+	switch {
+	case err != nil && os.Getenv("CI") != "":
+		t.Fatal("tshark not installed, and CI (.ci/run) must run the Wireshark interop test: make deps installs it")
+	case err != nil:
+		t.Skip("tshark not installed: the Wireshark interop test needs it (make deps installs it)")
+	}
+	var pkts [][]byte
+	for _, l := range []gopacket.SerializableLayer{
+		&PFC{ClassEnable: 0x08, Quanta: [8]uint16{3: 0xFFFF}},
+		&PFC{ClassEnable: 0x08},
+		&PFC{ClassEnable: 0xFF, Quanta: [8]uint16{1, 2, 3, 4, 5, 6, 7, 65535}},
+		&PFC{ClassEnable: 0x81, Quanta: [8]uint16{0: 0x1234, 7: 0x8000}},
+		&PFC{},
+		&PFC{ClassEnable: 0x01, Quanta: [8]uint16{0: 10, 5: 7}},
+		&Pause{Quanta: 0xFFFF},
+		&Pause{},
+		&Pause{Quanta: 0x0102},
+	} {
+		pkts = append(pkts, macControlFrame(t, l))
+	}
+	path := writeCapture(t, LinkTypeEthernet, pkts...)
+	args := []string{"-r", path, "-n", "-T", "fields", "-E", "header=n", "-E", "separator=/t", "-E", "occurrence=f", "-e", "frame.number"}
+	for _, fl := range macControlInteropFields {
+		args = append(args, "-e", fl)
+	}
+	out, err := exec.Command(tshark, args...).Output()
+	if err != nil {
+		t.Fatalf("tshark %s: %v", strings.Join(args, " "), err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != len(pkts) {
+		t.Fatalf("tshark shows %d frames, we wrote %d", len(lines), len(pkts))
+	}
+	d := Decoder{LinkType: LinkTypeEthernet}
+	equal := 0
+	for i, line := range lines {
+		var f Frame
+		f.CapLen, f.WireLen = len(pkts[i]), len(pkts[i])
+		_ = d.Decode(pkts[i], &f) // the odd frames are errors with every field decoded
+		ours := map[string]string{}
+		switch {
+		case f.Has&HasPFC != 0:
+			ours["macc.opcode"] = strconv.Itoa(int(f.PFC.Opcode))
+			ours["macc.cbfc.enbv"] = strconv.Itoa(int(f.PFC.ClassEnable))
+			for n, q := range f.PFC.Quanta {
+				ours["macc.cbfc.pause_time.c"+strconv.Itoa(n)] = strconv.Itoa(int(q))
+			}
+		case f.Has&HasPause != 0:
+			ours["macc.opcode"] = strconv.Itoa(int(f.Pause.Opcode))
+			ours["macc.pause_time"] = strconv.Itoa(int(f.Pause.Quanta))
+		default:
+			t.Fatalf("frame %d: not decoded as PFC or PAUSE", i+1)
+		}
+		cols := strings.Split(line, "\t")
+		if len(cols) != len(macControlInteropFields)+1 {
+			t.Fatalf("frame %d: tshark gave %d columns, want %d", i+1, len(cols), len(macControlInteropFields)+1)
+		}
+		for j, name := range macControlInteropFields {
+			theirs := cols[j+1]
+			if theirs != "" {
+				v, err := strconv.ParseUint(theirs, 0, 16)
+				if err != nil {
+					t.Fatalf("frame %d: %s: tshark value %q: %v", i+1, name, theirs, err)
+				}
+				theirs = strconv.FormatUint(v, 10)
+			}
+			if mine := ours[name]; mine != theirs {
+				t.Errorf("frame %d: %s: tshark %q, we %q", i+1, name, theirs, mine)
+			} else if mine != "" {
+				equal++
+			}
+		}
+	}
+	t.Logf("%d MAC control field values equal across %d frames", equal, len(pkts))
+}

@@ -120,6 +120,24 @@ func (f *Frame) AppendJSON(dst []byte, errMsg string) []byte {
 		}
 		dst = append(dst, '}')
 	}
+	if f.Has&HasPFC != 0 {
+		dst = append(dst, `,"pfc":{"opcode":`...)
+		dst = strconv.AppendUint(dst, uint64(f.PFC.Opcode), 10)
+		dst = appendInt(dst, "class_enable", int64(f.PFC.ClassEnable))
+		dst = append(dst, `,"quanta":[`...)
+		for n, q := range f.PFC.Quanta {
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendUint(dst, uint64(q), 10)
+		}
+		dst = append(dst, ']', '}')
+	}
+	if f.Has&HasPause != 0 {
+		dst = append(dst, `,"pause":{"quanta":`...)
+		dst = strconv.AppendUint(dst, uint64(f.Pause.Quanta), 10)
+		dst = append(dst, '}')
+	}
 	if errMsg != "" {
 		dst = appendStr(dst, "error", errMsg)
 	}

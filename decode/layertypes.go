@@ -23,6 +23,8 @@ var (
 	LayerTypeCNPPad       = gopacket.RegisterLayerType(1512, gopacket.LayerTypeMetadata{Name: "CNPReserved", Decoder: extDecoder(extCNPPad)})
 	LayerTypeLinkFCP      = gopacket.RegisterLayerType(1513, gopacket.LayerTypeMetadata{Name: "LinkFCP", Decoder: gopacket.DecodeFunc(decodeLinkFCP)})
 	LayerTypeERF          = gopacket.RegisterLayerType(1514, gopacket.LayerTypeMetadata{Name: "ERF", Decoder: gopacket.DecodeFunc(decodeERF)})
+	LayerTypePFC          = gopacket.RegisterLayerType(1515, gopacket.LayerTypeMetadata{Name: "PFC", Decoder: gopacket.DecodeFunc(decodeMACControl)})
+	LayerTypePause        = gopacket.RegisterLayerType(1516, gopacket.LayerTypeMetadata{Name: "Pause", Decoder: gopacket.DecodeFunc(decodeMACControl)})
 )
 
 // Link types ibscope reads beyond gopacket's enum.
@@ -52,6 +54,7 @@ var extLayerTypes = [...]*gopacket.LayerType{extRDETH: &LayerTypeRDETH, extDETH:
 func init() {
 	layers.RegisterUDPPortLayerType(UDPPortRoCEv2, LayerTypeBTH)
 	layers.EthernetTypeMetadata[EtherTypeRoCEv1] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeGRH), Name: "RoCEv1", LayerType: LayerTypeGRH}
+	layers.EthernetTypeMetadata[EtherTypeMACControl] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeMACControl), Name: "MACControl"}
 	layers.LinkTypeMetadata[LinkTypeInfiniBand] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeInfiniBand), Name: "InfiniBand"}
 	layers.LinkTypeMetadata[LinkTypeERF] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeERF), Name: "ERF"}
 }

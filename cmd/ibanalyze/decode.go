@@ -139,7 +139,7 @@ func decodeFile(w *bufio.Writer, r *decode.Reader, path string, o decodeOpts) (d
 		if t.frames&0x3FFF == 0 {
 			prog.update(t.frames, f.Offset)
 		}
-		if err == nil && f.Transport == decode.TransportNone {
+		if err == nil && !f.Decoded() {
 			t.skipped++
 			continue
 		}
@@ -148,7 +148,7 @@ func decodeFile(w *bufio.Writer, r *decode.Reader, path string, o decodeOpts) (d
 		}
 		if f.Truncated() {
 			t.cut++
-			if f.Has&decode.HasBTH == 0 && f.Transport != decode.TransportLink {
+			if f.Has&(decode.HasBTH|decode.HasPFC|decode.HasPause) == 0 && f.Transport != decode.TransportLink {
 				t.cutHeaders++
 			}
 			if t.cut == 1 {
@@ -193,6 +193,10 @@ func appendSummary(dst []byte, f *decode.Frame, errMsg string) []byte {
 		dst = fmt.Appendf(dst, "%6d %s.%09d %-6s ", f.Number, ts.Format("15:04:05"), ts.Nanosecond(), f.Transport)
 	}
 	switch {
+	case f.Has&decode.HasPFC != 0:
+		dst = appendPFC(dst, &f.PFC)
+	case f.Has&decode.HasPause != 0:
+		dst = fmt.Appendf(dst, "PAUSE quanta %d", f.Pause.Quanta)
 	case f.Has&decode.HasLink != 0:
 		l := &f.Link
 		dst = fmt.Appendf(dst, "FCP op %d vl %d fctbs %d fccl %d", l.Op, l.VL, l.FCTBS, l.FCCL)
@@ -252,6 +256,24 @@ func appendSummary(dst []byte, f *decode.Frame, errMsg string) []byte {
 		dst = append(dst, errMsg...)
 	}
 	return append(dst, '\n')
+}
+
+// appendPFC shows a PFC frame as its enabled priorities and their quanta,
+// "PFC pri 3:65535 4:0" (0 resumes a priority), and the vector when it is odd.
+func appendPFC(dst []byte, p *decode.PFC) []byte {
+	dst = append(dst, "PFC"...)
+	if p.ClassEnable&0xFF != 0 {
+		dst = append(dst, " pri"...)
+	}
+	for n, q := range p.Quanta {
+		if p.Enabled(n) {
+			dst = fmt.Appendf(dst, " %d:%d", n, q)
+		}
+	}
+	if p.ClassEnable&0xFF == 0 || p.ClassEnable>>8 != 0 {
+		dst = fmt.Appendf(dst, " vector 0x%04x", p.ClassEnable)
+	}
+	return dst
 }
 
 func crcWord(name string, ok bool) string {

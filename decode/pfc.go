@@ -1,0 +1,196 @@
+package decode
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+// RoCE runs over lossless Ethernet: a switch whose buffer fills pauses its
+// upstream neighbour with MAC control frames (IEEE 802.3 Annex 31B,
+// ethertype 0x8808), either the whole link (802.3x PAUSE, Annex 31B) or one
+// priority at a time (802.1Qbb PFC, Annex 31D). Both ask for a pause in
+// quanta of 512 bit times at the link rate.
+
+// MAC control numbers.
+const (
+	EtherTypeMACControl = 0x8808
+	MACControlOpPause   = 0x0001 // 802.3x PAUSE: one pause_time for the whole link
+	MACControlOpPFC     = 0x0101 // 802.1Qbb PFC: a class-enable vector and eight times
+	PauseQuantumBits    = 512    // a pause quantum is 512 bit times at the link rate
+	PFCPriorities       = 8
+)
+
+// PauseNs converts pause quanta into ns on a link of linkBitsPerSec (e.g.
+// 100e9 for 100GbE): quanta * 512 bits / rate. It returns 0 for a rate of 0.
+func PauseNs(quanta uint16, linkBitsPerSec int64) int64 {
+	if linkBitsPerSec <= 0 {
+		return 0
+	}
+	return int64(quanta) * PauseQuantumBits * 1e9 / linkBitsPerSec
+}
+
+// headerError is a problem at a byte offset within one header, so that the
+// fast path can name the byte in the frame (FrameError.Offset).
+type headerError struct {
+	at  int // byte offset within the header
+	msg string
+}
+
+func (e *headerError) Error() string { return e.msg }
+
+// PFC is a priority-based flow control frame (IEEE 802.1Qbb, the MAC control
+// frame of 802.3 Annex 31D): after the ethertype, the opcode 0x0101, the
+// priority_enable_vector, and time[0..7]. The bytes after the 20 of the PFC
+// (reserved, zero-filled to the minimum frame size) are its payload.
+type PFC struct {
+	layers.BaseLayer
+	Opcode uint16 // MACControlOpPFC
+	// ClassEnable is the priority_enable_vector: bit n set means Quanta[n]
+	// applies to priority n (a time of 0 resumes it). The high octet is reserved, zero.
+	ClassEnable uint16
+	// Quanta is time[0..7]: how long priority n is paused, in quanta of 512
+	// bit times (PauseNs converts).
+	Quanta [PFCPriorities]uint16
+}
+
+// PFCLen is the PFC's size after the ethertype: opcode, vector, eight times.
+const PFCLen = 2 + 2 + 2*PFCPriorities
+
+// LayerType returns LayerTypePFC.
+func (p *PFC) LayerType() gopacket.LayerType { return LayerTypePFC }
+
+// CanDecode returns LayerTypePFC.
+func (p *PFC) CanDecode() gopacket.LayerClass { return LayerTypePFC }
+
+// NextLayerType returns LayerTypeZero: what follows is reserved padding.
+func (p *PFC) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero }
+
+// Enabled reports whether the vector names priority n (0-7).
+func (p *PFC) Enabled(n int) bool { return n >= 0 && n < PFCPriorities && p.ClassEnable>>n&1 != 0 }
+
+// DecodeFromBytes decodes a PFC frame from the bytes after the ethertype. A
+// vector that names no priority, a reserved bit set or a time on a disabled
+// priority is reported after every field is decoded, with the byte it is at.
+func (p *PFC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < PFCLen {
+		df.SetTruncated()
+		return fmt.Errorf("PFC: %d bytes, need %d", len(data), PFCLen)
+	}
+	p.Opcode = binary.BigEndian.Uint16(data)
+	p.ClassEnable = binary.BigEndian.Uint16(data[2:])
+	for n := range p.Quanta {
+		p.Quanta[n] = binary.BigEndian.Uint16(data[4+2*n:])
+	}
+	p.Contents, p.Payload = data[:PFCLen], data[PFCLen:]
+	switch {
+	case p.Opcode != MACControlOpPFC:
+		return &headerError{0, fmt.Sprintf("PFC: opcode 0x%04x is not 0x%04x", p.Opcode, MACControlOpPFC)}
+	case p.ClassEnable>>8 != 0:
+		return &headerError{2, fmt.Sprintf("PFC: class-enable vector 0x%04x sets reserved bits (the high octet must be 0)", p.ClassEnable)}
+	case p.ClassEnable == 0:
+		return &headerError{2, "PFC: class-enable vector 0x0000 names no priority"}
+	}
+	for n, q := range p.Quanta {
+		if q != 0 && !p.Enabled(n) {
+			return &headerError{4 + 2*n, fmt.Sprintf("PFC: time[%d] is %d quanta but priority %d is not enabled (vector 0x%04x)", n, q, n, p.ClassEnable)}
+		}
+	}
+	return nil
+}
+
+// SerializeTo prepends the PFC. With FixLengths the opcode is set to 0x0101.
+func (p *PFC) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
+	if opts.FixLengths {
+		p.Opcode = MACControlOpPFC
+	}
+	h, err := b.PrependBytes(PFCLen)
+	if err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint16(h, p.Opcode)
+	binary.BigEndian.PutUint16(h[2:], p.ClassEnable)
+	for n, q := range p.Quanta {
+		binary.BigEndian.PutUint16(h[4+2*n:], q)
+	}
+	return nil
+}
+
+// Pause is an IEEE 802.3x PAUSE frame (802.3 Annex 31B): after the
+// ethertype, the opcode 0x0001 and one pause_time for the whole link. The
+// reserved bytes after it are its payload.
+type Pause struct {
+	layers.BaseLayer
+	Opcode uint16 // MACControlOpPause
+	Quanta uint16 // pause_time, in quanta of 512 bit times; 0 resumes
+}
+
+// PauseLen is the PAUSE's size after the ethertype: opcode and pause_time.
+const PauseLen = 4
+
+// LayerType returns LayerTypePause.
+func (p *Pause) LayerType() gopacket.LayerType { return LayerTypePause }
+
+// CanDecode returns LayerTypePause.
+func (p *Pause) CanDecode() gopacket.LayerClass { return LayerTypePause }
+
+// NextLayerType returns LayerTypeZero: what follows is reserved padding.
+func (p *Pause) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero }
+
+// DecodeFromBytes decodes a PAUSE frame from the bytes after the ethertype.
+func (p *Pause) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < PauseLen {
+		df.SetTruncated()
+		return fmt.Errorf("PAUSE: %d bytes, need %d", len(data), PauseLen)
+	}
+	p.Opcode = binary.BigEndian.Uint16(data)
+	p.Quanta = binary.BigEndian.Uint16(data[2:])
+	p.Contents, p.Payload = data[:PauseLen], data[PauseLen:]
+	if p.Opcode != MACControlOpPause {
+		return &headerError{0, fmt.Sprintf("PAUSE: opcode 0x%04x is not 0x%04x", p.Opcode, MACControlOpPause)}
+	}
+	return nil
+}
+
+// SerializeTo prepends the PAUSE. With FixLengths the opcode is set to 0x0001.
+func (p *Pause) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
+	if opts.FixLengths {
+		p.Opcode = MACControlOpPause
+	}
+	h, err := b.PrependBytes(PauseLen)
+	if err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint16(h, p.Opcode)
+	binary.BigEndian.PutUint16(h[2:], p.Quanta)
+	return nil
+}
+
+// decodeMACControl decodes ethertype 0x8808 in a gopacket.Packet: PFC and
+// PAUSE by their opcode; other MAC control frames (EPON's GATE, ...) are left
+// as payload.
+func decodeMACControl(data []byte, p gopacket.PacketBuilder) error {
+	if len(data) < 2 {
+		p.SetTruncated()
+		return fmt.Errorf("MAC control: %d bytes, need 2 for the opcode", len(data))
+	}
+	var l interface {
+		gopacket.DecodingLayer
+		gopacket.Layer
+	}
+	switch binary.BigEndian.Uint16(data) {
+	case MACControlOpPFC:
+		l = &PFC{}
+	case MACControlOpPause:
+		l = &Pause{}
+	default:
+		return p.NextDecoder(gopacket.LayerTypePayload)
+	}
+	err := l.DecodeFromBytes(data, p)
+	if _, bad := err.(*headerError); err == nil || bad {
+		p.AddLayer(l) // a header with a bad field is still all there
+	}
+	return err
+}

@@ -1,0 +1,195 @@
+package decode
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+// pauseMAC is the destination of MAC control frames (802.3 Annex 31B).
+var pauseMAC = []byte{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01}
+
+// macControlFrame builds an Ethernet frame carrying l (a *PFC or *Pause),
+// zero-padded to the 60-byte minimum frame, as a switch sends it.
+func macControlFrame(t testing.TB, l gopacket.SerializableLayer) []byte {
+	t.Helper()
+	eth := &layers.Ethernet{SrcMAC: []byte{2, 0, 0, 0, 0, 9}, DstMAC: pauseMAC, EthernetType: EtherTypeMACControl}
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true}, eth, l); err != nil {
+		t.Fatal(err)
+	}
+	p := append([]byte(nil), buf.Bytes()...)
+	if len(p) < 60 {
+		p = append(p, make([]byte, 60-len(p))...)
+	}
+	return p
+}
+
+func TestMACControlRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		in, out interface {
+			gopacket.DecodingLayer
+			gopacket.SerializableLayer
+		}
+	}{
+		{&PFC{Opcode: MACControlOpPFC, ClassEnable: 0x18, Quanta: [8]uint16{3: 0xFFFF, 4: 0x1234}}, &PFC{}},
+		{&PFC{Opcode: MACControlOpPFC, ClassEnable: 0xFF, Quanta: [8]uint16{1, 2, 3, 4, 5, 6, 7, 0xFFFF}}, &PFC{}},
+		{&Pause{Opcode: MACControlOpPause, Quanta: 0xFFFF}, &Pause{}},
+		{&Pause{Opcode: MACControlOpPause}, &Pause{}},
+	} {
+		buf := gopacket.NewSerializeBuffer()
+		if err := c.in.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.out.DecodeFromBytes(buf.Bytes(), gopacket.NilDecodeFeedback); err != nil {
+			t.Fatalf("%+v: %v", c.in, err)
+		}
+		if in, out := fieldsOf(c.in), fieldsOf(c.out); !reflect.DeepEqual(in, out) {
+			t.Errorf("round trip changed the fields:\n in %+v\nout %+v", in, out)
+		}
+	}
+}
+
+// TestMACControlPaths decodes PFC and PAUSE frames through the fast path and
+// through gopacket, and checks both against what was built.
+func TestMACControlPaths(t *testing.T) {
+	pfc := PFC{ClassEnable: 0x88, Quanta: [8]uint16{3: 0xFFFF, 7: 100}}
+	pause := Pause{Quanta: 0x0200}
+	for _, c := range []struct {
+		frame []byte
+		has   Has
+	}{
+		{macControlFrame(t, &pfc), HasPFC},
+		{macControlFrame(t, &pause), HasPause},
+	} {
+		d := Decoder{LinkType: LinkTypeEthernet, CheckCRC: true}
+		var f Frame
+		f.CapLen, f.WireLen = len(c.frame), len(c.frame)
+		if err := d.Decode(c.frame, &f); err != nil {
+			t.Fatal(err)
+		}
+		if f.Has != c.has || f.Transport != TransportNone || !f.Decoded() {
+			t.Errorf("Has %b, transport %q, decoded %v; want %b, none, true", f.Has, f.Transport, f.Decoded(), c.has)
+		}
+		p := gopacket.NewPacket(c.frame, layers.LayerTypeEthernet, gopacket.Default)
+		if p.ErrorLayer() != nil {
+			t.Fatal(p.ErrorLayer().Error())
+		}
+		switch c.has {
+		case HasPFC:
+			if f.PFC.Opcode != MACControlOpPFC || f.PFC.ClassEnable != pfc.ClassEnable || f.PFC.Quanta != pfc.Quanta {
+				t.Errorf("fast path: %+v, want %+v", f.PFC, pfc)
+			}
+			if g, ok := p.Layer(LayerTypePFC).(*PFC); !ok || g.ClassEnable != pfc.ClassEnable || g.Quanta != pfc.Quanta {
+				t.Errorf("gopacket: %v", p)
+			}
+			if !f.PFC.Enabled(3) || f.PFC.Enabled(4) || f.PFC.Enabled(8) {
+				t.Errorf("Enabled: vector 0x%x", f.PFC.ClassEnable)
+			}
+			want := `"pfc":{"opcode":257,"class_enable":136,"quanta":[0,0,0,65535,0,0,0,100]}`
+			if js := string(f.AppendJSON(nil, "")); !strings.Contains(js, want) || strings.Contains(js, "transport") {
+				t.Errorf("JSON %s, want %s and no transport", js, want)
+			}
+		case HasPause:
+			if f.Pause.Opcode != MACControlOpPause || f.Pause.Quanta != pause.Quanta {
+				t.Errorf("fast path: %+v, want %+v", f.Pause, pause)
+			}
+			if g, ok := p.Layer(LayerTypePause).(*Pause); !ok || g.Quanta != pause.Quanta {
+				t.Errorf("gopacket: %v", p)
+			}
+			if js := string(f.AppendJSON(nil, "")); !strings.Contains(js, `"pause":{"quanta":512}`) {
+				t.Errorf("JSON %s", js)
+			}
+		}
+	}
+}
+
+func TestPauseNs(t *testing.T) {
+	for _, c := range []struct {
+		quanta uint16
+		rate   int64
+		ns     int64
+	}{
+		{1, 100e9, 5},           // 512 bits at 100 Gb/s: 5.12 ns
+		{0xFFFF, 100e9, 335539}, // the longest pause at 100 Gb/s
+		{0xFFFF, 400e9, 83884},
+		{1, 10e9, 51},
+		{100, 0, 0},
+	} {
+		if got := PauseNs(c.quanta, c.rate); got != c.ns {
+			t.Errorf("PauseNs(%d, %d) = %d, want %d", c.quanta, c.rate, got, c.ns)
+		}
+	}
+}
+
+// TestMACControlBadInput: each problem is named with its byte in the frame,
+// and the frame keeps every field decoded.
+func TestMACControlBadInput(t *testing.T) {
+	const at = 14 // the MAC control opcode follows the Ethernet header
+	noPriority := macControlFrame(t, &PFC{})
+	disabled := macControlFrame(t, &PFC{ClassEnable: 0x01, Quanta: [8]uint16{0: 10, 5: 7}})
+	reserved := macControlFrame(t, &PFC{ClassEnable: 0x0101, Quanta: [8]uint16{0: 10}})
+	short := macControlFrame(t, &PFC{ClassEnable: 1})[:at+10]
+	for _, c := range []struct {
+		name   string
+		frame  []byte
+		offset int
+		msg    string
+		has    Has
+	}{
+		{"vector names no priority", noPriority, at + 2, "class-enable vector 0x0000 names no priority", HasPFC},
+		{"quanta on a disabled class", disabled, at + 4 + 2*5, "time[5] is 7 quanta but priority 5 is not enabled", HasPFC},
+		{"reserved vector bits", reserved, at + 2, "sets reserved bits", HasPFC},
+		{"PFC cut short", short, at, "10 bytes after the ethertype, need 20", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := Decoder{LinkType: LinkTypeEthernet}
+			var f Frame
+			f.CapLen, f.WireLen = len(c.frame), len(c.frame)
+			err := d.Decode(c.frame, &f)
+			var fe *FrameError
+			if !errors.As(err, &fe) || fe.Offset != c.offset || !strings.Contains(fe.Msg, c.msg) {
+				t.Fatalf("%v; want byte %d: %q", err, c.offset, c.msg)
+			}
+			if f.Has != c.has {
+				t.Errorf("Has %b, want %b: the fields are decoded all the same", f.Has, c.has)
+			}
+			if c.has != 0 && f.PFC.Quanta != (PFC{}).Quanta && f.PFC.Quanta[0] != 10 {
+				t.Errorf("fields of the bad frame: %+v", f.PFC)
+			}
+		})
+	}
+
+	// In a file: the bad frame names the file, frame and byte, and the
+	// frames around it decode.
+	good := macControlFrame(t, &PFC{ClassEnable: 0x08, Quanta: [8]uint16{3: 0xFFFF}})
+	path := writeCapture(t, LinkTypeEthernet, good, disabled, good)
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var f Frame
+	for n := 1; n <= 3; n++ {
+		err := r.Next(&f)
+		if n != 2 {
+			if err != nil || f.Has != HasPFC {
+				t.Errorf("frame %d: %v, Has %b", n, err, f.Has)
+			}
+			continue
+		}
+		var de *DecodeError
+		if !errors.As(err, &de) || de.Frame != 2 || de.Err.Offset != at+4+2*5 {
+			t.Fatalf("frame 2: %v", err)
+		}
+		for _, part := range []string{path, "frame 2", "byte 28 of the frame", "time[5]"} {
+			if !strings.Contains(err.Error(), part) {
+				t.Errorf("%q does not say %q", err, part)
+			}
+		}
+	}
+}
