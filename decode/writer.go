@@ -146,9 +146,6 @@ func NewPcapWriter(w io.Writer, linkType int) (*PcapWriter, error) {
 	return pw, nil
 }
 
-// LinkType returns the file's link type.
-func (w *PcapWriter) LinkType() int { return w.enc.LinkType() }
-
 // WritePacket writes one whole packet captured at tsNs (ns since the Unix
 // epoch). iface is the capture interface or direction (0-3); only ERF records
 // keep it.
