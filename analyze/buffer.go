@@ -1,11 +1,10 @@
 package analyze
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/ibscope/ibscope/decode"
 )
@@ -33,8 +32,6 @@ import (
 
 // BufferOptions tune Buffer.
 type BufferOptions struct {
-	// OnDecodeError is told of frames that could not be decoded.
-	OnDecodeError func(err *decode.DecodeError)
 	// MaxPoints bounds the occupancy series per sender (DefaultSeriesPoints
 	// when 0, MaxSeriesPoints at most).
 	MaxPoints int
@@ -113,11 +110,50 @@ type matchedPkt struct {
 }
 
 // Buffer matches the senders' data packets with the receiver's and
-// estimates, per sender, the buffer its packets filled. Memory grows with
-// the packets of the sender captures: 16 bytes each as read, about 80 once
-// matched (the match, and two occupancy steps); past opts.MaxPackets it
-// stops with ErrTooManyPackets.
-func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*BufferReport, error) {
+// estimates, per sender, the buffer its packets filled: senders holds the
+// sender captures (Packet.File tells them apart: one file per sender),
+// receiver the receiver's. Memory grows with the packets of the sender
+// captures: 16 bytes each as read, about 80 once matched (the match, and
+// two occupancy steps); past opts.MaxPackets it stops with ErrTooManyPackets.
+func Buffer(senders, receiver *Stream, opts BufferOptions) (*BufferReport, error) {
+	a, err := NewBufferAnalysis(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Run(senders, a.Sent(), nil); err != nil {
+		return nil, err
+	}
+	return Run(receiver, a, nil)
+}
+
+// BufferAnalysis takes the senders' packets first (Sent), then the
+// receiver's (Add), and reports on the two.
+type BufferAnalysis struct {
+	opts       BufferOptions
+	maxPackets int
+	kept       int
+	flows      map[decode.FlowKey]*flowSent
+	senders    []BufferSender
+	sendSteps  []tsStep
+	// What stopped the reading of the sender captures: too many packets
+	// (in file tooMany), or flow dup sent from files dupFirst and dupSecond.
+	tooMany             int
+	dup                 *decode.FlowKey
+	dupFirst, dupSecond int
+	stopped             bool
+	matched             [][]matchedPkt
+	step                tsStep
+	bytes               *byteTime
+}
+
+type flowSent struct {
+	sender int
+	pkts   []sentPkt
+	next   int
+}
+
+// NewBufferAnalysis checks opts and starts the analysis.
+func NewBufferAnalysis(opts BufferOptions) (*BufferAnalysis, error) {
 	var err error
 	if opts.MaxPoints, err = seriesPoints(opts.MaxPoints); err != nil {
 		return nil, err
@@ -126,73 +162,112 @@ func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*Buf
 	if err != nil {
 		return nil, err
 	}
-	kept := 0
-	type flowSent struct {
-		sender int
-		pkts   []sentPkt
-		next   int
+	return &BufferAnalysis{opts: opts, maxPackets: maxPackets, flows: map[decode.FlowKey]*flowSent{}, bytes: newByteTime()}, nil
+}
+
+// Sent is the analysis of the sender captures, the first side.
+func (a *BufferAnalysis) Sent() Analysis[[]BufferSender] { return (*bufferSent)(a) }
+
+type bufferSent BufferAnalysis
+
+func (b *bufferSent) Add(p *Packet) {
+	a := (*BufferAnalysis)(b)
+	if a.stopped || !p.OpCode.IsData() {
+		return
 	}
-	flows := map[decode.FlowKey]*flowSent{}
-	rep := &BufferReport{Receiver: receiverPath}
-	for i, path := range senderPaths {
-		bs := BufferSender{File: path}
-		var sendStep tsStep
-		err := eachData(path, opts.OnDecodeError, func(f *decode.Frame) error {
-			sendStep.add(f.TsNs)
-			k := f.FlowKey()
-			fs := flows[k]
-			if fs == nil {
-				fs = &flowSent{sender: i}
-				flows[k] = fs
-				bs.Flows++
-			} else if fs.sender != i {
-				return fmt.Errorf("%s: flow %s also appears in %s; give each sender's capture once", path, keyJSON(k, ByFlow), senderPaths[fs.sender])
-			}
-			if kept++; kept > maxPackets {
-				return fmt.Errorf("%s: %w (%d): buffer keeps every data packet of the sender captures to match it; cut the captures to the congestion episode", path, ErrTooManyPackets, maxPackets)
-			}
-			fs.pkts = append(fs.pkts, sentPkt{f.TsNs, f.BTH.PSN, int32(f.IBLen)})
-			bs.Packets++
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		bs.TimestampStepNs = sendStep.value()
-		rep.Senders = append(rep.Senders, bs)
+	for len(a.senders) <= p.File {
+		a.senders = append(a.senders, BufferSender{})
+		a.sendSteps = append(a.sendSteps, tsStep{})
 	}
-	matched := make([][]matchedPkt, len(senderPaths))
-	var step tsStep
-	err = eachData(receiverPath, opts.OnDecodeError, func(f *decode.Frame) error {
-		step.add(f.TsNs)
-		fs := flows[f.FlowKey()]
-		if fs == nil {
-			return nil
-		}
-		psn := f.BTH.PSN
-		for j := fs.next; j < len(fs.pkts) && j < fs.next+4096; j++ {
-			if fs.pkts[j].psn == psn {
-				s := fs.pkts[j]
-				matched[fs.sender] = append(matched[fs.sender], matchedPkt{s.tsNs, f.TsNs, int32(BlocksOf(int(s.bytes))), s.bytes})
-				fs.next = j + 1
-				return nil
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	i := p.File
+	bs := &a.senders[i]
+	a.sendSteps[i].add(p.TsNs)
+	fs := a.flows[p.Key]
+	if fs == nil {
+		fs = &flowSent{sender: i}
+		a.flows[p.Key] = fs
+		bs.Flows++
+	} else if fs.sender != i {
+		k := p.Key
+		a.stopped, a.dup, a.dupFirst, a.dupSecond = true, &k, fs.sender, i
+		return
 	}
+	if a.kept++; a.kept > a.maxPackets {
+		a.stopped, a.tooMany = true, i
+		return
+	}
+	fs.pkts = append(fs.pkts, sentPkt{p.TsNs, p.PSN, int32(p.IBBytes)})
+	bs.Packets++
+}
+
+func (b *bufferSent) Err() error {
+	if b.stopped {
+		return ErrTooManyPackets // or a flow sent twice: Report says which
+	}
+	return nil
+}
+
+func (b *bufferSent) Report(s *Stream) ([]BufferSender, error) {
+	a := (*BufferAnalysis)(b)
+	names := s.Names()
+	switch {
+	case a.dup != nil:
+		return nil, fmt.Errorf("%s: flow %s also appears in %s; give each sender's capture once", names[a.dupSecond], keyJSON(*a.dup, ByFlow), names[a.dupFirst])
+	case a.stopped:
+		return nil, fmt.Errorf("%s: %w (%d): buffer keeps every data packet of the sender captures to match it; cut the captures to the congestion episode", names[a.tooMany], ErrTooManyPackets, a.maxPackets)
+	}
+	for len(a.senders) < len(names) {
+		a.senders = append(a.senders, BufferSender{})
+		a.sendSteps = append(a.sendSteps, tsStep{})
+	}
+	for i := range a.senders {
+		a.senders[i].File = names[i]
+		a.senders[i].TimestampStepNs = a.sendSteps[i].value()
+	}
+	a.matched = make([][]matchedPkt, len(a.senders))
+	return a.senders, nil
+}
+
+// Add matches one receiver packet with what a sender sent.
+func (a *BufferAnalysis) Add(p *Packet) {
+	a.bytes.add(p)
+	if !p.OpCode.IsData() {
+		return
+	}
+	a.step.add(p.TsNs)
+	fs := a.flows[p.Key]
+	if fs == nil {
+		return
+	}
+	for j := fs.next; j < len(fs.pkts) && j < fs.next+4096; j++ {
+		if fs.pkts[j].psn == p.PSN {
+			s := fs.pkts[j]
+			a.matched[fs.sender] = append(a.matched[fs.sender], matchedPkt{s.tsNs, p.TsNs, int32(BlocksOf(int(s.bytes))), s.bytes})
+			fs.next = j + 1
+			return
+		}
+	}
+}
+
+// Err is always nil: the receiver's packets are matched or not.
+func (a *BufferAnalysis) Err() error { return nil }
+
+// Report estimates the buffers; receiver is the receiver's stream.
+func (a *BufferAnalysis) Report(receiver *Stream) (*BufferReport, error) {
+	opts, flows, matched := a.opts, a.flows, a.matched
+	receiverPath := strings.Join(receiver.Names(), ", ")
+	rep := &BufferReport{Receiver: receiverPath, Senders: a.senders}
+	var err error
 	for _, fs := range flows {
 		rep.Unmatched += len(fs.pkts)
 	}
 	nsPerByte := opts.NsPerByte
 	if nsPerByte <= 0 {
-		if nsPerByte, err = inferNsPerByte(receiverPath); err != nil {
+		if nsPerByte, err = a.bytes.nsPerByte(receiver.Names()); err != nil {
 			return nil, err
 		}
 	}
-	rep.TimestampStepNs = step.value()
+	rep.TimestampStepNs = a.step.value()
 	holdPackets := 2.0
 	if opts.CutThrough {
 		holdPackets = 1
@@ -222,46 +297,6 @@ func Buffer(senderPaths []string, receiverPath string, opts BufferOptions) (*Buf
 		return rep, fmt.Errorf("no data packet of the sender captures appears in %s (matched by SLID, DLID, QP and PSN)", receiverPath)
 	}
 	return rep, nil
-}
-
-// eachData calls fn for every IB or RoCE data packet (SEND, RDMA WRITE,
-// RDMA READ response) of a capture.
-func eachData(path string, onErr func(*decode.DecodeError), fn func(f *decode.Frame) error) error {
-	r, err := decode.Open(path)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	r.SetCheckCRC(false)
-	var f decode.Frame
-	for {
-		err := r.Next(&f)
-		if err == io.EOF {
-			return nil
-		}
-		var de *decode.DecodeError
-		if errors.As(err, &de) {
-			if onErr != nil {
-				onErr(de)
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if f.NoTs {
-			if onErr != nil {
-				onErr(decode.NoTimeError(path, &f))
-			}
-			continue
-		}
-		if f.Has&decode.HasBTH == 0 || !f.BTH.OpCode.IsData() {
-			continue
-		}
-		if err := fn(&f); err != nil {
-			return err
-		}
-	}
 }
 
 // minPlateauDrains is how many drain periods the occupancy must stay at its

@@ -1,6 +1,7 @@
 package analyze_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,14 +20,14 @@ func TestBufferWithoutCongestion(t *testing.T) {
 	if _, err := sim.Run(s, dir); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := analyze.Buffer([]string{filepath.Join(dir, "s1.pcap")}, filepath.Join(dir, "r.pcap"), analyze.BufferOptions{})
+	rep, err := analyze.Buffer(openT(t, filepath.Join(dir, "s1.pcap")), openT(t, filepath.Join(dir, "r.pcap")), analyze.BufferOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if bs := rep.Senders[0]; bs.Congested || bs.EstimateBytes != 0 || bs.Matched != 128 {
 		t.Errorf("sender alone: congested %v, estimate %d, matched %d; want no estimate from 128 matched packets", bs.Congested, bs.EstimateBytes, bs.Matched)
 	}
-	_, err = analyze.Buffer([]string{filepath.Join(dir, "s1.pcap")}, filepath.Join(dir, "s2.pcap"), analyze.BufferOptions{NsPerByte: 0.25})
+	_, err = analyze.Buffer(openT(t, filepath.Join(dir, "s1.pcap")), openT(t, filepath.Join(dir, "s2.pcap")), analyze.BufferOptions{NsPerByte: 0.25})
 	if err == nil || !strings.Contains(err.Error(), "no data packet") {
 		t.Errorf("unrelated captures: error %v, want one saying nothing matched", err)
 	}
@@ -47,7 +48,7 @@ func TestBufferCapturesOfDifferentRuns(t *testing.T) {
 		return dir
 	}
 	qdr, sdr := run("QDR"), run("SDR")
-	rep, err := analyze.Buffer([]string{filepath.Join(qdr, "s1.pcap")}, filepath.Join(sdr, "r.pcap"), analyze.BufferOptions{})
+	rep, err := analyze.Buffer(openT(t, filepath.Join(qdr, "s1.pcap")), openT(t, filepath.Join(sdr, "r.pcap")), analyze.BufferOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +58,8 @@ func TestBufferCapturesOfDifferentRuns(t *testing.T) {
 	}
 }
 
-// TestBufferSameFlowTwice: a flow in two sender captures (the same capture
-// given twice) is refused, the flow written as the tables write it.
+// TestBufferSameFlowTwice: a flow in two sender captures (a copy of the
+// capture given with it) is refused, the flow written as the tables write it.
 func TestBufferSameFlowTwice(t *testing.T) {
 	dir := t.TempDir()
 	s := sim.Incast(sim.IncastConfig{Rate: "QDR", Lanes: 4, MTUBytes: 2048, VLBufferBytes: 32 << 10, TickNs: 16,
@@ -66,9 +67,16 @@ func TestBufferSameFlowTwice(t *testing.T) {
 	if _, err := sim.Run(s, dir); err != nil {
 		t.Fatal(err)
 	}
-	s1 := filepath.Join(dir, "s1.pcap")
-	_, err := analyze.Buffer([]string{s1, s1}, filepath.Join(dir, "r.pcap"), analyze.BufferOptions{})
-	want := s1 + ": flow ib lid 1>3 qp 0x000100 also appears in " + s1 + "; give each sender's capture once"
+	s1, cp := filepath.Join(dir, "s1.pcap"), filepath.Join(dir, "copy.pcap")
+	b, err := os.ReadFile(s1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = analyze.Buffer(openT(t, s1, cp), openT(t, filepath.Join(dir, "r.pcap")), analyze.BufferOptions{})
+	want := cp + ": flow ib lid 1>3 qp 0x000100 also appears in " + s1 + "; give each sender's capture once"
 	if err == nil || err.Error() != want {
 		t.Errorf("same capture twice: %v, want %q", err, want)
 	}

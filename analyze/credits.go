@@ -3,9 +3,9 @@ package analyze
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/ibscope/ibscope/decode"
 )
@@ -49,8 +49,6 @@ type CreditOptions struct {
 	// MaxPoints bounds each direction's time series (DefaultSeriesPoints
 	// when 0, MaxSeriesPoints at most).
 	MaxPoints int
-	// OnDecodeError is told of frames that could not be decoded.
-	OnDecodeError func(err *decode.DecodeError)
 }
 
 // CreditReport is the credit accounting of one capture.
@@ -153,84 +151,125 @@ const maxPacketBlocks = (8 + 12 + 16 + 4096 + 4 + 2 + decode.BlockBytes - 1) / d
 // packets took 33).
 func BlocksOf(ibBytes int) int { return (ibBytes + decode.BlockBytes - 1) / decode.BlockBytes }
 
-// Credits reads a capture and accounts for credits per link direction and VL.
-func Credits(path string, opts CreditOptions) (*CreditReport, error) {
-	var err error
-	if opts.MaxPoints, err = seriesPoints(opts.MaxPoints); err != nil {
-		return nil, err
-	}
-	// Without a byte time the buffer can still be read from the FCPs; only
-	// the credit stalls, which need packet end times, are then left out.
-	nsPerByte := opts.NsPerByte
-	var inferErr error
-	if nsPerByte <= 0 {
-		nsPerByte, inferErr = inferNsPerByte(path)
-	}
-	r, err := decode.Open(path)
+// CreditsAnalysis accounts for credits per link direction and VL over a
+// stream that hands out link packets (StreamOptions.LinkPackets).
+type CreditsAnalysis struct {
+	rep       CreditReport
+	nsPerByte float64
+	inferErr  error // why the byte time could not be inferred
+	links     map[[2]int]*CreditLink
+	step      tsStep
+	noDir     *Packet // the first packet whose direction the capture does not record
+}
+
+// NewCreditsAnalysis starts the accounting. Without a byte time
+// (opts.NsPerByte 0) inferErr says why it could not be inferred: the buffer
+// is then still read from the FCPs, and only the credit stalls, which need
+// packet end times, are left out.
+func NewCreditsAnalysis(opts CreditOptions, inferErr error) (*CreditsAnalysis, error) {
+	points, err := seriesPoints(opts.MaxPoints)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	r.SetCheckCRC(false) // credit accounting needs no CRC verdicts; checking costs a pass over every packet
-	rep := &CreditReport{File: path, NsPerByte: nsPerByte, NsPerByteInferred: opts.NsPerByte <= 0, points: opts.MaxPoints}
-	links := map[[2]int]*CreditLink{}
-	get := func(iface, vl int) *CreditLink {
-		k := [2]int{iface, vl}
-		l := links[k]
-		if l == nil {
-			l = &CreditLink{Iface: iface, PeerIface: iface ^ 1, VL: vl, MinCredits: -1}
-			l.st.stride = 1
-			links[k] = l
-		}
-		return l
+	return &CreditsAnalysis{rep: CreditReport{NsPerByte: opts.NsPerByte, points: points}, nsPerByte: opts.NsPerByte,
+		inferErr: inferErr, links: map[[2]int]*CreditLink{}}, nil
+}
+
+// Credits reads the captures open gives (twice when the byte time is to be
+// inferred) and accounts for credits per link direction and VL.
+func Credits(open Opener, opts CreditOptions) (*CreditReport, error) {
+	if _, err := seriesPoints(opts.MaxPoints); err != nil {
+		return nil, err
 	}
-	var f decode.Frame
-	var step tsStep
-	for {
-		err := r.Next(&f)
-		if err == io.EOF {
-			break
-		}
-		var de *decode.DecodeError
-		if errors.As(err, &de) {
-			rep.DecodeErrors++
-			if opts.OnDecodeError != nil {
-				opts.OnDecodeError(de)
-			}
-			continue
-		}
+	inferred := opts.NsPerByte <= 0
+	var inferErr error
+	if inferred {
+		// The first pass is quiet: the second tells of bad frames and files.
+		s, err := open(StreamOptions{LinkPackets: true, OnDecodeError: func(*decode.DecodeError) {}, OnFileError: func(error) {}})
 		if err != nil {
-			return rep, err
+			return nil, err
 		}
-		if f.NoTs {
-			if opts.OnDecodeError != nil {
-				opts.OnDecodeError(decode.NoTimeError(path, &f))
-			}
-			continue
-		}
-		rep.Frames++
-		step.add(f.TsNs)
-		if f.Iface < 0 && (f.Transport == decode.TransportLink || f.Transport == decode.TransportIB) {
-			return rep, fmt.Errorf("%s: frame %d: the capture does not record direction, so the two sides' flow-control packets cannot be told apart", path, f.Number)
-		}
-		switch f.Transport {
-		case decode.TransportLink:
-			rep.FCPs++
-			fcp := &f.Link
-			// The sender's own FCP: its FCTBS for data it sends on this VL.
-			get(int(f.Iface), int(fcp.VL)).senderFCP(f.TsNs, f.Number, int(fcp.FCTBS))
-			// The same FCP is the receiver's FCCL for the opposite direction.
-			get(int(f.Iface)^1, int(fcp.VL)).receiverFCP(f.TsNs+int64(math.Round(decode.LinkFCPLen*nsPerByte)), int(fcp.FCCL), rep.points)
-		case decode.TransportIB:
-			rep.DataPackets++
-			get(int(f.Iface), int(f.LRH.VL)).data(f.TsNs, f.IBLen, nsPerByte, rep.points)
-		}
+		opts.NsPerByte, inferErr = InferNsPerByte(s)
+		s.Close()
+	}
+	a, err := NewCreditsAnalysis(opts, inferErr)
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(StreamOptions{LinkPackets: true})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	rep, err := Run(s, a, nil)
+	if rep != nil {
+		rep.NsPerByteInferred = inferred
+	}
+	return rep, err
+}
+
+func (a *CreditsAnalysis) get(iface, vl int) *CreditLink {
+	k := [2]int{iface, vl}
+	l := a.links[k]
+	if l == nil {
+		l = &CreditLink{Iface: iface, PeerIface: iface ^ 1, VL: vl, MinCredits: -1}
+		l.st.stride = 1
+		a.links[k] = l
+	}
+	return l
+}
+
+// Add accounts for one native IB packet: a link packet's FCTBS and FCCL, a
+// data packet's blocks.
+func (a *CreditsAnalysis) Add(p *Packet) {
+	if a.noDir != nil {
+		return
+	}
+	a.step.add(p.TsNs)
+	t := p.Key.Transport
+	if p.Iface < 0 && (t == decode.TransportLink || t == decode.TransportIB) {
+		c := *p
+		a.noDir = &c
+		return
+	}
+	switch t {
+	case decode.TransportLink:
+		a.rep.FCPs++
+		// The sender's own FCP: its FCTBS for data it sends on this VL.
+		a.get(int(p.Iface), int(p.VL)).senderFCP(p.TsNs, p.Frame, int(p.FCTBS))
+		// The same FCP is the receiver's FCCL for the opposite direction.
+		a.get(int(p.Iface)^1, int(p.VL)).receiverFCP(p.TsNs+int64(math.Round(decode.LinkFCPLen*a.nsPerByte)), int(p.FCCL), a.rep.points)
+	case decode.TransportIB:
+		a.rep.DataPackets++
+		a.get(int(p.Iface), int(p.VL)).data(p.TsNs, p.IBBytes, a.nsPerByte, a.rep.points)
+	}
+}
+
+// Err stops the reading at a packet whose direction is not recorded.
+func (a *CreditsAnalysis) Err() error {
+	if a.noDir != nil {
+		return errNoDirection
+	}
+	return nil
+}
+
+var errNoDirection = errors.New("the capture does not record direction, so the two sides' flow-control packets cannot be told apart")
+
+// Report finishes the accounting.
+func (a *CreditsAnalysis) Report(s *Stream) (*CreditReport, error) {
+	rep := &a.rep
+	names := s.Names()
+	path := strings.Join(names, ", ")
+	st := s.Stats()
+	rep.File, rep.Frames, rep.DecodeErrors = path, st.Frames-st.DecodeErrors-st.NoTime, st.DecodeErrors
+	if p := a.noDir; p != nil {
+		return rep, fmt.Errorf("%s: frame %d: %w", names[p.File], p.Frame, errNoDirection)
 	}
 	if rep.FCPs == 0 {
 		return rep, fmt.Errorf("%s: %w", path, ErrNoFCP)
 	}
-	keys := make([][2]int, 0, len(links))
-	for k, l := range links {
+	keys := make([][2]int, 0, len(a.links))
+	for k, l := range a.links {
 		if l.DataPackets == 0 && l.ReceiverFCPs == 0 {
 			continue
 		}
@@ -239,15 +278,15 @@ func Credits(path string, opts CreditOptions) (*CreditReport, error) {
 	sort.Slice(keys, func(i, j int) bool {
 		return keys[i][0] < keys[j][0] || keys[i][0] == keys[j][0] && keys[i][1] < keys[j][1]
 	})
-	rep.TimestampStepNs = step.value()
+	rep.TimestampStepNs = a.step.value()
 	for _, k := range keys {
-		l := links[k]
+		l := a.links[k]
 		l.finish()
-		if l.DataPackets > 0 && inferErr != nil {
+		if l.DataPackets > 0 && a.inferErr != nil {
 			l.CreditStallNs, l.CreditStalls = -1, -1
-			l.StallNote = inferErr.Error()
+			l.StallNote = a.inferErr.Error()
 		} else if l.DataPackets > 0 {
-			if pktNs := float64(l.DataBlocks*decode.BlockBytes) / float64(l.DataPackets) * nsPerByte; float64(4*rep.TimestampStepNs) > pktNs {
+			if pktNs := float64(l.DataBlocks*decode.BlockBytes) / float64(l.DataPackets) * a.nsPerByte; float64(4*rep.TimestampStepNs) > pktNs {
 				l.CreditStallNs, l.CreditStalls = -1, -1
 				l.StallNote = fmt.Sprintf("timestamps in steps of %s are too coarse against packets of about %s", FormatNs(rep.TimestampStepNs), FormatNs(int64(pktNs)))
 			}
@@ -411,42 +450,48 @@ func (s *tsStep) add(tsNs int64) {
 
 func (s tsStep) value() int64 { return max(s.ns, 1) }
 
-// inferNsPerByte finds the link's byte time from the closest-spaced data
+// inferPackets is how many native IB packets InferNsPerByte looks at.
+const inferPackets = 200000
+
+// byteTime finds the link's byte time from the closest-spaced native IB
 // packets of one direction: the smallest gap per byte of the earlier
 // packet, which back-to-back packets reach.
-func inferNsPerByte(path string) (float64, error) {
-	r, err := decode.Open(path)
-	if err != nil {
-		return 0, err
+type byteTime struct {
+	n    int
+	last map[int8][2]int64
+	best float64
+}
+
+func newByteTime() *byteTime { return &byteTime{last: map[int8][2]int64{}, best: math.Inf(1)} }
+
+// add takes one packet; it reports false once it has seen enough.
+func (b *byteTime) add(p *Packet) bool {
+	if p.Key.Transport != decode.TransportIB {
+		return true
 	}
-	defer r.Close()
-	r.SetCheckCRC(false) // credit accounting needs no CRC verdicts; checking costs a pass over every packet
-	var f decode.Frame
-	last := map[int8][2]int64{}
-	best := math.Inf(1)
-	for n := 0; n < 200000; {
-		err := r.Next(&f)
-		if err == io.EOF {
-			break
-		}
-		var de *decode.DecodeError
-		if errors.As(err, &de) {
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		if f.Transport != decode.TransportIB || f.NoTs {
-			continue
-		}
-		n++
-		if p, ok := last[f.Iface]; ok && f.TsNs > p[0] {
-			best = min(best, float64(f.TsNs-p[0])/float64(p[1]))
-		}
-		last[f.Iface] = [2]int64{f.TsNs, int64(f.IBLen)}
+	if b.n++; b.n > inferPackets {
+		return false
 	}
-	if math.IsInf(best, 1) {
-		return 0, fmt.Errorf("%s: too few data packets to infer the link's byte time; give the link rate", path)
+	if l, ok := b.last[p.Iface]; ok && p.TsNs > l[0] {
+		b.best = min(b.best, float64(p.TsNs-l[0])/float64(l[1]))
 	}
-	return best, nil
+	b.last[p.Iface] = [2]int64{p.TsNs, int64(p.IBBytes)}
+	return true
+}
+
+func (b *byteTime) nsPerByte(names []string) (float64, error) {
+	if math.IsInf(b.best, 1) {
+		return 0, fmt.Errorf("%s: too few data packets to infer the link's byte time; give the link rate", strings.Join(names, ", "))
+	}
+	return b.best, nil
+}
+
+// InferNsPerByte reads the first 200,000 native IB packets of s for the
+// link's byte time (byteTime).
+func InferNsPerByte(s *Stream) (float64, error) {
+	b := newByteTime()
+	var p Packet
+	for s.Next(&p) == nil && b.add(&p) {
+	}
+	return b.nsPerByte(s.Names())
 }

@@ -58,14 +58,14 @@ func TestGroundTruthIncast2015(t *testing.T) {
 		t.Errorf("spacing alone %d ns, shared %d ns: want about 2 us and 4 us", alone, shared)
 	}
 
-	cr, err := analyze.Credits(s1, analyze.CreditOptions{})
+	cr, err := analyze.Credits(files(s1), analyze.CreditOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := cr.Links[0].BufferBytes; got != 32<<10 {
 		t.Errorf("credits: buffer %d bytes, want 32 KiB", got)
 	}
-	br, err := analyze.Buffer([]string{s1, filepath.Join(dir, "s2.pcap")}, filepath.Join(dir, "r.pcap"), analyze.BufferOptions{})
+	br, err := analyze.Buffer(openT(t, s1, filepath.Join(dir, "s2.pcap")), openT(t, filepath.Join(dir, "r.pcap")), analyze.BufferOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestGroundTruthIncast2015(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, err := analyze.Tick(s1, series, "perfquery.txt", analyze.TickOptions{Iface: -1})
+	tk, err := analyze.Tick(openT(t, s1), series, "perfquery.txt", analyze.TickOptions{Iface: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

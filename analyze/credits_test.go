@@ -75,7 +75,7 @@ func TestCreditsFCTBSCheck(t *testing.T) {
 		n++
 		return n >= 500 && n < 505 // five 2074-byte packets: 5 x 33 blocks
 	})
-	rep, err := analyze.Credits(lossy, analyze.CreditOptions{})
+	rep, err := analyze.Credits(files(lossy), analyze.CreditOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestCreditsFCTBSCheck(t *testing.T) {
 	// Without any FCPs, credits refuses and says why.
 	bare := filepath.Join(dir, "bare.pcap")
 	dropFrames(t, filepath.Join(dir, "s1.pcap"), bare, func(f *decode.Frame) bool { return f.Transport == decode.TransportLink })
-	if _, err := analyze.Credits(bare, analyze.CreditOptions{}); !errors.Is(err, analyze.ErrNoFCP) {
+	if _, err := analyze.Credits(files(bare), analyze.CreditOptions{}); !errors.Is(err, analyze.ErrNoFCP) {
 		t.Errorf("capture without FCPs: error %v, want ErrNoFCP", err)
 	}
 }

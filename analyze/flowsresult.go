@@ -153,6 +153,18 @@ func (r *FlowsResult) WriteJSON(out io.Writer) error {
 	return nil
 }
 
+// Err is always nil: a flows analysis takes any input.
+func (a *FlowsAnalysis) Err() error { return nil }
+
+// Report finishes the analysis of the packets of s.
+func (a *FlowsAnalysis) Report(s *Stream) (*FlowsResult, error) {
+	r, err := a.Result()
+	if r != nil {
+		r.Input = inputOf(s)
+	}
+	return r, err
+}
+
 // RunFlows reads the stream to its end through a flows analysis, with
 // opts if given. progress, if not nil, is called every 65536 packets.
 func RunFlows(s *Stream, progress func(s *Stream), opts ...FlowsOptions) (*FlowsResult, error) {
@@ -160,17 +172,5 @@ func RunFlows(s *Stream, progress func(s *Stream), opts ...FlowsOptions) (*Flows
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	a := NewFlowsAnalysis(o)
-	var p Packet
-	for n := 1; s.Next(&p) == nil; n++ {
-		a.Add(&p)
-		if progress != nil && n%progressEvery == 0 {
-			progress(s)
-		}
-	}
-	r, err := a.Result()
-	if r != nil {
-		r.Input = inputOf(s)
-	}
-	return r, err
+	return Run(s, NewFlowsAnalysis(o), progress)
 }

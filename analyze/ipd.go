@@ -444,9 +444,17 @@ func (a *IPDAnalysis) flowResult(g *ipdGroup) *IPDFlow {
 	return f
 }
 
-// progressEvery is how many packets pass between progress reports and
-// checks for a failed analysis.
-const progressEvery = 1 << 16
+// Report finishes the analysis of the packets of s.
+func (a *IPDAnalysis) Report(s *Stream) (*IPDResult, error) {
+	if err := a.Err(); err != nil {
+		return nil, err
+	}
+	r, err := a.Result(s.ResolutionNs())
+	if r != nil {
+		r.Input = inputOf(s)
+	}
+	return r, err
+}
 
 // RunIPD reads the stream to its end through an IPD analysis. progress, if
 // not nil, is called every 65536 packets.
@@ -458,24 +466,5 @@ func RunIPD(s *Stream, cfg IPDConfig, progress func(s *Stream)) (*IPDResult, err
 	if err := cfg.Hist.Validate(s.ResolutionNs()); err != nil {
 		return nil, err
 	}
-	var p Packet
-	for n := 1; ; n++ {
-		if err := s.Next(&p); err != nil {
-			break
-		}
-		a.Add(&p)
-		if n%progressEvery == 0 {
-			if err := a.Err(); err != nil {
-				return nil, err
-			}
-			if progress != nil {
-				progress(s)
-			}
-		}
-	}
-	r, err := a.Result(s.ResolutionNs())
-	if r != nil {
-		r.Input = inputOf(s)
-	}
-	return r, err
+	return Run(s, a, progress)
 }

@@ -12,6 +12,11 @@ type Packet struct {
 	Offset int64 // byte offset of the frame's record in its file, -1 when unknown
 	Key    decode.FlowKey
 	Iface  int8 // direction/interface the format recorded, -1 if none
+	// VL is the native IB packet's virtual lane (LRH), or a link
+	// flow-control packet's; FCTBS and FCCL are the latter's counts, in
+	// 64-byte blocks mod 4096 (Key.Transport is decode.TransportLink).
+	VL          uint8
+	FCTBS, FCCL uint16
 
 	OpCode     decode.Opcode
 	PSN        uint32 // 24 bits
@@ -53,6 +58,10 @@ func (p *Packet) fill(f *decode.Frame, file int) {
 	p.Offset = f.Offset
 	p.Key = f.FlowKey()
 	p.Iface = f.Iface
+	p.VL, p.FCTBS, p.FCCL = f.LRH.VL, 0, 0
+	if f.Has&decode.HasLink != 0 {
+		p.VL, p.FCTBS, p.FCCL = f.Link.VL, f.Link.FCTBS, f.Link.FCCL
+	}
 	p.OpCode = f.BTH.OpCode
 	p.PSN = f.BTH.PSN
 	p.AckReq = f.BTH.AckReq

@@ -72,8 +72,18 @@ func TestBufferUntimedFrames(t *testing.T) {
 	}
 	receiver := testcap.Write(t, "r.pcap", false, recv)
 	var told []string
-	_, err := Buffer([]string{sender}, receiver, BufferOptions{NsPerByte: 0.1, OnDecodeError: func(e *decode.DecodeError) { told = append(told, e.Error()) }})
+	opts := StreamOptions{OnDecodeError: func(e *decode.DecodeError) { told = append(told, e.Error()) }}
+	ss, err := OpenStream([]string{sender}, opts)
 	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	rs, err := OpenStream([]string{receiver}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	if _, err := Buffer(ss, rs, BufferOptions{NsPerByte: 0.1}); err != nil {
 		t.Fatal(err)
 	}
 	if len(told) != 1 || !strings.Contains(told[0], "s.pcapng: frame 4 (record at byte offset ") || !strings.Contains(told[0], "no timestamp") {

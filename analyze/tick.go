@@ -3,10 +3,10 @@ package analyze
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/telemetry"
@@ -45,8 +45,6 @@ type TickOptions struct {
 	// MaxPackets bounds the data packets kept, 16 bytes each
 	// (DefaultMaxPackets when 0, MaxPacketsLimit at most).
 	MaxPackets int
-	// OnDecodeError is told of frames that could not be decoded.
-	OnDecodeError func(err *decode.DecodeError)
 }
 
 // TickReport is the tick estimate and what it rests on.
@@ -85,9 +83,20 @@ type txPkt struct {
 	bytes int32
 }
 
-// Tick estimates the PortXmitWait tick from a capture of the port's
-// transmissions and the port's telemetry.
-func Tick(path string, series []*telemetry.Series, telemetryName string, opts TickOptions) (*TickReport, error) {
+// TickAnalysis keeps the native IB data packets of each direction, then
+// estimates the PortXmitWait tick from them and the port's telemetry.
+type TickAnalysis struct {
+	opts          TickOptions
+	series        []*telemetry.Series
+	telemetryName string
+	maxPackets    int
+	kept          int
+	byIface       map[int8][]txPkt
+	slids         map[int8]map[uint16]int
+}
+
+// NewTickAnalysis checks opts and starts the analysis.
+func NewTickAnalysis(series []*telemetry.Series, telemetryName string, opts TickOptions) (*TickAnalysis, error) {
 	if err := CheckPhasePackets(opts.MinPhasePackets); err != nil {
 		return nil, err
 	}
@@ -98,50 +107,52 @@ func Tick(path string, series []*telemetry.Series, telemetryName string, opts Ti
 	if opts.Iface < -1 || opts.Iface > math.MaxInt8 {
 		return nil, fmt.Errorf("interface %d: captures number interfaces 0 to %d (-1: the busiest)", opts.Iface, math.MaxInt8)
 	}
-	rep := &TickReport{File: path, Telemetry: telemetryName}
-	byIface := map[int8][]txPkt{}
-	slids := map[int8]map[uint16]int{}
-	r, err := decode.Open(path)
+	return &TickAnalysis{opts: opts, series: series, telemetryName: telemetryName, maxPackets: maxPackets,
+		byIface: map[int8][]txPkt{}, slids: map[int8]map[uint16]int{}}, nil
+}
+
+// Tick estimates the PortXmitWait tick from a capture of the port's
+// transmissions and the port's telemetry.
+func Tick(s *Stream, series []*telemetry.Series, telemetryName string, opts TickOptions) (*TickReport, error) {
+	a, err := NewTickAnalysis(series, telemetryName, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	r.SetCheckCRC(false)
-	var f decode.Frame
-	kept := 0
-	for {
-		err := r.Next(&f)
-		if err == io.EOF {
-			break
-		}
-		var de *decode.DecodeError
-		if errors.As(err, &de) {
-			if opts.OnDecodeError != nil {
-				opts.OnDecodeError(de)
-			}
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if f.NoTs {
-			if opts.OnDecodeError != nil {
-				opts.OnDecodeError(decode.NoTimeError(path, &f))
-			}
-			continue
-		}
-		if f.Transport != decode.TransportIB || f.Has&decode.HasBTH == 0 || !f.BTH.OpCode.IsData() {
-			continue
-		}
-		if kept++; kept > maxPackets {
-			return nil, fmt.Errorf("%s: %w (%d): tick keeps every native IB data packet (16 bytes each) to time the waits; cut the capture to the congestion episode", path, ErrTooManyPackets, maxPackets)
-		}
-		byIface[f.Iface] = append(byIface[f.Iface], txPkt{f.TsNs, int32(f.IBLen)})
-		if slids[f.Iface] == nil {
-			slids[f.Iface] = map[uint16]int{}
-		}
-		slids[f.Iface][f.LRH.SLID]++
+	return Run(s, a, nil)
+}
+
+// Add keeps a native IB data packet.
+func (a *TickAnalysis) Add(p *Packet) {
+	if p.Key.Transport != decode.TransportIB || !p.OpCode.IsData() || a.kept > a.maxPackets {
+		return
 	}
+	if a.kept++; a.kept > a.maxPackets {
+		return
+	}
+	a.byIface[p.Iface] = append(a.byIface[p.Iface], txPkt{p.TsNs, int32(p.IBBytes)})
+	if a.slids[p.Iface] == nil {
+		a.slids[p.Iface] = map[uint16]int{}
+	}
+	a.slids[p.Iface][p.Key.SLID]++
+}
+
+// Err stops the reading past the packets the analysis may keep.
+func (a *TickAnalysis) Err() error {
+	if a.kept > a.maxPackets {
+		return ErrTooManyPackets
+	}
+	return nil
+}
+
+// Report estimates the tick.
+func (a *TickAnalysis) Report(in *Stream) (*TickReport, error) {
+	opts, series, telemetryName := a.opts, a.series, a.telemetryName
+	path := strings.Join(in.Names(), ", ")
+	if a.kept > a.maxPackets {
+		return nil, fmt.Errorf("%s: %w (%d): tick keeps every native IB data packet (16 bytes each) to time the waits; cut the capture to the congestion episode", path, ErrTooManyPackets, a.maxPackets)
+	}
+	rep := &TickReport{File: path, Telemetry: telemetryName}
+	byIface, slids := a.byIface, a.slids
 	iface := int8(opts.Iface)
 	if opts.Iface < 0 {
 		for i, p := range byIface {

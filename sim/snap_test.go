@@ -47,15 +47,15 @@ func incastReports(t *testing.T, snap int) (dir string, reports map[string]strin
 	ipd, err := analyze.RunIPD(st, analyze.IPDConfig{Phases: true}, nil)
 	st.Close()
 	add("ipd", ipd, err)
-	cr, err := analyze.Credits(s1, analyze.CreditOptions{})
+	cr, err := analyze.Credits(files(s1), analyze.CreditOptions{})
 	add("credits", cr, err)
-	br, err := analyze.Buffer([]string{s1, s2}, r, analyze.BufferOptions{})
+	br, err := analyze.Buffer(openT(t, s1, s2), openT(t, r), analyze.BufferOptions{})
 	add("buffer", br, err)
 	series, err := telemetry.ReadFile(filepath.Join(dir, "perfquery.txt"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, err := analyze.Tick(s1, series, "perfquery.txt", analyze.TickOptions{Iface: -1})
+	tk, err := analyze.Tick(openT(t, s1), series, "perfquery.txt", analyze.TickOptions{Iface: -1})
 	add("tick", tk, err)
 	return dir, reports
 }
@@ -130,3 +130,17 @@ func TestSnapValidation(t *testing.T) {
 		}
 	}
 }
+
+// openT opens paths as one stream, closed when the test ends.
+func openT(t testing.TB, paths ...string) *analyze.Stream {
+	t.Helper()
+	s, err := analyze.OpenStream(paths, analyze.StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// files opens paths for analyze.Credits.
+func files(paths ...string) analyze.Opener { return analyze.Files(paths, analyze.StreamOptions{}) }

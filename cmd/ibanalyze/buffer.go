@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/samefile"
 	"github.com/spf13/cobra"
 )
 
@@ -62,10 +65,25 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 	if ok {
 		opts.NsPerByte = 8 / r.DataGbps(lanes)
 	}
-	var dw decodeWarnings
-	opts.OnDecodeError = dw.warn
-	rep, err := analyze.Buffer(senders, receiver, opts)
+	if receiver == decode.Stdin && slices.Contains(senders, decode.Stdin) {
+		return errors.New("- (standard input) is given twice: each input is read once, give it once")
+	}
+	if err := samefile.Check(append(slices.Clone(senders), receiver)); err != nil {
+		return err
+	}
+	in := newInput()
+	ss, err := analyze.OpenStream(senders, in.opts)
 	if err != nil {
+		return err
+	}
+	defer ss.Close()
+	rs, err := analyze.OpenStream([]string{receiver}, in.opts)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	rep, err := analyze.Buffer(ss, rs, opts)
+	if err = in.failed(err); err != nil {
 		return tooManyPackets(err)
 	}
 	for _, wn := range rep.Warnings {

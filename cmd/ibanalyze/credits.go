@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/decode"
 	"github.com/spf13/cobra"
 )
 
@@ -19,7 +21,7 @@ type creditsOpts struct {
 func init() {
 	var o creditsOpts
 	cmd := &cobra.Command{
-		Use:   "credits FILE",
+		Use:   "credits CAPTURE...",
 		Short: "Link-level flow control: FCTBS/FCCL, credits, credit stalls, receive-buffer estimate",
 		Long: `credits reads a capture of one link with its flow-control packets (ERF
 type 25), both directions (as a tap at a port records them), and reports per
@@ -31,8 +33,8 @@ available, reached while nothing is in flight.
 
 Without flow-control packets there is nothing to account; estimate a switch
 buffer from sender and receiver captures with 'ibanalyze buffer' instead.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runCredits(cmd.OutOrStdout(), args[0], o) },
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runCredits(cmd.OutOrStdout(), args, o) },
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.json, "json", false, "JSON report (with a downsampled time series per direction)")
@@ -42,7 +44,7 @@ buffer from sender and receiver captures with 'ibanalyze buffer' instead.`,
 	rootCmd.AddCommand(cmd)
 }
 
-func runCredits(w io.Writer, path string, o creditsOpts) error {
+func runCredits(w io.Writer, paths []string, o creditsOpts) error {
 	if o.plot != "" {
 		if err := analyze.CheckPlotPath(o.plot); err != nil {
 			return err
@@ -56,9 +58,12 @@ func runCredits(w io.Writer, path string, o creditsOpts) error {
 	if ok {
 		opts.NsPerByte = 8 / r.DataGbps(lanes)
 	}
-	var dw decodeWarnings
-	opts.OnDecodeError = dw.warn
-	rep, err := analyze.Credits(path, opts)
+	if !ok && slices.Contains(paths, decode.Stdin) {
+		return errors.New("credits reads its input twice to infer the link's byte time, and standard input can be read once: give --rate")
+	}
+	in := newInput()
+	rep, err := analyze.Credits(analyze.Files(paths, in.opts), opts)
+	err = in.failed(err)
 	if errors.Is(err, analyze.ErrNoFCP) {
 		return fmt.Errorf("%w; credits needs a capture of a link with its flow-control packets. "+
 			"To estimate a switch buffer from data packets alone, run: ibanalyze buffer SENDER-CAPTURE... RECEIVER-CAPTURE", err)
@@ -67,7 +72,7 @@ func runCredits(w io.Writer, path string, o creditsOpts) error {
 		return err
 	}
 	for _, p := range rep.Problems {
-		warnf("%s: %s", path, p)
+		warnf("%s: %s", rep.File, p)
 	}
 	if o.plot != "" {
 		if err := plotCredits(rep, o.plot); err != nil {

@@ -179,6 +179,28 @@ func openStream(paths []string, window int, checkCRC bool) (*analyze.Stream, err
 	})
 }
 
+// input is the stream options of an analysis that fails on a damaged file
+// after reading what it can of the others: bad frames and files are
+// told on stderr as they come, and failed returns the damage.
+type input struct {
+	opts    analyze.StreamOptions
+	damaged []error
+}
+
+func newInput() *input {
+	in := &input{}
+	in.opts = analyze.StreamOptions{OnDecodeError: new(decodeWarnings).warn, OnFileError: func(err error) { in.damaged = append(in.damaged, err) }}
+	return in
+}
+
+// failed returns err, or the damage to the files when there is no err.
+func (in *input) failed(err error) error {
+	if err != nil {
+		return err
+	}
+	return errors.Join(in.damaged...)
+}
+
 // streamProgress reports a stream's progress on a terminal.
 func streamProgress(p *progress) func(s *analyze.Stream) {
 	return func(s *analyze.Stream) {

@@ -24,7 +24,7 @@ type tickOpts struct {
 func init() {
 	var o tickOpts
 	cmd := &cobra.Command{
-		Use:   "tick CAPTURE --telemetry FILE",
+		Use:   "tick CAPTURE... --telemetry FILE",
 		Short: "PortXmitWait tick from a congestion episode: capture against telemetry",
 		Long: `tick finds the congestion episode in a capture of the packets a port sends
 (the phase of widest packet spacing, by IPD phase detection), measures how
@@ -37,8 +37,8 @@ to PortXmitWait increase for comparison.
 The telemetry is perfquery text (with "# ts_ns=" or date lines), an ibscope
 sidecar or DOCA telemetry_diag CSV, and must hold PortXmitWait of the
 sending port, sampled at least twice within the episode.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runTick(cmd.OutOrStdout(), args[0], o) },
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runTick(cmd.OutOrStdout(), args, o) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.telemetry, "telemetry", "", "telemetry `FILE` with PortXmitWait samples (required)")
@@ -53,7 +53,7 @@ sending port, sampled at least twice within the episode.`,
 	rootCmd.AddCommand(cmd)
 }
 
-func runTick(w io.Writer, path string, o tickOpts) error {
+func runTick(w io.Writer, paths []string, o tickOpts) error {
 	if o.minPhase < 0 || o.minPhase > analyze.MaxPhasePackets {
 		return fmt.Errorf("--min-phase-packets %d: want 1 to %d (0: the ipd default, %d)", o.minPhase, analyze.MaxPhasePackets, analyze.DefaultPhasePackets)
 	}
@@ -78,8 +78,6 @@ func runTick(w io.Writer, path string, o tickOpts) error {
 		}
 		opts.Source = src
 	}
-	var dw decodeWarnings
-	opts.OnDecodeError = dw.warn
 	series, err := telemetry.ReadFile(o.telemetry, nil)
 	if err != nil {
 		return err
@@ -89,12 +87,18 @@ func runTick(w io.Writer, path string, o tickOpts) error {
 			warnf("%s", wn)
 		}
 	}
-	rep, err := analyze.Tick(path, series, o.telemetry, opts)
+	in := newInput()
+	s, err := analyze.OpenStream(paths, in.opts)
 	if err != nil {
+		return err
+	}
+	defer s.Close()
+	rep, err := analyze.Tick(s, series, o.telemetry, opts)
+	if err = in.failed(err); err != nil {
 		return tooManyPackets(err)
 	}
 	for _, wn := range rep.Warnings {
-		warnf("%s: %s", path, wn)
+		warnf("%s: %s", rep.File, wn)
 	}
 	if o.json {
 		return writeJSON(w, rep)

@@ -1,0 +1,328 @@
+package decode
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ibscope/ibscope/internal/samefile"
+)
+
+// Stdin is the path that names standard input.
+const Stdin = "-"
+
+// stdinName names standard input in messages and reports.
+const stdinName = "stdin"
+
+// OpenInput opens a capture by path, "-" meaning standard input (which
+// Close leaves open). Its errors name the path once, as Open's do.
+func OpenInput(path string) (*Reader, error) {
+	if path != Stdin {
+		return Open(path)
+	}
+	return NewReader(os.Stdin, stdinName)
+}
+
+// Where locates one frame.
+type Where struct {
+	File   string `json:"file"`   // file name
+	Frame  int    `json:"frame"`  // 1-based frame number in the file
+	Offset int64  `json:"offset"` // byte offset of the frame's record, -1 when unknown
+}
+
+func (w Where) String() string {
+	if w.Offset >= 0 {
+		return fmt.Sprintf("%s: frame %d (byte offset %d)", w.File, w.Frame, w.Offset)
+	}
+	return fmt.Sprintf("%s: frame %d", w.File, w.Frame)
+}
+
+// StreamOptions configure a Stream. The zero value hands out every decoded
+// frame with a timestamp.
+type StreamOptions struct {
+	// CheckCRC verifies ICRC, VCRC and LPCRC (a pass over each packet).
+	CheckCRC bool
+	// Keep, if set, chooses the frames handed out; the others are read,
+	// counted in Frames and left out before the merge, so that they take no
+	// part in its order.
+	Keep func(f *Frame) bool
+	// Undecoded hands out frames that could not be decoded too, with what
+	// was decoded and their *DecodeError (export and correlate give them a row).
+	Undecoded bool
+	// Untimed hands out frames without a timestamp (pcapng simple packet
+	// blocks) too, right after the frame before them in their file; without
+	// it they are counted, told to OnDecodeError and skipped.
+	Untimed bool
+	// OnDecodeError is told of every frame that could not be decoded, and
+	// of every frame without a timestamp (whose Err says so).
+	OnDecodeError func(err *DecodeError)
+	// OnFileError is told when a file turns out damaged (a *FileError
+	// naming file, frame and byte offset); the stream stops reading that
+	// file and goes on with the others.
+	OnFileError func(err error)
+}
+
+// StreamStats counts what a Stream read.
+type StreamStats struct {
+	Frames       int // records read from all files
+	DecodeErrors int // frames that could not be decoded
+	NoTime       int // frames without a timestamp (pcapng simple packets)
+	FileErrors   int // files that turned out damaged (reading stopped there)
+	// OutOfOrder counts frames stamped earlier than the frame before them in
+	// the same file; FirstOutOfOrder is the first, MaxStepBackNs the largest step back.
+	OutOfOrder      int
+	FirstOutOfOrder Where
+	MaxStepBackNs   int64
+}
+
+// Stream reads one or more captures as one stream of frames in timestamp
+// order: each file's frames are merged by their timestamps (the pieces of a
+// rotated capture may be given in any order). A file is read in its own
+// order: frames stamped out of order within it come out as they are (the
+// analyze package puts them back in order within a bounded window).
+type Stream struct {
+	files []*streamFile
+	opts  StreamOptions
+	stats StreamStats
+	last  int // file whose frame Next handed out last, -1 before the first
+
+	formatResNs int64 // coarsest timestamp unit the file formats declare (ERF aside)
+	dataResNs   int64 // largest power of ten dividing every timestamp seen
+	stamps      int   // timestamps that went into dataResNs
+	totalBytes  int64
+}
+
+type streamFile struct {
+	r        *Reader
+	f        Frame
+	err      *DecodeError // f could not be decoded (Undecoded)
+	ok       bool         // f holds the file's next frame
+	keyNs    int64        // f's place in the merge: its time, or its predecessor's when untimed
+	started  bool
+	lastTsNs int64
+	size     int64
+	doneB    int64
+}
+
+// OpenStream opens every capture ("-" for standard input) and reads up to
+// its first frame. A file given twice, under one name or two, is refused.
+func OpenStream(paths []string, opts StreamOptions) (*Stream, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no capture files given")
+	}
+	if err := samefile.Check(paths); err != nil {
+		return nil, err
+	}
+	stdin := 0
+	for _, p := range paths {
+		if p == Stdin {
+			if stdin++; stdin > 1 {
+				return nil, errors.New("- (standard input) is given twice: each input is read once, give it once")
+			}
+		}
+	}
+	var readers []*Reader
+	for _, p := range paths {
+		r, err := OpenInput(p)
+		if err != nil {
+			for _, r := range readers {
+				r.Close()
+			}
+			return nil, err // names p (Open)
+		}
+		readers = append(readers, r)
+	}
+	return NewStream(readers, opts), nil
+}
+
+// NewStream reads captures already open (pipes, memory) as one stream; the
+// Stream closes them. Progress knows the size of files named by Reader.Name only.
+func NewStream(readers []*Reader, opts StreamOptions) *Stream {
+	s := &Stream{opts: opts, last: -1, dataResNs: 1_000_000_000, formatResNs: 1}
+	for _, r := range readers {
+		r.SetCheckCRC(opts.CheckCRC)
+		sf := &streamFile{r: r}
+		if fi, err := os.Stat(r.Name()); err == nil && fi.Mode().IsRegular() {
+			sf.size = fi.Size()
+			s.totalBytes += sf.size
+		}
+		s.files = append(s.files, sf)
+		if r.LinkType() != LinkTypeERF {
+			// ERF records carry their own 32.32 timestamps whatever
+			// unit the pcap header declares.
+			s.formatResNs = max(s.formatResNs, r.ResolutionNs())
+		}
+	}
+	for i := range s.files {
+		s.advance(i)
+	}
+	return s
+}
+
+// Close closes every file.
+func (s *Stream) Close() error {
+	var first error
+	for _, f := range s.files {
+		if err := f.r.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Stats returns the counts so far.
+func (s *Stream) Stats() StreamStats { return s.stats }
+
+// Names returns the file names, indexed by the file index Next returns.
+func (s *Stream) Names() []string {
+	out := make([]string, len(s.files))
+	for i, f := range s.files {
+		out[i] = f.r.Name()
+	}
+	return out
+}
+
+// LinkType returns the link type of file i.
+func (s *Stream) LinkType(i int) int { return s.files[i].r.LinkType() }
+
+// Progress returns bytes read so far and the files' total size.
+func (s *Stream) Progress() (doneBytes, totalBytes int64) {
+	for _, f := range s.files {
+		doneBytes += f.doneB
+	}
+	return doneBytes, s.totalBytes
+}
+
+// minStampsForResolution is how many timestamps it takes before the data,
+// rather than the file format, is trusted to show the clock's resolution.
+const minStampsForResolution = 16
+
+// ResolutionNs returns the timestamp resolution in ns: the largest power of
+// ten that divides every timestamp read so far (a clock that stamps whole
+// microseconds into a nanosecond file shows as 1000), or, until enough
+// timestamps have been read, the unit the file format declares.
+func (s *Stream) ResolutionNs() int64 {
+	if s.stamps < minStampsForResolution {
+		return s.formatResNs
+	}
+	return s.dataResNs
+}
+
+// Next returns the earliest waiting frame and the index of its file, and
+// io.EOF after the last. The frame stays valid until the next call. With
+// Undecoded, a frame that could not be decoded comes with its *DecodeError
+// (the stream goes on); no other error is returned.
+func (s *Stream) Next() (*Frame, int, error) {
+	if s.last >= 0 {
+		s.advance(s.last)
+	}
+	best := -1
+	for i, f := range s.files {
+		if f.ok && (best < 0 || f.keyNs < s.files[best].keyNs) {
+			best = i
+		}
+	}
+	s.last = best
+	if best < 0 {
+		return nil, -1, io.EOF
+	}
+	sf := s.files[best]
+	if sf.err != nil {
+		return &sf.f, best, sf.err
+	}
+	return &sf.f, best, nil
+}
+
+// advance reads file i up to its next frame to hand out.
+func (s *Stream) advance(i int) {
+	sf := s.files[i]
+	sf.ok, sf.err = false, nil
+	for {
+		f := &sf.f
+		if err := sf.r.Next(f); err != nil {
+			if !s.frameFailed(sf, err) {
+				return
+			}
+			if !s.opts.Undecoded {
+				continue
+			}
+		} else {
+			s.stats.Frames++
+		}
+		if f.Offset > 0 {
+			sf.doneB = min(f.Offset, sf.size) // offsets of a compressed file count decompressed bytes
+		}
+		switch {
+		case f.NoTs:
+			if !s.untimed(sf, f) {
+				continue
+			}
+			sf.keyNs = sf.lastTsNs
+		case sf.err == nil:
+			s.stamp(sf, f)
+			sf.keyNs = f.TsNs
+		default:
+			sf.keyNs = f.TsNs
+		}
+		if sf.err == nil && s.opts.Keep != nil && !s.opts.Keep(f) {
+			continue
+		}
+		sf.ok = true
+		return
+	}
+}
+
+// frameFailed handles a read error: a frame that could not be decoded is
+// counted, told and kept in sf.err (true: it is a frame); the end of the
+// file or damage to it ends that file (false). Kept out of advance so that
+// the error value does not cost an allocation per frame.
+func (s *Stream) frameFailed(sf *streamFile, err error) bool {
+	if err == io.EOF {
+		sf.doneB = sf.size
+		return false
+	}
+	var de *DecodeError
+	if errors.As(err, &de) {
+		s.stats.Frames++
+		s.stats.DecodeErrors++
+		if s.opts.OnDecodeError != nil {
+			s.opts.OnDecodeError(de)
+		}
+		sf.err = de
+		return true
+	}
+	s.stats.FileErrors++
+	sf.doneB = sf.size
+	if s.opts.OnFileError != nil {
+		s.opts.OnFileError(err)
+	}
+	return false
+}
+
+// untimed counts a frame without a timestamp and tells OnDecodeError;
+// it reports whether the frame is handed out.
+func (s *Stream) untimed(sf *streamFile, f *Frame) bool {
+	s.stats.NoTime++
+	if s.opts.OnDecodeError != nil {
+		s.opts.OnDecodeError(NoTimeError(sf.r.Name(), f))
+	}
+	return s.opts.Untimed
+}
+
+// stamp follows the timestamps of one file: resolution and disorder.
+func (s *Stream) stamp(sf *streamFile, f *Frame) {
+	ts := f.TsNs
+	for s.dataResNs > 1 && ts%s.dataResNs != 0 {
+		s.dataResNs /= 10
+	}
+	s.stamps++
+	if sf.started && ts < sf.lastTsNs {
+		if s.stats.OutOfOrder == 0 {
+			s.stats.FirstOutOfOrder = Where{File: sf.r.Name(), Frame: f.Number, Offset: f.Offset}
+		}
+		s.stats.OutOfOrder++
+		s.stats.MaxStepBackNs = max(s.stats.MaxStepBackNs, sf.lastTsNs-ts)
+	}
+	sf.started, sf.lastTsNs = true, ts
+}
