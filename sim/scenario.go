@@ -88,14 +88,23 @@ type Flow struct {
 	JitterNs     int64  `yaml:"jitter_ns" json:"jitter_ns"`         // random pause before each message, uniform in [0, JitterNs], ns
 }
 
-// Tap captures at one port, both directions: ERF interface 0 holds what the
-// port transmits, interface 1 what it receives.
+// TapDirection is what a tap sees of its port's traffic.
+type TapDirection string
+
+const (
+	TapBoth TapDirection = "both" // what the port sends and what it receives
+	TapTx   TapDirection = "tx"   // what the port sends
+	TapRx   TapDirection = "rx"   // what the port receives
+)
+
+// Tap captures at one port, both directions unless Direction says: ERF
+// interface 0 holds what the port transmits, interface 1 what it receives.
 type Tap struct {
-	Port       string `yaml:"port" json:"port"`               // "node/port", e.g. "sw/1"
-	File       string `yaml:"file" json:"file"`               // pcap file, relative to the output directory
-	QuantizeNs int64  `yaml:"quantize_ns" json:"quantize_ns"` // round timestamps down to this step (1000 mimics ibdump); 0 keeps ns
-	DataOnly   bool   `yaml:"data_only" json:"data_only"`     // leave out flow-control packets, as ibdump (which never sees them) does
-	Direction  string `yaml:"direction" json:"direction"`     // "both" (default), "tx" (what the port sends) or "rx" (what it receives)
+	Port       string       `yaml:"port" json:"port"`               // "node/port", e.g. "sw/1"
+	File       string       `yaml:"file" json:"file"`               // pcap file, relative to the output directory
+	QuantizeNs int64        `yaml:"quantize_ns" json:"quantize_ns"` // round timestamps down to this step (1000 mimics ibdump); 0 keeps ns
+	DataOnly   bool         `yaml:"data_only" json:"data_only"`     // leave out flow-control packets, as ibdump (which never sees them) does
+	Direction  TapDirection `yaml:"direction" json:"direction"`     // TapBoth (default), TapTx or TapRx
 	// SnapBytes keeps only each packet's first SnapBytes bytes, as ibcap -s
 	// does: the ERF record's rlen covers what was kept, its wlen stays the
 	// packet's length on the wire and its truncated flag is set (the same
@@ -394,8 +403,8 @@ func (s *Scenario) Validate() error {
 		}
 		switch t.Direction {
 		case "":
-			t.Direction = "both"
-		case "both", "tx", "rx":
+			t.Direction = TapBoth
+		case TapBoth, TapTx, TapRx:
 		default:
 			return keyErr(key+".direction", "%q: want both, tx or rx", t.Direction)
 		}

@@ -219,10 +219,10 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 		}
 		w.noFCP, w.snap = t.DataOnly, t.SnapBytes
 		p := portByName[t.Port]
-		if t.Direction != "rx" {
+		if t.Direction != TapRx {
 			p.taps = append(p.taps, w)
 		}
-		if t.Direction != "tx" {
+		if t.Direction != TapTx {
 			p.rxTaps = append(p.rxTaps, w)
 		}
 		r.taps = append(r.taps, w)
