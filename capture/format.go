@@ -39,7 +39,7 @@ func (f Format) String() string {
 	return fmt.Sprintf("format(%d)", int(f))
 }
 
-// ParseFormat parses a --format value.
+// ParseFormat parses a format name.
 func ParseFormat(s string) (Format, error) {
 	for i, n := range formatNames {
 		if n == s {
@@ -68,7 +68,7 @@ func newEncoder(f Format, srcLinkType, snapLenBytes int) (*decode.Encoder, error
 		cfg.LinkType, cfg.ERFEthernet = decode.LinkTypeERF, !native
 	case FormatIB247:
 		if !native {
-			return nil, fmt.Errorf("writer: --format ib247 holds native InfiniBand packets; this device gives Ethernet (RoCE) frames: use pcap, pcapng or erf")
+			return nil, fmt.Errorf("writer: format ib247 holds native InfiniBand packets; this device gives Ethernet (RoCE) frames: use pcap, pcapng or erf")
 		}
 	default:
 		return nil, fmt.Errorf("writer: unknown format %v", f)
