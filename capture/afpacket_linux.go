@@ -3,6 +3,7 @@
 package capture
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -29,15 +30,31 @@ const (
 // afpacketSource captures from a netdev through an AF_PACKET TPACKET_V3
 // ring (gopacket/afpacket). Timestamps are the kernel's receive time in ns.
 type afpacketSource struct {
-	tp      *afpacket.TPacket
-	dev     string
-	snap    int
-	all     bool
-	notRoCE uint64 // frames that reached the ring before the kernel filter
-	ifindex int    // dev's index at open, to tell why the socket failed (0 if unknown)
+	tp     *afpacket.TPacket
+	dev    string
+	snap   int
+	filter frameFilter
+	// untagged is set when the expression is run on frames without the
+	// VLAN tag the kernel stripped (see usesVLAN); scratch holds such a frame.
+	untagged bool
+	scratch  []byte
+	notRoCE  uint64 // frames that reached the ring before the kernel filter
+	ifindex  int    // dev's index at open, to tell why the socket failed (0 if unknown)
 }
 
 func openAFPacket(dev string, c Config) (Source, error) {
+	// The filter first: a mistyped expression or a missing libpcap is
+	// reported without a socket, and without the privilege to open one.
+	prog, filter, err := captureFilter(c, decode.LinkTypeEthernet)
+	if err != nil {
+		return nil, fmt.Errorf("capture on %s: %w", dev, err)
+	}
+	untagged := c.FilterExpr != "" && !usesVLAN(c.FilterExpr)
+	if c.FilterExpr != "" && !untagged {
+		if prog, err = passStrippedTags(prog, c.SnapLenBytes); err != nil {
+			return nil, fmt.Errorf("capture on %s: filter %q: %w", dev, c.FilterExpr, err)
+		}
+	}
 	blocks := max(c.RingBytes/afpBlockBytes, afpMinBlocks)
 	tp, err := afpacket.NewTPacket(
 		afpacket.OptInterface(dev),
@@ -54,18 +71,13 @@ func openAFPacket(dev string, c Config) (Source, error) {
 	if err != nil {
 		return nil, afpacketOpenError(dev, err)
 	}
-	s := &afpacketSource{tp: tp, dev: dev, snap: c.SnapLenBytes, all: c.All}
+	s := &afpacketSource{tp: tp, dev: dev, snap: c.SnapLenBytes, filter: filter, untagged: untagged}
 	if ifi, err := net.InterfaceByName(dev); err == nil {
 		s.ifindex = ifi.Index
 	}
-	prog, err := RoCEFilter(c.SnapLenBytes, c.All)
-	if err != nil {
-		tp.Close()
-		return nil, fmt.Errorf("capture on %s: build the RoCE filter: %w", dev, err)
-	}
 	if err := tp.SetBPF(prog); err != nil {
 		tp.Close()
-		return nil, fmt.Errorf("capture on %s: attach the RoCE filter: %w", dev, err)
+		return nil, fmt.Errorf("capture on %s: attach the capture filter: %w", dev, err)
 	}
 	if c.Promiscuous {
 		if err := tp.SetPromiscuous(true); err != nil {
@@ -100,7 +112,7 @@ func (s *afpacketSource) Next() (Packet, error) {
 		}
 		// The socket sees every frame between its creation and the filter's
 		// attachment; those few are dropped here by the same rule.
-		if !s.all && !IsRoCEFrame(data) {
+		if !s.keep(data, ci.AncillaryData) {
 			s.notRoCE++
 			continue
 		}
@@ -109,6 +121,23 @@ func (s *afpacketSource) Next() (Packet, error) {
 		}
 		return Packet{Data: data, TsNs: ci.Timestamp.UnixNano(), WireLenBytes: ci.Length}, nil
 	}
+}
+
+// keep applies the capture filter in user space. gopacket has put the
+// VLAN tag the kernel stripped back into the frame; an expression without
+// "vlan" is run on the frame without it, as the kernel ran it.
+func (s *afpacketSource) keep(data []byte, ancillary []any) bool {
+	if s.untagged && len(data) >= etherHeaderLen+vlanTagLen {
+		for _, a := range ancillary {
+			if _, ok := a.(afpacket.AncillaryVLAN); ok {
+				if et := binary.BigEndian.Uint16(data[etherTypeOffset:]); et == etherTypeVLAN || et == etherTypeQinQ {
+					s.scratch = append(append(s.scratch[:0], data[:etherTypeOffset]...), data[etherTypeOffset+vlanTagLen:]...)
+					return s.filter.keep(s.scratch)
+				}
+			}
+		}
+	}
+	return s.filter.keep(data)
 }
 
 // pollError says why the socket reports an error: the kernel sets ENETDOWN

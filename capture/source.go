@@ -46,9 +46,10 @@ type Stats struct {
 	// capture stops after it.
 	CompletionErrors uint64
 	// NotRoCE counts frames dropped in user space because they are not
-	// RoCE: on AF_PACKET, the few that reached the ring before the kernel
-	// filter was attached; on a verbs Ethernet port, which has no kernel
-	// filter, every frame of the port that is not RoCE. Zero with Config.All.
+	// RoCE, or not kept by Config.FilterExpr: on AF_PACKET, the few that
+	// reached the ring before the kernel filter was attached; on a verbs
+	// port, which has no kernel filter, every frame of the port the filter
+	// does not keep. Zero with Config.All.
 	NotRoCE uint64
 }
 
@@ -76,6 +77,11 @@ type Config struct {
 	// All captures every frame, not only RoCE (AF_PACKET; the kernel filter
 	// is left out).
 	All bool
+	// FilterExpr is a capture filter in tcpdump's syntax (pcap-filter(7),
+	// compiled by libpcap: see CompileFilter). It replaces the RoCE filter:
+	// the frames it keeps are the frames captured. "" keeps RoCE (or every
+	// frame with All). Kept here so writers can record it (pcapng if_filter).
+	FilterExpr string
 	// Promiscuous puts the netdev in promiscuous mode (AF_PACKET).
 	Promiscuous bool
 	// PollTimeoutMs is how long Next waits before returning ErrTimeout, in

@@ -52,7 +52,7 @@ type verbsSource struct {
 	clock       *hcaClock // nil when completions carry wall-clock ns
 	anchorAt    time.Time
 	snap        int
-	all         bool // keep frames that are not RoCE (Ethernet ports)
+	filter      frameFilter
 	notRoCE     uint64
 	pollTimeout time.Duration
 	comps       []ibverbs.Completion // the last poll's, valid until the next
@@ -73,8 +73,15 @@ func openVerbs(dev RDMADevice, port int, c Config) (Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture on %s: %w", dev.Name, err)
 	}
+	if portLinkType(p) != decode.LinkTypeEthernet {
+		c.All = true // the RoCE rule is for Ethernet frames
+	}
+	_, filter, err := captureFilter(c, portLinkType(p))
+	if err != nil {
+		return nil, fmt.Errorf("capture on %s port %d: %w", dev.Name, p.Num, err)
+	}
 	v := &verbsSource{name: fmt.Sprintf("%s port %d", dev.Name, p.Num), port: p, snap: c.SnapLenBytes,
-		all: c.All || portLinkType(p) != decode.LinkTypeEthernet, pollTimeout: time.Duration(c.PollTimeoutMs) * time.Millisecond, last: -1}
+		filter: filter, pollTimeout: time.Duration(c.PollTimeoutMs) * time.Millisecond, last: -1}
 	if v.s, err = lib.OpenDevice(dev.Name); err != nil {
 		return nil, verbsError(dev.Name, err)
 	}
@@ -207,7 +214,7 @@ func (v *verbsSource) Next() (Packet, error) {
 			whole := v.mem[off : off+min(n, v.ring.plan.SlotBytes)]
 			// A sniffer flow has no kernel filter: the port's other traffic
 			// is dropped here, by the rule the AF_PACKET filter applies.
-			if !v.all && !IsRoCEFrame(whole) {
+			if !v.filter.keep(whole) {
 				v.notRoCE++
 				continue
 			}

@@ -37,6 +37,7 @@ type flags struct {
 	quiet        bool
 	user         string
 	all          bool
+	filterExpr   string // -f, or the arguments after the flags
 	promisc      bool
 	telemetry    time.Duration
 }
@@ -51,7 +52,7 @@ func main() {
 func newRoot() *cobra.Command {
 	var f flags
 	cmd := &cobra.Command{
-		Use:   "ibcap -i DEVICE -w FILE",
+		Use:   "ibcap -i DEVICE -w FILE [FILTER EXPRESSION]",
 		Short: "Capture InfiniBand and RoCE traffic",
 		Long: `ibcap captures InfiniBand and RoCE packets with nanosecond timestamps and
 accounts for every one: captured, written, filtered, dropped by the kernel or
@@ -62,15 +63,23 @@ by the device.
   ibcap -i mlx5_0:2 -w out.pcap         port 2
   ibcap -i eth2 -w roce.pcap            RoCE on a netdev (AF_PACKET)
   ibcap -i eth2 -w - | wireshark -k -i -
+  ibcap -i eth2 -w x.pcap udp port 4791 and host 10.0.0.1
+
+A filter expression (tcpdump's syntax, pcap-filter(7), compiled by libpcap)
+says which frames are captured, in place of the default, RoCE only; the
+--qp, --lid and --opcode header filters apply to what it keeps.
 
 Native InfiniBand is written as ERF records (what Wireshark opens); RoCE as
 Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
-		Args:          cobra.NoArgs,
+		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.list {
 				return listDevices(os.Stdout)
+			}
+			if err := filterExpression(&f, args); err != nil {
+				return err
 			}
 			return run(cmd.Context(), &f)
 		},
@@ -93,6 +102,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.BoolVarP(&f.list, "list-interfaces", "D", false, "list RDMA devices (ports, link layer, state, rate, netdev) and network interfaces")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no status line and no final report")
 	fl.StringVarP(&f.user, "relinquish-privileges", "Z", "", "switch to this user once the capture is open")
+	fl.StringVarP(&f.filterExpr, "filter", "f", "", "capture filter in tcpdump's syntax, e.g. \"udp port 4791\" (or give it after the flags); replaces the RoCE-only default")
 	fl.BoolVar(&f.all, "all", false, "capture every frame, not only RoCE (netdevs and RDMA Ethernet ports)")
 	fl.BoolVar(&f.promisc, "promisc", false, "put the network interface in promiscuous mode (AF_PACKET)")
 	addTelemetryFlag(fl, &f)
@@ -130,6 +140,7 @@ func run(parent context.Context, f *flags) error {
 		SnapLenBytes: f.snapLenBytes,
 		RingBytes:    f.ringKiB << 10,
 		All:          f.all,
+		FilterExpr:   f.filterExpr,
 		Promiscuous:  f.promisc,
 	})
 	if err != nil {
