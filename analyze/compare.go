@@ -52,7 +52,7 @@ func (f *CompareFlow) Hists() (a, b *Histogram) { return f.histA, f.histB }
 // built one at a time (Flow, WriteJSON), never all at once.
 type CompareResult struct {
 	ResolutionNs  int64     `json:"resolution_ns"`
-	By            string    `json:"by"`
+	By            GroupBy   `json:"by"`
 	MatchWindowNs int64     `json:"match_window_ns"`
 	Matched       uint64    `json:"matched"`
 	OnlyA         uint64    `json:"only_a"`
@@ -158,7 +158,7 @@ func (m *matchStats) only(side uint8) {
 // matcher pairs packets of two captures by (flow, PSN) within a time window.
 type matcher struct {
 	windowNs int64
-	by       string
+	by       GroupBy
 	pending  map[matchKey]matchEntry
 	queue    []queued // insertion order, for expiry
 	qHead    int
@@ -173,7 +173,7 @@ type queued struct {
 	matchEntry
 }
 
-func newMatcher(windowNs int64, by string, maxGroups int) *matcher {
+func newMatcher(windowNs int64, by GroupBy, maxGroups int) *matcher {
 	return &matcher{windowNs: windowNs, by: by, pending: make(map[matchKey]matchEntry), groups: make(map[decode.FlowKey]*matchStats), maxGroup: maxGroups}
 }
 

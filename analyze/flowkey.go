@@ -17,15 +17,28 @@ type KeyJSON struct {
 	DestQP    *uint32 `json:"dest_qp,omitempty"`
 }
 
-// Grouping of packets for IPD: per flow, per link direction, per QP.
+// GroupBy is how IPD groups packets: per flow, per link direction, per QP.
+type GroupBy string
+
 const (
-	ByFlow = "flow" // (SLID, DLID, DestQP) for IB, (src, dst, DestQP) for RoCE
-	ByLink = "link" // one direction of a link: every packet to one destination (DLID or address)
-	ByQP   = "qp"   // DestQP alone
+	ByFlow GroupBy = "flow" // (SLID, DLID, DestQP) for IB, (src, dst, DestQP) for RoCE
+	ByLink GroupBy = "link" // one direction of a link: every packet to one destination (DLID or address)
+	ByQP   GroupBy = "qp"   // DestQP alone
 )
 
+// ParseGroupBy reads a grouping by its name; "" is ByFlow.
+func ParseGroupBy(name string) (GroupBy, error) {
+	switch by := GroupBy(name); by {
+	case "":
+		return ByFlow, nil
+	case ByFlow, ByLink, ByQP:
+		return by, nil
+	}
+	return "", fmt.Errorf("grouping %q: want flow, link or qp", name)
+}
+
 // groupKey returns the key p is counted under.
-func groupKey(k decode.FlowKey, by string) decode.FlowKey {
+func groupKey(k decode.FlowKey, by GroupBy) decode.FlowKey {
 	switch by {
 	case ByLink:
 		return decode.FlowKey{Transport: k.Transport, DLID: k.DLID, Dst: k.Dst}
@@ -36,7 +49,7 @@ func groupKey(k decode.FlowKey, by string) decode.FlowKey {
 }
 
 // keyJSON renders a group key; by says which fields it holds.
-func keyJSON(k decode.FlowKey, by string) KeyJSON {
+func keyJSON(k decode.FlowKey, by GroupBy) KeyJSON {
 	j := KeyJSON{Transport: k.Transport.String()}
 	ib := k.Transport == decode.TransportIB
 	if by != ByQP {

@@ -9,20 +9,23 @@ import (
 	"strings"
 )
 
-// Histogram modes, as DOCA PCC names them.
+// HistMode is how a histogram lays out its bins; the modes' names are DOCA
+// PCC's.
+type HistMode string
+
 const (
-	ModeLinear = "linear" // equal bins of BinNs from 0
-	ModeExp    = "exp"    // [0, BinNs), then bins that double: [BinNs, 2 BinNs), [2 BinNs, 4 BinNs), ...
-	ModeEdges  = "edges"  // free edges given by the user
+	ModeLinear HistMode = "linear" // equal bins of BinNs from 0
+	ModeExp    HistMode = "exp"    // [0, BinNs), then bins that double: [BinNs, 2 BinNs), [2 BinNs, 4 BinNs), ...
+	ModeEdges  HistMode = "edges"  // free edges given by the user
 )
 
 // HistSpec says how to bin values. A zero BinNs (linear, exp) asks for a
 // width picked from the data.
 type HistSpec struct {
-	Mode    string  // ModeLinear (default), ModeExp or ModeEdges
-	BinNs   int64   // linear: bin width; exp: first bin's width; ns
-	Bins    int     // number of bins (linear, exp); 0 picks from the data
-	EdgesNs []int64 // ModeEdges: ascending bin edges, ns
+	Mode    HistMode // ModeLinear (default), ModeExp or ModeEdges
+	BinNs   int64    // linear: bin width; exp: first bin's width; ns
+	Bins    int      // number of bins (linear, exp); 0 picks from the data
+	EdgesNs []int64  // ModeEdges: ascending bin edges, ns
 }
 
 // MaxBins bounds a linear or free-edge histogram's bins, and MaxExpBins an
@@ -36,7 +39,7 @@ const (
 // Histogram counts values into bins [Edges[i], Edges[i+1]); values below the
 // first edge or at or above the last are counted as Below and Above.
 type Histogram struct {
-	Mode    string
+	Mode    HistMode
 	EdgesNs []int64 // len(Counts)+1 ascending edges, ns
 	Counts  []uint64
 	Below   uint64 // values < EdgesNs[0]

@@ -13,7 +13,7 @@ import (
 
 // IPDConfig says what the IPD analysis measures.
 type IPDConfig struct {
-	By      string          // ByFlow (default), ByLink or ByQP
+	By      GroupBy         // ByFlow (default), ByLink or ByQP
 	Opcodes []decode.Opcode // opcodes counted; nil counts data-carrying opcodes (decode.Opcode.IsData)
 	Hist    HistSpec
 	// DataGbps is the link's data rate in Gb/s for the expected IPD (0: none);
@@ -57,10 +57,10 @@ func statsOf(s *Sketch) IPDStats {
 // HistJSON is a histogram as the JSON contract writes it; Below and Above
 // count values outside the bins.
 type HistJSON struct {
-	Mode  string `json:"mode"`
-	Bins  []Bin  `json:"bins"`
-	Below uint64 `json:"below"`
-	Above uint64 `json:"above"`
+	Mode  HistMode `json:"mode"`
+	Bins  []Bin    `json:"bins"`
+	Below uint64   `json:"below"`
+	Above uint64   `json:"above"`
 }
 
 // PhaseJSON is one phase in the output.
@@ -101,7 +101,7 @@ func (f *IPDFlow) Hist() *Histogram { return f.hist }
 // a capture of a million flows writes its report in bounded memory.
 type IPDResult struct {
 	ResolutionNs int64     `json:"resolution_ns"` // timestamp resolution detected, ns
-	By           string    `json:"by"`
+	By           GroupBy   `json:"by"`
 	Opcodes      []string  `json:"opcodes"` // opcodes counted; ["data"] for the default
 	Rate         string    `json:"rate,omitempty"`
 	DataGbps     float64   `json:"data_gbps,omitempty"`
@@ -266,12 +266,9 @@ func NewIPDAnalysis(cfg IPDConfig, resNs func() int64) (*IPDAnalysis, error) {
 }
 
 func newIPDAnalysis(cfg IPDConfig, b *binner) (*IPDAnalysis, error) {
-	switch cfg.By {
-	case "":
-		cfg.By = ByFlow
-	case ByFlow, ByLink, ByQP:
-	default:
-		return nil, fmt.Errorf("grouping %q: want flow, link or qp", cfg.By)
+	var err error
+	if cfg.By, err = ParseGroupBy(string(cfg.By)); err != nil {
+		return nil, err
 	}
 	if err := cfg.Hist.Validate(1); err != nil {
 		return nil, err

@@ -69,7 +69,7 @@ flows share the same bins. Durations take ns, us, ms or s: --bin 1us,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.by, "by", analyze.ByFlow, "group packets by `flow`, link (direction) or qp")
+	f.StringVar(&o.by, "by", string(analyze.ByFlow), "group packets by `flow`, link (direction) or qp")
 	f.StringVar(&o.opcodes, "opcodes", "", "opcodes to count: names (RC_RDMA_WRITE_MIDDLE), numbers, data, ack, all (default data)")
 	f.StringVar(&o.bin, "bin", "", "bin width (linear) or first bin (--exp), e.g. 1us (default: picked from the data)")
 	f.IntVar(&o.bins, "bins", 0, "number of bins (default: picked from the data)")
@@ -93,13 +93,11 @@ flows share the same bins. Durations take ns, us, ms or s: --bin 1us,
 
 // ipdConfig turns the flags into an analysis configuration.
 func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
-	cfg := analyze.IPDConfig{By: o.by, Phases: o.phases, PhasePackets: o.phasePackets, MaxFlows: o.maxFlows}
-	switch o.by {
-	case analyze.ByFlow, analyze.ByLink, analyze.ByQP:
-	default:
-		return cfg, fmt.Errorf("--by %q: want flow, link or qp", o.by)
-	}
+	cfg := analyze.IPDConfig{Phases: o.phases, PhasePackets: o.phasePackets, MaxFlows: o.maxFlows}
 	var err error
+	if cfg.By, err = analyze.ParseGroupBy(o.by); err != nil {
+		return cfg, fmt.Errorf("--by: %w", err)
+	}
 	if cfg.Opcodes, err = decode.ParseOpcodes(o.opcodes); err != nil {
 		return cfg, err
 	}
@@ -265,7 +263,7 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 			f := r.Flow(i)
 			series = append(series, analyze.HistSeries{Name: f.Key.String(), Hist: f.Hist()})
 		}
-		if err := analyze.PlotHistograms(o.plot, "IPD per "+r.By+": "+strings.Join(r.Input.Files, ", "), series, o.logY); err != nil {
+		if err := analyze.PlotHistograms(o.plot, "IPD per "+string(r.By)+": "+strings.Join(r.Input.Files, ", "), series, o.logY); err != nil {
 			return err
 		}
 	}
@@ -277,7 +275,7 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 
 // noIPD says plainly what the input held when no group had two counted
 // packets, and which flag counts what it held.
-func noIPD(err error, paths []string, packets int, by, opcodes string) error {
+func noIPD(err error, paths []string, packets int, by analyze.GroupBy, opcodes string) error {
 	var ne *analyze.NoIPDError
 	if !errors.As(err, &ne) {
 		return err
@@ -306,7 +304,7 @@ func noIPD(err error, paths []string, packets int, by, opcodes string) error {
 
 // binsHint adds to an error about bins finer than the capture's clock the
 // flag that widens them.
-func binsHint(err error, mode string, resNs int64) error {
+func binsHint(err error, mode analyze.HistMode, resNs int64) error {
 	if !errors.Is(err, analyze.ErrBinsTooFine) {
 		return err
 	}
@@ -318,7 +316,7 @@ func binsHint(err error, mode string, resNs int64) error {
 
 // plotFlows is how many of n flows, busiest first, a plot draws: --top of
 // them, and maxPlotFlows at most.
-func plotFlows(n, top int, by string) int {
+func plotFlows(n, top int, by analyze.GroupBy) int {
 	if top > 0 {
 		n = min(n, top)
 	}
