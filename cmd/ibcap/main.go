@@ -22,6 +22,7 @@ import (
 
 type flags struct {
 	device       string
+	ibdumpDev    string // -d, ibdump's device flag
 	file         string
 	count        uint64
 	duration     time.Duration
@@ -78,6 +79,9 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 			if f.list {
 				return listDevices(os.Stdout)
 			}
+			if err := ibdumpDevice(&f); err != nil {
+				return err
+			}
 			if err := filterExpression(&f, args); err != nil {
 				return err
 			}
@@ -87,6 +91,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVarP(&f.device, "interface", "i", "", "RDMA device (mlx5_0, mlx5_0:2 for port 2) or network interface (eth2)")
+	fl.StringVarP(&f.ibdumpDev, "device", "d", "", "RDMA device, as ibdump's -d: -i is then the port number (-d mlx5_0 -i 2 is -i mlx5_0:2)")
 	fl.StringVarP(&f.file, "write", "w", "", "file to write; - writes to stdout")
 	fl.Uint64VarP(&f.count, "count", "c", 0, "stop after writing this many packets")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (e.g. 30s, 5m)")
@@ -106,6 +111,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.BoolVar(&f.all, "all", false, "capture every frame, not only RoCE (netdevs and RDMA Ethernet ports)")
 	fl.BoolVar(&f.promisc, "promisc", false, "put the network interface in promiscuous mode (AF_PACKET)")
 	addTelemetryFlag(fl, &f)
+	cmd.SetFlagErrorFunc(ibdumpFlagHint)
 	cmd.Version = version.Read().String()
 	fl.Bool("version", false, version.FlagUsage)
 	cmd.SetVersionTemplate(version.Template)
