@@ -107,7 +107,7 @@ func TestBadInput(t *testing.T) {
 			if len(opt.PartitionBy) == 0 {
 				o += ".parquet"
 			}
-			st, err := Export(cut, o, opt)
+			st, err := Export([]string{cut}, o, opt)
 			if err == nil || !strings.Contains(err.Error(), cut+": frame ") || !strings.Contains(err.Error(), "cut short") ||
 				!strings.Contains(err.Error(), "byte offset") || !strings.Contains(err.Error(), o+" written from the") {
 				t.Fatalf("error %v does not name the file, the damage and the output", err)

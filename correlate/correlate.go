@@ -3,6 +3,7 @@ package correlate
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,6 +81,9 @@ const maxWindows = 4 << 20
 // the damage: out is written, and the error names each damage.
 func Correlate(captures, telemetryFiles []string, out string, opt Options) (Result, error) {
 	res := Result{Path: out}
+	if slices.Contains(captures, decode.Stdin) {
+		return res, errors.New("correlate reads its captures twice (their time range and byte rate, then the join), and standard input can be read once: save it to a file first")
+	}
 	series, warnings, err := readTelemetry(telemetryFiles, opt.Telemetry)
 	if err != nil {
 		return res, err
@@ -242,21 +246,18 @@ func intervalSets(series []*inSeries, span captureSpan, windowNs int64) ([]*binn
 // binCaptures reads every frame of the captures, merged in time order, into
 // every interval set.
 func binCaptures(captures []string, sets []*binner, opt Options, res *Result) error {
-	cs, err := openCaptures(captures, opt.OnDecodeError)
+	in, err := openFrames(captures, opt.OnDecodeError)
 	if err != nil {
 		return err
 	}
-	defer cs.close()
+	defer in.Close()
 	rt := newRetransmits()
 	for {
-		f, linkType, err := cs.next()
-		if err != nil {
-			return err
-		}
-		if f == nil {
+		f, file, err := in.Next()
+		if err == io.EOF {
 			break
 		}
-		d := directionOf(f, &opt.Local, linkType)
+		d := directionOf(f, &opt.Local, in.LinkType(file))
 		if d != dirUnknown {
 			res.DirectionKnown = true
 		}
@@ -266,10 +267,11 @@ func binCaptures(captures []string, sets []*binner, opt Options, res *Result) er
 		}
 		res.Frames++
 		if opt.Progress != nil && res.Frames&0xFFFF == 0 {
-			opt.Progress(int(res.Frames), max(f.Offset, 0)) // pcapng records have no offset (-1)
+			done, _ := in.Progress()
+			opt.Progress(int(res.Frames), done)
 		}
 	}
-	res.DecodeErrors = cs.decodeErrors
+	res.DecodeErrors = int64(in.Stats().DecodeErrors)
 	for _, b := range sets {
 		b.closeCurrent()
 		res.LateIPDs += b.lateIPDs

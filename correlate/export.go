@@ -31,7 +31,7 @@ type ExportOptions struct {
 	// frame still gets a row, with the reason in the error column).
 	OnDecodeError func(*decode.DecodeError)
 	// Progress, if set, is called every 64K frames with the frames read and
-	// the byte offset reached in the capture.
+	// the bytes read of the captures.
 	Progress func(frames int, offsetBytes int64)
 }
 
@@ -42,69 +42,67 @@ type ExportStats struct {
 	Files        []string // files written, in the order they were first opened
 }
 
-// Export writes one row per frame of the capture to out: one file, or with
+// Export writes one row per frame of the captures ("-" for standard input;
+// several are merged in time order, as the pieces of a rotated capture) to
+// out: one file, or with
 // PartitionBy a dataset directory. Decoding and column building run here;
 // compression and writing run on a second goroutine, one batch behind. Files
 // appear under their final names only when the whole capture has been read
 // and written; on error nothing is left behind, except that a capture
 // damaged part way (cut mid-record) has its frames before the damage
 // written, and the error says so.
-func Export(capture, out string, opt ExportOptions) (ExportStats, error) {
+func Export(captures []string, out string, opt ExportOptions) (ExportStats, error) {
 	var st ExportStats
-	r, err := decode.Open(capture)
+	var damaged []error
+	in, err := decode.OpenStream(captures, decode.StreamOptions{CheckCRC: !opt.NoCRC, Undecoded: true, Untimed: true,
+		OnDecodeError: opt.OnDecodeError, OnFileError: func(err error) { damaged = append(damaged, err) }})
 	if err != nil {
-		return st, err // names capture (decode.Open)
+		return st, err // names the capture (decode.Open)
 	}
-	defer r.Close()
-	r.SetCheckCRC(!opt.NoCRC)
+	defer in.Close()
 
-	meta := map[string]string{"ibscope.table": "packets", "ibscope.capture": filepath.Base(capture)}
+	names := in.Names()
+	meta := map[string]string{"ibscope.table": "packets", "ibscope.capture": filepath.Base(names[0])}
 	for k, v := range opt.Meta {
 		meta[k] = v
 	}
-	sink, err := newExportSink(capture, out, opt, meta)
+	sink, err := newExportSink(names, out, opt, meta)
 	if err != nil {
 		return st, err
 	}
 	defer sink.abort()
 
-	var f decode.Frame
 	for {
-		err := r.Next(&f)
+		f, _, err := in.Next()
+		if err == io.EOF {
+			break
+		}
 		var de *decode.DecodeError
-		var fe *decode.FileError
 		switch {
-		case err == io.EOF:
-			return st, sink.commit(&st)
 		case errors.As(err, &de):
 			st.DecodeErrors++
-			if opt.OnDecodeError != nil {
-				opt.OnDecodeError(de)
-			}
-			err = sink.add(&f, de.Err.Error())
-		case errors.As(err, &fe): // names file, frame and offset: write the frames before it
-			if err := sink.commit(&st); err != nil {
-				return st, err
-			}
-			return st, fmt.Errorf("%w; %s written from the %d frames before it", fe, out, st.Frames)
-		case err != nil:
-			return st, err
+			err = sink.add(f, de.Err.Error())
 		case f.NoTs:
-			if opt.OnDecodeError != nil {
-				opt.OnDecodeError(decode.NoTimeError(capture, &f))
-			}
-			err = sink.add(&f, "no timestamp (pcapng simple packet block)")
+			err = sink.add(f, "no timestamp (pcapng simple packet block)")
 		default:
-			err = sink.add(&f, "")
+			err = sink.add(f, "")
 		}
 		if err != nil {
 			return st, err
 		}
 		st.Frames++
 		if opt.Progress != nil && st.Frames&0xFFFF == 0 {
-			opt.Progress(int(st.Frames), max(f.Offset, 0)) // pcapng records have no offset (-1)
+			done, _ := in.Progress()
+			opt.Progress(int(st.Frames), done)
 		}
 	}
+	if err := sink.commit(&st); err != nil {
+		return st, err
+	}
+	if len(damaged) > 0 { // each names file, frame and offset: the frames before it are written
+		return st, fmt.Errorf("%w; %s written from the %d frames before it", errors.Join(damaged...), out, st.Frames)
+	}
+	return st, nil
 }
 
 // exportPart is one output file being filled.
@@ -140,7 +138,7 @@ type exportSink struct {
 // column builders.
 const maxOpenPartitions = 256
 
-func newExportSink(capture, out string, opt ExportOptions, meta map[string]string) (*exportSink, error) {
+func newExportSink(captures []string, out string, opt ExportOptions, meta map[string]string) (*exportSink, error) {
 	s := &exportSink{format: opt.Format, schema: PacketSchema(meta), bg: newBatchWriter()}
 	s.fileSch = s.schema
 	s.pool = &batchPool{schema: batchSchema(s.schema)}
@@ -161,14 +159,14 @@ func newExportSink(capture, out string, opt ExportOptions, meta map[string]strin
 	}
 	s.pt = newPartitioner(opt.PartitionBy)
 	s.root = out
-	s.capture = capture
+	s.capture = strings.Join(captures, ", ")
 	d, err := outfile.OpenDir(out)
 	if err != nil {
 		s.bg.stop()
 		return nil, err
 	}
 	s.dir = d
-	base := filepath.Base(capture)
+	base := filepath.Base(captures[0])
 	s.stem = "part-" + strings.Map(func(c rune) rune {
 		if safePathPart(string(c)) {
 			return c

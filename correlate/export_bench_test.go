@@ -21,7 +21,7 @@ func BenchmarkExport(b *testing.B) {
 			b.ResetTimer()
 			var rows int64
 			for range b.N {
-				st, err := Export(capture, out, ExportOptions{Format: format})
+				st, err := Export([]string{capture}, out, ExportOptions{Format: format})
 				if err != nil {
 					b.Fatal(err)
 				}

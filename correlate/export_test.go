@@ -84,7 +84,7 @@ func flatten(prefix string, obj map[string]any, out map[string]string) {
 
 func exportTo(t testing.TB, capture, out string, opt ExportOptions) ExportStats {
 	t.Helper()
-	st, err := Export(capture, out, opt)
+	st, err := Export([]string{capture}, out, opt)
 	if err != nil {
 		t.Fatalf("export %s: %v", capture, err)
 	}

@@ -1,6 +1,7 @@
 package correlate
 
 import (
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ func TestUntimedFrames(t *testing.T) {
 	pkts := testcap.Stream(3, 1, 2, 7, 0, 64, testcap.BaseNs, func(int) int64 { return 1000 })
 	path := testcap.WriteUntimed(t, "spb.pcapng", pkts, 1)
 	out := filepath.Join(t.TempDir(), "p.parquet")
-	st, err := Export(path, out, ExportOptions{})
+	st, err := Export([]string{path}, out, ExportOptions{})
 	if err != nil || st.Frames != 3 {
 		t.Fatalf("export: %d rows, %v", st.Frames, err)
 	}
@@ -27,24 +28,24 @@ func TestUntimedFrames(t *testing.T) {
 	}
 
 	var told []string
-	cs, err := openCaptures([]string{path}, func(e *decode.DecodeError) { told = append(told, e.Error()) })
+	in, err := openFrames([]string{path}, func(e *decode.DecodeError) { told = append(told, e.Error()) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.close()
+	defer in.Close()
 	var got []int64
 	for {
-		f, _, err := cs.next()
+		f, _, err := in.Next()
+		if err == io.EOF {
+			break
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f == nil {
-			break
-		}
 		got = append(got, f.TsNs)
 	}
-	if len(got) != 2 || got[0] != pkts[0].TsNs || got[1] != pkts[2].TsNs || cs.untimed != 1 {
-		t.Errorf("merged frames at %v (%d untimed), want frames 1 and 3", got, cs.untimed)
+	if untimed := in.Stats().NoTime; len(got) != 2 || got[0] != pkts[0].TsNs || got[1] != pkts[2].TsNs || untimed != 1 {
+		t.Errorf("merged frames at %v (%d untimed), want frames 1 and 3", got, untimed)
 	}
 	if len(told) != 1 || !strings.Contains(told[0], "spb.pcapng: frame 2 (record at byte offset ") || !strings.Contains(told[0], "no timestamp") {
 		t.Errorf("told %q", told)

@@ -43,6 +43,9 @@ func (w Where) String() string {
 type StreamOptions struct {
 	// CheckCRC verifies ICRC, VCRC and LPCRC (a pass over each packet).
 	CheckCRC bool
+	// Records reads records without decoding them (Reader.NextRecord, a
+	// quick pass): frames hold their number, offset, time and lengths.
+	Records bool
 	// Keep, if set, chooses the frames handed out; the others are read,
 	// counted in Frames and left out before the merge, so that they take no
 	// part in its order.
@@ -240,7 +243,7 @@ func (s *Stream) advance(i int) {
 	sf.ok, sf.err = false, nil
 	for {
 		f := &sf.f
-		if err := sf.r.Next(f); err != nil {
+		if err := s.read(sf); err != nil {
 			if !s.frameFailed(sf, err) {
 				return
 			}
@@ -271,6 +274,15 @@ func (s *Stream) advance(i int) {
 		sf.ok = true
 		return
 	}
+}
+
+// read reads the next frame of sf, decoded unless Records.
+func (s *Stream) read(sf *streamFile) error {
+	if s.opts.Records {
+		_, err := sf.r.NextRecord(&sf.f)
+		return err
+	}
+	return sf.r.Next(&sf.f)
 }
 
 // frameFailed handles a read error: a frame that could not be decoded is

@@ -65,14 +65,20 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 	defer w.Flush()
 	failed := false
 	for _, path := range paths {
-		r, err := decode.Open(path)
+		// One stream per file: each file is printed and counted on its own.
+		var damaged error
+		s, err := decode.OpenStream([]string{path}, decode.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true,
+			OnFileError: func(err error) { damaged = err }})
 		if err != nil { // a file never opened has no counts to report
 			failed = true
 			warnf("%v", err)
 			continue
 		}
-		t, err := decodeFile(w, r, path, o)
-		r.Close()
+		t, err := decodeFile(w, s, path, o)
+		s.Close()
+		if err == nil {
+			err = damaged // what came before it was printed
+		}
 		if err != nil {
 			failed = true
 			warnf("%v", err)
@@ -107,33 +113,28 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 	return nil
 }
 
-func decodeFile(w *bufio.Writer, r *decode.Reader, path string, o decodeOpts) (decodeTally, error) {
+func decodeFile(w *bufio.Writer, s *decode.Stream, path string, o decodeOpts) (decodeTally, error) {
 	var t decodeTally
-	r.SetCheckCRC(!o.noCRC)
 	var size int64
 	if fi, err := os.Stat(path); err == nil {
 		size = fi.Size()
 	}
 	prog := newProgress(path, size, o.json)
 	defer prog.done()
-	var f decode.Frame
 	var line []byte
 	for o.count == 0 || t.frames < o.count {
-		err := r.Next(&f)
+		f, _, err := s.Next()
 		if err == io.EOF {
 			break
 		}
 		var de *decode.DecodeError
-		switch {
-		case errors.As(err, &de):
+		if errors.As(err, &de) {
 			t.errors++
 			if t.errors <= maxWarnings {
 				warnf("%v", de)
 			} else if t.errors == maxWarnings+1 {
 				warnf("%s: more frames could not be decoded; counting them without messages", path)
 			}
-		case err != nil:
-			return t, err // damaged file: what came before was printed
 		}
 		t.frames++
 		if t.frames&0x3FFF == 0 {
@@ -174,7 +175,7 @@ func decodeFile(w *bufio.Writer, r *decode.Reader, path string, o decodeOpts) (d
 			line = f.AppendJSON(line[:0], msg)
 			line = append(line, '\n')
 		} else {
-			line = appendSummary(line[:0], &f, msg)
+			line = appendSummary(line[:0], f, msg)
 		}
 		if _, err := w.Write(line); err != nil {
 			return t, fmt.Errorf("write output: %w", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ibscope/ibscope/correlate"
@@ -21,7 +22,7 @@ type exportOpts struct {
 func init() {
 	var o exportOpts
 	cmd := &cobra.Command{
-		Use:   "export CAPTURE -o packets.parquet|packets.arrow",
+		Use:   "export CAPTURE... -o packets.parquet|packets.arrow",
 		Short: "Write one row per frame (the decode contract's fields) as Parquet or Arrow",
 		Long: `export writes every frame of a capture as one row with the fields of
 "ibanalyze decode --json": nested headers flattened (reth_va, aeth_msn, ...),
@@ -40,9 +41,11 @@ Files appear under their final names only once complete; a device or FIFO
 (-o /dev/null) is written through, a symbolic link refused. A partition file
 that already exists (an earlier export of a capture of the same name) is
 never replaced: the export is refused. Frames that cannot be decoded still
-get a row, with the reason in the error column.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runExport(cmd, args[0], o) },
+get a row, with the reason in the error column. Several captures (the pieces
+of a rotated capture) are merged in time order into one table; - reads
+standard input.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runExport(cmd, args, o) },
 	}
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "output `FILE` (.parquet or .arrow), or directory with --partition-by")
 	cmd.Flags().StringVar(&o.format, "format", "", "parquet or arrow (default: from the extension of -o; parquet for datasets)")
@@ -53,7 +56,7 @@ get a row, with the reason in the error column.`,
 	rootCmd.AddCommand(cmd)
 }
 
-func runExport(cmd *cobra.Command, capture string, o exportOpts) error {
+func runExport(cmd *cobra.Command, captures []string, o exportOpts) error {
 	opt := correlate.ExportOptions{NoCRC: o.noCRC}
 	var err error
 	switch {
@@ -78,15 +81,18 @@ func runExport(cmd *cobra.Command, capture string, o exportOpts) error {
 	}
 
 	var size int64
-	if fi, err := os.Stat(capture); err == nil {
-		size = fi.Size()
+	for _, c := range captures {
+		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() {
+			size += fi.Size()
+		}
 	}
+	capture := strings.Join(captures, ", ")
 	prog := newProgress(capture, size, o.json)
 	opt.Progress = prog.update
 	var dw decodeWarnings
 	opt.OnDecodeError = dw.warn
 	start := time.Now()
-	st, err := correlate.Export(capture, o.out, opt)
+	st, err := correlate.Export(captures, o.out, opt)
 	prog.done()
 	if err != nil {
 		return err
