@@ -45,6 +45,9 @@ func benchRun(b *testing.B, format Format, flt *Filter) {
 	if err != io.EOF {
 		b.Fatal(err)
 	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
 	b.ReportMetric(float64(rep.Written)/b.Elapsed().Seconds(), "pkt/s")
 }
 

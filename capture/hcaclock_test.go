@@ -162,3 +162,33 @@ func TestHCAClockFloorAroundReference(t *testing.T) {
 		}
 	}
 }
+
+// The conversion by multiplication (within fastCycles of the reference)
+// gives the quotient and remainder of the exact division, for clocks from
+// 2 kHz to 4 THz and every remainder the reference may carry.
+func TestHCAClockMultiplyIsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, kHz := range []uint64{2, 3, 156_250, 250_001, 1_000_003, 1 << 32, 4_000_000_007} {
+		c, _ := newHCAClock(kHz, 0)
+		for i := range 20000 {
+			d := rng.Uint64N(fastCycles)
+			switch i {
+			case 0:
+				d = fastCycles - 1
+			case 1:
+				d = 0
+			}
+			c.refNs, c.refFrac = 1000, rng.Uint64N(kHz)
+			if i == 2 {
+				c.refFrac = kHz - 1
+			}
+			gotNs, gotFrac := c.at(d)
+			n := new(big.Int).Mul(new(big.Int).SetUint64(d), big.NewInt(1_000_000))
+			n.Add(n, new(big.Int).SetUint64(c.refFrac))
+			q, r := new(big.Int).QuoRem(n, new(big.Int).SetUint64(kHz), new(big.Int))
+			if gotNs-1000 != q.Int64() || gotFrac != r.Uint64() {
+				t.Fatalf("%d kHz, %d cycles + %d: %d ns + %d, want %s + %s", kHz, d, c.refFrac, gotNs-1000, gotFrac, q, r)
+			}
+		}
+	}
+}

@@ -184,7 +184,9 @@ loop:
 		// A plain load first: Swap is a locked instruction on every packet.
 		if tick.Load() {
 			tick.Store(false)
-			if runErr = w.Flush(); runErr != nil {
+			// Without waiting for the write: the receive loop goes on
+			// while the writer's goroutine writes.
+			if runErr = w.flushAsync(); runErr != nil {
 				break
 			}
 			dirty = false
