@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"slices"
 	"testing"
@@ -75,5 +77,16 @@ func TestCompareSenderReceiver(t *testing.T) {
 	}
 	if f.PacketsA != 1000 || f.PacketsB != 995 {
 		t.Errorf("packets %d, %d", f.PacketsA, f.PacketsB)
+	}
+	// json.Marshal gives the document WriteJSON writes, flows included.
+	var doc, compact bytes.Buffer
+	if err := r.WriteJSON(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Compact(&compact, doc.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := json.Marshal(r); err != nil || !bytes.Equal(m, compact.Bytes()) || !bytes.Contains(m, []byte(`"flows":[{`)) {
+		t.Errorf("json.Marshal: %v\n%.300s\nWriteJSON:\n%.300s", err, m, compact.Bytes())
 	}
 }
