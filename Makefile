@@ -2,6 +2,7 @@
 #   make demo   build, then run the main jobs on bundled captures (no RDMA hardware needed)
 #   make test   install what is missing, then lint, unit + interop tests, fuzz smoke run
 #   make bench  Go benchmarks plus comparisons against tshark/tcpdump (figures on stdout)
+#   make install  the commands, man pages and bash/zsh/fish completions under PREFIX (/usr/local)
 # Every target installs what it needs (apt-get, Go modules, npm) when it is missing.
 
 SHELL := /bin/bash
@@ -22,7 +23,7 @@ FUZZTIME ?= 4s
 # Generators under testdata/, which ./... leaves out.
 TESTDATA_CMDS := ./testdata/gen ./correlate/testdata/benchtel
 
-.PHONY: all build deps demo-deps test lint unit fuzz-smoke bench demo clean
+.PHONY: all build deps demo-deps test lint unit fuzz-smoke bench demo clean man install
 
 all: build
 
@@ -80,6 +81,30 @@ endif
 
 demo: demo-deps build
 	@bash scripts/demo.sh
+
+# man writes the man pages and shell completions each command generates from its own flags
+# (cobra), into $(BIN)/docs: man1/*.1 and completions/{bash,zsh,fish}.
+COMMANDS := ibcap ibanalyze ibsim
+man: build
+	@rm -rf $(BIN)/docs
+	@for c in $(COMMANDS); do $(BIN)/$$c __docs $(BIN)/docs || exit 1; done
+
+# install copies the commands, man pages and completions under $(DESTDIR)$(PREFIX), and gives
+# ibcap the capabilities a capture needs (setcap, when it is there and allowed).
+PREFIX ?= /usr/local
+install: man
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 755 $(addprefix $(BIN)/,$(COMMANDS)) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BIN)/docs/man1/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(BIN)/docs/completions/bash/* $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
+	install -m 644 $(BIN)/docs/completions/zsh/* $(DESTDIR)$(PREFIX)/share/zsh/site-functions/
+	install -m 644 $(BIN)/docs/completions/fish/* $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/
+	@if command -v setcap >/dev/null; then \
+	  setcap cap_net_raw,cap_net_admin,cap_ipc_lock+ep $(DESTDIR)$(PREFIX)/bin/ibcap \
+	    || echo "setcap failed: run it as root to capture without root: setcap cap_net_raw,cap_net_admin,cap_ipc_lock+ep $(PREFIX)/bin/ibcap"; \
+	else echo "no setcap (libcap2-bin): ibcap needs root, or those capabilities, to capture"; fi
 
 clean:
 	rm -rf $(BIN)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/cmddoc"
 	"github.com/ibscope/ibscope/internal/version"
 )
 
@@ -40,6 +41,7 @@ func init() {
 var errReported = errors.New("errors reported above")
 
 func main() {
+	cmddoc.Main(rootCmd) // "ibanalyze __docs DIR": man pages and completions (make install)
 	stop := removeOutputOnSignal()
 	err := rootCmd.Execute()
 	stop()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/cmddoc"
 	"github.com/ibscope/ibscope/internal/version"
 )
 
@@ -44,7 +45,9 @@ type flags struct {
 }
 
 func main() {
-	if err := newRoot().Execute(); err != nil {
+	root := newRoot()
+	cmddoc.Main(root) // "ibcap __docs DIR": man page and completions (make install)
+	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ibcap:", err)
 		os.Exit(1)
 	}
@@ -59,19 +62,19 @@ func newRoot() *cobra.Command {
 accounts for every one: captured, written, filtered, dropped by the kernel or
 by the device.
 
-  ibcap -D                              list RDMA devices and network interfaces
-  ibcap -i mlx5_0 -w out.pcap           verbs sniffer on port 1 of mlx5_0
-  ibcap -i mlx5_0:2 -w out.pcap         port 2
-  ibcap -i eth2 -w roce.pcap            RoCE on a netdev (AF_PACKET)
-  ibcap -i eth2 -w - | wireshark -k -i -
-  ibcap -i eth2 -w x.pcap udp port 4791 and host 10.0.0.1
-
 A filter expression (tcpdump's syntax, pcap-filter(7), compiled by libpcap)
 says which frames are captured, in place of the default, RoCE only; the
 --qp, --lid and --opcode header filters apply to what it keeps.
 
 Native InfiniBand is written as ERF records (what Wireshark opens); RoCE as
 Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
+		Example: `  ibcap -D                              list RDMA devices and network interfaces
+  ibcap -i mlx5_0 -w out.pcap           verbs sniffer on port 1 of mlx5_0
+  ibcap -i mlx5_0:2 -w out.pcap         port 2
+  ibcap -d mlx5_0 -i 2 -w out.pcap      the same, as ibdump takes it
+  ibcap -i eth2 -w roce.pcap            RoCE on a netdev (AF_PACKET)
+  ibcap -i eth2 -w - | wireshark -k -i -
+  ibcap -i eth2 -w x.pcap udp port 4791 and host 10.0.0.1`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,

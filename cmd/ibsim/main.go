@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ibscope/ibscope/internal/cmddoc"
 	"github.com/ibscope/ibscope/internal/outfile"
 	"github.com/ibscope/ibscope/internal/version"
 	"github.com/ibscope/ibscope/sim"
@@ -83,6 +84,7 @@ func limitsHelp() string {
 }
 
 func main() {
+	cmddoc.Main(rootCmd) // "ibsim __docs DIR": man page and completions (make install)
 	if err := rootCmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ibsim:", err)
 		os.Exit(1)
