@@ -16,7 +16,11 @@ import (
 type Decoder struct {
 	LinkType int  // pcap link type of the frames (LinkTypeEthernet, LinkTypeERF, ...)
 	CheckCRC bool // verify ICRC, VCRC and LPCRC (costs a CRC pass over each packet)
-	crc      icrcBuf
+	// IFA1ProbeMarker, when not 0, is the operator's IFA 1.0 probe marker
+	// (marker 1 in the high 32 bits): a RoCEv2 payload that starts with it
+	// is an IFA 1.0 probe. IFA 2.0 needs no setting (IP protocol 253).
+	IFA1ProbeMarker uint64
+	crc             icrcBuf
 }
 
 // FrameError says why a frame could not be decoded and where in the frame.
@@ -178,10 +182,18 @@ func (d *Decoder) ipv4(data []byte, off int, f *Frame) error {
 	ihl := int(ip[0]&0x0F) * 4
 	total := int(binary.BigEndian.Uint16(ip[2:]))
 	frag := binary.BigEndian.Uint16(ip[6:]) & 0x3FFF
-	if ip[9] != 17 || ihl < 20 || frag != 0 || len(ip) < ihl+8 {
+	// An IFA 2.0 header may sit between IP and UDP (ifa.go).
+	ifa := ip[9] == IPProtocolIFA && ihl >= 20 && len(ip) >= ihl+IFAHeaderLen+8 && ip[ihl+1] == 17
+	l4 := ihl
+	if ifa {
+		l4 += IFAHeaderLen
+	} else if ip[9] != 17 {
 		return nil
 	}
-	udp := ip[ihl:]
+	if ihl < 20 || frag != 0 || len(ip) < l4+8 {
+		return nil
+	}
+	udp := ip[l4:]
 	if binary.BigEndian.Uint16(udp[2:]) != UDPPortRoCEv2 {
 		return nil
 	}
@@ -189,24 +201,37 @@ func (d *Decoder) ipv4(data []byte, off int, f *Frame) error {
 	f.Dst = netip.AddrFrom4([4]byte(ip[16:20]))
 	f.ECN = ip[1] & 3
 	f.Has |= HasIPv4
-	if total < ihl+8 {
+	if total < l4+8 {
 		return frameErr(off+2, "IPv4 total length %d is shorter than its headers", total)
+	}
+	if ifa {
+		return d.ifa(data, off, ihl, total-ihl, f)
 	}
 	return d.udp(data, off, ihl, total-ihl, f)
 }
 
 func (d *Decoder) ipv6(data []byte, off int, f *Frame) error {
-	if len(data) < off+48 || data[off]>>4 != 6 || data[off+6] != 17 {
+	if len(data) < off+48 || data[off]>>4 != 6 {
 		return nil
 	}
 	ip := data[off:]
-	if binary.BigEndian.Uint16(ip[42:]) != UDPPortRoCEv2 {
+	ifa := ip[6] == IPProtocolIFA && len(ip) >= 40+IFAHeaderLen+8 && ip[41] == 17
+	l4 := 40
+	if ifa {
+		l4 += IFAHeaderLen
+	} else if ip[6] != 17 {
+		return nil
+	}
+	if binary.BigEndian.Uint16(ip[l4+2:]) != UDPPortRoCEv2 {
 		return nil
 	}
 	f.Src = netip.AddrFrom16([16]byte(ip[8:24]))
 	f.Dst = netip.AddrFrom16([16]byte(ip[24:40]))
 	f.ECN = uint8(binary.BigEndian.Uint32(ip)>>20) & 3
 	f.Has |= HasIPv6
+	if ifa {
+		return d.ifa(data, off, 40, int(binary.BigEndian.Uint16(ip[4:])), f)
+	}
 	return d.udp(data, off, 40, int(binary.BigEndian.Uint16(ip[4:])), f)
 }
 
@@ -220,6 +245,10 @@ func (d *Decoder) udp(data []byte, off, ipLen, udpLen int, f *Frame) error {
 	l := int(binary.BigEndian.Uint16(data[u+4:]))
 	if l != udpLen && udpLen >= 8 {
 		return frameErr(u+4, "UDP length %d disagrees with the IP payload length %d", l, udpLen)
+	}
+	if d.IFA1ProbeMarker != 0 && len(data) >= u+16 && binary.BigEndian.Uint64(data[u+8:]) == d.IFA1ProbeMarker {
+		f.IBLen = l - 8
+		return d.ifa1(data, u+8, f)
 	}
 	if l < 8+BTHLen+ICRCLen {
 		return frameErr(u+4, "UDP length %d leaves no room for BTH and ICRC", l)
@@ -241,6 +270,100 @@ func (d *Decoder) udp(data []byte, off, ipLen, udpLen int, f *Frame) error {
 		f.Has |= CRCsCheck
 	}
 	return nil
+}
+
+// ifa decodes an IFA 2.0 probe on RoCEv2 (ifa.go): the IFA header after the
+// IP header of ipLen bytes at off, UDP, the metadata header and stack, and
+// the IB transport packet. ipPayload is the IP payload's length. The ICRC is
+// not checked: it covers the packet as it was before IFA was inserted.
+func (d *Decoder) ifa(data []byte, off, ipLen, ipPayload int, f *Frame) error {
+	h := off + ipLen
+	f.Transport = TransportRoCEv2
+	f.IFA.parse(data[h:])
+	f.IFA.Contents, f.IFA.Payload = data[h:h+IFAHeaderLen], nil
+	f.Has |= HasIFA | HasUDP
+	u := h + IFAHeaderLen
+	f.UDPSrc = binary.BigEndian.Uint16(data[u:])
+	udpLen := int(binary.BigEndian.Uint16(data[u+4:]))
+	end := h + ipPayload
+	cut := end > len(data)
+	switch {
+	case cut && !f.Truncated():
+		return frameErr(h, "IP payload of %d bytes runs past the %d-byte frame", ipPayload, len(data)-h)
+	case f.IFA.Version != IFAVersion2:
+		return frameErr(h, "IFA version %d is not 2", f.IFA.Version)
+	case f.IFA.Flags&(IFAFlagMF|IFAFlagC) != 0:
+		return frameErr(h+2, "IFA flags 0x%02x: the fragment and checksum headers (MF, C) are not decoded", f.IFA.Flags)
+	}
+	end = min(end, len(data))
+	m := &f.IFAMetadata
+	var md, tr, trEnd int           // metadata header; the IB transport packet
+	if f.IFA.Flags&IFAFlagTS == 0 { // payload stamping: after the UDP header
+		md = u + 8
+		if end-md < IFAMetadataHeaderLen {
+			if cut {
+				return nil
+			}
+			return frameErr(md, "IFA metadata header: %d bytes, need %d", end-md, IFAMetadataHeaderLen)
+		}
+		m.parse(data[md:])
+		tr, trEnd = md+IFAMetadataHeaderLen+m.StackBytes(), end
+		if tr > end {
+			if cut {
+				return nil
+			}
+			return frameErr(md+3, "IFA metadata stack of %d words (%d bytes) runs past the %d bytes of the packet", m.CurrentLength, m.StackBytes(), end-md-IFAMetadataHeaderLen)
+		}
+		m.Stack = data[md+IFAMetadataHeaderLen : tr]
+	} else { // tail stamping: the stack, then the metadata header, end the packet
+		if cut {
+			return nil // the capture does not hold the end, where the metadata is
+		}
+		md = end - IFAMetadataHeaderLen
+		if md < u+8 {
+			return frameErr(u+8, "IFA metadata header: %d bytes after the UDP header, need %d", end-u-8, IFAMetadataHeaderLen)
+		}
+		m.parse(data[md:])
+		tr, trEnd = u+8, md-m.StackBytes()
+		if trEnd < tr {
+			return frameErr(md+3, "IFA metadata stack of %d words (%d bytes) runs back past the UDP header", m.CurrentLength, m.StackBytes())
+		}
+		m.Stack = data[trEnd:md]
+	}
+	m.Contents, m.Payload = data[md:md+IFAMetadataHeaderLen], nil
+	f.Has |= HasIFAMetadata
+	ibLen := trEnd - tr
+	f.IBLen = ibLen
+	if cut {
+		f.IBLen = udpLen - 8
+		return d.transport(data[tr:trEnd], tr, f, true)
+	}
+	// The initiator leaves the UDP length as it was, without the metadata;
+	// one that counts the metadata is taken too.
+	if udpLen != 8+ibLen && udpLen != end-u {
+		return frameErr(u+4, "UDP length %d is neither the datagram without the IFA metadata (%d) nor with it (%d)", udpLen, 8+ibLen, end-u)
+	}
+	if ibLen < BTHLen+ICRCLen {
+		return frameErr(tr, "IFA probe leaves %d bytes for the BTH and ICRC", ibLen)
+	}
+	if err := d.transport(data[tr:trEnd], tr, f, false); err != nil {
+		return err
+	}
+	return ifaCheck(&f.IFA, m, md)
+}
+
+// ifa1 decodes an IFA 1.0 header at the start of a RoCEv2 payload (at);
+// what follows it is not decoded.
+func (d *Decoder) ifa1(data []byte, at int, f *Frame) error {
+	if len(data)-at < IFA1HeaderLen {
+		if f.Truncated() {
+			return nil
+		}
+		return frameErr(at, "IFA 1.0 header: %d bytes, need %d", len(data)-at, IFA1HeaderLen)
+	}
+	err := f.IFA1.DecodeFromBytes(data[at:], nilDF)
+	f.Has |= HasIFA1
+	return headerErr(at, err)
 }
 
 func (d *Decoder) rocev1(data []byte, off int, f *Frame) error {

@@ -47,6 +47,9 @@ const (
 	CRCsCheck // the decoder checked the CRCs present
 	HasPFC    // an 802.1Qbb PFC frame (Transport stays TransportNone)
 	HasPause  // an 802.3x PAUSE frame (Transport stays TransportNone)
+	HasIFA    // an IFA 2.0 header (a RoCEv2 probe, draft-kumar-ippm-ifa-08)
+	HasIFAMetadata
+	HasIFA1 // an IFA 1.0 header (its probe marker was given to the Decoder)
 )
 
 // Frame is one decoded packet, reused from packet to packet by the fast path:
@@ -84,6 +87,9 @@ type Frame struct {
 	Link         LinkFCP
 	PFC          PFC   // Ethernet MAC control: priority flow control
 	Pause        Pause // Ethernet MAC control: link-wide PAUSE
+	IFA          IFA   // IFA 2.0 header, between IP and UDP
+	IFAMetadata  IFAMetadata
+	IFA1         IFA1
 
 	// Payload is the message data: after the last header, before pad and ICRC.
 	Payload []byte

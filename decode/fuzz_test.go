@@ -131,6 +131,22 @@ func FuzzPause(f *testing.F) {
 	fuzzLayer(f, func() gopacket.DecodingLayer { return &Pause{} })
 }
 
+func FuzzIFA(f *testing.F) {
+	addCongestionSeeds(f)
+	fuzzLayer(f, func() gopacket.DecodingLayer { return &IFA{} })
+}
+func FuzzIFAMetadata(f *testing.F) {
+	addCongestionSeeds(f)
+	fuzzLayer(f, func() gopacket.DecodingLayer { return &IFAMetadata{} })
+}
+func FuzzIFA1(f *testing.F) {
+	addCongestionSeeds(f)
+	fuzzLayer(f, func() gopacket.DecodingLayer { return &IFA1{} })
+}
+
+// fuzzIFA1Marker is the IFA 1.0 probe marker of the seeds and the fuzzed Decoders.
+const fuzzIFA1Marker = 0xAAAAAAAABBBBBBBB
+
 // congestionSeeds are Ethernet frames of the congestion signals RoCE
 // answers: PFC (good, naming no priority, times on disabled priorities) and PAUSE.
 func congestionSeeds(f *testing.F) [][]byte {
@@ -141,7 +157,24 @@ func congestionSeeds(f *testing.F) [][]byte {
 	} {
 		out = append(out, macControlFrame(f, l))
 	}
-	return out
+	roce := rocePacket(f, 0x0A, 32)
+	hdr := IFA{Version: 2, GNS: IFANoGNS, NextHdr: 17, MaxLength: 16}
+	for _, md := range []IFAMetadata{{HopLimit: 4, CurrentLength: 16, Stack: ifaHops(2)}, {CurrentLength: 0}} {
+		out = append(out, ifaProbe(f, roce, hdr, md))
+		ts := hdr
+		ts.Flags = IFAFlagTS
+		out = append(out, ifaProbe(f, roce, ts, md))
+	}
+	out = append(out, ifaProbe(f, roce, IFA{Version: 2, NextHdr: 17, MaxLength: 4}, IFAMetadata{CurrentLength: 8, Stack: ifaHops(1)}))
+	ifa1 := IFA1{ProbeMarker: fuzzIFA1Marker, Version: 1, HopLimit: 2, HopCount: 3, MaxLength: 8, CurrentLength: 4}
+	buf := gopacket.NewSerializeBuffer()
+	if err := ifa1.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+		f.Fatal(err)
+	}
+	p := splice(roce, 14+20+8, buf.Bytes())
+	binary.BigEndian.PutUint16(p[14+2:], uint16(len(p)-14))       // IPv4 total length
+	binary.BigEndian.PutUint16(p[14+20+4:], uint16(len(p)-14-20)) // UDP length
+	return append(out, p)
 }
 
 // addCongestionSeeds adds the congestion frames after their Ethernet
@@ -171,7 +204,7 @@ func fuzzDecoder(f *testing.F, linkType int) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, cutBytes uint16) {
 		for _, check := range []bool{false, true} {
-			d := Decoder{LinkType: linkType, CheckCRC: check}
+			d := Decoder{LinkType: linkType, CheckCRC: check, IFA1ProbeMarker: fuzzIFA1Marker}
 			var fr Frame
 			fr.CapLen, fr.WireLen = len(data), len(data)+int(cutBytes)
 			err := d.Decode(data, &fr)

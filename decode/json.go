@@ -138,8 +138,70 @@ func (f *Frame) AppendJSON(dst []byte, errMsg string) []byte {
 		dst = strconv.AppendUint(dst, uint64(f.Pause.Quanta), 10)
 		dst = append(dst, '}')
 	}
+	if f.Has&HasIFA != 0 {
+		dst = f.appendIFA(dst)
+	}
+	if f.Has&HasIFA1 != 0 {
+		h := &f.IFA1
+		dst = append(dst, `,"ifa1":{"probe_marker":`...)
+		dst = strconv.AppendUint(dst, h.ProbeMarker, 10)
+		for _, kv := range [...]struct {
+			k string
+			v uint16
+		}{{"version", uint16(h.Version)}, {"msg_type", uint16(h.MsgType)}, {"flags", h.Flags},
+			{"request_vector", h.RequestVector}, {"action_vector", h.ActionVector},
+			{"hop_limit", uint16(h.HopLimit)}, {"hop_count", uint16(h.HopCount)}, {"max_len", h.MaxLength},
+			{"cur_len", h.CurrentLength}, {"sender_handle", h.SenderHandle}, {"seq", h.SeqNumber}} {
+			dst = appendInt(dst, kv.k, int64(kv.v))
+		}
+		dst = append(dst, '}')
+	}
 	if errMsg != "" {
 		dst = appendStr(dst, "error", errMsg)
+	}
+	return append(dst, '}')
+}
+
+// appendIFA appends the IFA 2.0 header, metadata header and hops: "ifa":
+// {version, gns, next_hdr, flags, max_len, request_vector, action_vector,
+// hop_limit, cur_len, hops: [{lns, device_id, ttl, port_speed, congestion,
+// queue, rx_sec, rx_ns, egress_port, ingress_port, residence_ns}]}; lengths
+// in 4-byte words, the newest hop first.
+func (f *Frame) appendIFA(dst []byte) []byte {
+	h := &f.IFA
+	dst = append(dst, `,"ifa":{"version":`...)
+	dst = strconv.AppendUint(dst, uint64(h.Version), 10)
+	dst = appendInt(dst, "gns", int64(h.GNS))
+	dst = appendInt(dst, "next_hdr", int64(h.NextHdr))
+	dst = appendInt(dst, "flags", int64(h.Flags))
+	dst = appendInt(dst, "max_len", int64(h.MaxLength))
+	if f.Has&HasIFAMetadata != 0 {
+		m := &f.IFAMetadata
+		dst = appendInt(dst, "request_vector", int64(m.RequestVector))
+		dst = appendInt(dst, "action_vector", int64(m.ActionVector))
+		dst = appendInt(dst, "hop_limit", int64(m.HopLimit))
+		dst = appendInt(dst, "cur_len", int64(m.CurrentLength))
+		dst = append(dst, `,"hops":[`...)
+		for i := range m.Hops() {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			hop := m.Hop(i)
+			dst = append(dst, `{"lns":`...)
+			dst = strconv.AppendUint(dst, uint64(hop.LNS), 10)
+			dst = appendInt(dst, "device_id", int64(hop.DeviceID))
+			dst = appendInt(dst, "ttl", int64(hop.IPTTL))
+			dst = appendInt(dst, "port_speed", int64(hop.EgressPortSpeed))
+			dst = appendInt(dst, "congestion", int64(hop.Congestion))
+			dst = appendInt(dst, "queue", int64(hop.QueueID))
+			dst = appendInt(dst, "rx_sec", int64(hop.RxTimeSec))
+			dst = appendInt(dst, "rx_ns", int64(hop.RxTimeNs))
+			dst = appendInt(dst, "egress_port", int64(hop.EgressPort))
+			dst = appendInt(dst, "ingress_port", int64(hop.IngressPort))
+			dst = appendInt(dst, "residence_ns", int64(hop.ResidenceNs))
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
 	}
 	return append(dst, '}')
 }

@@ -25,6 +25,9 @@ var (
 	LayerTypeERF          = gopacket.RegisterLayerType(1514, gopacket.LayerTypeMetadata{Name: "ERF", Decoder: gopacket.DecodeFunc(decodeERF)})
 	LayerTypePFC          = gopacket.RegisterLayerType(1515, gopacket.LayerTypeMetadata{Name: "PFC", Decoder: gopacket.DecodeFunc(decodeMACControl)})
 	LayerTypePause        = gopacket.RegisterLayerType(1516, gopacket.LayerTypeMetadata{Name: "Pause", Decoder: gopacket.DecodeFunc(decodeMACControl)})
+	LayerTypeIFA          = gopacket.RegisterLayerType(1517, gopacket.LayerTypeMetadata{Name: "IFA", Decoder: gopacket.DecodeFunc(decodeIFA)})
+	LayerTypeIFAMetadata  = gopacket.RegisterLayerType(1518, gopacket.LayerTypeMetadata{Name: "IFAMetadata", Decoder: gopacket.DecodeFunc(decodeIFAMetadata)})
+	LayerTypeIFA1         = gopacket.RegisterLayerType(1519, gopacket.LayerTypeMetadata{Name: "IFA1", Decoder: gopacket.DecodeFunc(decodeIFA1)})
 )
 
 // Link types ibscope reads beyond gopacket's enum.
@@ -55,6 +58,7 @@ func init() {
 	layers.RegisterUDPPortLayerType(UDPPortRoCEv2, LayerTypeBTH)
 	layers.EthernetTypeMetadata[EtherTypeRoCEv1] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeGRH), Name: "RoCEv1", LayerType: LayerTypeGRH}
 	layers.EthernetTypeMetadata[EtherTypeMACControl] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeMACControl), Name: "MACControl"}
+	layers.IPProtocolMetadata[IPProtocolIFA] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeIFA), Name: "IFA", LayerType: LayerTypeIFA}
 	layers.LinkTypeMetadata[LinkTypeInfiniBand] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeInfiniBand), Name: "InfiniBand"}
 	layers.LinkTypeMetadata[LinkTypeERF] = layers.EnumMetadata{DecodeWith: gopacket.DecodeFunc(decodeERF), Name: "ERF"}
 }

@@ -233,6 +233,16 @@ func appendSummary(dst []byte, f *decode.Frame, errMsg string) []byte {
 			dst = append(dst, " BECN"...)
 		}
 	}
+	switch {
+	case f.Has&decode.HasIFAMetadata != 0:
+		m := &f.IFAMetadata
+		dst = fmt.Appendf(dst, "  IFA %d hops (%d words of %d) hop limit %d", m.Hops(), m.CurrentLength, f.IFA.MaxLength, m.HopLimit)
+	case f.Has&decode.HasIFA != 0:
+		dst = append(dst, "  IFA"...)
+	case f.Has&decode.HasIFA1 != 0:
+		h := &f.IFA1
+		dst = fmt.Appendf(dst, "  IFA1 hops %d of %d seq %d", h.HopCount, h.HopLimit, h.SeqNumber)
+	}
 	dst = fmt.Appendf(dst, "  len %d", f.WireLen)
 	if f.Has&decode.HasBTH != 0 {
 		dst = fmt.Appendf(dst, " payload %d", len(f.Payload))

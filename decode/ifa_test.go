@@ -1,0 +1,245 @@
+package decode
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+// ifaHops returns n hop entries, the newest (highest device ID) first.
+func ifaHops(n int) []byte {
+	var stack []byte
+	for i := n; i > 0; i-- {
+		h := IFAHop{LNS: 1, DeviceID: 0xA0000 + uint32(i), IPTTL: uint8(64 - i), EgressPortSpeed: 4, Congestion: 3, QueueID: 5,
+			RxTimeSec: 0xFFFFF, EgressPort: uint16(10 + i), IngressPort: uint16(20 + i), RxTimeNs: 999999999, ResidenceNs: uint32(1000 * i)}
+		stack = h.AppendTo(stack)
+	}
+	return stack
+}
+
+// splice returns p with ins inserted at byte at.
+func splice(p []byte, at int, ins []byte) []byte {
+	return append(append(append([]byte(nil), p[:at]...), ins...), p[at:]...)
+}
+
+// ifaProbe turns a RoCEv2 IPv4 frame (rocePacket) into an IFA 2.0 probe as
+// an initiator and transit hops leave it: IP protocol 253, the IFA header
+// before UDP, the metadata header and stack after it (or at the end with
+// TS), the UDP length and the ICRC untouched.
+func ifaProbe(t testing.TB, roce []byte, hdr IFA, md IFAMetadata) []byte {
+	t.Helper()
+	const ip, udp = 14, 14 + 20
+	hb := gopacket.NewSerializeBuffer()
+	if err := hdr.SerializeTo(hb, gopacket.SerializeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mb := gopacket.NewSerializeBuffer()
+	if err := md.SerializeTo(mb, gopacket.SerializeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mdBytes := mb.Bytes()
+	var p []byte
+	if hdr.Flags&IFAFlagTS != 0 { // stack, then metadata header, at the end
+		tail := append(append([]byte(nil), mdBytes[IFAMetadataHeaderLen:]...), mdBytes[:IFAMetadataHeaderLen]...)
+		p = append(append([]byte(nil), roce...), tail...)
+	} else {
+		p = splice(roce, udp+8, mdBytes)
+	}
+	p = splice(p, udp, hb.Bytes())
+	binary.BigEndian.PutUint16(p[ip+2:], uint16(len(p)-ip))
+	p[ip+9] = IPProtocolIFA
+	return p
+}
+
+func TestIFARoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		in, out interface {
+			gopacket.DecodingLayer
+			gopacket.SerializableLayer
+		}
+	}{
+		{&IFA{Version: 2, GNS: IFANoGNS, NextHdr: 17, Flags: IFAFlagI | IFAFlagTA, MaxLength: 255}, &IFA{}},
+		{&IFAMetadata{RequestVector: 0xFF, ActionVector: 0xC0, HopLimit: 3, CurrentLength: 16, Stack: ifaHops(2)}, &IFAMetadata{}},
+		{&IFAMetadata{HopLimit: 0xFF, Stack: []byte{}}, &IFAMetadata{}},
+		{&IFA1{ProbeMarker: 0xAAAAAAAABBBBBBBB, Version: 1, MsgType: 2, Flags: 0x8001, RequestVector: 0xFFFF, ActionVector: 0x1234,
+			HopLimit: 8, HopCount: 3, MustBeZero: 0, MaxLength: 512, CurrentLength: 96, SenderHandle: 0xBEEF, SeqNumber: 0xFFFE}, &IFA1{}},
+	} {
+		buf := gopacket.NewSerializeBuffer()
+		if err := c.in.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.out.DecodeFromBytes(buf.Bytes(), gopacket.NilDecodeFeedback); err != nil {
+			t.Fatalf("%+v: %v", c.in, err)
+		}
+		if in, out := fieldsOf(c.in), fieldsOf(c.out); !reflect.DeepEqual(in, out) {
+			t.Errorf("round trip changed the fields:\n in %+v\nout %+v", in, out)
+		}
+	}
+	h := IFAHop{LNS: 0xF, DeviceID: 0xFFFFF, IPTTL: 1, EgressPortSpeed: 6, Congestion: 2, QueueID: 0x3F, RxTimeSec: 12345,
+		EgressPort: 0xFFFF, IngressPort: 1, RxTimeNs: 7, ResidenceNs: 0xFFFFFFFF, Opaque: [12]byte{1, 11: 12}}
+	var back IFAHop
+	b := h.AppendTo(nil)
+	back.parse(b)
+	if len(b) != IFAHopLen || back != h {
+		t.Errorf("hop: %d bytes, %+v; want %d, %+v", len(b), back, IFAHopLen, h)
+	}
+}
+
+// TestIFAProbe decodes IFA 2.0 probes on RoCEv2 through the fast path and
+// gopacket: the IFA headers, each hop, and the IB packet after the stack.
+func TestIFAProbe(t *testing.T) {
+	roce := rocePacket(t, 0x0A, 32) // RC RDMA WRITE ONLY
+	hdr := IFA{Version: 2, GNS: IFANoGNS, NextHdr: 17, Flags: IFAFlagI, MaxLength: 64}
+	md := IFAMetadata{RequestVector: 0xFF, HopLimit: 5, CurrentLength: 24, Stack: ifaHops(3)}
+	payload := ifaProbe(t, roce, hdr, md)
+	udpCounts := append([]byte(nil), payload...) // a UDP length that counts the metadata
+	binary.BigEndian.PutUint16(udpCounts[14+20+4+4:], binary.BigEndian.Uint16(udpCounts[14+20+4+4:])+IFAMetadataHeaderLen+24*4)
+	tsHdr := hdr
+	tsHdr.Flags |= IFAFlagTS
+	tail := ifaProbe(t, roce, tsHdr, md)
+	var want Frame
+	d := Decoder{LinkType: LinkTypeEthernet, CheckCRC: true}
+	want.CapLen, want.WireLen = len(roce), len(roce)
+	if err := d.Decode(roce, &want); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string][]byte{"payload stamping": payload, "UDP length with the metadata": udpCounts, "tail stamping": tail} {
+		t.Run(name, func(t *testing.T) {
+			var f Frame
+			f.CapLen, f.WireLen = len(p), len(p)
+			if err := d.Decode(p, &f); err != nil {
+				t.Fatal(err)
+			}
+			wantHas := HasIPv4 | HasUDP | HasIFA | HasIFAMetadata | HasBTH | HasRETH | HasICRC
+			if f.Has != wantHas || f.Transport != TransportRoCEv2 {
+				t.Errorf("Has %b, transport %s; want %b (no CRC verdict: the ICRC predates IFA), rocev2", f.Has, f.Transport, wantHas)
+			}
+			if f.IFA.Version != 2 || f.IFA.GNS != IFANoGNS || f.IFA.NextHdr != 17 || f.IFA.Flags&^IFAFlagTS != hdr.Flags || f.IFA.MaxLength != 64 {
+				t.Errorf("IFA header %+v", f.IFA)
+			}
+			m := &f.IFAMetadata
+			if m.RequestVector != 0xFF || m.HopLimit != 5 || m.CurrentLength != 24 || !bytes.Equal(m.Stack, md.Stack) || m.Hops() != 3 {
+				t.Errorf("metadata %+v", m)
+			}
+			if h := m.Hop(0); h.DeviceID != 0xA0003 || h.ResidenceNs != 3000 || h.QueueID != 5 || h.Congestion != 3 || h.EgressPort != 13 {
+				t.Errorf("newest hop %+v", h)
+			}
+			if f.BTH.DestQP != want.BTH.DestQP || f.BTH.PSN != want.BTH.PSN || f.BTH.ICRC != want.BTH.ICRC ||
+				f.RETH.VA != want.RETH.VA || f.RETH.DMALen != want.RETH.DMALen || !bytes.Equal(f.Payload, want.Payload) || f.IBLen != want.IBLen || f.Src != want.Src {
+				t.Errorf("IB packet after the stack: %+v, want %+v", f.BTH, want.BTH)
+			}
+			js := string(f.AppendJSON(nil, ""))
+			for _, part := range []string{`"transport":"rocev2"`, `"ifa":{"version":2,"gns":15,"next_hdr":17,`, `"hop_limit":5,"cur_len":24,"hops":[{"lns":1,"device_id":655363,`, `"residence_ns":1000}]}`, `"dest_qp":7`} {
+				if !strings.Contains(js, part) {
+					t.Errorf("JSON %s lacks %s", js, part)
+				}
+			}
+			if name == "tail stamping" {
+				return // gopacket's path reads payload stamping only
+			}
+			pk := gopacket.NewPacket(p, layers.LayerTypeEthernet, gopacket.Default)
+			if pk.ErrorLayer() != nil {
+				t.Fatal(pk.ErrorLayer().Error())
+			}
+			gi, ok1 := pk.Layer(LayerTypeIFA).(*IFA)
+			gm, ok2 := pk.Layer(LayerTypeIFAMetadata).(*IFAMetadata)
+			gb, ok3 := pk.Layer(LayerTypeBTH).(*BTH)
+			if !ok1 || !ok2 || !ok3 || gi.MaxLength != 64 || !bytes.Equal(gm.Stack, md.Stack) || gb.PSN != want.BTH.PSN || gb.DestQP != want.BTH.DestQP {
+				t.Errorf("gopacket: %v", pk)
+			}
+		})
+	}
+}
+
+// TestIFABadInput: each problem is named with its byte in the frame, and
+// the rest of the frame is still decoded.
+func TestIFABadInput(t *testing.T) {
+	const ifaAt, mdAt = 14 + 20, 14 + 20 + IFAHeaderLen + 8
+	roce := rocePacket(t, 0x0A, 32)
+	hdr := IFA{Version: 2, GNS: IFANoGNS, NextHdr: 17, MaxLength: 8}
+	tooLong := ifaProbe(t, roce, hdr, IFAMetadata{HopLimit: 1, CurrentLength: 16, Stack: ifaHops(2)}) // 16 words, max 8
+	pastEnd := ifaProbe(t, roce, hdr, IFAMetadata{CurrentLength: 8, Stack: ifaHops(1)})
+	pastEnd[mdAt+3] = 200 // 800 bytes of stack in a short packet
+	hdrMF := hdr
+	hdrMF.Flags = IFAFlagMF
+	fragment := ifaProbe(t, roce, hdrMF, IFAMetadata{CurrentLength: 8, Stack: ifaHops(1)})
+
+	const marker = 0xAAAAAAAABBBBBBBB
+	ifa1 := func(h IFA1) []byte {
+		buf := gopacket.NewSerializeBuffer()
+		if err := h.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		p := splice(roce, 14+20+8, buf.Bytes())
+		binary.BigEndian.PutUint16(p[14+2:], uint16(len(p)-14))
+		binary.BigEndian.PutUint16(p[14+20+4:], uint16(len(p)-14-20))
+		return p
+	}
+	good1 := ifa1(IFA1{ProbeMarker: marker, Version: 1, HopLimit: 4, HopCount: 2, MaxLength: 256, CurrentLength: 64, SeqNumber: 9})
+	hops1 := ifa1(IFA1{ProbeMarker: marker, Version: 1, HopLimit: 2, HopCount: 3, MaxLength: 256, CurrentLength: 64, SeqNumber: 9})
+	long1 := ifa1(IFA1{ProbeMarker: marker, Version: 1, HopLimit: 4, HopCount: 2, MaxLength: 32, CurrentLength: 64, SeqNumber: 9})
+
+	d := Decoder{LinkType: LinkTypeEthernet, IFA1ProbeMarker: marker}
+	var f Frame
+	f.CapLen, f.WireLen = len(good1), len(good1)
+	if err := d.Decode(good1, &f); err != nil || f.Has&HasIFA1 == 0 || f.IFA1.SeqNumber != 9 || f.IFA1.HopCount != 2 {
+		t.Fatalf("IFA 1.0 probe: %v, Has %b, %+v", err, f.Has, f.IFA1)
+	}
+	if js := string(f.AppendJSON(nil, "")); !strings.Contains(js, `"ifa1":{"probe_marker":12297829382759365563,"version":1,`) {
+		t.Errorf("JSON %s", js)
+	}
+
+	for _, c := range []struct {
+		name   string
+		frame  []byte
+		offset int
+		msg    string
+		has    Has
+	}{
+		{"stack longer than the IFA header allows", tooLong, mdAt + 3, "stack of 16 words is longer than the IFA header's maximum of 8", HasIFA | HasIFAMetadata | HasBTH | HasRETH},
+		{"stack past the packet", pastEnd, mdAt + 3, "IFA metadata stack of 200 words (800 bytes) runs past", HasIFA},
+		{"fragment header", fragment, ifaAt + 2, "MF, C) are not decoded", HasIFA},
+		{"IFA 1.0 hop count past the hop limit", hops1, 14 + 20 + 8 + 17, "IFA 1.0 hop count 3 is past the hop limit 2", HasIFA1},
+		{"IFA 1.0 metadata past its maximum", long1, 14 + 20 + 8 + 22, "length 64 is longer than the header's maximum 32", HasIFA1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var f Frame
+			f.CapLen, f.WireLen = len(c.frame), len(c.frame)
+			err := d.Decode(c.frame, &f)
+			var fe *FrameError
+			if !errors.As(err, &fe) || fe.Offset != c.offset || !strings.Contains(fe.Msg, c.msg) {
+				t.Fatalf("%v; want byte %d: %q", err, c.offset, c.msg)
+			}
+			if f.Has&c.has != c.has {
+				t.Errorf("Has %b, want %b: the rest is decoded all the same", f.Has, c.has)
+			}
+		})
+	}
+
+	// In a file: named with the file, frame and byte; the frames around decode.
+	path := writeCapture(t, LinkTypeEthernet, roce, tooLong, roce)
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for n := 1; n <= 3; n++ {
+		err := r.Next(&f)
+		if n != 2 {
+			if err != nil || f.Has&HasBTH == 0 {
+				t.Errorf("frame %d: %v", n, err)
+			}
+			continue
+		}
+		var de *DecodeError
+		if !errors.As(err, &de) || de.Frame != 2 || de.Err.Offset != mdAt+3 || !strings.Contains(err.Error(), path) {
+			t.Errorf("frame 2: %v", err)
+		}
+	}
+}
