@@ -29,17 +29,20 @@ func listDevices(out io.Writer) error {
 
 func printDevices(out io.Writer, devs []capture.RDMADevice, nets []capture.Netdev) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RDMA DEVICE\tLINK LAYER\tSTATE\tPHYS STATE\tRATE\tLID\tNETDEV")
+	// The numbers are what -i takes in place of a name (-i 2), as tcpdump's.
+	num := 0
+	fmt.Fprintln(tw, "#\tRDMA DEVICE\tLINK LAYER\tSTATE\tPHYS STATE\tRATE\tLID\tNETDEV")
 	if len(devs) == 0 {
-		fmt.Fprintln(tw, "(none)\t\t\t\t\t\t")
+		fmt.Fprintln(tw, "\t(none)\t\t\t\t\t\t")
 	}
 	for _, d := range devs {
 		for _, p := range d.Ports {
+			num++
 			lid := "-"
 			if p.LinkLayer == "InfiniBand" {
 				lid = fmt.Sprintf("0x%x", p.LID)
 			}
-			fmt.Fprintf(tw, "%s:%d\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, p.Num, orDash(p.LinkLayer), orDash(p.State),
+			fmt.Fprintf(tw, "%d\t%s:%d\t%s\t%s\t%s\t%s\t%s\t%s\n", num, d.Name, p.Num, orDash(p.LinkLayer), orDash(p.State),
 				orDash(p.PhysState), orDash(p.Rate), lid, orDash(p.Netdev))
 		}
 	}
@@ -48,13 +51,14 @@ func printDevices(out io.Writer, devs []capture.RDMADevice, nets []capture.Netde
 	}
 	fmt.Fprintln(out)
 	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NETWORK INTERFACE\tSTATE\tMTU")
+	fmt.Fprintln(tw, "#\tNETWORK INTERFACE\tSTATE\tMTU")
 	for _, n := range nets {
+		num++
 		state := "down"
 		if n.Up {
 			state = "up"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\n", n.Name, state, n.MTU)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\n", num, n.Name, state, n.MTU)
 	}
 	return tw.Flush()
 }

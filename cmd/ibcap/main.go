@@ -85,6 +85,11 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 			if err := ibdumpDevice(&f); err != nil {
 				return err
 			}
+			if f.ibdumpDev == "" {
+				if err := interfaceByNumber(&f); err != nil {
+					return err
+				}
+			}
 			if err := filterExpression(&f, args); err != nil {
 				return err
 			}
@@ -93,7 +98,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVarP(&f.device, "interface", "i", "", "RDMA device (mlx5_0, mlx5_0:2 for port 2) or network interface (eth2)")
+	fl.StringVarP(&f.device, "interface", "i", "", "RDMA device (mlx5_0, mlx5_0:2 for port 2), network interface (eth2), or the number -D gives either")
 	fl.StringVarP(&f.ibdumpDev, "device", "d", "", "RDMA device, as ibdump's -d: -i is then the port number (-d mlx5_0 -i 2 is -i mlx5_0:2)")
 	fl.StringVarP(&f.file, "write", "w", "", "file to write; - writes to stdout")
 	fl.Uint64VarP(&f.count, "count", "c", 0, "stop after writing this many packets")
