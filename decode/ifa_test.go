@@ -243,3 +243,66 @@ func TestIFABadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestIFAProbeIPv6: over IPv6 the IFA header follows the IPv6 header, whose
+// next header names IFA.
+func TestIFAProbeIPv6(t *testing.T) {
+	ip := &layers.IPv6{Version: 6, HopLimit: 64, NextHeader: layers.IPProtocolUDP,
+		SrcIP: bytes.Repeat([]byte{0xfd}, 16), DstIP: append(bytes.Repeat([]byte{0xfd}, 15), 2)}
+	udp := &layers.UDP{SrcPort: 50000, DstPort: UDPPortRoCEv2}
+	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
+		t.Fatal(err)
+	}
+	buf := gopacket.NewSerializeBuffer()
+	err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
+		&layers.Ethernet{SrcMAC: make([]byte, 6), DstMAC: make([]byte, 6), EthernetType: layers.EthernetTypeIPv6},
+		ip, udp, &BTH{OpCode: 0x04, PKey: 0xFFFF, DestQP: 0x42, PSN: 77}, gopacket.Payload(bytes.Repeat([]byte{1}, 40)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roce := append([]byte(nil), buf.Bytes()...)
+	if err := SealRoCE(roce); err != nil {
+		t.Fatal(err)
+	}
+	const ip6, udpAt = 14, 14 + 40
+	hb := []byte{2<<4 | IFANoGNS, 17, 0, 32}
+	md := append([]byte{0xFF, 0, 7, 8}, ifaHops(1)...)
+	p := splice(splice(roce, udpAt+8, md), udpAt, hb)
+	binary.BigEndian.PutUint16(p[ip6+4:], uint16(len(p)-ip6-40))
+	p[ip6+6] = IPProtocolIFA
+	d := Decoder{LinkType: LinkTypeEthernet}
+	var f Frame
+	f.CapLen, f.WireLen = len(p), len(p)
+	if err := d.Decode(p, &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Has&(HasIPv6|HasIFA|HasIFAMetadata|HasBTH) != HasIPv6|HasIFA|HasIFAMetadata|HasBTH || f.BTH.DestQP != 0x42 || f.BTH.PSN != 77 ||
+		len(f.Payload) != 40 || f.IFAMetadata.HopLimit != 7 || f.IFAMetadata.Hops() != 1 || f.IFA.MaxLength != 32 {
+		t.Errorf("Has %b BTH %+v payload %d metadata %+v", f.Has, f.BTH, len(f.Payload), f.IFAMetadata)
+	}
+}
+
+// TestCongestionZeroAllocs: PFC, PAUSE and IFA frames decode and print as
+// JSON without allocating, as every other frame does.
+func TestCongestionZeroAllocs(t *testing.T) {
+	roce := rocePacket(t, 0x0A, 256)
+	for name, p := range map[string][]byte{
+		"PFC":   macControlFrame(t, &PFC{ClassEnable: 0x08, Quanta: [8]uint16{3: 0xFFFF}}),
+		"PAUSE": macControlFrame(t, &Pause{Quanta: 1}),
+		"IFA":   ifaProbe(t, roce, IFA{Version: 2, GNS: IFANoGNS, NextHdr: 17, MaxLength: 64}, IFAMetadata{HopLimit: 3, CurrentLength: 24, Stack: ifaHops(3)}),
+	} {
+		d := Decoder{LinkType: LinkTypeEthernet, CheckCRC: true}
+		var f Frame
+		f.CapLen, f.WireLen = len(p), len(p)
+		js := make([]byte, 0, 4096)
+		allocs := testing.AllocsPerRun(200, func() {
+			if err := d.Decode(p, &f); err != nil || !f.Decoded() {
+				t.Fatalf("%s: %v", name, err)
+			}
+			js = f.AppendJSON(js[:0], "")
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %.1f allocations per frame, want 0", name, allocs)
+		}
+	}
+}
