@@ -27,6 +27,10 @@ type RunOptions struct {
 	// Status, when set, is called about once per FlushEvery with the
 	// counts so far (for a live status line).
 	Status func(Report)
+	// PacketBuffered flushes each packet to the file or pipe as soon as
+	// it is written (tcpdump -U), for a reader that follows the capture
+	// live; it costs a write system call per packet.
+	PacketBuffered bool
 }
 
 // Defaults for RunOptions' zero fields.
@@ -136,7 +140,7 @@ loop:
 			}
 		}
 		p, err = src.Next()
-		if errors.Is(err, ErrTimeout) {
+		if err != nil && errors.Is(err, ErrTimeout) {
 			// The ring is empty: a drain is complete, and an idle moment is
 			// the time to flush.
 			if !drainUntil.IsZero() {
@@ -178,6 +182,12 @@ loop:
 		dirty = true
 		r.Written++
 		r.Bytes += uint64(len(p.Data))
+		if opts.PacketBuffered {
+			if runErr = w.Flush(); runErr != nil {
+				break
+			}
+			dirty = false
+		}
 		if opts.Count > 0 && r.Written >= opts.Count {
 			break loop
 		}
