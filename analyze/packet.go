@@ -13,20 +13,26 @@ type Packet struct {
 	Key    decode.FlowKey
 	Iface  int8 // direction/interface the format recorded, -1 if none
 	// VL is the native IB packet's virtual lane (LRH), or a link
-	// flow-control packet's; FCTBS and FCCL are the latter's counts, in
-	// 64-byte blocks mod 4096 (Key.Transport is decode.TransportLink).
-	VL          uint8
-	FCTBS, FCCL uint16
+	// flow-control packet's (Key.Transport is decode.TransportLink).
+	VL uint8
 
 	OpCode     decode.Opcode
-	PSN        uint32 // 24 bits
 	AckReq     bool
 	FECN, BECN bool  // IB congestion marks in the BTH
 	ECN        uint8 // IP ECN bits (RoCE): 3 = CE
 	HasAETH    bool
-	Syndrome   uint8  // AETH syndrome (with HasAETH)
-	MSN        uint32 // AETH message sequence number (with HasAETH)
-	DMALenB    uint32 // RETH DMA length in bytes, 0 without a RETH
+	Syndrome   uint8 // AETH syndrome (with HasAETH)
+	ICRCBad    bool  // the ICRC was checked and is wrong
+	VCRCBad    bool  // the VCRC was checked and is wrong
+	// Late is set on a packet that arrived after the stream had already
+	// passed its timestamp (out of order by more than the reorder window).
+	Late bool
+	// FCTBS and FCCL are a link flow-control packet's counts, in 64-byte
+	// blocks mod 4096. (The small fields sit together: 152 bytes a packet.)
+	FCTBS, FCCL uint16
+	PSN         uint32 // 24 bits
+	MSN         uint32 // AETH message sequence number (with HasAETH)
+	DMALenB     uint32 // RETH DMA length in bytes, 0 without a RETH
 	// WireBytes is the packet's size on its link in bytes: LRH through VCRC
 	// for native IB; for RoCE the Ethernet frame plus the 4-byte FCS (when
 	// not captured), 8-byte preamble and 12-byte inter-frame gap.
@@ -36,11 +42,6 @@ type Packet struct {
 	FrameBytes int
 	// IBBytes is the transport packet as IB counts it (decode.Frame.IBLen).
 	IBBytes int
-	ICRCBad bool // the ICRC was checked and is wrong
-	VCRCBad bool // the VCRC was checked and is wrong
-	// Late is set on a packet that arrived after the stream had already
-	// passed its timestamp (out of order by more than the reorder window).
-	Late bool
 }
 
 // ethernetOverheadBytes is what an Ethernet frame costs on the wire beyond

@@ -12,7 +12,7 @@ import (
 const DefaultWindowPackets = 4096
 
 // MaxWindowPackets bounds the reorder window: the stream holds a ring of
-// the next power of two packets, 144 bytes each (151 MB at this bound).
+// the next power of two packets, 152 bytes each (159 MB at this bound).
 const MaxWindowPackets = 1_000_000
 
 // StreamOptions configure a Stream. The zero value is usable.

@@ -15,9 +15,9 @@ const Stdin = "-"
 // stdinName names standard input in messages and reports.
 const stdinName = "stdin"
 
-// OpenInput opens a capture by path, "-" meaning standard input (which
+// openInput opens a capture by path, "-" meaning standard input (which
 // Close leaves open). Its errors name the path once, as Open's do.
-func OpenInput(path string) (*Reader, error) {
+func openInput(path string) (*Reader, error) {
 	if path != Stdin {
 		return Open(path)
 	}
@@ -127,7 +127,7 @@ func OpenStream(paths []string, opts StreamOptions) (*Stream, error) {
 	}
 	var readers []*Reader
 	for _, p := range paths {
-		r, err := OpenInput(p)
+		r, err := openInput(p)
 		if err != nil {
 			for _, r := range readers {
 				r.Close()

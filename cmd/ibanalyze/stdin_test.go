@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runStdin runs ibanalyze with the file at in as its standard input.
+func runStdin(t *testing.T, in string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(ibanalyzeBin, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = f, &out, &errOut
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestStdinEveryCommand: "-" reads the capture from standard input, and
+// every command reports on it as on the file (`cat x.pcap | ibanalyze flows -`).
+// Those that read their capture twice say so: credits without --rate
+// (it infers the byte time first), correlate.
+func TestStdinEveryCommand(t *testing.T) {
+	dir := simIncast(t)
+	s1, s2, r := filepath.Join(dir, "s1.pcap"), filepath.Join(dir, "s2.pcap"), filepath.Join(dir, "r.pcap")
+	tel := filepath.Join(dir, "perfquery.txt")
+	for _, c := range []struct {
+		in   string
+		args []string // "-" is the capture
+		file string   // how the JSON names the capture given as a file
+	}{
+		{s1, []string{"flows", "--json", "-"}, s1},
+		{s1, []string{"ipd", "--json", "--phases", "-"}, s1},
+		{s1, []string{"ipd", "--json", "--by", "link", s2, "-"}, s1},
+		{s1, []string{"decode", "--json", "-"}, s1},
+		{s1, []string{"credits", "--json", "--rate", "QDR", "-"}, s1},
+		{s1, []string{"tick", "--json", "--rate", "QDR", "--telemetry", tel, "-"}, s1},
+		{r, []string{"buffer", "--json", "--series", s1, s2, "-"}, r},
+		{s1, []string{"export", "--json", "-o", filepath.Join(t.TempDir(), "p.parquet"), "-"}, s1},
+	} {
+		name := strings.Join(c.args, " ")
+		out, errOut, code := runStdin(t, c.in, c.args...)
+		if code != 0 {
+			t.Errorf("%s < %s: exit %d: %s", name, filepath.Base(c.in), code, errOut)
+			continue
+		}
+		fileArgs := make([]string, len(c.args))
+		for i, a := range c.args {
+			fileArgs[i] = a
+			if a == "-" {
+				fileArgs[i] = c.in
+			}
+		}
+		want := runOK(t, fileArgs...)
+		if c.args[0] == "export" { // the output's name, rows and files are the same; the time taken is not
+			out, want = strings.Split(out, `"seconds"`)[0], strings.Split(want, `"seconds"`)[0]
+		}
+		if want = strings.ReplaceAll(want, c.file, "stdin"); out != want {
+			t.Errorf("%s: standard input gives another report than the file:\n%.600s\nwant\n%.600s", name, out, want)
+		}
+	}
+
+	if _, errOut, code := runStdin(t, s1, "credits", "-"); code == 0 || !strings.Contains(errOut, "standard input can be read once: give --rate") {
+		t.Errorf("credits - without --rate: exit %d, %s", code, errOut)
+	}
+	if _, errOut, code := runStdin(t, s1, "correlate", "-", "--telemetry", tel, "-o", filepath.Join(t.TempDir(), "c.parquet")); code == 0 || !strings.Contains(errOut, "standard input can be read once") {
+		t.Errorf("correlate -: exit %d, %s", code, errOut)
+	}
+	if _, errOut, code := runStdin(t, s1, "flows", "-", "-"); code == 0 || !strings.Contains(errOut, "given twice") {
+		t.Errorf("flows - -: exit %d, %s", code, errOut)
+	}
+}
+
+// splitPcap writes the records of the pcap at path into two files, as a
+// rotated capture would be: the first half of the records, then the rest.
+func splitPcap(t *testing.T, path string) (first, second string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offs []int
+	for off := 24; off < len(b); off += 16 + int(binary.LittleEndian.Uint32(b[off+8:])) {
+		offs = append(offs, off)
+	}
+	off := offs[len(offs)/2]
+	dir := t.TempDir()
+	first, second = filepath.Join(dir, "cap-1.pcap"), filepath.Join(dir, "cap-2.pcap")
+	if err := os.WriteFile(first, b[:off], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(second, append(bytes.Clone(b[:24]), b[off:]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return first, second
+}
+
+// TestRotatedSets: credits, tick and export read the pieces of a rotated
+// capture, given in any order, as the whole capture.
+func TestRotatedSets(t *testing.T) {
+	dir := simIncast(t)
+	s1, tel := filepath.Join(dir, "s1.pcap"), filepath.Join(dir, "perfquery.txt")
+	a, b := splitPcap(t, s1)
+	for _, args := range [][]string{
+		{"credits", "--json"},
+		{"tick", "--json", "--telemetry", tel},
+	} {
+		whole := runOK(t, append(args, s1)...)
+		pieces := runOK(t, append(args, b, a)...)
+		if want := strings.ReplaceAll(whole, `"`+s1+`"`, `"`+b+", "+a+`"`); pieces != want {
+			t.Errorf("%s on two pieces:\n%.600s\nwant\n%.600s", args[0], pieces, want)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "p.parquet")
+	whole := runOK(t, "export", "--json", "-o", out, s1)
+	pieces := runOK(t, "export", "--json", "-o", out, b, a)
+	if strings.Split(whole, `"seconds"`)[0] != strings.Split(pieces, `"seconds"`)[0] || !strings.Contains(whole, `"rows": `) {
+		t.Errorf("export on two pieces: %s, want %s", pieces, whole)
+	}
+}
