@@ -40,6 +40,7 @@ type flags struct {
 	user         string
 	all          bool
 	filterExpr   string // -f, or the arguments after the flags
+	packetBuf    bool   // -U
 	promisc      bool
 	telemetry    time.Duration
 }
@@ -113,6 +114,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.StringSliceVar(&f.lids, "lid", nil, "keep native IB packets from or to these LIDs")
 	fl.StringSliceVar(&f.opcodes, "opcode", nil, "keep packets with these BTH opcodes (RC_SEND_ONLY, ... or a number)")
 	fl.BoolVarP(&f.list, "list-interfaces", "D", false, "list RDMA devices (ports, link layer, state, rate, netdev) and network interfaces")
+	fl.BoolVarP(&f.packetBuf, "packet-buffered", "U", false, "write each packet out as soon as it is captured (for a reader of -w - that follows live); otherwise at least every second")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no status line and no final report")
 	fl.StringVarP(&f.user, "relinquish-privileges", "Z", "", "switch to this user once the capture is open")
 	fl.StringVarP(&f.filterExpr, "filter", "f", "", "capture filter in tcpdump's syntax, e.g. \"udp port 4791\" (or give it after the flags); replaces the RoCE-only default")
@@ -215,10 +217,11 @@ func run(parent context.Context, f *flags) error {
 		fmt.Fprintf(os.Stderr, "ibcap: capturing on %s to %s (%s)\n", src.Device(), f.file, describeFormat(format, w.LinkType()))
 	}
 	rep, runErr := capture.Run(ctx, src, w, capture.RunOptions{
-		Count:    f.count,
-		Duration: f.duration,
-		Filter:   filter,
-		Status:   status.update,
+		Count:          f.count,
+		Duration:       f.duration,
+		Filter:         filter,
+		Status:         status.update,
+		PacketBuffered: f.packetBuf,
 	})
 	status.clear()
 	closeErr := w.Close()
