@@ -274,8 +274,9 @@ func (d *Decoder) udp(data []byte, off, ipLen, udpLen int, f *Frame) error {
 
 // ifa decodes an IFA 2.0 probe on RoCEv2 (ifa.go): the IFA header after the
 // IP header of ipLen bytes at off, UDP, the metadata header and stack, and
-// the IB transport packet. ipPayload is the IP payload's length. The ICRC is
-// not checked: it covers the packet as it was before IFA was inserted.
+// the IB transport packet. ipPayload is the IP payload's length. The ICRC
+// covers the packet as it was before IFA was inserted, so it is checked
+// over that packet (roceV2IFA).
 func (d *Decoder) ifa(data []byte, off, ipLen, ipPayload int, f *Frame) error {
 	h := off + ipLen
 	f.Transport = TransportRoCEv2
@@ -348,6 +349,11 @@ func (d *Decoder) ifa(data []byte, off, ipLen, ipPayload int, f *Frame) error {
 	}
 	if err := d.transport(data[tr:trEnd], tr, f, false); err != nil {
 		return err
+	}
+	if d.CheckCRC && f.Has&HasICRC != 0 {
+		inserted := IFAHeaderLen + IFAMetadataHeaderLen + m.StackBytes()
+		f.ICRCOK = d.crc.roceV2IFA(data[off:h], data[u:u+8], data[tr:trEnd-ICRCLen], inserted) == f.BTH.ICRC
+		f.Has |= CRCsCheck
 	}
 	return ifaCheck(&f.IFA, m, md)
 }

@@ -338,3 +338,32 @@ func decodeIFA1(data []byte, p gopacket.PacketBuilder) error {
 	}
 	return p.NextDecoder(gopacket.LayerTypePayload)
 }
+
+// roceV2IFA computes the ICRC of the RoCEv2 packet an IFA 2.0 probe
+// carries, as it was before IFA was inserted (inserted bytes: the IFA
+// header, metadata header and stack): the IP header with its protocol (UDP)
+// and length restored, the UDP header with the length of the datagram
+// without metadata, then the BTH through the byte before the ICRC.
+func (b *icrcBuf) roceV2IFA(ip, udp, bthToICRC []byte, inserted int) uint32 {
+	s := b.start(LRHLen + len(ip) + 8 + len(bthToICRC))
+	*(*[LRHLen]byte)(b[s:]) = pseudoLRH
+	n := s + LRHLen
+	if ip[0]>>4 == 4 {
+		v4 := n
+		n += copy(b[n:n+60], ip)
+		binary.BigEndian.PutUint16(b[v4+2:], binary.BigEndian.Uint16(ip[2:])-uint16(inserted))
+		b[v4+1], b[v4+8], b[v4+9] = 0xFF, 0xFF, uint8(layers.IPProtocolUDP) // TOS and TTL masked
+		b[v4+10], b[v4+11] = 0xFF, 0xFF                                     // header checksum
+	} else {
+		h := [GRHLen]byte(ip)
+		binary.BigEndian.PutUint16(h[4:], binary.BigEndian.Uint16(ip[4:])-uint16(inserted))
+		h[6] = uint8(layers.IPProtocolUDP)
+		n += b.putGRH(n, h[:])
+	}
+	*(*[8]byte)(b[n:]) = [8]byte(udp)
+	binary.BigEndian.PutUint16(b[n+4:], uint16(8+len(bthToICRC)+ICRCLen))
+	b[n+6], b[n+7] = 0xFF, 0xFF // UDP checksum
+	n += 8
+	n += b.putBTH(n, bthToICRC)
+	return b.finish(s, n, bthToICRC[BTHLen:])
+}

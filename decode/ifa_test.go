@@ -116,9 +116,9 @@ func TestIFAProbe(t *testing.T) {
 			if err := d.Decode(p, &f); err != nil {
 				t.Fatal(err)
 			}
-			wantHas := HasIPv4 | HasUDP | HasIFA | HasIFAMetadata | HasBTH | HasRETH | HasICRC
-			if f.Has != wantHas || f.Transport != TransportRoCEv2 {
-				t.Errorf("Has %b, transport %s; want %b (no CRC verdict: the ICRC predates IFA), rocev2", f.Has, f.Transport, wantHas)
+			wantHas := HasIPv4 | HasUDP | HasIFA | HasIFAMetadata | HasBTH | HasRETH | HasICRC | CRCsCheck
+			if f.Has != wantHas || f.Transport != TransportRoCEv2 || !f.ICRCOK {
+				t.Errorf("Has %b, transport %s, ICRC ok %v; want %b, rocev2, the ICRC of the packet before IFA", f.Has, f.Transport, f.ICRCOK, wantHas)
 			}
 			if f.IFA.Version != 2 || f.IFA.GNS != IFANoGNS || f.IFA.NextHdr != 17 || f.IFA.Flags&^IFAFlagTS != hdr.Flags || f.IFA.MaxLength != 64 {
 				t.Errorf("IFA header %+v", f.IFA)
@@ -270,11 +270,19 @@ func TestIFAProbeIPv6(t *testing.T) {
 	p := splice(splice(roce, udpAt+8, md), udpAt, hb)
 	binary.BigEndian.PutUint16(p[ip6+4:], uint16(len(p)-ip6-40))
 	p[ip6+6] = IPProtocolIFA
-	d := Decoder{LinkType: LinkTypeEthernet}
+	d := Decoder{LinkType: LinkTypeEthernet, CheckCRC: true}
 	var f Frame
 	f.CapLen, f.WireLen = len(p), len(p)
 	if err := d.Decode(p, &f); err != nil {
 		t.Fatal(err)
+	}
+	if f.Has&CRCsCheck == 0 || !f.ICRCOK {
+		t.Errorf("ICRC checked %v, ok %v: want the ICRC of the packet before IFA to match", f.Has&CRCsCheck != 0, f.ICRCOK)
+	}
+	bad := append([]byte(nil), p...)
+	bad[len(bad)-ICRCLen-1] ^= 1 // a payload bit
+	if err := d.Decode(bad, &f); err != nil || f.Has&CRCsCheck == 0 || f.ICRCOK {
+		t.Errorf("a flipped payload bit: %v, ICRC ok %v; want a bad ICRC", err, f.ICRCOK)
 	}
 	if f.Has&(HasIPv6|HasIFA|HasIFAMetadata|HasBTH) != HasIPv6|HasIFA|HasIFAMetadata|HasBTH || f.BTH.DestQP != 0x42 || f.BTH.PSN != 77 ||
 		len(f.Payload) != 40 || f.IFAMetadata.HopLimit != 7 || f.IFAMetadata.Hops() != 1 || f.IFA.MaxLength != 32 {
