@@ -1,6 +1,7 @@
 // Package decode owns the InfiniBand and RoCE wire formats: one gopacket layer
 // per header (LRH, GRH, BTH and every extended transport header, link-level
-// flow-control packets, ERF records), the ICRC/VCRC/LPCRC checks, the capture
+// flow-control packets, ERF records, and the congestion signals RoCE answers:
+// PFC and PAUSE frames, IFA probes), the ICRC/VCRC/LPCRC checks, the capture
 // file readers for every link type ibscope supports, and a zero-allocation
 // fast path (Decoder, Frame) that analyses use.
 //
@@ -11,7 +12,8 @@
 //   - The layer types (LayerTypeLRH, LayerTypeBTH, ...) are registered with
 //     gopacket, so gopacket.NewPacket decodes RoCEv2 (UDP port 4791), RoCEv1
 //     (ethertype 0x8915), LINKTYPE_INFINIBAND (247) and ERF (197) down to the
-//     extended transport headers, and every layer serializes for building packets.
+//     extended transport headers, PFC and PAUSE (ethertype 0x8808) and IFA 2.0
+//     (IP protocol 253), and every layer serializes for building packets.
 //   - Building captures: SealNative, SealRoCE and SealFrame fill in the CRCs of
 //     packets built with the serializers. Encoder is the one writer of capture
 //     files: pcap (ns or us; AppendPcapFileHeader, AppendPcapRecord), pcapng
