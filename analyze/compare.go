@@ -314,7 +314,7 @@ func RunCompare(a, b *Stream, cfg IPDConfig, matchWindowNs int64, progress func(
 		return nil, bins.err
 	}
 	r := &CompareResult{ResolutionNs: res(), By: ia.cfg.By, MatchWindowNs: matchWindowNs,
-		Matched: m.total.matched, OnlyA: m.total.onlyA, OnlyB: m.total.onlyB, A: inputOf(a), B: inputOf(b)}
+		Matched: m.total.matched, OnlyA: m.total.onlyA, OnlyB: m.total.onlyB, A: a.Input(), B: b.Input()}
 	if m.total.delay.Count() > 0 {
 		st := statsOf(&m.total.delay)
 		r.OneWayDelayNs = &st

@@ -160,7 +160,7 @@ func (a *FlowsAnalysis) Err() error { return nil }
 func (a *FlowsAnalysis) Report(s *Stream) (*FlowsResult, error) {
 	r, err := a.Result()
 	if r != nil {
-		r.Input = inputOf(s)
+		r.Input = s.Input()
 	}
 	return r, err
 }

@@ -23,7 +23,8 @@ type InputJSON struct {
 	Disorder     Disorder `json:"timestamp_order"`
 }
 
-func inputOf(s *Stream) InputJSON {
+// Input says what the stream has read so far: files, counts, disorder.
+func (s *Stream) Input() InputJSON {
 	st := s.Stats()
 	in := InputJSON{Files: s.Names(), Frames: st.Frames, Packets: st.Packets, NotIB: st.NotIB, LinkPackets: st.LinkPackets,
 		DecodeErrors: st.DecodeErrors, NoTime: st.NoTime, FileErrors: st.FileErrors,

@@ -448,7 +448,7 @@ func (a *IPDAnalysis) Report(s *Stream) (*IPDResult, error) {
 	}
 	r, err := a.Result(s.ResolutionNs())
 	if r != nil {
-		r.Input = inputOf(s)
+		r.Input = s.Input()
 	}
 	return r, err
 }

@@ -54,7 +54,7 @@ func TestStreamUntimedFrames(t *testing.T) {
 	if len(told) != 1 || !strings.Contains(told[0], "spb.pcapng: frame 2 (record at byte offset ") || !strings.Contains(told[0], "no timestamp (pcapng simple packet block)") {
 		t.Errorf("told %q", told)
 	}
-	if in := inputOf(s); in.NoTime != 1 {
+	if in := s.Input(); in.NoTime != 1 {
 		t.Errorf("input JSON no_time %d, want 1", in.NoTime)
 	}
 }

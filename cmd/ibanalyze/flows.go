@@ -89,7 +89,7 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 	prog.done()
 	st := s.Stats()
 	if errors.Is(err, analyze.ErrNoPackets) {
-		return noPackets(analyzeInput(s))
+		return noPackets(s.Input())
 	}
 	if err != nil {
 		return err

@@ -243,7 +243,7 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 	if err != nil {
 		switch {
 		case errors.Is(err, analyze.ErrNoIPD) && in.Packets == 0:
-			return noPackets(analyzeInput(s))
+			return noPackets(s.Input())
 		case errors.Is(err, analyze.ErrNoIPD):
 			return noIPD(err, paths, in.Packets, cfg.By, o.opcodes)
 		}
@@ -325,13 +325,6 @@ func plotFlows(n, top int, by analyze.GroupBy) int {
 		n = maxPlotFlows
 	}
 	return n
-}
-
-// analyzeInput is what was read, for messages about an input with no result.
-func analyzeInput(s *analyze.Stream) analyze.InputJSON {
-	st := s.Stats()
-	return analyze.InputJSON{Files: s.Names(), Frames: st.Frames, Packets: st.Packets, NotIB: st.NotIB,
-		LinkPackets: st.LinkPackets, DecodeErrors: st.DecodeErrors, FileErrors: st.FileErrors}
 }
 
 // maxPlotFlows bounds the histograms one plot draws: each is a line in the

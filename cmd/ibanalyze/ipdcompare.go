@@ -44,7 +44,7 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 	// side that lost every packet: there is nothing to compare.
 	for _, s := range []*analyze.Stream{a, b} {
 		if s.Stats().Packets == 0 {
-			return noPackets(analyzeInput(s))
+			return noPackets(s.Input())
 		}
 	}
 	if err != nil {
