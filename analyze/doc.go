@@ -4,8 +4,14 @@
 // sender-versus-receiver comparison, credit accounting, and buffer and tick
 // estimates. It also holds what those analyses share: the expected IPD of a
 // link (its rates and symbol times are decode.LinkRate), bounded-memory
-// quantile sketches, and reading several capture files as one time-ordered
-// stream.
+// quantile sketches, and the packets of a decode.Stream as a Stream of
+// Packets put back in time order within a bounded window.
+//
+// Every analysis has one shape (Analysis: Add a packet, Err, Report) and
+// one driver, Run, which feeds it a Stream; what the command reads
+// (standard input, several files, a rotated set) is the stream's business.
+// Buffer takes two streams, the senders' (Packet.File tells them apart)
+// and then the receiver's.
 //
 // The IPD, flow-health and credit analyses stream: their memory grows with
 // the number of flows, bins and phases, never with the number of packets

@@ -9,6 +9,11 @@
 //   - Reader (Open, NewReader) + Decoder fill a reused Frame per packet,
 //     allocating nothing; this is what ibanalyze uses. A Decoder keeps scratch
 //     space, so one serves one goroutine at a time (copies are independent).
+//   - Stream (OpenStream, NewStream) is the one way every command reads its
+//     input: several captures ("-" for standard input) merged in time order,
+//     a file given twice refused, frames without time or that could not be
+//     decoded counted and told (or handed out when asked), damaged files
+//     told with file, frame and byte offset while the others are read on.
 //   - The layer types (LayerTypeLRH, LayerTypeBTH, ...) are registered with
 //     gopacket, so gopacket.NewPacket decodes RoCEv2 (UDP port 4791), RoCEv1
 //     (ethertype 0x8915), LINKTYPE_INFINIBAND (247) and ERF (197) down to the
