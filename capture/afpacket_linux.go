@@ -55,6 +55,15 @@ func openAFPacket(dev string, c Config) (Source, error) {
 			return nil, fmt.Errorf("capture on %s: filter %q: %w", dev, c.FilterExpr, err)
 		}
 	}
+	if c.TimestampType != "" && c.TimestampType != TimestampHost {
+		types, err := TimestampTypes(dev, c.SysfsRoot)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkTimestampType(dev, c.TimestampType, types); err != nil {
+			return nil, err
+		}
+	}
 	blocks := max(c.RingBytes/afpBlockBytes, afpMinBlocks)
 	tp, err := afpacket.NewTPacket(
 		afpacket.OptInterface(dev),
@@ -74,6 +83,12 @@ func openAFPacket(dev string, c Config) (Source, error) {
 	s := &afpacketSource{tp: tp, dev: dev, snap: c.SnapLenBytes, filter: filter, untagged: untagged}
 	if ifi, err := net.InterfaceByName(dev); err == nil {
 		s.ifindex = ifi.Index
+	}
+	if c.TimestampType == TimestampAdapterUnsynced {
+		if err := useHardwareTimestamps(tp, dev); err != nil {
+			tp.Close()
+			return nil, fmt.Errorf("capture on %s: %w", dev, err)
+		}
 	}
 	if err := tp.SetBPF(prog); err != nil {
 		tp.Close()

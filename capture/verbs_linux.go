@@ -69,6 +69,9 @@ func openVerbs(dev RDMADevice, port int, c Config) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkTimestampType(dev.Name, c.TimestampType, []string{TimestampAdapter}); err != nil {
+		return nil, err
+	}
 	lib, err := loadVerbs()
 	if err != nil {
 		return nil, fmt.Errorf("capture on %s: %w", dev.Name, err)

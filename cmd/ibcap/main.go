@@ -41,6 +41,9 @@ type flags struct {
 	all          bool
 	filterExpr   string // -f, or the arguments after the flags
 	packetBuf    bool   // -U
+	tsType       string // -j
+	listTsTypes  bool   // -J
+	tsPrecision  string
 	promisc      bool
 	telemetry    time.Duration
 }
@@ -94,6 +97,12 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 			if err := filterExpression(&f, args); err != nil {
 				return err
 			}
+			if f.listTsTypes {
+				return listTimestampTypes(os.Stdout, f.device)
+			}
+			if err := checkPrecision(f.tsPrecision); err != nil {
+				return err
+			}
 			return run(cmd.Context(), &f)
 		},
 	}
@@ -115,6 +124,9 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.StringSliceVar(&f.opcodes, "opcode", nil, "keep packets with these BTH opcodes (RC_SEND_ONLY, ... or a number)")
 	fl.BoolVarP(&f.list, "list-interfaces", "D", false, "list RDMA devices (ports, link layer, state, rate, netdev) and network interfaces")
 	fl.BoolVarP(&f.packetBuf, "packet-buffered", "U", false, "write each packet out as soon as it is captured (for a reader of -w - that follows live); otherwise at least every second")
+	fl.StringVarP(&f.tsType, "time-stamp-type", "j", "", "where timestamps come from: host, adapter (RDMA devices' default) or adapter_unsynced (a NIC's hardware clock); -J lists a device's")
+	fl.BoolVarP(&f.listTsTypes, "list-time-stamp-types", "J", false, "list the time stamp types the -i device offers")
+	fl.StringVar(&f.tsPrecision, "time-stamp-precision", "nano", "timestamp precision of the file: nano (ibcap writes nanoseconds)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no status line and no final report")
 	fl.StringVarP(&f.user, "relinquish-privileges", "Z", "", "switch to this user once the capture is open")
 	fl.StringVarP(&f.filterExpr, "filter", "f", "", "capture filter in tcpdump's syntax, e.g. \"udp port 4791\" (or give it after the flags); replaces the RoCE-only default")
@@ -153,11 +165,12 @@ func run(parent context.Context, f *flags) error {
 	}
 
 	src, err := capture.Open(f.device, &capture.Config{
-		SnapLenBytes: f.snapLenBytes,
-		RingBytes:    f.ringKiB << 10,
-		All:          f.all,
-		FilterExpr:   f.filterExpr,
-		Promiscuous:  f.promisc,
+		SnapLenBytes:  f.snapLenBytes,
+		RingBytes:     f.ringKiB << 10,
+		All:           f.all,
+		FilterExpr:    f.filterExpr,
+		TimestampType: f.tsType,
+		Promiscuous:   f.promisc,
 	})
 	if err != nil {
 		return err

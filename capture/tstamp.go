@@ -1,0 +1,64 @@
+package capture
+
+import "fmt"
+
+// Time stamp types, named as tcpdump's -j and libpcap's
+// pcap_tstamp_type_val_to_name name them.
+const (
+	// TimestampHost is the kernel's receive time (AF_PACKET's default).
+	TimestampHost = "host"
+	// TimestampAdapter is the device's timestamp on the host's clock: a
+	// verbs port's completion timestamps, converted (its only type).
+	TimestampAdapter = "adapter"
+	// TimestampAdapterUnsynced is the NIC's own clock (its PTP hardware
+	// clock), as the NIC stamped the frame on arrival; it is the host's
+	// time only when something (phc2sys) keeps that clock on it.
+	TimestampAdapterUnsynced = "adapter_unsynced"
+)
+
+// TimestampTypes lists the time stamp types a device offers, the default
+// first: a verbs port offers adapter; a netdev host, and adapter_unsynced
+// when its driver reports hardware receive timestamps for every frame
+// (ethtool -T: hardware-raw-clock and rx filter all).
+func TimestampTypes(device, sysfsRoot string) ([]string, error) {
+	if sysfsRoot == "" {
+		sysfsRoot = SysfsRoot()
+	}
+	devs, err := ListRDMADevices(sysfsRoot)
+	if err != nil {
+		return nil, err
+	}
+	if name, _, err := ParseRDMAName(device); err == nil && findRDMA(devs, name) != nil {
+		return []string{TimestampAdapter}, nil
+	}
+	if !netdevExists(device) {
+		return nil, unknownDeviceError(device, sysfsRoot)
+	}
+	types := []string{TimestampHost}
+	hw, err := netdevHardwareTimestamps(device)
+	if err != nil {
+		return nil, err
+	}
+	if hw {
+		types = append(types, TimestampAdapterUnsynced)
+	}
+	return types, nil
+}
+
+// checkTimestampType refuses a type the device does not offer, naming
+// those it does.
+func checkTimestampType(device, want string, offered []string) error {
+	if want == "" {
+		return nil
+	}
+	for _, t := range offered {
+		if t == want {
+			return nil
+		}
+	}
+	switch want {
+	case TimestampHost, TimestampAdapter, TimestampAdapterUnsynced:
+		return fmt.Errorf("capture on %s: time stamp type %s: it offers %v", device, want, offered)
+	}
+	return fmt.Errorf("time stamp type %q: want %s, %s or %s", want, TimestampHost, TimestampAdapter, TimestampAdapterUnsynced)
+}
