@@ -290,7 +290,12 @@ func decodeIFA(data []byte, p gopacket.PacketBuilder) error {
 		return err
 	}
 	p.AddLayer(h)
-	if h.NextHdr != uint8(layers.IPProtocolUDP) || h.Flags&(IFAFlagTS|IFAFlagMF|IFAFlagC) != 0 || len(h.Payload) < 8 {
+	switch {
+	case h.Flags&(IFAFlagMF|IFAFlagC) != 0:
+		return fmt.Errorf("IFA flags 0x%02x: the fragment and checksum headers (MF, C) are not decoded", h.Flags)
+	case h.NextHdr != uint8(layers.IPProtocolUDP) || h.Flags&IFAFlagTS != 0 || len(h.Payload) < 8:
+		// With tail stamping the L4 header and payload follow as they were
+		// (the UDP length leaves out the metadata at the end).
 		return p.NextDecoder(h.NextLayerType())
 	}
 	u := &layers.UDP{}

@@ -140,9 +140,6 @@ func TestIFAProbe(t *testing.T) {
 					t.Errorf("JSON %s lacks %s", js, part)
 				}
 			}
-			if name == "tail stamping" {
-				return // gopacket's path reads payload stamping only
-			}
 			pk := gopacket.NewPacket(p, layers.LayerTypeEthernet, gopacket.Default)
 			if pk.ErrorLayer() != nil {
 				t.Fatal(pk.ErrorLayer().Error())
@@ -150,6 +147,9 @@ func TestIFAProbe(t *testing.T) {
 			gi, ok1 := pk.Layer(LayerTypeIFA).(*IFA)
 			gm, ok2 := pk.Layer(LayerTypeIFAMetadata).(*IFAMetadata)
 			gb, ok3 := pk.Layer(LayerTypeBTH).(*BTH)
+			if name == "tail stamping" { // gopacket's path leaves the metadata at the end undecoded
+				ok2, gm = true, &IFAMetadata{Stack: md.Stack}
+			}
 			if !ok1 || !ok2 || !ok3 || gi.MaxLength != 64 || !bytes.Equal(gm.Stack, md.Stack) || gb.PSN != want.BTH.PSN || gb.DestQP != want.BTH.DestQP {
 				t.Errorf("gopacket: %v", pk)
 			}
