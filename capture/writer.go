@@ -139,10 +139,10 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 	}
 	w.name = w.flusher.name
 	w.files = append(w.files, w.name)
-	w.cur = &chunk{buf: make([]byte, 0, max(chunkBytes, 2*enc.MaxRecordBytes())), pending: make([]pendingRecord, 0, 1024)}
+	w.cur = &chunk{buf: make([]byte, 0, max(chunkBytes, 2*enc.MaxRecordBytes())), pending: make([]pendingRecord, 0, chunkBytes/128)}
 	w.spare = make([]*chunk, 0, writerChunks)
 	for range writerChunks - 1 {
-		w.free <- &chunk{buf: make([]byte, 0, cap(w.cur.buf)), pending: make([]pendingRecord, 0, 1024)}
+		w.free <- &chunk{buf: make([]byte, 0, cap(w.cur.buf)), pending: make([]pendingRecord, 0, chunkBytes/128)}
 	}
 	go w.flushLoop()
 	w.startFile()

@@ -54,11 +54,14 @@ func (s *Sniffer) preparePoll() {
 		attr: uintptr(unsafe.Pointer(&s.attr)), out: uintptr(unsafe.Pointer(&s.comps[0])), max: PollBatch,
 		wrID: s.cq + unsafe.Offsetof(cq.wrID), status: s.cq + unsafe.Offsetof(cq.status),
 	}
+	s.pollArgs[0] = uintptr(unsafe.Pointer(&s.req))
 }
 
-// pollCQ runs pollBatch for r: one call into C for up to r.max completions.
-// r and the memory it points to are part of a Sniffer, a heap object.
-func pollCQ(r *pollRequest) int {
-	n, _, _ := purego.SyscallN(pollBatchABI0, uintptr(unsafe.Pointer(r)))
+// pollCQ runs pollBatch: one call into C for up to max completions. args
+// holds the address of the pollRequest, which is part of a Sniffer, a heap
+// object; passing it in a slice the Sniffer holds keeps the call from
+// allocating one.
+func pollCQ(args []uintptr) int {
+	n, _, _ := purego.SyscallN(pollBatchABI0, args...)
 	return int(int32(n))
 }

@@ -60,6 +60,9 @@ type Sniffer struct {
 	sges  [postBatch]ibvSGE
 	wrs   [postBatch]ibvRecvWR
 	bad   uintptr
+	// The arguments of the calls made per batch (post_recv, pollBatch).
+	postArgs [3]uintptr
+	pollArgs [1]uintptr
 }
 
 // OpenDevice opens the named device, as libibverbs lists it.
@@ -236,7 +239,13 @@ func (s *Sniffer) PostRecv(ids []uint32, slotBytes uint32) (int, error) {
 			}
 		}
 		s.bad = 0
-		rc := callInt(postRecv, s.qp, uintptr(unsafe.Pointer(&s.wrs[0])), uintptr(unsafe.Pointer(&s.bad)))
+		// The arguments live in the Sniffer, not in a slice made for the
+		// call, so that posting allocates nothing: they point into s,
+		// which the garbage collector does not move and s keeps alive.
+		s.postArgs = [3]uintptr{s.qp, uintptr(unsafe.Pointer(&s.wrs[0])), uintptr(unsafe.Pointer(&s.bad))}
+		r, _, _ := purego.SyscallN(postRecv, s.postArgs[:]...)
+		runtime.KeepAlive(s)
+		rc := syscall.Errno(int32(r))
 		if rc != 0 {
 			if first := uintptr(unsafe.Pointer(&s.wrs[0])); s.bad >= first && s.bad < first+uintptr(k)*unsafe.Sizeof(s.wrs[0]) {
 				posted += int((s.bad - first) / unsafe.Sizeof(s.wrs[0]))
@@ -251,7 +260,8 @@ func (s *Sniffer) PostRecv(ids []uint32, slotBytes uint32) (int, error) {
 // Poll returns the completions there are, at most PollBatch; none when the
 // CQ is empty. The slice is valid until the next Poll.
 func (s *Sniffer) Poll() ([]Completion, error) {
-	n := pollCQ(&s.req)
+	n := pollCQ(s.pollArgs[:])
+	runtime.KeepAlive(s)
 	if n < 0 {
 		return nil, &CallError{Step: StepPoll, Errno: syscall.Errno(-n)}
 	}
