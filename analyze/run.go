@@ -10,8 +10,10 @@ type Analysis[R any] interface {
 	// Err says why the analysis cannot go on (reading then stops), nil
 	// while it can.
 	Err() error
-	// Report is the result on the packets added; s is the stream they
-	// came from (its file names, counts and timestamp resolution).
+	// Report ends the analysis with its result on the packets added; s
+	// is the stream they came from (its file names, counts and timestamp
+	// resolution). It is called once: reports on the way (--interval) are
+	// for a later Snapshot.
 	Report(s *Stream) (R, error)
 }
 

@@ -7,8 +7,6 @@ import (
 	"slices"
 
 	"github.com/ibscope/ibscope/analyze"
-	"github.com/ibscope/ibscope/decode"
-	"github.com/ibscope/ibscope/internal/samefile"
 	"github.com/spf13/cobra"
 )
 
@@ -65,10 +63,7 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 	if ok {
 		opts.NsPerByte = 8 / r.DataGbps(lanes)
 	}
-	if receiver == decode.Stdin && slices.Contains(senders, decode.Stdin) {
-		return errors.New("- (standard input) is given twice: each input is read once, give it once")
-	}
-	if err := samefile.Check(append(slices.Clone(senders), receiver)); err != nil {
+	if err := stdinOnce(append(slices.Clone(senders), receiver)); err != nil {
 		return err
 	}
 	in := newInput()

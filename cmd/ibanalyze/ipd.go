@@ -199,6 +199,21 @@ func (in *input) failed(err error) error {
 	return errors.Join(in.damaged...)
 }
 
+// stdinOnce refuses "-" given to both sides of a two-sided command (ipd
+// --compare, buffer), which open a stream each: standard input is read once.
+func stdinOnce(paths []string) error {
+	n := 0
+	for _, p := range paths {
+		if p == decode.Stdin {
+			n++
+		}
+	}
+	if n > 1 {
+		return errors.New("- (standard input) is given twice: each input is read once, give it once")
+	}
+	return nil
+}
+
 // streamProgress reports a stream's progress on a terminal.
 func streamProgress(p *progress) func(s *analyze.Stream) {
 	return func(s *analyze.Stream) {

@@ -21,6 +21,9 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 	if err != nil || windowNs <= 0 || windowNs > analyze.MaxMatchWindowNs {
 		return fmt.Errorf("--match-window %q: want a duration from 1ns to %s, such as 10ms (every packet inside it is kept)", o.matchWindow, analyze.FormatNs(analyze.MaxMatchWindowNs))
 	}
+	if err := stdinOnce(paths); err != nil {
+		return err
+	}
 	a, err := openStream(paths[:1], o.window, false)
 	if err != nil {
 		return err

@@ -80,8 +80,10 @@ func TestStdinEveryCommand(t *testing.T) {
 	if _, errOut, code := runStdin(t, s1, "correlate", "-", "--telemetry", tel, "-o", filepath.Join(t.TempDir(), "c.parquet")); code == 0 || !strings.Contains(errOut, "standard input can be read once") {
 		t.Errorf("correlate -: exit %d, %s", code, errOut)
 	}
-	if _, errOut, code := runStdin(t, s1, "flows", "-", "-"); code == 0 || !strings.Contains(errOut, "given twice") {
-		t.Errorf("flows - -: exit %d, %s", code, errOut)
+	for _, args := range [][]string{{"flows", "-", "-"}, {"ipd", "--compare", "-", "-"}, {"buffer", "-", "-"}} {
+		if _, errOut, code := runStdin(t, s1, args...); code == 0 || !strings.Contains(errOut, "- (standard input) is given twice") {
+			t.Errorf("%s: exit %d, %s", strings.Join(args, " "), code, errOut)
+		}
 	}
 }
 
