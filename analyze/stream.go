@@ -34,9 +34,6 @@ type StreamOptions struct {
 	OnFileError func(err error)
 }
 
-// Where locates one frame.
-type Where = decode.Where
-
 // StreamStats counts what a Stream read and what it did about disorder.
 type StreamStats struct {
 	decode.StreamStats
@@ -46,7 +43,7 @@ type StreamStats struct {
 	// Late counts packets that arrived more than the reorder window out of
 	// order; they are handed out with Packet.Late set. FirstLate is the first.
 	Late      int
-	FirstLate Where
+	FirstLate decode.Where
 }
 
 // Stream is the packets of a decode.Stream (one or more captures merged in
@@ -187,7 +184,7 @@ func (s *Stream) Next(p *Packet) error {
 	s.n--
 	if p.Late {
 		if s.stats.Late == 0 {
-			s.stats.FirstLate = Where{File: s.in.Names()[p.File], Frame: p.Frame, Offset: p.Offset}
+			s.stats.FirstLate = decode.Where{File: s.in.Names()[p.File], Frame: p.Frame, Offset: p.Offset}
 		}
 		s.stats.Late++
 	} else {
