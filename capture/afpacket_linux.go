@@ -25,6 +25,10 @@ const (
 	afpFrameBytes   = 1 << 16 // only sizes the kernel's frame count in V3; must cover the snap length
 	afpMinBlocks    = 4
 	afpBlockTimeout = 10 * time.Millisecond
+	// afpAttachMarginNs is how long after the kernel filter's attachment
+	// frames are still filtered again in user space: far more than the
+	// moment between a frame's filtering and its timestamp.
+	afpAttachMarginNs = int64(100 * time.Millisecond)
 )
 
 // afpacketSource captures from a netdev through an AF_PACKET TPACKET_V3
@@ -38,8 +42,12 @@ type afpacketSource struct {
 	// VLAN tag the kernel stripped (see usesVLAN); scratch holds such a frame.
 	untagged bool
 	scratch  []byte
-	notRoCE  uint64 // frames that reached the ring before the kernel filter
-	ifindex  int    // dev's index at open, to tell why the socket failed (0 if unknown)
+	// attachedNs is the host time just after the kernel program was
+	// attached, when timestamps are the host's (0 otherwise): a frame
+	// stamped later went through the program (see keep).
+	attachedNs int64
+	notRoCE    uint64 // frames that reached the ring before the kernel filter
+	ifindex    int    // dev's index at open, to tell why the socket failed (0 if unknown)
 }
 
 func openAFPacket(dev string, c Config) (Source, error) {
@@ -94,6 +102,9 @@ func openAFPacket(dev string, c Config) (Source, error) {
 		tp.Close()
 		return nil, fmt.Errorf("capture on %s: attach the capture filter: %w", dev, err)
 	}
+	if c.TimestampType == "" || c.TimestampType == TimestampHost {
+		s.attachedNs = time.Now().UnixNano()
+	}
 	if c.Promiscuous {
 		if err := tp.SetPromiscuous(true); err != nil {
 			tp.Close()
@@ -127,7 +138,7 @@ func (s *afpacketSource) Next() (Packet, error) {
 		}
 		// The socket sees every frame between its creation and the filter's
 		// attachment; those few are dropped here by the same rule.
-		if !s.keep(data, ci.AncillaryData) {
+		if !s.keep(data, ci.AncillaryData, ci.Timestamp.UnixNano()) {
 			s.notRoCE++
 			continue
 		}
@@ -141,15 +152,26 @@ func (s *afpacketSource) Next() (Packet, error) {
 // keep applies the capture filter in user space. gopacket has put the
 // VLAN tag the kernel stripped back into the frame; an expression without
 // "vlan" is run on the frame without it, as the kernel ran it.
-func (s *afpacketSource) keep(data []byte, ancillary []any) bool {
-	if s.untagged && len(data) >= etherHeaderLen+vlanTagLen {
-		for _, a := range ancillary {
-			if _, ok := a.(afpacket.AncillaryVLAN); ok {
-				if et := binary.BigEndian.Uint16(data[etherTypeOffset:]); et == etherTypeVLAN || et == etherTypeQinQ {
-					s.scratch = append(append(s.scratch[:0], data[:etherTypeOffset]...), data[etherTypeOffset+vlanTagLen:]...)
-					return s.filter.keep(s.scratch)
-				}
-			}
+func (s *afpacketSource) keep(data []byte, ancillary []any, tsNs int64) bool {
+	stripped := false
+	for _, a := range ancillary {
+		if _, ok := a.(afpacket.AncillaryVLAN); ok {
+			stripped = true
+		}
+	}
+	// The interpreter costs some 100s of ns a frame, the RoCE rule a few:
+	// an expression is run again only on frames the kernel program may not
+	// have decided. The ring stamps a frame right after the filter ran on
+	// it (or at receive, before), so one stamped well after the attachment
+	// met the program, which decided it unless it passed a tagged frame
+	// whole for user space (with "vlan").
+	if s.filter.vm != nil && s.attachedNs != 0 && tsNs > s.attachedNs+afpAttachMarginNs && (s.untagged || !stripped) {
+		return true
+	}
+	if s.untagged && stripped && len(data) >= etherHeaderLen+vlanTagLen {
+		if et := binary.BigEndian.Uint16(data[etherTypeOffset:]); et == etherTypeVLAN || et == etherTypeQinQ {
+			s.scratch = append(append(s.scratch[:0], data[:etherTypeOffset]...), data[etherTypeOffset+vlanTagLen:]...)
+			return s.filter.keep(s.scratch)
 		}
 	}
 	return s.filter.keep(data)
