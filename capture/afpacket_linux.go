@@ -159,7 +159,7 @@ func (s *afpacketSource) keep(data []byte, ancillary []any, tsNs int64) bool {
 			stripped = true
 		}
 	}
-	// The interpreter costs some 100s of ns a frame, the RoCE rule a few:
+	// The interpreter costs tens of ns a frame, the RoCE rule a few:
 	// an expression is run again only on frames the kernel program may not
 	// have decided. The ring stamps a frame right after the filter ran on
 	// it (or at receive, before), so one stamped well after the attachment

@@ -45,18 +45,18 @@ func CompileFilter(expr string, linkType, snapLenBytes int) ([]bpf.RawInstructio
 // kernel's cannot be: to the frames that reached an AF_PACKET ring before
 // the kernel program was attached, and to every frame of a verbs port,
 // whose sniffer flow has no filter. With an expression it runs the same
-// program as the kernel; otherwise it keeps RoCE, or every frame with all.
+// program as the kernel (cbpfProgram); otherwise it keeps RoCE, or every
+// frame with all.
 type frameFilter struct {
 	all bool
-	vm  *bpf.VM // the expression's program; nil without one
+	vm  *cbpfProgram // the expression's program; nil without one
 }
 
 // keep reports whether the capture filter keeps a whole frame (as on the
 // wire, VLAN tags in place).
 func (f *frameFilter) keep(frame []byte) bool {
 	if f.vm != nil {
-		n, err := f.vm.Run(frame)
-		return err == nil && n > 0
+		return f.vm.run(frame) > 0
 	}
 	return f.all || IsRoCEFrame(frame)
 }
@@ -119,13 +119,9 @@ func captureFilter(c Config, linkType int) ([]bpf.RawInstruction, frameFilter, e
 	if err != nil {
 		return nil, frameFilter{}, err
 	}
-	insns, ok := bpf.Disassemble(raw)
-	if !ok {
-		return nil, frameFilter{}, fmt.Errorf("filter %q: libpcap's program has an instruction the user-space BPF interpreter lacks", c.FilterExpr)
-	}
-	vm, err := bpf.NewVM(insns)
+	prog, err := newCBPFProgram(raw)
 	if err != nil {
-		return nil, frameFilter{}, fmt.Errorf("filter %q: %w", c.FilterExpr, err)
+		return nil, frameFilter{}, fmt.Errorf("filter %q: libpcap's program: %w", c.FilterExpr, err)
 	}
-	return raw, frameFilter{vm: vm}, nil
+	return raw, frameFilter{vm: prog}, nil
 }
