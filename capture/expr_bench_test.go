@@ -8,7 +8,7 @@ import (
 
 // benchKeep is the user-space cost of the capture filter per frame, as a
 // verbs port pays it on every frame: the RoCE rule, or an expression's
-// program in x/net/bpf's interpreter.
+// program in cbpfProgram.
 func benchKeep(b *testing.B, expr string) {
 	_, frames := mixedTraffic(1000, true)
 	_, f, err := captureFilter(Config{FilterExpr: expr, SnapLenBytes: DefaultSnapLenBytes}, decode.LinkTypeEthernet)
