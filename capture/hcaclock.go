@@ -26,7 +26,7 @@ import (
 // from that query.
 type hcaClock struct {
 	kHz      uint64 // device clock frequency in kHz (ibv_device_attr_ex.hca_core_clock)
-	inv      uint64 // floor(2^64 / kHz), 0 for 1 kHz: division by kHz as a multiplication
+	inv      uint64 // floor(2^64 / kHz), 0 for 1 kHz: see div
 	mask     uint64 // valid bits of a timestamp (completion_timestamp_mask): the counter wraps past it
 	anchored bool
 
@@ -115,18 +115,6 @@ func (c *hcaClock) at(cycles uint64) (int64, uint64) {
 	// nearer way round is the right one, ahead or behind.
 	d := (cycles - c.refCycles) & c.mask
 	if d <= c.mask/2 {
-		if d < fastCycles && c.inv != 0 {
-			// Every packet of a capture, which re-anchors each second:
-			// the count fits in 64 bits, and a multiplication by the
-			// inverse gives the quotient or one less.
-			n := d*1_000_000 + c.refFrac
-			q, _ := bits.Mul64(n, c.inv)
-			r := n - q*c.kHz
-			if r >= c.kHz {
-				q, r = q+1, r-c.kHz
-			}
-			return c.refNs + int64(q), r
-		}
 		hi, lo := bits.Mul64(d, 1_000_000)
 		var carry uint64
 		lo, carry = bits.Add64(lo, c.refFrac, 0)
@@ -148,12 +136,19 @@ func (c *hcaClock) at(cycles uint64) (int64, uint64) {
 	return c.refNs - int64(q) - 1, c.kHz - r
 }
 
-// fastCycles bounds the distance from the reference that at converts in 64
-// bits: d*1e6 plus a remainder below kHz stays under 2^64 (at 1 GHz, 2.4 h).
-const fastCycles = 1 << 43
-
-// div divides a 128-bit count of 1/kHz ns by kHz.
+// div divides a 128-bit count of 1/kHz ns by kHz. A count that fits in 64
+// bits, every packet's within 5 hours of the reference at 1 GHz, divides
+// by a multiplication: by floor(2^64/kHz), which gives the quotient or one
+// less, then a correction by the remainder.
 func (c *hcaClock) div(hi, lo uint64) (uint64, uint64) {
+	if hi == 0 && c.inv != 0 {
+		q, _ := bits.Mul64(lo, c.inv)
+		r := lo - q*c.kHz
+		if r >= c.kHz {
+			q, r = q+1, r-c.kHz
+		}
+		return q, r
+	}
 	if hi >= c.kHz {
 		hi %= c.kHz // more than 2^64 ns away: cannot happen within 584 years
 	}

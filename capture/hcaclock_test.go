@@ -163,31 +163,29 @@ func TestHCAClockFloorAroundReference(t *testing.T) {
 	}
 }
 
-// The conversion by multiplication (within fastCycles of the reference)
-// gives the quotient and remainder of the exact division, for clocks from
-// 2 kHz to 4 THz and every remainder the reference may carry.
+// The conversion by multiplication (counts below 2^64) gives the quotient
+// and remainder of the exact division, ahead of the reference and behind
+// it, near it and far from it, for clocks from 2 kHz to 4 THz and every
+// remainder the reference may carry.
 func TestHCAClockMultiplyIsExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, kHz := range []uint64{2, 3, 156_250, 250_001, 1_000_003, 1 << 32, 4_000_000_007} {
 		c, _ := newHCAClock(kHz, 0)
+		bk := new(big.Int).SetUint64(kHz)
 		for i := range 20000 {
-			d := rng.Uint64N(fastCycles)
-			switch i {
-			case 0:
-				d = fastCycles - 1
-			case 1:
-				d = 0
+			d := rng.Uint64N(1 << (10 + i%36)) // up to 2^45 cycles: past 2^64/1e6, where the count leaves 64 bits
+			if i%2 == 1 {
+				d = -d // behind the reference
 			}
-			c.refNs, c.refFrac = 1000, rng.Uint64N(kHz)
-			if i == 2 {
-				c.refFrac = kHz - 1
-			}
-			gotNs, gotFrac := c.at(d)
-			n := new(big.Int).Mul(new(big.Int).SetUint64(d), big.NewInt(1_000_000))
+			c.refCycles, c.refNs, c.refFrac = rng.Uint64(), 1e18, rng.Uint64N(kHz)
+			gotNs, gotFrac := c.at(c.refCycles + d)
+			// refNs*kHz + refFrac + d*1e6, in 1/kHz ns, d signed.
+			n := new(big.Int).Mul(big.NewInt(1e18), bk)
 			n.Add(n, new(big.Int).SetUint64(c.refFrac))
-			q, r := new(big.Int).QuoRem(n, new(big.Int).SetUint64(kHz), new(big.Int))
-			if gotNs-1000 != q.Int64() || gotFrac != r.Uint64() {
-				t.Fatalf("%d kHz, %d cycles + %d: %d ns + %d, want %s + %s", kHz, d, c.refFrac, gotNs-1000, gotFrac, q, r)
+			n.Add(n, new(big.Int).Mul(big.NewInt(int64(d)), big.NewInt(1_000_000)))
+			q, r := new(big.Int).DivMod(n, bk, new(big.Int))
+			if gotNs != q.Int64() || gotFrac != r.Uint64() {
+				t.Fatalf("%d kHz, %d cycles from the reference + %d: %d ns + %d, want %s + %s", kHz, int64(d), c.refFrac, gotNs, gotFrac, q, r)
 			}
 		}
 	}
