@@ -165,7 +165,7 @@ func (s *afpacketSource) keep(data []byte, ancillary []any, tsNs int64) bool {
 	// it (or at receive, before), so one stamped well after the attachment
 	// met the program, which decided it unless it passed a tagged frame
 	// whole for user space (with "vlan").
-	if s.filter.vm != nil && s.attachedNs != 0 && tsNs > s.attachedNs+afpAttachMarginNs && (s.untagged || !stripped) {
+	if s.filter.prog != nil && s.attachedNs != 0 && tsNs > s.attachedNs+afpAttachMarginNs && (s.untagged || !stripped) {
 		return true
 	}
 	if s.untagged && stripped && len(data) >= etherHeaderLen+vlanTagLen {

@@ -48,15 +48,15 @@ func CompileFilter(expr string, linkType, snapLenBytes int) ([]bpf.RawInstructio
 // program as the kernel (cbpfProgram); otherwise it keeps RoCE, or every
 // frame with all.
 type frameFilter struct {
-	all bool
-	vm  *cbpfProgram // the expression's program; nil without one
+	all  bool
+	prog *cbpfProgram // the expression's program; nil without one
 }
 
 // keep reports whether the capture filter keeps a whole frame (as on the
 // wire, VLAN tags in place).
 func (f *frameFilter) keep(frame []byte) bool {
-	if f.vm != nil {
-		return f.vm.run(frame) > 0
+	if f.prog != nil {
+		return f.prog.run(frame) > 0
 	}
 	return f.all || IsRoCEFrame(frame)
 }
@@ -123,5 +123,5 @@ func captureFilter(c Config, linkType int) ([]bpf.RawInstruction, frameFilter, e
 	if err != nil {
 		return nil, frameFilter{}, fmt.Errorf("filter %q: libpcap's program: %w", c.FilterExpr, err)
 	}
-	return raw, frameFilter{vm: prog}, nil
+	return raw, frameFilter{prog: prog}, nil
 }

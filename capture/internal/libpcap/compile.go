@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// Names dlopen tries, in order: Debian's libpcap0.8 ships libpcap.so.0.8,
-// other distributions libpcap.so.1.
+// DefaultPaths are the names dlopen tries, in order: Debian's libpcap0.8
+// ships libpcap.so.0.8, other distributions libpcap.so.1.
 var DefaultPaths = []string{"libpcap.so.0.8", "libpcap.so.1"}
 
 // InstallAdvice says what to install when libpcap is missing.
