@@ -112,6 +112,10 @@ func openVerbs(dev RDMADevice, port int, c Config) (Source, error) {
 	// device). Huge pages where the kernel offers them; without, the
 	// ring works the same, slower.
 	_ = unix.Madvise(v.mem, unix.MADV_HUGEPAGE)
+	// The pages are faulted in now, not by the first packets: a device's
+	// memory registration pins them here anyway, and a fault (with huge
+	// pages, a compaction) in the receive loop stalls it.
+	_ = unix.Madvise(v.mem, unix.MADV_POPULATE_WRITE)
 	if err := v.s.Setup(p.Num, uint32(plan.Slots), unsafe.Pointer(&v.mem[0]), len(v.mem), true); err != nil {
 		return nil, verbsError(dev.Name, err)
 	}
@@ -168,11 +172,17 @@ func (v *verbsSource) reanchor() error {
 	return nil
 }
 
+// repost gives the slots read back to the device, when enough have
+// gathered or force is set.
 func (v *verbsSource) repost(force bool) error {
-	ids := v.ring.toRepost(force)
-	if len(ids) == 0 {
-		return nil
+	if ids := v.ring.toRepost(force); len(ids) > 0 {
+		return v.post(ids)
 	}
+	return nil
+}
+
+// post posts the receive requests of slots ids.
+func (v *verbsSource) post(ids []uint32) error {
 	posted, err := v.s.PostRecv(ids, uint32(v.ring.plan.SlotBytes))
 	v.ring.reposted(posted)
 	if err != nil {
@@ -186,8 +196,11 @@ func (v *verbsSource) Next() (Packet, error) {
 		if v.last >= 0 {
 			// The caller is done with the last packet: its slot may go back.
 			v.last = -1
-			if err := v.repost(false); err != nil {
-				return Packet{}, err
+			// repost(false), without a call per packet.
+			if ids := v.ring.toRepost(false); len(ids) > 0 {
+				if err := v.post(ids); err != nil {
+					return Packet{}, err
+				}
 			}
 		}
 		if v.next >= len(v.comps) {
