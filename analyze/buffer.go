@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/units"
 )
 
 // Buffer estimates the buffer between senders and a receiver without
@@ -114,7 +115,8 @@ type matchedPkt struct {
 // sender captures (Packet.File tells them apart: one file per sender),
 // receiver the receiver's. Memory grows with the packets of the sender
 // captures: 16 bytes each as read, about 80 once matched (the match, and
-// two occupancy steps); past opts.MaxPackets it stops with ErrTooManyPackets.
+// while a report is made a copy of it and two occupancy steps); past
+// opts.MaxPackets it stops with ErrTooManyPackets.
 func Buffer(senders, receiver *Stream, opts BufferOptions) (*BufferReport, error) {
 	a, err := NewBufferAnalysis(opts)
 	if err != nil {
@@ -290,7 +292,7 @@ func (a *BufferAnalysis) Report(receiver *Stream) (*BufferReport, error) {
 		bs.estimate(m, opts.MaxPoints, nsPerByte, holdPackets, max(bs.TimestampStepNs, rep.TimestampStepNs))
 		if pktNs := float64(bs.PacketBytes) * nsPerByte; opts.NsPerByte <= 0 && float64(4*rep.TimestampStepNs) > pktNs {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: timestamps in steps of %s against packets of about %s: the link's byte time inferred from them is rough; give the rate",
-				bs.File, FormatNs(rep.TimestampStepNs), FormatNs(int64(pktNs))))
+				bs.File, units.FormatNs(rep.TimestampStepNs), units.FormatNs(int64(pktNs))))
 		}
 	}
 	if rep.Matched == 0 {
@@ -421,7 +423,7 @@ func (bs *BufferSender) estimate(m []matchedPkt, maxPoints int, nsPerByte, holdP
 	// the same traffic), not a buffer.
 	if bestEnd-bestStart < minPlateauDrains*bs.DrainNs {
 		bs.NoEstimate = fmt.Sprintf("the occupancy stayed at its peak for only %s, under %d drain periods of %s: no sustained queue to read a buffer from (are the captures of the same traffic?)",
-			FormatNs(bestEnd-bestStart), minPlateauDrains, FormatNs(bs.DrainNs))
+			units.FormatNs(bestEnd-bestStart), minPlateauDrains, units.FormatNs(bs.DrainNs))
 		return
 	}
 	bs.Congested = true

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/units"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -264,7 +265,7 @@ func RunCompare(a, b *Stream, cfg IPDConfig, matchWindowNs int64, progress func(
 		matchWindowNs = DefaultMatchWindowNs
 	}
 	if matchWindowNs > MaxMatchWindowNs {
-		return nil, fmt.Errorf("match window of %s: want at most %s (every packet inside it is kept)", FormatNs(matchWindowNs), FormatNs(MaxMatchWindowNs))
+		return nil, fmt.Errorf("match window of %s: want at most %s (every packet inside it is kept)", units.FormatNs(matchWindowNs), units.FormatNs(MaxMatchWindowNs))
 	}
 	res := func() int64 { return max(a.ResolutionNs(), b.ResolutionNs()) }
 	bins := newBinner(cfg.Hist, res)

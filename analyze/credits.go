@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/units"
 )
 
 // Credit accounting from a capture that holds both directions of one link
@@ -288,7 +289,7 @@ func (a *CreditsAnalysis) Report(s *Stream) (*CreditReport, error) {
 		} else if l.DataPackets > 0 {
 			if pktNs := float64(l.DataBlocks*decode.BlockBytes) / float64(l.DataPackets) * a.nsPerByte; float64(4*rep.TimestampStepNs) > pktNs {
 				l.CreditStallNs, l.CreditStalls = -1, -1
-				l.StallNote = fmt.Sprintf("timestamps in steps of %s are too coarse against packets of about %s", FormatNs(rep.TimestampStepNs), FormatNs(int64(pktNs)))
+				l.StallNote = fmt.Sprintf("timestamps in steps of %s are too coarse against packets of about %s", units.FormatNs(rep.TimestampStepNs), units.FormatNs(int64(pktNs)))
 			}
 		}
 		if l.StallNote != "" {

@@ -43,24 +43,3 @@ func allOpcodes() []decode.Opcode {
 	ops, _ := decode.ParseOpcodes("all")
 	return ops
 }
-
-func FuzzParseEdges(f *testing.F) {
-	for _, s := range []string{"0,1us,2us", "1ms,2ms", "0,,1", "-1,2", "1e3us,1e9s"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		edges, err := ParseEdges(s)
-		if err != nil {
-			return
-		}
-		h, err := NewHistogram(HistSpec{Mode: ModeEdges, EdgesNs: edges})
-		if err != nil {
-			t.Fatalf("edges %v parsed but make no histogram: %v", edges, err)
-		}
-		h.Add(edges[0])
-		h.Add(edges[len(edges)-1])
-		if h.Total() != 2 || h.Above != 1 {
-			t.Fatalf("edges %v: total %d above %d", edges, h.Total(), h.Above)
-		}
-	})
-}

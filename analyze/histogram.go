@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
+
+	"github.com/ibscope/ibscope/internal/units"
 )
 
 // HistMode is how a histogram lays out its bins; the modes' names are DOCA
@@ -54,31 +55,6 @@ type Bin struct {
 	Count uint64 `json:"count"`
 }
 
-// ParseEdges parses "0,1us,2us,4us" into ascending edges in ns.
-func ParseEdges(s string) ([]int64, error) {
-	var edges []int64
-	for i, f := range strings.Split(s, ",") {
-		v, err := ParseDurationNs(f)
-		if err != nil {
-			return nil, fmt.Errorf("bin edge %d: %w", i+1, err)
-		}
-		if v < 0 {
-			return nil, fmt.Errorf("bin edge %d (%s) is negative", i+1, strings.TrimSpace(f))
-		}
-		if i > 0 && v <= edges[i-1] {
-			return nil, fmt.Errorf("bin edges must increase: edge %d (%s) is not above %s", i+1, strings.TrimSpace(f), FormatNs(edges[i-1]))
-		}
-		edges = append(edges, v)
-	}
-	if len(edges) < 2 {
-		return nil, fmt.Errorf("bin edges %q: need at least two edges to make a bin", s)
-	}
-	if len(edges) > MaxBins+1 {
-		return nil, fmt.Errorf("%d bin edges: at most %d", len(edges), MaxBins+1)
-	}
-	return edges, nil
-}
-
 // ErrBinsTooFine is wrapped by the errors for bins narrower than the
 // capture's clock tick.
 var ErrBinsTooFine = errors.New("a bin must be at least one tick of the capture's clock wide")
@@ -86,32 +62,32 @@ var ErrBinsTooFine = errors.New("a bin must be at least one tick of the capture'
 // Validate checks the spec against the capture's timestamp resolution: a
 // bin narrower than the clock's tick cannot be filled truthfully.
 func (h HistSpec) Validate(resolutionNs int64) error {
-	res := FormatNs(resolutionNs)
+	res := units.FormatNs(resolutionNs)
 	switch h.Mode {
 	case ModeLinear, "":
 		if h.BinNs < 0 || h.Bins < 0 || h.Bins > MaxBins {
-			return fmt.Errorf("linear histogram: bin width %s and %d bins: need a positive width and at most %d bins", FormatNs(h.BinNs), h.Bins, MaxBins)
+			return fmt.Errorf("linear histogram: bin width %s and %d bins: need a positive width and at most %d bins", units.FormatNs(h.BinNs), h.Bins, MaxBins)
 		}
 		if h.BinNs > 0 && h.Bins > 0 && h.BinNs > math.MaxInt64/int64(h.Bins+1) {
-			return fmt.Errorf("linear histogram: %d bins of %s end past the largest time this can count (%s)", h.Bins, FormatNs(h.BinNs), FormatNs(math.MaxInt64))
+			return fmt.Errorf("linear histogram: %d bins of %s end past the largest time this can count (%s)", h.Bins, units.FormatNs(h.BinNs), units.FormatNs(math.MaxInt64))
 		}
 		if h.BinNs > 0 && h.BinNs < resolutionNs {
-			return fmt.Errorf("bin width %s is finer than the capture's timestamp resolution %s: %w", FormatNs(h.BinNs), res, ErrBinsTooFine)
+			return fmt.Errorf("bin width %s is finer than the capture's timestamp resolution %s: %w", units.FormatNs(h.BinNs), res, ErrBinsTooFine)
 		}
 	case ModeExp:
 		if h.BinNs < 0 || h.Bins < 0 || h.Bins > MaxExpBins {
-			return fmt.Errorf("exponential histogram: first bin %s and %d bins: need a positive width and at most %d bins", FormatNs(h.BinNs), h.Bins, MaxExpBins)
+			return fmt.Errorf("exponential histogram: first bin %s and %d bins: need a positive width and at most %d bins", units.FormatNs(h.BinNs), h.Bins, MaxExpBins)
 		}
 		if h.BinNs > 0 && h.Bins > 0 && h.BinNs > math.MaxInt64>>uint(h.Bins) {
-			return fmt.Errorf("exponential histogram: %d bins doubling from %s end past the largest time this can count (%s)", h.Bins, FormatNs(h.BinNs), FormatNs(math.MaxInt64))
+			return fmt.Errorf("exponential histogram: %d bins doubling from %s end past the largest time this can count (%s)", h.Bins, units.FormatNs(h.BinNs), units.FormatNs(math.MaxInt64))
 		}
 		if h.BinNs > 0 && h.BinNs < resolutionNs {
-			return fmt.Errorf("first bin %s is finer than the capture's timestamp resolution %s: %w", FormatNs(h.BinNs), res, ErrBinsTooFine)
+			return fmt.Errorf("first bin %s is finer than the capture's timestamp resolution %s: %w", units.FormatNs(h.BinNs), res, ErrBinsTooFine)
 		}
 	case ModeEdges:
 		for i := 1; i < len(h.EdgesNs); i++ {
 			if w := h.EdgesNs[i] - h.EdgesNs[i-1]; w < resolutionNs {
-				return fmt.Errorf("bin [%s, %s) is %s wide, finer than the capture's timestamp resolution %s: %w", FormatNs(h.EdgesNs[i-1]), FormatNs(h.EdgesNs[i]), FormatNs(w), res, ErrBinsTooFine)
+				return fmt.Errorf("bin [%s, %s) is %s wide, finer than the capture's timestamp resolution %s: %w", units.FormatNs(h.EdgesNs[i-1]), units.FormatNs(h.EdgesNs[i]), units.FormatNs(w), res, ErrBinsTooFine)
 			}
 		}
 	default:

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/units"
 	"github.com/ibscope/ibscope/telemetry"
 )
 
@@ -204,13 +205,13 @@ func (a *TickAnalysis) Report(in *Stream) (*TickReport, error) {
 	}
 	if cong == nil || float64(cong.MedianIPDNs) < 1.25*float64(rep.BaselineIPDNs) {
 		return rep, fmt.Errorf("%s: no congestion episode: packet spacing never rose above %s, one packet time (phases: %d)",
-			path, FormatNs(rep.BaselineIPDNs), len(rep.Phases))
+			path, units.FormatNs(rep.BaselineIPDNs), len(rep.Phases))
 	}
 	rep.CongestionStartNs, rep.CongestionEndNs, rep.CongestedIPDNs = cong.StartNs, cong.EndNs, cong.MedianIPDNs
 	d, err := s.DeltaWithin(col, cong.StartNs, cong.EndNs)
 	if err != nil {
 		return rep, fmt.Errorf("%s: PortXmitWait over the congestion episode %s .. %s: %w (the telemetry needs two samples within it: sample more often)",
-			telemetryName, FormatNs(cong.StartNs%1e12), FormatNs(cong.EndNs%1e12), err)
+			telemetryName, units.FormatNs(cong.StartNs%1e12), units.FormatNs(cong.EndNs%1e12), err)
 	}
 	rep.WindowStartNs, rep.WindowEndNs, rep.XmitWaitDelta = d.StartNs, d.EndNs, d.Value
 	if d.Value == 0 {
@@ -228,7 +229,7 @@ func (a *TickAnalysis) Report(in *Stream) (*TickReport, error) {
 		slices.Sort(waits) // done with their order
 		if med := waits[len(waits)/2]; 4*rep.TimestampStepNs > med {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("timestamps in steps of %s are coarse against waits of about %s: the count of waits, and so the whole-tick correction, is approximate",
-				FormatNs(rep.TimestampStepNs), FormatNs(med)))
+				units.FormatNs(rep.TimestampStepNs), units.FormatNs(med)))
 		}
 	}
 	rep.NaiveTickNs = float64(rep.WindowEndNs-rep.WindowStartNs) / float64(d.Value)

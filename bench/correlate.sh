@@ -45,9 +45,9 @@ out="$dir/joined.parquet"
 read -r s rss cpu < <(measure bin/ibanalyze correlate -q "$cap" --telemetry "$tel" --offset "$BEHIND" --local 192.168.7.1 -o "$out")
 awk -v n="$N" -v m="$S" -v s="$s" -v r="$rss" -v c="$cpu" 'BEGIN{
   printf "correlate %d frames x %d samples, --offset given: %.2f s = %.2f M frames/s, %.2f CPU s, peak RSS %d KiB\n", n, m, s, n/s/1e6, c, r }'
-read -r s rss cpu < <(measure bin/ibanalyze correlate -q "$cap" --telemetry "$tel" --window 1ms --offset "$BEHIND" -o "$dir/windows.arrow")
+read -r s rss cpu < <(measure bin/ibanalyze correlate -q "$cap" --telemetry "$tel" --row-span 1ms --offset "$BEHIND" -o "$dir/windows.arrow")
 awk -v n="$N" -v s="$s" -v r="$rss" -v c="$cpu" 'BEGIN{
-  printf "correlate %d frames, --window 1ms, Arrow: %.2f s, %.2f CPU s, peak RSS %d KiB\n", n, s, c, r }'
+  printf "correlate %d frames, --row-span 1ms, Arrow: %.2f s, %.2f CPU s, peak RSS %d KiB\n", n, s, c, r }'
 read -r s rss cpu < <(measure bin/ibanalyze correlate -q "$cap" --telemetry "$tel" -o "$out")
 est=$(grep -o 'offset [^ ]* estimated, confidence r = [0-9.]*' "$dir/out" || true)
 awk -v n="$N" -v s="$s" -v r="$rss" -v c="$cpu" -v e="$est" 'BEGIN{

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/units"
 	"github.com/ibscope/ibscope/telemetry"
 )
 
@@ -179,7 +179,7 @@ func noOverlap(in *inSeries, span captureSpan, hint string) error {
 	a, b := in.spanNs()
 	off := ""
 	if in.offsetNs != 0 {
-		off = fmt.Sprintf(" after an offset of %s", fmtOffset(in.offsetNs))
+		off = fmt.Sprintf(" after an offset of %s", units.FormatSignedNs(in.offsetNs))
 	}
 	return fmt.Errorf("%s does not overlap the capture in time%s: the capture spans %s, the telemetry (clock %s) spans %s%s",
 		in.name(), off, fmtRange(span.firstNs, span.lastNs), in.s.Clock, fmtRange(a, b), hint)
@@ -188,28 +188,7 @@ func noOverlap(in *inSeries, span captureSpan, hint string) error {
 // fmtRange shows a time range as UTC times with its length.
 func fmtRange(a, b int64) string {
 	ts := func(ns int64) string { return time.Unix(0, ns).UTC().Format("2006-01-02T15:04:05.000000000Z") }
-	return fmt.Sprintf("%s .. %s (%s)", ts(a), ts(b), time.Duration(b-a))
-}
-
-// fmtOffset shows a signed offset with its unit.
-func fmtOffset(ns int64) string {
-	if ns >= 0 {
-		return "+" + time.Duration(ns).String()
-	}
-	return time.Duration(ns).String()
-}
-
-// ParseOffset reads a clock offset: a Go duration ("-1.5ms", "250us",
-// "3h") or an integer number of ns.
-func ParseOffset(s string) (int64, error) {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return n, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("offset %q: want a duration such as -1.5ms or 250us, or integer ns", s)
-	}
-	return int64(d), nil
+	return fmt.Sprintf("%s .. %s (%s)", ts(a), ts(b), units.FormatNs(b-a))
 }
 
 // intervalSets makes the binners: one per distinct set of sample times (or

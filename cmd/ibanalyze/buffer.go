@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
 )
 
@@ -94,16 +95,16 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 	}
 	fmt.Fprintf(w, "receiver %s: %d data packets matched, %d sent and not seen there\n", rep.Receiver, rep.Matched, rep.Unmatched)
 	for _, s := range rep.Senders {
-		fmt.Fprintf(w, "\nsender %s: %d flows, %d data packets, %d matched; offset %s\n", s.File, s.Flows, s.Packets, s.Matched, analyze.FormatNs(s.OffsetNs))
+		fmt.Fprintf(w, "\nsender %s: %d flows, %d data packets, %d matched; offset %s\n", s.File, s.Flows, s.Packets, s.Matched, units.FormatNs(s.OffsetNs))
 		if !s.Congested {
 			fmt.Fprintln(w, "  "+s.NoEstimate)
 			continue
 		}
 		fmt.Fprintf(w, "  plateau          %s to %s after its first packet (%s long) at %d blocks = %.2f packets of %d bytes\n",
-			analyze.FormatNs(s.PlateauStartNs-s.FirstNs), analyze.FormatNs(s.PlateauEndNs-s.FirstNs), analyze.FormatNs(s.PlateauEndNs-s.PlateauStartNs),
+			units.FormatNs(s.PlateauStartNs-s.FirstNs), units.FormatNs(s.PlateauEndNs-s.FirstNs), units.FormatNs(s.PlateauEndNs-s.PlateauStartNs),
 			s.PlateauBlocks, float64(s.PlateauBlocks)/float64(s.PacketBlocks), s.PacketBytes)
 		fmt.Fprintf(w, "  drain            one packet every %s at the receiver; %.2f packets held while forwarding\n",
-			analyze.FormatNs(s.DrainNs), s.HeldPackets)
+			units.FormatNs(s.DrainNs), s.HeldPackets)
 		fmt.Fprintf(w, "  buffer           %d packets of %d blocks: estimate %d bytes (%.1f KiB), between %d and %d bytes\n",
 			s.BufferPackets, s.PacketBlocks, s.EstimateBytes, float64(s.EstimateBytes)/1024, s.LowBytes, s.HighBytes)
 	}

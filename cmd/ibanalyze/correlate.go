@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibscope/ibscope/correlate"
 	"github.com/ibscope/ibscope/internal/outfile"
+	"github.com/ibscope/ibscope/internal/units"
 	"github.com/ibscope/ibscope/telemetry"
 	"github.com/spf13/cobra"
 )
@@ -19,7 +20,7 @@ type correlateOpts struct {
 	out           string
 	format        string
 	offset        string
-	window        time.Duration
+	rowSpanNs     units.DurationNs
 	local         string
 	dataIDs       string
 	clearOnSample bool
@@ -71,7 +72,11 @@ Read the result with pandas:
 	f.StringVarP(&o.out, "output", "o", "", "output `FILE`: .parquet or .arrow")
 	f.StringVar(&o.format, "format", "", "parquet or arrow (default: from the extension of -o)")
 	f.StringVar(&o.offset, "offset", "auto", "clock offset, capture time = telemetry time + `OFFSET` (-1.5ms, 250us, ns), or auto to estimate it")
-	f.DurationVar(&o.window, "window", 0, "rows of fixed windows of this `DURATION` (e.g. 1ms) instead of the telemetry's intervals")
+	f.Var(&o.rowSpanNs, "row-span", "one row per fixed span of time of this `DURATION` (e.g. 1ms) instead of one per telemetry interval")
+	// --window was this flag's first name; ipd's and flows' --window is a
+	// number of packets.
+	f.Var(&o.rowSpanNs, "window", "")
+	_ = f.MarkDeprecated("window", "use --row-span")
 	f.StringVar(&o.local, "local", "", "the NIC's IP addresses, GIDs or LIDs (`LIST`), to split packets into sent and received")
 	f.StringVar(&o.dataIDs, "data-ids", "", "DOCA telemetry_diag data-IDs `JSON` naming the CSV's columns")
 	f.BoolVar(&o.clearOnSample, "clear-on-sample", false, "the telemetry_diag capture cleared counters at each sample (\"data clear\")")
@@ -83,7 +88,7 @@ Read the result with pandas:
 }
 
 func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
-	opt := correlate.Options{WindowNs: int64(o.window)}
+	opt := correlate.Options{WindowNs: int64(o.rowSpanNs)}
 	var err error
 	switch o.format {
 	case "parquet":
@@ -97,11 +102,11 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	default:
 		return fmt.Errorf("--format %q: want parquet or arrow", o.format)
 	}
-	if o.window < 0 {
-		return fmt.Errorf("--window %s: must be positive", o.window)
+	if o.rowSpanNs < 0 {
+		return fmt.Errorf("--row-span %s: must be positive", o.rowSpanNs)
 	}
 	if o.offset != "auto" {
-		if opt.OffsetNs, err = correlate.ParseOffset(o.offset); err != nil {
+		if opt.OffsetNs, err = units.ParseDurationNs(o.offset); err != nil {
 			return fmt.Errorf("--offset: %w", err)
 		}
 		opt.OffsetGiven = true
@@ -164,12 +169,12 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 			label += " " + s.Source
 		}
 		if s.Estimate == nil {
-			fmt.Fprintf(stdout, "%s: offset %s (given)\n", label, fmtSignedDuration(s.OffsetNs))
+			fmt.Fprintf(stdout, "%s: offset %s (given)\n", label, units.FormatSignedNs(s.OffsetNs))
 			continue
 		}
 		e := s.Estimate
 		fmt.Fprintf(stdout, "%s: offset %s estimated, confidence r = %.3f over %d intervals (next best %s, r = %.3f; grid %s)\n",
-			label, fmtSignedDuration(e.OffsetNs), e.R, e.Intervals, fmtSignedDuration(e.NextOffsetNs), e.NextR, time.Duration(e.ResolutionNs))
+			label, units.FormatSignedNs(e.OffsetNs), e.R, e.Intervals, units.FormatSignedNs(e.NextOffsetNs), e.NextR, units.FormatNs(e.ResolutionNs))
 		if e.R < 0.5 || e.R-e.NextR < 0.1 {
 			warnf("%s: the offset estimate is weak (r = %.3f, next best r = %.3f); check it, or give --offset", label, e.R, e.NextR)
 		}
@@ -195,17 +200,9 @@ func correlateSummary(res correlate.Result, took time.Duration) map[string]any {
 		"late_ipds": res.LateIPDs, "series": series, "seconds": took.Seconds()}
 }
 
-// fmtSignedDuration shows ns as a signed duration, "+1.5ms".
-func fmtSignedDuration(ns int64) string {
-	if ns >= 0 {
-		return "+" + time.Duration(ns).String()
-	}
-	return time.Duration(ns).String()
-}
-
 // correlateFlags maps the correlate.Options fields an OptionError names to
 // the flags that set them.
-var correlateFlags = map[string]string{"OffsetNs": "--offset", "WindowNs": "--window"}
+var correlateFlags = map[string]string{"OffsetNs": "--offset", "WindowNs": "--row-span"}
 
 // withCorrelateFlag says which flag to change when err is about an option's
 // value ("...; give the offset with --offset").

@@ -30,7 +30,7 @@ func TestCorrelateCommand(t *testing.T) {
 	writeSidecar(t, tel, "host", 1767323044999990000, 8) // covers the capture's 112 µs
 	out := filepath.Join(dir, "j.parquet")
 	stdout, stderr, code := run(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "--local", "192.168.7.1", "-o", out)
-	if code != 0 || !strings.Contains(stdout, "offset +0s (given)") || !strings.Contains(stdout, out+": 8 rows from 77 frames") {
+	if code != 0 || !strings.Contains(stdout, "offset +0ns (given)") || !strings.Contains(stdout, out+": 8 rows from 77 frames") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 	if _, err := os.Stat(out); err != nil {
@@ -71,10 +71,10 @@ func TestCorrelateCommandRefuses(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--telemetry", later, "--offset", "0"}, []string{later, "does not overlap the capture in time",
-			"the capture spans 2026-01-02T03:04:05.000000700Z .. 2026-01-02T03:04:05.000112297Z (111.597µs)",
-			"the telemetry (clock host) spans 2030-01-01T00:00:00.000000000Z .. 2030-01-01T00:00:00.000140000Z (140µs)"}},
+			"the capture spans 2026-01-02T03:04:05.000000700Z .. 2026-01-02T03:04:05.000112297Z (111.597us)",
+			"the telemetry (clock host) spans 2030-01-01T00:00:00.000000000Z .. 2030-01-01T00:00:00.000140000Z (140us)"}},
 		{[]string{"--telemetry", later}, []string{"does not overlap", "give the offset with --offset"}},
-		{[]string{"--telemetry", later, "--offset", "soon"}, []string{`--offset: offset "soon": want a duration`}},
+		{[]string{"--telemetry", later, "--offset", "soon"}, []string{`--offset: duration "soon": want a number and a unit`}},
 		{[]string{"--telemetry", filepath.Join(dir, "none.csv"), "--offset", "0"}, []string{"none.csv", "no such file"}},
 		{[]string{"--telemetry", later, "--local", "host-a"}, []string{`--local: address "host-a": want an IP address`}},
 	} {
@@ -113,7 +113,33 @@ func TestCorrelateCommandDOCAWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout, stderr, code := run(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "--source", "mlx5_2/1", "-o", filepath.Join(dir, "j.parquet"))
-	if code != 0 || !strings.Contains(stderr, tel+":5:") || !strings.Contains(stdout, "7 rows from 77 frames") || !strings.Contains(stdout, tel+" mlx5_2/1: offset +0s") {
+	if code != 0 || !strings.Contains(stderr, tel+":5:") || !strings.Contains(stdout, "7 rows from 77 frames") || !strings.Contains(stdout, tel+" mlx5_2/1: offset +0ns") {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+}
+
+// TestCorrelateRowSpan: --row-span makes fixed rows; --window, its old
+// name, still does, with a deprecation note.
+func TestCorrelateRowSpan(t *testing.T) {
+	dir := t.TempDir()
+	tel := filepath.Join(dir, "tel.csv")
+	writeSidecar(t, tel, "host", 1767323044999990000, 8)
+	var rows []string
+	for _, flag := range []string{"--row-span", "--window"} {
+		out := filepath.Join(dir, "j.arrow")
+		stdout, stderr, code := run(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", flag, "50us", "-o", out)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", flag, code, stdout, stderr)
+		}
+		if deprecated := strings.Contains(stderr, "deprecated"); deprecated != (flag == "--window") {
+			t.Errorf("%s: stderr %q", flag, stderr)
+		}
+		rows = append(rows, stdout[strings.Index(stdout, out):])
+	}
+	if rows[0] != rows[1] || !strings.Contains(rows[0], " rows from 77 frames") {
+		t.Errorf("--row-span: %q, --window: %q", rows[0], rows[1])
+	}
+	if _, stderr, code := run(t, "correlate", rocev2Pcap, "--telemetry", tel, "--row-span", "1.5ns", "-o", filepath.Join(dir, "k.arrow")); code == 0 || !strings.Contains(stderr, "--row-span") {
+		t.Errorf("--row-span 1.5ns: exit %d, %s", code, stderr)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibscope/ibscope/analyze"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
 )
 
@@ -110,12 +111,12 @@ func printCredits(w io.Writer, rep *analyze.CreditReport) {
 			span := l.LastNs - l.FirstNs
 			frac := ""
 			if span > 0 {
-				frac = fmt.Sprintf(" (%.1f%% of the %s the data spans)", 100*float64(l.CreditStallNs)/float64(span), analyze.FormatNs(span))
+				frac = fmt.Sprintf(" (%.1f%% of the %s the data spans)", 100*float64(l.CreditStallNs)/float64(span), units.FormatNs(span))
 			}
 			if l.CreditStallNs < 0 {
 				fmt.Fprintf(w, "  credit stalls     not timed: %s\n", l.StallNote)
 			} else {
-				fmt.Fprintf(w, "  credit stalls     %s in %d waits%s\n", analyze.FormatNs(l.CreditStallNs), l.CreditStalls, frac)
+				fmt.Fprintf(w, "  credit stalls     %s in %d waits%s\n", units.FormatNs(l.CreditStallNs), l.CreditStalls, frac)
 			}
 		}
 		verdict := "ok"

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
 )
 
@@ -112,7 +112,7 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 			}
 			series = append(series, ts)
 		}
-		title := fmt.Sprintf("throughput per flow (%s bins): %s", analyze.FormatNs(r.ThroughputBinNs), strings.Join(r.Input.Files, ", "))
+		title := fmt.Sprintf("throughput per flow (%s bins): %s", units.FormatNs(r.ThroughputBinNs), strings.Join(r.Input.Files, ", "))
 		if err := analyze.PlotLines(o.plot, title, "Gb/s on the wire", series); err != nil {
 			return err
 		}
@@ -165,9 +165,9 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 		}
 		p50, p99 := "-", "-"
 		if f.AckLatencyNs != nil {
-			p50, p99 = analyze.FormatNs(f.AckLatencyNs.P50), analyze.FormatNs(f.AckLatencyNs.P99)
+			p50, p99 = units.FormatNs(f.AckLatencyNs.P50), units.FormatNs(f.AckLatencyNs.P99)
 		}
-		t.add(f.Key.String(), u(f.Packets), u(f.FrameBytes), u(f.WireBytes), u(f.Messages.Total), formatRate(f.MeanGbps), formatRate(f.PeakGbps),
+		t.add(f.Key.String(), u(f.Packets), u(f.FrameBytes), u(f.WireBytes), u(f.Messages.Total), units.FormatBitRate(f.MeanGbps*1e9), units.FormatBitRate(f.PeakGbps*1e9),
 			u(f.PSN.Lost+f.ResponsePSN.Lost), u(f.PSN.Duplicates+f.ResponsePSN.Duplicates), u(f.PSN.OutOfOrder+f.ResponsePSN.OutOfOrder),
 			u(naks), u(rnr), u(f.CNPs), u(f.ECNCE), u(f.ICRCBad+f.VCRCBad), p50, p99)
 	}
@@ -180,7 +180,7 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 		}
 		fmt.Fprintf(w, "  opcodes: %s\n", strings.Join(ops, ", "))
 		if line, binNs := sparkline(f.ThroughputGbps, r.ThroughputBinNs); line != "" {
-			fmt.Fprintf(w, "  throughput per %s from the capture's start (peak %s): %s\n", analyze.FormatNs(binNs), formatRate(f.PeakGbps), line)
+			fmt.Fprintf(w, "  throughput per %s from the capture's start (peak %s): %s\n", units.FormatNs(binNs), units.FormatBitRate(f.PeakGbps*1e9), line)
 		}
 		m := f.Messages
 		fmt.Fprintf(w, "  messages: %d (first %d, middle %d, last %d, only %d)\n", m.Total, m.First, m.Middle, m.Last, m.Only)
@@ -197,7 +197,7 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 			fmt.Fprintf(w, "  NAK %s: %d\n", n.Name, n.Count)
 		}
 		for _, n := range f.RNRNAKs {
-			fmt.Fprintf(w, "  RNR NAK timer %d (%s): %d\n", n.Timer, analyze.FormatNs(n.DelayNs), n.Count)
+			fmt.Fprintf(w, "  RNR NAK timer %d (%s): %d\n", n.Timer, units.FormatNs(n.DelayNs), n.Count)
 		}
 		if f.FECN+f.BECN > 0 {
 			fmt.Fprintf(w, "  FECN %d, BECN %d\n", f.FECN, f.BECN)
@@ -206,7 +206,7 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 			fmt.Fprintf(w, "  bad ICRC %d, bad VCRC %d\n", f.ICRCBad, f.VCRCBad)
 		}
 		if l := f.AckLatencyNs; l != nil {
-			fs := analyze.FormatNs
+			fs := units.FormatNs
 			fmt.Fprintf(w, "  ACK latency (%d answered, ACKs on %s): min %s p50 %s p90 %s p99 %s p99.9 %s max %s\n",
 				l.Count, f.AckPeer, fs(l.Min), fs(l.P50), fs(l.P90), fs(l.P99), fs(l.P999), fs(l.Max))
 		}
@@ -214,35 +214,6 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 			fmt.Fprintf(w, "  %d packets out of order beyond the reorder window\n", f.Late)
 		}
 	}
-}
-
-// rateUnits are formatRate's units, smallest first.
-var rateUnits = [...]struct {
-	name string
-	bps  float64
-}{{"b/s", 1}, {"kb/s", 1e3}, {"Mb/s", 1e6}, {"Gb/s", 1e9}}
-
-// formatRate writes a rate given in Gb/s with three significant digits and
-// the unit that keeps it short, never an exponent: "4.88 Gb/s", "139 kb/s",
-// "55.7 b/s".
-func formatRate(gbps float64) string {
-	bps := gbps * 1e9
-	if !(bps > 0) || math.IsInf(bps, 0) {
-		return strconv.FormatFloat(gbps, 'g', 3, 64) + " Gb/s"
-	}
-	units := rateUnits
-	u := 0
-	for u+1 < len(units) && bps >= units[u+1].bps {
-		u++
-	}
-	// Three significant digits; 999.7 kb/s rounds up to 1.00 Mb/s.
-	v, _ := strconv.ParseFloat(strconv.FormatFloat(bps/units[u].bps, 'g', 3, 64), 64)
-	if v >= 1000 && u+1 < len(units) {
-		u++
-		v /= 1000
-	}
-	decimals := max(0, 2-int(math.Floor(math.Log10(v))))
-	return strconv.FormatFloat(v, 'f', decimals, 64) + " " + units[u].name
 }
 
 // sparkColumns is the widest throughput sparkline in the text output.

@@ -229,17 +229,6 @@ func TestFlowsMaxFlows(t *testing.T) {
 	wantInOutput(t, out, "2 flows", "\nother ")
 }
 
-// TestFormatRate: rates from an idle flow's to a 400G link's print with
-// three significant digits, a unit, and no exponent.
-func TestFormatRate(t *testing.T) {
-	for gbps, want := range map[float64]string{5.57e-8: "55.7 b/s", 1e-6: "1.00 kb/s", 0.000139: "139 kb/s", 0.0123: "12.3 Mb/s",
-		0.9997: "1.00 Gb/s", 4.9: "4.90 Gb/s", 400: "400 Gb/s", 0: "0 Gb/s", 1e-10: "0.100 b/s"} {
-		if got := formatRate(gbps); got != want {
-			t.Errorf("formatRate(%g) = %q, want %q", gbps, got, want)
-		}
-	}
-}
-
 // rpingPcap is written by testdata/gen with known truth (expect.json): both
 // sides send and read, READ responses interleaved with requests, losses and
 // retransmissions in both PSN sequences of both QP directions.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibscope/ibscope/analyze"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
 )
 
@@ -87,7 +88,7 @@ flows share the same bins. Durations take ns, us, ms or s: --bin 1us,
 	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows (links, QPs), about 430 bytes each; packets of later ones are counted together as \"other\" (at most %d)", analyze.MaxFlowsLimit))
 	f.IntVar(&o.top, "top", 10, "text output: the `N` busiest flows (0: all)")
 	f.BoolVar(&o.compare, "compare", false, "compare two captures A B of the same traffic (sender and receiver side)")
-	f.StringVar(&o.matchWindow, "match-window", analyze.FormatNs(analyze.DefaultMatchWindowNs), "with --compare: how long a packet waits for its twin on the other side")
+	f.StringVar(&o.matchWindow, "match-window", units.FormatNs(analyze.DefaultMatchWindowNs), "with --compare: how long a packet waits for its twin on the other side")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -107,7 +108,7 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 		h.Mode = analyze.ModeExp
 	}
 	if o.bin != "" {
-		if h.BinNs, err = analyze.ParseDurationNs(o.bin); err != nil {
+		if h.BinNs, err = units.ParseDurationNs(o.bin); err != nil {
 			return cfg, fmt.Errorf("--bin: %w", err)
 		}
 		if h.BinNs <= 0 {
@@ -126,7 +127,7 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 			return cfg, errors.New("--edges sets every bin: it does not go with --exp, --bin or --bins")
 		}
 		h.Mode = analyze.ModeEdges
-		if h.EdgesNs, err = analyze.ParseEdges(o.edges); err != nil {
+		if h.EdgesNs, err = parseEdges(o.edges); err != nil {
 			return cfg, fmt.Errorf("--edges: %w", err)
 		}
 	}
@@ -227,7 +228,7 @@ func warnInput(in analyze.InputJSON) {
 	d := in.Disorder
 	if d.OutOfOrder > 0 {
 		warnf("%d frames are stamped earlier than the frame before them (first: %s; largest step back %s); sorted within a window of %d packets",
-			d.OutOfOrder, d.First, analyze.FormatNs(d.MaxStepBackNs), d.WindowPackets)
+			d.OutOfOrder, d.First, units.FormatNs(d.MaxStepBackNs), d.WindowPackets)
 	}
 	if d.Late > 0 {
 		warnf("%d packets were out of order beyond the window (first: %s): kept in the file's order and given no IPD; try a larger --window", d.Late, d.FirstLate)
@@ -324,9 +325,9 @@ func binsHint(err error, mode analyze.HistMode, resNs int64) error {
 		return err
 	}
 	if mode == analyze.ModeEdges {
-		return fmt.Errorf("%w: give --edges at least %s apart", err, analyze.FormatNs(resNs))
+		return fmt.Errorf("%w: give --edges at least %s apart", err, units.FormatNs(resNs))
 	}
-	return fmt.Errorf("%w: use --bin %s or more", err, analyze.FormatNs(resNs))
+	return fmt.Errorf("%w: use --bin %s or more", err, units.FormatNs(resNs))
 }
 
 // plotFlows is how many of n flows, busiest first, a plot draws: --top of
@@ -356,7 +357,7 @@ func writeIPDText(w io.Writer, r *analyze.IPDResult, top int) {
 		opcodes = "all"
 	}
 	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets, %d counted (%s); timestamp resolution %s\n",
-		strings.Join(in.Files, ", "), in.Frames, in.Packets, r.Counted, opcodes, analyze.FormatNs(r.ResolutionNs))
+		strings.Join(in.Files, ", "), in.Frames, in.Packets, r.Counted, opcodes, units.FormatNs(r.ResolutionNs))
 	if r.Rate != "" {
 		fmt.Fprintf(w, "link: %s\n", r.Rate)
 	}
@@ -380,7 +381,7 @@ func writeIPDText(w io.Writer, r *analyze.IPDResult, top int) {
 			fmt.Fprintf(w, "  one packet: no IPD\n")
 			continue
 		}
-		fs := analyze.FormatNs
+		fs := units.FormatNs
 		fmt.Fprintf(w, "  IPD: count %d  min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s  stddev %s\n",
 			s.Count, fs(s.Min), fs(s.P50), fs(s.P90), fs(s.P99), fs(s.P999), fs(s.Max), fs(s.Mean), fs(s.StdDev))
 		if f.ExpectedIPDNs > 0 {
@@ -414,7 +415,7 @@ func writeHistText(w io.Writer, h analyze.HistJSON, total uint64) {
 	}
 	fmt.Fprintf(w, "  %-22s %10s %8s\n", "interval", "occurrence", "percent")
 	if h.Below > 0 {
-		row("< "+analyze.FormatNs(h.Bins[0].LoNs), h.Below)
+		row("< "+units.FormatNs(h.Bins[0].LoNs), h.Below)
 	}
 	// Runs of three or more empty bins share one row.
 	for i := 0; i < len(h.Bins); i++ {
@@ -425,8 +426,8 @@ func writeHistText(w io.Writer, h analyze.HistJSON, total uint64) {
 		if j-i < 2 {
 			j = i
 		}
-		row("["+analyze.FormatNs(h.Bins[i].LoNs)+", "+analyze.FormatNs(h.Bins[j].HiNs)+")", h.Bins[i].Count)
+		row("["+units.FormatNs(h.Bins[i].LoNs)+", "+units.FormatNs(h.Bins[j].HiNs)+")", h.Bins[i].Count)
 		i = j
 	}
-	row(">= "+analyze.FormatNs(h.Bins[len(h.Bins)-1].HiNs), h.Above)
+	row(">= "+units.FormatNs(h.Bins[len(h.Bins)-1].HiNs), h.Above)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/internal/units"
 )
 
 // runCompare is `ipd --compare A B`: two captures of the same traffic side by side.
@@ -17,9 +18,9 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 	if err != nil {
 		return err
 	}
-	windowNs, err := analyze.ParseDurationNs(o.matchWindow)
+	windowNs, err := units.ParseDurationNs(o.matchWindow)
 	if err != nil || windowNs <= 0 || windowNs > analyze.MaxMatchWindowNs {
-		return fmt.Errorf("--match-window %q: want a duration from 1ns to %s, such as 10ms (every packet inside it is kept)", o.matchWindow, analyze.FormatNs(analyze.MaxMatchWindowNs))
+		return fmt.Errorf("--match-window %q: want a duration from 1ns to %s, such as 10ms (every packet inside it is kept)", o.matchWindow, units.FormatNs(analyze.MaxMatchWindowNs))
 	}
 	if err := stdinOnce(paths); err != nil {
 		return err
@@ -83,7 +84,7 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 const compareBarWidth = 24
 
 func writeCompareText(w io.Writer, r *analyze.CompareResult, top int) {
-	fs := analyze.FormatNs
+	fs := units.FormatNs
 	fmt.Fprintf(w, "A: %s (%d packets)\nB: %s (%d packets)\ntimestamp resolution %s\n",
 		strings.Join(r.A.Files, ", "), r.A.Packets, strings.Join(r.B.Files, ", "), r.B.Packets, fs(r.ResolutionNs))
 	fmt.Fprintf(w, "matched by (flow, PSN) within %s: %d matched, %d only in A, %d only in B\n", fs(r.MatchWindowNs), r.Matched, r.OnlyA, r.OnlyB)
@@ -144,7 +145,7 @@ func writeSideBySide(w io.Writer, a, b analyze.HistJSON, totalA, totalB uint64) 
 	}
 	fmt.Fprintf(w, "  %-20s %9s %7s %-*s | %9s %7s\n", "interval", "A", "", compareBarWidth, "", "B", "")
 	if a.Below+b.Below > 0 {
-		row("< "+analyze.FormatNs(a.Bins[0].LoNs), a.Below, b.Below)
+		row("< "+units.FormatNs(a.Bins[0].LoNs), a.Below, b.Below)
 	}
 	for i := 0; i < len(a.Bins); i++ {
 		j := i
@@ -154,8 +155,8 @@ func writeSideBySide(w io.Writer, a, b analyze.HistJSON, totalA, totalB uint64) 
 		if j-i < 2 {
 			j = i
 		}
-		row("["+analyze.FormatNs(a.Bins[i].LoNs)+", "+analyze.FormatNs(a.Bins[j].HiNs)+")", a.Bins[i].Count, b.Bins[i].Count)
+		row("["+units.FormatNs(a.Bins[i].LoNs)+", "+units.FormatNs(a.Bins[j].HiNs)+")", a.Bins[i].Count, b.Bins[i].Count)
 		i = j
 	}
-	row(">= "+analyze.FormatNs(a.Bins[len(a.Bins)-1].HiNs), a.Above, b.Above)
+	row(">= "+units.FormatNs(a.Bins[len(a.Bins)-1].HiNs), a.Above, b.Above)
 }

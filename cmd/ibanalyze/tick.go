@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/internal/units"
 	"github.com/ibscope/ibscope/telemetry"
 	"github.com/spf13/cobra"
 )
@@ -114,13 +115,13 @@ func runTick(w io.Writer, paths []string, o tickOpts) error {
 		if p.StartNs == rep.CongestionStartNs {
 			mark = "  <- congestion"
 		}
-		fmt.Fprintf(w, "  %10s long, %7d packets, median IPD %s%s\n", analyze.FormatNs(p.EndNs-p.StartNs), p.Packets, analyze.FormatNs(p.MedianIPDNs), mark)
+		fmt.Fprintf(w, "  %10s long, %7d packets, median IPD %s%s\n", units.FormatNs(p.EndNs-p.StartNs), p.Packets, units.FormatNs(p.MedianIPDNs), mark)
 	}
-	fmt.Fprintf(w, "congestion       %s (IPD %s against %s)\n", analyze.FormatNs(rep.CongestionEndNs-rep.CongestionStartNs),
-		analyze.FormatNs(rep.CongestedIPDNs), analyze.FormatNs(rep.BaselineIPDNs))
+	fmt.Fprintf(w, "congestion       %s (IPD %s against %s)\n", units.FormatNs(rep.CongestionEndNs-rep.CongestionStartNs),
+		units.FormatNs(rep.CongestedIPDNs), units.FormatNs(rep.BaselineIPDNs))
 	fmt.Fprintf(w, "telemetry        %s series %s: samples %s apart within it, PortXmitWait +%d\n", rep.Telemetry, rep.Series,
-		analyze.FormatNs(rep.WindowEndNs-rep.WindowStartNs), rep.XmitWaitDelta)
-	fmt.Fprintf(w, "port waited      %s in %d waits of at least a tick\n", analyze.FormatNs(rep.WaitNs), rep.Waits)
+		units.FormatNs(rep.WindowEndNs-rep.WindowStartNs), rep.XmitWaitDelta)
+	fmt.Fprintf(w, "port waited      %s in %d waits of at least a tick\n", units.FormatNs(rep.WaitNs), rep.Waits)
 	fmt.Fprintf(w, "tick             %.3f ns = %.2f symbol times (%s symbol %.4g ns)\n", rep.TickNs, rep.TickSymbols, rep.Rate, rep.SymbolNs)
 	fmt.Fprintf(w, "                 (window / PortXmitWait = %.3f ns: counts the time the port was sending too)\n", rep.NaiveTickNs)
 	return nil

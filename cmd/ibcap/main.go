@@ -18,6 +18,7 @@ import (
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/cmddoc"
+	"github.com/ibscope/ibscope/internal/units"
 	"github.com/ibscope/ibscope/internal/version"
 )
 
@@ -112,7 +113,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.StringVarP(&f.ibdumpDev, "device", "d", "", "RDMA device, as ibdump's -d: -i is then the port number (-d mlx5_0 -i 2 is -i mlx5_0:2)")
 	fl.StringVarP(&f.file, "write", "w", "", "file to write; - writes to stdout")
 	fl.Uint64VarP(&f.count, "count", "c", 0, "stop after writing this many packets")
-	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (e.g. 30s, 5m)")
+	fl.Var((*units.DurationNs)(&f.duration), "duration", "stop after this long (e.g. 30s, 5m)")
 	fl.IntVarP(&f.snapLenBytes, "snaplen", "s", 0, "keep at most this many bytes of each packet (128 keeps the headers); 0 keeps all")
 	fl.IntVarP(&f.ringKiB, "buffer-size", "B", 0, fmt.Sprintf("receive ring size in KiB (default %d; AF_PACKET uses 1 MiB blocks, at least 4)", capture.DefaultRingBytes>>10))
 	fl.Int64VarP(&f.rotateMB, "file-size", "C", 0, "start a new file after this many MB (1,000,000 bytes); files are named FILE-00000.ext, FILE-00001.ext, ...")

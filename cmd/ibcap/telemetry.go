@@ -8,10 +8,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ibscope/ibscope/capture"
+	"github.com/ibscope/ibscope/internal/units"
 )
 
 func addTelemetryFlag(fl *pflag.FlagSet, f *flags) {
-	fl.DurationVar(&f.telemetry, "telemetry", 0, "sample the RDMA port's sysfs counters every INTERVAL (e.g. 100ms) into FILE"+capture.TelemetrySuffix)
+	fl.Var((*units.DurationNs)(&f.telemetry), "telemetry", "sample the RDMA port's sysfs counters every INTERVAL (e.g. 100ms) into FILE"+capture.TelemetrySuffix)
 }
 
 // telemetryTarget is the RDMA port --telemetry samples.

@@ -2,27 +2,6 @@ package analyze
 
 import "testing"
 
-func TestDurations(t *testing.T) {
-	for in, want := range map[string]int64{"500ns": 500, "1us": 1000, "2.5us": 2500, " 1 ms": 1_000_000, "1s": 1e9, "42": 42, "1µs": 1000, "0": 0} {
-		got, err := ParseDurationNs(in)
-		if err != nil || got != want {
-			t.Errorf("%q: %d %v, want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "us", "1.5ns", "1h", "NaNus", "1e30s"} {
-		if _, err := ParseDurationNs(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-	for ns, want := range map[int64]string{750: "750ns", 2000: "2us", 2074: "2.074us", 320_000: "320us", 1_500_000: "1.5ms", -3000: "-3us", 5_004_841_000: "5.00484s",
-		999_999: "999.999us", 1_000_300: "1.0003ms", 1_000_700: "1.0007ms", 221_867_160: "221.867ms", 999_999_999: "1s",
-		-1_000_300_000: "-1.0003s", 86_400_123_456_789: "86400.123s"} {
-		if got := FormatNs(ns); got != want {
-			t.Errorf("FormatNs(%d) = %q, want %q", ns, got, want)
-		}
-	}
-}
-
 func TestHistogramModes(t *testing.T) {
 	h, err := NewHistogram(HistSpec{Mode: ModeExp, BinNs: 1000, Bins: 4})
 	if err != nil {
