@@ -14,7 +14,7 @@ captures=(testdata/pcaps/*.pcap testdata/pcaps/*.pcapng)
 
 echo "== ibcap: live RoCE capture on a veth pair in a network namespace (as root)"
 live=out/demo-live.pcap
-bash capture/demo.sh "$live"
+bash scripts/demo-capture.sh "$live"
 "$bin/ibanalyze" decode -q --summary "$live"
 "$bin/ibanalyze" flows -q "$live" | head -12
 echo
@@ -37,4 +37,4 @@ if [ -f ../shared/pcaps/oferby-proxy_roce.pcap ]; then
   "$bin/ibanalyze" flows -q ../shared/pcaps/oferby-proxy_roce.pcap
 fi
 echo; echo "== the 2015 incast, simulated (ibsim --snap 128: headers only) and analysed"
-bash sim/demo.sh "$bin"
+bash scripts/demo-sim.sh "$bin"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# capture/demo.sh [OUT]: the live-capture part of `make demo`.
+# scripts/demo-capture.sh [OUT]: the live-capture part of `make demo`.
 #
 # As root, with iproute2 and tcpreplay: makes a veth pair in a network
 # namespace of its own, starts ibcap on one end, replays the bundled RoCE

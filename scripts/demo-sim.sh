@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The 2015 incast through the simulator and ibanalyze, each finding printed
-# next to the simulator's truth. Usage: sim/demo.sh [BINDIR] (default bin,
+# next to the simulator's truth. Usage: scripts/demo-sim.sh [BINDIR] (default bin,
 # holding ibsim and ibanalyze). The taps keep each packet's first 128 bytes
 # (--snap 128: every header, the ERF wlen the wire length, which is all the
 # analyses read), about 53 MB of captures instead of 565 MB. They go to a
