@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -122,10 +123,10 @@ func Buffer(senders, receiver *Stream, opts BufferOptions) (*BufferReport, error
 	if err != nil {
 		return nil, err
 	}
-	if _, err := Run(senders, a.Sent(), nil); err != nil {
+	if _, err := Run(senders, a.Sent(), RunOptions[[]BufferSender]{}); err != nil {
 		return nil, err
 	}
-	return Run(receiver, a, nil)
+	return Run(receiver, a, RunOptions[*BufferReport]{})
 }
 
 // BufferAnalysis takes the senders' packets first (Sent), then the
@@ -226,7 +227,6 @@ func (b *bufferSent) Report(s *Stream) ([]BufferSender, error) {
 		a.senders[i].File = names[i]
 		a.senders[i].TimestampStepNs = a.sendSteps[i].value()
 	}
-	a.matched = make([][]matchedPkt, len(a.senders))
 	return a.senders, nil
 }
 
@@ -244,6 +244,9 @@ func (a *BufferAnalysis) Add(p *Packet) {
 	for j := fs.next; j < len(fs.pkts) && j < fs.next+4096; j++ {
 		if fs.pkts[j].psn == p.PSN {
 			s := fs.pkts[j]
+			for len(a.matched) <= fs.sender {
+				a.matched = append(a.matched, nil)
+			}
 			a.matched[fs.sender] = append(a.matched[fs.sender], matchedPkt{s.tsNs, p.TsNs, int32(BlocksOf(int(s.bytes))), s.bytes})
 			fs.next = j + 1
 			return
@@ -254,11 +257,13 @@ func (a *BufferAnalysis) Add(p *Packet) {
 // Err is always nil: the receiver's packets are matched or not.
 func (a *BufferAnalysis) Err() error { return nil }
 
-// Report estimates the buffers; receiver is the receiver's stream.
+// Report estimates the buffers from the packets matched so far; receiver
+// is the receiver's stream. The estimate works on a copy of the matches,
+// so matching goes on unchanged.
 func (a *BufferAnalysis) Report(receiver *Stream) (*BufferReport, error) {
-	opts, flows, matched := a.opts, a.flows, a.matched
+	opts, flows := a.opts, a.flows
 	receiverPath := strings.Join(receiver.Names(), ", ")
-	rep := &BufferReport{Receiver: receiverPath, Senders: a.senders}
+	rep := &BufferReport{Receiver: receiverPath, Senders: slices.Clone(a.senders)}
 	var err error
 	for _, fs := range flows {
 		rep.Unmatched += len(fs.pkts)
@@ -276,7 +281,10 @@ func (a *BufferAnalysis) Report(receiver *Stream) (*BufferReport, error) {
 	}
 	for i := range rep.Senders {
 		bs := &rep.Senders[i]
-		m := matched[i]
+		var m []matchedPkt
+		if i < len(a.matched) {
+			m = slices.Clone(a.matched[i])
+		}
 		bs.Matched = len(m)
 		rep.Matched += len(m)
 		rep.Unmatched -= len(m)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -202,7 +203,7 @@ func Credits(open Opener, opts CreditOptions) (*CreditReport, error) {
 		return nil, err
 	}
 	defer s.Close()
-	rep, err := Run(s, a, nil)
+	rep, err := Run(s, a, RunOptions[*CreditReport]{})
 	if rep != nil {
 		rep.NsPerByteInferred = inferred
 	}
@@ -256,9 +257,11 @@ func (a *CreditsAnalysis) Err() error {
 
 var errNoDirection = errors.New("the capture does not record direction, so the two sides' flow-control packets cannot be told apart")
 
-// Report finishes the accounting.
+// Report is the accounting so far. It works on copies of the links (their
+// series are bounded), so the accounting goes on unchanged.
 func (a *CreditsAnalysis) Report(s *Stream) (*CreditReport, error) {
-	rep := &a.rep
+	r := a.rep
+	rep := &r
 	names := s.Names()
 	path := strings.Join(names, ", ")
 	st := s.Stats()
@@ -281,7 +284,9 @@ func (a *CreditsAnalysis) Report(s *Stream) (*CreditReport, error) {
 	})
 	rep.TimestampStepNs = a.step.value()
 	for _, k := range keys {
-		l := a.links[k]
+		l := *a.links[k]
+		l.Mismatches, l.Series = slices.Clone(l.Mismatches), slices.Clone(l.Series)
+		l.st = creditState{}
 		l.finish()
 		if l.DataPackets > 0 && a.inferErr != nil {
 			l.CreditStallNs, l.CreditStalls = -1, -1
@@ -301,7 +306,7 @@ func (a *CreditsAnalysis) Report(s *Stream) (*CreditReport, error) {
 		if l.DataPackets > 0 && l.SenderFCPs == 0 {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("interface %d VL %d: %d data packets but no FCP from the sender, so no FCTBS to start from", l.Iface, l.VL, l.DataPackets))
 		}
-		rep.Links = append(rep.Links, *l)
+		rep.Links = append(rep.Links, l)
 	}
 	return rep, nil
 }

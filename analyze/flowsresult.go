@@ -172,5 +172,5 @@ func RunFlows(s *Stream, progress func(s *Stream), opts ...FlowsOptions) (*Flows
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	return Run(s, NewFlowsAnalysis(o), progress)
+	return Run(s, NewFlowsAnalysis(o), RunOptions[*FlowsResult]{Progress: progress})
 }

@@ -116,13 +116,14 @@ type IPDResult struct {
 
 	groups []*ipdGroup // busiest first, the other group last
 	a      *IPDAnalysis
+	bins   *binner // the analysis's bins, or a report's view of them
 }
 
 // NumFlows returns how many groups the result holds.
 func (r *IPDResult) NumFlows() int { return len(r.groups) }
 
 // Flow returns group i, busiest first (the other group, if any, last).
-func (r *IPDResult) Flow(i int) *IPDFlow { return r.a.flowResult(r.groups[i]) }
+func (r *IPDResult) Flow(i int) *IPDFlow { return r.a.flowResult(r.groups[i], r.bins) }
 
 // WriteJSON writes the document exactly as encoding/json indents it by two
 // spaces, encoding one flow at a time.
@@ -195,6 +196,9 @@ type binner struct {
 	pending []pendingIPD
 	resNs   func() int64
 	err     error
+	// tried holds, in a report's view of undecided bins, the sample's
+	// counts on the bins tried for it, by the group counts they belong to.
+	tried map[*binCounts]*binCounts
 }
 
 type pendingIPD struct {
@@ -230,17 +234,7 @@ func (b *binner) decide() {
 	if b.proto != nil || b.err != nil {
 		return
 	}
-	res := b.resNs()
-	sample := make([]int64, len(b.pending))
-	for i, p := range b.pending {
-		sample[i] = p.ipd
-	}
-	spec := b.spec.Resolve(sample, res)
-	if err := spec.Validate(res); err != nil {
-		b.err = err
-		return
-	}
-	h, err := NewHistogram(spec)
+	h, err := b.resolve()
 	if err != nil {
 		b.err = err
 		return
@@ -252,8 +246,53 @@ func (b *binner) decide() {
 	b.pending = nil
 }
 
-// histogram returns c's counts on the decided bins.
+// resolve picks the bins for the sample so far and the resolution known.
+func (b *binner) resolve() (*Histogram, error) {
+	res := b.resNs()
+	sample := make([]int64, len(b.pending))
+	for i, p := range b.pending {
+		sample[i] = p.ipd
+	}
+	spec := b.spec.Resolve(sample, res)
+	if err := spec.Validate(res); err != nil {
+		return nil, err
+	}
+	return NewHistogram(spec)
+}
+
+// view is the bins as a report sees them now: b once decided, else a
+// binner with the bins decide would pick now and the sample counted on them
+// apart from the groups' counts, so that b still decides on its whole
+// sample. It costs one pass over the sample (binSamplePackets at most).
+func (b *binner) view() (*binner, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	if b.proto != nil {
+		return b, nil
+	}
+	h, err := b.resolve()
+	if err != nil {
+		return nil, err
+	}
+	v := &binner{spec: b.spec, proto: h, resNs: b.resNs, tried: map[*binCounts]*binCounts{}}
+	for _, p := range b.pending {
+		c := v.tried[p.counts]
+		if c == nil {
+			c = new(binCounts)
+			v.tried[p.counts] = c
+		}
+		c.add(h.slot(p.ipd), h.slots())
+	}
+	return v, nil
+}
+
+// histogram returns c's counts on the decided bins (on the tried ones, in
+// a view).
 func (b *binner) histogram(c *binCounts) *Histogram {
+	if t := b.tried[c]; t != nil {
+		c = t
+	}
 	h := b.proto.Empty()
 	c.fill(h)
 	return h
@@ -378,28 +417,35 @@ func (a *IPDAnalysis) Add(p *Packet) {
 // resolution), nil while all is well.
 func (a *IPDAnalysis) Err() error { return a.bins.err }
 
-// Result finishes the analysis: finalResNs is the timestamp resolution of
-// the whole input, against which the bins are checked once more.
+// Result finishes the analysis, deciding its bins (Compare's two sides
+// share them): finalResNs is the timestamp resolution of the whole input,
+// against which the bins are checked once more.
 func (a *IPDAnalysis) Result(finalResNs int64) (*IPDResult, error) {
 	a.bins.decide()
 	if a.bins.err != nil {
 		return nil, a.bins.err
 	}
+	return a.result(a.bins, finalResNs)
+}
+
+// result is the result on bins (the analysis's, or a view of them) checked
+// against resNs.
+func (a *IPDAnalysis) result(bins *binner, resNs int64) (*IPDResult, error) {
 	var ipds uint64
 	a.eachGroup(func(g *ipdGroup) { ipds += g.ipd.Count() })
-	if a.bins.proto == nil || ipds == 0 {
+	if bins.proto == nil || ipds == 0 {
 		return nil, &NoIPDError{Counted: a.counted, ByOpcode: a.seen}
 	}
-	spec := HistSpec{Mode: a.bins.proto.Mode, EdgesNs: a.bins.proto.EdgesNs}
-	if a.bins.proto.Mode == ModeLinear {
-		spec = HistSpec{Mode: ModeLinear, BinNs: a.bins.proto.widthNs, Bins: len(a.bins.proto.Counts)}
-	} else if a.bins.proto.Mode == ModeExp {
-		spec = HistSpec{Mode: ModeExp, BinNs: a.bins.proto.EdgesNs[1], Bins: len(a.bins.proto.Counts)}
+	spec := HistSpec{Mode: bins.proto.Mode, EdgesNs: bins.proto.EdgesNs}
+	if bins.proto.Mode == ModeLinear {
+		spec = HistSpec{Mode: ModeLinear, BinNs: bins.proto.widthNs, Bins: len(bins.proto.Counts)}
+	} else if bins.proto.Mode == ModeExp {
+		spec = HistSpec{Mode: ModeExp, BinNs: bins.proto.EdgesNs[1], Bins: len(bins.proto.Counts)}
 	}
-	if err := spec.Validate(finalResNs); err != nil {
+	if err := spec.Validate(resNs); err != nil {
 		return nil, err
 	}
-	r := &IPDResult{ResolutionNs: finalResNs, By: a.cfg.By, Rate: a.cfg.RateName, DataGbps: a.cfg.DataGbps, Counted: a.counted, a: a}
+	r := &IPDResult{ResolutionNs: resNs, By: a.cfg.By, Rate: a.cfg.RateName, DataGbps: a.cfg.DataGbps, Counted: a.counted, a: a, bins: bins}
 	if a.cfg.Opcodes == nil {
 		r.Opcodes = []string{"data"}
 	}
@@ -416,14 +462,14 @@ func (a *IPDAnalysis) Result(finalResNs int64) (*IPDResult, error) {
 	return r, nil
 }
 
-func (a *IPDAnalysis) flowResult(g *ipdGroup) *IPDFlow {
+func (a *IPDAnalysis) flowResult(g *ipdGroup, bins *binner) *IPDFlow {
 	f := &IPDFlow{Packets: g.packets, FirstNs: g.firstNs, LastNs: g.lastNs, IPDNs: statsOf(&g.ipd), Late: g.late}
 	if g == a.other {
 		f.Key = KeyJSON{Transport: "other"}
 	} else {
 		f.Key = keyJSON(g.key, a.cfg.By)
 	}
-	f.hist = a.bins.histogram(&g.hist)
+	f.hist = bins.histogram(&g.hist)
 	f.Histogram = HistJSON{Mode: f.hist.Mode, Bins: f.hist.Bins(), Below: f.hist.Below, Above: f.hist.Above}
 	f.MeanWireBytes = float64(g.wireBytes) / float64(g.packets)
 	if a.cfg.DataGbps > 0 {
@@ -441,12 +487,14 @@ func (a *IPDAnalysis) flowResult(g *ipdGroup) *IPDFlow {
 	return f
 }
 
-// Report finishes the analysis of the packets of s.
+// Report is the analysis of the packets of s so far. Bins still to be
+// decided are tried on the sample so far without deciding them (binner.view).
 func (a *IPDAnalysis) Report(s *Stream) (*IPDResult, error) {
-	if err := a.Err(); err != nil {
+	bins, err := a.bins.view()
+	if err != nil {
 		return nil, err
 	}
-	r, err := a.Result(s.ResolutionNs())
+	r, err := a.result(bins, s.ResolutionNs())
 	if r != nil {
 		r.Input = s.Input()
 	}
@@ -463,5 +511,5 @@ func RunIPD(s *Stream, cfg IPDConfig, progress func(s *Stream)) (*IPDResult, err
 	if err := cfg.Hist.Validate(s.ResolutionNs()); err != nil {
 		return nil, err
 	}
-	return Run(s, a, progress)
+	return Run(s, a, RunOptions[*IPDResult]{Progress: progress})
 }

@@ -1,20 +1,46 @@
 package analyze
 
+import "math"
+
 // Analysis is the one shape of every analysis here: the packets of a
 // Stream go in one at a time, in stream order, and a report comes out.
 // Run is its driver, so that what a command reads (standard input, several
 // files, a rotated set) is the stream's business, not the analysis's.
+//
+// Report is the report so far, not an end: it may be called at any point,
+// any number of times, and Add may follow it. It changes nothing the
+// analysis will report, so calling it N times on the way and once after the
+// last packet gives the same final report as calling it only at the end;
+// that is what --interval and live metrics rest on. Its cost is bounded by
+// what the analysis already holds (its flows, series or kept packets), never
+// by the packets seen, and the memory it takes is given back with the
+// report. A report may share memory with the analysis: use it (print it,
+// encode it) before the next Add.
 type Analysis[R any] interface {
 	// Add takes the next packet; p is reused after the call.
 	Add(p *Packet)
 	// Err says why the analysis cannot go on (reading then stops), nil
 	// while it can.
 	Err() error
-	// Report ends the analysis with its result on the packets added; s
-	// is the stream they came from (its file names, counts and timestamp
-	// resolution). It is called once: reports on the way (--interval) are
-	// for a later Snapshot.
+	// Report is the result on the packets added so far; s is the stream
+	// they came from (its file names, counts and timestamp resolution).
 	Report(s *Stream) (R, error)
+}
+
+// RunOptions are what Run does on the way besides feeding packets.
+type RunOptions[R any] struct {
+	// Progress, if not nil, is called every 65536 packets.
+	Progress func(s *Stream)
+	// EveryNs is the packet time between reports so far (0: none). The
+	// reports fall on the first packet's time plus multiples of EveryNs;
+	// a gap in the packets that spans several of them gives one report.
+	EveryNs int64
+	// OnReport takes each report so far: the report on the packets
+	// before the first one stamped at or after untilNs, and the error
+	// Report gave with it (an analysis may have too little yet, as credits
+	// without an FCP). The stream's counts then include that first packet,
+	// read and not yet added.
+	OnReport func(untilNs int64, r R, err error)
 }
 
 // progressEvery is how many packets pass between progress reports and
@@ -22,19 +48,39 @@ type Analysis[R any] interface {
 const progressEvery = 1 << 16
 
 // Run feeds the stream to its end (or until the analysis fails) through a
-// and returns a's report. progress, if not nil, is called every 65536 packets.
-func Run[R any](s *Stream, a Analysis[R], progress func(s *Stream)) (R, error) {
+// and returns a's report on every packet read.
+func Run[R any](s *Stream, a Analysis[R], o RunOptions[R]) (R, error) {
 	var p Packet
+	every := o.EveryNs > 0 && o.OnReport != nil
+	var nextNs int64
 	for n := 1; s.Next(&p) == nil; n++ {
+		if every {
+			switch {
+			case n == 1:
+				nextNs = addNs(p.TsNs, o.EveryNs)
+			case p.TsNs >= nextNs:
+				r, err := a.Report(s)
+				o.OnReport(nextNs, r, err)
+				nextNs = addNs(nextNs, (p.TsNs-nextNs)/o.EveryNs*o.EveryNs+o.EveryNs)
+			}
+		}
 		a.Add(&p)
 		if n%progressEvery == 0 {
 			if a.Err() != nil {
 				break
 			}
-			if progress != nil {
-				progress(s)
+			if o.Progress != nil {
+				o.Progress(s)
 			}
 		}
 	}
 	return a.Report(s)
+}
+
+// addNs is t + d for d >= 0, held at the end of time rather than wrapping.
+func addNs(t, d int64) int64 {
+	if t > math.MaxInt64-d {
+		return math.MaxInt64
+	}
+	return t + d
 }

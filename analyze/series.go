@@ -69,14 +69,28 @@ func (r *rateSeries) coarsen() {
 }
 
 // gbps returns the series re-binned to binNs (a power-of-two multiple of
-// its own width) in Gb/s per bin, from bin 0 (the origin).
+// its own width) in Gb/s per bin, from bin 0 (the origin). It leaves the
+// series as it is (a report so far must not change the analysis): bin j
+// of width 2^k times its own sums its bins j<<k .. (j+1)<<k - 1, as k
+// coarsen steps would.
 func (r *rateSeries) gbps(binNs int64) []float64 {
-	for r.binNs() < binNs {
-		r.coarsen()
+	k := uint8(0)
+	for DefaultThroughputBinNs<<(r.shift+k) < binNs {
+		k++
 	}
-	out := make([]float64, int(r.startBin)+len(r.bytes))
+	widthNs := float64(int64(DefaultThroughputBinNs) << (r.shift + k))
+	if len(r.bytes) == 0 {
+		return make([]float64, r.startBin)
+	}
+	out := make([]float64, (int(r.startBin)+len(r.bytes)-1)>>k+1)
+	j, sum := int(r.startBin)>>k, uint64(0)
 	for i, b := range r.bytes {
-		out[int(r.startBin)+i] = float64(b) * 8 / float64(r.binNs())
+		if t := (int(r.startBin) + i) >> k; t != j {
+			out[j] = float64(sum) * 8 / widthNs
+			j, sum = t, 0
+		}
+		sum += b
 	}
+	out[j] = float64(sum) * 8 / widthNs
 	return out
 }

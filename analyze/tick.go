@@ -119,7 +119,7 @@ func Tick(s *Stream, series []*telemetry.Series, telemetryName string, opts Tick
 	if err != nil {
 		return nil, err
 	}
-	return Run(s, a, nil)
+	return Run(s, a, RunOptions[*TickReport]{})
 }
 
 // Add keeps a native IB data packet.
