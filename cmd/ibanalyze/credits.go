@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibscope/ibscope/analyze"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/plots"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -47,7 +48,7 @@ buffer from sender and receiver captures with 'ibanalyze buffer' instead.`,
 
 func runCredits(w io.Writer, paths []string, o creditsOpts) error {
 	if o.plot != "" {
-		if err := analyze.CheckPlotPath(o.plot); err != nil {
+		if err := plots.CheckPath(o.plot); err != nil {
 			return err
 		}
 	}
@@ -139,14 +140,14 @@ func plotCredits(rep *analyze.CreditReport, path string) error {
 			t0 = l.Series[0].TsNs
 		}
 	}
-	var series []analyze.TimeSeries
+	var series []plots.Line
 	for _, l := range rep.Links {
 		if l.DataPackets == 0 || len(l.Series) == 0 {
 			continue
 		}
 		name := fmt.Sprintf("if%d VL%d", l.Iface, l.VL)
-		credits := analyze.TimeSeries{Name: name + " credits"}
-		inFlight := analyze.TimeSeries{Name: name + " in flight"}
+		credits := plots.Line{Name: name + " credits"}
+		inFlight := plots.Line{Name: name + " in flight"}
 		for _, pt := range l.Series {
 			x := float64(pt.TsNs-t0) / 1e9
 			credits.XS, credits.YS = append(credits.XS, x), append(credits.YS, float64(pt.Credits))
@@ -157,5 +158,5 @@ func plotCredits(rep *analyze.CreditReport, path string) error {
 	if len(series) == 0 {
 		return errors.New("nothing to plot: no direction has both data and flow-control packets")
 	}
-	return analyze.PlotLines(path, "credits: "+rep.File, "64-byte blocks", series)
+	return plots.Lines(path, "credits: "+rep.File, "64-byte blocks", series)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/internal/plots"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -74,7 +75,7 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 		return fmt.Errorf("--top %d: want 0 (all) or more", o.top)
 	}
 	if o.plot != "" {
-		if err := analyze.CheckPlotPath(o.plot); err != nil {
+		if err := plots.CheckPath(o.plot); err != nil {
 			return err
 		}
 	}
@@ -103,9 +104,9 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 		return err
 	}
 	if o.plot != "" {
-		var series []analyze.TimeSeries
+		var series []plots.Line
 		for _, f := range r.Top(o.top) {
-			ts := analyze.TimeSeries{Name: f.Key.String()}
+			ts := plots.Line{Name: f.Key.String()}
 			for j, g := range f.ThroughputGbps {
 				ts.XS = append(ts.XS, float64(int64(j)*r.ThroughputBinNs)/1e9)
 				ts.YS = append(ts.YS, g)
@@ -113,7 +114,7 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 			series = append(series, ts)
 		}
 		title := fmt.Sprintf("throughput per flow (%s bins): %s", units.FormatNs(r.ThroughputBinNs), strings.Join(r.Input.Files, ", "))
-		if err := analyze.PlotLines(o.plot, title, "Gb/s on the wire", series); err != nil {
+		if err := plots.Lines(o.plot, title, "Gb/s on the wire", series); err != nil {
 			return err
 		}
 	}

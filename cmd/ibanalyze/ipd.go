@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibscope/ibscope/analyze"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/plots"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -157,7 +158,7 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 		return cfg, fmt.Errorf("--top %d: want 0 (all) or more", o.top)
 	}
 	if o.plot != "" {
-		if err := analyze.CheckPlotPath(o.plot); err != nil {
+		if err := plots.CheckPath(o.plot); err != nil {
 			return cfg, err
 		}
 	}
@@ -274,12 +275,12 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 		return err
 	}
 	if o.plot != "" {
-		var series []analyze.HistSeries
+		var series []plots.Hist
 		for i := range plotFlows(r.NumFlows(), o.top, r.By) {
 			f := r.Flow(i)
-			series = append(series, analyze.HistSeries{Name: f.Key.String(), Hist: f.Hist()})
+			series = append(series, plotHist(f.Key.String(), f.Hist()))
 		}
-		if err := analyze.PlotHistograms(o.plot, "IPD per "+string(r.By)+": "+strings.Join(r.Input.Files, ", "), series, o.logY); err != nil {
+		if err := plots.Histograms(o.plot, "IPD per "+string(r.By)+": "+strings.Join(r.Input.Files, ", "), series, o.exp, o.logY); err != nil {
 			return err
 		}
 	}
@@ -328,6 +329,11 @@ func binsHint(err error, mode analyze.HistMode, resNs int64) error {
 		return fmt.Errorf("%w: give --edges at least %s apart", err, units.FormatNs(resNs))
 	}
 	return fmt.Errorf("%w: use --bin %s or more", err, units.FormatNs(resNs))
+}
+
+// plotHist is a histogram as plots draws it.
+func plotHist(name string, h *analyze.Histogram) plots.Hist {
+	return plots.Hist{Name: name, EdgesNs: h.EdgesNs, Counts: h.Counts}
 }
 
 // plotFlows is how many of n flows, busiest first, a plot draws: --top of

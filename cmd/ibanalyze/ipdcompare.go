@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/internal/plots"
 	"github.com/ibscope/ibscope/internal/units"
 )
 
@@ -64,13 +65,13 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 		return err
 	}
 	if o.plot != "" {
-		var series []analyze.HistSeries
+		var series []plots.Hist
 		for i := range plotFlows(r.NumFlows(), o.top, r.By) {
 			f := r.Flow(i)
 			ha, hb := f.Hists()
-			series = append(series, analyze.HistSeries{Name: "A " + f.Key.String(), Hist: ha}, analyze.HistSeries{Name: "B " + f.Key.String(), Hist: hb})
+			series = append(series, plotHist("A "+f.Key.String(), ha), plotHist("B "+f.Key.String(), hb))
 		}
-		if err := analyze.PlotHistograms(o.plot, "IPD, A: "+paths[0]+" vs B: "+paths[1], series, o.logY); err != nil {
+		if err := plots.Histograms(o.plot, "IPD, A: "+paths[0]+" vs B: "+paths[1], series, o.exp, o.logY); err != nil {
 			return err
 		}
 	}

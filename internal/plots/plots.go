@@ -1,4 +1,4 @@
-package analyze
+package plots
 
 import (
 	"fmt"
@@ -15,15 +15,17 @@ import (
 	"github.com/ibscope/ibscope/internal/outfile"
 )
 
-// HistSeries is one histogram to draw, with its legend name.
-type HistSeries struct {
-	Name string
-	Hist *Histogram
+// Hist is one histogram to draw: its legend name, len(Counts)+1 ascending
+// bin edges in ns, and the count in each bin.
+type Hist struct {
+	Name    string
+	EdgesNs []int64
+	Counts  []uint64
 }
 
-// TimeSeries is one line to draw: X in seconds from the capture's start, Y
-// in the unit the plot's label names.
-type TimeSeries struct {
+// Line is one line to draw: X in seconds from the capture's start, Y in
+// the unit the plot's label names.
+type Line struct {
 	Name string
 	XS   []float64
 	YS   []float64
@@ -32,9 +34,9 @@ type TimeSeries struct {
 // plotFormats are the file types gonum/plot writes that we offer.
 var plotFormats = []string{".png", ".svg", ".pdf"}
 
-// CheckPlotPath refuses a plot file name whose type cannot be drawn, so
-// that commands can say so before any work is done.
-func CheckPlotPath(path string) error {
+// CheckPath refuses a plot file name whose type cannot be drawn, so that
+// commands can say so before any work is done.
+func CheckPath(path string) error {
 	ext := strings.ToLower(filepath.Ext(path))
 	for _, f := range plotFormats {
 		if ext == f {
@@ -48,11 +50,11 @@ func CheckPlotPath(path string) error {
 // cannot show 0.
 const emptyBinFloor = 0.5
 
-// PlotHistograms draws histograms that share edges as step lines (x: IPD in
-// us; y: occurrences, on a log axis with logY) and writes path (.png, .svg
-// or .pdf). Exponential histograms get a log x axis.
-func PlotHistograms(path, title string, series []HistSeries, logY bool) error {
-	if err := CheckPlotPath(path); err != nil {
+// Histograms draws histograms that share edges as step lines (x: IPD; y:
+// occurrences, on a log axis with logY; x on a log axis with logX, for
+// exponential bins) and writes path (.png, .svg or .pdf).
+func Histograms(path, title string, series []Hist, logX, logY bool) error {
+	if err := CheckPath(path); err != nil {
 		return err
 	}
 	p := plot.New()
@@ -65,14 +67,12 @@ func PlotHistograms(path, title string, series []HistSeries, logY bool) error {
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 		p.Y.Min = emptyBinFloor
 	}
-	logX := len(series) > 0 && series[0].Hist.Mode == ModeExp
 	if logX {
 		p.X.Label.Text = "inter-packet delay (us)"
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
-	for i, s := range series {
-		h := s.Hist
+	for i, h := range series {
 		pts := make(plotter.XYs, 0, 2*len(h.Counts))
 		for b, c := range h.Counts {
 			lo, hi := float64(h.EdgesNs[b])/1e3, float64(h.EdgesNs[b+1])/1e3
@@ -85,7 +85,7 @@ func PlotHistograms(path, title string, series []HistSeries, logY bool) error {
 			}
 			pts = append(pts, plotter.XY{X: lo, Y: y}, plotter.XY{X: hi, Y: y})
 		}
-		l, err := addLine(p, i, s.Name, pts)
+		l, err := addLine(p, i, h.Name, pts)
 		if err != nil {
 			return err
 		}
@@ -95,10 +95,10 @@ func PlotHistograms(path, title string, series []HistSeries, logY bool) error {
 	return savePlot(p, path)
 }
 
-// PlotLines draws time series (x: seconds) with the y label given and
-// writes path (.png, .svg or .pdf).
-func PlotLines(path, title, yLabel string, series []TimeSeries) error {
-	if err := CheckPlotPath(path); err != nil {
+// Lines draws time series (x: seconds) with the y label given and writes
+// path (.png, .svg or .pdf).
+func Lines(path, title, yLabel string, series []Line) error {
+	if err := CheckPath(path); err != nil {
 		return err
 	}
 	p := plot.New()

@@ -1,4 +1,4 @@
-package analyze
+package plots
 
 import (
 	"os"
@@ -49,8 +49,8 @@ func TestTimeTicks(t *testing.T) {
 // its span reads best in.
 func TestPlotLinesTimeAxis(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lines.svg")
-	s := TimeSeries{Name: "flow a", XS: []float64{0, 0.1, 0.2, 0.27}, YS: []float64{1, 4, 4, 2}}
-	if err := PlotLines(path, "t", "Gb/s", []TimeSeries{s}); err != nil {
+	s := Line{Name: "flow a", XS: []float64{0, 0.1, 0.2, 0.27}, YS: []float64{1, 4, 4, 2}}
+	if err := Lines(path, "t", "Gb/s", []Line{s}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
