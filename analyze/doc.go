@@ -10,6 +10,8 @@
 // Every analysis has one shape (Analysis: Add a packet, Err, Report) and
 // one driver, Run, which feeds it a Stream; what the command reads
 // (standard input, several files, a rotated set) is the stream's business.
+// Report is the report so far and changes nothing, so Run can also hand
+// out reports on the way, every so much packet time (RunOptions.EveryNs).
 // Buffer takes two streams, the senders' (Packet.File tells them apart)
 // and then the receiver's.
 //
