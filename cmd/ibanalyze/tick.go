@@ -48,7 +48,10 @@ sending port, sampled at least twice within the episode.`,
 	f.StringVar(&o.width, "width", "4x", "link width with --rate (1x, 4x, 8x, 12x)")
 	f.IntVar(&o.iface, "iface", -1, "capture interface (direction) the port sends on; -1: the one with the most data packets")
 	f.StringVar(&o.source, "source", "", "telemetry series to use, e.g. lid:1/1 (default: the LID of the captured packets' source)")
-	f.IntVar(&o.minPhase, "min-phase-packets", 0, "shortest IPD phase in packets (0: the ipd default)")
+	f.IntVar(&o.minPhase, "phase-packets", analyze.DefaultPhasePackets, "shortest IPD phase in packets, as ipd's --phase-packets")
+	// --min-phase-packets was this flag's first name.
+	f.IntVar(&o.minPhase, "min-phase-packets", analyze.DefaultPhasePackets, "")
+	_ = f.MarkDeprecated("min-phase-packets", "use --phase-packets")
 	f.IntVar(&o.maxPkts, "max-packets", analyze.DefaultMaxPackets, maxPacketsHelp("tick", 16))
 	cmd.MarkFlagRequired("telemetry")
 	rootCmd.AddCommand(cmd)
@@ -56,7 +59,7 @@ sending port, sampled at least twice within the episode.`,
 
 func runTick(w io.Writer, paths []string, o tickOpts) error {
 	if o.minPhase < 0 || o.minPhase > analyze.MaxPhasePackets {
-		return fmt.Errorf("--min-phase-packets %d: want 1 to %d (0: the ipd default, %d)", o.minPhase, analyze.MaxPhasePackets, analyze.DefaultPhasePackets)
+		return fmt.Errorf("--phase-packets %d: want 1 to %d (0: the ipd default, %d)", o.minPhase, analyze.MaxPhasePackets, analyze.DefaultPhasePackets)
 	}
 	if o.iface < -1 || o.iface > math.MaxInt8 {
 		return fmt.Errorf("--iface %d: want 0 to %d, or -1 for the interface with the most data packets", o.iface, math.MaxInt8)
