@@ -238,3 +238,47 @@ func reportsSoFarIncast(t *testing.T, c sweepCase) {
 		t.Errorf("buffer: final report after reports on the way:\n%s\nwant, without them:\n%s", got, want)
 	}
 }
+
+// tsProbe is an analysis that keeps the timestamps added, to check when
+// Run hands out its reports.
+type tsProbe struct{ ts []int64 }
+
+func (a *tsProbe) Add(p *analyze.Packet)                   { a.ts = append(a.ts, p.TsNs) }
+func (a *tsProbe) Err() error                              { return nil }
+func (a *tsProbe) Report(*analyze.Stream) ([]int64, error) { return a.ts, nil }
+
+// TestRunReportTimes: a report falls before the first packet stamped at or
+// after each multiple of EveryNs past the first packet, once however many
+// multiples a gap spans, and EveryNs near the end of time does not wrap.
+func TestRunReportTimes(t *testing.T) {
+	open := opener(t, analyze.StreamOptions{}, "../testdata/pcaps/rocev2_rping.pcap")
+	span := spanNs(t, open)
+	for _, every := range []int64{1, 1000, span / 7, span + 1, 1<<63 - 1} {
+		a := &tsProbe{}
+		var until []int64
+		var added []int
+		all, err := analyze.Run(open(), a, analyze.RunOptions[[]int64]{EveryNs: every, OnReport: func(untilNs int64, ts []int64, err error) {
+			until, added = append(until, untilNs), append(added, len(ts))
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantReports := 0
+		for i := 1; i < len(all); i++ {
+			if (all[i]-all[0])/every > (all[i-1]-all[0])/every {
+				wantReports++
+			}
+		}
+		if len(until) != wantReports || every <= span/7 && wantReports == 0 {
+			t.Errorf("every %d ns: %d reports, want %d (one per boundary crossed)", every, len(until), wantReports)
+		}
+		for i, u := range until {
+			n := added[i]
+			// u is the first boundary past the last packet added, and the
+			// next packet is at or past it.
+			if (u-all[0])%every != 0 || (u-all[0])/every != (all[n-1]-all[0])/every+1 || all[n] < u {
+				t.Errorf("every %d ns: report %d until %d after packet %d (at %d), before one at %d", every, i, u, n, all[n-1], all[n])
+			}
+		}
+	}
+}
