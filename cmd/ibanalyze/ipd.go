@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
@@ -415,11 +416,11 @@ func writeHistText(w io.Writer, h analyze.HistJSON, total uint64) {
 		most = max(most, b.Count)
 	}
 	most = max(most, h.Below, h.Above, 1)
+	t := table{header: []string{"interval", "occurrence", "percent", ""}, leftCols: 1, leftLast: true, indent: "  "}
 	row := func(label string, c uint64) {
 		bar := strings.Repeat("#", int((c*barWidth+most-1)/most))
-		fmt.Fprintf(w, "  %-22s %10d %7.2f%%  %s\n", label, c, 100*float64(c)/float64(total), bar)
+		t.add(label, strconv.FormatUint(c, 10), fmt.Sprintf("%.2f%%", 100*float64(c)/float64(total)), bar)
 	}
-	fmt.Fprintf(w, "  %-22s %10s %8s\n", "interval", "occurrence", "percent")
 	if h.Below > 0 {
 		row("< "+units.FormatNs(h.Bins[0].LoNs), h.Below)
 	}
@@ -436,4 +437,5 @@ func writeHistText(w io.Writer, h analyze.HistJSON, total uint64) {
 		i = j
 	}
 	row(">= "+units.FormatNs(h.Bins[len(h.Bins)-1].HiNs), h.Above)
+	t.write(w) // a write error sticks in the buffered writer and comes out of its Flush
 }

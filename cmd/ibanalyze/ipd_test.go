@@ -39,10 +39,11 @@ func TestIPDText(t *testing.T) {
 	wantInOutput(t, out,
 		"timestamp resolution 1us",
 		"flow rocev2 192.168.7.1>192.168.7.2 qp 0x000012: 500 packets",
-		"interval               occurrence  percent",
-		"[2us, 3us)                    490   98.20%  ##################################################",
-		"[4us, 5us)                      8    1.60%  #",
-		">= 10us                         1    0.20%  #",
+		"  interval     occurrence  percent\n",
+		"  [2us, 3us)          490   98.20%  ##################################################\n",
+		"  [4us, 5us)            8    1.60%  #\n",
+		"  >= 10us               1    0.20%  #\n",
+		"  [5us, 10us)           0    0.00%\n",
 		"p50 2us",
 		"expected 1.106us for 1106-byte packets back to back; observed median / expected = 1.81",
 	)
@@ -157,6 +158,16 @@ func TestIPDCompare(t *testing.T) {
 	out, _, code := run(t, "ipd", "--compare", a, b)
 	if code != 0 || !strings.Contains(out, "398 matched, 2 only in A, 0 only in B") || !strings.Contains(out, "one-way delay B-A: min 2.5us") {
 		t.Errorf("exit %d:\n%s", code, out)
+	}
+	// The side-by-side table: counts end under their header, A's and B's
+	// bars are apart by a | in one column.
+	lines := tableLines(t, out, "  interval")
+	endA, endB, bar := strings.Index(lines[0], " A ")+2, strings.LastIndex(lines[0], " B")+2, strings.Index(lines[0], "|")
+	for _, l := range lines[1:] {
+		if strings.Index(l, "|") != bar || bar < 0 || l[endA-1] == ' ' || l[endA] != ' ' || l[endB-1] == ' ' || l[endB] != ' ' {
+			t.Errorf("| not at %d:\n%s", bar, strings.Join(lines, "\n"))
+			break
+		}
 	}
 	if _, errOut, code := run(t, "ipd", "--compare", a); code == 0 || !strings.Contains(errOut, "two captures") {
 		t.Errorf("one file: exit %d %s", code, errOut)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
@@ -139,12 +140,13 @@ func writeSideBySide(w io.Writer, a, b analyze.HistJSON, totalA, totalB uint64) 
 		}
 		return 100 * float64(c) / float64(total)
 	}
+	bar := func(c uint64) string { return strings.Repeat("#", int((c*compareBarWidth+most-1)/most)) }
+	// A's bars are padded to their full width so that the | lines up.
+	t := table{header: []string{"interval", "A", "", strings.Repeat(" ", compareBarWidth), "|", "B", "", ""}, leftCols: 1, leftLast: true, indent: "  "}
 	row := func(label string, ca, cb uint64) {
-		fmt.Fprintf(w, "  %-20s %9d %6.2f%% %-*s | %9d %6.2f%% %s\n", label,
-			ca, pct(ca, totalA), compareBarWidth, strings.Repeat("#", int((ca*compareBarWidth+most-1)/most)),
-			cb, pct(cb, totalB), strings.Repeat("#", int((cb*compareBarWidth+most-1)/most)))
+		t.add(label, strconv.FormatUint(ca, 10), fmt.Sprintf("%.2f%%", pct(ca, totalA)), fmt.Sprintf("%-*s", compareBarWidth, bar(ca)), "|",
+			strconv.FormatUint(cb, 10), fmt.Sprintf("%.2f%%", pct(cb, totalB)), bar(cb))
 	}
-	fmt.Fprintf(w, "  %-20s %9s %7s %-*s | %9s %7s\n", "interval", "A", "", compareBarWidth, "", "B", "")
 	if a.Below+b.Below > 0 {
 		row("< "+units.FormatNs(a.Bins[0].LoNs), a.Below, b.Below)
 	}
@@ -160,4 +162,5 @@ func writeSideBySide(w io.Writer, a, b analyze.HistJSON, totalA, totalB uint64) 
 		i = j
 	}
 	row(">= "+units.FormatNs(a.Bins[len(a.Bins)-1].HiNs), a.Above, b.Above)
+	t.write(w) // a write error sticks in the buffered writer and comes out of its Flush
 }

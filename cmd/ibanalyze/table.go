@@ -9,11 +9,14 @@ import (
 // table is text output in columns as wide as their widest cell (header
 // included), so a long flow name or a 7-digit count never pushes the rest
 // of its row out of line. The first leftCols columns are left-aligned
-// (names), the others right-aligned (numbers).
+// (names), the others right-aligned (numbers), but for the last with
+// leftLast (a bar of #). Every line starts with indent.
 type table struct {
 	header   []string
 	rows     [][]string
 	leftCols int
+	leftLast bool
+	indent   string
 }
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
@@ -29,12 +32,13 @@ func (t *table) write(w io.Writer) error {
 	var b strings.Builder
 	for _, r := range append([][]string{t.header}, t.rows...) {
 		b.Reset()
+		b.WriteString(t.indent)
 		for i, c := range r {
 			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
 			if i > 0 {
 				b.WriteString("  ")
 			}
-			if i < t.leftCols {
+			if i < t.leftCols || t.leftLast && i == len(r)-1 {
 				b.WriteString(c)
 				if i < len(r)-1 {
 					b.WriteString(pad)
@@ -44,8 +48,8 @@ func (t *table) write(w io.Writer) error {
 				b.WriteString(c)
 			}
 		}
-		b.WriteByte('\n')
-		if _, err := io.WriteString(w, b.String()); err != nil {
+		// An empty last cell (a bar of nothing) leaves no trailing spaces.
+		if _, err := io.WriteString(w, strings.TrimRight(b.String(), " ")+"\n"); err != nil {
 			return err
 		}
 	}
