@@ -38,8 +38,9 @@ type RunOptions[R any] struct {
 	// OnReport takes each report so far: the report on the packets
 	// before the first one stamped at or after untilNs, and the error
 	// Report gave with it (an analysis may have too little yet, as credits
-	// without an FCP). The stream's counts then include that first packet,
-	// read and not yet added.
+	// without an FCP). The stream's counts are what it has read by then:
+	// its packets include that first one, read and not yet added, and its
+	// frames run ahead by up to the reorder window.
 	OnReport func(untilNs int64, r R, err error)
 }
 

@@ -359,3 +359,57 @@ func TestFlowsTableAligned(t *testing.T) {
 		requireAligned(t, tableLines(t, out, "flow "), "packets", "frame bytes", "wire bytes", "lost", "dup", "ooo", "ack p99")
 	}
 }
+
+// TestFlowsInterval: --interval 30us on a real rping capture of about
+// 105 us reports the flows so far at +30, +60 and +90 us of packet time,
+// each on more packets and marked with until_ns, then the totals exactly
+// as without --interval; in text and in JSON.
+func TestFlowsInterval(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "pcaps", "rocev2_rping.pcap")
+	want := runOK(t, "flows", "--json", path)
+	out := runOK(t, "flows", "--json", "--interval", "30us", path)
+	if !strings.HasSuffix(out, want) {
+		t.Errorf("the last JSON object with --interval is not the report without it:\n%s", out)
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	type flowsDoc struct {
+		Flows   []struct{ Packets int } `json:"flows"`
+		FirstNs int64                   `json:"first_ns"`
+		UntilNs int64                   `json:"until_ns"`
+	}
+	var docs []flowsDoc
+	for dec.More() {
+		var d flowsDoc
+		if err := dec.Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, d)
+	}
+	if len(docs) != 4 {
+		t.Fatalf("%d JSON objects, want 3 reports so far and the totals", len(docs))
+	}
+	prev := 0
+	for i, d := range docs {
+		packets := 0
+		for _, f := range d.Flows {
+			packets += f.Packets
+		}
+		wantUntil := int64(0)
+		if i < 3 {
+			wantUntil = d.FirstNs + int64(i+1)*30_000
+		}
+		if d.UntilNs != wantUntil || packets <= prev || i == 3 && packets != 73 {
+			t.Errorf("object %d: until_ns %d (want %d), %d packets after %d", i, d.UntilNs, wantUntil, packets, prev)
+		}
+		prev = packets
+	}
+
+	want = runOK(t, "flows", path)
+	out = runOK(t, "flows", "--interval", "30us", path)
+	if n := strings.Count(out, "== so far: packets before +"); n != 3 || !strings.HasSuffix(out, "== totals\n"+want) {
+		t.Errorf("text with --interval: %d reports so far, want 3, then the totals as without it:\n%s", n, out)
+	}
+	if _, errOut, code := run(t, "flows", "--interval", "-1ms", path); code == 0 || !strings.Contains(errOut, "--interval") {
+		t.Errorf("--interval -1ms: exit %d: %s", code, errOut)
+	}
+}
