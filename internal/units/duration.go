@@ -3,27 +3,32 @@ package units
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 )
 
-// durationUnits are the duration suffixes accepted, longest first where one
-// ends another ("ms" before "s", "ns" before "s").
+// durationUnits are the duration suffixes accepted. "m" is tried after
+// "ms" so that "5ms" is not five minutes and an "s".
 var durationUnits = []struct {
 	suffix string
-	ns     float64
+	ns     int64
 }{{"ns", 1}, {"us", 1e3}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}}
 
 // maxDurationNs bounds a parsed duration (about 146 years) so that sums and
 // differences of two of them cannot overflow an int64.
 const maxDurationNs = math.MaxInt64 / 2
 
+// maxExponentDigits bounds a number's exponent ("1e3us"), which exact
+// arithmetic would otherwise turn into a number of any size.
+const maxExponentDigits = 2
+
 // ParseDurationNs parses a duration into integer nanoseconds: a number with
 // a unit ("500ns", "2.5us", "1µs", "-1.5ms", "1s", "5m", "1h"), several
 // such terms ("1m30s", as Go's time.ParseDuration), or a bare number of
-// nanoseconds ("42"). Spaces are ignored; a sign may lead. A value that is
-// not a whole number of nanoseconds, or is beyond about 146 years, is
-// refused.
+// nanoseconds ("42"). Spaces are ignored; a sign may lead. The arithmetic
+// is exact: a value that is not a whole number of nanoseconds ("1.5ns"),
+// or is beyond about 146 years, is refused.
 func ParseDurationNs(s string) (int64, error) {
 	t := strings.Join(strings.Fields(s), "")
 	neg := strings.HasPrefix(t, "-")
@@ -36,58 +41,61 @@ func ParseDurationNs(s string) (int64, error) {
 	if t == "" {
 		return bad()
 	}
-	var total float64
-	if v, err := strconv.ParseFloat(t, 64); err == nil && isDecimal(t) {
-		total = v // a bare number is nanoseconds
+	total := new(big.Rat)
+	if numberLen(t) == len(t) { // a bare number is nanoseconds
+		if _, ok := total.SetString(t); !ok {
+			return bad()
+		}
 	} else {
 		for t != "" {
 			n := numberLen(t)
 			if n == 0 {
 				return bad()
 			}
-			v, err := strconv.ParseFloat(t[:n], 64)
-			if err != nil {
+			v, ok := new(big.Rat).SetString(t[:n])
+			if !ok {
 				return bad()
 			}
 			t = t[n:]
-			mult := 0.0
+			var unitNs int64
 			for _, u := range durationUnits {
-				if strings.HasPrefix(t, u.suffix) && !(u.suffix == "m" && strings.HasPrefix(t, "ms")) {
-					t, mult = t[len(u.suffix):], u.ns
+				if strings.HasPrefix(t, u.suffix) {
+					t, unitNs = t[len(u.suffix):], u.ns
 					break
 				}
 			}
-			if mult == 0 {
+			if unitNs == 0 {
 				return bad()
 			}
-			total += v * mult
+			total.Add(total, v.Mul(v, new(big.Rat).SetInt64(unitNs)))
 		}
 	}
-	if math.IsNaN(total) || total > maxDurationNs {
-		return 0, fmt.Errorf("duration %q is out of range (at most %s)", s, FormatNs(maxDurationNs))
-	}
-	// Float products of decimal fractions miss whole numbers by a few ulps.
-	r := math.Round(total)
-	if math.Abs(total-r) > max(1e-6, total*1e-15) {
+	if !total.IsInt() {
 		return 0, fmt.Errorf("duration %q is not a whole number of nanoseconds", s)
 	}
-	if neg {
-		return -int64(r), nil
+	if !total.Num().IsInt64() || total.Num().Int64() > maxDurationNs {
+		return 0, fmt.Errorf("duration %q is out of range (at most %s)", s, FormatNs(maxDurationNs))
 	}
-	return int64(r), nil
+	if neg {
+		return -total.Num().Int64(), nil
+	}
+	return total.Num().Int64(), nil
 }
 
 // numberLen is the length of the unsigned decimal number (digits, one
-// point, an exponent) that t starts with.
+// point, an exponent of at most maxExponentDigits digits) that t starts
+// with; 0 if it starts with none.
 func numberLen(t string) int {
-	i, digits := 0, 0
+	i, digits, points := 0, 0, 0
 	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
-		if t[i] != '.' {
+		if t[i] == '.' {
+			points++
+		} else {
 			digits++
 		}
 		i++
 	}
-	if digits == 0 {
+	if digits == 0 || points > 1 {
 		return 0
 	}
 	if i < len(t) && (t[i] == 'e' || t[i] == 'E') {
@@ -99,16 +107,13 @@ func numberLen(t string) int {
 		for k < len(t) && t[k] >= '0' && t[k] <= '9' {
 			k++
 		}
-		if k > j {
-			i = k
+		if k == j || k-j > maxExponentDigits {
+			return 0
 		}
+		i = k
 	}
 	return i
 }
-
-// isDecimal says t is all number (no "Inf", "NaN", hex or underscores,
-// which strconv.ParseFloat also takes).
-func isDecimal(t string) bool { return numberLen(t) == len(t) }
 
 // formatDigits is how many significant digits FormatNs keeps of a value of
 // a millisecond or more (below that it is exact to the nanosecond), so that
@@ -178,11 +183,27 @@ func (d DurationNs) String() string {
 // Type names the value in help text.
 func (DurationNs) Type() string { return "duration" }
 
-// FormatSignedNs is FormatNs with a sign always written, for offsets:
-// "+1.5ms", "-250us", "+0ns".
+// FormatSignedNs writes an offset exactly, to the nanosecond, with its sign
+// always written, so that it can be given back as a flag: "+1.5ms",
+// "-49.828125ms", "+0ns".
 func FormatSignedNs(ns int64) string {
-	if ns >= 0 {
-		return "+" + FormatNs(ns)
+	sign, a := "+", uint64(ns)
+	if ns < 0 {
+		sign, a = "-", -a
 	}
-	return FormatNs(ns)
+	if a < 1e3 {
+		return sign + strconv.FormatUint(a, 10) + "ns"
+	}
+	u := 0
+	for u+1 < len(formatUnits) && float64(a) >= formatUnits[u+1].ns {
+		u++
+	}
+	per := uint64(formatUnits[u].ns)
+	s := sign + strconv.FormatUint(a/per, 10)
+	if frac := a % per; frac != 0 {
+		digits := len(strconv.FormatUint(per, 10)) - 1
+		f := strconv.FormatUint(frac, 10)
+		s += "." + strings.TrimRight(strings.Repeat("0", digits-len(f))+f, "0")
+	}
+	return s + formatUnits[u].name
 }

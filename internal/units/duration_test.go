@@ -9,13 +9,13 @@ import (
 func TestParseDurationNs(t *testing.T) {
 	for in, want := range map[string]int64{"500ns": 500, "1us": 1000, "2.5us": 2500, " 1 ms": 1_000_000, "1s": 1e9, "42": 42, "1µs": 1000, "0": 0,
 		"-1.5ms": -1_500_000, "+250us": 250_000, "5m": 300e9, "1h": 3600e9, "1m30s": 90e9, "1h2m3.5s": 3723_500_000_000, "1e3us": 1e6,
-		"86400.123456789s": 86_400_123_456_789, "10ms": 10_000_000} {
+		"86400.123456789s": 86_400_123_456_789, "10ms": 10_000_000, "4611686018.427387903s": maxDurationNs, "1e-3us": 1, "1E2ms": 1e8} {
 		got, err := ParseDurationNs(in)
 		if err != nil || got != want {
 			t.Errorf("%q: %d %v, want %d", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "-", "us", "1.5ns", "1d", "NaNus", "NaN", "Inf", "1e30s", "--1s", "1s-2s", "0x10", "1_000", "1..2us", "ms5", "1 h 2"} {
+	for _, bad := range []string{"", "-", "us", "1.5ns", "1d", "NaNus", "NaN", "Inf", "1e30s", "--1s", "1s-2s", "0x10", "1_000", "1..2us", "ms5", "1 h 2", "1e999us", "1e-999s", "1.2.3us", "4611686018.427387904s"} {
 		if v, err := ParseDurationNs(bad); err == nil {
 			t.Errorf("%q accepted as %d", bad, v)
 		}
@@ -44,8 +44,14 @@ func TestFormatNs(t *testing.T) {
 			t.Errorf("FormatNs(%d) = %q, want %q", ns, got, want)
 		}
 	}
-	if FormatSignedNs(1_500_000) != "+1.5ms" || FormatSignedNs(-250_000) != "-250us" || FormatSignedNs(0) != "+0ns" {
-		t.Error("FormatSignedNs")
+	for ns, want := range map[int64]string{1_500_000: "+1.5ms", -250_000: "-250us", 0: "+0ns", 49_828_125: "+49.828125ms", -31_250: "-31.25us",
+		-7: "-7ns", 5_000_000_001: "+5.000000001s", math.MinInt64: "-9223372036.854775808s"} {
+		if got := FormatSignedNs(ns); got != want {
+			t.Errorf("FormatSignedNs(%d) = %q, want %q", ns, got, want)
+		}
+		if back, err := ParseDurationNs(want); ns != math.MinInt64 && (err != nil || back != ns) {
+			t.Errorf("%q reads back as %d, %v", want, back, err)
+		}
 	}
 }
 
@@ -85,6 +91,9 @@ func FuzzParseDurationNs(f *testing.F) {
 			t.Fatalf("%q parsed as %d, beyond the bound", s, ns)
 		}
 		checkRoundTrip(t, ns)
+		if back, err := ParseDurationNs(FormatSignedNs(ns)); err != nil || back != ns {
+			t.Fatalf("FormatSignedNs(%d) = %q reads back as %d, %v", ns, FormatSignedNs(ns), back, err)
+		}
 	})
 }
 
