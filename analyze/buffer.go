@@ -247,7 +247,7 @@ func (a *BufferAnalysis) Add(p *Packet) {
 			for len(a.matched) <= fs.sender {
 				a.matched = append(a.matched, nil)
 			}
-			a.matched[fs.sender] = append(a.matched[fs.sender], matchedPkt{s.tsNs, p.TsNs, int32(BlocksOf(int(s.bytes))), s.bytes})
+			a.matched[fs.sender] = append(a.matched[fs.sender], matchedPkt{s.tsNs, p.TsNs, int32(blocksOf(int(s.bytes))), s.bytes})
 			fs.next = j + 1
 			return
 		}
@@ -332,7 +332,7 @@ func (bs *BufferSender) estimate(m []matchedPkt, maxPoints int, nsPerByte, holdP
 			bs.PacketBytes = int(b)
 		}
 	}
-	bs.PacketBlocks = BlocksOf(bs.PacketBytes)
+	bs.PacketBlocks = blocksOf(bs.PacketBytes)
 	// Occupancy steps: +blocks when sent, −blocks when delivered (receiver
 	// time moved to the sender clock and uncongested latency).
 	type step struct {

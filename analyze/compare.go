@@ -24,13 +24,13 @@ const MaxMatchWindowNs = 1_000_000_000
 
 // CompareFlow is one flow (or link, or QP) seen from two sides.
 type CompareFlow struct {
-	Key      KeyJSON  `json:"key"`
-	PacketsA uint64   `json:"packets_a"`
-	PacketsB uint64   `json:"packets_b"`
-	IPDA     IPDStats `json:"ipd_ns_a"`
-	IPDB     IPDStats `json:"ipd_ns_b"`
-	HistA    HistJSON `json:"histogram_a"`
-	HistB    HistJSON `json:"histogram_b"`
+	Key      GroupKey   `json:"key"`
+	PacketsA uint64     `json:"packets_a"`
+	PacketsB uint64     `json:"packets_b"`
+	IPDA     IPDStats   `json:"ipd_ns_a"`
+	IPDB     IPDStats   `json:"ipd_ns_b"`
+	HistA    HistCounts `json:"histogram_a"`
+	HistB    HistCounts `json:"histogram_b"`
 	// KS is the Kolmogorov-Smirnov distance between the two IPD
 	// distributions (0 same, 1 disjoint), computed over the sketches'
 	// buckets (values within 0.78%); absent when one side has no IPD.
@@ -59,8 +59,8 @@ type CompareResult struct {
 	OnlyA         uint64    `json:"only_a"`
 	OnlyB         uint64    `json:"only_b"`
 	OneWayDelayNs *IPDStats `json:"one_way_delay_ns,omitempty"`
-	A             InputJSON `json:"a"`
-	B             InputJSON `json:"b"`
+	A             Input     `json:"a"`
+	B             Input     `json:"b"`
 	// MaxFlows is set when either side reached the bound on groups: the
 	// packets of later groups are in a last flow keyed {"transport":
 	// "other"}, without IPDs.
@@ -87,20 +87,20 @@ func (r *CompareResult) Flow(i int) *CompareFlow {
 	g := r.groups[i]
 	f := &CompareFlow{}
 	if g.other {
-		f.Key = KeyJSON{Transport: "other"}
+		f.Key = GroupKey{Transport: "other"}
 	} else {
 		f.Key = keyJSON(g.key, r.By)
 	}
-	side := func(s *ipdGroup) (packets uint64, st IPDStats, hj HistJSON, h *Histogram) {
+	side := func(s *ipdGroup) (packets uint64, st IPDStats, hj HistCounts, h *Histogram) {
 		if s == nil || g.other {
 			h = r.bins.proto.Empty()
 			if s != nil {
 				packets = s.packets
 			}
-			return packets, st, HistJSON{Mode: h.Mode, Bins: h.Bins()}, h
+			return packets, st, HistCounts{Mode: h.Mode, Bins: h.Bins()}, h
 		}
 		h = r.bins.histogram(&s.hist)
-		return s.packets, statsOf(&s.ipd), HistJSON{Mode: h.Mode, Bins: h.Bins(), Below: h.Below, Above: h.Above}, h
+		return s.packets, statsOf(&s.ipd), HistCounts{Mode: h.Mode, Bins: h.Bins(), Below: h.Below, Above: h.Above}, h
 	}
 	f.PacketsA, f.IPDA, f.HistA, f.histA = side(g.a)
 	f.PacketsB, f.IPDB, f.HistB, f.histB = side(g.b)
@@ -145,7 +145,7 @@ type matchEntry struct {
 
 type matchStats struct {
 	matched, onlyA, onlyB uint64
-	delay                 Sketch
+	delay                 sketch
 }
 
 func (m *matchStats) only(side uint8) {
@@ -240,7 +240,7 @@ func (m *matcher) expire(nowNs int64) {
 }
 
 // ksDistance is the Kolmogorov-Smirnov distance between two sketches.
-func ksDistance(a, b *Sketch) float64 {
+func ksDistance(a, b *sketch) float64 {
 	xs, xw := sketchSample(a)
 	ys, yw := sketchSample(b)
 	if len(xs) == 0 || len(ys) == 0 {
@@ -249,7 +249,7 @@ func ksDistance(a, b *Sketch) float64 {
 	return stat.KolmogorovSmirnov(xs, xw, ys, yw)
 }
 
-func sketchSample(s *Sketch) (vals, weights []float64) {
+func sketchSample(s *sketch) (vals, weights []float64) {
 	s.buckets(func(v int64, c uint64) {
 		vals = append(vals, float64(v))
 		weights = append(weights, float64(c))

@@ -148,10 +148,10 @@ const maxMismatchesKept = 20
 // first RDMA WRITE (LRH 8 + BTH 12 + RETH 16 + 4096 + ICRC 4 + VCRC 2).
 const maxPacketBlocks = (8 + 12 + 16 + 4096 + 4 + 2 + decode.BlockBytes - 1) / decode.BlockBytes
 
-// BlocksOf is the credit cost of a packet of ibBytes, LRH through VCRC:
+// blocksOf is the credit cost of a packet of ibBytes, LRH through VCRC:
 // 64-byte blocks, rounded up (IBA Vol. 1, 7.9.4; the 2015 study's 2074-byte
 // packets took 33).
-func BlocksOf(ibBytes int) int { return (ibBytes + decode.BlockBytes - 1) / decode.BlockBytes }
+func blocksOf(ibBytes int) int { return (ibBytes + decode.BlockBytes - 1) / decode.BlockBytes }
 
 // CreditsAnalysis accounts for credits per link direction and VL over a
 // stream that hands out link packets (StreamOptions.LinkPackets).
@@ -358,7 +358,7 @@ func (l *CreditLink) receiverFCP(usableNs int64, fccl, maxPoints int) {
 
 func (l *CreditLink) data(tsNs int64, ibBytes int, nsPerByte float64, maxPoints int) {
 	s := &l.st
-	b := BlocksOf(ibBytes)
+	b := blocksOf(ibBytes)
 	if l.DataPackets == 0 {
 		l.FirstNs = tsNs
 	}

@@ -6,11 +6,11 @@ import "github.com/ibscope/ibscope/decode"
 // of this rate and width back to back, in ns: the smallest IPD the link
 // allows. wireBytes is the packet as IB counts it (LRH through VCRC).
 func ExpectedIPDNs(wireBytes int, rate decode.LinkRate, lanes int) float64 {
-	return ExpectedIPDNsAtGbps(wireBytes, rate.DataGbps(lanes))
+	return expectedIPDNsAtGbps(wireBytes, rate.DataGbps(lanes))
 }
 
-// ExpectedIPDNsAtGbps is ExpectedIPDNs for a data rate given in Gb/s.
-func ExpectedIPDNsAtGbps(wireBytes int, dataGbps float64) float64 {
+// expectedIPDNsAtGbps is ExpectedIPDNs for a data rate given in Gb/s.
+func expectedIPDNsAtGbps(wireBytes int, dataGbps float64) float64 {
 	if dataGbps <= 0 {
 		return 0
 	}

@@ -16,7 +16,7 @@ func TestExpectedIPDStudy(t *testing.T) {
 	if got := ExpectedIPDNs(2074, sdr, lanes); got != 2074 {
 		t.Errorf("expected IPD %v ns, want 2074", got)
 	}
-	if got := ExpectedIPDNsAtGbps(2074, 0); got != 0 {
+	if got := expectedIPDNsAtGbps(2074, 0); got != 0 {
 		t.Errorf("expected IPD at 0 Gb/s: %v, want 0 (unknown)", got)
 	}
 }

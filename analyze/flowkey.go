@@ -6,9 +6,9 @@ import (
 	"github.com/ibscope/ibscope/decode"
 )
 
-// KeyJSON is a flow, link or QP key as the JSON contract writes it: absent
+// GroupKey is a flow, link or QP key as the JSON contract writes it: absent
 // fields are absent keys.
-type KeyJSON struct {
+type GroupKey struct {
 	Transport string  `json:"transport"`
 	SLID      *uint16 `json:"slid,omitempty"`
 	DLID      *uint16 `json:"dlid,omitempty"`
@@ -49,8 +49,8 @@ func groupKey(k decode.FlowKey, by GroupBy) decode.FlowKey {
 }
 
 // keyJSON renders a group key; by says which fields it holds.
-func keyJSON(k decode.FlowKey, by GroupBy) KeyJSON {
-	j := KeyJSON{Transport: k.Transport.String()}
+func keyJSON(k decode.FlowKey, by GroupBy) GroupKey {
+	j := GroupKey{Transport: k.Transport.String()}
 	ib := k.Transport == decode.TransportIB
 	if by != ByQP {
 		if ib {
@@ -78,7 +78,7 @@ func keyJSON(k decode.FlowKey, by GroupBy) KeyJSON {
 // String writes the key for tables: "ib lid 1>2 qp 0x000012",
 // "rocev2 192.168.7.1>192.168.7.2 qp 0x000011", "ib >lid 2" (by link),
 // "rocev2 qp 0x000011" (by QP), "other" (flows beyond the limit).
-func (k KeyJSON) String() string {
+func (k GroupKey) String() string {
 	s := k.Transport
 	switch {
 	case k.SLID != nil && k.DLID != nil:

@@ -25,7 +25,7 @@ const FlowStateBytes = 600
 
 // FlowsOptions tunes a flows analysis.
 type FlowsOptions struct {
-	MaxFlows int // distinct flows kept apart (0: DefaultMaxFlows; CheckMaxFlows)
+	MaxFlows int // distinct flows kept apart (0: DefaultMaxFlows; checkMaxFlows)
 }
 
 // Messages counts packets by their place in a message.
@@ -64,8 +64,8 @@ type PSNStats = decode.PSNStats
 
 // FlowHealth is one flow's result, the per-flow object of `ibanalyze flows --json`.
 type FlowHealth struct {
-	Key     KeyJSON `json:"key"`
-	Packets uint64  `json:"packets"`
+	Key     GroupKey `json:"key"`
+	Packets uint64   `json:"packets"`
 	// FrameBytes adds the frames' lengths as captured (Packet.FrameBytes);
 	// WireBytes what they took on the link (Packet.WireBytes: for RoCE the
 	// frame plus FCS, preamble and inter-frame gap, 24 bytes more).
@@ -100,7 +100,7 @@ type FlowHealth struct {
 	// none could be matched.
 	AckLatencyNs *IPDStats `json:"ack_latency_ns,omitempty"`
 	// AckPeer is the flow whose ACKs answered this one's requests.
-	AckPeer *KeyJSON `json:"ack_peer,omitempty"`
+	AckPeer *GroupKey `json:"ack_peer,omitempty"`
 	// ThroughputGbps is the flow's wire throughput per bin of the result's
 	// ThroughputBinNs, from the result's FirstNs.
 	ThroughputGbps []float64 `json:"throughput_gbps"`
@@ -166,7 +166,7 @@ type ackTiming struct {
 	waitReqs []waitingReq
 	waitHead int32
 	waitN    int32
-	ackLat   *Sketch    // made on the first ACK matched
+	ackLat   *sketch    // made on the first ACK matched
 	peer     *flowState // the request flow this flow's ACKs answer
 	answered *flowState // the flow whose ACKs answer this flow's requests
 	samePair *flowState // the next flow waiting for ACKs whose pair has the same hash (FlowsAnalysis.byPair)
@@ -436,7 +436,7 @@ func (a *FlowsAnalysis) ack(f *flowState, p *Packet, isAck bool) {
 	for range n {
 		if lat := p.TsNs - t.waitReqs[t.waitHead].tsNs; lat >= 0 {
 			if t.ackLat == nil {
-				t.ackLat = new(Sketch)
+				t.ackLat = new(sketch)
 			}
 			t.ackLat.Add(lat)
 		}

@@ -18,9 +18,9 @@ import (
 // million FlowHealth values.
 type FlowsResult struct {
 	flows           []*flowState
-	FirstNs         int64     // first packet of the capture
-	ThroughputBinNs int64     // width of each ThroughputGbps bin
-	Input           InputJSON // what the input held
+	FirstNs         int64 // first packet of the capture
+	ThroughputBinNs int64 // width of each ThroughputGbps bin
+	Input           Input // what the input held
 	// MaxFlows is the bound on flows when the capture held more (0 when
 	// every flow was kept apart); OtherPackets counts the packets of the
 	// flows beyond it, held in the flow keyed {"transport": "other"}.
@@ -74,7 +74,7 @@ func (r *FlowsResult) Flow(i int) *FlowHealth {
 		PSN: f.psn.Requests.Stats(), ResponsePSN: f.psn.Responses.Stats(), Acks: f.acks,
 		Messages: Messages{First: f.msgs.first, Middle: f.msgs.middle, Last: f.msgs.last, Only: f.msgs.only, Total: f.msgs.first + f.msgs.only}}
 	if f.other {
-		h.Key = KeyJSON{Transport: "other"}
+		h.Key = GroupKey{Transport: "other"}
 	} else {
 		h.Key = keyJSON(f.key, ByFlow)
 	}
@@ -115,12 +115,12 @@ func (r *FlowsResult) Flow(i int) *FlowHealth {
 // flowsHead is the JSON document's fields after "flows", in the order
 // writeJSON (json.Encoder with two-space indent) would write them.
 type flowsHead struct {
-	FirstNs         int64     `json:"first_ns"`
-	ThroughputBinNs int64     `json:"throughput_bin_ns"`
-	Input           InputJSON `json:"input"`
-	MaxFlows        int       `json:"max_flows,omitempty"`
-	OtherPackets    uint64    `json:"other_packets,omitempty"`
-	UntilNs         int64     `json:"until_ns,omitempty"`
+	FirstNs         int64  `json:"first_ns"`
+	ThroughputBinNs int64  `json:"throughput_bin_ns"`
+	Input           Input  `json:"input"`
+	MaxFlows        int    `json:"max_flows,omitempty"`
+	OtherPackets    uint64 `json:"other_packets,omitempty"`
+	UntilNs         int64  `json:"until_ns,omitempty"`
 }
 
 // WriteJSON writes the `ibanalyze flows --json` document, indented by two

@@ -12,8 +12,8 @@ type Disorder struct {
 	FirstLate     *decode.Where `json:"first_late,omitempty"` // the first of those
 }
 
-// InputJSON counts what was read.
-type InputJSON struct {
+// Input counts what was read.
+type Input struct {
 	Files        []string `json:"files"`
 	Frames       int      `json:"frames"`
 	Packets      int      `json:"packets"`       // IB/RoCE transport packets
@@ -26,9 +26,9 @@ type InputJSON struct {
 }
 
 // Input says what the stream has read so far: files, counts, disorder.
-func (s *Stream) Input() InputJSON {
+func (s *Stream) Input() Input {
 	st := s.Stats()
-	in := InputJSON{Files: s.Names(), Frames: st.Frames, Packets: st.Packets, NotIB: st.NotIB, LinkPackets: st.LinkPackets,
+	in := Input{Files: s.Names(), Frames: st.Frames, Packets: st.Packets, NotIB: st.NotIB, LinkPackets: st.LinkPackets,
 		DecodeErrors: st.DecodeErrors, NoTime: st.NoTime, FileErrors: st.FileErrors,
 		Disorder: Disorder{OutOfOrder: st.OutOfOrder, MaxStepBackNs: st.MaxStepBackNs, WindowPackets: s.window, Late: st.Late}}
 	if st.OutOfOrder > 0 {

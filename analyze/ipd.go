@@ -31,7 +31,7 @@ type IPDConfig struct {
 }
 
 // IPDStats are one group's IPD figures, integer ns. Percentiles come from a
-// Sketch (exact below 128 ns, for values on the clock's unit and where the
+// sketch (exact below 128 ns, for values on the clock's unit and where the
 // values near the percentile are all equal; otherwise within 0.78%); count,
 // min, max, mean and stddev are exact.
 type IPDStats struct {
@@ -46,7 +46,7 @@ type IPDStats struct {
 	StdDev int64  `json:"stddev"`
 }
 
-func statsOf(s *Sketch) IPDStats {
+func statsOf(s *sketch) IPDStats {
 	if s.Count() == 0 {
 		return IPDStats{}
 	}
@@ -54,9 +54,9 @@ func statsOf(s *Sketch) IPDStats {
 		P999: s.Quantile(0.999), Max: s.Max(), Mean: int64(math.Round(s.Mean())), StdDev: int64(math.Round(s.StdDev()))}
 }
 
-// HistJSON is a histogram as the JSON contract writes it; Below and Above
+// HistCounts is a histogram as the JSON contract writes it; Below and Above
 // count values outside the bins.
-type HistJSON struct {
+type HistCounts struct {
 	Mode  HistMode `json:"mode"`
 	Bins  []Bin    `json:"bins"`
 	Below uint64   `json:"below"`
@@ -73,12 +73,12 @@ type PhaseJSON struct {
 
 // IPDFlow is one group's result.
 type IPDFlow struct {
-	Key       KeyJSON  `json:"key"`
-	Packets   uint64   `json:"packets"` // packets counted (matching opcodes)
-	FirstNs   int64    `json:"first_ns"`
-	LastNs    int64    `json:"last_ns"`
-	IPDNs     IPDStats `json:"ipd_ns"`
-	Histogram HistJSON `json:"histogram"`
+	Key       GroupKey   `json:"key"`
+	Packets   uint64     `json:"packets"` // packets counted (matching opcodes)
+	FirstNs   int64      `json:"first_ns"`
+	LastNs    int64      `json:"last_ns"`
+	IPDNs     IPDStats   `json:"ipd_ns"`
+	Histogram HistCounts `json:"histogram"`
 	// MeanWireBytes is the counted packets' mean size on the wire, bytes.
 	MeanWireBytes float64 `json:"mean_wire_bytes"`
 	// ExpectedIPDNs is the back-to-back spacing of MeanWireBytes at the
@@ -100,13 +100,13 @@ func (f *IPDFlow) Hist() *Histogram { return f.hist }
 // Its flows are built one at a time (Flow, WriteJSON), never all at once:
 // a capture of a million flows writes its report in bounded memory.
 type IPDResult struct {
-	ResolutionNs int64     `json:"resolution_ns"` // timestamp resolution detected, ns
-	By           GroupBy   `json:"by"`
-	Opcodes      []string  `json:"opcodes"` // opcodes counted; ["data"] for the default
-	Rate         string    `json:"rate,omitempty"`
-	DataGbps     float64   `json:"data_gbps,omitempty"`
-	Counted      uint64    `json:"counted"` // packets with a counted opcode
-	Input        InputJSON `json:"input"`
+	ResolutionNs int64    `json:"resolution_ns"` // timestamp resolution detected, ns
+	By           GroupBy  `json:"by"`
+	Opcodes      []string `json:"opcodes"` // opcodes counted; ["data"] for the default
+	Rate         string   `json:"rate,omitempty"`
+	DataGbps     float64  `json:"data_gbps,omitempty"`
+	Counted      uint64   `json:"counted"` // packets with a counted opcode
+	Input        Input    `json:"input"`
 	// MaxFlows is set when the analysis reached its bound on groups: the
 	// packets of groups first seen after that many, OtherPackets of them,
 	// are counted together in a last group keyed {"transport": "other"},
@@ -149,9 +149,9 @@ type ipdGroup struct {
 	lastNs    int64
 	wireBytes uint64
 	late      uint64
-	ipd       Sketch
+	ipd       sketch
 	hist      binCounts // on the shared bins, once they are decided
-	phases    *PhaseDetector
+	phases    *phaseDetector
 }
 
 // DefaultMaxFlows bounds the groups an IPD analysis keeps when the caller
@@ -163,8 +163,8 @@ const (
 	MaxFlowsLimit   = 10_000_000
 )
 
-// CheckMaxFlows checks a bound on groups (0: the default).
-func CheckMaxFlows(n int) error {
+// checkMaxFlows checks a bound on groups (0: the default).
+func checkMaxFlows(n int) error {
 	if n < 0 || n > MaxFlowsLimit {
 		return fmt.Errorf("bound of %d flows: want 1 to %d (0 for the default %d)", n, MaxFlowsLimit, DefaultMaxFlows)
 	}
@@ -312,10 +312,10 @@ func newIPDAnalysis(cfg IPDConfig, b *binner) (*IPDAnalysis, error) {
 	if err := cfg.Hist.Validate(1); err != nil {
 		return nil, err
 	}
-	if err := CheckPhasePackets(cfg.PhasePackets); err != nil {
+	if err := checkPhasePackets(cfg.PhasePackets); err != nil {
 		return nil, err
 	}
-	if err := CheckMaxFlows(cfg.MaxFlows); err != nil {
+	if err := checkMaxFlows(cfg.MaxFlows); err != nil {
 		return nil, err
 	}
 	if cfg.MaxFlows == 0 {
@@ -352,7 +352,7 @@ func (a *IPDAnalysis) newGroup(k decode.FlowKey, tsNs int64) *ipdGroup {
 	*c = append(*c, ipdGroup{key: k, firstNs: tsNs, lastNs: tsNs})
 	g := &(*c)[len(*c)-1]
 	if a.cfg.Phases {
-		g.phases = NewPhaseDetector(a.cfg.PhasePackets)
+		g.phases = newPhaseDetector(a.cfg.PhasePackets)
 	}
 	return g
 }
@@ -465,15 +465,15 @@ func (a *IPDAnalysis) result(bins *binner, resNs int64) (*IPDResult, error) {
 func (a *IPDAnalysis) flowResult(g *ipdGroup, bins *binner) *IPDFlow {
 	f := &IPDFlow{Packets: g.packets, FirstNs: g.firstNs, LastNs: g.lastNs, IPDNs: statsOf(&g.ipd), Late: g.late}
 	if g == a.other {
-		f.Key = KeyJSON{Transport: "other"}
+		f.Key = GroupKey{Transport: "other"}
 	} else {
 		f.Key = keyJSON(g.key, a.cfg.By)
 	}
 	f.hist = bins.histogram(&g.hist)
-	f.Histogram = HistJSON{Mode: f.hist.Mode, Bins: f.hist.Bins(), Below: f.hist.Below, Above: f.hist.Above}
+	f.Histogram = HistCounts{Mode: f.hist.Mode, Bins: f.hist.Bins(), Below: f.hist.Below, Above: f.hist.Above}
 	f.MeanWireBytes = float64(g.wireBytes) / float64(g.packets)
 	if a.cfg.DataGbps > 0 {
-		exp := ExpectedIPDNsAtGbps(int(math.Round(f.MeanWireBytes)), a.cfg.DataGbps)
+		exp := expectedIPDNsAtGbps(int(math.Round(f.MeanWireBytes)), a.cfg.DataGbps)
 		f.ExpectedIPDNs = int64(math.Round(exp))
 		if f.IPDNs.Count > 0 && exp > 0 {
 			f.Ratio = math.Round(float64(f.IPDNs.P50)/exp*1000) / 1000

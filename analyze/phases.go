@@ -11,7 +11,7 @@ type Phase struct {
 	StartNs     int64 // timestamp of the phase's first packet, ns since the epoch
 	EndNs       int64 // timestamp of its last packet, ns since the epoch
 	Packets     int   // packets in the phase
-	MedianIPDNs int64 // median IPD within the phase, ns (Sketch error bound)
+	MedianIPDNs int64 // median IPD within the phase, ns (sketch error bound)
 }
 
 // phaseTolerance is how far (as a fraction of the larger) a block's median
@@ -28,15 +28,15 @@ const DefaultPhasePackets = 64
 // three times that many IPDs (8 bytes each) of a series in its blocks.
 const MaxPhasePackets = 1 << 16
 
-// CheckPhasePackets checks a shortest phase in packets (0: the default).
-func CheckPhasePackets(n int) error {
+// checkPhasePackets checks a shortest phase in packets (0: the default).
+func checkPhasePackets(n int) error {
 	if n < 0 || n > MaxPhasePackets {
 		return fmt.Errorf("shortest phase of %d packets: want 1 to %d packets (0 for the default %d)", n, MaxPhasePackets, DefaultPhasePackets)
 	}
 	return nil
 }
 
-// PhaseDetector finds IPD regime changes in a time-ordered packet series,
+// phaseDetector finds IPD regime changes in a time-ordered packet series,
 // online and in bounded memory: it compares the median IPD of successive
 // blocks of packets with the running median of the current phase, and opens
 // a new phase when enough consecutive blocks agree on a different level.
@@ -44,7 +44,7 @@ func CheckPhasePackets(n int) error {
 // a 2 us stream) do not split phases. The boundary is then placed after the
 // last packet whose IPD is nearer the old level, looking back one block, so
 // a clean change of spacing is found to the packet.
-type PhaseDetector struct {
+type phaseDetector struct {
 	blockLen   int // IPDs per block
 	confirm    int // consecutive differing blocks that make a new phase
 	lastTs     int64
@@ -65,27 +65,27 @@ type PhaseDetector struct {
 type phaseAcc struct {
 	start, end int64
 	packets    int
-	ipd        Sketch
+	ipd        sketch
 }
 
-// NewPhaseDetector returns a detector that reports phases of at least
+// newPhaseDetector returns a detector that reports phases of at least
 // minPackets packets (DefaultPhasePackets when minPackets <= 0, and
 // MaxPhasePackets at most). Its blocks grow with the packets it is given,
 // so a detector per flow costs little for the many short flows.
-func NewPhaseDetector(minPackets int) *PhaseDetector {
+func newPhaseDetector(minPackets int) *phaseDetector {
 	if minPackets <= 0 {
 		minPackets = DefaultPhasePackets
 	}
 	minPackets = min(minPackets, MaxPhasePackets)
 	blockLen := max(minPackets/4, 4)
-	return &PhaseDetector{
+	return &phaseDetector{
 		blockLen: blockLen,
 		confirm:  max((minPackets+blockLen-1)/blockLen, 2),
 	}
 }
 
 // Add records the next packet's timestamp (ns, not before the previous one).
-func (d *PhaseDetector) Add(tsNs int64) {
+func (d *phaseDetector) Add(tsNs int64) {
 	d.n++
 	if d.n == 1 {
 		d.cur = phaseAcc{start: tsNs, end: tsNs, packets: 1}
@@ -102,7 +102,7 @@ func (d *PhaseDetector) Add(tsNs int64) {
 	}
 }
 
-func (d *PhaseDetector) closeBlock() {
+func (d *phaseDetector) closeBlock() {
 	if d.scratch == nil {
 		d.scratch = make([]int64, d.blockLen)
 	}
@@ -160,7 +160,7 @@ func (d *PhaseDetector) closeBlock() {
 }
 
 // flush absorbs the held block and any candidate blocks into the current phase.
-func (d *PhaseDetector) flush() {
+func (d *phaseDetector) flush() {
 	d.absorb(d.held, d.heldStart)
 	if d.candBlocks > 0 {
 		d.absorb(d.cand, d.candStart)
@@ -170,7 +170,7 @@ func (d *PhaseDetector) flush() {
 
 // absorb adds consecutive IPDs, the first of which ends at startTs, to the
 // current phase.
-func (d *PhaseDetector) absorb(ipds []int64, startTs int64) {
+func (d *phaseDetector) absorb(ipds []int64, startTs int64) {
 	ts := startTs
 	for i, v := range ipds {
 		if i > 0 {
@@ -190,13 +190,13 @@ func (a *phaseAcc) phase() Phase {
 
 // Phases returns the phases found so far, the open one included; a short
 // tail that has not yet confirmed a change belongs to the last phase.
-func (d *PhaseDetector) Phases() []Phase {
+func (d *phaseDetector) Phases() []Phase {
 	if d.n == 0 {
 		return nil
 	}
 	out := slices.Clone(d.done)
 	last := d.cur
-	last.ipd = Sketch{}
+	last.ipd = sketch{}
 	last.ipd.Merge(&d.cur.ipd)
 	tail := append(append(slices.Clone(d.held), d.cand...), d.block...)
 	for _, v := range tail {
@@ -212,7 +212,7 @@ func (d *PhaseDetector) Phases() []Phase {
 // DetectPhases splits a sorted series of timestamps (ns) into IPD regimes of
 // at least minPackets packets each (DefaultPhasePackets when <= 0).
 func DetectPhases(tsNs []int64, minPackets int) []Phase {
-	d := NewPhaseDetector(minPackets)
+	d := newPhaseDetector(minPackets)
 	for _, ts := range tsNs {
 		d.Add(ts)
 	}

@@ -40,7 +40,7 @@ func TestSizesRefused(t *testing.T) {
 // A phase detector's blocks grow with the packets it sees: a detector
 // asked for long phases costs nothing up front.
 func TestPhaseDetectorLazy(t *testing.T) {
-	d := NewPhaseDetector(MaxPhasePackets)
+	d := newPhaseDetector(MaxPhasePackets)
 	if cap(d.block) != 0 || d.scratch != nil {
 		t.Errorf("new detector holds %d + %d IPDs", cap(d.block), len(d.scratch))
 	}

@@ -5,7 +5,7 @@ import (
 	"math/bits"
 )
 
-// Sketch summarises a stream of int64 values (ns) in bounded memory: exact
+// sketch summarises a stream of int64 values (ns) in bounded memory: exact
 // count, min, max, mean and standard deviation, and quantiles from a
 // log-linear histogram.
 //
@@ -21,7 +21,7 @@ import (
 // largest value seen: 1.5 KiB per power of two the values span (12 KiB for
 // IPDs from 1 us to 256 us), 90 KiB at most. A sketch of one repeated value
 // (a flow of a few back-to-back packets) holds one bucket.
-type Sketch struct {
+type sketch struct {
 	n        uint64
 	min, max int64
 	mean, m2 float64       // Welford's running mean and sum of squared deviations
@@ -54,7 +54,7 @@ func sketchBucketSpan(i int) (lo, width uint64) {
 }
 
 // Add records one value.
-func (s *Sketch) Add(v int64) {
+func (s *sketch) Add(v int64) {
 	if s.n == 0 || v < s.min {
 		s.min = v
 	}
@@ -73,7 +73,7 @@ func (s *Sketch) Add(v int64) {
 }
 
 // negative returns the buckets of negative values, making them if needed.
-func (s *Sketch) negative() *bucketCounts {
+func (s *sketch) negative() *bucketCounts {
 	if s.neg == nil {
 		s.neg = new(bucketCounts)
 	}
@@ -127,20 +127,20 @@ func growDown(x []sketchBucket, grow int) []sketchBucket {
 }
 
 // Count returns how many values were added.
-func (s *Sketch) Count() uint64 { return s.n }
+func (s *sketch) Count() uint64 { return s.n }
 
 // Min returns the smallest value, 0 when empty.
-func (s *Sketch) Min() int64 { return s.min }
+func (s *sketch) Min() int64 { return s.min }
 
 // Max returns the largest value, 0 when empty.
-func (s *Sketch) Max() int64 { return s.max }
+func (s *sketch) Max() int64 { return s.max }
 
 // Mean returns the exact mean, 0 when empty.
-func (s *Sketch) Mean() float64 { return s.mean }
+func (s *sketch) Mean() float64 { return s.mean }
 
 // StdDev returns the sample standard deviation (n-1 in the denominator, as
 // gonum/stat.StdDev), 0 with fewer than two values.
-func (s *Sketch) StdDev() float64 {
+func (s *sketch) StdDev() float64 {
 	if s.n < 2 {
 		return 0
 	}
@@ -148,8 +148,8 @@ func (s *Sketch) StdDev() float64 {
 }
 
 // Quantile returns the nearest-rank q-quantile (0 < q <= 1) within the
-// bound stated on Sketch; 0 when empty.
-func (s *Sketch) Quantile(q float64) int64 {
+// bound stated on sketch; 0 when empty.
+func (s *sketch) Quantile(q float64) int64 {
 	if s.n == 0 {
 		return 0
 	}
@@ -180,7 +180,7 @@ func (b *bucketCounts) rep(j int) int64 {
 }
 
 // Merge adds every value of o to s.
-func (s *Sketch) Merge(o *Sketch) {
+func (s *sketch) Merge(o *sketch) {
 	if o.n == 0 {
 		return
 	}
@@ -210,7 +210,7 @@ func (b *bucketCounts) merge(o *bucketCounts) {
 
 // buckets calls fn for every non-empty bucket in ascending value order with
 // the bucket's representative value (as Quantile reports it) and count.
-func (s *Sketch) buckets(fn func(v int64, count uint64)) {
+func (s *sketch) buckets(fn func(v int64, count uint64)) {
 	if s.neg != nil {
 		for j := len(s.neg.b) - 1; j >= 0; j-- {
 			if c := s.neg.b[j].c; c > 0 {

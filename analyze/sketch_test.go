@@ -11,7 +11,7 @@ import (
 
 func TestSketchAgainstExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	var s Sketch
+	var s sketch
 	var xs []float64
 	var vs []int64
 	for range 100000 {
@@ -36,7 +36,7 @@ func TestSketchAgainstExact(t *testing.T) {
 		t.Errorf("min/max/count %d/%d/%d", s.Min(), s.Max(), s.Count())
 	}
 	// Merging two halves equals adding everything.
-	var a, b Sketch
+	var a, b sketch
 	for i, v := range vs {
 		if i%2 == 0 {
 			a.Add(v)
@@ -62,7 +62,7 @@ func TestSketchBuckets(t *testing.T) {
 // Microsecond-stamped IPDs below 65.536 us come out exact.
 func TestSketchExactOnUnit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	var s Sketch
+	var s sketch
 	var vs []int64
 	for range 10000 {
 		v := (rng.Int64N(65) + 1) * 1000
@@ -82,7 +82,7 @@ func TestSketchExactOnUnit(t *testing.T) {
 // negative; a bucket of two values reports its middle, or the nearest value
 // it received when the middle lies outside them.
 func TestSketchExactOneValueBuckets(t *testing.T) {
-	var s, neg, mixed Sketch
+	var s, neg, mixed sketch
 	for i := range 1000 {
 		v := int64(2074)
 		if i%3 == 0 {
@@ -98,7 +98,7 @@ func TestSketchExactOneValueBuckets(t *testing.T) {
 	if p10, p90 := neg.Quantile(0.1), neg.Quantile(0.9); p10 != -4148 || p90 != -2074 {
 		t.Errorf("negative p10 %d p90 %d, want -4148 -2074", p10, p90)
 	}
-	var m Sketch
+	var m sketch
 	m.Merge(&s)
 	m.Merge(&s)
 	if m.Quantile(0.9) != 4148 {
@@ -107,7 +107,7 @@ func TestSketchExactOneValueBuckets(t *testing.T) {
 	if got := mixed.Quantile(0.5); got != 4127 {
 		t.Errorf("bucket [4096, 4160) of 4100 and 4150: p50 %d, want its middle 4127", got)
 	}
-	var high Sketch
+	var high sketch
 	for i := range 1000 {
 		high.Add(4148 + int64(i%3/2)*7) // 4148 twice as often as 4155
 	}

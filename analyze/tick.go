@@ -98,7 +98,7 @@ type TickAnalysis struct {
 
 // NewTickAnalysis checks opts and starts the analysis.
 func NewTickAnalysis(series []*telemetry.Series, telemetryName string, opts TickOptions) (*TickAnalysis, error) {
-	if err := CheckPhasePackets(opts.MinPhasePackets); err != nil {
+	if err := checkPhasePackets(opts.MinPhasePackets); err != nil {
 		return nil, err
 	}
 	maxPackets, err := checkMaxPackets(opts.MaxPackets)
@@ -182,7 +182,7 @@ func (a *TickAnalysis) Report(in *Stream) (*TickReport, error) {
 	rep.Series = s.Source.String()
 
 	var step tsStep
-	phases := NewPhaseDetector(opts.MinPhasePackets)
+	phases := newPhaseDetector(opts.MinPhasePackets)
 	for _, p := range pkts {
 		step.add(p.tsNs)
 		phases.Add(p.tsNs)

@@ -226,7 +226,7 @@ func streamProgress(p *progress) func(s *analyze.Stream) {
 }
 
 // warnInput reports what the input held that the user should know about.
-func warnInput(in analyze.InputJSON) {
+func warnInput(in analyze.Input) {
 	d := in.Disorder
 	if d.OutOfOrder > 0 {
 		warnf("%d frames are stamped earlier than the frame before them (first: %s; largest step back %s); sorted within a window of %d packets",
@@ -238,7 +238,7 @@ func warnInput(in analyze.InputJSON) {
 }
 
 // noPackets explains an input with nothing to analyse.
-func noPackets(in analyze.InputJSON) error {
+func noPackets(in analyze.Input) error {
 	return fmt.Errorf("no IB or RoCE transport packets in %s: %d frames read, %d neither IB nor RoCE, %d link packets, %d could not be decoded",
 		strings.Join(in.Files, ", "), in.Frames, in.NotIB, in.LinkPackets, in.DecodeErrors)
 }
@@ -410,7 +410,7 @@ func writeIPDText(w io.Writer, r *analyze.IPDResult, top int) {
 }
 
 // writeHistText writes the study's table: interval, occurrence, percentage, bar.
-func writeHistText(w io.Writer, h analyze.HistJSON, total uint64) {
+func writeHistText(w io.Writer, h analyze.HistCounts, total uint64) {
 	var most uint64
 	for _, b := range h.Bins {
 		most = max(most, b.Count)

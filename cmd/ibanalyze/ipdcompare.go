@@ -129,7 +129,7 @@ func writeCompareText(w io.Writer, r *analyze.CompareResult, top int) {
 }
 
 // writeSideBySide writes the two histograms row by row with a bar each.
-func writeSideBySide(w io.Writer, a, b analyze.HistJSON, totalA, totalB uint64) {
+func writeSideBySide(w io.Writer, a, b analyze.HistCounts, totalA, totalB uint64) {
 	most := max(a.Below, a.Above, b.Below, b.Above, 1)
 	for i := range a.Bins {
 		most = max(most, a.Bins[i].Count, b.Bins[i].Count)
