@@ -58,10 +58,6 @@ type OpcodeCount struct {
 	Packets uint64 `json:"packets"`
 }
 
-// PSNStats are one PSN sequence's anomalies; the tracker that counts them
-// (decode.QPSequences) also serves correlate's retransmission count.
-type PSNStats = decode.PSNStats
-
 // FlowHealth is one flow's result, the per-flow object of `ibanalyze flows --json`.
 type FlowHealth struct {
 	Key     GroupKey `json:"key"`
@@ -81,8 +77,8 @@ type FlowHealth struct {
 	// RDMA READ and atomic requests); ResponsePSN that of its responses to
 	// the peer's requests (ACKs, atomic ACKs, RDMA READ responses), which
 	// carry the peer's PSNs: two sequences, judged apart.
-	PSN         PSNStats `json:"psn"`
-	ResponsePSN PSNStats `json:"response_psn"`
+	PSN         decode.PSNStats `json:"psn"` // counted by decode.QPSequences, as correlate's retransmissions
+	ResponsePSN decode.PSNStats `json:"response_psn"`
 	// Acks counts ACKNOWLEDGE and ATOMIC ACKNOWLEDGE packets whose AETH
 	// says ACK; RDMA READ responses also carry an AETH but are not ACKs.
 	Acks    uint64     `json:"acks"`

@@ -117,14 +117,14 @@ func TestFlowsHealth(t *testing.T) {
 		t.Errorf("packets %d, messages %+v", w.Packets, w.Messages)
 	}
 	// 31 before 30: a gap of one (30) that 30 then fills; 10 is never seen.
-	want := PSNStats{Gaps: 2, Missing: 2, OutOfOrder: 1, Duplicates: 2, Lost: 1}
+	want := decode.PSNStats{Gaps: 2, Missing: 2, OutOfOrder: 1, Duplicates: 2, Lost: 1}
 	if w.PSN != want {
 		t.Errorf("PSN %+v, want %+v", w.PSN, want)
 	}
 	if w.ECNCE != 5 || w.ICRCBad != 1 || w.VCRCBad != 0 || w.CNPs != 0 {
 		t.Errorf("ecn %d icrc %d vcrc %d cnp %d", w.ECNCE, w.ICRCBad, w.VCRCBad, w.CNPs)
 	}
-	if a.ResponsePSN != (PSNStats{}) || a.PSN != (PSNStats{}) {
+	if a.ResponsePSN != (decode.PSNStats{}) || a.PSN != (decode.PSNStats{}) {
 		t.Errorf("ack flow: coalesced ACKs judged as anomalies: requests %+v, responses %+v", a.PSN, a.ResponsePSN)
 	}
 	if a.Acks != 9 || a.CNPs != 3 || a.Packets != 15 {
@@ -239,11 +239,11 @@ func TestFlowsKnownTruth(t *testing.T) {
 	}
 	var expect map[string]struct {
 		Flows []struct {
-			Flow        string   `json:"flow"`
-			Packets     uint64   `json:"packets"`
-			Acks        uint64   `json:"acks"`
-			PSN         PSNStats `json:"psn"`
-			ResponsePSN PSNStats `json:"response_psn"`
+			Flow        string          `json:"flow"`
+			Packets     uint64          `json:"packets"`
+			Acks        uint64          `json:"acks"`
+			PSN         decode.PSNStats `json:"psn"`
+			ResponsePSN decode.PSNStats `json:"response_psn"`
 		} `json:"flows"`
 	}
 	if err := json.Unmarshal(b, &expect); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/plots"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
@@ -220,9 +221,9 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 		fmt.Fprintf(w, "  messages: %d (first %d, middle %d, last %d, only %d)\n", m.Total, m.First, m.Middle, m.Last, m.Only)
 		for _, sq := range []struct {
 			name string
-			p    analyze.PSNStats
+			p    decode.PSNStats
 		}{{"request", f.PSN}, {"response", f.ResponsePSN}} {
-			if p := sq.p; p != (analyze.PSNStats{}) {
+			if p := sq.p; p != (decode.PSNStats{}) {
 				fmt.Fprintf(w, "  %s PSNs: %d gaps skipping %d PSNs, %d later filled out of order, %d lost; %d duplicates (retransmissions)\n",
 					sq.name, p.Gaps, p.Missing, p.OutOfOrder, p.Lost, p.Duplicates)
 			}
