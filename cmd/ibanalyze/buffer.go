@@ -105,8 +105,8 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 			s.PlateauBlocks, float64(s.PlateauBlocks)/float64(s.PacketBlocks), s.PacketBytes)
 		fmt.Fprintf(w, "  drain            one packet every %s at the receiver; %.2f packets held while forwarding\n",
 			units.FormatNs(s.DrainNs), s.HeldPackets)
-		fmt.Fprintf(w, "  buffer           %d packets of %d blocks: estimate %d bytes (%.1f KiB), between %d and %d bytes\n",
-			s.BufferPackets, s.PacketBlocks, s.EstimateBytes, float64(s.EstimateBytes)/1024, s.LowBytes, s.HighBytes)
+		fmt.Fprintf(w, "  buffer           %d packets of %d blocks: estimate %d bytes (%s), between %d and %d bytes\n",
+			s.BufferPackets, s.PacketBlocks, s.EstimateBytes, units.FormatBytes(uint64(max(0, s.EstimateBytes))), s.LowBytes, s.HighBytes)
 	}
 	return nil
 }

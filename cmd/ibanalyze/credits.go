@@ -105,8 +105,8 @@ func printCredits(w io.Writer, rep *analyze.CreditReport) {
 			fmt.Fprintln(w, "  not enough flow-control packets to account for credits")
 			continue
 		}
-		fmt.Fprintf(w, "  receive buffer    %d blocks = %d bytes (%.1f KiB; seen in %d FCPs)\n",
-			l.BufferBlocks, l.BufferBytes, float64(l.BufferBytes)/1024, l.BufferSeen)
+		fmt.Fprintf(w, "  receive buffer    %d blocks = %d bytes (%s; seen in %d FCPs)\n",
+			l.BufferBlocks, l.BufferBytes, units.FormatBytes(uint64(max(0, l.BufferBytes))), l.BufferSeen)
 		if l.DataPackets > 0 {
 			fmt.Fprintf(w, "  credits           min %d blocks before a send; most in flight %d blocks\n", l.MinCredits, l.MaxInFlight)
 			span := l.LastNs - l.FirstNs
