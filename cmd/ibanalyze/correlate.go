@@ -34,7 +34,7 @@ func init() {
 		Use:   "correlate CAPTURE... --telemetry FILE... -o OUT.parquet|OUT.arrow",
 		Short: "Join NIC telemetry with the capture on one time axis, as Parquet or Arrow",
 		Long: `correlate writes one row per telemetry sample interval and source (or per
-fixed --window): sample_id, start_ns, end_ns (timestamp[ns, UTC] on the
+fixed --row-span): sample_id, start_ns, end_ns (timestamp[ns, UTC] on the
 capture's clock), source, each counter's value, NAME_delta (in the counter's
 unit) and NAME_rate (per second, in its base unit: bytes/s for 4-byte-word
 counters), and what the capture shows in the same interval: cap_packets,
