@@ -12,15 +12,17 @@ import (
 	"gonum.org/v1/gonum/stat"
 )
 
-// DefaultMatchWindowNs is how long a packet seen on one side waits for its
-// twin on the other before it counts as seen on one side only. It must
-// exceed the one-way delay plus the two capture clocks' offset; memory
-// grows with the packets inside it.
-const DefaultMatchWindowNs = 10_000_000
-
-// MaxMatchWindowNs bounds the match window: every packet inside it is
-// kept (about 90 bytes, and 100 more while it waits for its twin).
-const MaxMatchWindowNs = 1_000_000_000
+// The match window of RunCompare.
+const (
+	// DefaultMatchWindowNs is how long a packet seen on one side waits for
+	// its twin on the other before it counts as seen on one side only. It
+	// must exceed the one-way delay plus the two capture clocks' offset;
+	// memory grows with the packets inside it.
+	DefaultMatchWindowNs = 10_000_000
+	// MaxMatchWindowNs bounds the match window: every packet inside it is
+	// kept (about 90 bytes, and 100 more while it waits for its twin).
+	MaxMatchWindowNs = 1_000_000_000
+)
 
 // CompareFlow is one flow (or link, or QP) seen from two sides.
 type CompareFlow struct {

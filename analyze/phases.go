@@ -20,13 +20,15 @@ type Phase struct {
 // flow's share); jitter and timestamp quantisation stay well inside it.
 const phaseTolerance = 0.3
 
-// DefaultPhasePackets is the shortest phase reported when the caller does
-// not say.
-const DefaultPhasePackets = 64
-
-// MaxPhasePackets bounds the shortest phase: a detector holds up to about
-// three times that many IPDs (8 bytes each) of a series in its blocks.
-const MaxPhasePackets = 1 << 16
+// The shortest phase reported, in packets.
+const (
+	// DefaultPhasePackets is the shortest phase when the caller does not say.
+	DefaultPhasePackets = 64
+	// MaxPhasePackets bounds the shortest phase: a detector holds up to
+	// about three times that many IPDs (8 bytes each) of a series in its
+	// blocks.
+	MaxPhasePackets = 1 << 16
+)
 
 // checkPhasePackets checks a shortest phase in packets (0: the default).
 func checkPhasePackets(n int) error {

@@ -7,13 +7,16 @@ import (
 	"github.com/ibscope/ibscope/decode"
 )
 
-// DefaultWindowPackets is the reorder window when StreamOptions leaves it 0:
-// packets stamped up to this many packets out of order are put back in order.
-const DefaultWindowPackets = 4096
-
-// MaxWindowPackets bounds the reorder window: the stream holds a ring of
-// the next power of two packets, 152 bytes each (159 MB at this bound).
-const MaxWindowPackets = 1_000_000
+// The reorder window of a Stream, in packets.
+const (
+	// DefaultWindowPackets is the window when StreamOptions leaves it 0:
+	// packets stamped up to this many packets out of order are put back in
+	// order.
+	DefaultWindowPackets = 4096
+	// MaxWindowPackets bounds the window: the stream holds a ring of the
+	// next power of two packets, 152 bytes each (159 MB at this bound).
+	MaxWindowPackets = 1_000_000
+)
 
 // StreamOptions configure a Stream. The zero value is usable.
 type StreamOptions struct {
