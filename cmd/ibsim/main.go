@@ -15,6 +15,7 @@ import (
 
 	"github.com/ibscope/ibscope/internal/cmddoc"
 	"github.com/ibscope/ibscope/internal/outfile"
+	"github.com/ibscope/ibscope/internal/units"
 	"github.com/ibscope/ibscope/internal/version"
 	"github.com/ibscope/ibscope/sim"
 	"github.com/spf13/cobra"
@@ -182,12 +183,12 @@ func run(cmd *cobra.Command, args []string) error {
 		}
 		if len(p.Congestion) > 0 {
 			fmt.Printf("  port %-6s longest congestion episode %d ns, from %s (episodes: %d)\n", p.Port, longest.EndNs-longest.StartNs,
-				time.Duration(longest.StartNs-t.StartNs), len(p.Congestion))
+				units.FormatNs(longest.StartNs-t.StartNs), len(p.Congestion))
 		}
 	}
 	for _, f := range t.Flows {
 		fmt.Printf("  flow  %s -> %s: %d packets, %s .. %s, mean queueing %d ns, max %d ns\n", f.Src, f.Dst, f.Packets,
-			time.Duration(f.FirstNs-t.StartNs), time.Duration(f.LastNs-t.StartNs), f.MeanQueueNs, f.MaxQueueNs)
+			units.FormatNs(f.FirstNs-t.StartNs), units.FormatNs(f.LastNs-t.StartNs), f.MeanQueueNs, f.MaxQueueNs)
 	}
 	fmt.Printf("  truth %s\n", filepath.Join(outDir, sim.TruthFile))
 	return nil
