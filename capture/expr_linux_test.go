@@ -93,7 +93,11 @@ func captureBesideTcpdump(t *testing.T, ns *testnetns.NS, in string, sent map[st
 	if err != nil {
 		t.Fatal(err)
 	}
-	td := startTcpdumpIn(t, ns, "-i", ns.Capture, "-n", "--immediate-mode", "-Z", "root", "-w", theirs, expr)
+	// In immediate mode libpcap gives each frame a slot of the snap length
+	// (256 KiB by default), so tcpdump's default 2 MB buffer holds 8 frames
+	// and a busy machine makes it drop; a 9216-byte snap (above every frame
+	// sent) and a 64 MB buffer hold the whole replay.
+	td := startTcpdumpIn(t, ns, "-i", ns.Capture, "-n", "--immediate-mode", "-s", "9216", "-B", "65536", "-Z", "root", "-w", theirs, expr)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := Run(ctx, src, w, RunOptions{}); done <- err }()
