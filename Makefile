@@ -29,7 +29,8 @@ all: build
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./cmd/...
+	@# -buildvcs=auto: a clone's commit goes into --version even where GOFLAGS turns stamping off.
+	$(GO) build -buildvcs=auto -o $(BIN)/ ./cmd/...
 
 # install_missing installs, with apt-get, the packages of those command:package pairs whose
 # command (or file) is missing; cheap on a machine that has everything.
@@ -60,6 +61,9 @@ lint:
 	$(GO) vet ./... $(TESTDATA_CMDS)
 	$(GO) run $(STATICCHECK) ./... $(TESTDATA_CMDS)
 	CGO_ENABLED=0 $(GO) build ./... $(TESTDATA_CMDS)
+	@# The verbs layer's struct layouts and batch-poll assembly exist for amd64 and arm64 (BlueField).
+	GOARCH=arm64 CGO_ENABLED=0 $(GO) build ./cmd/...
+	GOARCH=arm64 $(GO) vet ./capture/...
 
 unit:
 	@GO=$(GO) bash scripts/unit.sh
