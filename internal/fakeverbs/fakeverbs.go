@@ -396,17 +396,3 @@ func (e *Env) NoViolations(t testing.TB) {
 		t.Errorf("libibverbs contract violated: %s", v)
 	}
 }
-
-// OutOfBuffer reads the port's hw_counters/out_of_buffer.
-func (e *Env) OutOfBuffer(t testing.TB, dev string, port int) uint64 {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(e.Sysfs, dev, "ports", strconv.Itoa(port), "hw_counters", "out_of_buffer"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}

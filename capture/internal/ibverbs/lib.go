@@ -5,9 +5,10 @@ package ibverbs
 import (
 	"runtime"
 	"syscall"
-	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/ibscope/ibscope/capture/internal/cmem"
 )
 
 // Lib is a loaded libibverbs: the exported functions the sniffer calls.
@@ -87,7 +88,7 @@ func (l *Lib) call(fn uintptr, args ...uintptr) (uintptr, syscall.Errno) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	loc, _, _ := purego.SyscallN(l.errnoLocation)
-	errno := (*int32)(cPointer(loc))
+	errno := (*int32)(cmem.Pointer(loc))
 	*errno = 0
 	r, _, _ := purego.SyscallN(fn, args...)
 	return r, syscall.Errno(*errno)
@@ -99,25 +100,4 @@ func (l *Lib) call(fn uintptr, args ...uintptr) (uintptr, syscall.Errno) {
 func callInt(fn uintptr, args ...uintptr) syscall.Errno {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return syscall.Errno(int32(r))
-}
-
-// cPointer turns an address libibverbs returned into a pointer. The memory
-// is C's, never the Go heap's, so the garbage collector neither moves nor
-// frees it.
-func cPointer(addr uintptr) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&addr))
-}
-
-// goString copies a NUL-terminated C string of at most maxBytes.
-func goString(addr uintptr, maxBytes int) string {
-	if addr == 0 {
-		return ""
-	}
-	b := unsafe.Slice((*byte)(cPointer(addr)), maxBytes)
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
 }

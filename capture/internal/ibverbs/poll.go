@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/ibscope/ibscope/capture/internal/cmem"
 )
 
 // Polling an extended CQ takes, per completion, a call to next_poll, one
@@ -42,7 +44,7 @@ var pollBatchABI0 uintptr
 // preparePoll fills the Sniffer's poll request for its CQ, once the CQ
 // exists: the CQ's functions do not change while it lives.
 func (s *Sniffer) preparePoll() {
-	cq := (*ibvCQEx)(cPointer(s.cq))
+	cq := (*ibvCQEx)(cmem.Pointer(s.cq))
 	readTS := cq.readCompletionTS
 	if s.Wallclock {
 		readTS = cq.readCompletionWallclockNs

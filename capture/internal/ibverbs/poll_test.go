@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/ibscope/ibscope/capture/internal/cmem"
 )
 
 // fakeCQ is a struct ibv_cq_ex whose poll functions are Go callbacks
@@ -185,12 +187,12 @@ func TestPostRecv(t *testing.T) {
 		calls++
 		i := 0
 		for p := wr; p != 0; i++ {
-			w := (*ibvRecvWR)(cPointer(p))
+			w := (*ibvRecvWR)(cmem.Pointer(p))
 			if i == failAt {
-				*(*uintptr)(cPointer(bad)) = p
+				*(*uintptr)(cmem.Pointer(bad)) = p
 				return uintptr(syscall.ENOMEM)
 			}
-			sge := (*ibvSGE)(cPointer(w.sgList))
+			sge := (*ibvSGE)(cmem.Pointer(w.sgList))
 			if w.numSGE != 1 {
 				return uintptr(syscall.EINVAL)
 			}

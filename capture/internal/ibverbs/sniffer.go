@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/ibscope/ibscope/capture/internal/cmem"
 )
 
 // stepErr is the error of a step whose call set errno, or otherwise when
@@ -73,11 +75,11 @@ func (l *Lib) OpenDevice(name string) (*Sniffer, error) {
 		return nil, stepErr(StepListDevices, errno, syscall.ENODEV)
 	}
 	defer purego.SyscallN(l.freeDeviceList, list)
-	devs := unsafe.Slice((*uintptr)(cPointer(list)), max(n, 0))
+	devs := unsafe.Slice((*uintptr)(cmem.Pointer(list)), max(n, 0))
 	var names []string
 	for _, d := range devs {
 		r, _, _ := purego.SyscallN(l.getDeviceName, d)
-		dn := goString(r, 64)
+		dn := cmem.String(r, 64)
 		if dn != name {
 			names = append(names, dn)
 			continue
@@ -96,17 +98,17 @@ func (l *Lib) OpenDevice(name string) (*Sniffer, error) {
 // verbs_get_ctx_op: the context must be extended, the library's
 // verbs_context large enough to hold the operation, and the pointer set.
 func ctxOp(ctx uintptr, opOffset uintptr) uintptr {
-	c := (*ibvContext)(cPointer(ctx))
+	c := (*ibvContext)(cmem.Pointer(ctx))
 	if c.abiCompat != verbsABIIsExtended {
 		return 0
 	}
 	ctxOffset := unsafe.Offsetof(verbsContext{}.context)
 	szOffset := unsafe.Offsetof(verbsContext{}.sz)
-	sz := *(*uintptr)(cPointer(ctx - (ctxOffset - szOffset)))
+	sz := *(*uintptr)(cmem.Pointer(ctx - (ctxOffset - szOffset)))
 	if sz < unsafe.Sizeof(verbsContext{})-opOffset {
 		return 0
 	}
-	return *(*uintptr)(cPointer(ctx - (ctxOffset - opOffset)))
+	return *(*uintptr)(cmem.Pointer(ctx - (ctxOffset - opOffset)))
 }
 
 // Offsets in struct verbs_context of the operations the sniffer calls.
@@ -206,7 +208,7 @@ func (s *Sniffer) Setup(port int, slots uint32, buf unsafe.Pointer, bufBytes int
 // AttachFlow steers every packet of the port, both directions, to the QP:
 // a flow of type IBV_FLOW_ATTR_SNIFFER, which has no specs.
 func (s *Sniffer) AttachFlow(port int) error {
-	qp := (*ibvQP)(cPointer(s.qp))
+	qp := (*ibvQP)(cmem.Pointer(s.qp))
 	op := ctxOp(qp.context, opCreateFlow)
 	if op == 0 {
 		return &CallError{Step: StepCreateFlow, Errno: syscall.EOPNOTSUPP}
@@ -224,9 +226,9 @@ func (s *Sniffer) AttachFlow(port int) error {
 // i*slotBytes of the registered memory, postBatch per call. It returns how
 // many were posted, all of them unless the error says otherwise.
 func (s *Sniffer) PostRecv(ids []uint32, slotBytes uint32) (int, error) {
-	mr := (*ibvMR)(cPointer(s.mr))
-	qp := (*ibvQP)(cPointer(s.qp))
-	postRecv := (*ibvContext)(cPointer(qp.context)).ops.postRecv
+	mr := (*ibvMR)(cmem.Pointer(s.mr))
+	qp := (*ibvQP)(cmem.Pointer(s.qp))
+	postRecv := (*ibvContext)(cmem.Pointer(qp.context)).ops.postRecv
 	posted := 0
 	for posted < len(ids) {
 		k := min(len(ids)-posted, postBatch)
@@ -271,7 +273,7 @@ func (s *Sniffer) Poll() ([]Completion, error) {
 // StatusString names a completion status (ibv_wc_status_str).
 func (s *Sniffer) StatusString(status uint32) string {
 	r, _, _ := purego.SyscallN(s.lib.wcStatusStr, uintptr(status))
-	if str := goString(r, 128); str != "" {
+	if str := cmem.String(r, 128); str != "" {
 		return str
 	}
 	return fmt.Sprintf("status %d", status)
@@ -293,7 +295,7 @@ func (s *Sniffer) Close() error {
 		*obj = 0
 	}
 	destroy(&s.flow, "destroy flow", func() syscall.Errno {
-		flow := (*ibvFlow)(cPointer(s.flow))
+		flow := (*ibvFlow)(cmem.Pointer(s.flow))
 		op := ctxOp(flow.context, opDestroyFlow)
 		if op == 0 {
 			return syscall.EOPNOTSUPP

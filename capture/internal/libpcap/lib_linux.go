@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/ibscope/ibscope/capture/internal/cmem"
 )
 
 // netmaskUnknown is PCAP_NETMASK_UNKNOWN: "ip broadcast" is refused, every
@@ -120,32 +122,12 @@ func Compile(paths []string, expr string, linkType, snapLenBytes int) ([]Instruc
 	rc, _, _ := purego.SyscallN(l.compile, p, uintptr(unsafe.Pointer(&prog)), uintptr(unsafe.Pointer(&cexpr[0])), 1, netmaskUnknown)
 	if int32(rc) != 0 {
 		msg, _, _ := purego.SyscallN(l.geterr, p)
-		return nil, &SyntaxError{Expr: expr, Msg: goString(msg, errbufBytes)}
+		return nil, &SyntaxError{Expr: expr, Msg: cmem.String(msg, errbufBytes)}
 	}
 	defer purego.SyscallN(l.freecode, uintptr(unsafe.Pointer(&prog)))
 	if prog.len == 0 || prog.len > MaxInstructions || prog.insns == 0 {
 		return nil, fmt.Errorf("filter %q: libpcap compiled %d instructions; the kernel takes 1 to %d", expr, prog.len, MaxInstructions)
 	}
-	src := unsafe.Slice((*Instruction)(cPointer(prog.insns)), prog.len)
+	src := unsafe.Slice((*Instruction)(cmem.Pointer(prog.insns)), prog.len)
 	return append([]Instruction(nil), src...), nil
-}
-
-// cPointer turns an address libpcap returned into a pointer; the memory
-// is C's, which the garbage collector neither moves nor frees.
-func cPointer(addr uintptr) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&addr))
-}
-
-// goString copies a NUL-terminated C string of at most maxBytes.
-func goString(addr uintptr, maxBytes int) string {
-	if addr == 0 {
-		return ""
-	}
-	b := unsafe.Slice((*byte)(cPointer(addr)), maxBytes)
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
 }
