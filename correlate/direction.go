@@ -76,8 +76,16 @@ const (
 	sllOutgoing = 4 // PACKET_OUTGOING: sent by this host
 )
 
+// ERF interface numbers by ibscope's convention (ibsim's taps, ibcap's ERF
+// files): the interface bits of a record say which way it went.
+const (
+	erfIfaceTx = 0 // sent by the tapped port
+	erfIfaceRx = 1 // received by the tapped port
+)
+
 // directionOf says whether the NIC sent or received f: from the --local
-// addresses when given, else from a Linux cooked capture's packet type.
+// addresses when given, else from what the capture records (a Linux cooked
+// capture's packet type, an ERF record's interface 0 or 1).
 func directionOf(f *decode.Frame, l *Local, linkType int) dir {
 	if !l.empty() {
 		var src, dst bool
@@ -97,10 +105,15 @@ func directionOf(f *decode.Frame, l *Local, linkType int) dir {
 		}
 		return dirUnknown
 	}
-	if (linkType == decode.LinkTypeLinuxSLL || linkType == decode.LinkTypeLinuxSLL2) && f.Iface >= 0 {
+	switch {
+	case (linkType == decode.LinkTypeLinuxSLL || linkType == decode.LinkTypeLinuxSLL2) && f.Iface >= 0:
 		if f.Iface == sllOutgoing {
 			return dirTx
 		}
+		return dirRx
+	case linkType == decode.LinkTypeERF && f.Iface == erfIfaceTx:
+		return dirTx
+	case linkType == decode.LinkTypeERF && f.Iface == erfIfaceRx:
 		return dirRx
 	}
 	return dirUnknown

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/outfile"
@@ -73,7 +74,7 @@ func Export(captures []string, out string, opt ExportOptions) (ExportStats, erro
 	defer sink.abort()
 
 	for {
-		f, _, err := in.Next()
+		f, file, err := in.Next()
 		if err == io.EOF {
 			break
 		}
@@ -81,11 +82,11 @@ func Export(captures []string, out string, opt ExportOptions) (ExportStats, erro
 		switch {
 		case errors.As(err, &de):
 			st.DecodeErrors++
-			err = sink.add(f, de.Err.Error())
+			err = sink.add(f, file, in.LinkType(file), de.Err.Error())
 		case f.NoTs:
-			err = sink.add(f, "no timestamp (pcapng simple packet block)")
+			err = sink.add(f, file, in.LinkType(file), "no timestamp (pcapng simple packet block)")
 		default:
-			err = sink.add(f, "")
+			err = sink.add(f, file, in.LinkType(file), "")
 		}
 		if err != nil {
 			return st, err
@@ -141,7 +142,12 @@ const maxOpenPartitions = 256
 func newExportSink(captures []string, out string, opt ExportOptions, meta map[string]string) (*exportSink, error) {
 	s := &exportSink{format: opt.Format, schema: PacketSchema(meta), bg: newBatchWriter()}
 	s.fileSch = s.schema
-	s.pool = &batchPool{schema: batchSchema(s.schema)}
+	fb := array.NewStringBuilder(memory.DefaultAllocator)
+	defer fb.Release()
+	for _, c := range captures {
+		fb.Append(filepath.Base(c))
+	}
+	s.pool = &batchPool{schema: batchSchema(s.schema), files: fb.NewArray()}
 	if len(opt.PartitionBy) == 0 {
 		f, err := outfile.Create(out)
 		if err != nil {
@@ -189,7 +195,8 @@ func newExportSink(captures []string, out string, opt ExportOptions, meta map[st
 	return s, nil
 }
 
-func (s *exportSink) add(f *decode.Frame, errMsg string) error {
+// add routes frame f of the file numbered file (of the given link type).
+func (s *exportSink) add(f *decode.Frame, file, linkType int, errMsg string) error {
 	p := s.single
 	if p == nil {
 		var err error
@@ -197,7 +204,7 @@ func (s *exportSink) add(f *decode.Frame, errMsg string) error {
 			return err
 		}
 	}
-	p.b.add(f, errMsg)
+	p.b.add(f, file, directionOf(f, &Local{}, linkType), errMsg)
 	if p.b.n >= BatchRows {
 		return s.flush(p)
 	}

@@ -23,8 +23,8 @@ var joinedBaseFields = []arrow.Field{
 	// The interval [start_ns, end_ns), on the capture's clock (the
 	// telemetry's times plus the offset). Row 0 of a series has no interval
 	// before it: start_ns == end_ns.
-	{Name: "start_ns", Type: timestampUTC},
-	{Name: "end_ns", Type: timestampUTC},
+	{Name: "start_ns", Type: timestampNs},
+	{Name: "end_ns", Type: timestampNs},
 	{Name: "source", Type: arrow.BinaryTypes.String},                          // DEVICE/PORT, or the file name
 	{Name: "clock", Type: arrow.BinaryTypes.String},                           // the telemetry's clock: host, nic_frc, nic_rtc, none
 	{Name: "lost_samples", Type: arrow.PrimitiveTypes.Uint64, Nullable: true}, // sample_ids skipped just before this sample

@@ -12,15 +12,16 @@ import (
 	"github.com/ibscope/ibscope/decode"
 )
 
-// addrDict is how the address columns (src, dst, sgid, dgid) travel from the
-// builder to the writers: int32 indices into the batch's distinct addresses.
+// addrDict is how the address columns (src, dst, sgid, dgid) and the file
+// column travel from the builder to the writers: int32 indices into the
+// batch's distinct addresses (the export's file names).
 // Parquet stores them as its dictionary page and indices without hashing a
 // string per row; the Arrow IPC writer turns them back into strings. The
 // files' schema says string either way (see isDictOf).
 var addrDict = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 
 // addrColumns are the columns that travel as addrDict.
-var addrColumns = map[string]bool{"src": true, "dst": true, "sgid": true, "dgid": true}
+var addrColumns = map[string]bool{"src": true, "dst": true, "sgid": true, "dgid": true, "file": true}
 
 // batchSchema is the schema of the record batches the builder makes for
 // files of the given schema: the address columns as addrDict.
@@ -123,8 +124,17 @@ type packetBatch struct {
 	n      int
 	schema *arrow.Schema // of the records it makes (batchSchema)
 
-	frame, ts []int64
-	length    []uint32
+	frame, ts      []int64
+	length, capLen []uint32
+
+	iface  []int8
+	ifaceV bitmap
+
+	direction []uint8 // index into directionDict
+	dirV      bitmap
+
+	file  []int32     // index into files
+	files arrow.Array // the export's file names (fixed)
 
 	transport []uint8 // index into transportDict
 	trV       bitmap
@@ -188,15 +198,16 @@ type packetBatch struct {
 
 // bitmaps lists every bitmap of the batch, for reset.
 func (b *packetBatch) bitmaps() []*bitmap {
-	return []*bitmap{&b.trV, &b.lrhV, &b.ipV, &b.grhV, &b.ackReq, &b.fecn, &b.becn, &b.solicited, &b.bthV,
+	return []*bitmap{&b.ifaceV, &b.dirV, &b.trV, &b.lrhV, &b.ipV, &b.grhV, &b.ackReq, &b.fecn, &b.becn, &b.solicited, &b.bthV,
 		&b.rdethV, &b.xrcV, &b.rethV, &b.aethV, &b.dethV, &b.atomicV, &b.atomicAckV, &b.immV, &b.iethV,
 		&b.icrcOK, &b.icrcV, &b.vcrcOK, &b.vcrcV, &b.linkV, &b.lpcrcOK, &b.lpcrcV, &b.errV}
 }
 
-func newPacketBatch(schema *arrow.Schema) *packetBatch {
+func newPacketBatch(schema *arrow.Schema, files arrow.Array) *packetBatch {
 	const n = BatchRows
-	b := &packetBatch{schema: schema}
-	b.frame, b.ts, b.length = make([]int64, n), make([]int64, n), make([]uint32, n)
+	b := &packetBatch{schema: schema, files: files}
+	b.frame, b.ts, b.length, b.capLen = make([]int64, n), make([]int64, n), make([]uint32, n), make([]uint32, n)
+	b.iface, b.direction, b.file = make([]int8, n), make([]uint8, n), make([]int32, n)
 	b.transport = make([]uint8, n)
 	b.slid, b.dlid, b.sl, b.vl = make([]uint16, n), make([]uint16, n), make([]uint8, n), make([]uint8, n)
 	for _, c := range []*addrCol{&b.src, &b.dst, &b.sgid, &b.dgid} {
@@ -234,14 +245,30 @@ func (b *packetBatch) reset() {
 	b.n = 0
 }
 
-// add appends one frame; errMsg is why it could not be decoded ("" if it
-// was). Field validity follows f.Has, so a frame that failed half-way keeps
-// the headers decoded before the problem. Values under a null are zero.
-func (b *packetBatch) add(f *decode.Frame, errMsg string) {
+// add appends one frame of file number file, which went in direction way;
+// errMsg is why it could not be decoded ("" if it was). Field validity
+// follows f.Has, so a frame that failed half-way keeps the headers decoded
+// before the problem. Values under a null are zero.
+func (b *packetBatch) add(f *decode.Frame, file int, way dir, errMsg string) {
 	i := b.n
 	b.n++
 	h := f.Has
-	b.frame[i], b.ts[i], b.length[i] = int64(f.Number), f.TsNs, uint32(f.WireLen)
+	b.frame[i], b.ts[i], b.length[i], b.capLen[i] = int64(f.Number), f.TsNs, uint32(f.WireLen), uint32(f.CapLen)
+	b.file[i] = int32(file)
+	if f.Iface >= 0 {
+		b.ifaceV.set(i)
+		b.iface[i] = f.Iface
+	} else {
+		b.ifaceV.nulls++
+		b.iface[i] = 0
+	}
+	if way == dirUnknown {
+		b.dirV.nulls++
+		b.direction[i] = 0
+	} else {
+		b.dirV.set(i)
+		b.direction[i] = uint8(way)
+	}
 	if f.Transport == decode.TransportNone {
 		b.transport[i] = 0
 		b.trV.nulls++
@@ -405,8 +432,12 @@ func (b *packetBatch) record() arrow.RecordBatch {
 	u8, u16, u32, u64 := arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Uint16, arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Uint64
 	cols := []arrow.Array{
 		fixed(arrow.PrimitiveTypes.Int64, b.frame, n, nil),
-		fixed(timestampUTC, b.ts, n, nil),
+		fixed(timestampNs, b.ts, n, nil),
 		fixed(u32, b.length, n, nil),
+		fixed(u32, b.capLen, n, nil),
+		fixed(arrow.PrimitiveTypes.Int8, b.iface, n, &b.ifaceV),
+		dict(b.direction, n, &b.dirV, directionDict),
+		b.fileColumn(n),
 		dict(b.transport, n, &b.trV, transportDict),
 		fixed(u16, b.slid, n, &b.lrhV), fixed(u16, b.dlid, n, &b.lrhV),
 		fixed(u8, b.sl, n, &b.lrhV), fixed(u8, b.vl, n, &b.lrhV),
@@ -443,6 +474,16 @@ func (b *packetBatch) record() arrow.RecordBatch {
 	return array.NewRecordBatch(b.schema, cols, int64(n))
 }
 
+// fileColumn makes the file column: indices into the export's file names.
+func (b *packetBatch) fileColumn(n int) arrow.Array {
+	idx := array.NewData(arrow.PrimitiveTypes.Int32, n,
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.GetBytes(b.file[:n]))}, nil, 0, 0)
+	defer idx.Release()
+	d := array.NewDataWithDictionary(addrDict, n, idx.Buffers(), 0, 0, b.files.Data().(*array.Data))
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
 func (b *packetBatch) errors(n int) arrow.Array {
 	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{b.errV.buffer(n),
 		memory.NewBufferBytes(arrow.GetBytes(b.errOffsets[:n+1])), memory.NewBufferBytes(b.errData)}, nil, b.errV.nulls, 0)
@@ -456,6 +497,7 @@ type batchPool struct {
 	mu     sync.Mutex
 	free   []*packetBatch
 	schema *arrow.Schema
+	files  arrow.Array // the export's file names, for the file column
 }
 
 func (p *batchPool) get() *packetBatch {
@@ -466,7 +508,7 @@ func (p *batchPool) get() *packetBatch {
 		p.free = p.free[:n-1]
 		return b
 	}
-	return newPacketBatch(p.schema)
+	return newPacketBatch(p.schema, p.files)
 }
 
 func (p *batchPool) put(b *packetBatch) {

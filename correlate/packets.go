@@ -8,9 +8,12 @@ import (
 	"github.com/ibscope/ibscope/decode"
 )
 
-// timestampUTC is the type of every time column: int64 ns since the Unix
-// epoch, which pandas reads as datetime64[ns, UTC] and DuckDB as TIMESTAMPTZ.
-var timestampUTC = &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}
+// timestampNs is the type of every time column: int64 ns since the Unix
+// epoch (UTC). It carries no time zone, so Parquet stores it with
+// isAdjustedToUTC=false: DuckDB then reads TIMESTAMP_NS and pandas
+// datetime64[ns], both to the ns. (With the UTC flag DuckDB reads
+// TIMESTAMPTZ, which holds microseconds, and drops the last three digits.)
+var timestampNs = &arrow.TimestampType{Unit: arrow.Nanosecond}
 
 // dictString is the type of the string columns with few values (transport,
 // opcode_name): dictionary-encoded, which pandas reads as a categorical and
@@ -19,7 +22,7 @@ var dictString = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Uint8, Va
 
 // Fixed dictionaries: the index of a transport is its decode.Transport
 // value minus one, of an opcode name its opcode.
-var transportDict, opcodeDict = func() (arrow.Array, arrow.Array) {
+var transportDict, opcodeDict, directionDict = func() (arrow.Array, arrow.Array, arrow.Array) {
 	tb := array.NewStringBuilder(memory.DefaultAllocator)
 	defer tb.Release()
 	for t := decode.TransportIB; t <= decode.TransportLink; t++ {
@@ -30,19 +33,27 @@ var transportDict, opcodeDict = func() (arrow.Array, arrow.Array) {
 	for op := 0; op < 256; op++ {
 		ob.Append(decode.Opcode(op).String())
 	}
-	return tb.NewArray(), ob.NewArray()
+	db := array.NewStringBuilder(memory.DefaultAllocator)
+	defer db.Release()
+	db.AppendValues([]string{"tx", "rx"}, nil) // indexed by dir
+	return tb.NewArray(), ob.NewArray(), db.NewArray()
 }()
 
 // packetFields are the per-packet table's columns: the fields of the
 // `ibanalyze decode --json` contract (decode.Frame.AppendJSON) in its order,
 // nested objects flattened (reth {va} becomes reth_va), a header the frame
-// lacks is null. Units:
-// ts_ns ns since the epoch (UTC); len bytes on the wire; dest_qp, psn,
+// lacks is null; after len come what the capture file says of the frame
+// (cap_len, iface, direction, file). Units:
+// ts_ns ns since the epoch (UTC); len and cap_len bytes on the wire and captured; dest_qp, psn,
 // msn, src_qp 24-bit numbers; link_fctbs and link_fccl 64-byte blocks mod 4096.
 var packetFields = []arrow.Field{
 	{Name: "frame", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "ts_ns", Type: timestampUTC},
+	{Name: "ts_ns", Type: timestampNs},
 	{Name: "len", Type: arrow.PrimitiveTypes.Uint32},
+	{Name: "cap_len", Type: arrow.PrimitiveTypes.Uint32},
+	{Name: "iface", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
+	{Name: "direction", Type: dictString, Nullable: true},
+	{Name: "file", Type: arrow.BinaryTypes.String},
 	{Name: "transport", Type: dictString, Nullable: true},
 	{Name: "slid", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
 	{Name: "dlid", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
