@@ -49,14 +49,16 @@ func ParseFormat(s string) (Format, error) {
 	return 0, fmt.Errorf("unknown format %q: pcap, pcapng, erf or ib247", s)
 }
 
-// newEncoder picks the encoding of the packets of srcLinkType in format f;
-// decode's Encoder writes the bytes.
-func newEncoder(f Format, srcLinkType, snapLenBytes int) (*decode.Encoder, error) {
+// newEncoder picks the encoding of the packets of wc.LinkType in
+// wc.Format; decode's Encoder writes the bytes.
+func newEncoder(wc WriterConfig) (*decode.Encoder, error) {
+	f, srcLinkType := wc.Format, wc.LinkType
 	native := srcLinkType == decode.LinkTypeInfiniBand
 	if srcLinkType != decode.LinkTypeEthernet && !native {
 		return nil, fmt.Errorf("writer: source link type %d is neither Ethernet (1) nor InfiniBand (247)", srcLinkType)
 	}
-	cfg := decode.EncoderConfig{LinkType: srcLinkType, SnapLenBytes: snapLenBytes}
+	cfg := decode.EncoderConfig{LinkType: srcLinkType, SnapLenBytes: wc.SnapLenBytes, Micro: wc.Micro,
+		SectionOptions: wc.SectionOptions, InterfaceOptions: wc.InterfaceOptions}
 	switch f {
 	case FormatAuto, FormatPcap, FormatPcapNG:
 		// Native IB goes in ERF records: what Wireshark opens.

@@ -21,9 +21,14 @@ func requireRoot(t testing.TB) {
 	}
 }
 
+// requireTool skips without the command name, or fails under CI=true,
+// where every tool is installed.
 func requireTool(t testing.TB, name string) {
 	t.Helper()
 	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("needs %s, and CI installs it: %v", name, err)
+		}
 		t.Skipf("needs %s (installed by the Makefile's test dependencies)", name)
 	}
 }

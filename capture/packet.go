@@ -1,5 +1,7 @@
 package capture
 
+import "github.com/ibscope/ibscope/decode"
+
 // Packet is one captured packet as a backend hands it over.
 type Packet struct {
 	// Data holds the captured bytes. It is only valid until the Source's
@@ -13,4 +15,7 @@ type Packet struct {
 	// Iface is the ERF interface number (0-3) the record carries; the
 	// verbs backend uses it for the port direction when the device says.
 	Iface uint8
+	// Direction is which way the packet went, when the backend knows;
+	// pcapng files keep it in epb_flags.
+	Direction decode.Direction
 }

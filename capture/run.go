@@ -255,3 +255,18 @@ func (r *Report) String() string {
 	}
 	return s
 }
+
+// InterfaceCounts gives src's counts as a pcapng Interface Statistics
+// Block holds them (WriterConfig.Counts): what the ring received, the
+// device's drops (out_of_buffer) as the interface's, the kernel's and the
+// receive queue's as the OS's. Counts that cannot be read are left 0.
+func InterfaceCounts(src Source) func() decode.InterfaceStats {
+	return func() decode.InterfaceStats {
+		st, err := src.Stats()
+		if err != nil {
+			return decode.InterfaceStats{}
+		}
+		return decode.InterfaceStats{Received: st.Received, InterfaceDrops: st.DeviceDrops, InterfaceDropsKnown: st.DeviceDropsKnown,
+			OSDrops: st.KernelDrops + st.CompletionErrors}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/outfile"
@@ -37,6 +38,16 @@ type WriterConfig struct {
 	MaxFiles int
 	// Stdout receives the capture when Path is "-"; nil means os.Stdout.
 	Stdout io.Writer
+	// Micro writes timestamps in us instead of ns (--time-stamp-precision).
+	Micro bool
+	// SectionOptions and InterfaceOptions describe the capture in a pcapng
+	// file's section header and interface description (shb_userappl,
+	// if_name, if_filter ...).
+	SectionOptions, InterfaceOptions []decode.NgOption
+	// Counts, when set, gives the source's counts for the Interface
+	// Statistics Block that ends each pcapng file (at rotation and at
+	// Close); the writer fills in the times and Delivered.
+	Counts func() decode.InterfaceStats
 }
 
 // A writer gathers records in chunks of chunkBytes and writes each with one
@@ -69,6 +80,7 @@ type Writer struct {
 	fileIndex int      // index of the current rotated file
 	firstTsNs int64    // timestamp of the current file's first packet, 0 before it
 	packets   uint64
+	startNs   int64 // when the writer was made, ns since the epoch: the statistics' start
 	err       error // sticky: the flusher's error once seen, or "closed"
 	closed    bool
 
@@ -128,11 +140,11 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 	if cfg.MaxFiles > 0 && !rotating {
 		return nil, errors.New("writer: -W (file count) needs -C (size) or -G (seconds) rotation")
 	}
-	enc, err := newEncoder(cfg.Format, cfg.LinkType, cfg.SnapLenBytes)
+	enc, err := newEncoder(cfg)
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{cfg: cfg, enc: enc, full: make(chan *chunk, writerChunks+1), free: make(chan *chunk, writerChunks),
+	w := &Writer{cfg: cfg, enc: enc, startNs: time.Now().UnixNano(), full: make(chan *chunk, writerChunks+1), free: make(chan *chunk, writerChunks),
 		synced: make(chan struct{}), exited: make(chan struct{})}
 	w.name = w.fileName()
 	// The first file is opened here, so that NewWriter reports why it
@@ -228,7 +240,7 @@ func (w *Writer) Write(p *Packet) error {
 	c := w.cur
 	n := len(c.buf)
 	var err error
-	if c.buf, err = w.enc.AppendPacket(c.buf, p.TsNs, p.Data, p.WireLenBytes, p.Iface); err != nil {
+	if c.buf, err = w.enc.AppendPacket(c.buf, p.TsNs, p.Data, p.WireLenBytes, p.Iface, p.Direction); err != nil {
 		c.buf = c.buf[:n]
 		return fmt.Errorf("%s: packet %d: %w", w.name, w.packets+1, err)
 	}
@@ -249,9 +261,23 @@ func (w *Writer) shouldRotate(p *Packet) bool {
 	return w.cfg.RotateEveryNs > 0 && w.firstTsNs != 0 && p.TsNs-w.firstTsNs >= w.cfg.RotateEveryNs
 }
 
+// endFile ends the current file with the capture's statistics so far, in
+// a pcapng file (a block no other format has).
+func (w *Writer) endFile() {
+	if w.cfg.Counts == nil {
+		return
+	}
+	s := w.cfg.Counts()
+	s.StartNs, s.EndNs, s.Delivered = w.startNs, time.Now().UnixNano(), w.packets
+	n := len(w.cur.buf)
+	w.cur.buf = w.enc.AppendStatistics(w.cur.buf, s)
+	w.fileBytes += int64(len(w.cur.buf) - n)
+}
+
 // rotate ends the current file and starts the next one in a new chunk,
 // which tells the flusher to open it.
 func (w *Writer) rotate() error {
+	w.endFile()
 	if err := w.submit(); err != nil {
 		return err
 	}
@@ -453,6 +479,9 @@ func (w *Writer) fail(c *chunk, n int, err error) error {
 func (w *Writer) Close() error {
 	if w.closed {
 		return nil
+	}
+	if w.err == nil {
+		w.endFile()
 	}
 	err := w.Flush()
 	w.closed = true

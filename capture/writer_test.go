@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -267,5 +268,83 @@ func TestWriterOutputKinds(t *testing.T) {
 	}
 	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("FIFO is now %v (%v)", fi.Mode(), err)
+	}
+}
+
+// A pcapng file says what dumpcap's say of their capture: the program,
+// OS and hardware; the interface's name, description, filter and OS; each
+// packet's direction where known; and, at every rotation and at the end,
+// an Interface Statistics Block with the drops, which capinfos and tshark
+// read.
+func TestWriterPcapngDescribesCapture(t *testing.T) {
+	requireTool(t, "capinfos")
+	requireTool(t, "tshark")
+	roce, _ := mixedTraffic(40, false)
+	var pkts []Packet
+	for i, f := range roce {
+		dir := decode.DirectionInbound
+		if i%2 == 1 {
+			dir = decode.DirectionOutbound
+		}
+		pkts = append(pkts, Packet{Data: f, TsNs: 1_700_000_000_000_000_000 + int64(i)*1000, WireLenBytes: len(f), Direction: dir})
+	}
+	path := filepath.Join(t.TempDir(), "roce.pcapng")
+	writePackets(t, WriterConfig{Path: path, Format: FormatPcapNG, LinkType: decode.LinkTypeEthernet,
+		RotateBytes: 2000,
+		SectionOptions: []decode.NgOption{decode.NgString(decode.NgOptSHBHardware, "x86_64"),
+			decode.NgString(decode.NgOptSHBOS, "linux 6.1"), decode.NgString(decode.NgOptSHBUserAppl, "ibcap (ibscope test)")},
+		InterfaceOptions: []decode.NgOption{decode.NgString(decode.NgOptIfName, "mlx5_0:1"),
+			decode.NgString(decode.NgOptIfDescription, "RDMA device mlx5_0 port 1, Ethernet link layer, 100 Gb/sec"),
+			decode.NgFilter("udp dst port 4791"), decode.NgString(decode.NgOptIfOS, "linux 6.1")},
+		Counts: func() decode.InterfaceStats {
+			return decode.InterfaceStats{Received: 1000, InterfaceDrops: 7, InterfaceDropsKnown: true, OSDrops: 11}
+		},
+	}, pkts)
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "roce-*.pcapng"))
+	if len(files) < 2 {
+		t.Fatalf("rotation at 2000 bytes made %d files, want several", len(files))
+	}
+	for _, file := range files {
+		out, err := exec.Command("capinfos", file).CombinedOutput()
+		if err != nil {
+			t.Fatalf("capinfos %s: %v\n%s", file, err, out)
+		}
+		// capinfos 4.0 counts the statistics blocks but does not print them.
+		for _, want := range []string{"Capture application: ibcap (ibscope test)", "Capture oper-sys:    linux 6.1",
+			"Capture hardware:    x86_64", "Name = mlx5_0:1", "Description = RDMA device mlx5_0 port 1, Ethernet link layer, 100 Gb/sec",
+			"Filter string = udp dst port 4791", "Operating system = linux 6.1", "Number of stat entries = 1"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("capinfos %s does not say %q:\n%s", file, want, out)
+			}
+		}
+		// gopacket's pcapng reader reads the statistics block's counts.
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, _, err := r.ReadPacketData(); err != nil {
+				break
+			}
+		}
+		f.Close()
+		iface, err := r.Interface(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := iface.Statistics; st.PacketsReceived != 1000 || st.PacketsDropped != 7 || st.StartTime.IsZero() || st.EndTime.Before(st.StartTime) {
+			t.Errorf("%s: statistics %+v, want 1000 received, 7 dropped by the interface", file, st)
+		}
+	}
+	out, err := exec.Command("tshark", "-r", files[0], "-T", "fields", "-e", "frame.packet_flags_direction").Output()
+	if err != nil {
+		t.Fatalf("tshark -r %s: %v", files[0], err)
+	}
+	if got := strings.Fields(string(out)); len(got) < 2 || got[0] != "0x00000001" || got[1] != "0x00000002" {
+		t.Errorf("tshark's packet directions %q, want 1 (inbound), 2 (outbound), ...", got)
 	}
 }

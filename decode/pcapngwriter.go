@@ -27,15 +27,38 @@ const (
 	NgOptIfOS          = 12 // if_os
 	NgOptIfHardware    = 15 // if_hardware
 	NgOptEPBFlags      = 2  // epb_flags: 32 bits, direction in bits 0-1
+	NgOptISBStartTime  = 2  // isb_starttime: timestamp, as in a packet block
+	NgOptISBEndTime    = 3  // isb_endtime
+	NgOptISBIfRecv     = 4  // isb_ifrecv: packets the interface received
+	NgOptISBIfDrop     = 5  // isb_ifdrop: packets the interface dropped
+	NgOptISBOSDrop     = 7  // isb_osdrop: packets the OS dropped
+	NgOptISBUsrDeliv   = 8  // isb_usrdeliv: packets handed to the capturer
+)
+
+// ngBlockInterfaceStatistics is the Interface Statistics Block's type.
+const ngBlockInterfaceStatistics = 5
+
+// Direction is which way a packet went through the capture point, as
+// epb_flags' bits 0-1 say it.
+type Direction uint8
+
+// Directions.
+const (
+	DirectionUnknown  Direction = 0
+	DirectionInbound  Direction = 1
+	DirectionOutbound Direction = 2
 )
 
 // ngPacketBlockFixedBytes is an Enhanced Packet Block without its data and
 // options: type, length, interface, timestamp, lengths and trailing length.
 const ngPacketBlockFixedBytes = 32
 
-// ngTsResolNanos is the if_tsresol every interface ibscope writes declares:
-// 10^-9 s, so a packet block's timestamp is ns since the epoch.
-const ngTsResolNanos = 9
+// if_tsresol values ibscope writes: 10^-9 s (a packet block's timestamp
+// is ns since the epoch) or, for --time-stamp-precision micro, 10^-6 s.
+const (
+	ngTsResolNanos  = 9
+	ngTsResolMicros = 6
+)
 
 // NgString is an option holding a UTF-8 string.
 func NgString(code uint16, s string) NgOption { return NgOption{Code: code, Value: []byte(s)} }
@@ -43,6 +66,23 @@ func NgString(code uint16, s string) NgOption { return NgOption{Code: code, Valu
 // NgUint32 is an option holding a 32-bit number (epb_flags).
 func NgUint32(code uint16, v uint32) NgOption {
 	return NgOption{Code: code, Value: binary.LittleEndian.AppendUint32(nil, v)}
+}
+
+// NgUint64 is an option holding a 64-bit number (isb_ifrecv ...).
+func NgUint64(code uint16, v uint64) NgOption {
+	return NgOption{Code: code, Value: binary.LittleEndian.AppendUint64(nil, v)}
+}
+
+// NgTimestamp is an option holding a timestamp in the interface's units,
+// high 32 bits first as in a packet block (isb_starttime, isb_endtime).
+func NgTimestamp(code uint16, ts uint64) NgOption {
+	le := binary.LittleEndian
+	return NgOption{Code: code, Value: le.AppendUint32(le.AppendUint32(nil, uint32(ts>>32)), uint32(ts))}
+}
+
+// NgFilter is an if_filter option holding a libpcap filter string.
+func NgFilter(expr string) NgOption {
+	return NgOption{Code: NgOptIfFilter, Value: append([]byte{0}, expr...)}
 }
 
 // ngOptionsBytes is the length of opts as written, end-of-options included.
@@ -93,7 +133,13 @@ func AppendNgSectionHeader(dst []byte, opts []NgOption) []byte {
 // snapLenBytes with opts (if_name, if_description ...) and then if_tsresol
 // 9: the interface's packet timestamps are in ns.
 func AppendNgInterface(dst []byte, linkType int, snapLenBytes uint32, opts []NgOption) []byte {
-	opts = append(opts[:len(opts):len(opts)], NgOption{Code: ngOptTsResol, Value: []byte{ngTsResolNanos}})
+	return appendNgInterfaceTsResol(dst, linkType, snapLenBytes, ngTsResolNanos, opts)
+}
+
+// appendNgInterfaceTsResol is AppendNgInterface with timestamps in units of
+// 10^-tsResol s.
+func appendNgInterfaceTsResol(dst []byte, linkType int, snapLenBytes uint32, tsResol uint8, opts []NgOption) []byte {
+	opts = append(opts[:len(opts):len(opts)], NgOption{Code: ngOptTsResol, Value: []byte{tsResol}})
 	total := uint32(20 + ngOptionsBytes(opts))
 	le := binary.LittleEndian
 	dst = le.AppendUint32(dst, ngBlockInterface)
@@ -105,8 +151,23 @@ func AppendNgInterface(dst []byte, linkType int, snapLenBytes uint32, opts []NgO
 	return le.AppendUint32(dst, total)
 }
 
+// AppendNgInterfaceStatistics appends an Interface Statistics Block for
+// interface iface, taken at ts (in the interface's if_tsresol units), with
+// opts (isb_starttime, isb_ifdrop ...).
+func AppendNgInterfaceStatistics(dst []byte, iface uint32, ts uint64, opts []NgOption) []byte {
+	total := uint32(24 + ngOptionsBytes(opts))
+	le := binary.LittleEndian
+	dst = le.AppendUint32(dst, ngBlockInterfaceStatistics)
+	dst = le.AppendUint32(dst, total)
+	dst = le.AppendUint32(dst, iface)
+	dst = le.AppendUint32(dst, uint32(ts>>32))
+	dst = le.AppendUint32(dst, uint32(ts))
+	dst = appendNgOptions(dst, opts)
+	return le.AppendUint32(dst, total)
+}
+
 // AppendNgPacket appends an Enhanced Packet Block holding data, captured at
-// tsNs (ns since the epoch, as the interface's if_tsresol says) on interface
+// tsNs (since the epoch, in the units the interface's if_tsresol says) on interface
 // iface (its index in the section) from a packet of wireLenBytes (never
 // less than data), with opts (epb_flags ...).
 func AppendNgPacket(dst []byte, iface uint32, tsNs int64, data []byte, wireLenBytes int, opts []NgOption) []byte {

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"io"
 )
@@ -22,6 +23,25 @@ type EncoderConfig struct {
 	// SnapLenBytes is the most of a packet a record keeps; the file header
 	// declares it, plus ERFRecordMaxOverheadBytes in an ERF file.
 	SnapLenBytes int
+	// Micro writes timestamps in whole us (truncated): pcap's magic
+	// 0xa1b2c3d4, pcapng's if_tsresol 6. Otherwise they are in ns.
+	Micro bool
+	// SectionOptions go in a pcapng file's section header (shb_hardware,
+	// shb_os, shb_userappl), InterfaceOptions in its interface's
+	// description (if_name, if_description, if_filter, if_os, if_hardware).
+	SectionOptions, InterfaceOptions []NgOption
+}
+
+// InterfaceStats are the counts a pcapng Interface Statistics Block holds,
+// each since the capture started at StartNs.
+type InterfaceStats struct {
+	StartNs, EndNs int64  // the capture's start and the time of the counts, ns since the epoch
+	Received       uint64 // isb_ifrecv: packets the device or ring received
+	InterfaceDrops uint64 // isb_ifdrop: packets the device dropped; valid when InterfaceDropsKnown
+	OSDrops        uint64 // isb_osdrop: packets the kernel or the receive queue lost
+	Delivered      uint64 // isb_usrdeliv: packets the capture program took
+	// InterfaceDropsKnown is false when the device has no drop counter.
+	InterfaceDropsKnown bool
 }
 
 // Encoder turns packets into the bytes of one capture file: a header, then
@@ -29,8 +49,10 @@ type EncoderConfig struct {
 // the one place ibscope's pcap, pcapng and ERF records are put together:
 // ibcap, ibsim's taps and the test captures all write through it.
 type Encoder struct {
-	cfg EncoderConfig
-	rec []byte // ERF record under construction, reused
+	cfg       EncoderConfig
+	rec       []byte      // ERF record under construction, reused
+	flags     [1]NgOption // a packet block's epb_flags
+	flagBytes [4]byte
 }
 
 // NewEncoder checks cfg and returns its encoder.
@@ -58,7 +80,7 @@ func (e *Encoder) LinkType() int { return e.cfg.LinkType }
 func (e *Encoder) MaxRecordBytes() int {
 	n := pcapRecordHeaderBytes
 	if e.cfg.PcapNG {
-		n = ngPacketBlockFixedBytes + 3
+		n = ngPacketBlockFixedBytes + 3 + 12 // padding, epb_flags and the end of options
 	}
 	if e.cfg.LinkType == LinkTypeERF {
 		n += ERFRecordMaxOverheadBytes
@@ -74,27 +96,62 @@ func (e *Encoder) AppendHeader(dst []byte) []byte {
 		snap += ERFRecordMaxOverheadBytes
 	}
 	if e.cfg.PcapNG {
-		dst = AppendNgSectionHeader(dst, nil)
-		return AppendNgInterface(dst, e.cfg.LinkType, snap, nil)
+		dst = AppendNgSectionHeader(dst, e.cfg.SectionOptions)
+		res := uint8(ngTsResolNanos)
+		if e.cfg.Micro {
+			res = ngTsResolMicros
+		}
+		return appendNgInterfaceTsResol(dst, e.cfg.LinkType, snap, res, e.cfg.InterfaceOptions)
 	}
-	return AppendPcapFileHeader(dst, e.cfg.LinkType, snap, false)
+	return AppendPcapFileHeader(dst, e.cfg.LinkType, snap, e.cfg.Micro)
+}
+
+// AppendStatistics appends, to a pcapng file, an Interface Statistics
+// Block holding s; other formats have no place for it and get nothing.
+func (e *Encoder) AppendStatistics(dst []byte, s InterfaceStats) []byte {
+	if !e.cfg.PcapNG {
+		return dst
+	}
+	opts := []NgOption{
+		NgTimestamp(NgOptISBStartTime, e.ngTime(s.StartNs)),
+		NgTimestamp(NgOptISBEndTime, e.ngTime(s.EndNs)),
+		NgUint64(NgOptISBIfRecv, s.Received),
+	}
+	if s.InterfaceDropsKnown {
+		opts = append(opts, NgUint64(NgOptISBIfDrop, s.InterfaceDrops))
+	}
+	opts = append(opts, NgUint64(NgOptISBOSDrop, s.OSDrops), NgUint64(NgOptISBUsrDeliv, s.Delivered))
+	return AppendNgInterfaceStatistics(dst, 0, e.ngTime(s.EndNs), opts)
+}
+
+// ngTime is tsNs in the interface's if_tsresol units.
+func (e *Encoder) ngTime(tsNs int64) uint64 {
+	if e.cfg.Micro {
+		return uint64(tsNs / 1000)
+	}
+	return uint64(tsNs)
 }
 
 // AppendPacket appends the record of a packet of wireLenBytes captured at
 // tsNs (ns since the Unix epoch), of which captured was kept. iface is the
 // capture interface or direction (0-3); only ERF records keep it. In an ERF
 // file the record type follows from EncoderConfig.ERFEthernet and the
-// packet's length (ERFTypeFor).
-func (e *Encoder) AppendPacket(dst []byte, tsNs int64, captured []byte, wireLenBytes int, iface uint8) ([]byte, error) {
+// packet's length (ERFTypeFor). dir, when known, goes in a pcapng
+// packet block's epb_flags.
+func (e *Encoder) AppendPacket(dst []byte, tsNs int64, captured []byte, wireLenBytes int, iface uint8, dir Direction) ([]byte, error) {
 	if e.cfg.LinkType != LinkTypeERF {
-		return e.appendRecord(dst, tsNs, captured, wireLenBytes), nil
+		return e.appendRecord(dst, tsNs, captured, wireLenBytes, dir), nil
 	}
-	return e.AppendERF(dst, tsNs, ERFTypeFor(wireLenBytes, e.cfg.ERFEthernet), captured, wireLenBytes, iface)
+	return e.appendERF(dst, tsNs, ERFTypeFor(wireLenBytes, e.cfg.ERFEthernet), captured, wireLenBytes, iface, dir)
 }
 
 // AppendERF appends the record of an ERF record of type erfType holding
 // captured (AppendERFRecord). Only for LinkTypeERF files.
 func (e *Encoder) AppendERF(dst []byte, tsNs int64, erfType uint8, captured []byte, wireLenBytes int, iface uint8) ([]byte, error) {
+	return e.appendERF(dst, tsNs, erfType, captured, wireLenBytes, iface, DirectionUnknown)
+}
+
+func (e *Encoder) appendERF(dst []byte, tsNs int64, erfType uint8, captured []byte, wireLenBytes int, iface uint8, dir Direction) ([]byte, error) {
 	if e.cfg.LinkType != LinkTypeERF {
 		return dst, fmt.Errorf("ERF record in a file of link type %d", e.cfg.LinkType)
 	}
@@ -102,14 +159,21 @@ func (e *Encoder) AppendERF(dst []byte, tsNs int64, erfType uint8, captured []by
 	if e.rec, err = AppendERFRecord(e.rec[:0], tsNs, erfType, captured, wireLenBytes, iface); err != nil {
 		return dst, err
 	}
-	return e.appendRecord(dst, tsNs, e.rec, erfWireLenBytes(len(e.rec), len(captured), wireLenBytes)), nil
+	return e.appendRecord(dst, tsNs, e.rec, erfWireLenBytes(len(e.rec), len(captured), wireLenBytes), dir), nil
 }
 
-func (e *Encoder) appendRecord(dst []byte, tsNs int64, data []byte, wireLenBytes int) []byte {
+func (e *Encoder) appendRecord(dst []byte, tsNs int64, data []byte, wireLenBytes int, dir Direction) []byte {
 	if e.cfg.PcapNG {
-		return AppendNgPacket(dst, 0, tsNs, data, wireLenBytes, nil)
+		var opts []NgOption
+		if dir != DirectionUnknown {
+			// In the encoder's own storage: no allocation per packet.
+			binary.LittleEndian.PutUint32(e.flagBytes[:], uint32(dir)&3)
+			e.flags[0] = NgOption{Code: NgOptEPBFlags, Value: e.flagBytes[:]}
+			opts = e.flags[:]
+		}
+		return AppendNgPacket(dst, 0, int64(e.ngTime(tsNs)), data, wireLenBytes, opts)
 	}
-	return AppendPcapRecord(dst, tsNs, data, wireLenBytes, false)
+	return AppendPcapRecord(dst, tsNs, data, wireLenBytes, e.cfg.Micro)
 }
 
 // PcapWriter streams a nanosecond pcap file of one link type through an
@@ -135,7 +199,13 @@ func NewPcapWriter(w io.Writer, linkType int) (*PcapWriter, error) {
 	if linkType == LinkTypeERF {
 		snap -= ERFRecordMaxOverheadBytes
 	}
-	enc, err := NewEncoder(EncoderConfig{LinkType: linkType, SnapLenBytes: snap})
+	return NewPcapWriterConfig(w, EncoderConfig{LinkType: linkType, SnapLenBytes: snap})
+}
+
+// NewPcapWriterConfig writes the header of the file cfg describes (pcap or
+// pcapng, with its options) to w.
+func NewPcapWriterConfig(w io.Writer, cfg EncoderConfig) (*PcapWriter, error) {
+	enc, err := NewEncoder(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pcap writer: %w", err)
 	}
@@ -156,8 +226,14 @@ func (w *PcapWriter) WritePacket(tsNs int64, pkt []byte, iface uint8) error {
 // WritePacketCut writes a packet of wireLenBytes of which only captured was
 // kept (a snap length cut; an ERF record says so with its truncated flag).
 func (w *PcapWriter) WritePacketCut(tsNs int64, captured []byte, wireLenBytes int, iface uint8) error {
+	return w.WritePacketDir(tsNs, captured, wireLenBytes, iface, DirectionUnknown)
+}
+
+// WritePacketDir is WritePacketCut for a packet that went in direction dir,
+// which a pcapng file records in epb_flags.
+func (w *PcapWriter) WritePacketDir(tsNs int64, captured []byte, wireLenBytes int, iface uint8, dir Direction) error {
 	var err error
-	w.buf, err = w.enc.AppendPacket(w.buf[:0], tsNs, captured, wireLenBytes, iface)
+	w.buf, err = w.enc.AppendPacket(w.buf[:0], tsNs, captured, wireLenBytes, iface, dir)
 	return w.write(err)
 }
 

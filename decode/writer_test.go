@@ -158,7 +158,7 @@ func TestEncoderFiles(t *testing.T) {
 			b := enc.AppendHeader(nil)
 			for _, r := range writerRecs {
 				n := len(b)
-				if b, err = enc.AppendPacket(b, r.tsNs, r.data, r.wire, uint8(r.iface)); err != nil {
+				if b, err = enc.AppendPacket(b, r.tsNs, r.data, r.wire, uint8(r.iface), DirectionUnknown); err != nil {
 					t.Fatal(err)
 				}
 				if len(b)-n > enc.MaxRecordBytes() {

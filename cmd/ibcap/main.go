@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -203,6 +205,11 @@ func run(parent context.Context, f *flags) error {
 		RotateBytes:   f.rotateMB * 1_000_000,
 		RotateEveryNs: int64(f.rotateSec) * 1e9,
 		MaxFiles:      f.maxFiles,
+		Micro:         f.tsPrecision == "micro",
+		// What a pcapng file says of its capture, as dumpcap's do.
+		SectionOptions:   sectionOptions(),
+		InterfaceOptions: interfaceOptions(f, src),
+		Counts:           capture.InterfaceCounts(src),
 	})
 	if err != nil {
 		if f.user != "" && errors.Is(err, os.ErrPermission) {
@@ -315,6 +322,67 @@ func parseFilter(f *flags) (*capture.Filter, error) {
 		flt.Opcodes = append(flt.Opcodes, op)
 	}
 	return &flt, nil
+}
+
+// sectionOptions describe the machine and the program in a pcapng file's
+// section header.
+func sectionOptions() []decode.NgOption {
+	return []decode.NgOption{
+		decode.NgString(decode.NgOptSHBHardware, runtime.GOARCH),
+		decode.NgString(decode.NgOptSHBOS, osName()),
+		decode.NgString(decode.NgOptSHBUserAppl, version.Application("ibcap")),
+	}
+}
+
+// osName is the operating system and, on Linux, its kernel release.
+func osName() string {
+	if rel, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		return runtime.GOOS + " " + strings.TrimSpace(string(rel))
+	}
+	return runtime.GOOS
+}
+
+// interfaceOptions describe the capture's interface in a pcapng file: its
+// name as -i gave it (mlx5_0:1, eth2), the device, port, link layer and
+// rate, and the filter that chose the frames.
+func interfaceOptions(f *flags, src capture.Source) []decode.NgOption {
+	desc := src.Device()
+	hardware := ""
+	if name, port, err := capture.ParseRDMAName(f.device); err == nil {
+		devs, _ := capture.ListRDMADevices(capture.SysfsRoot())
+		for _, d := range devs {
+			if d.Name != name || len(d.Ports) == 0 {
+				continue
+			}
+			p := d.Ports[0]
+			for _, q := range d.Ports {
+				if q.Num == port {
+					p = q
+				}
+			}
+			desc = fmt.Sprintf("RDMA device %s port %d, %s link layer, %s", d.Name, p.Num, p.LinkLayer, p.Rate)
+			hardware = d.Name
+		}
+	}
+	if hardware == "" {
+		desc = "network interface " + desc + " (AF_PACKET)"
+	}
+	opts := []decode.NgOption{
+		decode.NgString(decode.NgOptIfName, f.device),
+		decode.NgString(decode.NgOptIfDescription, desc),
+	}
+	switch {
+	case f.filterExpr != "":
+		opts = append(opts, decode.NgFilter(f.filterExpr))
+	case !f.all && src.LinkType() == decode.LinkTypeEthernet:
+		// The RoCE-only default (capture.RoCEFilter) in libpcap's words.
+		opts = append(opts, decode.NgFilter("udp dst port 4791 or ether proto 0x8915 or (vlan and (udp dst port 4791 or ether proto 0x8915))"))
+	}
+	opts = append(opts, decode.NgString(decode.NgOptIfOS, osName()))
+	if hardware != "" {
+		opts = append(opts, decode.NgString(decode.NgOptIfHardware, hardware))
+	}
+	return opts
 }
 
 func describeFormat(f capture.Format, linkType int) string {

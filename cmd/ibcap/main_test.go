@@ -391,3 +391,35 @@ func TestPrintDevices(t *testing.T) {
 		}
 	}
 }
+
+// A pcapng capture describes itself as dumpcap's do: capinfos shows the
+// program, the interface by the name -i gave, the RoCE-only filter and a
+// statistics block.
+func TestIbcapPcapngDescribesCapture(t *testing.T) {
+	ns := newNetns(t)
+	if _, err := exec.LookPath("capinfos"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs capinfos (wireshark-common), which CI installs")
+		}
+		t.Skip("needs capinfos (wireshark-common)")
+	}
+	want := bundledRoCE(t)
+	out := filepath.Join(t.TempDir(), "out.pcapng")
+	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out, "--format", "pcapng")
+	ns.Replay(t, bundled, "--pps=50000")
+	p.cmd.Process.Signal(os.Interrupt)
+	if err := p.wait(t); err != nil {
+		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
+	}
+	info, err := exec.Command("capinfos", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("capinfos: %v\n%s", err, info)
+	}
+	for _, s := range []string{"Capture application: ibcap (ibscope", "Name = vcap", "Description = network interface vcap (AF_PACKET)",
+		"Filter string = udp dst port 4791 or ether proto 0x8915", "Number of stat entries = 1",
+		fmt.Sprintf("Number of packets = %d", len(want))} {
+		if !strings.Contains(string(info), s) {
+			t.Errorf("capinfos does not say %q:\n%s", s, info)
+		}
+	}
+}

@@ -34,11 +34,8 @@ func listTimestampTypes(out io.Writer, device string) error {
 // checkPrecision takes --time-stamp-precision: ibcap writes nanoseconds.
 func checkPrecision(p string) error {
 	switch p {
-	case "nano":
+	case "nano", "micro":
 		return nil
-	case "micro":
-		return fmt.Errorf("--time-stamp-precision micro: ibcap writes nanosecond timestamps only (tools that read pcap read them: " +
-			"Wireshark, tcpdump -r, editcap); give nano, or leave it out")
 	}
-	return fmt.Errorf("--time-stamp-precision %q: want nano", p)
+	return fmt.Errorf("--time-stamp-precision %q: want nano or micro", p)
 }
