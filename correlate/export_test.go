@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -220,5 +221,33 @@ func TestExportPartitioned(t *testing.T) {
 	}
 	if n := got[1].Rows[0]["n"]; n != fmt.Sprint(want["node1/rocev2"]) {
 		t.Errorf("one partition file holds %s rows, want %d", n, want["node1/rocev2"])
+	}
+}
+
+// TestExportSeveralFilesNamesEach exports two captures into one file: the
+// file column tells their rows apart, and (file, frame) names each row once.
+func TestExportSeveralFilesNamesEach(t *testing.T) {
+	caps := []string{filepath.Join("..", "testdata", "pcaps", "rocev2_ipv4.pcap"), filepath.Join("..", "testdata", "pcaps", "ib_native_erf.pcap")}
+	out := filepath.Join(t.TempDir(), "both.parquet")
+	st, err := Export(caps, out, ExportOptions{Format: FormatParquet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readBack(t, readJob{Kind: "sql", Path: out,
+		SQL: "SELECT file, count(*) AS n, count(DISTINCT frame) AS frames FROM t GROUP BY file ORDER BY file"})
+	want := map[string]string{}
+	for _, c := range caps {
+		want[filepath.Base(c)] = fmt.Sprint(len(contractRows(t, c)))
+	}
+	total := 0
+	for _, row := range got[0].Rows {
+		if row["n"] != want[row["file"]] || row["frames"] != row["n"] {
+			t.Errorf("file %q: %s rows, %s distinct frames; want %s of each", row["file"], row["n"], row["frames"], want[row["file"]])
+		}
+		n, _ := strconv.Atoi(row["n"])
+		total += n
+	}
+	if len(got[0].Rows) != len(caps) || int64(total) != st.Frames {
+		t.Errorf("rows per file %v, want %v (%d frames exported)", got[0].Rows, want, st.Frames)
 	}
 }
