@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -49,6 +50,7 @@ type flags struct {
 	tsPrecision  string
 	promisc      bool
 	telemetry    time.Duration
+	metrics      metricsFlags
 }
 
 func main() {
@@ -136,6 +138,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.BoolVar(&f.all, "all", false, "capture every frame, not only RoCE (netdevs and RDMA Ethernet ports)")
 	fl.BoolVar(&f.promisc, "promisc", false, "put the network interface in promiscuous mode (AF_PACKET)")
 	addTelemetryFlag(fl, &f)
+	addMetricsFlags(fl, &f.metrics)
 	cmd.SetFlagErrorFunc(ibdumpFlagHint)
 	cmd.Version = version.Read().String()
 	fl.Bool("version", false, version.FlagUsage)
@@ -147,8 +150,11 @@ func run(parent context.Context, f *flags) error {
 	if f.device == "" {
 		return errors.New("no device: give -i DEVICE (ibcap -D lists them)")
 	}
-	if f.file == "" {
-		return errors.New("no output: give -w FILE (or -w - for stdout)")
+	if f.file == "" && f.metrics.addr == "" {
+		return errors.New("no output: give -w FILE (or -w - for stdout), or --metrics ADDR to watch without writing")
+	}
+	if err := f.metrics.check(); err != nil {
+		return err
 	}
 	format, err := capture.ParseFormat(f.format)
 	if err != nil {
@@ -197,8 +203,13 @@ func run(parent context.Context, f *flags) error {
 	if snap == 0 {
 		snap = capture.DefaultSnapLenBytes
 	}
+	path, out := f.file, io.Writer(nil)
+	if path == "" {
+		path, out = "-", io.Discard // --metrics alone: capture and count, write nothing
+	}
 	w, err := capture.NewWriter(capture.WriterConfig{
-		Path:          f.file,
+		Path:          path,
+		Stdout:        out,
 		Format:        format,
 		LinkType:      src.LinkType(),
 		SnapLenBytes:  snap,
@@ -234,14 +245,19 @@ func run(parent context.Context, f *flags) error {
 		return err
 	}
 	status := newStatusLine(os.Stderr, !f.quiet && isTerminal(os.Stderr))
+	lm, err := startMetrics(f, src, filter, func() int { return len(w.Files()) })
+	if err != nil {
+		w.Close()
+		return errors.Join(err, stopTelemetry())
+	}
 	if !f.quiet {
 		fmt.Fprintf(os.Stderr, "ibcap: capturing on %s to %s (%s)\n", src.Device(), f.file, describeFormat(format, w.LinkType()))
 	}
-	rep, runErr := capture.Run(ctx, src, w, capture.RunOptions{
+	rep, runErr := capture.Run(ctx, lm.source(src), w, capture.RunOptions{
 		Count:          f.count,
 		Duration:       f.duration,
 		Filter:         filter,
-		Status:         status.update,
+		Status:         lm.status(status.update),
 		PacketBuffered: f.packetBuf,
 	})
 	status.clear()
@@ -264,7 +280,7 @@ func run(parent context.Context, f *flags) error {
 			fmt.Fprintf(os.Stderr, "%d files: %s ... %s\n", len(files), files[0], files[len(files)-1])
 		}
 	}
-	return errors.Join(runErr, closeErr, stopTelemetry())
+	return errors.Join(runErr, closeErr, stopTelemetry(), lm.finish(rep))
 }
 
 // Bounds of the numeric flags: beyond them a value is a typo (or would

@@ -1,0 +1,171 @@
+package metrics
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ibscope/ibscope/analyze"
+)
+
+func counterDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, []string{"device"}, nil)
+}
+
+// The capture's own counts (capture.Report), by device.
+var (
+	descCaptured    = counterDesc("ibscope_capture_packets_captured_total", "Packets taken from the capture ring (written + filtered + unwritten).")
+	descCapBytes    = counterDesc("ibscope_capture_bytes_captured_total", "Bytes of the frames taken from the ring (after the snap length).")
+	descWritten     = counterDesc("ibscope_capture_packets_written_total", "Packets written to the capture file (or kept, without -w).")
+	descWrittenB    = counterDesc("ibscope_capture_bytes_written_total", "Captured bytes of the packets written.")
+	descFiltered    = counterDesc("ibscope_capture_packets_filtered_total", "Packets taken but not written because of the filters (and non-RoCE frames).")
+	descUnwritten   = counterDesc("ibscope_capture_packets_unwritten_total", "Packets taken but lost to a write error.")
+	descKernelDrops = counterDesc("ibscope_capture_packets_dropped_kernel_total", "Packets the kernel dropped because the ring was full (AF_PACKET).")
+	descDevDrops    = counterDesc("ibscope_capture_packets_dropped_device_total", "Packets the RDMA device dropped for lack of a posted buffer (out_of_buffer, whole port).")
+	descCompErrs    = counterDesc("ibscope_capture_completion_errors_total", "Packets the verbs backend lost to receive completion errors.")
+	descRingEmptied = counterDesc("ibscope_capture_ring_emptied_total", "Times the verbs receive ring ran out of posted buffers.")
+	descElapsed     = prometheus.NewDesc("ibscope_capture_elapsed_seconds", "How long the capture has run.", []string{"device"}, nil)
+	descNotAnalyzed = counterDesc("ibscope_metrics_packets_not_analyzed_total", "Packets the flow analysis could not keep up with (its queue was full): not in the flow metrics.")
+	descUndecoded   = counterDesc("ibscope_metrics_packets_undecoded_total", "Packets whose headers did not decode: not in the flow metrics.")
+	descNICErrors   = counterDesc("ibscope_metrics_nic_read_errors_total", "Scrapes on which a NIC counter file could not be read.")
+	descFiles       = prometheus.NewDesc("ibscope_capture_files", "Capture files opened so far (-C/-G rotations are this minus 1).", []string{"device"}, nil)
+	descInfo        = prometheus.NewDesc("ibscope_capture_info", "The capture: always 1.", []string{"host", "device", "port", "version"}, nil)
+	descStopped     = prometheus.NewDesc("ibscope_capture_stopped", "1 once the capture has stopped (SIGINT, SIGTERM, -c or --duration): the last values are final.", []string{"device"}, nil)
+)
+
+// Per-flow series: the TopFlows busiest flows by bytes, then flow="other".
+var (
+	flowLabels       = []string{"device", "flow"}
+	descFlowBytes    = prometheus.NewDesc("ibscope_flow_bytes_total", "Wire bytes of the flow's packets.", flowLabels, nil)
+	descFlowPackets  = prometheus.NewDesc("ibscope_flow_packets_total", "Packets of the flow.", flowLabels, nil)
+	descFlowCNPs     = prometheus.NewDesc("ibscope_flow_cnps_total", "RoCE congestion notification packets (CNPs) of the flow.", flowLabels, nil)
+	descFlowECNCE    = prometheus.NewDesc("ibscope_flow_ecn_ce_total", "Packets of the flow marked ECN Congestion Experienced.", flowLabels, nil)
+	descFlowNAKs     = prometheus.NewDesc("ibscope_flow_naks_total", "NAKs the flow carried (all codes, RNR NAKs included).", flowLabels, nil)
+	descFlowRetrans  = prometheus.NewDesc("ibscope_flow_retransmissions_total", "Requests whose PSN was seen before (retransmissions).", flowLabels, nil)
+	descFlowPSNGaps  = prometheus.NewDesc("ibscope_flow_psn_gaps_total", "Times the flow's request PSN jumped ahead.", flowLabels, nil)
+	descFlowsTracked = prometheus.NewDesc("ibscope_flows", "Distinct flows seen (those past the analysis bound count as one).", []string{"device"}, nil)
+)
+
+// Describe sends nothing: the flow series come and go, so the collector is
+// unchecked.
+func (l *Live) Describe(chan<- *prometheus.Desc) {}
+
+// Collect reads every counter now: the capture loop pays nothing per scrape.
+func (l *Live) Collect(ch chan<- prometheus.Metric) {
+	l.mu.Lock()
+	r := l.rep
+	l.mu.Unlock()
+	dev := l.cfg.Device
+	c := func(d *prometheus.Desc, v uint64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), dev)
+	}
+	c(descCaptured, r.Captured)
+	c(descCapBytes, l.tap.bytes.Load())
+	c(descWritten, r.Written)
+	c(descWrittenB, r.Bytes)
+	c(descFiltered, r.Filtered)
+	c(descUnwritten, r.Unwritten)
+	c(descKernelDrops, r.KernelDrops)
+	if r.DeviceDropsKnown {
+		c(descDevDrops, r.DeviceDrops)
+	}
+	c(descCompErrs, r.CompletionErrors)
+	c(descRingEmptied, r.RingEmptied)
+	ch <- prometheus.MustNewConstMetric(descElapsed, prometheus.GaugeValue, r.Elapsed.Seconds(), dev)
+	c(descNotAnalyzed, l.tap.lost.Load())
+	c(descNICErrors, l.nicErrors.Load())
+	if l.cfg.Files != nil {
+		ch <- prometheus.MustNewConstMetric(descFiles, prometheus.GaugeValue, float64(l.cfg.Files()), dev)
+	}
+	port := ""
+	if l.cfg.PortDevice != "" {
+		port = l.cfg.PortDevice + ":" + itoa(l.cfg.Port)
+	}
+	ch <- prometheus.MustNewConstMetric(descInfo, prometheus.GaugeValue, 1, l.cfg.Host, dev, port, l.cfg.Version)
+	stopped := 0.0
+	if l.stopped.Load() {
+		stopped = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descStopped, prometheus.GaugeValue, stopped, dev)
+	l.collectNIC(ch)
+	l.collectFlows(ch)
+}
+
+// flowCounts is what the flow series show of one flow.
+type flowCounts struct {
+	name                                          string
+	bytes, packets, cnps, ecnCE, naks, retx, gaps uint64
+}
+
+func (a *flowCounts) add(b *flowCounts) {
+	a.bytes += b.bytes
+	a.packets += b.packets
+	a.cnps += b.cnps
+	a.ecnCE += b.ecnCE
+	a.naks += b.naks
+	a.retx += b.retx
+	a.gaps += b.gaps
+}
+
+func countsOf(h *analyze.FlowHealth) flowCounts {
+	f := flowCounts{name: h.Key.String(), bytes: h.WireBytes, packets: h.Packets, cnps: h.CNPs, ecnCE: h.ECNCE,
+		retx: h.PSN.Duplicates, gaps: h.PSN.Gaps}
+	for _, n := range h.NAKs {
+		f.naks += n.Count
+	}
+	for _, n := range h.RNRNAKs {
+		f.naks += n.Count
+	}
+	return f
+}
+
+// collectFlows sends the top flows by bytes and the rest as flow="other".
+// The analysis' report so far is taken under the lock, then the series are
+// made without it.
+func (l *Live) collectFlows(ch chan<- prometheus.Metric) {
+	l.flowMu.Lock()
+	undecoded := l.undecoded
+	var all []flowCounts
+	res, err := l.flows.Result()
+	if err == nil {
+		all = make([]flowCounts, res.NumFlows())
+		for i := range all {
+			all[i] = countsOf(res.Flow(i))
+		}
+	}
+	l.flowMu.Unlock()
+	dev := l.cfg.Device
+	ch <- prometheus.MustNewConstMetric(descUndecoded, prometheus.CounterValue, float64(undecoded), dev)
+	ch <- prometheus.MustNewConstMetric(descFlowsTracked, prometheus.GaugeValue, float64(len(all)), dev)
+	// analyze's own "other" flow (past its bound) sorts like any flow; its
+	// name is "other" too, so it joins the series of the same name.
+	slices.SortStableFunc(all, func(a, b flowCounts) int { return cmp.Compare(b.bytes, a.bytes) })
+	other := flowCounts{name: "other"}
+	n := 0
+	for i := range all {
+		if n < l.cfg.TopFlows && all[i].name != "other" {
+			l.sendFlow(ch, &all[i])
+			n++
+			continue
+		}
+		other.add(&all[i])
+	}
+	if len(all) > n {
+		l.sendFlow(ch, &other)
+	}
+}
+
+func (l *Live) sendFlow(ch chan<- prometheus.Metric, f *flowCounts) {
+	dev := l.cfg.Device
+	for _, m := range [...]struct {
+		d *prometheus.Desc
+		v uint64
+	}{{descFlowBytes, f.bytes}, {descFlowPackets, f.packets}, {descFlowCNPs, f.cnps}, {descFlowECNCE, f.ecnCE},
+		{descFlowNAKs, f.naks}, {descFlowRetrans, f.retx}, {descFlowPSNGaps, f.gaps}} {
+		ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), dev, f.name)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
