@@ -25,7 +25,9 @@ type Options struct {
 	// multiples of it since the epoch, instead of the telemetry's intervals.
 	WindowNs int64
 	// Local names the NIC's addresses or LIDs, to split packets into sent
-	// (tx_) and received (rx_). Without it only Linux cooked captures say.
+	// (tx_) and received (rx_). Without it the captures' own record of
+	// direction is used: Linux cooked packet types, ERF interfaces 0 (tx)
+	// and 1 (rx).
 	Local Local
 	// Telemetry tunes the telemetry readers (DOCA data IDs, clear-on-sample).
 	Telemetry *telemetry.Options
@@ -34,6 +36,9 @@ type Options struct {
 	OnDecodeError func(*decode.DecodeError)
 	// Progress, if set, is called every 64K frames of the binning pass.
 	Progress func(frames int, offsetBytes int64)
+	// Meta is stored as schema metadata (Parquet key-value metadata) in the
+	// file, besides what Correlate says of the captures and the series.
+	Meta map[string]string
 }
 
 // OptionError is an Options value that does not suit the input: Field

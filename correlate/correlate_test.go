@@ -369,10 +369,16 @@ func checkTypes(t *testing.T, o *readerOutput, kind string) {
 			if want != "" && f.Metadata["unit"] != want {
 				t.Errorf("column %s unit %q, want %q", f.Name, f.Metadata["unit"], want)
 			}
+			if f.Metadata[descriptionKey] == "" {
+				t.Errorf("column %s has no description in its field metadata", f.Name)
+			}
 		}
 	}
-	if o.Metadata["ibscope.table"] != "correlate" {
+	if o.Metadata["ibscope.table"] != "correlate" || o.Metadata["ibscope.captures"] == "" || o.Metadata["ibscope.link_types"] == "" {
 		t.Errorf("%s: metadata %v", kind, o.Metadata)
+	}
+	if kind == "parquet" && o.CreatedBy != createdBy {
+		t.Errorf("created_by %q, want %q", o.CreatedBy, createdBy)
 	}
 }
 

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -26,7 +28,8 @@ type ExportOptions struct {
 	// NoCRC skips verifying ICRC, VCRC and LPCRC (a fifth of the decoding
 	// cost); icrc_ok, vcrc_ok and link_lpcrc_ok are then null.
 	NoCRC bool
-	// Meta is stored as schema metadata in every file written.
+	// Meta is stored as schema metadata (Parquet key-value metadata) in
+	// every file written, besides what Export says of the captures.
 	Meta map[string]string
 	// OnDecodeError is told about each frame that could not be decoded (the
 	// frame still gets a row, with the reason in the error column).
@@ -64,9 +67,8 @@ func Export(captures []string, out string, opt ExportOptions) (ExportStats, erro
 
 	names := in.Names()
 	meta := map[string]string{"ibscope.table": "packets", "ibscope.capture": filepath.Base(names[0])}
-	for k, v := range opt.Meta {
-		meta[k] = v
-	}
+	captureMeta(in, meta)
+	maps.Copy(meta, opt.Meta)
 	sink, err := newExportSink(names, out, opt, meta)
 	if err != nil {
 		return st, err
@@ -104,6 +106,21 @@ func Export(captures []string, out string, opt ExportOptions) (ExportStats, erro
 		return st, fmt.Errorf("%w; %s written from the %d frames before it", errors.Join(damaged...), out, st.Frames)
 	}
 	return st, nil
+}
+
+// captureMeta adds what the captures say of themselves to a file's
+// metadata: their names, link types and timestamp resolution (the unit
+// their formats declare, as the stream knows it before the first frames).
+func captureMeta(in *decode.Stream, meta map[string]string) {
+	names := in.Names()
+	bases, links := make([]string, len(names)), make([]string, len(names))
+	for i, n := range names {
+		bases[i] = filepath.Base(n)
+		links[i] = strconv.Itoa(in.LinkType(i))
+	}
+	meta["ibscope.captures"] = strings.Join(bases, ",")
+	meta["ibscope.link_types"] = strings.Join(links, ",") // LINKTYPE_ numbers, per capture
+	meta["ibscope.ts_resolution_ns"] = strconv.FormatInt(in.ResolutionNs(), 10)
 }
 
 // exportPart is one output file being filled.

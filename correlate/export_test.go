@@ -146,7 +146,34 @@ func TestExportMatchesContract(t *testing.T) {
 			if got[i].Metadata["ibscope.capture"] != filepath.Base(f.capture) {
 				t.Errorf("metadata ibscope.capture = %q", got[i].Metadata["ibscope.capture"])
 			}
+			got[i].checkDescribed(t, f.format, filepath.Base(f.capture))
 		})
+	}
+}
+
+// checkDescribed checks what a file says of itself: created_by with the
+// version (Parquet), the captures' metadata, and a description per column
+// (Arrow field metadata, seen by Arrow JS).
+func (o *readerOutput) checkDescribed(t *testing.T, format Format, capture string) {
+	t.Helper()
+	if format == FormatParquet && o.CreatedBy != createdBy {
+		t.Errorf("created_by %q, want %q", o.CreatedBy, createdBy)
+	}
+	for _, k := range []string{"ibscope.captures", "ibscope.link_types", "ibscope.ts_resolution_ns"} {
+		if o.Metadata[k] == "" {
+			t.Errorf("metadata %s missing (have %v)", k, o.Metadata)
+		}
+	}
+	if o.Metadata["ibscope.captures"] != capture {
+		t.Errorf("metadata ibscope.captures = %q, want %q", o.Metadata["ibscope.captures"], capture)
+	}
+	if format != FormatArrow {
+		return
+	}
+	for _, c := range o.Schema {
+		if c.Metadata[descriptionKey] == "" {
+			t.Errorf("column %s has no description in its field metadata", c.Name)
+		}
 	}
 }
 

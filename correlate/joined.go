@@ -2,6 +2,7 @@ package correlate
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -59,12 +60,16 @@ func joinedFields(counters []telemetry.Counter, names []string) []arrow.Field {
 	for i, c := range counters {
 		base, _ := c.Unit.Base()
 		kind := c.Kind.String()
-		unit := arrow.NewMetadata([]string{"unit", "kind"}, []string{c.Unit.String(), kind})
-		rate := arrow.NewMetadata([]string{"unit", "kind"}, []string{base.String() + "/s", kind})
+		md := func(unit, what string) arrow.Metadata {
+			return arrow.NewMetadata([]string{"unit", "kind", descriptionKey}, []string{unit, kind, what})
+		}
 		fields = append(fields,
-			arrow.Field{Name: names[i], Type: arrow.PrimitiveTypes.Uint64, Nullable: true, Metadata: unit},
-			arrow.Field{Name: names[i] + "_delta", Type: arrow.PrimitiveTypes.Uint64, Nullable: true, Metadata: unit},
-			arrow.Field{Name: names[i] + "_rate", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: rate})
+			arrow.Field{Name: names[i], Type: arrow.PrimitiveTypes.Uint64, Nullable: true,
+				Metadata: md(c.Unit.String(), "telemetry "+kind+" "+c.Name+": reading closing the interval, "+c.Unit.String())},
+			arrow.Field{Name: names[i] + "_delta", Type: arrow.PrimitiveTypes.Uint64, Nullable: true,
+				Metadata: md(c.Unit.String(), "increase of "+c.Name+" over the interval, "+c.Unit.String()+"; null where it was reset")},
+			arrow.Field{Name: names[i] + "_rate", Type: arrow.PrimitiveTypes.Float64, Nullable: true,
+				Metadata: md(base.String()+"/s", "increase of "+c.Name+" per second, "+base.String()+"/s; null where it was reset")})
 	}
 	for _, s := range [3]int{slotAll, slotTx, slotRx} {
 		for _, m := range captureMetrics {
@@ -74,7 +79,7 @@ func joinedFields(counters []telemetry.Counter, names []string) []arrow.Field {
 			fields = append(fields, arrow.Field{Name: slotPrefix[s] + m, Type: arrow.PrimitiveTypes.Int64, Nullable: true})
 		}
 	}
-	return fields
+	return describe(fields)
 }
 
 // maxJoinedCounters bounds the counters of the joined table. Each is three
@@ -264,6 +269,8 @@ func writeJoined(out string, series []*inSeries, sets []*binner, span captureSpa
 		"ibscope.table":     "correlate",
 		"ibscope.window_ns": strconv.FormatInt(opt.WindowNs, 10),
 	}
+	maps.Copy(meta, span.meta)
+	maps.Copy(meta, opt.Meta)
 	for i, in := range series {
 		k := "ibscope.series." + strconv.Itoa(i) + "."
 		meta[k+"file"] = in.file

@@ -24,6 +24,7 @@ type captureSpan struct {
 	// damaged holds a *decode.FileError per capture that is damaged (cut
 	// mid-record, say): its records before the damage are used.
 	damaged []error
+	meta    map[string]string // what the captures say of themselves (captureMeta)
 }
 
 // scanCaptures reads every record of every capture without decoding it.
@@ -43,6 +44,8 @@ func scanCaptures(paths []string, binNs int64) (captureSpan, error) {
 	for {
 		f, _, err := in.Next()
 		if err == io.EOF {
+			sp.meta = map[string]string{}
+			captureMeta(in, sp.meta)
 			return sp, nil
 		}
 		if sp.frames == 0 || f.TsNs < sp.firstNs {

@@ -46,7 +46,7 @@ var transportDict, opcodeDict, directionDict = func() (arrow.Array, arrow.Array,
 // (cap_len, iface, direction, file). Units:
 // ts_ns ns since the epoch (UTC); len and cap_len bytes on the wire and captured; dest_qp, psn,
 // msn, src_qp 24-bit numbers; link_fctbs and link_fccl 64-byte blocks mod 4096.
-var packetFields = []arrow.Field{
+var packetFields = describe([]arrow.Field{
 	{Name: "frame", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "ts_ns", Type: timestampNs},
 	{Name: "len", Type: arrow.PrimitiveTypes.Uint32},
@@ -98,7 +98,7 @@ var packetFields = []arrow.Field{
 	{Name: "link_fccl", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
 	{Name: "link_lpcrc_ok", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
 	{Name: "error", Type: arrow.BinaryTypes.String, Nullable: true},
-}
+})
 
 // PacketSchema is the schema of the per-packet table, with meta as its
 // metadata (nil for none).

@@ -23,6 +23,7 @@ type readerOutput struct {
 	} `json:"schema"`
 	Metadata     map[string]string   `json:"metadata"`
 	ParquetTypes map[string]string   `json:"parquet_types"`
+	CreatedBy    string              `json:"created_by"` // Parquet footer (DuckDB only)
 	Rows         []map[string]string `json:"rows"`
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 
 	"github.com/ibscope/ibscope/internal/outfile"
+	"github.com/ibscope/ibscope/internal/version"
 )
 
 // BatchRows is how many rows go into one record batch, and so into one
@@ -33,6 +34,11 @@ var statsColumns = map[string]bool{
 // packs into a few bits a value before zstd sees them (halving the file and
 // the compression time of the per-packet table).
 var deltaColumns = map[string]bool{"frame": true, "psn": true, "aeth_msn": true, "sample_id": true}
+
+// createdBy is the Parquet footer's created_by: the program and the
+// ibscope version that wrote the file (ibanalyze is the one command that
+// writes tables).
+var createdBy = version.Application("ibanalyze")
 
 // TableWriter writes record batches of one schema to one file, by
 // outfile's rule: the data goes to a hidden temporary file next to the
@@ -75,7 +81,7 @@ func newTable(out *outfile.File, format Format, schema *arrow.Schema, parallel b
 			parquet.WithCompressionLevel(1),        // zstd's fastest: the writer is the pipeline's slow stage
 			parquet.WithVersion(parquet.V2_LATEST), // 2.6: timestamps keep ns and isAdjustedToUTC
 			parquet.WithMaxRowGroupLength(BatchRows),
-			parquet.WithCreatedBy("ibscope"),
+			parquet.WithCreatedBy(createdBy),
 			// Dictionaries pay off for strings (addresses, opcode names) and
 			// cost a hash lookup per value for the mostly distinct integers
 			// (times, PSNs, addresses in memory), which zstd packs well enough.

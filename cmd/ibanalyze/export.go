@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,8 +27,13 @@ func init() {
 		Short: "Write one row per frame (the decode contract's fields) as Parquet or Arrow",
 		Long: `export writes every frame of a capture as one row with the fields of
 "ibanalyze decode --json": nested headers flattened (reth_va, aeth_msn, ...),
-absent headers as nulls, ts_ns as timestamp[ns, UTC], zstd-compressed, in row
-groups of 65536 rows. The format follows the extension of -o (.parquet or
+absent headers as nulls, ts_ns as timestamp[ns] (UTC, stored without a zone
+so that DuckDB and pandas keep the ns), then what the capture file records:
+cap_len, iface, direction (tx/rx, or null when the file does not say) and
+file (the capture's name, which tells several captures apart);
+zstd-compressed, in row groups of 65536 rows. Each column carries a
+description in its field metadata; the file's metadata holds the captures'
+names, link types and timestamp resolution and this command line. The format follows the extension of -o (.parquet or
 .arrow) or --format.
 
 With --partition-by, -o names a directory that receives a Hive-style
@@ -57,7 +63,7 @@ standard input.`,
 }
 
 func runExport(cmd *cobra.Command, captures []string, o exportOpts) error {
-	opt := correlate.ExportOptions{NoCRC: o.noCRC}
+	opt := correlate.ExportOptions{NoCRC: o.noCRC, Meta: commandMeta()}
 	var err error
 	switch {
 	case o.format == "parquet":
@@ -132,4 +138,17 @@ func removeOutputOnSignal() (stop func()) {
 			warnf("%v: stopped", sig)
 		}
 	})
+}
+
+// commandMeta is the metadata that records, in the files written, the
+// command line that wrote them.
+func commandMeta() map[string]string {
+	args := make([]string, len(os.Args))
+	for i, a := range os.Args {
+		args[i] = a
+		if a == "" || strings.ContainsAny(a, " \t\n'\"$\\") {
+			args[i] = strconv.Quote(a)
+		}
+	}
+	return map[string]string{"ibscope.command": strings.Join(args, " ")}
 }

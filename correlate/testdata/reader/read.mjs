@@ -12,7 +12,8 @@
 //                                  (one node and DuckDB start for many files)
 //
 // Output is one JSON document: {"schema": [{"name", "type", "metadata"?}], "metadata":
-// {...}, "parquet_types": {name: "physical logical"}, "rows": [{...}]}. Null values are left out of rows; every other
+// {...}, "parquet_types": {name: "physical logical"}, "created_by" (Parquet
+// footer), "rows": [{...}]}. Null values are left out of rows; every other
 // value is written as a string (booleans as "true"/"false", integers in full,
 // timestamps as integer ns since the epoch) so no precision is lost to JSON
 // numbers.
@@ -56,15 +57,17 @@ async function duck(kind, path, sql) {
   });
   const metadata = {};
   const parquetTypes = {};
+  let createdBy;
   if (kind === 'parquet') {
-    // DuckDB reads UTC timestamps as microseconds; what the file stores
-    // (INT64 with unit NANOS) is checked here instead.
+    // What the file stores (INT64 with unit NANOS, isAdjustedToUTC) and
+    // its footer's key-value metadata and created_by.
     const ps = (await con.runAndReadAll(`SELECT name, type, logical_type FROM parquet_schema('${esc}')`)).getRowObjects();
     for (const { name, type, logical_type } of ps) parquetTypes[name] = `${type} ${logical_type ?? ''}`.trim();
     const kv = (await con.runAndReadAll(`SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata('${esc}')`)).getRowObjects();
     for (const { k, v } of kv) if (!k.startsWith('ARROW:')) metadata[k] = v;
+    createdBy = (await con.runAndReadAll(`SELECT created_by FROM parquet_file_metadata('${esc}')`)).getRowObjects()[0].created_by;
   }
-  return { schema, metadata, parquet_types: parquetTypes, rows };
+  return { schema, metadata, parquet_types: parquetTypes, created_by: createdBy, rows };
 }
 
 function arrowFile(path) {
