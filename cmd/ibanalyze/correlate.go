@@ -34,7 +34,7 @@ func init() {
 		Use:   "correlate CAPTURE... --telemetry FILE... -o OUT.parquet|OUT.arrow",
 		Short: "Join NIC telemetry with the capture on one time axis, as Parquet or Arrow",
 		Long: `correlate writes one row per telemetry sample interval and source (or per
-fixed --row-span): sample_id, start_ns, end_ns (timestamp[ns, UTC] on the
+fixed --row-span): sample_id, start_ns, end_ns (timestamp[ns], UTC, on the
 capture's clock), source, each counter's value, NAME_delta (in the counter's
 unit) and NAME_rate (per second, in its base unit: bytes/s for 4-byte-word
 counters), and what the capture shows in the same interval: cap_packets,
@@ -56,9 +56,10 @@ capture's byte rate with the telemetry's byte counters and printed with its
 confidence (the Pearson correlation r of the interval byte counts).
 Telemetry that does not overlap the capture in time is refused.
 
-Read the result with pandas:
+Read the result with pandas (2.x, with pyarrow) or DuckDB:
   df = pd.read_parquet("joined.parquet")
-  df.plot(x="cap_bytes", y="port_xmit_data_rate", kind="scatter")`,
+  df.plot(x="cap_bytes", y="port_xmit_data_rate", kind="scatter")
+  df = duckdb.sql("select * from 'joined.parquet'").df()`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
