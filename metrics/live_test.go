@@ -1,0 +1,228 @@
+package metrics
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/capture"
+	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
+)
+
+// memSource hands out frames, then io.EOF: a capture without a device.
+type memSource struct {
+	frames [][]byte
+	ts     []int64
+	i, n   int // next frame; frames to hand out (cycling)
+}
+
+func (s *memSource) Next() (capture.Packet, error) {
+	if s.i >= s.n {
+		return capture.Packet{}, io.EOF
+	}
+	j := s.i % len(s.frames)
+	s.i++
+	return capture.Packet{Data: s.frames[j], TsNs: s.ts[j] + int64(s.i), WireLenBytes: len(s.frames[j])}, nil
+}
+func (s *memSource) LinkType() int                 { return decode.LinkTypeEthernet }
+func (s *memSource) Stats() (capture.Stats, error) { return capture.Stats{}, nil }
+func (s *memSource) Device() string                { return "mem" }
+func (s *memSource) Close() error                  { return nil }
+
+// flowFrames makes flows RoCE flows of packets packets each; flow i's
+// packets have 64+i payload bytes, so the flows rank by bytes in QP order.
+func flowFrames(t testing.TB, flows, packets int) *memSource {
+	s := &memSource{}
+	for i := range flows {
+		for _, p := range testcap.Stream(packets, 1, 2, uint32(0x1000+i), 0, 64+i, testcap.BaseNs, func(int) int64 { return 1000 }) {
+			s.frames = append(s.frames, testcap.RoCEFrame(t, p))
+			s.ts = append(s.ts, p.TsNs)
+		}
+	}
+	s.n = len(s.frames)
+	return s
+}
+
+// runCapture runs capture.Run on src through l (nil: no metrics) and
+// returns the report.
+func runCapture(t testing.TB, l *Live, src capture.Source) capture.Report {
+	w, err := capture.NewWriter(capture.WriterConfig{Path: "-", Stdout: io.Discard, LinkType: decode.LinkTypeEthernet, SnapLenBytes: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := capture.RunOptions{}
+	if l != nil {
+		src, opts.Status = l.Source(src), l.Status
+	}
+	rep, err := capture.Run(context.Background(), src, w, opts)
+	if err != io.EOF {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func gather(t testing.TB, l *Live) map[string]*dto.MetricFamily {
+	mfs, err := l.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]*dto.MetricFamily{}
+	for _, f := range mfs {
+		m[f.GetName()] = f
+	}
+	return m
+}
+
+func flowValue(f *dto.MetricFamily, flow string) (float64, bool) {
+	for _, m := range f.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "flow" && l.GetValue() == flow {
+				return m.GetCounter().GetValue(), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// TestTopFlowsAndOther: past TopFlows flows, the smallest are summed in
+// flow="other", so the series stay TopFlows+1 however many flows come.
+func TestTopFlowsAndOther(t *testing.T) {
+	src := flowFrames(t, 50, 4)
+	l, err := New(Config{Device: "mem", LinkType: decode.LinkTypeEthernet, TopFlows: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runCapture(t, l, src)
+	l.Finish(rep)
+	mf := gather(t, l)
+	if n := len(mf["ibscope_flow_packets_total"].GetMetric()); n != 11 {
+		t.Fatalf("%d flow series, want 10 and other", n)
+	}
+	if got, _ := flowValue(mf["ibscope_flow_packets_total"], "other"); got != 40*4 {
+		t.Errorf(`flow="other" packets %v, want %d`, got, 40*4)
+	}
+	var sum float64
+	for _, m := range mf["ibscope_flow_packets_total"].GetMetric() {
+		sum += m.GetCounter().GetValue()
+	}
+	if sum != float64(src.n) || float64(rep.Written) != sum {
+		t.Errorf("flow packets add up to %v, want %d (written %d)", sum, src.n, rep.Written)
+	}
+	if got := mf["ibscope_capture_stopped"].GetMetric()[0].GetGauge().GetValue(); got != 1 {
+		t.Errorf("ibscope_capture_stopped %v after Finish", got)
+	}
+	if got := mf["ibscope_capture_packets_captured_total"].GetMetric()[0].GetCounter().GetValue(); got != float64(src.n) {
+		t.Errorf("captured %v, want %d", got, src.n)
+	}
+}
+
+// TestQueueFullIsCounted: packets the analysis could not keep up with are
+// counted, never waited for.
+func TestQueueFullIsCounted(t *testing.T) {
+	tp := newTap(4)
+	p := capture.Packet{Data: make([]byte, 300)}
+	for range 10 {
+		tp.put(&p)
+	}
+	if tp.lost.Load() != 6 || tp.head.Load() != 4 {
+		t.Errorf("lost %d, queued %d: want 6 and 4", tp.lost.Load(), tp.head.Load())
+	}
+	if s := tp.get(); s == nil || s.n != headerBytes {
+		t.Errorf("queued slot keeps %v bytes, want %d", s, headerBytes)
+	}
+}
+
+func TestIPDBuckets(t *testing.T) {
+	for _, c := range []struct {
+		spec analyze.HistSpec
+		want []float64
+		bad  bool
+	}{
+		{spec: analyze.HistSpec{Mode: analyze.ModeLinear, BinNs: 100, Bins: 3}, want: []float64{100, 200, 300}},
+		{spec: analyze.HistSpec{Mode: analyze.ModeExp, BinNs: 100, Bins: 4}, want: []float64{100, 200, 400, 800}},
+		{spec: analyze.HistSpec{Mode: analyze.ModeEdges, EdgesNs: []int64{0, 10, 50}}, want: []float64{10, 50}},
+		{spec: analyze.HistSpec{Mode: analyze.ModeEdges, EdgesNs: []int64{10, 5}}, bad: true},
+		{spec: analyze.HistSpec{Mode: analyze.ModeLinear, BinNs: 1, Bins: maxIPDBuckets + 1}, bad: true},
+		{spec: analyze.HistSpec{Mode: analyze.ModeExp, BinNs: 1, Bins: 63}, bad: true},
+	} {
+		got, err := IPDBucketsNs(c.spec)
+		if (err != nil) != c.bad {
+			t.Errorf("%+v: error %v", c.spec, err)
+			continue
+		}
+		if !c.bad && !equal(got, c.want) {
+			t.Errorf("%+v: %v, want %v", c.spec, got, c.want)
+		}
+	}
+	if b := DefaultIPDBucketsNs(); len(b) != DefaultIPDBuckets || b[0] != DefaultIPDFirstNs {
+		t.Errorf("default buckets %v", b)
+	}
+}
+
+func equal(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// BenchmarkScrape1000Flows is one scrape of /metrics (text format) with
+// 1,000 flows analysed and the default 100 top flows served.
+func BenchmarkScrape1000Flows(b *testing.B) {
+	src := flowFrames(b, 1000, 2)
+	l, err := New(Config{Device: "mem", LinkType: decode.LinkTypeEthernet, TopFlows: DefaultTopFlows})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l.Finish(runCapture(b, l, src))
+	h := l.Handler()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		if rec.Code != 200 {
+			b.Fatal(rec.Code)
+		}
+	}
+}
+
+func benchLoop(b *testing.B, withMetrics bool) {
+	src := flowFrames(b, 1000, 1)
+	src.n = b.N
+	var l *Live
+	if withMetrics {
+		var err error
+		if l, err = New(Config{Device: "mem", LinkType: decode.LinkTypeEthernet}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	rep := runCapture(b, l, src)
+	b.StopTimer()
+	b.ReportMetric(float64(rep.Written)/b.Elapsed().Seconds(), "pkt/s")
+	if l != nil {
+		l.Finish(rep)
+		b.ReportMetric(float64(l.tap.lost.Load())/float64(b.N), "not-analyzed/pkt")
+	}
+}
+
+// BenchmarkCaptureLoop and BenchmarkCaptureLoopMetrics are capture.Run's
+// cost per packet (pcap to io.Discard) without and with --metrics: the
+// difference is the tap's copy of the headers into its queue.
+func BenchmarkCaptureLoop(b *testing.B)        { benchLoop(b, false) }
+func BenchmarkCaptureLoopMetrics(b *testing.B) { benchLoop(b, true) }
