@@ -251,7 +251,7 @@ func run(parent context.Context, f *flags) error {
 		return errors.Join(err, stopTelemetry())
 	}
 	if !f.quiet {
-		fmt.Fprintf(os.Stderr, "ibcap: capturing on %s to %s (%s)\n", src.Device(), f.file, describeFormat(format, w.LinkType()))
+		fmt.Fprintf(os.Stderr, "ibcap: capturing on %s to %s (%s)\n", src.Device(), outputName(f), describeFormat(format, w.LinkType()))
 	}
 	rep, runErr := capture.Run(ctx, lm.source(src), w, capture.RunOptions{
 		Count:          f.count,

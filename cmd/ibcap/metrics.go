@@ -7,8 +7,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -180,7 +182,15 @@ func (lm *liveMetrics) finish(rep capture.Report) error {
 		if !lm.quiet {
 			fmt.Fprintf(os.Stderr, "ibcap: capture stopped; serving the final metrics for %v\n", lm.linger)
 		}
-		time.Sleep(lm.linger)
+		// A second SIGINT or SIGTERM ends the wait (the first one stopped
+		// the capture).
+		again := make(chan os.Signal, 1)
+		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+		select {
+		case <-again:
+		case <-time.After(lm.linger):
+		}
+		signal.Stop(again)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -192,4 +202,12 @@ func (lm *liveMetrics) finish(rep capture.Report) error {
 		return fmt.Errorf("--metrics: %w", err)
 	}
 	return nil
+}
+
+// outputName is where the capture goes, for the opening message.
+func outputName(f *flags) string {
+	if f.file == "" {
+		return "no file (--metrics only)"
+	}
+	return f.file
 }

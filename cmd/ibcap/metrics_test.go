@@ -86,7 +86,8 @@ next:
 // against what was fed: the capture's counts, each of the top 3 flows'
 // packets and wire bytes, the other two in flow="other", the port's
 // counters under node_exporter's names from the fake sysfs, and, after
-// SIGTERM, ibscope_capture_stopped 1 with the same final counts.
+// SIGTERM, ibscope_capture_stopped 1 with the same final counts, served
+// until a second SIGTERM ends the --metrics-linger wait.
 func TestMetricsDuringCapture(t *testing.T) {
 	var pkts []testcap.Packet
 	for i := range 5 {
@@ -110,7 +111,7 @@ func TestMetricsDuringCapture(t *testing.T) {
 
 	addr := freeAddr(t)
 	v := &verbsCase{env: env}
-	p := v.start(t, "-i", "fake_1", "--metrics", addr, "--metrics-flows", "3", "--metrics-linger", "2s",
+	p := v.start(t, "-i", "fake_1", "--metrics", addr, "--metrics-flows", "3", "--metrics-linger", "60s",
 		"--metrics-ipd-edges", "500ns,1us,2us,1ms")
 	var mf map[string]*dto.MetricFamily
 	deadline := time.Now().Add(20 * time.Second)
@@ -190,6 +191,10 @@ func TestMetricsDuringCapture(t *testing.T) {
 		t.Errorf("final packets written (kept): %v, want %d", got, len(pkts))
 	}
 	checkFlows(mf)
+	// A second SIGTERM ends the linger.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
 	if err := p.wait(t); err != nil {
 		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
 	}
