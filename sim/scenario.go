@@ -101,7 +101,7 @@ const (
 // interface 0 holds what the port transmits, interface 1 what it receives.
 type Tap struct {
 	Port       string       `yaml:"port" json:"port"`               // "node/port", e.g. "sw/1"
-	File       string       `yaml:"file" json:"file"`               // pcap file, relative to the output directory
+	File       string       `yaml:"file" json:"file"`               // pcap file, relative to the output directory; *.pcapng writes pcapng with the interface named after Port
 	QuantizeNs int64        `yaml:"quantize_ns" json:"quantize_ns"` // round timestamps down to this step (1000 mimics ibdump); 0 keeps ns
 	DataOnly   bool         `yaml:"data_only" json:"data_only"`     // leave out flow-control packets, as ibdump (which never sees them) does
 	Direction  TapDirection `yaml:"direction" json:"direction"`     // TapBoth (default), TapTx or TapRx

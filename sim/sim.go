@@ -213,7 +213,7 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 		if err != nil {
 			return r, err
 		}
-		w, err := newTapWriter(f, s.EpochNs, t.QuantizeNs, s.MTUBytes)
+		w, err := newTapWriter(f, t, s.EpochNs, t.QuantizeNs, s.MTUBytes)
 		if err != nil {
 			return r, err
 		}

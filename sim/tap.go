@@ -2,10 +2,12 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gopacket/gopacket"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/outfile"
+	"github.com/ibscope/ibscope/internal/version"
 )
 
 // Tap interfaces, in the ERF record's interface bits.
@@ -17,7 +19,9 @@ const (
 // tapWriter writes one tap's frames as a nanosecond pcap of ERF records
 // (type 21 for packets, 25 for flow-control packets; with a snap length, a
 // cut packet's record is flagged truncated and keeps its wire length), in
-// time order.
+// time order. A tap file named *.pcapng is pcapng instead, its interface
+// named after the tapped port and each packet's direction in epb_flags, so
+// that mergecap keeps the taps of a run apart.
 type tapWriter struct {
 	name    string
 	file    *outfile.File
@@ -43,10 +47,25 @@ type tapRec struct {
 	pkt  *packet
 }
 
+// tapSnapLenBytes is the most of a packet a tap's record holds: what ibcap
+// and decode.NewPcapWriter declare for an ERF file.
+const tapSnapLenBytes = 65535 - decode.ERFRecordMaxOverheadBytes
+
 var serializeOpts = gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
 
-func newTapWriter(f *outfile.File, epochNs, quantNs int64, mtuBytes int) (*tapWriter, error) {
-	w, err := decode.NewPcapWriter(f, decode.LinkTypeERF)
+func newTapWriter(f *outfile.File, t Tap, epochNs, quantNs int64, mtuBytes int) (*tapWriter, error) {
+	cfg := decode.EncoderConfig{LinkType: decode.LinkTypeERF, SnapLenBytes: tapSnapLenBytes}
+	if strings.HasSuffix(t.File, ".pcapng") {
+		dir := t.Direction
+		if dir == "" {
+			dir = TapBoth
+		}
+		cfg.PcapNG = true
+		cfg.SectionOptions = []decode.NgOption{decode.NgString(decode.NgOptSHBUserAppl, version.Application("ibsim"))}
+		cfg.InterfaceOptions = []decode.NgOption{decode.NgString(decode.NgOptIfName, t.Port),
+			decode.NgString(decode.NgOptIfDescription, fmt.Sprintf("ibsim tap on port %s (%s), InfiniBand in ERF records", t.Port, dir))}
+	}
+	w, err := decode.NewPcapWriterConfig(f, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
@@ -110,7 +129,11 @@ func (t *tapWriter) write(atPs int64, pkt *packet, iface uint8) {
 	}
 	// The record type (21, or 25 for a link packet) and the truncated flag
 	// of a cut packet are decode's, as in ibcap's files.
-	if err := t.w.WritePacketCut(ns, data, wire, iface); err != nil {
+	dir := decode.DirectionOutbound
+	if iface == IfaceRx {
+		dir = decode.DirectionInbound
+	}
+	if err := t.w.WritePacketDir(ns, data, wire, iface, dir); err != nil {
 		t.err = t.file.Err() // a write error names the file
 		if t.err == nil {
 			t.err = fmt.Errorf("%s: %w", t.name, err)
