@@ -26,8 +26,8 @@ type Options struct {
 	WindowNs int64
 	// Local names the NIC's addresses or LIDs, to split packets into sent
 	// (tx_) and received (rx_). Without it the captures' own record of
-	// direction is used: Linux cooked packet types, ERF interfaces 0 (tx)
-	// and 1 (rx).
+	// direction is used: pcapng epb_flags, Linux cooked packet types, ERF
+	// interfaces 0 (tx) and 1 (rx).
 	Local Local
 	// Telemetry tunes the telemetry readers (DOCA data IDs, clear-on-sample).
 	Telemetry *telemetry.Options

@@ -84,8 +84,9 @@ const (
 )
 
 // directionOf says whether the NIC sent or received f: from the --local
-// addresses when given, else from what the capture records (a Linux cooked
-// capture's packet type, an ERF record's interface 0 or 1).
+// addresses when given, else from what the capture records (a pcapng packet
+// block's epb_flags, a Linux cooked capture's packet type, an ERF record's
+// interface 0 or 1).
 func directionOf(f *decode.Frame, l *Local, linkType int) dir {
 	if !l.empty() {
 		var src, dst bool
@@ -106,6 +107,10 @@ func directionOf(f *decode.Frame, l *Local, linkType int) dir {
 		return dirUnknown
 	}
 	switch {
+	case f.Dir == decode.DirectionOutbound:
+		return dirTx
+	case f.Dir == decode.DirectionInbound:
+		return dirRx
 	case (linkType == decode.LinkTypeLinuxSLL || linkType == decode.LinkTypeLinuxSLL2) && f.Iface >= 0:
 		if f.Iface == sllOutgoing {
 			return dirTx

@@ -2,10 +2,13 @@ package correlate
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
+	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/sim"
 )
 
@@ -71,5 +74,57 @@ func TestDirectionFromIbsimTaps(t *testing.T) {
 		if row["tx"] != fmt.Sprint(frames["tx"]) || row["rx"] != fmt.Sprint(frames["rx"]) {
 			t.Errorf("series %s: %s tx and %s rx packets in its intervals; the tap holds %d and %d", row["source"], row["tx"], row["rx"], frames["tx"], frames["rx"])
 		}
+	}
+}
+
+// TestDirectionFromPcapngFlags rewrites a RoCE capture as pcapng whose
+// packet blocks say, in epb_flags, odd frames outbound and even ones
+// inbound: export's direction column follows them.
+func TestDirectionFromPcapngFlags(t *testing.T) {
+	in, err := decode.Open(filepath.Join("..", "testdata", "pcaps", "rocev2_ipv4.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	capture := filepath.Join(t.TempDir(), "dirs.pcapng")
+	f, err := os.Create(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := decode.NewPcapWriterConfig(f, decode.EncoderConfig{LinkType: in.LinkType(), SnapLenBytes: 65535, PcapNG: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fr decode.Frame
+	frames := 0
+	for {
+		data, err := in.NextRecord(&fr)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := decode.DirectionInbound
+		if fr.Number%2 == 1 {
+			d = decode.DirectionOutbound
+		}
+		if err := w.WritePacketDir(fr.TsNs, data, fr.WireLen, 0, d); err != nil {
+			t.Fatal(err)
+		}
+		frames++
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "dirs.parquet")
+	if _, err := Export([]string{capture}, out, ExportOptions{Format: FormatParquet}); err != nil {
+		t.Fatal(err)
+	}
+	got := readBack(t, readJob{Kind: "sql", Path: out,
+		SQL: "SELECT count(*) FILTER (WHERE direction = CASE WHEN frame % 2 = 1 THEN 'tx' ELSE 'rx' END) AS ok, count(*) AS n FROM t"})
+	if row := got[0].Rows[0]; row["ok"] != row["n"] || row["n"] != fmt.Sprint(frames) {
+		t.Errorf("%s of %s rows have the direction their epb_flags give; the capture has %d frames", row["ok"], row["n"], frames)
 	}
 }

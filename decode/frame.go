@@ -56,13 +56,14 @@ const (
 // decoding into it allocates nothing. Header fields are valid when the
 // matching Has bit is set.
 type Frame struct {
-	Number    int   // 1-based frame number in its file
-	Offset    int64 // byte offset of the frame's record in its file
-	TsNs      int64 // capture time, ns since the Unix epoch (0 when NoTs)
-	NoTs      bool  // the record carries no time (a pcapng Simple Packet Block)
-	CapLen    int   // bytes captured
-	WireLen   int   // bytes on the wire
-	Iface     int8  // direction/interface recorded by the format (ERF interface, SLL packet type), -1 if none
+	Number    int       // 1-based frame number in its file
+	Offset    int64     // byte offset of the frame's record in its file
+	TsNs      int64     // capture time, ns since the Unix epoch (0 when NoTs)
+	NoTs      bool      // the record carries no time (a pcapng Simple Packet Block)
+	CapLen    int       // bytes captured
+	WireLen   int       // bytes on the wire
+	Iface     int8      // direction/interface recorded by the format (ERF interface, SLL packet type), -1 if none
+	Dir       Direction // direction a pcapng packet block records (epb_flags); DirectionUnknown if none
 	Transport Transport
 	Has       Has
 

@@ -186,6 +186,25 @@ func (r *Reader) ngInterface(block []byte, order binary.ByteOrder) error {
 	return nil
 }
 
+// ngDirection reads the direction an enhanced packet block's options
+// record (epb_flags bits 0-1); options that do not parse say nothing.
+func ngDirection(opts []byte, order binary.ByteOrder) Direction {
+	for len(opts) >= 4 {
+		code, n := order.Uint16(opts), int(order.Uint16(opts[2:]))
+		if code == ngOptEnd || 4+n > len(opts) {
+			break
+		}
+		if code == NgOptEPBFlags && n >= 4 {
+			if d := Direction(order.Uint32(opts[4:]) & 3); d <= DirectionOutbound {
+				return d
+			}
+			break
+		}
+		opts = opts[min(len(opts), 4+(n+3)&^3):]
+	}
+	return DirectionUnknown
+}
+
 func (r *Reader) recordNG(f *Frame) ([]byte, error) {
 	block, typ, err := r.ngBlocksToPacket()
 	if err != nil {
@@ -199,6 +218,7 @@ func (r *Reader) recordNG(f *Frame) ([]byte, error) {
 	var tsUnits uint64
 	var capLen, wireLen uint32
 	var data []byte
+	dir := DirectionUnknown
 	hasTs := true
 	switch typ {
 	case ngBlockEnhancedPacket, ngBlockPacketObsolete:
@@ -216,6 +236,9 @@ func (r *Reader) recordNG(f *Frame) ([]byte, error) {
 			return nil, r.ngFail(fmt.Errorf("pcapng packet block claims %d captured bytes in a %d-byte block; the file is damaged", capLen, len(block)))
 		}
 		data = block[28 : 28+capLen]
+		if opts := 28 + int(capLen+3)&^3; typ == ngBlockEnhancedPacket && opts <= len(block)-4 {
+			dir = ngDirection(block[opts:len(block)-4], order)
+		}
 	case ngBlockSimplePacket:
 		if len(block) < 16 {
 			return nil, r.ngFail(fmt.Errorf("pcapng simple packet block of %d bytes, below the 16 it needs", len(block)))
@@ -235,6 +258,7 @@ func (r *Reader) recordNG(f *Frame) ([]byte, error) {
 	r.frames++
 	f.Number, f.Offset = r.frames, r.offset
 	f.CapLen, f.WireLen = int(capLen), int(wireLen)
+	f.Dir = dir
 	f.NoTs = !hasTs
 	f.TsNs = 0
 	r.ngConsume(len(block))

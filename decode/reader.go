@@ -270,6 +270,7 @@ func (r *Reader) record(f *Frame) ([]byte, error) {
 	if r.isNG {
 		return r.recordNG(f)
 	}
+	f.Dir = DirectionUnknown
 	hdr, err := r.br.Peek(16)
 	if len(hdr) < 16 {
 		if len(hdr) == 0 && (err == io.EOF || err == nil) {

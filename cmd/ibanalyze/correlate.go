@@ -43,9 +43,9 @@ CE for RoCE, FECN for native IB), cap_cnps, cap_naks, cap_retransmissions
 (a PSN its QP direction sent before, requests and responses apart, as
 flows counts duplicates), cap_ipd_p50_ns and cap_ipd_p99_ns
 (inter-packet delay percentiles), and the same per
-direction as cap_tx_* and cap_rx_*: from what the capture records (ERF
-interface 0 sent, 1 received, as ibsim and ibcap write it; a Linux cooked
-capture's packet type), or, for captures that do not say, from --local. A packet belongs to
+direction as cap_tx_* and cap_rx_*: from what the capture records (pcapng
+epb_flags; ERF interface 0 sent, 1 received, as ibsim and ibcap write it; a
+Linux cooked capture's packet type), or, for captures that do not say, from --local. A packet belongs to
 the interval holding its timestamp; coverage and partial flag intervals the
 capture covers only in part.
 

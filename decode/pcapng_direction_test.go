@@ -1,0 +1,54 @@
+package decode
+
+import (
+	"bytes"
+	"io"
+	"testing"
+)
+
+// TestPcapngDirection writes packets with each direction (and odd lengths,
+// so the options follow padding) and reads epb_flags back as Frame.Dir; a
+// pcap file has none to say.
+func TestPcapngDirection(t *testing.T) {
+	dirs := []Direction{DirectionOutbound, DirectionInbound, DirectionUnknown, DirectionOutbound}
+	for _, ng := range []bool{true, false} {
+		var buf bytes.Buffer
+		w, err := NewPcapWriterConfig(&buf, EncoderConfig{LinkType: LinkTypeEthernet, SnapLenBytes: 65535, PcapNG: ng})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range dirs {
+			pkt := make([]byte, 61+i) // an Ethernet frame of odd size; its contents do not matter here
+			if err := w.WritePacketDir(int64(1_700_000_000_000_000_000+i), pkt, len(pkt), 0, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReader(bytes.NewReader(buf.Bytes()), "dir")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f Frame
+		for i := 0; ; i++ {
+			_, err := r.NextRecord(&f)
+			if err == io.EOF {
+				if i != len(dirs) {
+					t.Fatalf("pcapng %v: %d frames, want %d", ng, i, len(dirs))
+				}
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := dirs[i]
+			if !ng {
+				want = DirectionUnknown
+			}
+			if f.Dir != want {
+				t.Errorf("pcapng %v frame %d: direction %d, want %d", ng, i+1, f.Dir, want)
+			}
+		}
+	}
+}
