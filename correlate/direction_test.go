@@ -44,6 +44,7 @@ func TestDirectionFromIbsimTaps(t *testing.T) {
 	}
 	got := readBack(t,
 		readJob{Kind: "sql", Path: exported, SQL: "SELECT iface, direction, count(*) AS n FROM t GROUP BY ALL ORDER BY iface"},
+		readJob{Kind: "sql", Path: exported, SQL: "SELECT count(DISTINCT ts_ns) AS n, count(DISTINCT epoch_ns(ts_ns) // 1000) AS us FROM t"},
 		readJob{Kind: "sql", Path: joined, SQL: `SELECT source, count(*) AS rows,
 			count(*) FILTER (WHERE cap_packets IS NOT NULL AND (cap_tx_packets IS NULL OR cap_rx_packets IS NULL)) AS nulls,
 			count(*) FILTER (WHERE cap_tx_packets + cap_rx_packets <> cap_packets) AS unbalanced,
@@ -60,10 +61,30 @@ func TestDirectionFromIbsimTaps(t *testing.T) {
 	if frames["tx"] == 0 || frames["rx"] == 0 {
 		t.Fatalf("export: frames per direction %v, want both", frames)
 	}
-	if len(got[1].Rows) == 0 {
+	// DuckDB keeps the tap's ns: as many distinct times as the capture has
+	// (TIMESTAMPTZ, in µs, would show only as many as distinct µs).
+	distinct := map[int64]bool{}
+	r, err := decode.Open(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var fr decode.Frame
+	for {
+		if _, err := r.NextRecord(&fr); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		distinct[fr.TsNs] = true
+	}
+	if row := got[1].Rows[0]; row["n"] != fmt.Sprint(len(distinct)) || row["us"] == row["n"] {
+		t.Errorf("DuckDB sees %s distinct ts_ns (%s distinct µs), the capture has %d", row["n"], row["us"], len(distinct))
+	}
+	if len(got[2].Rows) == 0 {
 		t.Fatal("correlate wrote no rows")
 	}
-	for _, row := range got[1].Rows {
+	for _, row := range got[2].Rows {
 		if row["tx"] == "0" || row["rx"] == "0" {
 			t.Errorf("series %s: %s tx and %s rx packets", row["source"], row["tx"], row["rx"])
 		}
