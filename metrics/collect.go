@@ -62,7 +62,6 @@ func (l *Live) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), dev)
 	}
 	c(descCaptured, r.Captured)
-	c(descCapBytes, l.tap.bytes.Load())
 	c(descWritten, r.Written)
 	c(descWrittenB, r.Bytes)
 	c(descFiltered, r.Filtered)
@@ -126,7 +125,7 @@ func countsOf(h *analyze.FlowHealth) flowCounts {
 // made without it.
 func (l *Live) collectFlows(ch chan<- prometheus.Metric) {
 	l.flowMu.Lock()
-	undecoded := l.undecoded
+	undecoded, capBytes := l.undecoded, l.capBytes+l.tap.lostBytes.Load()
 	var all []flowCounts
 	res, err := l.flows.Result()
 	if err == nil {
@@ -138,6 +137,7 @@ func (l *Live) collectFlows(ch chan<- prometheus.Metric) {
 	l.flowMu.Unlock()
 	dev := l.cfg.Device
 	ch <- prometheus.MustNewConstMetric(descUndecoded, prometheus.CounterValue, float64(undecoded), dev)
+	ch <- prometheus.MustNewConstMetric(descCapBytes, prometheus.CounterValue, float64(capBytes), dev)
 	ch <- prometheus.MustNewConstMetric(descFlowsTracked, prometheus.GaugeValue, float64(len(all)), dev)
 	// analyze's own "other" flow (past its bound) sorts like any flow; its
 	// name is "other" too, so it joins the series of the same name.

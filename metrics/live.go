@@ -76,6 +76,7 @@ type Live struct {
 	flowMu    sync.Mutex // guards what the analysis goroutine updates
 	flows     *analyze.FlowsAnalysis
 	analyzed  uint64
+	capBytes  uint64 // bytes of the frames queued (the lost ones are in tap.lostBytes)
 	undecoded uint64
 	lastNs    map[decode.FlowKey]int64
 	ipd       prometheus.Histogram
@@ -175,6 +176,7 @@ func (l *Live) analyse() {
 		}
 		l.flowMu.Lock()
 		for n := 0; s != nil && n < 1024; n++ {
+			l.capBytes += uint64(s.capLen)
 			f.CapLen, f.WireLen = s.n, s.wireLen
 			if err := dec.Decode(s.data[:s.n], &f); err != nil {
 				l.undecoded++

@@ -8,8 +8,9 @@ import (
 
 // headerBytes is how much of each frame the tap copies for the flow
 // analysis: every header decode reads (Ethernet, IPv6, UDP, BTH and its
-// extended headers) fits, and the payload is not needed.
-const headerBytes = 192
+// extended headers, about 100 bytes at most; native IB's LRH, GRH and
+// BTH and its extended headers the same) fits, and the payload is not needed.
+const headerBytes = 128
 
 // DefaultQueuePackets is the tap's queue between the capture loop and the
 // analysis goroutine, in packets.
@@ -19,21 +20,27 @@ const DefaultQueuePackets = 1 << 14
 type tapSlot struct {
 	tsNs    int64
 	wireLen int
-	n       int
+	capLen  int // len(Packet.Data)
+	n       int // bytes copied into data
 	data    [headerBytes]byte
 }
 
 // tap is a single-producer single-consumer ring: the capture loop (through
 // Source.Next) copies each frame's headers into the next free slot and
 // never waits; when the analysis falls behind, the frame is counted in
-// lost instead. Producer and consumer meet only at the two atomic indexes.
+// lost instead. Producer and consumer meet only at the two atomic indexes,
+// each on its own cache line; the producer pays one atomic store a packet
+// and reads the consumer's index only when its cached copy says full.
 type tap struct {
-	slots []tapSlot
-	mask  uint64
-	head  atomic.Uint64 // next slot the producer fills
-	tail  atomic.Uint64 // next slot the consumer reads
-	lost  atomic.Uint64 // frames not queued because the ring was full
-	bytes atomic.Uint64 // bytes of every frame offered (only the producer adds)
+	slots     []tapSlot
+	mask      uint64
+	_         [64]byte      // what the producer writes, on cache lines of its own
+	head      atomic.Uint64 // next slot the producer fills
+	tailSeen  uint64        // the producer's copy of tail
+	lost      atomic.Uint64 // frames not queued because the ring was full
+	lostBytes atomic.Uint64 // their bytes
+	_         [64]byte
+	tail      atomic.Uint64 // next slot the consumer reads
 }
 
 func newTap(packets int) *tap {
@@ -46,14 +53,16 @@ func newTap(packets int) *tap {
 
 // put queues p's headers, or counts p lost when the ring is full.
 func (t *tap) put(p *capture.Packet) {
-	t.bytes.Add(uint64(len(p.Data)))
-	h := t.head.Load()
-	if h-t.tail.Load() > t.mask {
-		t.lost.Add(1)
-		return
+	h := t.head.Load() // only put stores head: a plain load
+	if h-t.tailSeen > t.mask {
+		if t.tailSeen = t.tail.Load(); h-t.tailSeen > t.mask {
+			t.lost.Add(1)
+			t.lostBytes.Add(uint64(len(p.Data)))
+			return
+		}
 	}
 	s := &t.slots[h&t.mask]
-	s.tsNs, s.wireLen = p.TsNs, p.WireLenBytes
+	s.tsNs, s.wireLen, s.capLen = p.TsNs, p.WireLenBytes, len(p.Data)
 	s.n = copy(s.data[:], p.Data)
 	t.head.Store(h + 1)
 }
