@@ -162,6 +162,10 @@ func (l *Live) analyse() {
 	var f decode.Frame
 	var p analyze.Packet
 	filtering := !l.cfg.Filter.Empty()
+	// An empty queue is looked at again every millisecond: the capture
+	// loop never signals, so that it never waits.
+	idle := time.NewTicker(time.Millisecond)
+	defer idle.Stop()
 	for {
 		s := l.tap.get()
 		if s == nil {
@@ -170,7 +174,7 @@ func (l *Live) analyse() {
 				if l.tap.get() == nil {
 					return
 				}
-			case <-time.After(time.Millisecond):
+			case <-idle.C:
 			}
 			continue
 		}
