@@ -21,16 +21,26 @@ const (
 	// FormatPcapNG is pcapng with if_tsresol 9 (ns); native IB packets go in
 	// ERF records.
 	FormatPcapNG
-	// FormatERF is nanosecond pcap of link type 197, one ERF record per
-	// packet: type 21 (InfiniBand) or 25 (InfiniBand link) for native IB,
-	// type 2 (Ethernet) for RoCE frames.
+	// FormatERF ("erf-pcap"; "erf" is its old, deprecated name) is
+	// nanosecond pcap of link type 197, one ERF record per packet: type 21
+	// (InfiniBand) or 25 (InfiniBand link) for native IB, type 2 (Ethernet)
+	// for RoCE frames. It is not what tshark -F erf writes: that is
+	// FormatERFRaw.
 	FormatERF
 	// FormatIB247 is nanosecond pcap of LINKTYPE_INFINIBAND (247), LRH
 	// first; native IB sources only.
 	FormatIB247
+	// FormatERFRaw ("erf-raw") is a raw ERF file, as Endace's tools and
+	// tshark -F erf write: the records of FormatERF back to back, with no
+	// pcap header.
+	FormatERFRaw
 )
 
-var formatNames = [...]string{"auto", "pcap", "pcapng", "erf", "ib247"}
+var formatNames = [...]string{"auto", "pcap", "pcapng", "erf-pcap", "ib247", "erf-raw"}
+
+// FormatERFOldName is FormatERF's old name, still taken: "erf" reads as
+// tshark's raw ERF, which FormatERF is not.
+const FormatERFOldName = "erf"
 
 func (f Format) String() string {
 	if int(f) < len(formatNames) {
@@ -41,12 +51,15 @@ func (f Format) String() string {
 
 // ParseFormat parses a format name.
 func ParseFormat(s string) (Format, error) {
+	if s == FormatERFOldName {
+		return FormatERF, nil
+	}
 	for i, n := range formatNames {
 		if n == s {
 			return Format(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown format %q: pcap, pcapng, erf or ib247", s)
+	return 0, fmt.Errorf("unknown format %q: pcap, pcapng, erf-pcap, erf-raw or ib247", s)
 }
 
 // newEncoder picks the encoding of the packets of wc.LinkType in
@@ -66,11 +79,11 @@ func newEncoder(wc WriterConfig) (*decode.Encoder, error) {
 			cfg.LinkType = decode.LinkTypeERF
 		}
 		cfg.PcapNG = f == FormatPcapNG
-	case FormatERF:
-		cfg.LinkType, cfg.ERFEthernet = decode.LinkTypeERF, !native
+	case FormatERF, FormatERFRaw:
+		cfg.LinkType, cfg.ERFEthernet, cfg.RawERF = decode.LinkTypeERF, !native, f == FormatERFRaw
 	case FormatIB247:
 		if !native {
-			return nil, fmt.Errorf("writer: format ib247 holds native InfiniBand packets; this device gives Ethernet (RoCE) frames: use pcap, pcapng or erf")
+			return nil, fmt.Errorf("writer: format ib247 holds native InfiniBand packets; this device gives Ethernet (RoCE) frames: use pcap, pcapng, erf-pcap or erf-raw")
 		}
 	default:
 		return nil, fmt.Errorf("writer: unknown format %v", f)

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -141,6 +142,8 @@ func TestWriterFilesOpenInTshark(t *testing.T) {
 		{"roce-erf.pcap", FormatERF, decode.LinkTypeEthernet, eth},
 		{"ib.pcap", FormatERF, decode.LinkTypeInfiniBand, ib},
 		{"ib.pcapng", FormatPcapNG, decode.LinkTypeInfiniBand, ib},
+		{"ib.erf", FormatERFRaw, decode.LinkTypeInfiniBand, ib},
+		{"roce.erf", FormatERFRaw, decode.LinkTypeEthernet, eth},
 	} {
 		path := filepath.Join(dir, c.name)
 		writePackets(t, WriterConfig{Path: path, Format: c.format, LinkType: c.src}, c.pkts)
@@ -208,11 +211,14 @@ func TestWriterRotationRing(t *testing.T) {
 }
 
 func TestParseFormat(t *testing.T) {
-	for _, s := range []string{"pcap", "pcapng", "erf", "ib247", "auto"} {
+	for _, s := range []string{"pcap", "pcapng", "erf-pcap", "erf-raw", "ib247", "auto"} {
 		f, err := ParseFormat(s)
 		if err != nil || f.String() != s {
 			t.Errorf("%s: %v %v", s, f, err)
 		}
+	}
+	if f, err := ParseFormat("erf"); err != nil || f != FormatERF {
+		t.Errorf("erf, the old name of erf-pcap: %v %v", f, err)
 	}
 	if _, err := ParseFormat("json"); err == nil {
 		t.Error("json accepted")
@@ -346,5 +352,86 @@ func TestWriterPcapngDescribesCapture(t *testing.T) {
 	}
 	if got := strings.Fields(string(out)); len(got) < 2 || got[0] != "0x00000001" || got[1] != "0x00000002" {
 		t.Errorf("tshark's packet directions %q, want 1 (inbound), 2 (outbound), ...", got)
+	}
+}
+
+// erf-raw is the raw ERF file tshark -F erf writes, not a pcap: capinfos
+// names it so, and a -C rotation starts each file with a whole record.
+func TestWriterRawERF(t *testing.T) {
+	requireTool(t, "capinfos")
+	var ib []Packet
+	for i := range 40 {
+		p := nativeIBPacket(uint32(i))
+		ib = append(ib, Packet{Data: p, TsNs: int64(i)*1000 + 1e18, WireLenBytes: len(p)})
+	}
+	path := filepath.Join(t.TempDir(), "ib.erf")
+	writePackets(t, WriterConfig{Path: path, Format: FormatERFRaw, LinkType: decode.LinkTypeInfiniBand, RotateBytes: 1000}, ib)
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "ib-*.erf"))
+	if len(files) < 2 {
+		t.Fatalf("rotation at 1000 bytes made %d files, want several", len(files))
+	}
+	total := 0
+	for _, file := range files {
+		out, err := exec.Command("capinfos", "-t", "-c", "-M", file).CombinedOutput()
+		if err != nil {
+			t.Fatalf("capinfos %s: %v\n%s", file, err, out)
+		}
+		if !strings.Contains(string(out), "File type:           erf") {
+			t.Errorf("capinfos %s: not a raw ERF file:\n%s", file, out)
+		}
+		_, n, _ := strings.Cut(string(out), "Number of packets:")
+		k, err := strconv.Atoi(strings.TrimSpace(strings.Split(n, "\n")[0]))
+		if err != nil {
+			t.Fatalf("capinfos %s: no packet count:\n%s", file, out)
+		}
+		total += k
+	}
+	if total != len(ib) {
+		t.Errorf("the raw ERF files hold %d packets, want %d", total, len(ib))
+	}
+}
+
+// --time-stamp-precision micro: pcap with the microsecond magic, or pcapng
+// with if_tsresol 6, whose times tshark reads to the us (the ns cut off).
+func TestWriterMicroseconds(t *testing.T) {
+	requireTool(t, "tshark")
+	roce, _ := mixedTraffic(4, false)
+	var pkts []Packet
+	for i, f := range roce {
+		pkts = append(pkts, Packet{Data: f, TsNs: 1_700_000_000_123_456_789 + int64(i)*1_000_001, WireLenBytes: len(f)})
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name   string
+		format Format
+		magic  []byte
+	}{
+		{"micro.pcap", FormatPcap, []byte{0xd4, 0xc3, 0xb2, 0xa1}},
+		{"micro.pcapng", FormatPcapNG, nil},
+	} {
+		path := filepath.Join(dir, c.name)
+		writePackets(t, WriterConfig{Path: path, Format: c.format, LinkType: decode.LinkTypeEthernet, Micro: true}, pkts)
+		if c.magic != nil {
+			b, err := os.ReadFile(path)
+			if err != nil || len(b) < 4 || string(b[:4]) != string(c.magic) {
+				t.Errorf("%s: magic % x, want % x", c.name, b[:min(4, len(b))], c.magic)
+			}
+		}
+		out, err := exec.Command("tshark", "-r", path, "-T", "fields", "-e", "frame.time_epoch").Output()
+		if err != nil {
+			t.Fatalf("tshark -r %s: %v", c.name, err)
+		}
+		got := strings.Fields(string(out))
+		if len(got) != len(pkts) {
+			t.Fatalf("%s: tshark shows %d times, want %d", c.name, len(got), len(pkts))
+		}
+		for i, g := range got {
+			us := pkts[i].TsNs / 1000
+			want := fmt.Sprintf("%d.%06d", us/1e6, us%1e6)
+			// tshark prints the fraction to the file's precision, or to ns.
+			if g != want && g != want+"000" {
+				t.Errorf("%s: frame %d at %s, want %s", c.name, i+1, g, want)
+			}
+		}
 	}
 }

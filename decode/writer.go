@@ -23,6 +23,10 @@ type EncoderConfig struct {
 	// SnapLenBytes is the most of a packet a record keeps; the file header
 	// declares it, plus ERFRecordMaxOverheadBytes in an ERF file.
 	SnapLenBytes int
+	// RawERF writes a raw ERF file (what Endace's tools and tshark -F erf
+	// write): the ERF records back to back, no file header. Only for
+	// LinkTypeERF, without PcapNG.
+	RawERF bool
 	// Micro writes timestamps in whole us (truncated): pcap's magic
 	// 0xa1b2c3d4, pcapng's if_tsresol 6. Otherwise they are in ns.
 	Micro bool
@@ -65,6 +69,9 @@ func NewEncoder(cfg EncoderConfig) (*Encoder, error) {
 	if cfg.ERFEthernet && cfg.LinkType != LinkTypeERF {
 		return nil, fmt.Errorf("ERF Ethernet records in a file of link type %d", cfg.LinkType)
 	}
+	if cfg.RawERF && (cfg.LinkType != LinkTypeERF || cfg.PcapNG) {
+		return nil, fmt.Errorf("raw ERF holds ERF records only, not link type %d or pcapng", cfg.LinkType)
+	}
 	if cfg.SnapLenBytes <= 0 || cfg.SnapLenBytes > 1<<30 {
 		return nil, fmt.Errorf("snap length %d bytes: want 1 to %d", cfg.SnapLenBytes, 1<<30)
 	}
@@ -91,6 +98,9 @@ func (e *Encoder) MaxRecordBytes() int {
 // AppendHeader appends the file header: pcap's, or pcapng's section header
 // and its one interface.
 func (e *Encoder) AppendHeader(dst []byte) []byte {
+	if e.cfg.RawERF {
+		return dst // each ERF record carries all a reader needs
+	}
 	snap := uint32(e.cfg.SnapLenBytes)
 	if e.cfg.LinkType == LinkTypeERF {
 		snap += ERFRecordMaxOverheadBytes
@@ -156,6 +166,9 @@ func (e *Encoder) appendERF(dst []byte, tsNs int64, erfType uint8, captured []by
 		return dst, fmt.Errorf("ERF record in a file of link type %d", e.cfg.LinkType)
 	}
 	var err error
+	if e.cfg.RawERF {
+		return AppendERFRecord(dst, tsNs, erfType, captured, wireLenBytes, iface)
+	}
 	if e.rec, err = AppendERFRecord(e.rec[:0], tsNs, erfType, captured, wireLenBytes, iface); err != nil {
 		return dst, err
 	}

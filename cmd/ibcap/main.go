@@ -123,7 +123,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.Int64VarP(&f.rotateMB, "file-size", "C", 0, "start a new file after this many MB (1,000,000 bytes); files are named FILE-00000.ext, FILE-00001.ext, ...")
 	fl.IntVarP(&f.rotateSec, "rotate-seconds", "G", 0, "start a new file every this many seconds of packet time")
 	fl.IntVarP(&f.maxFiles, "file-count", "W", 0, "keep at most this many files, reusing the names in a ring (with -C or -G)")
-	fl.StringVar(&f.format, "format", "auto", "file format: pcap, pcapng, erf or ib247 (auto: pcap for RoCE, ERF records for native IB)")
+	fl.StringVar(&f.format, "format", "auto", "file format: pcap, pcapng, erf-pcap (pcap of ERF records, link type 197), erf-raw (a raw .erf file, as tshark -F erf) or ib247 (auto: pcap for RoCE, ERF records for native IB)")
 	fl.StringSliceVar(&f.qps, "qp", nil, "keep packets to these destination QPs (decimal or 0x hex; repeat or comma-separate)")
 	fl.StringSliceVar(&f.lids, "lid", nil, "keep native IB packets from or to these LIDs")
 	fl.StringSliceVar(&f.opcodes, "opcode", nil, "keep packets with these BTH opcodes (RC_SEND_ONLY, ... or a number)")
@@ -131,7 +131,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.BoolVarP(&f.packetBuf, "packet-buffered", "U", false, "write each packet out as soon as it is captured (for a reader of -w - that follows live); otherwise at least every second")
 	fl.StringVarP(&f.tsType, "time-stamp-type", "j", "", "where timestamps come from: host, adapter (RDMA devices' default) or adapter_unsynced (a NIC's hardware clock); -J lists a device's")
 	fl.BoolVarP(&f.listTsTypes, "list-time-stamp-types", "J", false, "list the time stamp types the -i device offers")
-	fl.StringVar(&f.tsPrecision, "time-stamp-precision", "nano", "timestamp precision of the file: nano (ibcap writes nanoseconds)")
+	fl.StringVar(&f.tsPrecision, "time-stamp-precision", "nano", "timestamp precision of the file: nano or micro (pcap's 0xa1b2c3d4 magic, pcapng's if_tsresol 6)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no status line and no final report")
 	fl.StringVarP(&f.user, "relinquish-privileges", "Z", "", "switch to this user once the capture is open")
 	fl.StringVarP(&f.filterExpr, "filter", "f", "", "capture filter in tcpdump's syntax, e.g. \"udp port 4791\" (or give it after the flags); replaces the RoCE-only default")
@@ -159,6 +159,10 @@ func run(parent context.Context, f *flags) error {
 	format, err := capture.ParseFormat(f.format)
 	if err != nil {
 		return err
+	}
+	if f.format == capture.FormatERFOldName && !f.quiet {
+		fmt.Fprintln(os.Stderr, "ibcap: note: --format erf is the old name of erf-pcap: a pcap of ERF records (link type 197), "+
+			"not the raw .erf file tshark -F erf writes (that is --format erf-raw)")
 	}
 	filter, err := parseFilter(f)
 	if err != nil {
@@ -251,7 +255,7 @@ func run(parent context.Context, f *flags) error {
 		return errors.Join(err, stopTelemetry())
 	}
 	if !f.quiet {
-		fmt.Fprintf(os.Stderr, "ibcap: capturing on %s to %s (%s)\n", src.Device(), outputName(f), describeFormat(format, w.LinkType()))
+		fmt.Fprintf(os.Stderr, "ibcap: capturing on %s to %s (%s)\n", src.Device(), outputName(f), describeFormat(format, w.LinkType(), f.tsPrecision))
 	}
 	rep, runErr := capture.Run(ctx, lm.source(src), w, capture.RunOptions{
 		Count:          f.count,
@@ -401,9 +405,16 @@ func interfaceOptions(f *flags, src capture.Source) []decode.NgOption {
 	return opts
 }
 
-func describeFormat(f capture.Format, linkType int) string {
+func describeFormat(f capture.Format, linkType int, precision string) string {
 	if f == capture.FormatAuto {
 		f = capture.FormatPcap // what auto writes, with ERF records for native IB
 	}
-	return fmt.Sprintf("%s, link type %d, ns timestamps", f, linkType)
+	if f == capture.FormatERFRaw {
+		return "erf-raw, ERF records with no pcap header, ns timestamps"
+	}
+	unit := "ns"
+	if precision == "micro" {
+		unit = "us"
+	}
+	return fmt.Sprintf("%s, link type %d, %s timestamps", f, linkType, unit)
 }
