@@ -12,16 +12,15 @@ import (
 	"github.com/ibscope/ibscope/decode"
 )
 
-// addrDict is how the address columns (src, dst, sgid, dgid) and the file
-// column travel from the builder to the writers: int32 indices into the
-// batch's distinct addresses (the export's file names).
+// addrDict is how the address columns (src, dst, sgid, dgid) travel from the
+// builder to the writers: int32 indices into the batch's distinct addresses.
 // Parquet stores them as its dictionary page and indices without hashing a
 // string per row; the Arrow IPC writer turns them back into strings. The
 // files' schema says string either way (see isDictOf).
 var addrDict = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 
 // addrColumns are the columns that travel as addrDict.
-var addrColumns = map[string]bool{"src": true, "dst": true, "sgid": true, "dgid": true, "file": true}
+var addrColumns = map[string]bool{"src": true, "dst": true, "sgid": true, "dgid": true}
 
 // batchSchema is the schema of the record batches the builder makes for
 // files of the given schema: the address columns as addrDict.
@@ -479,7 +478,7 @@ func (b *packetBatch) fileColumn(n int) arrow.Array {
 	idx := array.NewData(arrow.PrimitiveTypes.Int32, n,
 		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.GetBytes(b.file[:n]))}, nil, 0, 0)
 	defer idx.Release()
-	d := array.NewDataWithDictionary(addrDict, n, idx.Buffers(), 0, 0, b.files.Data().(*array.Data))
+	d := array.NewDataWithDictionary(fileDict, n, idx.Buffers(), 0, 0, b.files.Data().(*array.Data))
 	defer d.Release()
 	return array.MakeFromData(d)
 }

@@ -20,6 +20,11 @@ var timestampNs = &arrow.TimestampType{Unit: arrow.Nanosecond}
 // Parquet stores as dictionary pages without hashing each value.
 var dictString = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Uint8, ValueType: arrow.BinaryTypes.String}
 
+// fileDict is the type of the file column: an index into the export's
+// capture names (int32: a rotated set may have more than 256 files), which
+// pandas reads as a categorical and DuckDB as VARCHAR.
+var fileDict = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+
 // Fixed dictionaries: the index of a transport is its decode.Transport
 // value minus one, of an opcode name its opcode.
 var transportDict, opcodeDict, directionDict = func() (arrow.Array, arrow.Array, arrow.Array) {
@@ -53,7 +58,7 @@ var packetFields = describe([]arrow.Field{
 	{Name: "cap_len", Type: arrow.PrimitiveTypes.Uint32},
 	{Name: "iface", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
 	{Name: "direction", Type: dictString, Nullable: true},
-	{Name: "file", Type: arrow.BinaryTypes.String},
+	{Name: "file", Type: fileDict},
 	{Name: "transport", Type: dictString, Nullable: true},
 	{Name: "slid", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
 	{Name: "dlid", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
