@@ -109,17 +109,19 @@ func Export(captures []string, out string, opt ExportOptions) (ExportStats, erro
 }
 
 // captureMeta adds what the captures say of themselves to a file's
-// metadata: their names, link types and timestamp resolution (the unit
+// metadata: their names, link types, snap lengths and timestamp resolution (the unit
 // their formats declare, as the stream knows it before the first frames).
 func captureMeta(in *decode.Stream, meta map[string]string) {
 	names := in.Names()
-	bases, links := make([]string, len(names)), make([]string, len(names))
+	bases, links, snaps := make([]string, len(names)), make([]string, len(names)), make([]string, len(names))
 	for i, n := range names {
 		bases[i] = filepath.Base(n)
 		links[i] = strconv.Itoa(in.LinkType(i))
+		snaps[i] = strconv.Itoa(in.SnapLen(i))
 	}
 	meta["ibscope.captures"] = strings.Join(bases, ",")
 	meta["ibscope.link_types"] = strings.Join(links, ",") // LINKTYPE_ numbers, per capture
+	meta["ibscope.snap_lens"] = strings.Join(snaps, ",")  // bytes, per capture; 0: none declared
 	meta["ibscope.ts_resolution_ns"] = strconv.FormatInt(in.ResolutionNs(), 10)
 }
 

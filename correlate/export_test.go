@@ -159,7 +159,7 @@ func (o *readerOutput) checkDescribed(t *testing.T, format Format, capture strin
 	if format == FormatParquet && o.CreatedBy != createdBy {
 		t.Errorf("created_by %q, want %q", o.CreatedBy, createdBy)
 	}
-	for _, k := range []string{"ibscope.captures", "ibscope.link_types", "ibscope.ts_resolution_ns"} {
+	for _, k := range []string{"ibscope.captures", "ibscope.link_types", "ibscope.snap_lens", "ibscope.ts_resolution_ns"} {
 		if o.Metadata[k] == "" {
 			t.Errorf("metadata %s missing (have %v)", k, o.Metadata)
 		}

@@ -8,12 +8,12 @@ import (
 
 // TestPcapngDirection writes packets with each direction (and odd lengths,
 // so the options follow padding) and reads epb_flags back as Frame.Dir; a
-// pcap file has none to say.
+// pcap file has none to say. Both give back the snap length written.
 func TestPcapngDirection(t *testing.T) {
 	dirs := []Direction{DirectionOutbound, DirectionInbound, DirectionUnknown, DirectionOutbound}
 	for _, ng := range []bool{true, false} {
 		var buf bytes.Buffer
-		w, err := NewPcapWriterConfig(&buf, EncoderConfig{LinkType: LinkTypeEthernet, SnapLenBytes: 65535, PcapNG: ng})
+		w, err := NewPcapWriterConfig(&buf, EncoderConfig{LinkType: LinkTypeEthernet, SnapLenBytes: 9216, PcapNG: ng})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,6 +29,9 @@ func TestPcapngDirection(t *testing.T) {
 		r, err := NewReader(bytes.NewReader(buf.Bytes()), "dir")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if r.SnapLen() != 9216 {
+			t.Errorf("pcapng %v: snap length %d, want 9216", ng, r.SnapLen())
 		}
 		var f Frame
 		for i := 0; ; i++ {

@@ -193,6 +193,18 @@ func (r *Reader) Name() string { return r.name }
 // LinkType returns the capture's link type (the first interface's, for pcapng).
 func (r *Reader) LinkType() int { return r.linkType }
 
+// SnapLen returns the snap length the file declares in bytes (pcapng: its
+// first interface's), 0 when it declares none.
+func (r *Reader) SnapLen() int {
+	if r.isNG {
+		if len(r.ngIfaces) == 0 {
+			return 0
+		}
+		return r.ngIfaces[0].snapLen
+	}
+	return r.snapLen
+}
+
 // ResolutionNs returns the timestamp unit the file format declares, in ns:
 // 1000 for microsecond pcap, 1 for nanosecond pcap and pcapng (whose
 // interfaces may still stamp more coarsely: analyses check the data too).

@@ -189,6 +189,9 @@ func (s *Stream) Names() []string {
 // LinkType returns the link type of file i.
 func (s *Stream) LinkType(i int) int { return s.files[i].r.LinkType() }
 
+// SnapLen returns the snap length file i declares, 0 for none.
+func (s *Stream) SnapLen(i int) int { return s.files[i].r.SnapLen() }
+
 // Progress returns bytes read so far and the files' total size.
 func (s *Stream) Progress() (doneBytes, totalBytes int64) {
 	for _, f := range s.files {
