@@ -2,6 +2,8 @@ package capture
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/ibscope/ibscope/decode"
 )
@@ -13,7 +15,8 @@ type Format int
 // which Wireshark 4.0 does not read (ibanalyze does).
 const (
 	// FormatAuto is FormatPcap for Ethernet sources and FormatERF for
-	// native InfiniBand.
+	// native InfiniBand, unless the file's name says pcapng or raw ERF
+	// (ForFile).
 	FormatAuto Format = iota
 	// FormatPcap is nanosecond pcap (magic 0xa1b23c4d). Native IB packets
 	// go in ERF records, as with FormatERF, since that is what Wireshark opens.
@@ -60,6 +63,23 @@ func ParseFormat(s string) (Format, error) {
 		}
 	}
 	return 0, fmt.Errorf("unknown format %q: pcap, pcapng, erf-pcap, erf-raw or ib247", s)
+}
+
+// ForFile is the format f means for a file named path: FormatAuto becomes
+// FormatPcapNG for a *.pcapng file and FormatERFRaw for a *.erf file, as
+// the extension promises (dumpcap and editcap read names the same way);
+// every other format stays what it says.
+func (f Format) ForFile(path string) Format {
+	if f != FormatAuto {
+		return f
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".pcapng":
+		return FormatPcapNG
+	case ".erf":
+		return FormatERFRaw
+	}
+	return FormatAuto
 }
 
 // newEncoder picks the encoding of the packets of wc.LinkType in

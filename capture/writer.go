@@ -20,7 +20,8 @@ import (
 type WriterConfig struct {
 	// Path is the file to write; "-" writes to Stdout.
 	Path string
-	// Format is the file format; FormatAuto picks by link type.
+	// Format is the file format; FormatAuto picks by the file's extension
+	// (Format.ForFile), then by link type.
 	Format Format
 	// LinkType is the link type of the packets the source gives
 	// (Source.LinkType()).
@@ -140,6 +141,7 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 	if cfg.MaxFiles > 0 && !rotating {
 		return nil, errors.New("writer: -W (file count) needs -C (size) or -G (seconds) rotation")
 	}
+	cfg.Format = cfg.Format.ForFile(cfg.Path)
 	enc, err := newEncoder(cfg)
 	if err != nil {
 		return nil, err

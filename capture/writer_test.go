@@ -435,3 +435,25 @@ func TestWriterMicroseconds(t *testing.T) {
 		}
 	}
 }
+
+// FormatAuto follows the file's extension, as dumpcap's names do; a named
+// format does not.
+func TestFormatForFile(t *testing.T) {
+	for _, c := range []struct {
+		f    Format
+		path string
+		want Format
+	}{
+		{FormatAuto, "x.pcapng", FormatPcapNG},
+		{FormatAuto, "X.PCAPNG", FormatPcapNG},
+		{FormatAuto, "x.erf", FormatERFRaw},
+		{FormatAuto, "x.pcap", FormatAuto},
+		{FormatAuto, "-", FormatAuto},
+		{FormatPcap, "x.pcapng", FormatPcap},
+		{FormatERF, "x.erf", FormatERF},
+	} {
+		if got := c.f.ForFile(c.path); got != c.want {
+			t.Errorf("%v for %s: %v, want %v", c.f, c.path, got, c.want)
+		}
+	}
+}

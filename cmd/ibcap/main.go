@@ -123,7 +123,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.Int64VarP(&f.rotateMB, "file-size", "C", 0, "start a new file after this many MB (1,000,000 bytes); files are named FILE-00000.ext, FILE-00001.ext, ...")
 	fl.IntVarP(&f.rotateSec, "rotate-seconds", "G", 0, "start a new file every this many seconds of packet time")
 	fl.IntVarP(&f.maxFiles, "file-count", "W", 0, "keep at most this many files, reusing the names in a ring (with -C or -G)")
-	fl.StringVar(&f.format, "format", "auto", "file format: pcap, pcapng, erf-pcap (pcap of ERF records, link type 197), erf-raw (a raw .erf file, as tshark -F erf) or ib247 (auto: pcap for RoCE, ERF records for native IB)")
+	fl.StringVar(&f.format, "format", "auto", "file format: pcap, pcapng, erf-pcap (pcap of ERF records, link type 197), erf-raw (a raw .erf file, as tshark -F erf) or ib247 (auto: pcapng for -w *.pcapng, erf-raw for *.erf, otherwise pcap, with ERF records for native IB)")
 	fl.StringSliceVar(&f.qps, "qp", nil, "keep packets to these destination QPs (decimal or 0x hex; repeat or comma-separate)")
 	fl.StringSliceVar(&f.lids, "lid", nil, "keep native IB packets from or to these LIDs")
 	fl.StringSliceVar(&f.opcodes, "opcode", nil, "keep packets with these BTH opcodes (RC_SEND_ONLY, ... or a number)")
@@ -255,7 +255,7 @@ func run(parent context.Context, f *flags) error {
 		return errors.Join(err, stopTelemetry())
 	}
 	if !f.quiet {
-		fmt.Fprintf(os.Stderr, "ibcap: capturing on %s to %s (%s)\n", src.Device(), outputName(f), describeFormat(format, w.LinkType(), f.tsPrecision))
+		fmt.Fprintf(os.Stderr, "ibcap: capturing on %s to %s (%s)\n", src.Device(), outputName(f), describeFormat(format.ForFile(f.file), w.LinkType(), f.tsPrecision))
 	}
 	rep, runErr := capture.Run(ctx, lm.source(src), w, capture.RunOptions{
 		Count:          f.count,

@@ -392,9 +392,10 @@ func TestPrintDevices(t *testing.T) {
 	}
 }
 
-// A pcapng capture describes itself as dumpcap's do: capinfos shows the
-// program, the interface by the name -i gave, the RoCE-only filter and a
-// statistics block.
+// A pcapng capture (-w *.pcapng picks the format, as with dumpcap)
+// describes itself as dumpcap's do: capinfos shows the program, the
+// interface by the name -i gave, the RoCE-only filter and a statistics
+// block.
 func TestIbcapPcapngDescribesCapture(t *testing.T) {
 	ns := newNetns(t)
 	if _, err := exec.LookPath("capinfos"); err != nil {
@@ -405,7 +406,7 @@ func TestIbcapPcapngDescribesCapture(t *testing.T) {
 	}
 	want := bundledRoCE(t)
 	out := filepath.Join(t.TempDir(), "out.pcapng")
-	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out, "--format", "pcapng")
+	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out) // *.pcapng: the format follows the name
 	ns.Replay(t, bundled, "--pps=50000")
 	p.cmd.Process.Signal(os.Interrupt)
 	if err := p.wait(t); err != nil {
@@ -415,7 +416,7 @@ func TestIbcapPcapngDescribesCapture(t *testing.T) {
 	if err != nil {
 		t.Fatalf("capinfos: %v\n%s", err, info)
 	}
-	for _, s := range []string{"Capture application: ibcap (ibscope", "Name = vcap", "Description = network interface vcap (AF_PACKET)",
+	for _, s := range []string{"File type:           Wireshark/... - pcapng", "Capture application: ibcap (ibscope", "Name = vcap", "Description = network interface vcap (AF_PACKET)",
 		"Filter string = udp dst port 4791 or ether proto 0x8915", "Number of stat entries = 1",
 		fmt.Sprintf("Number of packets = %d", len(want))} {
 		if !strings.Contains(string(info), s) {
