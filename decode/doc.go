@@ -22,12 +22,15 @@
 //   - Building captures: SealNative, SealRoCE and SealFrame fill in the CRCs of
 //     packets built with the serializers. Encoder is the one writer of capture
 //     files: pcap (ns or us; AppendPcapFileHeader, AppendPcapRecord), pcapng
-//     (AppendNgSectionHeader, AppendNgInterface, AppendNgPacket, each with a
-//     list of options) and ERF records (AppendERFRecord: types 21, 25 and 2,
-//     the truncated flag when a snap length cut the packet); ibcap, ibsim's
-//     taps and the test captures all write through it. PcapWriter streams
-//     nanosecond pcap with it (Ethernet, ERF records for native IB, or link
-//     type 247).
+//     (AppendNgSectionHeader, AppendNgInterface, AppendNgPacket,
+//     AppendNgInterfaceStatistics, each with a list of options: the
+//     section's and interface's descriptions, epb_flags' Direction, an
+//     InterfaceStats' drops), ERF records (AppendERFRecord: types 21, 25 and
+//     2, the truncated flag when a snap length cut the packet) in a pcap or
+//     back to back as a raw ERF file; ibcap, ibsim's taps and the test
+//     captures all write through it. PcapWriter streams a file with it
+//     (NewPcapWriter: nanosecond pcap of Ethernet, ERF records for native IB,
+//     or link type 247; NewPcapWriterConfig: any EncoderConfig).
 //   - Opcode names, families and the headers each opcode implies (Opcode.Headers)
 //     come from one table, used for decoding, printing, JSON and parsing
 //     (ParseOpcode, ParseOpcodes) alike.

@@ -274,3 +274,50 @@ func FuzzERFRecord(f *testing.F) {
 		}
 	})
 }
+
+// An Encoder's statistics block holds every count at its option code, the
+// times in the interface's units (us with Micro), and nothing in pcap.
+func TestEncoderStatistics(t *testing.T) {
+	st := InterfaceStats{StartNs: 1_700_000_000_123_456_789, EndNs: 1_700_000_001_000_000_999,
+		Received: 1000, InterfaceDrops: 7, InterfaceDropsKnown: true, OSDrops: 11, Delivered: 900}
+	for _, micro := range []bool{false, true} {
+		enc, err := NewEncoder(EncoderConfig{LinkType: LinkTypeEthernet, PcapNG: true, Micro: micro, SnapLenBytes: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := enc.AppendStatistics(nil, st)
+		le := binary.LittleEndian
+		if len(b) < 28 || le.Uint32(b) != ngBlockInterfaceStatistics || int(le.Uint32(b[4:])) != len(b) || int(le.Uint32(b[len(b)-4:])) != len(b) {
+			t.Fatalf("micro %v: not one statistics block: % x", micro, b)
+		}
+		div := uint64(1)
+		if micro {
+			div = 1000
+		}
+		want := map[uint16]uint64{NgOptISBStartTime: uint64(st.StartNs) / div, NgOptISBEndTime: uint64(st.EndNs) / div,
+			NgOptISBIfRecv: 1000, NgOptISBIfDrop: 7, NgOptISBOSDrop: 11, NgOptISBUsrDeliv: 900}
+		got := map[uint16]uint64{}
+		for o := b[20 : len(b)-4]; len(o) >= 4; {
+			code, n := le.Uint16(o), int(le.Uint16(o[2:]))
+			if code == ngOptEnd {
+				break
+			}
+			v := o[4 : 4+n]
+			if code == NgOptISBStartTime || code == NgOptISBEndTime {
+				got[code] = uint64(le.Uint32(v))<<32 | uint64(le.Uint32(v[4:]))
+			} else {
+				got[code] = le.Uint64(v)
+			}
+			o = o[4+pad4(n):]
+		}
+		for code, w := range want {
+			if got[code] != w {
+				t.Errorf("micro %v: option %d = %d, want %d", micro, code, got[code], w)
+			}
+		}
+	}
+	pcap, _ := NewEncoder(EncoderConfig{LinkType: LinkTypeEthernet, SnapLenBytes: 64})
+	if b := pcap.AppendStatistics(nil, st); len(b) != 0 {
+		t.Errorf("pcap got a statistics block: % x", b)
+	}
+}
