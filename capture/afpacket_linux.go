@@ -9,7 +9,9 @@ import (
 	"net"
 	"strings"
 	"time"
+	"unsafe"
 
+	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/afpacket"
 	"golang.org/x/sys/unix"
 
@@ -114,6 +116,42 @@ func openAFPacket(dev string, c Config) (Source, error) {
 	return s, nil
 }
 
+// sllBeforeFrameBytes is where TPACKET_V3 puts a frame's sockaddr_ll,
+// counted back from the frame: the sockaddr_ll follows the 48-byte
+// tpacket3_hdr, and an Ethernet frame (14-byte link header) starts at
+// TPACKET_ALIGN(48 + 20 + 14) - 14 = 82 bytes from the header.
+const sllBeforeFrameBytes = 82 - 48
+
+// direction is which way the frame went through the interface: the
+// sll_pkttype the kernel wrote beside it in the ring (PACKET_OUTGOING for
+// what the host sent), which gopacket does not hand out. It is read only
+// from a frame in the ring: a VLAN-tagged frame may be gopacket's copy
+// with the tag the kernel stripped put back (OptAddVLANHeader), and its
+// direction stays unknown. The sockaddr_ll's family, hardware type and
+// interface index confirm the layout; when they do not match, the
+// direction is unknown too.
+func (s *afpacketSource) direction(data []byte, ci gopacket.CaptureInfo) decode.Direction {
+	if len(data) < 14 || s.ifindex == 0 || len(ci.AncillaryData) > 0 {
+		return decode.DirectionUnknown
+	}
+	switch binary.BigEndian.Uint16(data[12:]) {
+	case 0x8100, 0x88a8, 0x9100: // a tag gopacket may have put back in a copy
+		return decode.DirectionUnknown
+	}
+	sll := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), -sllBeforeFrameBytes)), 12)
+	ne := binary.NativeEndian
+	if ne.Uint16(sll) != unix.AF_PACKET || int(int32(ne.Uint32(sll[4:]))) != s.ifindex || ne.Uint16(sll[8:]) != unix.ARPHRD_ETHER {
+		return decode.DirectionUnknown
+	}
+	switch sll[10] {
+	case unix.PACKET_OUTGOING:
+		return decode.DirectionOutbound
+	case unix.PACKET_HOST, unix.PACKET_BROADCAST, unix.PACKET_MULTICAST, unix.PACKET_OTHERHOST:
+		return decode.DirectionInbound
+	}
+	return decode.DirectionUnknown
+}
+
 func afpacketOpenError(dev string, err error) error {
 	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
 		return fmt.Errorf("capture on %s: %w: an AF_PACKET socket needs CAP_NET_RAW "+privilegeAdvice, dev, err)
@@ -142,10 +180,11 @@ func (s *afpacketSource) Next() (Packet, error) {
 			s.notRoCE++
 			continue
 		}
+		dir := s.direction(data, ci)
 		if len(data) > s.snap {
 			data = data[:s.snap]
 		}
-		return Packet{Data: data, TsNs: ci.Timestamp.UnixNano(), WireLenBytes: ci.Length}, nil
+		return Packet{Data: data, TsNs: ci.Timestamp.UnixNano(), WireLenBytes: ci.Length, Direction: dir}, nil
 	}
 }
 

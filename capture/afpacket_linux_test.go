@@ -320,3 +320,42 @@ func TestAFPacketInterfaceGone(t *testing.T) {
 		})
 	}
 }
+
+// Each frame carries the direction the kernel saw it go (sll_pkttype):
+// what arrives on the captured interface is inbound, what the host sends
+// from it outbound, and pcapng's epb_flags say so.
+func TestAFPacketDirection(t *testing.T) {
+	ns := newVethNS(t)
+	requireTool(t, "tcpreplay")
+	roce, _ := mixedTraffic(20, false)
+	in := filepath.Join(t.TempDir(), "sent.pcap")
+	writeTestPcap(t, in, roce)
+	src := openInNS(t, ns, nil)
+	ns.Replay(t, in) // vsend to vcap: inbound on vcap
+	if out, err := ns.Command("tcpreplay", "-q", "-i", ns.Capture, "--pps=50000", in).CombinedOutput(); err != nil {
+		t.Fatalf("tcpreplay on %s: %v\n%s", ns.Capture, err, out)
+	}
+	var got []decode.Direction
+	for len(got) < 2*len(roce) {
+		p, err := src.Next()
+		if errors.Is(err, ErrTimeout) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p.Direction)
+	}
+	if len(got) != 2*len(roce) {
+		t.Fatalf("captured %d frames, want %d", len(got), 2*len(roce))
+	}
+	for i, d := range got {
+		want := decode.DirectionInbound
+		if i >= len(roce) {
+			want = decode.DirectionOutbound
+		}
+		if d != want {
+			t.Errorf("frame %d: direction %d, want %d", i+1, d, want)
+		}
+	}
+}
