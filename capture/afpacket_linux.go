@@ -119,7 +119,8 @@ func openAFPacket(dev string, c Config) (Source, error) {
 // sllBeforeFrameBytes is where TPACKET_V3 puts a frame's sockaddr_ll,
 // counted back from the frame: the sockaddr_ll follows the 48-byte
 // tpacket3_hdr, and an Ethernet frame (14-byte link header) starts at
-// TPACKET_ALIGN(48 + 20 + 14) - 14 = 82 bytes from the header.
+// TPACKET_ALIGN(48 + 20 + max(14, 16)) - 14 = 82 bytes from the header
+// (with TPACKET_V2's 32-byte header, 32 + 34: the same distance).
 const sllBeforeFrameBytes = 82 - 48
 
 // direction is which way the frame went through the interface: the
