@@ -63,14 +63,6 @@ type HistCounts struct {
 	Above uint64   `json:"above"`
 }
 
-// PhaseJSON is one phase in the output.
-type PhaseJSON struct {
-	StartNs     int64 `json:"start_ns"`
-	EndNs       int64 `json:"end_ns"`
-	Packets     int   `json:"packets"`
-	MedianIPDNs int64 `json:"median_ipd_ns"`
-}
-
 // IPDFlow is one group's result.
 type IPDFlow struct {
 	Key       GroupKey   `json:"key"`
@@ -83,9 +75,9 @@ type IPDFlow struct {
 	MeanWireBytes float64 `json:"mean_wire_bytes"`
 	// ExpectedIPDNs is the back-to-back spacing of MeanWireBytes at the
 	// given rate, ns; Ratio is the observed median IPD over it.
-	ExpectedIPDNs int64       `json:"expected_ipd_ns,omitempty"`
-	Ratio         float64     `json:"observed_expected_ratio,omitempty"`
-	Phases        []PhaseJSON `json:"phases,omitempty"`
+	ExpectedIPDNs int64   `json:"expected_ipd_ns,omitempty"`
+	Ratio         float64 `json:"observed_expected_ratio,omitempty"`
+	Phases        []Phase `json:"phases,omitempty"`
 	// Late counts packets left out of the IPDs because they arrived more
 	// than the reorder window out of order (their IPD would be negative).
 	Late uint64 `json:"late,omitempty"`
@@ -480,9 +472,7 @@ func (a *IPDAnalysis) flowResult(g *ipdGroup, bins *binner) *IPDFlow {
 		}
 	}
 	if g.phases != nil {
-		for _, p := range g.phases.Phases() {
-			f.Phases = append(f.Phases, PhaseJSON(p))
-		}
+		f.Phases = append(f.Phases, g.phases.Phases()...)
 	}
 	return f
 }

@@ -8,10 +8,10 @@ import (
 // Phase is a stretch of a packet series with one IPD regime, e.g. 2 us
 // spacing while one sender is active, 4 us once a second one shares the link.
 type Phase struct {
-	StartNs     int64 // timestamp of the phase's first packet, ns since the epoch
-	EndNs       int64 // timestamp of its last packet, ns since the epoch
-	Packets     int   // packets in the phase
-	MedianIPDNs int64 // median IPD within the phase, ns (sketch error bound)
+	StartNs     int64 `json:"start_ns"`      // timestamp of the phase's first packet, ns since the epoch
+	EndNs       int64 `json:"end_ns"`        // timestamp of its last packet, ns since the epoch
+	Packets     int   `json:"packets"`       // packets in the phase
+	MedianIPDNs int64 `json:"median_ipd_ns"` // median IPD within the phase, ns (sketch error bound)
 }
 
 // phaseTolerance is how far (as a fraction of the larger) a block's median

@@ -39,6 +39,11 @@ func TestCreditsBufferTickOnSimulatedIncast(t *testing.T) {
 	if m := regexp.MustCompile(`tick +(1[5-6]\.[0-9]+) ns`).FindStringSubmatch(out); code != 0 || m == nil {
 		t.Errorf("tick: exit %d, want about 16 ns\n%s%s", code, out, errOut)
 	}
+	// Phases are snake_case like every other key of the JSON contract.
+	out, _, code = run(t, "tick", "--json", filepath.Join(dir, "s1.pcap"), "--telemetry", filepath.Join(dir, "perfquery.txt"), "--rate", "QDR")
+	if code != 0 || !strings.Contains(out, `"median_ipd_ns"`) || strings.Contains(out, `"MedianIPDNs"`) {
+		t.Errorf("tick --json: exit %d, want snake_case phase keys\n%s", code, out)
+	}
 	out, _, code = run(t, "credits", "--json", filepath.Join(dir, "s1.pcap"))
 	if code != 0 || !strings.Contains(out, `"buffer_bytes": 32768`) {
 		t.Errorf("credits --json: exit %d\n%s", code, out)
