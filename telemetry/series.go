@@ -274,14 +274,15 @@ func (s *Series) uniqueColumns(file string, line, first, step int) {
 	for j := range s.Counters {
 		c := &s.Counters[j]
 		num := first + step*j
-		if c.Name == "" {
-			c.Name = "value_" + strconv.Itoa(j)
-			s.warnf(file, line, "column %d has no name; called %s", num, c.Name)
-		}
 		if len(c.Name) > maxNameBytes {
 			n := strings.ToValidUTF8(c.Name[:maxNameBytes], "")
 			s.warnf(file, line, "column %d: name of %d bytes cut to its first %d", num, len(c.Name), len(n))
 			c.Name = n
+		}
+		// After the cut too: a long name of invalid UTF-8 cuts to nothing.
+		if c.Name == "" {
+			c.Name = "value_" + strconv.Itoa(j)
+			s.warnf(file, line, "column %d has no name; called %s", num, c.Name)
 		}
 		if k, dup := seen[c.Name]; dup {
 			var n string
