@@ -347,6 +347,77 @@ func TestIbcapVerbsBurstDrops(t *testing.T) {
 	v.env.NoViolations(t)
 }
 
+// The same burst in a pcapng file: its closing Interface Statistics Block
+// holds the device's drops in isb_ifdrop, as many as the report gives.
+// capinfos cannot show them: of a statistics block it prints only "Number
+// of stat entries" (Wireshark 4.0's wtap_get_debug_if_descr, and still so
+// upstream); tshark's pcapng file dissector (-X read_format:"MIME Files
+// Format") reads every option, as Wireshark's Capture File Properties do.
+func TestIbcapVerbsDropsInStatisticsBlock(t *testing.T) {
+	v := newVerbsCase(t, 700, 200, false, fakeverbs.Config{MaxQPWR: 256, Faults: []string{"burst_at 10 500"}})
+	out := filepath.Join(t.TempDir(), "out.pcapng")
+	p := v.start(t, "-i", "fake_1", "-w", out)
+	p.cmd.Process.Signal(os.Interrupt)
+	if err := p.wait(t); err != nil {
+		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
+	}
+	drops := len(v.env.ReadLog(t).Drops)
+	if drops == 0 {
+		t.Fatal("the burst dropped nothing")
+	}
+	if want := fmt.Sprintf("%d packets dropped by the device (out_of_buffer)", drops); !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, p.stderr.String())
+	}
+	isb := statisticsBlocks(t, out)
+	if len(isb) != 1 {
+		t.Fatalf("%d statistics blocks, want the one at close: %q", len(isb), isb)
+	}
+	// received, interface drops, OS drops, delivered to ibcap.
+	recvd, ifDrop, osDrop, deliv := isb[0][0], isb[0][1], isb[0][2], isb[0][3]
+	if ifDrop != fmt.Sprint(drops) || osDrop != "0" || deliv != fmt.Sprint(700-drops) || recvd != deliv {
+		t.Errorf("statistics block: received %s, interface drops %s, OS drops %s, delivered %s; want %d, %d, 0, %d",
+			recvd, ifDrop, osDrop, deliv, 700-drops, drops, 700-drops)
+	}
+}
+
+// statisticsBlocks are the counts of each Interface Statistics Block in
+// the pcapng file at path, as tshark's pcapng file dissector reads them:
+// isb_ifrecv, isb_ifdrop, isb_osdrop and isb_usrdeliv, "" when absent.
+func statisticsBlocks(t *testing.T, path string) [][4]string {
+	t.Helper()
+	if _, err := exec.LookPath("tshark"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs tshark, which CI installs")
+		}
+		t.Skip("needs tshark")
+	}
+	out, err := exec.Command("tshark", "-r", path, "-X", "read_format:MIME Files Format", "-T", "fields", "-E", "occurrence=a", "-E", "separator=/t",
+		"-e", "pcapng.options.option.data.interface.received", "-e", "pcapng.options.option.data.interface.dropped",
+		"-e", "pcapng.options.option.data.interface.dropped_by_os", "-e", "pcapng.options.option.data.interface.delivered_to_user").Output()
+	if err != nil {
+		t.Fatalf("tshark -r %s as a pcapng file: %v", path, err)
+	}
+	// The whole file is one "frame"; each field lists its values, one
+	// per block, comma-separated.
+	var cols [4][]string
+	for i, f := range strings.Split(strings.TrimRight(string(out), "\n"), "\t") {
+		if i < 4 && f != "" {
+			cols[i] = strings.Split(f, ",")
+		}
+	}
+	var blocks [][4]string
+	for i := range cols[0] {
+		var b [4]string
+		for c := range cols {
+			if i < len(cols[c]) {
+				b[c] = cols[c][i]
+			}
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks
+}
+
 // Each fault ends the capture with one line naming it and a non-zero exit;
 // the file is flushed and holds the frames that came before.
 func TestIbcapVerbsFaults(t *testing.T) {
