@@ -109,19 +109,22 @@ func Export(captures []string, out string, opt ExportOptions) (ExportStats, erro
 }
 
 // captureMeta adds what the captures say of themselves to a file's
-// metadata: their names, link types, snap lengths and timestamp resolution (the unit
-// their formats declare, as the stream knows it before the first frames).
+// metadata: their names, link types, snap lengths, capture hosts and
+// timestamp resolution (the unit their formats declare, as the stream knows
+// it before the first frames).
 func captureMeta(in *decode.Stream, meta map[string]string) {
 	names := in.Names()
-	bases, links, snaps := make([]string, len(names)), make([]string, len(names)), make([]string, len(names))
+	bases, links, snaps, hosts := make([]string, len(names)), make([]string, len(names)), make([]string, len(names)), make([]string, len(names))
 	for i, n := range names {
 		bases[i] = filepath.Base(n)
 		links[i] = strconv.Itoa(in.LinkType(i))
 		snaps[i] = strconv.Itoa(in.SnapLen(i))
+		hosts[i] = in.CaptureHost(i)
 	}
 	meta["ibscope.captures"] = strings.Join(bases, ",")
-	meta["ibscope.link_types"] = strings.Join(links, ",") // LINKTYPE_ numbers, per capture
-	meta["ibscope.snap_lens"] = strings.Join(snaps, ",")  // bytes, per capture; 0: none declared
+	meta["ibscope.link_types"] = strings.Join(links, ",")    // LINKTYPE_ numbers, per capture
+	meta["ibscope.snap_lens"] = strings.Join(snaps, ",")     // bytes, per capture; 0: none declared
+	meta["ibscope.capture_hosts"] = strings.Join(hosts, ",") // per capture, as its pcapng section names it; empty: unknown
 	meta["ibscope.ts_resolution_ns"] = strconv.FormatInt(in.ResolutionNs(), 10)
 }
 

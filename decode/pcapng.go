@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"strings"
 )
 
 // pcapng, read block by block out of the Reader's buffer like classic pcap.
@@ -142,6 +143,9 @@ func (r *Reader) ngBlocksToPacket() ([]byte, uint32, error) {
 			}
 			r.ngOrder = order
 			r.ngIfaces = r.ngIfaces[:0]
+			if r.captureHost == "" {
+				r.captureHost = ngCaptureHost(block[24:len(block)-4], order)
+			}
 		case ngBlockInterface:
 			if err := r.ngInterface(block, order); err != nil {
 				return nil, 0, r.ngFail(err)
@@ -203,6 +207,40 @@ func ngDirection(opts []byte, order binary.ByteOrder) Direction {
 		opts = opts[min(len(opts), 4+(n+3)&^3):]
 	}
 	return DirectionUnknown
+}
+
+// ngCaptureHost is the host a section header's options name in a
+// "capture host: " comment (NgCaptureHost), "" when none does or the name
+// is not one a host can have (letters, digits, '.', '-', '_'; at most 253
+// bytes): the name ends up in other files' metadata, so nothing else passes.
+func ngCaptureHost(opts []byte, order binary.ByteOrder) string {
+	for len(opts) >= 4 {
+		code, n := order.Uint16(opts), int(order.Uint16(opts[2:]))
+		if code == ngOptEnd || 4+n > len(opts) {
+			break
+		}
+		if v := string(opts[4 : 4+n]); code == NgOptComment && strings.HasPrefix(v, ngCaptureHostPrefix) {
+			if host := v[len(ngCaptureHostPrefix):]; validHostName(host) {
+				return host
+			}
+		}
+		opts = opts[min(len(opts), 4+(n+3)&^3):]
+	}
+	return ""
+}
+
+// validHostName reports whether s is 1 to 253 bytes of letters, digits,
+// '.', '-' and '_'.
+func validHostName(s string) bool {
+	if len(s) == 0 || len(s) > 253 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Reader) recordNG(f *Frame) ([]byte, error) {

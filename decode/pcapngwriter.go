@@ -80,6 +80,18 @@ func NgTimestamp(code uint16, ts uint64) NgOption {
 	return NgOption{Code: code, Value: le.AppendUint32(le.AppendUint32(nil, uint32(ts>>32)), uint32(ts))}
 }
 
+// ngCaptureHostPrefix starts the section header comment that names the
+// host that captured: pcapng has no option for it, and a section's comments
+// are what capinfos ("Capture comment") and Wireshark's Capture File
+// Properties show.
+const ngCaptureHostPrefix = "capture host: "
+
+// NgCaptureHost is the section header comment naming host as the machine
+// that captured (Reader.CaptureHost reads it back).
+func NgCaptureHost(host string) NgOption {
+	return NgString(NgOptComment, ngCaptureHostPrefix+host)
+}
+
 // NgFilter is an if_filter option holding a libpcap filter string.
 func NgFilter(expr string) NgOption {
 	return NgOption{Code: NgOptIfFilter, Value: append([]byte{0}, expr...)}

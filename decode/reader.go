@@ -33,6 +33,8 @@ type Reader struct {
 	isNG     bool
 	ngOrder  binary.ByteOrder
 	ngIfaces []ngInterface
+	// captureHost is the host the first section header names (NgCaptureHost).
+	captureHost string
 }
 
 // FileError is damage to the file itself, after which no later frame can be
@@ -204,6 +206,10 @@ func (r *Reader) SnapLen() int {
 	}
 	return r.snapLen
 }
+
+// CaptureHost returns the host that captured the file, as its first pcapng
+// section header names it (ibcap writes NgCaptureHost), "" when unknown.
+func (r *Reader) CaptureHost() string { return r.captureHost }
 
 // ResolutionNs returns the timestamp unit the file format declares, in ns:
 // 1000 for microsecond pcap, 1 for nanosecond pcap and pcapng (whose

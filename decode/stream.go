@@ -192,6 +192,9 @@ func (s *Stream) LinkType(i int) int { return s.files[i].r.LinkType() }
 // SnapLen returns the snap length file i declares, 0 for none.
 func (s *Stream) SnapLen(i int) int { return s.files[i].r.SnapLen() }
 
+// CaptureHost returns the host file i names as its capturer, "" for none.
+func (s *Stream) CaptureHost(i int) string { return s.files[i].r.CaptureHost() }
+
 // Progress returns bytes read so far and the files' total size.
 func (s *Stream) Progress() (doneBytes, totalBytes int64) {
 	for _, f := range s.files {

@@ -345,13 +345,18 @@ func parseFilter(f *flags) (*capture.Filter, error) {
 }
 
 // sectionOptions describe the machine and the program in a pcapng file's
-// section header.
+// section header, and name the host in a comment (which export's tables
+// carry on as ibscope.capture_hosts).
 func sectionOptions() []decode.NgOption {
-	return []decode.NgOption{
+	opts := []decode.NgOption{
 		decode.NgString(decode.NgOptSHBHardware, runtime.GOARCH),
 		decode.NgString(decode.NgOptSHBOS, osName()),
 		decode.NgString(decode.NgOptSHBUserAppl, version.Application("ibcap")),
 	}
+	if host, err := os.Hostname(); err == nil && host != "" {
+		opts = append(opts, decode.NgCaptureHost(host))
+	}
+	return opts
 }
 
 // osName is the operating system and, on Linux, its kernel release.

@@ -395,7 +395,7 @@ func TestPrintDevices(t *testing.T) {
 // A pcapng capture (-w *.pcapng picks the format, as with dumpcap)
 // describes itself as dumpcap's do: capinfos shows the program, the
 // interface by the name -i gave, the RoCE-only filter and a statistics
-// block.
+// block; and a section comment names the capture host.
 func TestIbcapPcapngDescribesCapture(t *testing.T) {
 	ns := newNetns(t)
 	if _, err := exec.LookPath("capinfos"); err != nil {
@@ -416,9 +416,13 @@ func TestIbcapPcapngDescribesCapture(t *testing.T) {
 	if err != nil {
 		t.Fatalf("capinfos: %v\n%s", err, info)
 	}
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range []string{"File type:           Wireshark/... - pcapng", "Capture application: ibcap (ibscope", "Name = vcap", "Description = network interface vcap (AF_PACKET)",
 		"Filter string = udp dst port 4791 or ether proto 0x8915", "Number of stat entries = 1",
-		fmt.Sprintf("Number of packets = %d", len(want))} {
+		fmt.Sprintf("Number of packets = %d", len(want)), "Capture comment:     capture host: " + host} {
 		if !strings.Contains(string(info), s) {
 			t.Errorf("capinfos does not say %q:\n%s", s, info)
 		}
