@@ -29,15 +29,17 @@ var (
 	descElapsed     = prometheus.NewDesc("ibscope_capture_elapsed_seconds", "How long the capture has run.", []string{"device"}, nil)
 	descNotAnalyzed = counterDesc("ibscope_metrics_packets_not_analyzed_total", "Packets the flow analysis could not keep up with (its queue was full): not in the flow metrics.")
 	descUndecoded   = counterDesc("ibscope_metrics_packets_undecoded_total", "Packets whose headers did not decode: not in the flow metrics.")
-	descNICErrors   = counterDesc("ibscope_metrics_nic_read_errors_total", "Scrapes on which a NIC counter file could not be read.")
+	descNICErrors   = counterDesc("ibscope_metrics_nic_read_errors_total", "Scrapes on which a NIC counter file, or the port's addresses, could not be read.")
 	descFiles       = prometheus.NewDesc("ibscope_capture_files", "Capture files opened so far (-C/-G rotations are this minus 1).", []string{"device"}, nil)
 	descInfo        = prometheus.NewDesc("ibscope_capture_info", "The capture: always 1.", []string{"host", "device", "port", "version"}, nil)
 	descStopped     = prometheus.NewDesc("ibscope_capture_stopped", "1 once the capture has stopped (SIGINT, SIGTERM, -c or --duration): the last values are final.", []string{"device"}, nil)
 )
 
 // Per-flow series: the TopFlows busiest flows by bytes, then flow="other".
+// src and dst are the flow's ends (AddressLabel, LIDLabel; empty for
+// "other"): functions of flow, so they add no series.
 var (
-	flowLabels       = []string{"device", "flow"}
+	flowLabels       = []string{"device", "flow", "src", "dst"}
 	descFlowBytes    = prometheus.NewDesc("ibscope_flow_bytes_total", "Wire bytes of the flow's packets.", flowLabels, nil)
 	descFlowPackets  = prometheus.NewDesc("ibscope_flow_packets_total", "Packets of the flow.", flowLabels, nil)
 	descFlowCNPs     = prometheus.NewDesc("ibscope_flow_cnps_total", "RoCE congestion notification packets (CNPs) of the flow.", flowLabels, nil)
@@ -89,12 +91,13 @@ func (l *Live) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descStopped, prometheus.GaugeValue, stopped, dev)
 	l.collectNIC(ch)
+	l.collectAddresses(ch)
 	l.collectFlows(ch)
 }
 
 // flowCounts is what the flow series show of one flow.
 type flowCounts struct {
-	name                                          string
+	name, src, dst                                string
 	bytes, packets, cnps, ecnCE, naks, retx, gaps uint64
 }
 
@@ -109,7 +112,8 @@ func (a *flowCounts) add(b *flowCounts) {
 }
 
 func countsOf(h *analyze.FlowHealth) flowCounts {
-	f := flowCounts{name: h.Key.String(), bytes: h.WireBytes, packets: h.Packets, cnps: h.CNPs, ecnCE: h.ECNCE,
+	src, dst := keyAddresses(&h.Key)
+	f := flowCounts{name: h.Key.String(), src: src, dst: dst, bytes: h.WireBytes, packets: h.Packets, cnps: h.CNPs, ecnCE: h.ECNCE,
 		retx: h.PSN.Duplicates, gaps: h.PSN.Gaps}
 	for _, n := range h.NAKs {
 		f.naks += n.Count
@@ -164,7 +168,7 @@ func (l *Live) sendFlow(ch chan<- prometheus.Metric, f *flowCounts) {
 		v uint64
 	}{{descFlowBytes, f.bytes}, {descFlowPackets, f.packets}, {descFlowCNPs, f.cnps}, {descFlowECNCE, f.ecnCE},
 		{descFlowNAKs, f.naks}, {descFlowRetrans, f.retx}, {descFlowPSNGaps, f.gaps}} {
-		ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), dev, f.name)
+		ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), dev, f.name, f.src, f.dst)
 	}
 }
 

@@ -26,6 +26,10 @@ type Config struct {
 	PortDevice string
 	Port       int
 	SysfsRoot  string
+	// Netdev is the captured network interface whose IPs the capture's
+	// host owns (ibscope_address_info, with the port's GIDs and LID);
+	// "" for none (a capture of an RDMA device names its GIDs instead).
+	Netdev string
 	// TopFlows is how many flows, the busiest by bytes, get their own
 	// series; the others are added up in flow="other" (0: DefaultTopFlows).
 	TopFlows int
@@ -67,6 +71,10 @@ type Live struct {
 	stopped   atomic.Bool
 	startNs   int64
 	nicErrors atomic.Uint64
+
+	addrMu    sync.Mutex // guards the addresses served and when they were read
+	addrs     []string
+	addrsRead time.Time
 
 	tap       *tap
 	done      chan struct{}

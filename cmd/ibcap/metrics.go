@@ -127,6 +127,9 @@ func startMetrics(f *flags, src capture.Source, filter *capture.Filter, files fu
 	host, _ := os.Hostname()
 	cfg := metrics.Config{Host: host, Device: f.device, Version: version.Read().String(), LinkType: src.LinkType(),
 		TopFlows: m.flows, IPD: ipd, Filter: filter, Files: files}
+	if _, err := net.InterfaceByName(f.device); err == nil {
+		cfg.Netdev = f.device // its IPs are the host's addresses; an RDMA device's are its GIDs
+	}
 	if dev, port, err := capture.TelemetryPort(f.device, nil); err == nil {
 		cfg.PortDevice, cfg.Port, cfg.SysfsRoot = dev, port,
 			// telemetry takes the sysfs mount point, not the class directory.

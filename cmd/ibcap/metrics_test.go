@@ -169,6 +169,15 @@ func TestMetricsDuringCapture(t *testing.T) {
 	if got, ok := value(mf, "ibscope_capture_info", "device", "fake_1"); !ok || got != 1 {
 		t.Errorf("ibscope_capture_info: %v (%v), want 1", got, ok)
 	}
+	// fake_1's GIDs are its addresses; the flows' ends are in src and dst.
+	for _, a := range []string{"192.168.7.1", "fe80::202:c9ff:fe00:101"} {
+		if _, ok := value(mf, "ibscope_address_info", "device", "fake_1", "address", a); !ok {
+			t.Errorf("ibscope_address_info lacks %s", a)
+		}
+	}
+	if _, ok := value(mf, "ibscope_flow_bytes_total", "src", "192.168.7.1", "dst", "192.168.7.2"); !ok {
+		t.Error("no flow series with src 192.168.7.1 and dst 192.168.7.2")
+	}
 	if got, _ := value(mf, "ibscope_capture_stopped"); got != 0 {
 		t.Errorf("ibscope_capture_stopped %v while capturing", got)
 	}
