@@ -1,0 +1,380 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ibscope/ibscope/internal/testcap"
+	"github.com/ibscope/ibscope/internal/testnetns"
+	"github.com/ibscope/ibscope/internal/txring"
+	"github.com/ibscope/ibscope/metrics"
+)
+
+// The cost of ibcap --metrics, as bench/metrics.sh reports it. ibcap runs in
+// the namespace, so it serves on the namespace's own loopback; the scraper
+// dials from a thread inside it.
+const (
+	benchMetricsAddr = "127.0.0.1:9464"
+	benchFlows       = 1000
+	benchScrapes     = 20
+)
+
+// TestLiveMetricsCost is the benchmark bench/metrics.sh runs. (a) At the
+// highest rate ibscope's transmit ring reaches on the veth, ibcap captures
+// 1,000 RoCEv2 flows to a file without --metrics and with it (a scraper
+// GETs /metrics every second meanwhile, as Prometheus would), in
+// alternating rounds; for each it prints frames sent, captured and lost,
+// packets/s and ibcap's CPU time per packet (and, with --metrics, the
+// packets its flow analysis could not keep up with), then the medians and
+// the differences; before that, each one's CPU time idle. (b) ibcap
+// --metrics holds the same 1,000 flows and one scrape is timed 20 times
+// (median and max), gzip asked for as Prometheus does and plain, with the
+// default --metrics-flows and with every flow served. It prints figures,
+// it asserts none.
+func TestLiveMetricsCost(t *testing.T) {
+	if os.Getenv("IBSCOPE_LIVE_BENCH") == "" {
+		t.Skip("a benchmark, not a test: set IBSCOPE_LIVE_BENCH=1 (bench/metrics.sh does)")
+	}
+	ns := testnetns.New(t, nil, nil)
+	frames := flowFrames(t, benchFlows)
+	tx := ns.OpenTx(t)
+	defer tx.Close()
+	client := nsHTTPClient(t, ns)
+	defer client.CloseIdleConnections()
+
+	if _, err := tx.Send(frames, 50_000, 0); err != nil { // warm up
+		t.Fatal(err)
+	}
+	senderMax, err := tx.Send(frames, 200_000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("bench metrics sender_max_pps %.0f (transmit ring alone, %d RoCEv2 flows, %d-byte frames and up)\n",
+		senderMax, benchFlows, len(frames[0]))
+
+	idleOff, idleOn := idleMetricsCPU(t, ns, client, false), idleMetricsCPU(t, ns, client, true)
+	fmt.Printf("bench metrics idle_cpu_ms without %.1f with %.1f (start, 5 s without traffic, stop)\n",
+		float64(idleOff)/1e6, float64(idleOn)/1e6)
+
+	n := max(200_000, int(2*senderMax)) // about 2 s flat out
+	var off, on []metricsRun
+	for round := range 3 {
+		// Alternate which goes first, so that neither always follows the other.
+		order := []bool{false, true}
+		if round%2 == 1 {
+			order = []bool{true, false}
+		}
+		for _, withMetrics := range order {
+			r := captureAtMax(t, ns, tx, client, frames, n, withMetrics)
+			r.print(round + 1)
+			if withMetrics {
+				on = append(on, r)
+			} else {
+				off = append(off, r)
+			}
+		}
+	}
+	mOff, mOn := summarize(off), summarize(on)
+	fmt.Printf("bench metrics median without: captured_pps %.0f cpu_ns_per_pkt %.0f lost_all_rounds %d; with: captured_pps %.0f cpu_ns_per_pkt %.0f lost_all_rounds %d not_analyzed_pct %.1f\n",
+		mOff.capturedPps, mOff.cpuNsPerPkt, mOff.lost, mOn.capturedPps, mOn.cpuNsPerPkt, mOn.lost, mOn.notAnalyzedPct)
+	fmt.Printf("bench metrics cost captured_pps_diff_pct %+.1f cpu_ns_per_pkt_diff_pct %+.1f (with --metrics against without, medians of 3; the aim is within 5 %%; when neither lost a frame, the sender set the rate)\n",
+		pct(mOn.capturedPps, mOff.capturedPps), pct(mOn.cpuNsPerPkt, mOff.cpuNsPerPkt))
+
+	for _, k := range []int{metrics.DefaultTopFlows, benchFlows} {
+		scrapeTimes(t, ns, tx, client, frames, k)
+	}
+}
+
+// flowFrames returns one RoCEv2 RDMA WRITE ONLY frame per flow (QPs
+// 0x1000 on), each flow's payload a different size so that they rank apart
+// by bytes.
+func flowFrames(t *testing.T, flows int) [][]byte {
+	t.Helper()
+	out := make([][]byte, flows)
+	for i := range out {
+		out[i] = testcap.RoCEFrame(t, testcap.Packet{Src: 1, Dst: 2, QP: uint32(0x1000 + i), Op: 0x0A,
+			Payload: 64 + i%64, DMALen: uint32(64 + i%64)})
+	}
+	return out
+}
+
+// nsHTTPClient is an HTTP client whose connections are opened inside ns.
+func nsHTTPClient(t *testing.T, ns *testnetns.NS) *http.Client {
+	t.Helper()
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var c net.Conn
+		err := ns.Do(t, func() (err error) {
+			c, err = (&net.Dialer{}).DialContext(ctx, network, addr)
+			return err
+		})
+		return c, err
+	}}
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+// getMetrics GETs /metrics once and returns the body: gzip asked for, as
+// Prometheus does (Go's transport asks for it and undoes it), or, with
+// plain, the text as it is.
+func getMetrics(client *http.Client, plain bool) ([]byte, error) {
+	req, err := http.NewRequest("GET", "http://"+benchMetricsAddr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	if plain {
+		req.Header.Set("Accept-Encoding", "identity")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	return body, err
+}
+
+// metricValue is the value of the first series of name in an exposition
+// (-1 when there is none).
+func metricValue(body []byte, name string) float64 {
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `(?:\{[^}]*\})? (\S+)$`).FindSubmatch(body)
+	if m == nil {
+		return -1
+	}
+	v, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+// startMetricsIbcap starts ibcap on vcap as the live benchmark does (snap
+// length 128, to file when file is not ""), with --metrics when withMetrics.
+func startMetricsIbcap(t *testing.T, ns *testnetns.NS, file string, withMetrics bool, extra ...string) *ibcapProc {
+	t.Helper()
+	args := []string{"-i", "vcap", "-s", "128"}
+	if file != "" {
+		args = append(args, "-w", file)
+	}
+	if withMetrics {
+		args = append(args, "--metrics", benchMetricsAddr, "--metrics-linger", "0")
+	}
+	return startIbcap(t, ns, nil, append(args, extra...)...)
+}
+
+// stopIbcap stops ibcap with SIGINT, as a user would; it must exit cleanly.
+func stopIbcap(t *testing.T, p *ibcapProc) {
+	t.Helper()
+	p.cmd.Process.Signal(os.Interrupt)
+	if err := p.wait(t); err != nil {
+		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
+	}
+}
+
+// idleMetricsCPU is ibcap's CPU time for 5 s without traffic (scraped
+// every second with --metrics).
+func idleMetricsCPU(t *testing.T, ns *testnetns.NS, client *http.Client, withMetrics bool) int64 {
+	t.Helper()
+	p := startMetricsIbcap(t, ns, filepath.Join(t.TempDir(), "idle.pcap"), withMetrics)
+	stopScraper := func() {}
+	if withMetrics {
+		stopScraper = scrapeEverySecond(client)
+	}
+	time.Sleep(5 * time.Second)
+	stopScraper()
+	stopIbcap(t, p)
+	cpu, _ := cpuNs(p.cmd.ProcessState)
+	return cpu
+}
+
+// scrapeEverySecond GETs /metrics every second until the returned func is
+// called, which waits for the scraper to stop.
+func scrapeEverySecond(client *http.Client) (stop func()) {
+	client.CloseIdleConnections() // none to an ibcap that has exited
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			getMetrics(client, false) // a failed scrape is Prometheus' problem, not the capture's
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// metricsRun is one capture at the sender's highest rate.
+type metricsRun struct {
+	withMetrics               bool
+	sent                      int
+	achievedPps, capturedPps  float64
+	captured, lost, pathLost  int
+	kernelDrops, notAnalyzed  int
+	cpuNsPerPkt, userNsPerPkt float64
+}
+
+func (r metricsRun) print(round int) {
+	label := "without"
+	extra := ""
+	if r.withMetrics {
+		label = "with"
+		extra = fmt.Sprintf(" not_analyzed %d (flow metrics behind)", r.notAnalyzed)
+	}
+	fmt.Printf("bench metrics round %d %s achieved_pps %.0f sent %d dropped_before_capture %d captured %d lost %d (kernel %d) captured_pps %.0f cpu_ns_per_pkt %.0f (user %.0f)%s\n",
+		round, label, r.achievedPps, r.sent, r.pathLost, r.captured, r.lost, r.kernelDrops, r.capturedPps, r.cpuNsPerPkt, r.userNsPerPkt, extra)
+}
+
+var (
+	writtenRe     = regexp.MustCompile(`(?m)^(\d+) packets written`)
+	kernelDropsRe = regexp.MustCompile(`(?m)^(\d+) packets dropped by the kernel`)
+)
+
+// reportCount is a count from ibcap's final report on stderr.
+func reportCount(t *testing.T, p *ibcapProc, re *regexp.Regexp) int {
+	t.Helper()
+	m := re.FindStringSubmatch(p.stderr.String())
+	if m == nil {
+		t.Fatalf("ibcap's report has no %q:\n%s", re, p.stderr.String())
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// captureAtMax has ibcap capture n frames sent flat out, with or without
+// --metrics (and a scraper every second).
+func captureAtMax(t *testing.T, ns *testnetns.NS, tx *txring.Ring, client *http.Client, frames [][]byte, n int, withMetrics bool) metricsRun {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ibcap.pcap")
+	defer os.Remove(file) // a few hundred MB a run
+	p := startMetricsIbcap(t, ns, file, withMetrics)
+	stopScraper := func() {}
+	if withMetrics {
+		stopScraper = scrapeEverySecond(client)
+	}
+	dropped0 := ns.RxDropped(t)
+	achieved, err := tx.Send(frames, n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As the live benchmark: time for the last frames to reach the file.
+	time.Sleep(1500 * time.Millisecond)
+	r := metricsRun{withMetrics: withMetrics, sent: n, achievedPps: achieved, pathLost: ns.RxDropped(t) - dropped0}
+	if withMetrics {
+		stopScraper()
+		body, err := getMetrics(client, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.notAnalyzed = int(metricValue(body, "ibscope_metrics_packets_not_analyzed_total"))
+	}
+	stopIbcap(t, p)
+	r.captured = reportCount(t, p, writtenRe)
+	r.kernelDrops = reportCount(t, p, kernelDropsRe)
+	r.lost = n - r.captured
+	r.capturedPps = float64(r.captured) * achieved / float64(n) // over the time the frames took to send
+	cpu, user := cpuNs(p.cmd.ProcessState)
+	r.cpuNsPerPkt, r.userNsPerPkt = perPkt(cpu, r.captured), perPkt(user, r.captured)
+	return r
+}
+
+// runSummary is the medians of a few runs, and their frames lost in all.
+type runSummary struct {
+	capturedPps, cpuNsPerPkt, notAnalyzedPct float64
+	lost                                     int
+}
+
+func summarize(runs []metricsRun) runSummary {
+	var pps, cpu, na []float64
+	var s runSummary
+	for _, r := range runs {
+		pps = append(pps, r.capturedPps)
+		cpu = append(cpu, r.cpuNsPerPkt)
+		na = append(na, 100*float64(r.notAnalyzed)/float64(max(1, r.captured)))
+		s.lost += r.lost
+	}
+	s.capturedPps, s.cpuNsPerPkt, s.notAnalyzedPct = median(pps), median(cpu), median(na)
+	return s
+}
+
+func median(v []float64) float64 {
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+func pct(v, base float64) float64 { return 100 * (v - base) / max(base, 1e-9) }
+
+// scrapeTimes has ibcap --metrics --metrics-flows k take the 1,000 flows,
+// then times benchScrapes scrapes of /metrics without traffic.
+func scrapeTimes(t *testing.T, ns *testnetns.NS, tx *txring.Ring, client *http.Client, frames [][]byte, k int) {
+	t.Helper()
+	p := startMetricsIbcap(t, ns, "", true, "--metrics-flows", strconv.Itoa(k))
+	defer stopIbcap(t, p)
+	client.CloseIdleConnections() // none to an ibcap that has exited
+	// Each flow a different number of packets (1 to 10 a pass), paced so
+	// that the veth's backlog drops none; passes until every flow is seen.
+	var seq [][]byte
+	for i := range 10 {
+		for j, f := range frames {
+			if j%10 >= i {
+				seq = append(seq, f)
+			}
+		}
+	}
+	var body []byte
+	for pass := 0; ; pass++ {
+		if _, err := tx.Send(seq, len(seq), 50_000); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond) // for the analysis to catch up
+		var err error
+		if body, err = getMetrics(client, false); err != nil {
+			t.Fatal(err)
+		}
+		if metricValue(body, "ibscope_flows") >= float64(len(frames)) {
+			break
+		}
+		if pass == 4 {
+			t.Fatalf("ibcap --metrics saw %v flows after 5 passes, want %d", metricValue(body, "ibscope_flows"), len(frames))
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	line := fmt.Sprintf("bench metrics scrape flows %.0f metrics_flows %d flow_series %d body_bytes %d",
+		metricValue(body, "ibscope_flows"), k, strings.Count(string(body), "\nibscope_flow_bytes_total{"), len(body))
+	for _, plain := range []bool{false, true} {
+		times := make([]time.Duration, benchScrapes)
+		for i := range times {
+			start := time.Now()
+			_, err := getMetrics(client, plain)
+			times[i] = time.Since(start)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		slices.Sort(times)
+		kind := "gzip"
+		if plain {
+			kind = "plain"
+		}
+		line += fmt.Sprintf(" %s_median_ms %.2f %s_max_ms %.2f", kind, ms(times[len(times)/2]), kind, ms(times[len(times)-1]))
+	}
+	fmt.Printf("%s (%d scrapes each, without traffic; gzip is what Prometheus asks for)\n", line, benchScrapes)
+}
