@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // The sidecar is the telemetry file `ibcap --telemetry` writes next to a
@@ -74,7 +75,7 @@ func NewSidecarWriter(w io.Writer, src Source, clock Clock, counters []Counter, 
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := meta[k]
-		if strings.ContainsAny(k, " \t=\n") || strings.ContainsAny(v, " \t\n") || k == "" {
+		if hasBlank(k) || strings.Contains(k, "=") || hasBlank(v) || k == "" {
 			return nil, fmt.Errorf("telemetry: sidecar meta %s=%s: keys and values must not contain blanks", quoted(k), quoted(v))
 		}
 		b = append(b, ' ')
@@ -84,7 +85,7 @@ func NewSidecarWriter(w io.Writer, src Source, clock Clock, counters []Counter, 
 	}
 	b = append(b, '\n')
 	for _, c := range counters {
-		if strings.ContainsAny(c.Name, ", \t\n#") || c.Name == "" {
+		if hasBlank(c.Name) || strings.ContainsAny(c.Name, ",#") || c.Name == "" {
 			return nil, fmt.Errorf("telemetry: sidecar column %s: names must be non-empty without commas or blanks", quoted(c.Name))
 		}
 		b = append(b, "# counter "...)
@@ -408,4 +409,11 @@ func parseSidecarRow(s *Series, f [][]byte, row []uint64, miss *[]int, file stri
 		s.SetMissing(s.Len()-1, j)
 	}
 	return ""
+}
+
+// hasBlank reports whether s holds a character the reader splits fields on
+// (strings.Fields: every Unicode space, \f and \v and U+0085 too), so the
+// writer refuses what would not read back as written.
+func hasBlank(s string) bool {
+	return strings.IndexFunc(s, unicode.IsSpace) >= 0
 }

@@ -93,4 +93,11 @@ func TestSidecarBadInput(t *testing.T) {
 	if _, err := NewSidecarWriter(&bytes.Buffer{}, Source{}, ClockHost, nil, map[string]string{"k": "a b"}); err == nil {
 		t.Errorf("blank in meta accepted")
 	}
+	// The reader splits on every Unicode space, so the writer refuses them all
+	// (a form feed in a name once read back as a counter with an empty data ID).
+	for _, name := range []string{"0\fdata_id", "a\vb", "a\u0085b", "a\u00a0b", "a\rb"} {
+		if _, err := NewSidecarWriter(&bytes.Buffer{}, Source{}, ClockHost, []Counter{{Name: name}}, nil); err == nil {
+			t.Errorf("name %q accepted", name)
+		}
+	}
 }

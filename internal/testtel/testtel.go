@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/ibscope/ibscope/telemetry"
 )
@@ -20,7 +21,7 @@ import (
 func WriteSidecar(w io.Writer, s *telemetry.Series) error {
 	meta := map[string]string{}
 	for k, v := range s.Meta {
-		if k != "format" && !strings.ContainsAny(k, " \t=\n") && !strings.ContainsAny(v, " \t\n") && k != "" {
+		if k != "format" && !strings.ContainsAny(k, "=") && strings.IndexFunc(k+v, unicode.IsSpace) < 0 && k != "" {
 			meta[k] = v
 		}
 	}
