@@ -28,6 +28,8 @@ var (
 	descRingEmptied = counterDesc("ibscope_capture_ring_emptied_total", "Times the verbs receive ring ran out of posted buffers.")
 	descElapsed     = prometheus.NewDesc("ibscope_capture_elapsed_seconds", "How long the capture has run.", []string{"device"}, nil)
 	descNotAnalyzed = counterDesc("ibscope_metrics_packets_not_analyzed_total", "Packets the flow analysis could not keep up with (its queue was full): not in the flow metrics.")
+	descAnalyzed    = counterDesc("ibscope_metrics_packets_analyzed_total", "Packets in the flow metrics (all flows, flow=\"other\" included): the device's RoCE/IB packet count, updated with every packet.")
+	descAnalyzedB   = counterDesc("ibscope_metrics_wire_bytes_analyzed_total", "Wire bytes of the packets in the flow metrics (RoCE: frame plus FCS, preamble and gap).")
 	descUndecoded   = counterDesc("ibscope_metrics_packets_undecoded_total", "Packets whose headers did not decode: not in the flow metrics.")
 	descNICErrors   = counterDesc("ibscope_metrics_nic_read_errors_total", "Scrapes on which a NIC counter file, or the port's addresses, could not be read.")
 	descFiles       = prometheus.NewDesc("ibscope_capture_files", "Capture files opened so far (-C/-G rotations are this minus 1).", []string{"device"}, nil)
@@ -130,6 +132,7 @@ func countsOf(h *analyze.FlowHealth) flowCounts {
 func (l *Live) collectFlows(ch chan<- prometheus.Metric) {
 	l.flowMu.Lock()
 	undecoded, capBytes := l.undecoded, l.capBytes+l.tap.lostBytes.Load()
+	analyzed, wireBytes := l.analyzed, l.wireBytes
 	var all []flowCounts
 	res, err := l.flows.Result()
 	if err == nil {
@@ -142,6 +145,8 @@ func (l *Live) collectFlows(ch chan<- prometheus.Metric) {
 	dev := l.cfg.Device
 	ch <- prometheus.MustNewConstMetric(descUndecoded, prometheus.CounterValue, float64(undecoded), dev)
 	ch <- prometheus.MustNewConstMetric(descCapBytes, prometheus.CounterValue, float64(capBytes), dev)
+	ch <- prometheus.MustNewConstMetric(descAnalyzed, prometheus.CounterValue, float64(analyzed), dev)
+	ch <- prometheus.MustNewConstMetric(descAnalyzedB, prometheus.CounterValue, float64(wireBytes), dev)
 	ch <- prometheus.MustNewConstMetric(descFlowsTracked, prometheus.GaugeValue, float64(len(all)), dev)
 	// analyze's own "other" flow (past its bound) sorts like any flow; its
 	// name is "other" too, so it joins the series of the same name.

@@ -10,7 +10,11 @@
 //
 //   - ibscope_capture_*_total, ibscope_capture_elapsed_seconds,
 //     ibscope_capture_files, ibscope_metrics_*_total: {device}, one series
-//     each.
+//     each. ibscope_metrics_packets_analyzed_total and
+//     ibscope_metrics_wire_bytes_analyzed_total add up every flow and
+//     move with each packet: rates of the device taken from them do not
+//     jump when a flow enters or leaves the top flows (which moves its
+//     counts out of or into flow="other").
 //   - ibscope_capture_info{host,device,port,version}: one series, 1.
 //   - ibscope_capture_stopped{device}: 0 while capturing, 1 once stopped
 //     gracefully (the final values; ibcap serves them for

@@ -83,7 +83,8 @@ type Live struct {
 
 	flowMu    sync.Mutex // guards what the analysis goroutine updates
 	flows     *analyze.FlowsAnalysis
-	analyzed  uint64
+	analyzed  uint64 // packets in the flow analysis
+	wireBytes uint64 // their bytes on the wire (analyze.Packet.WireBytes)
 	capBytes  uint64 // bytes of the frames queued (the lost ones are in tap.lostBytes)
 	undecoded uint64
 	lastNs    map[decode.FlowKey]int64
@@ -198,6 +199,7 @@ func (l *Live) analyse() {
 				l.flows.Add(&p)
 				l.observeIPD(&p)
 				l.analyzed++
+				l.wireBytes += uint64(p.WireBytes)
 			}
 			l.tap.release()
 			s = l.tap.get()

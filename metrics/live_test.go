@@ -116,6 +116,17 @@ func TestTopFlowsAndOther(t *testing.T) {
 	if sum != float64(src.n) || float64(rep.Written) != sum {
 		t.Errorf("flow packets add up to %v, want %d (written %d)", sum, src.n, rep.Written)
 	}
+	// The device's totals do not depend on the flows' ranks.
+	if got := mf["ibscope_metrics_packets_analyzed_total"].GetMetric()[0].GetCounter().GetValue(); got != sum {
+		t.Errorf("packets analyzed %v, want %v", got, sum)
+	}
+	var wire float64
+	for _, m := range mf["ibscope_flow_bytes_total"].GetMetric() {
+		wire += m.GetCounter().GetValue()
+	}
+	if got := mf["ibscope_metrics_wire_bytes_analyzed_total"].GetMetric()[0].GetCounter().GetValue(); got != wire {
+		t.Errorf("wire bytes analyzed %v, want %v (the flows')", got, wire)
+	}
 	if got := mf["ibscope_capture_stopped"].GetMetric()[0].GetGauge().GetValue(); got != 1 {
 		t.Errorf("ibscope_capture_stopped %v after Finish", got)
 	}
