@@ -42,6 +42,11 @@ type RunOptions[R any] struct {
 	// its packets include that first one, read and not yet added, and its
 	// frames run ahead by up to the reorder window.
 	OnReport func(untilNs int64, r R, err error)
+	// Stop, once closed, ends the reading of the stream (an interrupted
+	// command): the packets already read into the reorder window are still
+	// added, then Run returns the report on them. A read that waits for
+	// data which does not come is the reader's to end (close the pipe).
+	Stop <-chan struct{}
 }
 
 // progressEvery is how many packets pass between progress reports and
@@ -54,7 +59,17 @@ func Run[R any](s *Stream, a Analysis[R], o RunOptions[R]) (R, error) {
 	var p Packet
 	every := o.EveryNs > 0 && o.OnReport != nil
 	var nextNs int64
-	for n := 1; s.Next(&p) == nil; n++ {
+	for n := 1; ; n++ {
+		if !s.eof {
+			select {
+			case <-o.Stop:
+				s.eof = true // what the window holds is handed out, nothing more is read
+			default:
+			}
+		}
+		if s.Next(&p) != nil {
+			break
+		}
 		if every {
 			switch {
 			case n == 1:

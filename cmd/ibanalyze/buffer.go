@@ -18,6 +18,7 @@ type bufferOpts struct {
 	width      string
 	cutThrough bool
 	maxPkts    int
+	interval   intervalFlag
 }
 
 func init() {
@@ -36,7 +37,10 @@ buffer as a whole number of the sender's packets: the middle of the interval
 [K, K+1) packets, which is as fine as packet counting can resolve.
 
 No flow-control packets are needed; when a capture has them, 'ibanalyze
-credits' reads the buffer exactly.`,
+credits' reads the buffer exactly.
+
+` + intervalHelp + ` The sender captures are read
+first, whole; the reports so far follow the receiver capture's packet time.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBuffer(cmd.OutOrStdout(), args[:len(args)-1], args[len(args)-1], o)
@@ -49,6 +53,7 @@ credits' reads the buffer exactly.`,
 	f.StringVar(&o.width, "width", "4x", "link width with --rate (1x, 4x, 8x, 12x)")
 	f.IntVar(&o.maxPkts, "max-packets", analyze.DefaultMaxPackets, maxPacketsHelp("buffer", 80))
 	f.BoolVar(&o.cutThrough, "cut-through", false, "the switch forwards packets while receiving them (holds one packet time, not two)")
+	addIntervalFlag(f, &o.interval, "buffer estimate")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -67,32 +72,53 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 	if err := stdinOnce(append(slices.Clone(senders), receiver)); err != nil {
 		return err
 	}
+	a, err := analyze.NewBufferAnalysis(opts)
+	if err != nil {
+		return err
+	}
+	if err := stopOnSignal(senders, []string{receiver}); err != nil {
+		return err
+	}
 	in := newInput()
 	ss, err := analyze.OpenStream(senders, in.opts)
 	if err != nil {
 		return err
 	}
 	defer ss.Close()
-	rs, err := analyze.OpenStream([]string{receiver}, in.opts)
+	recv, err := analyze.OpenStream([]string{receiver}, in.opts)
 	if err != nil {
 		return err
 	}
-	defer rs.Close()
-	rep, err := analyze.Buffer(ss, rs, opts)
+	defer recv.Close()
+	rs := newReports(w, o.interval, o.json, func(w io.Writer, rep *analyze.BufferReport) error {
+		return writeReport(w, o.json, func(w io.Writer) error { return writeBufferJSON(w, rep, o.series) }, func(w io.Writer) { writeBufferText(w, rep) })
+	})
+	// analyze.Buffer, with the options of the command's runs.
+	_, err = analyze.Run(ss, a.Sent(), analyze.RunOptions[[]analyze.BufferSender]{Stop: interrupted})
+	var rep *analyze.BufferReport
+	if err == nil {
+		rep, err = analyze.Run(recv, a, rs.runOptions(nil))
+	}
 	if err = in.failed(err); err != nil {
 		return tooManyPackets(err)
 	}
 	for _, wn := range rep.Warnings {
 		warnf("%s", wn)
 	}
-	if o.json {
-		if !o.series {
-			for i := range rep.Senders {
-				rep.Senders[i].Series = nil
-			}
+	return rs.totals(rep)
+}
+
+// writeBufferJSON writes the report, with the occupancy series if asked.
+func writeBufferJSON(w io.Writer, rep *analyze.BufferReport, series bool) error {
+	if !series {
+		for i := range rep.Senders {
+			rep.Senders[i].Series = nil
 		}
-		return writeJSON(w, rep)
 	}
+	return writeJSON(w, rep)
+}
+
+func writeBufferText(w io.Writer, rep *analyze.BufferReport) {
 	fmt.Fprintf(w, "receiver %s: %d data packets matched, %d sent and not seen there\n", rep.Receiver, rep.Matched, rep.Unmatched)
 	for _, s := range rep.Senders {
 		fmt.Fprintf(w, "\nsender %s: %d flows, %d data packets, %d matched; offset %s\n", s.File, s.Flows, s.Packets, s.Matched, units.FormatNs(s.OffsetNs))
@@ -108,7 +134,6 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 		fmt.Fprintf(w, "  buffer           %d packets of %d blocks: estimate %d bytes (%s), between %d and %d bytes\n",
 			s.BufferPackets, s.PacketBlocks, s.EstimateBytes, units.FormatBytes(uint64(max(0, s.EstimateBytes))), s.LowBytes, s.HighBytes)
 	}
-	return nil
 }
 
 // maxPacketsHelp describes --max-packets for a command that keeps each

@@ -14,10 +14,11 @@ import (
 )
 
 type creditsOpts struct {
-	json  bool
-	plot  string
-	rate  string
-	width string
+	json     bool
+	plot     string
+	rate     string
+	width    string
+	interval intervalFlag
 }
 
 func init() {
@@ -34,7 +35,10 @@ frames the capture lost), and the receiver's buffer: the most credits ever
 available, reached while nothing is in flight.
 
 Without flow-control packets there is nothing to account; estimate a switch
-buffer from sender and receiver captures with 'ibanalyze buffer' instead.`,
+buffer from sender and receiver captures with 'ibanalyze buffer' instead.
+
+` + intervalHelp + ` It needs --rate: without it,
+credits reads its input twice, first to infer the link's byte time.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runCredits(cmd.OutOrStdout(), args, o) },
 	}
@@ -43,6 +47,7 @@ buffer from sender and receiver captures with 'ibanalyze buffer' instead.`,
 	f.StringVar(&o.plot, "plot", "", "plot credits and blocks in flight over time to `FILE` (.png, .svg, .pdf)")
 	f.StringVar(&o.rate, "rate", "", "link rate (SDR..NDR) for packet end times; default: inferred from back-to-back packets")
 	f.StringVar(&o.width, "width", "4x", "link width with --rate (1x, 4x, 8x, 12x)")
+	addIntervalFlag(f, &o.interval, "credit accounting (with --rate)")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -63,8 +68,19 @@ func runCredits(w io.Writer, paths []string, o creditsOpts) error {
 	if !ok && slices.Contains(paths, decode.Stdin) {
 		return errors.New("credits reads its input twice to infer the link's byte time, and standard input can be read once: give --rate")
 	}
+	if !ok && o.interval.DurationNs > 0 {
+		return errors.New("--interval needs --rate: without it credits reads its input twice, first to infer the link's byte time, and has no report so far to give")
+	}
 	in := newInput()
-	rep, err := analyze.Credits(analyze.Files(paths, in.opts), opts)
+	rs := newReports(w, o.interval, o.json, func(w io.Writer, rep *analyze.CreditReport) error {
+		return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, rep) }, func(w io.Writer) { printCredits(w, rep) })
+	})
+	var rep *analyze.CreditReport
+	if ok {
+		rep, err = runCreditsOnce(paths, in.opts, opts, rs)
+	} else {
+		rep, err = analyze.Credits(analyze.Files(paths, in.opts), opts) // two passes: no stop on a signal
+	}
 	err = in.failed(err)
 	if errors.Is(err, analyze.ErrNoFCP) {
 		return fmt.Errorf("%w; credits needs a capture of a link with its flow-control packets. "+
@@ -81,14 +97,25 @@ func runCredits(w io.Writer, paths []string, o creditsOpts) error {
 			return err
 		}
 	}
-	if o.json {
-		return writeJSON(w, rep)
+	return rs.totals(rep)
+}
+
+// runCreditsOnce is analyze.Credits with the byte time given: one pass,
+// which makes reports so far and stops on a signal.
+func runCreditsOnce(paths []string, base analyze.StreamOptions, opts analyze.CreditOptions, rs *reports[*analyze.CreditReport]) (*analyze.CreditReport, error) {
+	a, err := analyze.NewCreditsAnalysis(opts, nil)
+	if err != nil {
+		return nil, err
 	}
-	for i := range rep.Links {
-		rep.Links[i].Series = nil
+	if err := stopOnSignal(paths); err != nil {
+		return nil, err
 	}
-	printCredits(w, rep)
-	return nil
+	s, err := analyze.Files(paths, base)(analyze.StreamOptions{LinkPackets: true})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return analyze.Run(s, a, rs.runOptions(nil))
 }
 
 func printCredits(w io.Writer, rep *analyze.CreditReport) {

@@ -126,20 +126,6 @@ func runExport(cmd *cobra.Command, captures []string, o exportOpts) error {
 	return nil
 }
 
-// removeOutputOnSignal makes SIGINT and SIGTERM remove the temporary files
-// of the outputs being written before the process exits with the usual
-// 128+signal status, so an interrupted export, correlate or --plot leaves no
-// partial file behind. main sets it for every command.
-func removeOutputOnSignal() (stop func()) {
-	return outfile.RemoveOnSignal(func(sig os.Signal, removed int) {
-		if removed > 0 {
-			warnf("%v: stopped; partial output removed", sig)
-		} else {
-			warnf("%v: stopped", sig)
-		}
-	})
-}
-
 // commandMeta is the metadata that records, in the files written, the
 // command line that wrote them.
 func commandMeta() map[string]string {

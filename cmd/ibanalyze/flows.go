@@ -22,7 +22,7 @@ type flowsOpts struct {
 	window   int
 	maxFlows int
 	noCRC    bool
-	interval units.DurationNs
+	interval intervalFlag
 }
 
 func init() {
@@ -55,12 +55,9 @@ Memory: about 550 bytes per flow while the capture is read. Past
 flow named "other" (without PSN sequence or ACK matching), with a warning.
 The JSON is written one flow at a time.
 
---interval D also reports the flows so far every D of packet time from the
-first packet (a table, or a JSON object with until_ns, the first packet
-time it stops before), then the totals as without it: one JSON object
-after another.
+Several files are read as one capture in timestamp order (rotated pieces).
 
-Several files are read as one capture in timestamp order (rotated pieces).`,
+` + intervalHelp,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runFlows(cmd.OutOrStdout(), args, o) },
 	}
@@ -71,7 +68,7 @@ Several files are read as one capture in timestamp order (rotated pieces).`,
 	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, fmt.Sprintf("reorder window for out-of-order timestamps, in packets (at most %d)", analyze.MaxWindowPackets))
 	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart, about %d bytes each; packets of later ones are counted together as \"other\" (at most %d)", analyze.FlowStateBytes, analyze.MaxFlowsLimit))
 	f.BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC (faster; CRC failures are then not counted)")
-	f.Var(&o.interval, "interval", "also report the flows so far every `DURATION` of packet time (e.g. 1s)")
+	addIntervalFlag(f, &o.interval, "flows")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -82,13 +79,13 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 	if o.top < 0 {
 		return fmt.Errorf("--top %d: want 0 (all) or more", o.top)
 	}
-	if o.interval < 0 {
-		return fmt.Errorf("--interval %s: want a positive duration", units.FormatNs(int64(o.interval)))
-	}
 	if o.plot != "" {
 		if err := plots.CheckPath(o.plot); err != nil {
 			return err
 		}
+	}
+	if err := stopOnSignal(paths); err != nil {
+		return err
 	}
 	s, err := openStream(paths, o.window, !o.noCRC)
 	if err != nil {
@@ -97,28 +94,9 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 	defer s.Close()
 	_, total := s.Progress()
 	prog := newProgress("flows", total, o.json)
-	var reportErr error
-	r, err := analyze.Run(s, analyze.NewFlowsAnalysis(analyze.FlowsOptions{MaxFlows: o.maxFlows}), analyze.RunOptions[*analyze.FlowsResult]{
-		Progress: streamProgress(prog),
-		EveryNs:  int64(o.interval),
-		OnReport: func(untilNs int64, r *analyze.FlowsResult, err error) {
-			if err != nil || reportErr != nil {
-				return // no IB or RoCE packet yet, or the output failed
-			}
-			r.UntilNs = untilNs
-			if !o.json {
-				fmt.Fprintf(stdout, "== so far: packets before +%s of packet time\n", units.FormatNs(untilNs-r.FirstNs))
-			}
-			reportErr = writeFlowsReport(stdout, r, o)
-			if !o.json {
-				fmt.Fprintln(stdout)
-			}
-		},
-	})
+	rs := newReports(stdout, o.interval, o.json, func(w io.Writer, r *analyze.FlowsResult) error { return writeFlowsReport(w, r, o) })
+	r, err := analyze.Run(s, analyze.NewFlowsAnalysis(analyze.FlowsOptions{MaxFlows: o.maxFlows}), rs.runOptions(streamProgress(prog)))
 	prog.done()
-	if reportErr != nil {
-		return reportErr
-	}
 	st := s.Stats()
 	if errors.Is(err, analyze.ErrNoPackets) {
 		return noPackets(s.Input())
@@ -131,10 +109,7 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 		warnf("more than %d flows: the packets of those after the first %d (%d packets) are counted together as %q, without PSN sequences or ACK matching; --max-flows raises the bound (about %d bytes a flow)",
 			r.MaxFlows, r.MaxFlows, r.OtherPackets, "other", analyze.FlowStateBytes)
 	}
-	if o.interval > 0 && !o.json {
-		fmt.Fprintln(stdout, "== totals")
-	}
-	if err := writeFlowsReport(stdout, r, o); err != nil {
+	if err := rs.totals(r); err != nil {
 		return err
 	}
 	if o.plot != "" {

@@ -34,6 +34,7 @@ type ipdOpts struct {
 	compare      bool
 	matchWindow  string
 	maxFlows     int
+	interval     intervalFlag
 }
 
 func init() {
@@ -62,10 +63,16 @@ Bins: linear by default, with width and count picked from the first 8192
 IPDs (up to twice their 90th percentile, outliers counted above); --bin and
 --bins fix them, --exp doubles each bin, --edges gives every edge. All
 flows share the same bins. Durations take ns, us, ms or s: --bin 1us,
---edges 0,1us,2us,4us,8us.`,
+--edges 0,1us,2us,4us,8us.
+
+` + intervalHelp + ` Before the bins are picked
+(8192 IPDs), a report so far shows them as picked from the IPDs so far.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.compare {
+				if o.interval.DurationNs > 0 {
+					return errors.New("--interval does not go with --compare: the two captures are matched against each other to the end, with no report so far")
+				}
 				return runCompare(cmd.OutOrStdout(), args, o)
 			}
 			return runIPD(cmd.OutOrStdout(), args, o)
@@ -91,6 +98,7 @@ flows share the same bins. Durations take ns, us, ms or s: --bin 1us,
 	f.IntVar(&o.top, "top", 10, "text output: the `N` busiest flows (0: all)")
 	f.BoolVar(&o.compare, "compare", false, "compare two captures A B of the same traffic (sender and receiver side)")
 	f.StringVar(&o.matchWindow, "match-window", units.FormatNs(analyze.DefaultMatchWindowNs), "with --compare: how long a packet waits for its twin on the other side")
+	addIntervalFlag(f, &o.interval, "IPDs")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -248,14 +256,27 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 	if err != nil {
 		return err
 	}
+	if err := stopOnSignal(paths); err != nil {
+		return err
+	}
 	s, err := openStream(paths, o.window, false)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	a, err := analyze.NewIPDAnalysis(cfg, s.ResolutionNs)
+	if err == nil {
+		err = cfg.Hist.Validate(s.ResolutionNs())
+	}
+	if err != nil {
+		return binsHint(err, cfg.Hist.Mode, s.ResolutionNs())
+	}
 	_, total := s.Progress()
 	prog := newProgress("ipd", total, o.json)
-	r, err := analyze.RunIPD(s, cfg, streamProgress(prog))
+	rs := newReports(stdout, o.interval, o.json, func(w io.Writer, r *analyze.IPDResult) error {
+		return writeReport(w, o.json, r.WriteJSON, func(w io.Writer) { writeIPDText(w, r, o.top) })
+	})
+	r, err := analyze.Run(s, a, rs.runOptions(streamProgress(prog)))
 	prog.done()
 	in := s.Stats()
 	if err != nil {
@@ -272,7 +293,7 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 		warnf("more than %d %ss: the packets of those after the first %d (%d packets) are counted together as %q, without IPDs; --max-flows raises the bound (about 430 bytes a %s)",
 			r.MaxFlows, r.By, r.MaxFlows, r.OtherPackets, "other", r.By)
 	}
-	if err := writeReport(stdout, o.json, r.WriteJSON, func(w io.Writer) { writeIPDText(w, r, o.top) }); err != nil {
+	if err := rs.totals(r); err != nil {
 		return err
 	}
 	if o.plot != "" {

@@ -42,7 +42,7 @@ var errReported = errors.New("errors reported above")
 
 func main() {
 	cmddoc.Main(rootCmd) // "ibanalyze __docs DIR": man pages and completions (make install)
-	stop := removeOutputOnSignal()
+	stop := handleSignals()
 	err := rootCmd.Execute()
 	stop()
 	if err != nil {

@@ -20,6 +20,7 @@ type tickOpts struct {
 	source    string
 	minPhase  int
 	maxPkts   int
+	interval  intervalFlag
 }
 
 func init() {
@@ -37,7 +38,10 @@ to PortXmitWait increase for comparison.
 
 The telemetry is perfquery text (with "# ts_ns=" or date lines), an ibscope
 sidecar or DOCA telemetry_diag CSV, and must hold PortXmitWait of the
-sending port, sampled at least twice within the episode.`,
+sending port, sampled at least twice within the episode.
+
+` + intervalHelp + ` A report so far finds the
+episode among the packets so far, or says why it cannot yet.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runTick(cmd.OutOrStdout(), args, o) },
 	}
@@ -53,6 +57,7 @@ sending port, sampled at least twice within the episode.`,
 	f.IntVar(&o.minPhase, "min-phase-packets", analyze.DefaultPhasePackets, "")
 	_ = f.MarkDeprecated("min-phase-packets", "use --phase-packets")
 	f.IntVar(&o.maxPkts, "max-packets", analyze.DefaultMaxPackets, maxPacketsHelp("tick", 16))
+	addIntervalFlag(f, &o.interval, "tick estimate")
 	cmd.MarkFlagRequired("telemetry")
 	rootCmd.AddCommand(cmd)
 }
@@ -91,22 +96,33 @@ func runTick(w io.Writer, paths []string, o tickOpts) error {
 			warnf("%s", wn)
 		}
 	}
+	a, err := analyze.NewTickAnalysis(series, o.telemetry, opts)
+	if err != nil {
+		return err
+	}
+	if err := stopOnSignal(paths); err != nil {
+		return err
+	}
 	in := newInput()
 	s, err := analyze.OpenStream(paths, in.opts)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	rep, err := analyze.Tick(s, series, o.telemetry, opts)
+	rs := newReports(w, o.interval, o.json, func(w io.Writer, rep *analyze.TickReport) error {
+		return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, rep) }, func(w io.Writer) { writeTickText(w, rep) })
+	})
+	rep, err := analyze.Run(s, a, rs.runOptions(nil))
 	if err = in.failed(err); err != nil {
 		return tooManyPackets(err)
 	}
 	for _, wn := range rep.Warnings {
 		warnf("%s: %s", rep.File, wn)
 	}
-	if o.json {
-		return writeJSON(w, rep)
-	}
+	return rs.totals(rep)
+}
+
+func writeTickText(w io.Writer, rep *analyze.TickReport) {
 	how := "given"
 	if rep.RateInferred {
 		how = "inferred from packet spacing; --rate to set"
@@ -127,5 +143,4 @@ func runTick(w io.Writer, paths []string, o tickOpts) error {
 	fmt.Fprintf(w, "port waited      %s in %d waits of at least a tick\n", units.FormatNs(rep.WaitNs), rep.Waits)
 	fmt.Fprintf(w, "tick             %.3f ns = %.2f symbol times (%s symbol %.4g ns)\n", rep.TickNs, rep.TickSymbols, rep.Rate, rep.SymbolNs)
 	fmt.Fprintf(w, "                 (window / PortXmitWait = %.3f ns: counts the time the port was sending too)\n", rep.NaiveTickNs)
-	return nil
 }

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/outfile"
+)
+
+// SIGINT and SIGTERM. In a command that reads through an analysis (ipd,
+// flows, credits with --rate, buffer, tick) the first one stops the
+// reading, as tcpdump -r does: the packets read are analysed, the totals
+// printed, and the exit status is what it would be had the input ended
+// there (0 when all went well). A second signal, or the first in a command
+// that cannot stop early (decode, export, correlate, ipd --compare, credits
+// inferring the byte time), ends the process at once with status 128+signal
+// (130 for SIGINT), removing the partial outputs first.
+var (
+	// interrupted is closed by the first signal in a command that stops
+	// early: analyze.Run stops reading (RunOptions.Stop).
+	interrupted = make(chan struct{})
+	// stopsEarly says the running command reports on what it read when
+	// interrupted (stopOnSignal).
+	stopsEarly atomic.Bool
+	// stdinPipe is the write end of the pipe that stands in for standard
+	// input (stdinThroughPipe); the first signal closes it.
+	stdinPipe atomic.Pointer[os.File]
+)
+
+// handleSignals handles SIGINT and SIGTERM until stop is called.
+func handleSignals() (stop func()) {
+	c := make(chan os.Signal, 2)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		var sig os.Signal
+		select {
+		case sig = <-c:
+		case <-done:
+			return
+		}
+		if stopsEarly.Load() {
+			warnf("%v: reading stopped; the report on what was read follows (again to quit at once)", sig)
+			close(interrupted)
+			if w := stdinPipe.Load(); w != nil {
+				w.Close() // a read waiting for more of standard input ends
+			}
+			select {
+			case sig = <-c:
+			case <-done:
+				return
+			}
+		}
+		if outfile.RemovePending() > 0 {
+			warnf("%v: stopped; partial output removed", sig)
+		} else {
+			warnf("%v: stopped", sig)
+		}
+		os.Exit(128 + int(sig.(syscall.Signal)))
+	}()
+	return func() {
+		signal.Stop(c)
+		close(done)
+	}
+}
+
+// stopOnSignal makes the first SIGINT or SIGTERM stop the reading of paths
+// rather than the process (interrupted). Call it before opening them: when
+// standard input is among them, it is read through a pipe that the signal
+// closes, so that the totals come out even while no more data arrives.
+func stopOnSignal(paths ...[]string) error {
+	stopsEarly.Store(true)
+	for _, p := range paths {
+		if slices.Contains(p, decode.Stdin) {
+			return stdinThroughPipe()
+		}
+	}
+	return nil
+}
+
+// stdinThroughPipe puts the read end of a pipe in os.Stdin (where the
+// decoder opens "-") and copies standard input into it. A read of a pipe,
+// socket or terminal waits for data and no signal ends it; closing our
+// pipe does: the decoder then sees the end of its input after the last
+// record copied. A regular file is read as it is.
+func stdinThroughPipe() error {
+	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode().IsRegular() {
+		return nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	in := os.Stdin
+	os.Stdin = r
+	stdinPipe.Store(w)
+	go func() {
+		io.Copy(w, in) // ends at the end of standard input, or when the signal closes w
+		w.Close()
+	}()
+	return nil
+}
