@@ -50,6 +50,10 @@ type afpacketSource struct {
 	attachedNs int64
 	notRoCE    uint64 // frames that reached the ring before the kernel filter
 	ifindex    int    // dev's index at open, to tell why the socket failed (0 if unknown)
+	// any is set for AnyDevice: the socket is bound to no interface and
+	// each frame becomes a LINUX_SLL2 record, built in rec.
+	any bool
+	rec []byte
 }
 
 func openAFPacket(dev string, c Config) (Source, error) {
@@ -65,6 +69,10 @@ func openAFPacket(dev string, c Config) (Source, error) {
 			return nil, fmt.Errorf("capture on %s: filter %q: %w", dev, c.FilterExpr, err)
 		}
 	}
+	any := dev == AnyDevice
+	if any && (c.Promiscuous || (c.TimestampType != "" && c.TimestampType != TimestampHost)) {
+		return nil, fmt.Errorf("capture on %s: promiscuous mode and adapter timestamps are set per interface: name one with -i", dev)
+	}
 	if c.TimestampType != "" && c.TimestampType != TimestampHost {
 		types, err := TimestampTypes(dev, c.SysfsRoot)
 		if err != nil {
@@ -75,8 +83,12 @@ func openAFPacket(dev string, c Config) (Source, error) {
 		}
 	}
 	blocks := max(c.RingBytes/afpBlockBytes, afpMinBlocks)
+	bind := dev
+	if any {
+		bind = "" // gopacket binds an unnamed socket to every interface
+	}
 	tp, err := afpacket.NewTPacket(
-		afpacket.OptInterface(dev),
+		afpacket.OptInterface(bind),
 		afpacket.TPacketVersion3,
 		afpacket.OptBlockSize(afpBlockBytes),
 		afpacket.OptFrameSize(afpFrameBytes),
@@ -85,13 +97,15 @@ func openAFPacket(dev string, c Config) (Source, error) {
 		afpacket.OptPollTimeout(time.Duration(c.PollTimeoutMs)*time.Millisecond),
 		// Put back the VLAN tag the NIC stripped, so the file shows the
 		// frame as it was on the wire (RoCE usually runs on a VLAN for PFC).
-		afpacket.OptAddVLANHeader(true),
+		// With -i any the SLL2 record gets it instead, from the frame's
+		// header in the ring, which the frame then has to stay in.
+		afpacket.OptAddVLANHeader(!any),
 	)
 	if err != nil {
 		return nil, afpacketOpenError(dev, err)
 	}
-	s := &afpacketSource{tp: tp, dev: dev, snap: c.SnapLenBytes, filter: filter, untagged: untagged}
-	if ifi, err := net.InterfaceByName(dev); err == nil {
+	s := &afpacketSource{tp: tp, dev: dev, snap: c.SnapLenBytes, filter: filter, untagged: untagged, any: any}
+	if ifi, err := net.InterfaceByName(dev); err == nil && !any {
 		s.ifindex = ifi.Index
 	}
 	if c.TimestampType == TimestampAdapterUnsynced {
@@ -144,7 +158,98 @@ func (s *afpacketSource) direction(data []byte, ci gopacket.CaptureInfo) decode.
 	if ne.Uint16(sll) != unix.AF_PACKET || int(int32(ne.Uint32(sll[4:]))) != s.ifindex || ne.Uint16(sll[8:]) != unix.ARPHRD_ETHER {
 		return decode.DirectionUnknown
 	}
-	switch sll[10] {
+	return pktDirection(sll[10])
+}
+
+// A frame's tpacket3_hdr, read for -i any: the sockaddr_ll follows it,
+// and the frame starts tp_mac bytes after it, where tp_mac is
+// TPACKET_ALIGN(48 + 20 + max(maclen, 16)) - maclen for a link header of
+// maclen bytes (see sllBeforeFrameBytes): 82 for an Ethernet header, 78
+// with a VLAN tag the sender wrote in line, 74 with two.
+const (
+	afpHdrStatus       = 20 // tp_status, 32 bits
+	afpHdrMac          = 24 // tp_mac, 16 bits
+	afpHdrVLANTCI      = 32 // hv1.tp_vlan_tci, 32 bits
+	afpHdrVLANTPID     = 36 // hv1.tp_vlan_tpid, 16 bits
+	afpHdrSockaddr     = 48 // the sockaddr_ll, after the header
+	afpStatusVLANValid = 0x10
+	afpStatusTPIDValid = 0x40
+	sll2HeaderBytes    = 20
+	sll2AddrLen        = 6 // an Ethernet source address
+)
+
+var afpEthernetMacOffsets = [...]int{82, 78, 74}
+
+// ringHeader finds the header of a frame of interface ifindex in the ring:
+// the offset whose tp_mac says so and whose sockaddr_ll names the
+// interface; false when none does (a frame with no Ethernet header).
+func ringHeader(data []byte, ifindex int) ([]byte, bool) {
+	ne := binary.NativeEndian
+	for _, off := range afpEthernetMacOffsets {
+		hdr := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), -off)), off)
+		sll := hdr[afpHdrSockaddr:]
+		if int(ne.Uint16(hdr[afpHdrMac:])) == off && ne.Uint16(sll) == unix.AF_PACKET && int(int32(ne.Uint32(sll[4:]))) == ifindex {
+			return hdr, true
+		}
+	}
+	return nil, false
+}
+
+// sll2Record turns an Ethernet frame still in the ring into a LINUX_SLL2
+// record, as libpcap writes for tcpdump -i any: protocol, interface index,
+// ARPHRD type, packet type and source MAC, then the frame after its
+// Ethernet header; a tag the kernel stripped comes back as an 802.1Q (or
+// 802.1ad) tag after the SLL2 header, the protocol naming it, as one sent
+// in line is. Frames of interfaces without an Ethernet header are refused:
+// RoCE runs on Ethernet.
+func (s *afpacketSource) sll2Record(data []byte, ci gopacket.CaptureInfo) (Packet, bool) {
+	if len(data) < etherHeaderLen {
+		return Packet{}, false
+	}
+	hdr, ok := ringHeader(data, ci.InterfaceIndex)
+	if !ok {
+		return Packet{}, false
+	}
+	ne := binary.NativeEndian
+	sll := hdr[afpHdrSockaddr:]
+	hatype, pkttype := ne.Uint16(sll[8:]), sll[10]
+	if hatype != unix.ARPHRD_ETHER && hatype != unix.ARPHRD_LOOPBACK {
+		return Packet{}, false
+	}
+	proto := binary.BigEndian.Uint16(data[etherTypeOffset:])
+	status := ne.Uint32(hdr[afpHdrStatus:])
+	tagged := status&afpStatusVLANValid != 0
+	if tagged {
+		proto = etherTypeVLAN
+		if tpid := ne.Uint16(hdr[afpHdrVLANTPID:]); status&afpStatusTPIDValid != 0 && tpid != 0 {
+			proto = tpid
+		}
+	}
+	be := binary.BigEndian
+	r := be.AppendUint16(s.rec[:0], proto)
+	r = be.AppendUint16(r, 0) // reserved
+	r = be.AppendUint32(r, uint32(ci.InterfaceIndex))
+	r = be.AppendUint16(r, hatype)
+	r = append(r, pkttype, sll2AddrLen)
+	r = append(r, data[6:12]...) // source MAC
+	r = append(r, 0, 0)          // the address field's 8 bytes
+	wire := ci.Length - etherHeaderLen + sll2HeaderBytes
+	if tagged {
+		r = be.AppendUint16(r, uint16(ne.Uint32(hdr[afpHdrVLANTCI:])))
+		r = append(r, data[etherTypeOffset:etherHeaderLen]...)
+		wire += vlanTagLen
+	}
+	r = append(r, data[etherHeaderLen:]...)
+	s.rec = r
+	if len(r) > s.snap {
+		r = r[:s.snap]
+	}
+	return Packet{Data: r, TsNs: ci.Timestamp.UnixNano(), WireLenBytes: wire, Direction: pktDirection(pkttype)}, true
+}
+
+// pktDirection is the direction of a frame of sll_pkttype t.
+func pktDirection(t uint8) decode.Direction {
+	switch t {
 	case unix.PACKET_OUTGOING:
 		return decode.DirectionOutbound
 	case unix.PACKET_HOST, unix.PACKET_BROADCAST, unix.PACKET_MULTICAST, unix.PACKET_OTHERHOST:
@@ -180,6 +285,14 @@ func (s *afpacketSource) Next() (Packet, error) {
 		if !s.keep(data, ci.AncillaryData, ci.Timestamp.UnixNano()) {
 			s.notRoCE++
 			continue
+		}
+		if s.any {
+			p, ok := s.sll2Record(data, ci)
+			if !ok {
+				s.notRoCE++ // not an Ethernet interface's frame
+				continue
+			}
+			return p, nil
 		}
 		dir := s.direction(data, ci)
 		if len(data) > s.snap {
@@ -239,7 +352,14 @@ func (s *afpacketSource) pollError(err error) error {
 	return fmt.Errorf("capture on %s: %w", s.dev, err)
 }
 
-func (s *afpacketSource) LinkType() int  { return decode.LinkTypeEthernet }
+// LinkType is Ethernet, or LINUX_SLL2 for AnyDevice.
+func (s *afpacketSource) LinkType() int {
+	if s.any {
+		return decode.LinkTypeLinuxSLL2
+	}
+	return decode.LinkTypeEthernet
+}
+
 func (s *afpacketSource) Device() string { return s.dev }
 
 func (s *afpacketSource) Stats() (Stats, error) {

@@ -87,7 +87,12 @@ func (f Format) ForFile(path string) Format {
 func newEncoder(wc WriterConfig) (*decode.Encoder, error) {
 	f, srcLinkType := wc.Format, wc.LinkType
 	native := srcLinkType == decode.LinkTypeInfiniBand
-	if srcLinkType != decode.LinkTypeEthernet && !native {
+	if srcLinkType == decode.LinkTypeLinuxSLL2 {
+		// -i any: the records go as they are, in pcap or pcapng.
+		if f != FormatAuto && f != FormatPcap && f != FormatPcapNG {
+			return nil, fmt.Errorf("writer: format %v has no place for the LINUX_SLL2 records of -i %s: use pcap or pcapng", f, AnyDevice)
+		}
+	} else if srcLinkType != decode.LinkTypeEthernet && !native {
 		return nil, fmt.Errorf("writer: source link type %d is neither Ethernet (1) nor InfiniBand (247)", srcLinkType)
 	}
 	cfg := decode.EncoderConfig{LinkType: srcLinkType, SnapLenBytes: wc.SnapLenBytes, Micro: wc.Micro,

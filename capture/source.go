@@ -124,6 +124,11 @@ func (c *Config) withDefaults() Config {
 	return d
 }
 
+// AnyDevice is the name that captures on every network interface, as
+// tcpdump -i any does: LINUX_SLL2 records (link type 276), each naming its
+// interface by index and its packet type (AF_PACKET; Ethernet interfaces).
+const AnyDevice = "any"
+
 // Open opens device for capture. An RDMA device listed under
 // Config.SysfsRoot (mlx5_0, or mlx5_0:2 for port 2) opens the verbs sniffer;
 // a network interface opens an AF_PACKET ring. An unknown name returns an
@@ -139,7 +144,7 @@ func Open(device string, cfg *Config) (Source, error) {
 			return openVerbs(*d, port, c)
 		}
 	}
-	if netdevExists(device) {
+	if device == AnyDevice || netdevExists(device) {
 		return openAFPacket(device, c)
 	}
 	return nil, unknownDeviceError(device, c.SysfsRoot)

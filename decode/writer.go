@@ -62,9 +62,9 @@ type Encoder struct {
 // NewEncoder checks cfg and returns its encoder.
 func NewEncoder(cfg EncoderConfig) (*Encoder, error) {
 	switch cfg.LinkType {
-	case LinkTypeEthernet, LinkTypeERF, LinkTypeInfiniBand:
+	case LinkTypeEthernet, LinkTypeERF, LinkTypeInfiniBand, LinkTypeLinuxSLL2:
 	default:
-		return nil, fmt.Errorf("link type %d is not one ibscope writes (1, 197, 247)", cfg.LinkType)
+		return nil, fmt.Errorf("link type %d is not one ibscope writes (1, 197, 247, 276)", cfg.LinkType)
 	}
 	if cfg.ERFEthernet && cfg.LinkType != LinkTypeERF {
 		return nil, fmt.Errorf("ERF Ethernet records in a file of link type %d", cfg.LinkType)

@@ -389,7 +389,10 @@ func interfaceOptions(f *flags, src capture.Source) []decode.NgOption {
 			hardware = d.Name
 		}
 	}
-	if hardware == "" {
+	switch {
+	case f.device == capture.AnyDevice:
+		desc = "every network interface (AF_PACKET, Linux cooked v2 records naming each frame's interface)"
+	case hardware == "":
 		desc = "network interface " + desc + " (AF_PACKET)"
 	}
 	opts := []decode.NgOption{
@@ -399,7 +402,7 @@ func interfaceOptions(f *flags, src capture.Source) []decode.NgOption {
 	switch {
 	case f.filterExpr != "":
 		opts = append(opts, decode.NgFilter(f.filterExpr))
-	case !f.all && src.LinkType() == decode.LinkTypeEthernet:
+	case !f.all && (src.LinkType() == decode.LinkTypeEthernet || src.LinkType() == decode.LinkTypeLinuxSLL2):
 		// The RoCE-only default (capture.RoCEFilter) in libpcap's words.
 		opts = append(opts, decode.NgFilter("udp dst port 4791 or ether proto 0x8915 or (vlan and (udp dst port 4791 or ether proto 0x8915))"))
 	}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibscope/ibscope/internal/testnetns"
+)
+
+// -i any captures on every interface as tcpdump -i any does: each frame
+// sent across the veth pair shows twice, leaving vsend and arriving on
+// vcap, as a LINUX_SLL2 record naming the interface by index and the
+// packet type (4, PACKET_OUTGOING, on vsend), with the source MAC and the
+// frame after its Ethernet header (a VLAN tag the receiving kernel
+// stripped put back). tshark's sll fields agree, and the pcapng interface
+// is named any.
+func TestIbcapAnyInterface(t *testing.T) {
+	ns := newNetns(t)
+	if _, err := exec.LookPath("tshark"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs tshark, which CI installs")
+		}
+		t.Skip("needs tshark")
+	}
+	want := bundledRoCE(t)
+	out := filepath.Join(t.TempDir(), "any.pcapng")
+	p := startIbcap(t, ns, nil, "-i", "any", "-w", out)
+	ns.Replay(t, bundled, "--pps=50000")
+	p.cmd.Process.Signal(os.Interrupt)
+	if err := p.wait(t); err != nil {
+		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
+	}
+	send, recv := ifindex(t, ns, ns.Send), ifindex(t, ns, ns.Capture)
+	recs, err := readRecords(t, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byIf := map[uint32][][]byte{}
+	for i, r := range recs {
+		if len(r) < 20 || binary.BigEndian.Uint16(r[8:]) != 1 || r[11] != 6 {
+			t.Fatalf("record %d is no SLL2 header of an Ethernet interface: %x", i+1, r[:min(len(r), 20)])
+		}
+		idx := binary.BigEndian.Uint32(r[4:])
+		outgoing := r[10] == 4
+		if (idx == send) != outgoing {
+			t.Errorf("record %d: interface %d with packet type %d (vsend is %d, vcap %d)", i+1, idx, r[10], send, recv)
+		}
+		byIf[idx] = append(byIf[idx], r)
+	}
+	for _, idx := range []uint32{send, recv} {
+		got := byIf[idx]
+		if len(got) != len(want) {
+			t.Fatalf("interface %d (vsend %d): %d records, %d RoCE frames sent (%d records in all)", idx, send, len(got), len(want), len(recs))
+		}
+		for i, w := range want {
+			r := got[i]
+			if !bytes.Equal(r[0:2], w[12:14]) || !bytes.Equal(r[12:18], w[6:12]) || !bytes.Equal(r[20:], w[14:]) {
+				t.Fatalf("interface %d, frame %d: record\n %x\nfor frame\n %x", idx, i+1, r, w)
+			}
+		}
+	}
+	fields, err := exec.Command("tshark", "-r", out, "-T", "fields", "-e", "frame.interface_name", "-e", "sll.ifindex", "-e", "sll.pkttype").Output()
+	if err != nil {
+		t.Fatalf("tshark -r %s: %v", out, err)
+	}
+	count := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(fields)), "\n") {
+		count[line]++
+	}
+	wantCount := map[string]int{fmt.Sprintf("any\t%d\t4", send): len(want)}
+	for k, n := range count {
+		if !strings.HasPrefix(k, fmt.Sprintf("any\t%d\t", recv)) || strings.HasSuffix(k, "\t4") {
+			continue
+		}
+		wantCount[k] = n // the receiving side's packet type: to this host or another
+	}
+	if len(count) != len(wantCount) || count[fmt.Sprintf("any\t%d\t4", send)] != len(want) {
+		t.Errorf("tshark's interface name, SLL2 interface index and packet type, with counts: %v; want %d outgoing on %d and the same received on %d",
+			count, len(want), send, recv)
+	}
+	received := 0
+	for k, n := range count {
+		if strings.HasPrefix(k, fmt.Sprintf("any\t%d\t", recv)) {
+			received += n
+		}
+	}
+	if received != len(want) {
+		t.Errorf("tshark sees %d frames received on %d, want %d", received, recv, len(want))
+	}
+}
+
+// ifindex is the index of the namespace's interface dev.
+func ifindex(t *testing.T, ns *testnetns.NS, dev string) uint32 {
+	t.Helper()
+	out, err := ns.Command("cat", "/sys/class/net/"+dev+"/ifindex").Output()
+	if err != nil {
+		t.Fatalf("ifindex of %s: %v", dev, err)
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(out)), 10, 32)
+	if err != nil {
+		t.Fatalf("ifindex of %s: %q", dev, out)
+	}
+	return uint32(n)
+}
