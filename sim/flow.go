@@ -12,6 +12,7 @@ type flowState struct {
 	srcQP      uint32 // the requester's QP, in the ACKs' BTH
 	mtuBytes   int
 	write      bool
+	eth        bool  // RoCEv2 frames rather than LRH packets
 	bytesLeft  int64 // message data not yet packetised
 	msgLeft    int64 // bytes left in the current message, 0 between messages
 	msgBytes   int64
@@ -65,7 +66,7 @@ func (f *flowState) nextShape() (op decode.Opcode, extBytes, payload int) {
 // nextBlocks is the credit cost of the next packet.
 func (f *flowState) nextBlocks() int {
 	_, ext, payload := f.nextShape()
-	return blocksOf(dataWireBytes(ext, payload))
+	return blocksOf(f.wireBytes(ext, payload))
 }
 
 // take builds the next packet and advances the flow; it returns whether
@@ -82,11 +83,15 @@ func (f *flowState) take(nowPs int64) (*packet, bool) {
 	f.msgPackets++
 	last := f.msgLeft == 0
 	ackReq := last || f.cfg.AckEvery > 0 && f.msgPackets%f.cfg.AckEvery == 0
-	w := dataWireBytes(ext, payload)
+	w := f.wireBytes(ext, payload)
 	p := &packet{vl: f.vl, sl: f.vl, slid: f.src.lid, dlid: f.dst.lid, op: op, qp: f.destQP, psn: f.psn,
 		ackReq: ackReq, payloadBytes: payload, wireBytes: w, blocks: blocksOf(w), flow: f.idx, injectPs: nowPs}
 	if ext == rethBytes {
 		p.dmaLenBytes = uint32(f.msgBytes)
+	}
+	if n := f.cfg.IFAEvery; n > 0 && (f.packets+1)%int64(n) == 0 {
+		p.probe = &probe{flow: f.idx, psn: p.psn}
+		p.wireBytes += ifaProbeBytes
 	}
 	f.psn = (f.psn + 1) & 0xFFFFFF
 	if f.packets == 0 {
@@ -94,4 +99,13 @@ func (f *flowState) take(nowPs int64) (*packet, bool) {
 	}
 	f.packets++
 	return p, last
+}
+
+// wireBytes is a data packet's size: LRH through VCRC, or the RoCEv2 frame
+// through its FCS.
+func (f *flowState) wireBytes(extBytes, payloadBytes int) int {
+	if f.eth {
+		return roceWireBytes(extBytes, payloadBytes)
+	}
+	return dataWireBytes(extBytes, payloadBytes)
 }

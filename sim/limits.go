@@ -30,6 +30,13 @@ const (
 	MinPeriodNs = 1000         // FCP and telemetry periods: 1 us
 )
 
+// Ethernet bounds: the fastest link (1.6 Tb/s), and the most a PFC
+// threshold or headroom may be (64 MiB, more than any switch's buffer).
+const (
+	MaxEthernetGbps = 1600
+	MaxPFCBytes     = 64 << 20
+)
+
 // maxVLBufferBytes is the most one VL's receive buffer can be: 2048 blocks,
 // the most the 12-bit credit counters can advertise (IBA 7.9.4).
 const maxVLBufferBytes = 2048 * blockBytes
@@ -63,6 +70,14 @@ var Limits = []Limit{
 	{"switches[].buffer_vls", 1, 15, "VLs (0: 4; at least vls)"},
 	{"switches[].vl_buffer_bytes[]", blockBytes, maxVLBufferBytes, "bytes (at least one MTU-sized packet)"},
 	{"links[].propagation_ns", 0, MaxDelayNs, "ns (0: propagation_ns)"},
+	{"gbps", 1, MaxEthernetGbps, "Gb/s, Ethernet (0: 100)"},
+	{"links[].gbps", 1, MaxEthernetGbps, "Gb/s, Ethernet (0: gbps)"},
+	{"switches[].pfc.xoff_bytes", 2, MaxPFCBytes, "bytes, Ethernet (0: 32768)"},
+	{"switches[].pfc.xon_bytes", 1, MaxPFCBytes, "bytes, Ethernet (0: xoff_bytes/2; below xoff_bytes)"},
+	{"switches[].pfc.headroom_bytes", 1, MaxPFCBytes, "bytes, Ethernet (0: 16384)"},
+	{"switches[].pfc.pause_quanta", 1, 0xFFFF, "quanta of 512 bit times, Ethernet (0: 65535)"},
+	{"switches[].pfc.refresh_ns", 1, MaxDelayNs, "ns, Ethernet (0: half the pause time)"},
+	{"flows[].ifa_every", 0, 1 << 20, "packets, Ethernet (0: no IFA probes)"},
 	{"flows[].bytes", 1, 1 << 40, "bytes"},
 	{"flows[].message_bytes", 1, 1 << 31, "bytes (0: bytes, at most 1 MiB)"},
 	{"flows[].start_ns", 0, MaxSimNs, "ns"},
@@ -222,6 +237,16 @@ func (s *Scenario) checkWorkload() error {
 				packets, s.MTUBytes, MaxDataPackets)
 		}
 	}
+	var probes int64
+	for i, f := range s.Flows {
+		if f.IFAEvery > 0 {
+			probes += flowPackets(f.Bytes, f.MessageBytes, int64(s.MTUBytes)) / int64(f.IFAEvery)
+		}
+		if probes > MaxTruthPackets {
+			return keyErr(fmt.Sprintf("flows[%d].ifa_every", i), "the flows up to this one send %d IFA probes, each listed in %s: at most %d",
+				probes, TruthFile, MaxTruthPackets)
+		}
+	}
 	if s.TruthPackets && packets > MaxTruthPackets {
 		return keyErr("truth_packets", "%d data packets to list in %s: at most %d", packets, TruthFile, MaxTruthPackets)
 	}
@@ -243,6 +268,9 @@ func (s *Scenario) checkWorkload() error {
 	}
 	var timers float64
 	for _, l := range s.Links {
+		if s.ethernet() {
+			break // no FCPs on Ethernet
+		}
 		period := float64(s.FCPPeriodNs)
 		if period == 0 {
 			rate, _ := decode.ParseLinkRate(l.Rate)

@@ -32,7 +32,19 @@ var limitYAML = map[string]string{
 	"taps[].quantize_ns":           "TAP quantize_ns: %s",
 	"taps[].snap_bytes":            "TAP snap_bytes: %s",
 	"telemetry.period_ns":          "telemetry: {period_ns: %s}\n",
+	// Ethernet keys, in goodYAML on Ethernet links.
+	"gbps":                          "ETH gbps: %s\n",
+	"links[].gbps":                  "ETH LINK gbps: %s",
+	"switches[].pfc.xoff_bytes":     "ETH SW pfc: {xoff_bytes: %s}",
+	"switches[].pfc.xon_bytes":      "ETH SW pfc: {xon_bytes: %s}",
+	"switches[].pfc.headroom_bytes": "ETH SW pfc: {headroom_bytes: %s}",
+	"switches[].pfc.pause_quanta":   "ETH SW pfc: {pause_quanta: %s}",
+	"switches[].pfc.refresh_ns":     "ETH SW pfc: {refresh_ns: %s}",
+	"flows[].ifa_every":             "ETH FLOW ifa_every: %s",
 }
+
+// ethernetYAML is goodYAML on Ethernet links.
+var ethernetYAML = strings.Replace(goodYAML, "rate: QDR\n", "link_layer: ethernet\n", 1)
 
 // scenarioWith is goodYAML with key set to value.
 func scenarioWith(t *testing.T, key, value string) string {
@@ -42,17 +54,21 @@ func scenarioWith(t *testing.T, key, value string) string {
 		t.Fatalf("no YAML form for limit %s", key)
 	}
 	text := fmt.Sprintf(form, value)
+	base := goodYAML
+	if rest, ok := strings.CutPrefix(text, "ETH "); ok {
+		text, base = rest, ethernetYAML
+	}
 	for _, c := range []struct{ tag, old string }{
 		{"HOST ", "{name: a}"}, {"SW ", "{name: sw}"}, {"LINK ", "{a: sw, b: b}"}, {"FLOW ", "{src: a, dst: b, bytes: 65536}"}, {"TAP ", "{port: a/1, file: a.pcap}"},
 	} {
 		if field, ok := strings.CutPrefix(text, c.tag); ok {
 			if strings.HasPrefix(field, "bytes:") {
-				return strings.Replace(goodYAML, "bytes: 65536", field, 1)
+				return strings.Replace(base, "bytes: 65536", field, 1)
 			}
-			return strings.Replace(goodYAML, c.old, strings.TrimSuffix(c.old, "}")+", "+field+"}", 1)
+			return strings.Replace(base, c.old, strings.TrimSuffix(c.old, "}")+", "+field+"}", 1)
 		}
 	}
-	return goodYAML + text
+	return base + text
 }
 
 // wantKeyErr fails unless err is a *KeyError on key whose message holds want.
@@ -83,6 +99,7 @@ var limitsAccepted = map[string][]string{
 	"tail_ns":                      {"0", "3600000"},
 	"taps[].snap_bytes":            {"0", "20", "65535"},
 	"telemetry.period_ns":          {"1000", "1000000"},
+	"switches[].pfc.xon_bytes":     {"1", "32767"}, // below the default xoff_bytes
 }
 
 // limitsDefault are the keys where 0 means the default, so the value below
@@ -90,6 +107,8 @@ var limitsAccepted = map[string][]string{
 var limitsDefault = map[string]bool{
 	"vls": true, "epoch_ns": true, "fcp_period_ns": true, "tick_ns": true, "flows[].message_bytes": true,
 	"hosts[].vl_buffer_bytes": true, "switches[].port_buffer_bytes": true, "switches[].buffer_vls": true,
+	"gbps": true, "links[].gbps": true, "switches[].pfc.xon_bytes": true, "switches[].pfc.headroom_bytes": true,
+	"switches[].pfc.pause_quanta": true, "switches[].pfc.refresh_ns": true,
 }
 
 // TestLimits: every key of the Limits table takes values in its range and
@@ -98,8 +117,8 @@ var limitsDefault = map[string]bool{
 func TestLimits(t *testing.T) {
 	for _, l := range Limits {
 		key := strings.ReplaceAll(l.Key, "[]", "[0]")
-		if l.Key == "links[].propagation_ns" {
-			key = "links[1].propagation_ns"
+		if strings.HasPrefix(l.Key, "links[]") {
+			key = strings.Replace(l.Key, "[]", "[1]", 1)
 		}
 		in, ok := limitsAccepted[l.Key]
 		if !ok {

@@ -19,6 +19,10 @@ const (
 // flow-control packet.
 type packet struct {
 	fcp bool
+	// Ethernet: a PFC frame (priority_enable_vector and time[0..7]).
+	pfc       bool
+	pfcEnable uint8
+	pfcQuanta [decode.PFCPriorities]uint16
 	// Flow-control packet fields (mod 4096).
 	fcpOp        uint8
 	fctbs, fccl  uint16
@@ -33,15 +37,20 @@ type packet struct {
 	dmaLenBytes  uint32 // RETH DMA length (first packet of a WRITE)
 	msn          uint32 // AETH MSN (ACKs)
 
-	wireBytes int // LRH through VCRC (6 for an FCP)
+	wireBytes int // LRH through VCRC (6 for an FCP); Ethernet: the frame with its FCS
 	blocks    int // credits the packet costs: ceil(wireBytes/64)
 
-	flow      int   // index into the run's flows, -1 for ACKs
-	injectPs  int64 // when the source started sending it
-	arrivedPs int64 // when its tail last arrived at a switch input
-	queuePs   int64 // time spent waiting in switch input buffers
-	inPort    *port // switch input port holding its blocks while it waits
-	outPort   *port // switch output port it is routed to
+	flow      int    // index into the run's flows, -1 for ACKs
+	injectPs  int64  // when the source started sending it
+	arrivedPs int64  // when its tail last arrived at a switch input
+	queuePs   int64  // time spent waiting in switch input buffers
+	inPort    *port  // switch input port holding its blocks while it waits
+	outPort   *port  // switch output port it is routed to
+	heldBytes int    // Ethernet: bytes it holds in the switch input queue
+	probe     *probe // Ethernet: an IFA 2.0 probe's hops so far, nil for other packets
+	// queueAheadBytes is, for a probe at a switch input, the bytes queued
+	// there for its priority when it arrived.
+	queueAheadBytes int
 }
 
 // dataWireBytes is a data packet's size from the first byte of the LRH

@@ -42,6 +42,8 @@ type port struct {
 
 	xw xmitWait
 
+	eth *ethPort // Ethernet (RoCE) state; nil on InfiniBand links
+
 	// Port counters as perfquery names them.
 	xmitBytes, rcvBytes uint64 // data packets, LRH through VCRC
 	xmitPkts, rcvPkts   uint64

@@ -4,12 +4,14 @@ package sim
 type evKind uint8
 
 const (
-	evTxDone    evKind = iota // a port finished sending a frame
-	evArrive                  // a frame's last byte reached the peer port
-	evFCPTimer                // a port's periodic flow-control packets are due
-	evFlowReady               // a flow may send again (start, or after message jitter)
-	evSample                  // telemetry snapshot
-	evCredit                  // a receiver's delayed credit update is ready to go
+	evTxDone     evKind = iota // a port finished sending a frame
+	evArrive                   // a frame's last byte reached the peer port
+	evFCPTimer                 // a port's periodic flow-control packets are due
+	evFlowReady                // a flow may send again (start, or after message jitter)
+	evSample                   // telemetry snapshot
+	evCredit                   // a receiver's delayed credit update is ready to go
+	evPauseEnd                 // Ethernet: a pause a PFC frame asked for runs out
+	evPFCRefresh               // Ethernet: a switch input above XOFF sends its PFC frame again
 )
 
 // event is one scheduled action; seq breaks ties so runs are deterministic.
@@ -17,6 +19,7 @@ type event struct {
 	atPs int64
 	seq  uint64
 	kind evKind
+	prio uint8 // evPFCRefresh: the priority
 	port *port
 	pkt  *packet
 }

@@ -23,14 +23,18 @@ type Scenario struct {
 	Seed    int64  `yaml:"seed" json:"seed"`         // drives tick phases and message jitter
 	EpochNs int64  `yaml:"epoch_ns" json:"epoch_ns"` // wall time of simulated time 0, ns since the Unix epoch; default 2015-06-01T00:00:00Z
 
-	Rate          string  `yaml:"rate" json:"rate"`                     // default link rate, "SDR".."XDR" (decode.LinkRates); default SDR
-	Lanes         int     `yaml:"lanes" json:"lanes"`                   // default link width in lanes (1, 2, 4, 8, 12); default 4
-	MTUBytes      int     `yaml:"mtu_bytes" json:"mtu_bytes"`           // path MTU: 256, 512, 1024, 2048 or 4096; default 2048
-	VLs           int     `yaml:"vls" json:"vls"`                       // data VLs in use (1-15); default 1
-	PropagationNs int64   `yaml:"propagation_ns" json:"propagation_ns"` // default per-link propagation delay; default 5 (1 m of cable)
-	TickNs        float64 `yaml:"tick_ns" json:"tick_ns"`               // PortXmitWait tick length, ns; default 16
-	FCPPeriodNs   int64   `yaml:"fcp_period_ns" json:"fcp_period_ns"`   // periodic FCP interval, ns; default 65536 symbol times of the link
-	TailNs        int64   `yaml:"tail_ns" json:"tail_ns"`               // idle time simulated after the last packet, ns; default 2 FCP periods
+	// LinkLayer is LinkInfiniBand (default: LRH packets, credit flow
+	// control) or LinkEthernet (RoCEv2 frames, PFC at switch inputs).
+	LinkLayer     string  `yaml:"link_layer,omitempty" json:"link_layer,omitempty"`
+	Rate          string  `yaml:"rate,omitempty" json:"rate,omitempty"`   // InfiniBand: default link rate, "SDR".."XDR" (decode.LinkRates); default SDR
+	Lanes         int     `yaml:"lanes,omitempty" json:"lanes,omitempty"` // InfiniBand: default link width in lanes (1, 2, 4, 8, 12); default 4
+	Gbps          int     `yaml:"gbps,omitempty" json:"gbps,omitempty"`   // Ethernet: default link rate, Gb/s; default 100
+	MTUBytes      int     `yaml:"mtu_bytes" json:"mtu_bytes"`             // path MTU: 256, 512, 1024, 2048 or 4096; default 2048
+	VLs           int     `yaml:"vls" json:"vls"`                         // data VLs in use (1-15); default 1
+	PropagationNs int64   `yaml:"propagation_ns" json:"propagation_ns"`   // default per-link propagation delay; default 5 (1 m of cable)
+	TickNs        float64 `yaml:"tick_ns" json:"tick_ns"`                 // PortXmitWait tick length, ns; default 16
+	FCPPeriodNs   int64   `yaml:"fcp_period_ns" json:"fcp_period_ns"`     // periodic FCP interval, ns; default 65536 symbol times of the link
+	TailNs        int64   `yaml:"tail_ns" json:"tail_ns"`                 // idle time simulated after the last packet, ns; default 2 FCP periods
 	// CreditJitterNs delays each credit update (the FCP a receiver sends
 	// when it frees buffer) by a random time uniform in [0, CreditJitterNs]:
 	// the variable latency of a real credit-return pipeline. Without it,
@@ -62,6 +66,31 @@ type Switch struct {
 	PortBufferBytes int    `yaml:"port_buffer_bytes" json:"port_buffer_bytes"` // receive buffer per input port, bytes; default 131072
 	BufferVLs       int    `yaml:"buffer_vls" json:"buffer_vls"`               // VLs the port buffer is split among; default 4
 	VLBufferBytes   []int  `yaml:"vl_buffer_bytes" json:"vl_buffer_bytes"`     // explicit per-VL buffer, bytes; overrides the split
+	// PFC is the priority flow control of every input port and priority
+	// (Ethernet only; default: PFC's defaults).
+	PFC *PFC `yaml:"pfc,omitempty" json:"pfc,omitempty"`
+}
+
+// Link layers.
+const (
+	LinkInfiniBand = "infiniband"
+	LinkEthernet   = "ethernet"
+)
+
+// PFC is a switch input port's priority flow control (IEEE 802.1Qbb), the
+// same for each priority: when the bytes queued at the input for a priority
+// pass XOFFBytes the port sends its upstream neighbour a PFC frame pausing
+// that priority for PauseQuanta quanta of 512 bit times, sends it again
+// every RefreshNs while still above XOFFBytes, and sends quanta 0 (XON) once
+// the queue is down to XONBytes. HeadroomBytes above XOFFBytes absorb what is
+// already on its way; a frame arriving beyond them would be dropped by a
+// real switch: ibsim keeps it and counts it (truth: headroom_overflows).
+type PFC struct {
+	XOFFBytes     int   `yaml:"xoff_bytes" json:"xoff_bytes"`         // default 32768
+	XONBytes      int   `yaml:"xon_bytes" json:"xon_bytes"`           // default xoff_bytes/2; below xoff_bytes
+	HeadroomBytes int   `yaml:"headroom_bytes" json:"headroom_bytes"` // default 16384
+	PauseQuanta   int   `yaml:"pause_quanta" json:"pause_quanta"`     // default 65535
+	RefreshNs     int64 `yaml:"refresh_ns" json:"refresh_ns"`         // default: half the pause time at the link's rate
 }
 
 // Link joins two nodes; each end gets the node's next port number (from 1),
@@ -69,9 +98,10 @@ type Switch struct {
 type Link struct {
 	A             string `yaml:"a" json:"a"`
 	B             string `yaml:"b" json:"b"`
-	Rate          string `yaml:"rate" json:"rate"`                     // default: the scenario's rate
-	Lanes         int    `yaml:"lanes" json:"lanes"`                   // default: the scenario's lanes
-	PropagationNs int64  `yaml:"propagation_ns" json:"propagation_ns"` // default: the scenario's
+	Rate          string `yaml:"rate,omitempty" json:"rate,omitempty"`   // InfiniBand; default: the scenario's rate
+	Lanes         int    `yaml:"lanes,omitempty" json:"lanes,omitempty"` // InfiniBand; default: the scenario's lanes
+	Gbps          int    `yaml:"gbps,omitempty" json:"gbps,omitempty"`   // Ethernet; default: the scenario's gbps
+	PropagationNs int64  `yaml:"propagation_ns" json:"propagation_ns"`   // default: the scenario's
 }
 
 // Flow is one RC queue pair moving Bytes from Src to Dst as messages of
@@ -86,6 +116,10 @@ type Flow struct {
 	SL           int    `yaml:"sl" json:"sl"`                       // service level = VL (SL2VL is the identity)
 	AckEvery     int    `yaml:"ack_every" json:"ack_every"`         // request an ACK every N packets, 0: last packet of each message only
 	JitterNs     int64  `yaml:"jitter_ns" json:"jitter_ns"`         // random pause before each message, uniform in [0, JitterNs], ns
+	// IFAEvery makes every Nth data packet an IFA 2.0 probe (Ethernet only):
+	// it carries the IFA header and an empty metadata stack, to which each
+	// switch on the path adds its residence time and queue depth. 0: none.
+	IFAEvery int `yaml:"ifa_every,omitempty" json:"ifa_every,omitempty"`
 }
 
 // TapDirection is what a tap sees of its port's traffic.
@@ -195,17 +229,15 @@ func (s *Scenario) Validate() error {
 	if err := checkInt("epoch_ns", s.EpochNs); err != nil {
 		return err
 	}
-	if s.Rate == "" {
-		s.Rate = "SDR"
+	switch s.LinkLayer {
+	case "", LinkInfiniBand:
+		s.LinkLayer = ""
+	case LinkEthernet:
+	default:
+		return keyErr("link_layer", "%q: want %s or %s", s.LinkLayer, LinkInfiniBand, LinkEthernet)
 	}
-	if _, err := decode.ParseLinkRate(s.Rate); err != nil {
-		return keyErr("rate", "%v", err)
-	}
-	if s.Lanes == 0 {
-		s.Lanes = 4
-	}
-	if !decode.ValidLinkWidth(s.Lanes) {
-		return keyErr("lanes", "%d lanes: want 1, 2, 4, 8 or 12", s.Lanes)
+	if err := s.checkLinkRate("", &s.Rate, &s.Lanes, &s.Gbps, "SDR", 4, 100); err != nil {
+		return err
 	}
 	if s.MTUBytes == 0 {
 		s.MTUBytes = 2048
@@ -220,6 +252,9 @@ func (s *Scenario) Validate() error {
 	}
 	if err := checkInt("vls", int64(s.VLs)); err != nil {
 		return err
+	}
+	if s.ethernet() && s.VLs > decode.PFCPriorities {
+		return keyErr("vls", "%d priorities: Ethernet has %d", s.VLs, decode.PFCPriorities)
 	}
 	if s.PropagationNs == 0 {
 		s.PropagationNs = 5
@@ -292,6 +327,9 @@ func (s *Scenario) Validate() error {
 				w.VLBufferBytes = append(w.VLBufferBytes, w.PortBufferBytes/w.BufferVLs)
 			}
 		}
+		if err := s.checkPFC(w, key+".pfc"); err != nil {
+			return err
+		}
 		if len(w.VLBufferBytes) < s.VLs {
 			return keyErr(key+".vl_buffer_bytes", "%d entries for %d data VLs", len(w.VLBufferBytes), s.VLs)
 		}
@@ -320,17 +358,8 @@ func (s *Scenario) Validate() error {
 		if l.A == l.B {
 			return keyErr(key+".b", "link from %q to itself", l.A)
 		}
-		if l.Rate == "" {
-			l.Rate = s.Rate
-		}
-		if _, err := decode.ParseLinkRate(l.Rate); err != nil {
-			return keyErr(key+".rate", "%v", err)
-		}
-		if l.Lanes == 0 {
-			l.Lanes = s.Lanes
-		}
-		if !decode.ValidLinkWidth(l.Lanes) {
-			return keyErr(key+".lanes", "%d lanes: want 1, 2, 4, 8 or 12", l.Lanes)
+		if err := s.checkLinkRate(key+".", &l.Rate, &l.Lanes, &l.Gbps, s.Rate, s.Lanes, s.Gbps); err != nil {
+			return err
 		}
 		if l.PropagationNs == 0 {
 			l.PropagationNs = s.PropagationNs
@@ -380,6 +409,12 @@ func (s *Scenario) Validate() error {
 		}
 		if err := checkInt(key+".jitter_ns", f.JitterNs); err != nil {
 			return err
+		}
+		if err := checkInt(key+".ifa_every", int64(f.IFAEvery)); err != nil {
+			return err
+		}
+		if f.IFAEvery > 0 && !s.ethernet() {
+			return keyErr(key+".ifa_every", "IFA probes are RoCE's: set link_layer: %s", LinkEthernet)
 		}
 	}
 	for i := range s.Taps {
@@ -458,6 +493,90 @@ func vlBufferProblem(b, maxPacketBytes int) string {
 		return fmt.Sprintf("%d bytes is more than 2048 blocks (128 KiB), the most the 12-bit credit counters can advertise", b)
 	}
 	return ""
+}
+
+// ethernet reports whether the scenario's links are Ethernet (RoCE).
+func (s *Scenario) ethernet() bool { return s.LinkLayer == LinkEthernet }
+
+// checkLinkRate fills in and checks a link's rate (prefix "links[i]." or ""
+// for the scenario's default): an InfiniBand rate and width, or an Ethernet
+// rate in Gb/s; the other link layer's keys are refused.
+func (s *Scenario) checkLinkRate(prefix string, rate *string, lanes, gbps *int, defRate string, defLanes, defGbps int) error {
+	if s.ethernet() {
+		if *rate != "" {
+			return keyErr(prefix+"rate", "%q is an InfiniBand rate: on Ethernet links give gbps", *rate)
+		}
+		if *lanes != 0 {
+			return keyErr(prefix+"lanes", "%d lanes: on Ethernet links give gbps only", *lanes)
+		}
+		if *gbps == 0 {
+			*gbps = defGbps
+		}
+		return checkInt(prefix+"gbps", int64(*gbps))
+	}
+	if *gbps != 0 {
+		return keyErr(prefix+"gbps", "%d Gb/s is an Ethernet rate: set link_layer: %s, or give rate and lanes", *gbps, LinkEthernet)
+	}
+	if *rate == "" {
+		*rate = defRate
+	}
+	if _, err := decode.ParseLinkRate(*rate); err != nil {
+		return keyErr(prefix+"rate", "%v", err)
+	}
+	if *lanes == 0 {
+		*lanes = defLanes
+	}
+	if !decode.ValidLinkWidth(*lanes) {
+		return keyErr(prefix+"lanes", "%d lanes: want 1, 2, 4, 8 or 12", *lanes)
+	}
+	return nil
+}
+
+// checkPFC fills in and checks a switch's PFC settings (Ethernet only).
+func (s *Scenario) checkPFC(w *Switch, key string) error {
+	if !s.ethernet() {
+		if w.PFC != nil {
+			return keyErr(key, "PFC is Ethernet's: set link_layer: %s", LinkEthernet)
+		}
+		return nil
+	}
+	if w.PFC == nil {
+		w.PFC = &PFC{}
+	}
+	c := w.PFC
+	if c.XOFFBytes == 0 {
+		c.XOFFBytes = 32768
+	}
+	if err := checkInt(key+".xoff_bytes", int64(c.XOFFBytes)); err != nil {
+		return err
+	}
+	if c.XONBytes == 0 {
+		c.XONBytes = c.XOFFBytes / 2
+	}
+	if err := checkInt(key+".xon_bytes", int64(c.XONBytes)); err != nil {
+		return err
+	}
+	if c.XONBytes >= c.XOFFBytes {
+		return keyErr(key+".xon_bytes", "%d bytes: want below xoff_bytes (%d)", c.XONBytes, c.XOFFBytes)
+	}
+	if c.HeadroomBytes == 0 {
+		c.HeadroomBytes = 16384
+	}
+	if err := checkInt(key+".headroom_bytes", int64(c.HeadroomBytes)); err != nil {
+		return err
+	}
+	if c.PauseQuanta == 0 {
+		c.PauseQuanta = 0xFFFF
+	}
+	if err := checkInt(key+".pause_quanta", int64(c.PauseQuanta)); err != nil {
+		return err
+	}
+	if c.RefreshNs != 0 {
+		if err := checkInt(key+".refresh_ns", c.RefreshNs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *Scenario) isHost(name string) bool {

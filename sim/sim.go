@@ -123,6 +123,9 @@ type run struct {
 	fcpPeriod   map[*port]int64
 	samplePs    int64
 	samples     int
+	pauses      []pauseRec // Ethernet: every pause a PFC frame caused
+	probes      []*probe   // Ethernet: IFA probes delivered
+	hops        map[hopKey]*hopAcc
 	pq          *perfqueryWriter
 	sc          *sidecars
 	taps        []*tapWriter
@@ -153,14 +156,24 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 	}
 	tickPs := max(1, int64(math.Round(s.TickNs*1000)))
 	maxPktBytes := dataWireBytes(rethBytes, s.MTUBytes)
+	if s.ethernet() {
+		maxPktBytes = roceWireBytes(rethBytes, s.MTUBytes) + ethGapBytes
+	}
 	newPort := func(n *node, l Link) *port {
 		rate, _ := decode.ParseLinkRate(l.Rate)
+		lanes := l.Lanes
+		if s.ethernet() {
+			rate, lanes = ethernetRate(l.Gbps), 1
+		}
 		// One byte's serialisation time over the link's lanes, ps.
-		p := &port{node: n, num: len(n.ports) + 1, rate: rate, lanes: l.Lanes, psPerByte: 8000 / rate.DataGbps(l.Lanes),
+		p := &port{node: n, num: len(n.ports) + 1, rate: rate, lanes: lanes, psPerByte: 8000 / rate.DataGbps(lanes),
 			propPs: l.PropagationNs * 1000, fctbsBlocks: make([]uint32, s.VLs), fccl: make([]uint16, s.VLs),
 			haveFCCL: make([]bool, s.VLs), capBlocks: make([]int, s.VLs), usedBlocks: make([]int, s.VLs),
 			abrBlocks: make([]uint32, s.VLs), fifo: make([][]*packet, s.VLs), fcpPending: make([]bool, s.VLs), inRR: make([]int, s.VLs)}
 		p.name = fmt.Sprintf("%s/%d", n.name, p.num)
+		if s.ethernet() {
+			p.eth = newEthPort(l.Gbps, s.VLs)
+		}
 		p.xw = xmitWait{tickPs: tickPs, phasePs: r.rng.Int64N(tickPs), startPs: -1, mergeGapPs: 4 * p.serPs(maxPktBytes)}
 		n.ports = append(n.ports, p)
 		r.ports = append(r.ports, p)
@@ -189,6 +202,9 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 			for vl := range s.VLs {
 				p.capBlocks[vl] = w.VLBufferBytes[vl] / blockBytes
 			}
+			if p.eth != nil {
+				p.eth.enablePFC(w.PFC, s.VLs)
+			}
 		}
 	}
 	r.buildRoutes()
@@ -198,7 +214,7 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 			return r, keyErr(fmt.Sprintf("flows[%d].dst", i), "host %q cannot be reached from %q over the links", f.Dst, f.Src)
 		}
 		fs := &flowState{idx: i, cfg: f, src: src, dst: dst, vl: uint8(f.SL), destQP: 0x100 + uint32(i), srcQP: 0x200 + uint32(i),
-			mtuBytes: s.MTUBytes, write: f.Op == "write", bytesLeft: f.Bytes, readyPs: f.StartNs * 1000}
+			mtuBytes: s.MTUBytes, write: f.Op == "write", bytesLeft: f.Bytes, readyPs: f.StartNs * 1000, eth: s.ethernet()}
 		src.flows[fs.vl] = append(src.flows[fs.vl], fs)
 		r.flows = append(r.flows, fs)
 		r.flowsLeft++
@@ -213,7 +229,7 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 		if err != nil {
 			return r, err
 		}
-		w, err := newTapWriter(f, t, s.EpochNs, t.QuantizeNs, s.MTUBytes)
+		w, err := newTapWriter(f, t, s.EpochNs, t.QuantizeNs, s.MTUBytes, s.ethernet())
 		if err != nil {
 			return r, err
 		}
@@ -252,8 +268,11 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 		r.q.push(event{atPs: 0, kind: evSample})
 	}
 	// Link initialisation: every port advertises its buffers, then keeps
-	// sending FCPs at its period.
+	// sending FCPs at its period (InfiniBand; Ethernet has no credits).
 	for _, p := range r.ports {
+		if p.eth != nil {
+			continue
+		}
 		for vl := range s.VLs {
 			p.queueFCP(vl)
 		}
@@ -350,6 +369,13 @@ func (r *run) loop(maxEvents uint64) error {
 		case evCredit:
 			e.port.queueFCP(int(e.pkt.vl))
 			r.tryTx(e.port)
+		case evPauseEnd:
+			r.endPauses(e.port)
+			r.tryTx(e.port)
+		case evPFCRefresh:
+			if r.stopPs < 0 || r.nowPs <= r.stopPs {
+				r.pfcRefresh(e.port, e.prio)
+			}
 		case evSample:
 			r.pq.sample(r.ns(r.nowPs), r.nowPs)
 			if r.sc != nil {
@@ -364,6 +390,7 @@ func (r *run) loop(maxEvents uint64) error {
 	for _, p := range r.ports {
 		p.xw.stop(r.nowPs)
 	}
+	r.closeOpenPauses()
 	return nil
 }
 
@@ -394,6 +421,9 @@ func (r *run) tryTx(p *port) {
 	var pkt *packet
 	if p.fcpAny {
 		pkt = p.takeFCP()
+	}
+	if pkt == nil && p.eth != nil && p.eth.pending != nil {
+		pkt = p.eth.takePFC()
 	}
 	var kick *port
 	if pkt == nil {
@@ -426,7 +456,7 @@ func (r *run) pickHost(p *port) (*packet, bool) {
 		vl := (p.vlRR + i) % vls
 		if q := n.acks[vl]; len(q) > 0 {
 			waiting = true
-			if p.canSend(uint8(vl), q[0].blocks) {
+			if r.mayTx(p, uint8(vl), q[0].blocks) {
 				n.acks[vl] = q[1:]
 				p.vlRR = (vl + 1) % vls
 				return q[0], true
@@ -441,7 +471,7 @@ func (r *run) pickHost(p *port) (*packet, bool) {
 				continue
 			}
 			waiting = true
-			if !p.canSend(uint8(vl), f.nextBlocks()) {
+			if !r.mayTx(p, uint8(vl), f.nextBlocks()) {
 				continue
 			}
 			n.flowRR[vl] = (k + 1) % len(fl)
@@ -479,7 +509,7 @@ func (r *run) pickSwitch(p *port) (*packet, bool, *port) {
 			}
 			waiting = true
 			h := q[0]
-			if !p.canSend(uint8(vl), h.blocks) {
+			if !r.mayTx(p, uint8(vl), h.blocks) {
 				continue
 			}
 			q[0] = nil
@@ -487,6 +517,12 @@ func (r *run) pickSwitch(p *port) (*packet, bool, *port) {
 			p.inRR[vl] = (k + 1) % len(n.ports)
 			p.vlRR = (vl + 1) % vls
 			h.queuePs += r.nowPs - h.arrivedPs
+			if p.eth != nil && h.flow >= 0 {
+				r.hopStat(in, p, h)
+			}
+			if h.probe != nil {
+				r.stampProbe(p, h)
+			}
 			var kick *port
 			if len(in.fifo[vl]) > 0 && in.fifo[vl][0].outPort != p {
 				kick = in.fifo[vl][0].outPort
@@ -502,7 +538,7 @@ func (r *run) pickSwitch(p *port) (*packet, bool, *port) {
 // serialisation time plus the propagation delay.
 func (r *run) transmit(p *port, pkt *packet) {
 	p.busy = true
-	if !pkt.fcp {
+	if !pkt.fcp && !pkt.pfc {
 		p.fctbsBlocks[pkt.vl] += uint32(pkt.blocks)
 		p.xmitBytes += uint64(pkt.wireBytes)
 		p.xmitPkts++
@@ -514,6 +550,9 @@ func (r *run) transmit(p *port, pkt *packet) {
 		t.record(r.nowPs+p.propPs, r.nowPs, pkt, IfaceRx)
 	}
 	dur := p.serPs(pkt.wireBytes)
+	if p.eth != nil {
+		dur = p.serPs(pkt.wireBytes + ethGapBytes)
+	}
 	r.q.push(event{atPs: r.nowPs + dur, kind: evTxDone, port: p, pkt: pkt})
 	r.q.push(event{atPs: r.nowPs + dur + p.propPs, kind: evArrive, port: p.peer, pkt: pkt})
 }
@@ -525,9 +564,13 @@ func (r *run) txDone(p *port, pkt *packet) {
 	p.busy = false
 	if !pkt.fcp && pkt.inPort != nil {
 		in := pkt.inPort
-		in.usedBlocks[pkt.vl] -= pkt.blocks
 		pkt.inPort = nil
-		r.creditUpdate(in, pkt)
+		if in.eth != nil {
+			r.ethRelease(in, pkt)
+		} else {
+			in.usedBlocks[pkt.vl] -= pkt.blocks
+			r.creditUpdate(in, pkt)
+		}
 	}
 	r.tryTx(p)
 }
@@ -546,6 +589,10 @@ func (r *run) creditUpdate(q *port, pkt *packet) {
 // arrive handles a frame whose last byte reached port q.
 func (r *run) arrive(q *port, pkt *packet) {
 	vl := pkt.vl
+	if pkt.pfc {
+		r.pfcArrive(q, pkt)
+		return
+	}
 	if pkt.fcp {
 		q.fccl[vl] = pkt.fccl
 		q.haveFCCL[vl] = true
@@ -557,7 +604,11 @@ func (r *run) arrive(q *port, pkt *packet) {
 	q.rcvPkts++
 	n := q.node
 	if n.isSwitch {
-		q.usedBlocks[vl] += pkt.blocks
+		if q.eth != nil {
+			r.ethIngress(q, pkt)
+		} else {
+			q.usedBlocks[vl] += pkt.blocks
+		}
 		pkt.arrivedPs = r.nowPs
 		pkt.inPort = q
 		pkt.outPort = n.route[pkt.dlid]
@@ -569,7 +620,9 @@ func (r *run) arrive(q *port, pkt *packet) {
 	}
 	// A host drains its receive buffer at once, so every packet raises the
 	// credit limit it advertises.
-	r.creditUpdate(q, pkt)
+	if q.eth == nil {
+		r.creditUpdate(q, pkt)
+	}
 	r.live--
 	if pkt.flow >= 0 {
 		r.deliver(r.flows[pkt.flow], pkt)
@@ -579,6 +632,9 @@ func (r *run) arrive(q *port, pkt *packet) {
 				f.msn++
 			}
 			w := dataWireBytes(aethBytes, 0)
+			if q.eth != nil {
+				w = roceWireBytes(aethBytes, 0)
+			}
 			ack := &packet{vl: vl, sl: vl, slid: n.lid, dlid: pkt.slid, op: 0x11, qp: f.srcQP, psn: pkt.psn,
 				msn: f.msn, wireBytes: w, blocks: blocksOf(w), flow: -1, injectPs: r.nowPs}
 			n.acks[vl] = append(n.acks[vl], ack)
@@ -594,6 +650,9 @@ func (r *run) deliver(f *flowState, pkt *packet) {
 	f.lastPs = r.nowPs
 	f.queueSumPs += pkt.queuePs
 	f.queueMx = max(f.queueMx, pkt.queuePs)
+	if pkt.probe != nil {
+		r.probes = append(r.probes, pkt.probe)
+	}
 	if r.packetLog {
 		f.truth = append(f.truth, PacketTruth{Flow: f.idx, PSN: pkt.psn, InjectNs: r.ns(pkt.injectPs), DeliverNs: r.ns(r.nowPs), QueueNs: pkt.queuePs / 1000})
 	}
@@ -632,6 +691,9 @@ func (r *run) truth() *Truth {
 			seen[p], seen[p.peer] = true, true
 			t.Links = append(t.Links, LinkTruth{A: p.name, B: p.peer.name, Rate: p.rate.Name, Lanes: p.lanes,
 				PropagationNs: p.propPs / 1000, NsPerByte: p.psPerByte / 1000, SymbolNs: p.rate.SymbolTimeNs})
+			if p.eth != nil {
+				t.Links[len(t.Links)-1].Gbps = p.eth.gbps
+			}
 		}
 		pt := PortTruth{Port: p.name, Peer: p.peer.name, LID: p.node.lid, Switch: p.node.isSwitch,
 			SymbolNs: p.rate.SymbolTimeNs, TickSymbols: s.TickNs / p.rate.SymbolTimeNs,
@@ -639,6 +701,9 @@ func (r *run) truth() *Truth {
 			XmitPkts: p.xmitPkts, RcvPkts: p.rcvPkts, XmitDataBytes: p.xmitBytes, RcvDataBytes: p.rcvBytes}
 		for _, c := range p.capBlocks {
 			pt.VLBufferBytes = append(pt.VLBufferBytes, c*blockBytes)
+		}
+		if p.eth != nil {
+			r.portEthernetTruth(p, &pt)
 		}
 		for _, e := range p.xw.episodes {
 			pt.Congestion = append(pt.Congestion, Interval{StartNs: r.ns(e.startPs), EndNs: r.ns(e.endPs),
@@ -659,6 +724,10 @@ func (r *run) truth() *Truth {
 	for i, w := range r.taps {
 		t.Taps = append(t.Taps, TapTruth{Port: r.tapPorts[i], File: s.Taps[i].File, Frames: w.frames,
 			QuantizeNs: s.Taps[i].QuantizeNs, SnapBytes: s.Taps[i].SnapBytes, IfaceTx: IfaceTx, IfaceRx: IfaceRx})
+	}
+	if s.ethernet() {
+		t.LinkLayer = LinkEthernet
+		r.ethernetTruth(t)
 	}
 	if tl := s.Telemetry; tl != nil {
 		tt := &TelemetryTruth{File: tl.File, PeriodNs: tl.PeriodNs, Samples: r.samples, SysfsDir: tl.SysfsDir, SidecarDir: tl.SidecarDir}

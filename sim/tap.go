@@ -30,16 +30,18 @@ type tapWriter struct {
 	quantNs int64
 	noFCP   bool // data packets only
 	snap    int  // bytes of each packet kept, 0 = all
+	eth     bool // RoCEv2 and PFC frames in ERF Ethernet records
 	frames  int
 	// Received frames are recorded when their peer starts sending, a
 	// propagation delay before their first byte reaches the tap; they wait
 	// here (in time order, as one link direction delivers them) until the
 	// simulation clock passes them.
-	rx   []tapRec
-	rxAt int
-	sb   gopacket.SerializeBuffer
-	zero []byte
-	err  error
+	rx       []tapRec
+	rxAt     int
+	sb       gopacket.SerializeBuffer
+	zero     []byte
+	ifaStack []byte // an IFA probe's metadata stack, reused
+	err      error
 }
 
 type tapRec struct {
@@ -53,8 +55,12 @@ const tapSnapLenBytes = 65535 - decode.ERFRecordMaxOverheadBytes
 
 var serializeOpts = gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
 
-func newTapWriter(f *outfile.File, t Tap, epochNs, quantNs int64, mtuBytes int) (*tapWriter, error) {
-	cfg := decode.EncoderConfig{LinkType: decode.LinkTypeERF, SnapLenBytes: tapSnapLenBytes}
+func newTapWriter(f *outfile.File, t Tap, epochNs, quantNs int64, mtuBytes int, ethernet bool) (*tapWriter, error) {
+	cfg := decode.EncoderConfig{LinkType: decode.LinkTypeERF, ERFEthernet: ethernet, SnapLenBytes: tapSnapLenBytes}
+	what := "InfiniBand"
+	if ethernet {
+		what = "Ethernet (RoCEv2, PFC)"
+	}
 	if strings.HasSuffix(t.File, ".pcapng") {
 		dir := t.Direction
 		if dir == "" {
@@ -63,20 +69,20 @@ func newTapWriter(f *outfile.File, t Tap, epochNs, quantNs int64, mtuBytes int) 
 		cfg.PcapNG = true
 		cfg.SectionOptions = []decode.NgOption{decode.NgString(decode.NgOptSHBUserAppl, version.Application("ibsim"))}
 		cfg.InterfaceOptions = []decode.NgOption{decode.NgString(decode.NgOptIfName, t.Port),
-			decode.NgString(decode.NgOptIfDescription, fmt.Sprintf("ibsim tap on port %s (%s), InfiniBand in ERF records", t.Port, dir))}
+			decode.NgString(decode.NgOptIfDescription, fmt.Sprintf("ibsim tap on port %s (%s), %s in ERF records", t.Port, dir, what))}
 	}
 	w, err := decode.NewPcapWriterConfig(f, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	return &tapWriter{name: f.Name(), file: f, w: w, epochNs: epochNs, quantNs: quantNs,
+	return &tapWriter{name: f.Name(), file: f, w: w, epochNs: epochNs, quantNs: quantNs, eth: ethernet,
 		sb: gopacket.NewSerializeBuffer(), zero: make([]byte, mtuBytes)}, nil
 }
 
 // record writes a frame whose first byte passes the tap at atPs; nowPs is
 // the simulation clock, so received frames due by now go out first.
 func (t *tapWriter) record(atPs, nowPs int64, pkt *packet, iface uint8) {
-	if pkt.fcp && t.noFCP {
+	if (pkt.fcp || pkt.pfc) && t.noFCP {
 		return
 	}
 	t.flushRx(nowPs)
@@ -108,9 +114,14 @@ func (t *tapWriter) write(atPs int64, pkt *packet, iface uint8) {
 		ns -= ns % t.quantNs
 	}
 	var err error
-	if pkt.fcp {
+	switch {
+	case pkt.fcp:
 		err = gopacket.SerializeLayers(t.sb, serializeOpts, &decode.LinkFCP{Op: pkt.fcpOp, FCTBS: pkt.fctbs, VL: pkt.vl, FCCL: pkt.fccl})
-	} else {
+	case pkt.pfc:
+		err = t.serializePFC(pkt)
+	case t.eth:
+		err = t.serializeRoCE(pkt)
+	default:
 		err = t.serializeData(pkt)
 	}
 	if err != nil {
@@ -121,7 +132,7 @@ func (t *tapWriter) write(atPs int64, pkt *packet, iface uint8) {
 	wire := len(data)
 	// ICRC and VCRC end a data packet; a snap that cuts both
 	// off saves computing them.
-	if !pkt.fcp && (t.snap == 0 || t.snap > wire-decode.ICRCLen-decode.VCRCLen) {
+	if !pkt.fcp && !t.eth && (t.snap == 0 || t.snap > wire-decode.ICRCLen-decode.VCRCLen) {
 		decode.SealNative(data)
 	}
 	if t.snap > 0 && wire > t.snap {

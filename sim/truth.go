@@ -10,6 +10,7 @@ import (
 // time 0); durations are ns.
 type Truth struct {
 	Scenario    string  `json:"scenario"`
+	LinkLayer   string  `json:"link_layer,omitempty"` // "ethernet" for RoCE; absent for InfiniBand
 	Seed        int64   `json:"seed"`
 	StartNs     int64   `json:"start_ns"`     // simulated time 0
 	EndNs       int64   `json:"end_ns"`       // end of the run (after the idle tail)
@@ -24,6 +25,76 @@ type Truth struct {
 	Taps      []TapTruth      `json:"taps,omitempty"`
 	Telemetry *TelemetryTruth `json:"telemetry,omitempty"`
 	Packets   []PacketTruth   `json:"packets,omitempty"`
+
+	// Ethernet only.
+	Pauses []PauseTruth `json:"pauses,omitempty"` // every pause, in the order they began
+	Hops   []HopTruth   `json:"hops,omitempty"`   // every way through a switch data packets took
+	Probes []ProbeTruth `json:"probes,omitempty"` // every IFA probe delivered, in delivery order
+}
+
+// PauseTruth is one interval during which a transmitter held back a
+// priority because its peer (a switch input past XOFF) had paused it by
+// PFC: from the arrival of the PFC frame's last byte to the arrival of an
+// XON (quanta 0), or to the end of the last pause time it was given.
+type PauseTruth struct {
+	Port     string `json:"port"` // the paused transmitter, "node/port"
+	Peer     string `json:"peer"` // the switch input that paused it
+	Priority int    `json:"priority"`
+	StartNs  int64  `json:"start_ns"`
+	EndNs    int64  `json:"end_ns"`
+	PausedNs int64  `json:"paused_ns"` // end minus start, from the simulator's ps
+	End      string `json:"end"`       // "xon", "expiry" or "end_of_run"
+	Frames   int    `json:"frames"`    // PFC frames with a non-zero time in it (the first and its refreshes)
+}
+
+// HopTruth is the queueing of every data packet (probes included, ACKs
+// not) one way through a switch: in at In, out at Out, on one priority. Residence is from the packet's last byte arriving to its
+// first byte leaving (store-and-forward); queue depth is the bytes queued
+// ahead of it at its input, for its priority, when it arrived.
+type HopTruth struct {
+	Switch          string `json:"switch"`
+	In              string `json:"in"`  // input port, "node/port"
+	Out             string `json:"out"` // output port
+	Priority        int    `json:"priority"`
+	Packets         int64  `json:"packets"`
+	MeanResidenceNs int64  `json:"mean_residence_ns"` // rounded down
+	MaxResidenceNs  int64  `json:"max_residence_ns"`
+	MeanQueueBytes  int64  `json:"mean_queue_bytes"` // rounded down
+}
+
+// ProbeTruth is one IFA probe's hops, oldest first, as the switches stamped
+// them (the probe carries them newest first).
+type ProbeTruth struct {
+	Flow int             `json:"flow"` // index into flows
+	PSN  uint32          `json:"psn"`
+	Hops []ProbeHopTruth `json:"hops"`
+}
+
+// ProbeHopTruth is one switch's stamp: what the probe's metadata says
+// (times cut to whole ns), with the ports by name.
+type ProbeHopTruth struct {
+	Switch      string `json:"switch"`
+	DeviceID    uint32 `json:"device_id"` // the switch's LID
+	In          string `json:"in"`
+	Out         string `json:"out"`
+	RxNs        int64  `json:"rx_ns"` // the probe's last byte arrived, ns since the epoch
+	ResidenceNs int64  `json:"residence_ns"`
+	QueueBytes  int    `json:"queue_bytes"`
+}
+
+// PortPFCTruth is a switch input's PFC: its settings, the frames it sent
+// and how full its queues got.
+type PortPFCTruth struct {
+	XOFFBytes         int    `json:"xoff_bytes"`
+	XONBytes          int    `json:"xon_bytes"`
+	HeadroomBytes     int    `json:"headroom_bytes"`
+	PauseQuanta       int    `json:"pause_quanta"`
+	PauseNs           int64  `json:"pause_ns"` // what pause_quanta is at the link's rate
+	RefreshNs         int64  `json:"refresh_ns"`
+	XOFFFrames        uint64 `json:"xoff_frames"` // per priority paused in a frame
+	XONFrames         uint64 `json:"xon_frames"`
+	MaxQueuedBytes    []int  `json:"max_queued_bytes"`   // per priority
+	HeadroomOverflows uint64 `json:"headroom_overflows"` // frames a real switch would have dropped
 }
 
 // LinkTruth is one link.
@@ -33,8 +104,9 @@ type LinkTruth struct {
 	Rate          string  `json:"rate"`
 	Lanes         int     `json:"lanes"`
 	PropagationNs int64   `json:"propagation_ns"`
-	NsPerByte     float64 `json:"ns_per_byte"` // serialisation time of one byte over all lanes
-	SymbolNs      float64 `json:"symbol_ns"`   // one 8-bit symbol on one lane
+	NsPerByte     float64 `json:"ns_per_byte"`    // serialisation time of one byte over all lanes
+	SymbolNs      float64 `json:"symbol_ns"`      // one 8-bit symbol on one lane
+	Gbps          int     `json:"gbps,omitempty"` // Ethernet: the link's rate
 }
 
 // PortTruth is one port: its receive buffers, and its PortXmitWait with the
@@ -59,6 +131,10 @@ type PortTruth struct {
 	RcvPkts       uint64     `json:"rcv_pkts"`
 	XmitDataBytes uint64     `json:"xmit_data_bytes"` // data packets, LRH through VCRC
 	RcvDataBytes  uint64     `json:"rcv_data_bytes"`
+	// Ethernet: the time each priority was paused by the peer (summing
+	// pauses), and a switch input's PFC.
+	PausedNs []int64       `json:"paused_ns,omitempty"`
+	PFC      *PortPFCTruth `json:"pfc,omitempty"`
 }
 
 // Interval is one congestion episode on a port.

@@ -1,0 +1,250 @@
+package sim
+
+import (
+	"math"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// ethPort is an Ethernet port's state: no credits, but priority flow
+// control. A switch input counts the bytes queued per priority and pauses
+// its upstream neighbour by PFC (IEEE 802.1Qbb); every port's transmitter
+// honours the pauses its peer sends.
+type ethPort struct {
+	gbps int
+	// quantumPs is one pause quantum (512 bit times) at the link's rate.
+	quantumPs float64
+
+	// Receive side, switch inputs only (pfc nil on hosts).
+	pfc         *PFC
+	refreshPs   int64
+	queuedBytes []int   // per priority: bytes of the frames waiting here
+	maxQueued   []int   // per priority: the most queuedBytes reached
+	xoff        []bool  // per priority: an XOFF went out and no XON since
+	refreshAtPs []int64 // per priority: when the refresh due is, to tell a stale timer
+	pending     *packet // PFC frame not yet sent; later changes merge into it
+	xoffFrames  uint64  // PFC frames sent that pause a priority
+	xonFrames   uint64  // ... and that resume one (quanta 0)
+	overflows   uint64  // frames that arrived with the queue past XOFF plus headroom
+
+	// Transmit side: the pauses the peer asked for, per priority.
+	pausedUntilPs []int64
+	openPause     []int // index into run.pauses of the pause in force, -1 if none
+}
+
+func newEthPort(gbps, vls int) *ethPort {
+	e := &ethPort{gbps: gbps, quantumPs: decode.PauseQuantumBits * 1000 / float64(gbps),
+		pausedUntilPs: make([]int64, decode.PFCPriorities), openPause: make([]int, decode.PFCPriorities)}
+	for i := range e.openPause {
+		e.openPause[i] = -1
+	}
+	return e
+}
+
+// enablePFC makes the port a switch input with c's thresholds.
+func (e *ethPort) enablePFC(c *PFC, vls int) {
+	e.pfc = c
+	e.refreshPs = c.RefreshNs * 1000
+	if e.refreshPs == 0 {
+		e.refreshPs = max(1, e.pausePs(uint16(c.PauseQuanta))/2)
+	}
+	e.queuedBytes, e.maxQueued = make([]int, vls), make([]int, vls)
+	e.xoff, e.refreshAtPs = make([]bool, vls), make([]int64, vls)
+}
+
+// pausePs is how long quanta pause this link, in ps.
+func (e *ethPort) pausePs(quanta uint16) int64 {
+	return int64(math.Round(float64(quanta) * e.quantumPs))
+}
+
+// pauseRec is one interval during which a port's priority was paused.
+type pauseRec struct {
+	port, peer     *port // the paused transmitter, and the switch input that paused it
+	prio           int
+	startPs, endPs int64
+	end            string // how it ended: PauseEndXON, PauseEndExpiry or PauseEndRun
+	frames         int    // PFC frames with a non-zero time that started or extended it
+}
+
+// How a pause ends.
+const (
+	PauseEndXON    = "xon"    // a PFC frame with time 0 resumed the priority
+	PauseEndExpiry = "expiry" // its time ran out without a refresh
+	PauseEndRun    = "end_of_run"
+)
+
+// ethIngress queues a data frame at switch input q: past XOFF the port
+// pauses its upstream neighbour, and keeps doing so every refresh period
+// while the queue stays above XOFF.
+func (r *run) ethIngress(q *port, pkt *packet) {
+	e, vl := q.eth, pkt.vl
+	pkt.heldBytes = pkt.wireBytes
+	pkt.queueAheadBytes = e.queuedBytes[vl]
+	e.queuedBytes[vl] += pkt.heldBytes
+	e.maxQueued[vl] = max(e.maxQueued[vl], e.queuedBytes[vl])
+	if e.queuedBytes[vl] > e.pfc.XOFFBytes+e.pfc.HeadroomBytes {
+		e.overflows++
+	}
+	if e.queuedBytes[vl] > e.pfc.XOFFBytes && !e.xoff[vl] {
+		e.xoff[vl] = true
+		r.sendPFC(q, vl, uint16(e.pfc.PauseQuanta))
+		e.refreshAtPs[vl] = r.nowPs + e.refreshPs
+		r.q.push(event{atPs: e.refreshAtPs[vl], kind: evPFCRefresh, port: q, prio: vl})
+	}
+}
+
+// ethRelease frees a frame's bytes at switch input q once it has left; at
+// or below XON the port resumes its upstream neighbour.
+func (r *run) ethRelease(q *port, pkt *packet) {
+	e, vl := q.eth, pkt.vl
+	e.queuedBytes[vl] -= pkt.heldBytes
+	if e.xoff[vl] && e.queuedBytes[vl] <= e.pfc.XONBytes {
+		e.xoff[vl] = false
+		r.sendPFC(q, vl, 0)
+	}
+}
+
+// pfcRefresh sends the pause again if the queue is still above XOFF, and
+// looks again a refresh period later while the priority is paused.
+func (r *run) pfcRefresh(q *port, vl uint8) {
+	e := q.eth
+	if !e.xoff[vl] || e.refreshAtPs[vl] != r.nowPs {
+		return // resumed, or a timer of an earlier pause
+	}
+	if e.queuedBytes[vl] > e.pfc.XOFFBytes {
+		r.sendPFC(q, vl, uint16(e.pfc.PauseQuanta))
+	}
+	e.refreshAtPs[vl] = r.nowPs + e.refreshPs
+	r.q.push(event{atPs: e.refreshAtPs[vl], kind: evPFCRefresh, port: q, prio: vl})
+}
+
+// sendPFC asks q's peer to pause priority vl for quanta (0: resume). A PFC
+// frame not yet on the wire takes the change, so one frame may carry
+// several priorities; it goes before any data.
+func (r *run) sendPFC(q *port, vl uint8, quanta uint16) {
+	e := q.eth
+	if e.pending == nil {
+		// A PFC frame's slid and qp name the switch port sending it (its MAC).
+		e.pending = &packet{pfc: true, wireBytes: pfcFrameBytes, blocks: 1, flow: -1, slid: q.node.lid, qp: uint32(q.num), injectPs: r.nowPs}
+	}
+	e.pending.pfcEnable |= 1 << vl
+	e.pending.pfcQuanta[vl] = quanta
+	r.tryTx(q)
+}
+
+// takePFC returns the PFC frame waiting to go, counting what it says.
+func (e *ethPort) takePFC() *packet {
+	pkt := e.pending
+	e.pending = nil
+	for n := range decode.PFCPriorities {
+		if pkt.pfcEnable>>n&1 == 0 {
+			continue
+		}
+		if pkt.pfcQuanta[n] > 0 {
+			e.xoffFrames++
+		} else {
+			e.xonFrames++
+		}
+	}
+	return pkt
+}
+
+// pfcArrive applies a PFC frame whose last byte reached q: each priority it
+// names is paused for its time from now (extending a pause in force), or
+// resumed by a time of 0.
+func (r *run) pfcArrive(q *port, pkt *packet) {
+	e := q.eth
+	r.endPauses(q)
+	for n := range decode.PFCPriorities {
+		if pkt.pfcEnable>>n&1 == 0 {
+			continue
+		}
+		quanta := pkt.pfcQuanta[n]
+		if quanta == 0 {
+			if i := e.openPause[n]; i >= 0 {
+				r.pauses[i].endPs, r.pauses[i].end = r.nowPs, PauseEndXON
+				e.openPause[n] = -1
+			}
+			e.pausedUntilPs[n] = min(e.pausedUntilPs[n], r.nowPs)
+			continue
+		}
+		if e.openPause[n] < 0 {
+			e.openPause[n] = len(r.pauses)
+			r.pauses = append(r.pauses, pauseRec{port: q, peer: q.peer, prio: n, startPs: r.nowPs})
+		}
+		r.pauses[e.openPause[n]].frames++
+		e.pausedUntilPs[n] = r.nowPs + e.pausePs(quanta)
+		r.q.push(event{atPs: e.pausedUntilPs[n], kind: evPauseEnd, port: q})
+	}
+	r.tryTx(q)
+}
+
+// endPauses closes the pauses of q whose time has run out.
+func (r *run) endPauses(q *port) {
+	e := q.eth
+	for n, i := range e.openPause {
+		if i >= 0 && e.pausedUntilPs[n] <= r.nowPs {
+			r.pauses[i].endPs, r.pauses[i].end = e.pausedUntilPs[n], PauseEndExpiry
+			e.openPause[n] = -1
+		}
+	}
+}
+
+// mayTx reports whether p may send a packet of blocks on vl now: on
+// InfiniBand if the peer's credits cover it, on Ethernet if the peer has
+// not paused the priority.
+func (r *run) mayTx(p *port, vl uint8, blocks int) bool {
+	if p.eth != nil {
+		return p.eth.pausedUntilPs[vl] <= r.nowPs
+	}
+	return p.canSend(vl, blocks)
+}
+
+// portEthernetTruth fills in the time each priority of p was paused, and a
+// switch input's PFC.
+func (r *run) portEthernetTruth(p *port, pt *PortTruth) {
+	e := p.eth
+	paused := make([]int64, decode.PFCPriorities)
+	any := false
+	for _, pr := range r.pauses {
+		if pr.port == p {
+			paused[pr.prio] += (pr.endPs - pr.startPs) / 1000
+			any = true
+		}
+	}
+	if any {
+		pt.PausedNs = paused[:r.s.VLs]
+	}
+	if e.pfc == nil {
+		return
+	}
+	pt.PFC = &PortPFCTruth{XOFFBytes: e.pfc.XOFFBytes, XONBytes: e.pfc.XONBytes, HeadroomBytes: e.pfc.HeadroomBytes,
+		PauseQuanta: e.pfc.PauseQuanta, PauseNs: e.pausePs(uint16(e.pfc.PauseQuanta)) / 1000, RefreshNs: e.refreshPs / 1000,
+		XOFFFrames: e.xoffFrames, XONFrames: e.xonFrames, MaxQueuedBytes: e.maxQueued, HeadroomOverflows: e.overflows}
+}
+
+// closeOpenPauses ends, at the end of the run, the pauses still in force.
+func (r *run) closeOpenPauses() {
+	for _, p := range r.ports {
+		if p.eth == nil {
+			continue
+		}
+		r.endPauses(p)
+		for n, i := range p.eth.openPause {
+			if i >= 0 {
+				r.pauses[i].endPs, r.pauses[i].end = r.nowPs, PauseEndRun
+				p.eth.openPause[n] = -1
+			}
+		}
+	}
+}
+
+// ethernetTruth lists the pauses, the ways through the switches and the
+// probes.
+func (r *run) ethernetTruth(t *Truth) {
+	for _, pr := range r.pauses {
+		t.Pauses = append(t.Pauses, PauseTruth{Port: pr.port.name, Peer: pr.peer.name, Priority: pr.prio,
+			StartNs: r.ns(pr.startPs), EndNs: r.ns(pr.endPs), PausedNs: (pr.endPs - pr.startPs) / 1000, End: pr.end, Frames: pr.frames})
+	}
+	r.hopsTruth(t)
+}
