@@ -1,6 +1,10 @@
 package analyze
 
-import "github.com/ibscope/ibscope/decode"
+import (
+	"encoding/binary"
+
+	"github.com/ibscope/ibscope/decode"
+)
 
 // Packet is what the analyses need of one decoded IB or RoCE transport
 // packet: a fixed-size copy, so that a bounded window of them can be held
@@ -28,7 +32,7 @@ type Packet struct {
 	// passed its timestamp (out of order by more than the reorder window).
 	Late bool
 	// FCTBS and FCCL are a link flow-control packet's counts, in 64-byte
-	// blocks mod 4096. (The small fields sit together: 152 bytes a packet.)
+	// blocks mod 4096. (The small fields sit together: 216 bytes a packet.)
 	FCTBS, FCCL uint16
 	PSN         uint32 // 24 bits
 	MSN         uint32 // AETH message sequence number (with HasAETH)
@@ -42,6 +46,49 @@ type Packet struct {
 	FrameBytes int
 	// IBBytes is the transport packet as IB counts it (decode.Frame.IBLen).
 	IBBytes int
+
+	// Ethernet frames (Ethernet): the addresses and the priority the frame
+	// travels at, the outer VLAN tag's PCP (VLANTagged) and the IP DSCP
+	// (RoCEv2; RoCEv1: the GRH traffic class's upper 6 bits).
+	Ethernet, VLANTagged bool
+	VLANPCP, DSCP        uint8
+	SrcMAC, DstMAC       [6]byte
+	// MACControl is set on a PFC or PAUSE frame, handed out only with
+	// StreamOptions.MACControl (Key.Transport is decode.TransportNone):
+	// PauseEnable is the priorities it names (PAUSE: all eight) and
+	// PauseQuanta their times in quanta of 512 bit times (0 resumes).
+	MACControl  MACControl
+	PauseEnable uint8
+	PauseQuanta [decode.PFCPriorities]uint16
+	// IFAHops is an IFA 2.0 probe's hop metadata, newest hop first (at most
+	// 31: a stack is at most 255 words). It shares memory with the Stream
+	// and is valid until the next packet is taken.
+	IFAHops []IFAHop
+}
+
+// MACControl says which MAC control frame a Packet is.
+type MACControl uint8
+
+// The MAC control frames the analyses read.
+const (
+	NoMACControl    MACControl = iota
+	MACControlPFC              // 802.1Qbb priority flow control
+	MACControlPause            // 802.3x PAUSE: the whole link
+)
+
+// IFAHop is what the analyses read of one hop's IFA 2.0 metadata
+// (decode.IFAHop, the LNS layout).
+type IFAHop struct {
+	DeviceID    uint32 // 20 bits: the switch that stamped the probe
+	ResidenceNs uint32 // time from arrival to departure at the hop, ns
+	// QueueOccupancy is the first 32-bit word of the hop's opaque data,
+	// where devices that report their egress queue's occupancy put it, in
+	// the device's units (cells or bytes); 0 when it reports none.
+	QueueOccupancy uint32
+	EgressPort     uint16
+	LNS            uint8 // 4 bits
+	QueueID        uint8 // 6 bits
+	Congestion     uint8 // 2 bits: the ECN the hop saw or set
 }
 
 // ethernetOverheadBytes is what an Ethernet frame costs on the wire beyond
@@ -85,4 +132,36 @@ func (p *Packet) fill(f *decode.Frame, file int) {
 	p.ICRCBad = checked && f.Has&decode.HasICRC != 0 && !f.ICRCOK
 	p.VCRCBad = checked && f.Has&decode.HasVCRC != 0 && !f.VCRCOK
 	p.Late = false
+	p.fillEthernet(f)
+}
+
+// fillEthernet copies what PFC and IFA analyses read: addresses,
+// priorities, pause requests and IFA hops.
+func (p *Packet) fillEthernet(f *decode.Frame) {
+	p.Ethernet, p.SrcMAC, p.DstMAC = f.Ethernet, f.SrcMAC, f.DstMAC
+	p.VLANTagged, p.VLANPCP = f.VLANTagged, f.VLANPCP
+	p.DSCP = f.DSCP
+	if f.Transport == decode.TransportRoCEv1 {
+		p.DSCP = f.GRH.TClass >> 2
+	}
+	p.MACControl, p.PauseEnable, p.PauseQuanta = NoMACControl, 0, [decode.PFCPriorities]uint16{}
+	switch {
+	case f.Has&decode.HasPFC != 0:
+		p.MACControl, p.PauseEnable, p.PauseQuanta = MACControlPFC, uint8(f.PFC.ClassEnable), f.PFC.Quanta
+	case f.Has&decode.HasPause != 0:
+		p.MACControl, p.PauseEnable = MACControlPause, 0xFF
+		for i := range p.PauseQuanta {
+			p.PauseQuanta[i] = f.Pause.Quanta
+		}
+	}
+	p.IFAHops = p.IFAHops[:0]
+	if f.Has&decode.HasIFAMetadata != 0 {
+		md := &f.IFAMetadata
+		for i := range md.Hops() {
+			h := md.Hop(i)
+			p.IFAHops = append(p.IFAHops, IFAHop{DeviceID: h.DeviceID, ResidenceNs: h.ResidenceNs,
+				QueueOccupancy: binary.BigEndian.Uint32(h.Opaque[:4]), EgressPort: h.EgressPort,
+				LNS: h.LNS, QueueID: h.QueueID, Congestion: h.Congestion})
+		}
+	}
 }

@@ -14,7 +14,8 @@ const (
 	// order.
 	DefaultWindowPackets = 4096
 	// MaxWindowPackets bounds the window: the stream holds a ring of the
-	// next power of two packets, 152 bytes each (159 MB at this bound).
+	// next power of two packets, 216 bytes each (226 MB at this bound;
+	// an IFA probe's hops add up to 620 bytes to its slot).
 	MaxWindowPackets = 1_000_000
 )
 
@@ -28,6 +29,10 @@ type StreamOptions struct {
 	// flow-control packets, which credit accounting reads (Packet.Key.Transport
 	// is decode.TransportLink); without it they are counted and skipped.
 	LinkPackets bool
+	// MACControl hands out PFC and PAUSE frames too (Packet.MACControl;
+	// Key.Transport is decode.TransportNone), which the pfc analysis reads;
+	// without it they are counted as not IB and skipped.
+	MACControl bool
 	// OnDecodeError is told of every frame that could not be decoded, and
 	// of every frame without a timestamp (a pcapng simple packet block,
 	// whose Err says so); the stream skips the frame and goes on.
@@ -119,10 +124,12 @@ func checkWindow(w int) error {
 // decodeOptions keeps IB and RoCE transport packets (and link packets when
 // asked) and counts the rest.
 func (s *Stream) decodeOptions(opts StreamOptions) decode.StreamOptions {
-	keepLink := opts.LinkPackets
+	keepLink, keepMAC := opts.LinkPackets, opts.MACControl
 	return decode.StreamOptions{CheckCRC: opts.CheckCRC, OnDecodeError: opts.OnDecodeError, OnFileError: opts.OnFileError,
 		Keep: func(f *decode.Frame) bool {
 			switch {
+			case keepMAC && f.Has&(decode.HasPFC|decode.HasPause) != 0:
+				return true
 			case f.Transport == decode.TransportNone:
 				s.stats.NotIB++
 				return false

@@ -101,10 +101,15 @@ func (d *Decoder) ethernet(data []byte, off int, f *Frame) error {
 		return frameErr(off, "Ethernet header: %d bytes, need 14", len(data)-off)
 	}
 	et := binary.BigEndian.Uint16(data[off+12:])
+	f.DstMAC, f.SrcMAC = [6]byte(data[off:off+6]), [6]byte(data[off+6:off+12])
+	f.Ethernet = true
 	off += 14
 	for et == 0x8100 || et == 0x88A8 { // VLAN tags
 		if len(data) < off+4 {
 			return frameErr(off, "VLAN tag: %d bytes, need 4", len(data)-off)
+		}
+		if !f.VLANTagged {
+			f.VLANPCP, f.VLANTagged = data[off]>>5, true
 		}
 		et = binary.BigEndian.Uint16(data[off+2:])
 		off += 4
@@ -199,7 +204,7 @@ func (d *Decoder) ipv4(data []byte, off int, f *Frame) error {
 	}
 	f.Src = netip.AddrFrom4([4]byte(ip[12:16]))
 	f.Dst = netip.AddrFrom4([4]byte(ip[16:20]))
-	f.ECN = ip[1] & 3
+	f.ECN, f.DSCP = ip[1]&3, ip[1]>>2
 	f.Has |= HasIPv4
 	if total < l4+8 {
 		return frameErr(off+2, "IPv4 total length %d is shorter than its headers", total)
@@ -227,7 +232,8 @@ func (d *Decoder) ipv6(data []byte, off int, f *Frame) error {
 	}
 	f.Src = netip.AddrFrom16([16]byte(ip[8:24]))
 	f.Dst = netip.AddrFrom16([16]byte(ip[24:40]))
-	f.ECN = uint8(binary.BigEndian.Uint32(ip)>>20) & 3
+	tc := uint8(binary.BigEndian.Uint32(ip) >> 20)
+	f.ECN, f.DSCP = tc&3, tc>>2
 	f.Has |= HasIPv6
 	if ifa {
 		return d.ifa(data, off, 40, int(binary.BigEndian.Uint16(ip[4:])), f)

@@ -70,9 +70,17 @@ type Frame struct {
 	LRH LRH
 	GRH GRH
 
+	// The Ethernet header's addresses (when Ethernet) and the first, outer
+	// VLAN tag's priority code point (when VLANTagged): what PFC's
+	// priorities and link directions are read from.
+	Ethernet, VLANTagged bool
+	SrcMAC, DstMAC       [6]byte
+	VLANPCP              uint8
+
 	// RoCE outer headers.
 	Src, Dst netip.Addr // IP addresses (RoCEv2); RoCEv1 uses the GRH's GIDs
 	ECN      uint8      // IP ECN bits: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
+	DSCP     uint8      // IP DSCP (RoCEv2), the traffic class's upper 6 bits
 	UDPSrc   uint16     // UDP source port (RoCEv2 entropy)
 
 	BTH          BTH
@@ -140,7 +148,8 @@ func (f *Frame) reset() {
 	f.Iface = -1
 	f.Payload = nil
 	f.IBLen = 0
-	f.ECN = 0
+	f.ECN, f.DSCP = 0, 0
+	f.Ethernet, f.VLANTagged = false, false
 	f.UDPSrc = 0
 	f.ICRCOK, f.VCRCOK = false, false
 }

@@ -1,0 +1,516 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"net"
+	"slices"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// The pfc analysis reads the pauses of lossless Ethernet (decode/pfc.go):
+// a PFC frame naming priority p with time q pauses p on the link for q
+// quanta of 512 bit times at the link rate; a later frame with time 0 (XON)
+// ends the pause early, a later non-zero one restarts its timer with the new
+// time (possibly shorter). An 802.3x PAUSE does the same for all eight
+// priorities at once. The pause sender is one link direction (its source
+// MAC): it stops the traffic sent to it, so a RoCE packet belongs to the
+// link direction of its destination MAC, at its priority (the VLAN PCP
+// when tagged, else its DSCP mapped to a priority).
+
+// Defaults of PFCOptions.
+const (
+	// DefaultPauseBitsPerSec is the link rate pause quanta are counted at
+	// when the caller gives none (a quantum is then 5.12 ns); the report
+	// says it was assumed.
+	DefaultPauseBitsPerSec = 100_000_000_000
+	// DefaultStormNs is how long a continuous pause must last to be a
+	// storm: 10 ms, about 30 refreshes of the longest pause at 100 Gb/s
+	// (65,535 quanta, 335.5 us) without a gap.
+	DefaultStormNs = 10_000_000
+	// DefaultPauseIntervals bounds the pauses listed per link direction
+	// and priority (the first ones; counts and totals cover all).
+	DefaultPauseIntervals = 1000
+	// MaxPauseIntervals is the most a caller may ask for.
+	MaxPauseIntervals = 1_000_000
+	// maxPauseLinks bounds the link directions (pause senders) kept apart;
+	// the frames of later ones are counted in OtherLinkFrames.
+	maxPauseLinks = 4096
+	// maxStormsListed bounds the storms listed per link direction and priority.
+	maxStormsListed = 100
+)
+
+// PFCOptions configure the pfc analysis. The zero value is usable.
+type PFCOptions struct {
+	// LinkBitsPerSec is the link rate pause quanta are counted at, bit/s
+	// (0: DefaultPauseBitsPerSec, reported as assumed).
+	LinkBitsPerSec int64
+	// StormNs is the continuous pause past which a pause is a storm
+	// (0: DefaultStormNs).
+	StormNs int64
+	// DSCPPriority maps an untagged RoCE packet's DSCP to its priority
+	// (nil: DefaultDSCPPriority, DSCP >> 3).
+	DSCPPriority *[64]uint8
+	// MaxFlows bounds the RoCE flows kept apart (0: DefaultMaxFlows); the
+	// packets of later flows are counted in OtherPackets.
+	MaxFlows int
+	// MaxIntervals bounds the pauses listed per link direction and
+	// priority (0: DefaultPauseIntervals).
+	MaxIntervals int
+}
+
+// DefaultDSCPPriority is the DSCP-to-priority map used when PFCOptions
+// gives none: the DSCP's class selector bits, DSCP >> 3 (DSCP 26, AF31, is
+// priority 3; 48, CS6, is 6).
+func DefaultDSCPPriority() *[64]uint8 {
+	var m [64]uint8
+	for d := range m {
+		m[d] = uint8(d >> 3)
+	}
+	return &m
+}
+
+// PFCReport is the pfc analysis's report (the ibanalyze pfc --json contract).
+type PFCReport struct {
+	Input Input `json:"input"`
+	// RateGbps is the link rate quanta were counted at; RateAssumed says
+	// it was not given (DefaultPauseBitsPerSec).
+	RateGbps    float64 `json:"rate_gbps"`
+	RateAssumed bool    `json:"rate_assumed,omitempty"`
+	StormNs     int64   `json:"storm_ns"`
+	// The observed span: from the first frame read to the last, or to the
+	// end of the last pause when that is later. Shares are of it.
+	FirstNs     int64 `json:"first_ns"`
+	LastNs      int64 `json:"last_ns"`
+	SpanNs      int64 `json:"span_ns"`
+	PFCFrames   int   `json:"pfc_frames"`
+	PauseFrames int   `json:"pause_frames"` // 802.3x
+	// OtherLinkFrames are the pause frames of link directions past the
+	// bound (4,096), not analysed.
+	OtherLinkFrames int         `json:"other_link_frames,omitempty"`
+	Links           []PauseLink `json:"links"`
+	// Priorities lists, per priority, the RoCE flows sent on it, busiest first.
+	Priorities []PriorityFlows `json:"priorities"`
+	// UnattributedPackets are RoCE packets without Ethernet addresses
+	// (a Linux cooked capture): no link direction to judge them by.
+	UnattributedPackets int `json:"unattributed_packets,omitempty"`
+	MaxFlows            int `json:"max_flows,omitempty"`     // set when flows were past the bound
+	OtherPackets        int `json:"other_packets,omitempty"` // packets of the flows past it
+}
+
+// PauseLink is one link direction: the pauses one port sent.
+type PauseLink struct {
+	// Link names the pause sender: its source MAC, or "iface N" for a
+	// capture without Ethernet addresses.
+	Link        string          `json:"link"`
+	PFCFrames   int             `json:"pfc_frames"`
+	PauseFrames int             `json:"pause_frames"`
+	Priorities  []PausePriority `json:"priorities"` // the priorities its frames named
+}
+
+// PausePriority is the pauses of one priority on one link direction.
+type PausePriority struct {
+	Priority int `json:"priority"`
+	Frames   int `json:"frames"` // frames naming it (pauses, refreshes, XONs)
+	// Pauses counts continuous pauses: a frame arriving while paused
+	// refreshes the pause instead of starting one.
+	Pauses      int     `json:"pauses"`
+	XONs        int     `json:"xons"`   // pauses ended early by a time of 0
+	Quanta      uint64  `json:"quanta"` // the times asked for, summed
+	PausedNs    int64   `json:"paused_ns"`
+	PausedShare float64 `json:"paused_share"` // of the observed span
+	LongestNs   int64   `json:"longest_ns"`
+	Storms      int     `json:"storms"` // pauses longer than storm_ns
+	StormNs     int64   `json:"storm_paused_ns"`
+	// Paused is true when the last pause had not ended by the last frame
+	// read: it is counted to its timer's end.
+	Paused bool `json:"paused,omitempty"`
+	// Intervals are the first pauses (PFCOptions.MaxIntervals);
+	// IntervalsLeftOut counts those past them.
+	Intervals        []PauseInterval `json:"intervals"`
+	IntervalsLeftOut int             `json:"intervals_left_out,omitempty"`
+	StormList        []PauseInterval `json:"storm_list,omitempty"` // the first 100 storms
+}
+
+// PauseInterval is one continuous pause [StartNs, EndNs).
+type PauseInterval struct {
+	StartNs int64 `json:"start_ns"`
+	EndNs   int64 `json:"end_ns"`
+}
+
+// PriorityFlows is the RoCE traffic on one priority.
+type PriorityFlows struct {
+	Priority int       `json:"priority"`
+	Packets  int       `json:"packets"`
+	Flows    []PFCFlow `json:"flows"`
+}
+
+// PFCFlow is one RoCE flow on one priority towards one link direction,
+// split by whether that direction was paused on that priority when each
+// packet was captured.
+type PFCFlow struct {
+	Key  GroupKey `json:"key"`
+	Link string   `json:"link"` // the link direction: the destination MAC
+	// Bytes are wire bytes (Packet.WireBytes).
+	Packets       int    `json:"packets"`
+	Bytes         uint64 `json:"bytes"`
+	PausedPackets int    `json:"paused_packets"`
+	PausedBytes   uint64 `json:"paused_bytes"`
+	UnpausedBytes uint64 `json:"unpaused_bytes"`
+	// Throughput while paused: paused bytes over the link's paused time on
+	// the priority; while not paused: the rest over the rest of the span.
+	// Absent when the time is 0.
+	PausedGbps   *float64 `json:"paused_gbps,omitempty"`
+	UnpausedGbps *float64 `json:"unpaused_gbps,omitempty"`
+	FirstNs      int64    `json:"first_ns"`
+	LastNs       int64    `json:"last_ns"`
+}
+
+// pauseLinkKey is a pause sender: a MAC, or an interface when the capture
+// records no Ethernet header.
+type pauseLinkKey struct {
+	mac    [6]byte
+	iface  int8
+	hasMAC bool
+}
+
+func (k pauseLinkKey) String() string {
+	if k.hasMAC {
+		return net.HardwareAddr(k.mac[:]).String()
+	}
+	return fmt.Sprintf("iface %d", k.iface)
+}
+
+// pauseState is the pauses of one priority on one link direction.
+type pauseState struct {
+	frames, pauses, xons int
+	quanta               uint64
+	active               bool  // a pause began and no frame has been seen since it ended
+	startNs, untilNs     int64 // the current (or last) pause
+	lastFrameNs          int64
+	closed               pauseTotals // over the pauses that have ended
+}
+
+// pauseTotals sums ended pauses.
+type pauseTotals struct {
+	pausedNs, longestNs, stormNs int64
+	storms                       int
+	intervals, stormList         []PauseInterval
+	leftOut                      int
+}
+
+// add counts the pause [start, end).
+func (t *pauseTotals) add(start, end, stormNs int64, maxIntervals int) {
+	d := end - start
+	t.pausedNs += d
+	t.longestNs = max(t.longestNs, d)
+	if len(t.intervals) < maxIntervals {
+		t.intervals = append(t.intervals, PauseInterval{start, end})
+	} else {
+		t.leftOut++
+	}
+	if d > stormNs {
+		t.storms++
+		t.stormNs += d
+		if len(t.stormList) < maxStormsListed {
+			t.stormList = append(t.stormList, PauseInterval{start, end})
+		}
+	}
+}
+
+// pauseLink is one link direction's state.
+type pauseLink struct {
+	key               pauseLinkKey
+	pfcFrames, pauses int
+	prio              [decode.PFCPriorities]*pauseState
+}
+
+// pfcFlowKey is a RoCE flow at one priority towards one link direction.
+type pfcFlowKey struct {
+	flow decode.FlowKey
+	link pauseLinkKey
+	prio uint8
+}
+
+// pfcFlow is a flow's counts: about 200 bytes with its map entry.
+type pfcFlow struct {
+	packets, pausedPackets int
+	pausedBytes, unpausedB uint64
+	firstNs, lastNs        int64
+}
+
+// PFCAnalysis is the pfc analysis. Its stream must hand out PFC and PAUSE
+// frames: open it with StreamOptions.MACControl.
+type PFCAnalysis struct {
+	opts        PFCOptions
+	rateAssumed bool
+	dscp        *[64]uint8
+	links       map[pauseLinkKey]*pauseLink
+	order       []*pauseLink // in order of first frame
+	flows       map[pfcFlowKey]*pfcFlow
+	started     bool
+	firstNs     int64
+	lastNs      int64
+	pfcFrames   int
+	pauseFrames int
+	otherLink   int
+	unattrib    int
+	otherPkts   int
+}
+
+// NewPFC returns a pfc analysis, or an error naming an option out of range.
+func NewPFC(o PFCOptions) (*PFCAnalysis, error) {
+	a := &PFCAnalysis{links: map[pauseLinkKey]*pauseLink{}, flows: map[pfcFlowKey]*pfcFlow{}}
+	switch {
+	case o.LinkBitsPerSec < 0 || o.LinkBitsPerSec > 100e12:
+		return nil, fmt.Errorf("link rate of %d bit/s: want 1 bit/s to 100 Tb/s (0 for the default 100 Gb/s)", o.LinkBitsPerSec)
+	case o.StormNs < 0:
+		return nil, fmt.Errorf("storm threshold of %d ns: want a positive duration (0 for the default 10ms)", o.StormNs)
+	case o.MaxIntervals < 0 || o.MaxIntervals > MaxPauseIntervals:
+		return nil, fmt.Errorf("bound of %d pauses listed: want 1 to %d (0 for the default %d)", o.MaxIntervals, MaxPauseIntervals, DefaultPauseIntervals)
+	}
+	if err := checkMaxFlows(o.MaxFlows); err != nil {
+		return nil, err
+	}
+	if o.LinkBitsPerSec == 0 {
+		o.LinkBitsPerSec, a.rateAssumed = DefaultPauseBitsPerSec, true
+	}
+	if o.StormNs == 0 {
+		o.StormNs = DefaultStormNs
+	}
+	if o.MaxFlows == 0 {
+		o.MaxFlows = DefaultMaxFlows
+	}
+	if o.MaxIntervals == 0 {
+		o.MaxIntervals = DefaultPauseIntervals
+	}
+	a.dscp = o.DSCPPriority
+	if a.dscp == nil {
+		a.dscp = DefaultDSCPPriority()
+	}
+	a.opts = o
+	return a, nil
+}
+
+// Err is always nil: the analysis has no failure that stops reading.
+func (a *PFCAnalysis) Err() error { return nil }
+
+// Add takes the next packet.
+func (a *PFCAnalysis) Add(p *Packet) {
+	if !a.started {
+		a.started, a.firstNs = true, p.TsNs
+	}
+	a.firstNs = min(a.firstNs, p.TsNs)
+	a.lastNs = max(a.lastNs, p.TsNs)
+	switch {
+	case p.MACControl != NoMACControl:
+		a.addPause(p)
+	case p.Key.Transport == decode.TransportRoCEv1 || p.Key.Transport == decode.TransportRoCEv2:
+		a.addRoCE(p)
+	}
+}
+
+func (a *PFCAnalysis) addPause(p *Packet) {
+	if p.MACControl == MACControlPFC {
+		a.pfcFrames++
+	} else {
+		a.pauseFrames++
+	}
+	k := pauseLinkKey{iface: -1}
+	if p.Ethernet {
+		k.mac, k.hasMAC = p.SrcMAC, true
+	} else {
+		k.iface = p.Iface
+	}
+	l := a.links[k]
+	if l == nil {
+		if len(a.links) >= maxPauseLinks {
+			a.otherLink++
+			return
+		}
+		l = &pauseLink{key: k}
+		a.links[k] = l
+		a.order = append(a.order, l)
+	}
+	if p.MACControl == MACControlPFC {
+		l.pfcFrames++
+	} else {
+		l.pauses++
+	}
+	for prio := range decode.PFCPriorities {
+		if p.PauseEnable>>prio&1 == 0 {
+			continue
+		}
+		s := l.prio[prio]
+		if s == nil {
+			s = &pauseState{lastFrameNs: p.TsNs}
+			l.prio[prio] = s
+		}
+		a.request(s, p.TsNs, p.PauseQuanta[prio])
+	}
+}
+
+// request applies one frame's time q (quanta) for a priority at tNs.
+func (a *PFCAnalysis) request(s *pauseState, tNs int64, q uint16) {
+	// A frame stamped before the one before it (a late packet) is taken
+	// at that one's time: pauses stay in order.
+	tNs = max(tNs, s.lastFrameNs)
+	s.lastFrameNs = tNs
+	s.frames++
+	s.quanta += uint64(q)
+	if s.active && tNs >= s.untilNs { // the pause ran out before this frame
+		s.closed.add(s.startNs, s.untilNs, a.opts.StormNs, a.opts.MaxIntervals)
+		s.active = false
+	}
+	switch {
+	case q > 0 && s.active: // a refresh restarts the timer
+		s.untilNs = tNs + decode.PauseNs(q, a.opts.LinkBitsPerSec)
+	case q > 0:
+		s.active, s.startNs, s.untilNs = true, tNs, tNs+decode.PauseNs(q, a.opts.LinkBitsPerSec)
+		s.pauses++
+	case s.active: // XON
+		s.xons++
+		s.closed.add(s.startNs, tNs, a.opts.StormNs, a.opts.MaxIntervals)
+		s.active = false
+	}
+	if s.active && s.untilNs == s.startNs { // a pause shorter than 1 ns
+		s.closed.add(s.startNs, s.untilNs, a.opts.StormNs, a.opts.MaxIntervals)
+		s.active = false
+	}
+}
+
+// pausedAt reports whether s is paused at tNs.
+func (s *pauseState) pausedAt(tNs int64) bool {
+	return s != nil && s.active && tNs >= s.startNs && tNs < s.untilNs
+}
+
+// priority returns the priority a RoCE packet travels at.
+func (a *PFCAnalysis) priority(p *Packet) uint8 {
+	if p.VLANTagged {
+		return p.VLANPCP
+	}
+	return a.dscp[p.DSCP&63] & 7
+}
+
+func (a *PFCAnalysis) addRoCE(p *Packet) {
+	if !p.Ethernet {
+		a.unattrib++
+		return
+	}
+	prio := a.priority(p)
+	k := pfcFlowKey{flow: p.Key, link: pauseLinkKey{mac: p.DstMAC, iface: -1, hasMAC: true}, prio: prio}
+	f := a.flows[k]
+	if f == nil {
+		if len(a.flows) >= a.opts.MaxFlows {
+			a.otherPkts++
+			return
+		}
+		f = &pfcFlow{firstNs: p.TsNs}
+		a.flows[k] = f
+	}
+	f.packets++
+	f.firstNs, f.lastNs = min(f.firstNs, p.TsNs), max(f.lastNs, p.TsNs)
+	b := uint64(max(p.WireBytes, 0))
+	if l := a.links[k.link]; l != nil && l.prio[prio].pausedAt(p.TsNs) {
+		f.pausedPackets++
+		f.pausedBytes += b
+	} else {
+		f.unpausedB += b
+	}
+}
+
+// totals returns s's totals with its current pause, if any, counted to its
+// timer's end, leaving s as it is.
+func (a *PFCAnalysis) totals(s *pauseState) pauseTotals {
+	t := s.closed
+	if s.active {
+		t.intervals = slices.Clip(t.intervals) // add appends to a copy
+		t.stormList = slices.Clip(t.stormList)
+		t.add(s.startNs, s.untilNs, a.opts.StormNs, a.opts.MaxIntervals)
+	}
+	return t
+}
+
+// Report returns the report on the packets added so far.
+func (a *PFCAnalysis) Report(st *Stream) (*PFCReport, error) {
+	r := &PFCReport{RateGbps: float64(a.opts.LinkBitsPerSec) / 1e9, RateAssumed: a.rateAssumed, StormNs: a.opts.StormNs,
+		FirstNs: a.firstNs, LastNs: a.lastNs, PFCFrames: a.pfcFrames, PauseFrames: a.pauseFrames,
+		OtherLinkFrames: a.otherLink, UnattributedPackets: a.unattrib, Links: []PauseLink{}, Priorities: []PriorityFlows{}}
+	if st != nil {
+		r.Input = st.Input()
+	}
+	for _, l := range a.order {
+		for _, s := range l.prio {
+			if s != nil && s.active {
+				r.LastNs = max(r.LastNs, s.untilNs)
+			}
+		}
+	}
+	r.SpanNs = r.LastNs - r.FirstNs
+	pausedNs := map[pauseLinkKey]*[decode.PFCPriorities]int64{}
+	for _, l := range a.order {
+		pl := PauseLink{Link: l.key.String(), PFCFrames: l.pfcFrames, PauseFrames: l.pauses, Priorities: []PausePriority{}}
+		ns := new([decode.PFCPriorities]int64)
+		pausedNs[l.key] = ns
+		for prio, s := range l.prio {
+			if s == nil {
+				continue
+			}
+			t := a.totals(s)
+			ns[prio] = t.pausedNs
+			pp := PausePriority{Priority: prio, Frames: s.frames, Pauses: s.pauses, XONs: s.xons, Quanta: s.quanta,
+				PausedNs: t.pausedNs, LongestNs: t.longestNs, Storms: t.storms, StormNs: t.stormNs,
+				Paused: s.active && s.untilNs > a.lastNs, Intervals: t.intervals, IntervalsLeftOut: t.leftOut, StormList: t.stormList}
+			if pp.Intervals == nil {
+				pp.Intervals = []PauseInterval{}
+			}
+			if r.SpanNs > 0 {
+				pp.PausedShare = float64(t.pausedNs) / float64(r.SpanNs)
+			}
+			pl.Priorities = append(pl.Priorities, pp)
+		}
+		r.Links = append(r.Links, pl)
+	}
+	var byPrio [decode.PFCPriorities]PriorityFlows
+	for k, f := range a.flows {
+		pf := PFCFlow{Key: keyJSON(k.flow, ByFlow), Link: k.link.String(), Packets: f.packets, Bytes: f.pausedBytes + f.unpausedB,
+			PausedPackets: f.pausedPackets, PausedBytes: f.pausedBytes, UnpausedBytes: f.unpausedB, FirstNs: f.firstNs, LastNs: f.lastNs}
+		var paused int64
+		if ns := pausedNs[k.link]; ns != nil {
+			paused = ns[k.prio]
+		}
+		if paused > 0 {
+			g := float64(f.pausedBytes) * 8 / float64(paused)
+			pf.PausedGbps = &g
+		}
+		if rest := r.SpanNs - paused; rest > 0 {
+			g := float64(f.unpausedB) * 8 / float64(rest)
+			pf.UnpausedGbps = &g
+		}
+		pr := &byPrio[k.prio]
+		pr.Packets += f.packets
+		pr.Flows = append(pr.Flows, pf)
+	}
+	for prio := range byPrio {
+		pr := byPrio[prio]
+		if len(pr.Flows) == 0 {
+			continue
+		}
+		pr.Priority = prio
+		slices.SortFunc(pr.Flows, func(x, y PFCFlow) int {
+			if c := cmp.Compare(y.Bytes, x.Bytes); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(x.FirstNs, y.FirstNs); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.Key.String()+x.Link, y.Key.String()+y.Link)
+		})
+		r.Priorities = append(r.Priorities, pr)
+	}
+	if a.otherPkts > 0 {
+		r.MaxFlows, r.OtherPackets = a.opts.MaxFlows, a.otherPkts
+	}
+	return r, nil
+}
