@@ -33,7 +33,7 @@ func TestGroundTruthIncast2015(t *testing.T) {
 	if tr.DataPackets != 131072 {
 		t.Errorf("%d data packets, want 131072", tr.DataPackets)
 	}
-	s1 := filepath.Join(dir, "s1.pcap")
+	s1 := filepath.Join(dir, "s1.pcapng")
 
 	// IPD phases of sender 1's packets.
 	r, err := decode.Open(s1)
@@ -65,7 +65,7 @@ func TestGroundTruthIncast2015(t *testing.T) {
 	if got := cr.Links[0].BufferBytes; got != 32<<10 {
 		t.Errorf("credits: buffer %d bytes, want 32 KiB", got)
 	}
-	br, err := analyze.Buffer(openT(t, s1, filepath.Join(dir, "s2.pcap")), openT(t, filepath.Join(dir, "r.pcap")), analyze.BufferOptions{})
+	br, err := analyze.Buffer(openT(t, s1, filepath.Join(dir, "s2.pcapng")), openT(t, filepath.Join(dir, "r.pcapng")), analyze.BufferOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,6 @@ for run in "with taps|$tmp/incast.yaml|" "with taps, --snap 128|$tmp/incast.yaml
   pkts=$(echo "$line" | sed 's/^[^:]*: \([0-9]*\) data packets.*/\1/')
   awk -v l="$label" -v p="$pkts" -v s="$start" -v e="$end" \
     'BEGIN { printf "ibsim incast2015 (%s): %d data packets in %.2f s wall, %.0f kpackets/s\n", l, p, e - s, p / (e - s) / 1000 }'
-  [ "$file" = "$tmp/incast.yaml" ] && echo "ibsim incast2015 captures ($label): $(du -cm "$tmp"/out/*.pcap | tail -1 | cut -f1) MB"
+  [ "$file" = "$tmp/incast.yaml" ] && echo "ibsim incast2015 captures ($label): $(du -cm "$tmp"/out/*.pcapng | tail -1 | cut -f1) MB"
   rm -rf "$tmp/out"
 done

@@ -23,17 +23,17 @@ truth_wait=$(grep -m1 'port s1/1 *PortXmitWait' "$out/ibsim.txt" | sed 's/.*wait
 truth_cong=$(grep -m1 'port s1/1 *longest congestion' "$out/ibsim.txt" | sed 's/.*episode \([0-9]* ns\).*/\1/')
 
 echo
-echo "-- ibanalyze ipd --phases s1.pcap   (truth: one packet every $truth_pkt ns alone, twice that when two senders share)"
-"$bin/ibanalyze" ipd -q --phases "$out/s1.pcap" | sed -n '/phases:/,$p' | sed 's/^/   /'
+echo "-- ibanalyze ipd --phases s1.pcapng   (truth: one packet every $truth_pkt ns alone, twice that when two senders share)"
+"$bin/ibanalyze" ipd -q --phases "$out/s1.pcapng" | sed -n '/phases:/,$p' | sed 's/^/   /'
 
 echo
-echo "-- ibanalyze credits s1.pcap        (truth: switch input buffer $truth_buf bytes per VL; s1 waited for credits $truth_wait)"
-"$bin/ibanalyze" credits -q "$out/s1.pcap" | sed -n '3,7p' | sed 's/^/   /'
+echo "-- ibanalyze credits s1.pcapng        (truth: switch input buffer $truth_buf bytes per VL; s1 waited for credits $truth_wait)"
+"$bin/ibanalyze" credits -q "$out/s1.pcapng" | sed -n '3,7p' | sed 's/^/   /'
 
 echo
-echo "-- ibanalyze buffer s1.pcap s2.pcap r.pcap   (truth: $truth_buf bytes per sender's input VL)"
-"$bin/ibanalyze" buffer -q "$out/s1.pcap" "$out/s2.pcap" "$out/r.pcap" | grep -E '^sender|plateau|buffer ' | sed 's/^/   /'
+echo "-- ibanalyze buffer s1.pcapng s2.pcapng r.pcapng   (truth: $truth_buf bytes per sender's input VL)"
+"$bin/ibanalyze" buffer -q "$out/s1.pcapng" "$out/s2.pcapng" "$out/r.pcapng" | grep -E '^sender|plateau|buffer ' | sed 's/^/   /'
 
 echo
-echo "-- ibanalyze tick s1.pcap --telemetry perfquery.txt   (truth: tick $truth_tick ns; s1 congested $truth_cong)"
-"$bin/ibanalyze" tick -q "$out/s1.pcap" --telemetry "$out/perfquery.txt" | grep -E 'congestion|telemetry|waited|tick|window' | sed 's/^/   /'
+echo "-- ibanalyze tick s1.pcapng --telemetry perfquery.txt   (truth: tick $truth_tick ns; s1 congested $truth_cong)"
+"$bin/ibanalyze" tick -q "$out/s1.pcapng" --telemetry "$out/perfquery.txt" | grep -E 'congestion|telemetry|waited|tick|window' | sed 's/^/   /'

@@ -49,6 +49,11 @@ func roceWireBytes(extBytes, payloadBytes int) int {
 // would compute the UDP one too, which RoCE leaves 0).
 var roceOpts = gopacket.SerializeOptions{FixLengths: true}
 
+// RoCEFrameWireBytes is what an MTU-sized RoCEv2 data frame (no RETH)
+// takes on the wire: the frame through its FCS, preamble and inter-frame
+// gap.
+func RoCEFrameWireBytes(mtuBytes int) int { return roceWireBytes(0, mtuBytes) + ethGapBytes }
+
 // macOf and ipOf are a host's addresses, from its LID.
 func macOf(lid uint16) net.HardwareAddr {
 	return net.HardwareAddr{0x02, 0, 0, 0, byte(lid >> 8), byte(lid)}

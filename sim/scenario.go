@@ -151,6 +151,10 @@ type Tap struct {
 // and BTH (12 bytes) every analysis reads.
 const MinSnapBytes = decode.LRHLen + decode.BTHLen
 
+// MinRoCESnapBytes is the shortest snap length a tap on Ethernet links
+// takes: the MAC header with its priority tag, IPv4, UDP and the BTH.
+const MinRoCESnapBytes = ethHeaderBytes + ipv4Bytes + udpBytes + bthBytes
+
 // Telemetry samples port counters at a period into a perfquery-style text
 // file and, optionally, sysfs-counter sidecars and a final sysfs tree.
 type Telemetry struct {
@@ -428,6 +432,10 @@ func (s *Scenario) Validate() error {
 		}
 		if err := checkInt(key+".snap_bytes", int64(t.SnapBytes)); err != nil {
 			return err
+		}
+		if s.ethernet() && t.SnapBytes > 0 && t.SnapBytes < MinRoCESnapBytes {
+			return keyErr(key+".snap_bytes", "%d bytes cannot hold a RoCEv2 frame's headers through the BTH (%d bytes); want 0 (whole frames) or at least %d",
+				t.SnapBytes, MinRoCESnapBytes, MinRoCESnapBytes)
 		}
 		if t.SnapBytes > 0 && t.SnapBytes < MinSnapBytes {
 			return keyErr(key+".snap_bytes", "%d bytes cannot hold the LRH and BTH (%d bytes); want 0 (whole packets) or at least %d",

@@ -161,14 +161,26 @@ func run(cmd *cobra.Command, args []string) error {
 		fmt.Printf("  telemetry %s (%d snapshots every %d ns)\n", filepath.Join(outDir, t.Telemetry.File), t.Telemetry.Samples, t.Telemetry.PeriodNs)
 	}
 	for _, l := range t.Links {
+		if l.Gbps > 0 {
+			w := sim.RoCEFrameWireBytes(t.MTUBytes)
+			fmt.Printf("  link  %s <-> %s %d GbE: %.4g ns per byte (an MTU frame of %d bytes with preamble and gap every %.4g ns)\n",
+				l.A, l.B, l.Gbps, l.NsPerByte, w, float64(w)*l.NsPerByte)
+			continue
+		}
 		fmt.Printf("  link  %s <-> %s %s %dx: %.4g ns per byte (an MTU packet of %d bytes every %.4g ns), symbol %.4g ns\n",
 			l.A, l.B, l.Rate, l.Lanes, l.NsPerByte, t.MTUBytes+26, float64(t.MTUBytes+26)*l.NsPerByte, l.SymbolNs)
 	}
 	for _, p := range t.Ports {
-		if p.Switch {
+		switch {
+		case p.PFC != nil:
+			c := p.PFC
+			fmt.Printf("  port %-6s PFC xoff %d, xon %d, headroom %d bytes; pause %d quanta (%d ns), refresh %d ns: sent %d XOFF, %d XON; most queued %v bytes, %d headroom overflows\n",
+				p.Port, c.XOFFBytes, c.XONBytes, c.HeadroomBytes, c.PauseQuanta, c.PauseNs, c.RefreshNs, c.XOFFFrames, c.XONFrames, c.MaxQueuedBytes, c.HeadroomOverflows)
+		case p.Switch && t.LinkLayer == "":
 			fmt.Printf("  port %-6s receive buffer per VL %v bytes\n", p.Port, p.VLBufferBytes)
 		}
 	}
+	printPauses(t)
 	for _, p := range t.Ports {
 		if p.XmitWaitTicks == 0 {
 			continue
@@ -190,6 +202,45 @@ func run(cmd *cobra.Command, args []string) error {
 		fmt.Printf("  flow  %s -> %s: %d packets, %s .. %s, mean queueing %d ns, max %d ns\n", f.Src, f.Dst, f.Packets,
 			units.FormatNs(f.FirstNs-t.StartNs), units.FormatNs(f.LastNs-t.StartNs), f.MeanQueueNs, f.MaxQueueNs)
 	}
+	for _, h := range t.Hops {
+		fmt.Printf("  hop   %s -> %s priority %d: %d packets, mean residence %d ns, max %d ns, mean queue %d bytes\n",
+			h.In, h.Out, h.Priority, h.Packets, h.MeanResidenceNs, h.MaxResidenceNs, h.MeanQueueBytes)
+	}
+	if len(t.Probes) > 0 {
+		fmt.Printf("  probes %d IFA probes delivered (truth.json lists each hop)\n", len(t.Probes))
+	}
 	fmt.Printf("  truth %s\n", filepath.Join(outDir, sim.TruthFile))
 	return nil
+}
+
+// printPauses sums, per paused port and priority, the pauses of an
+// Ethernet run.
+func printPauses(t *sim.Truth) {
+	type key struct {
+		port string
+		prio int
+	}
+	type sum struct {
+		ns, pauses int64
+		ends       map[string]int
+	}
+	var order []key
+	sums := map[key]*sum{}
+	for _, p := range t.Pauses {
+		k := key{p.Port, p.Priority}
+		s := sums[k]
+		if s == nil {
+			s = &sum{ends: map[string]int{}}
+			sums[k] = s
+			order = append(order, k)
+		}
+		s.ns += p.PausedNs
+		s.pauses++
+		s.ends[p.End]++
+	}
+	for _, k := range order {
+		s := sums[k]
+		fmt.Printf("  port %-6s paused %d ns on priority %d in %d pauses (ended by xon %d, expiry %d, end of run %d)\n",
+			k.port, s.ns, k.prio, s.pauses, s.ends[sim.PauseEndXON], s.ends[sim.PauseEndExpiry], s.ends[sim.PauseEndRun])
+	}
 }

@@ -42,7 +42,7 @@ func TestIbsimPresetRoundTrip(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "4096 data packets") || !strings.Contains(out, "port s1/1   longest congestion episode") {
 		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
 	}
-	for _, f := range []string{"s1.pcap", "s2.pcap", "r.pcap", "perfquery.txt", "truth.json"} {
+	for _, f := range []string{"s1.pcapng", "s2.pcapng", "r.pcapng", "perfquery.txt", "truth.json"} {
 		if _, err := os.Stat(filepath.Join(dir, "out", f)); err != nil {
 			t.Errorf("missing output: %v", err)
 		}
@@ -97,7 +97,7 @@ func TestIbsimSnap(t *testing.T) {
 	if err := json.Unmarshal(truth, &tr); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"s1.pcap": 64, "s2.pcap": 128, "r.pcap": 128}
+	want := map[string]int{"s1.pcapng": 64, "s2.pcapng": 128, "r.pcapng": 128}
 	for _, tp := range tr.Taps {
 		if tp.SnapBytes != want[tp.File] {
 			t.Errorf("tap %s: snap_bytes %d, want %d", tp.File, tp.SnapBytes, want[tp.File])
@@ -108,9 +108,9 @@ func TestIbsimSnap(t *testing.T) {
 			t.Fatal(errors.Join(errA, errB))
 		}
 		switch {
-		case tp.File == "s1.pcap" && a.Size() != b.Size():
+		case tp.File == "s1.pcapng" && a.Size() != b.Size():
 			t.Errorf("%s sets its own snap length, yet is %d bytes with --snap, %d without", tp.File, b.Size(), a.Size())
-		case tp.File != "s1.pcap" && b.Size()*5 > a.Size():
+		case tp.File != "s1.pcapng" && b.Size()*5 > a.Size():
 			t.Errorf("%s: %d bytes with a snap length, %d without: want far smaller", tp.File, b.Size(), a.Size())
 		}
 	}
