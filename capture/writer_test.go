@@ -356,7 +356,8 @@ func TestWriterPcapngDescribesCapture(t *testing.T) {
 }
 
 // erf-raw is the raw ERF file tshark -F erf writes, not a pcap: capinfos
-// names it so, and a -C rotation starts each file with a whole record.
+// names it so, a -C rotation starts each file with a whole record, and
+// ibscope reads the files back as the erf-pcap file of the same packets.
 func TestWriterRawERF(t *testing.T) {
 	requireTool(t, "capinfos")
 	var ib []Packet
@@ -388,6 +389,25 @@ func TestWriterRawERF(t *testing.T) {
 	}
 	if total != len(ib) {
 		t.Errorf("the raw ERF files hold %d packets, want %d", total, len(ib))
+	}
+	// ibscope reads them back as the erf-pcap file of the same packets.
+	twin := filepath.Join(filepath.Dir(path), "ib.pcap")
+	writePackets(t, WriterConfig{Path: twin, Format: FormatERF, LinkType: decode.LinkTypeInfiniBand}, ib)
+	_, want := readAll(t, twin)
+	var got []decode.Frame
+	for _, file := range files {
+		_, frames := readAll(t, file)
+		got = append(got, frames...)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("ibscope reads %d frames from the raw ERF files, %d from the erf-pcap twin", len(got), len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.TsNs != w.TsNs || g.Transport != w.Transport || g.BTH.PSN != w.BTH.PSN || g.CapLen != w.CapLen || g.WireLen != w.WireLen {
+			t.Fatalf("frame %d: raw ERF %v PSN %d at %d ns, %d of %d bytes; erf-pcap %v PSN %d at %d ns, %d of %d bytes", i+1,
+				g.Transport, g.BTH.PSN, g.TsNs, g.CapLen, g.WireLen, w.Transport, w.BTH.PSN, w.TsNs, w.CapLen, w.WireLen)
+		}
 	}
 }
 

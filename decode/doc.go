@@ -7,7 +7,8 @@
 //
 // Ways in:
 //   - Reader (Open, NewReader) + Decoder fill a reused Frame per packet,
-//     allocating nothing; this is what ibanalyze uses. A Decoder keeps scratch
+//     allocating nothing, from pcap, pcapng or raw ERF (told apart by
+//     content, possibly compressed); this is what ibanalyze uses. A Decoder keeps scratch
 //     space, so one serves one goroutine at a time (copies are independent).
 //   - Stream (OpenStream, NewStream) is the one way every command reads its
 //     input: several captures ("-" for standard input) merged in time order,

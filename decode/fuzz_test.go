@@ -265,37 +265,42 @@ func fuzzReader(f *testing.F, ng bool) {
 		zw.Close()
 		f.Add(gz.Bytes())
 	}
-	f.Fuzz(func(t *testing.T, file []byte) {
-		r, err := NewReader(bytes.NewReader(file), "fuzz.pcap")
-		if err != nil {
-			var fe *FileError
-			if !errors.As(err, &fe) {
-				t.Fatalf("open: %v is not a *FileError", err)
-			}
+	f.Fuzz(checkReaderOn)
+}
+
+// checkReaderOn reads file to its end: opening fails with a FileError or
+// not at all, every frame's error is a DecodeError naming the file or a
+// FileError that ends it, and each frame moves the reader on.
+func checkReaderOn(t *testing.T, file []byte) {
+	r, err := NewReader(bytes.NewReader(file), "fuzz.pcap")
+	if err != nil {
+		var fe *FileError
+		if !errors.As(err, &fe) {
+			t.Fatalf("open: %v is not a *FileError", err)
+		}
+		return
+	}
+	var fr Frame
+	for n := 0; ; n++ {
+		err := r.Next(&fr)
+		if err == io.EOF {
 			return
 		}
-		var fr Frame
-		for n := 0; ; n++ {
-			err := r.Next(&fr)
-			if err == io.EOF {
-				return
-			}
-			var fe *FileError
-			if errors.As(err, &fe) {
-				return
-			}
-			var de *DecodeError
-			if err != nil && !errors.As(err, &de) {
-				t.Fatalf("frame %d: %v is neither a DecodeError nor a FileError", n+1, err)
-			}
-			if err != nil && !strings.Contains(err.Error(), "fuzz.pcap") {
-				t.Fatalf("error %q does not name the file", err)
-			}
-			if n > len(file) {
-				t.Fatalf("%d frames from a %d-byte file: the reader does not advance", n, len(file))
-			}
+		var fe *FileError
+		if errors.As(err, &fe) {
+			return
 		}
-	})
+		var de *DecodeError
+		if err != nil && !errors.As(err, &de) {
+			t.Fatalf("frame %d: %v is neither a DecodeError nor a FileError", n+1, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "fuzz.pcap") {
+			t.Fatalf("error %q does not name the file", err)
+		}
+		if n > len(file) {
+			t.Fatalf("%d frames from a %d-byte file: the reader does not advance", n, len(file))
+		}
+	}
 }
 
 // ngSeeds are pcapng files with what the generated captures lack: two

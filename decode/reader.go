@@ -10,8 +10,9 @@ import (
 )
 
 // Reader reads a capture file (pcap with microsecond or nanosecond
-// timestamps, or pcapng) record by record and decodes each into a Frame.
-// Both are read with zero copies out of a large buffer (pcapng in pcapng.go).
+// timestamps, pcapng, or raw ERF) record by record and decodes each into a
+// Frame. All are read with zero copies out of a large buffer (pcapng in
+// pcapng.go, raw ERF in erfreader.go).
 type Reader struct {
 	name     string
 	closer   io.Closer
@@ -31,6 +32,7 @@ type Reader struct {
 	// pcapng: the current section's byte order (nil before the first
 	// section header) and interfaces.
 	isNG     bool
+	isERF    bool // a raw ERF file (erfreader.go)
 	ngOrder  binary.ByteOrder
 	ngIfaces []ngInterface
 	// captureHost is the host the first section header names (NgCaptureHost).
@@ -154,10 +156,12 @@ func newReader(rd io.Reader, name string, sizeBytes int64, via *compression) (*R
 		r.order, r.bigEnd = binary.BigEndian, true
 	case via == nil && compressionOf(hdr) != nil:
 		return r.decompress(compressionOf(hdr))
+	case looksLikeERF(r):
+		return r.openERF()
 	case via != nil:
 		return nil, &FileError{Name: name, Offset: 0, Err: fmt.Errorf("compressed with %s, but what it holds is not a pcap or pcapng file (magic 0x%08x)", via.name, be)}
 	default:
-		return nil, &FileError{Name: name, Offset: 0, Err: fmt.Errorf("not a pcap or pcapng file (magic 0x%08x)", be)}
+		return nil, &FileError{Name: name, Offset: 0, Err: fmt.Errorf("not a pcap or pcapng file (magic 0x%08x), nor raw ERF records", be)}
 	}
 	if len(hdr) < 24 {
 		return nil, &FileError{Name: name, Offset: int64(len(hdr)), Err: fmt.Errorf("pcap file header cut short: %d of 24 bytes", len(hdr))}
@@ -287,6 +291,9 @@ func (r *Reader) record(f *Frame) ([]byte, error) {
 	}
 	if r.isNG {
 		return r.recordNG(f)
+	}
+	if r.isERF {
+		return r.recordERF(f)
 	}
 	f.Dir = DirectionUnknown
 	hdr, err := r.br.Peek(16)

@@ -1,0 +1,117 @@
+package decode
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// Raw ERF files (what ibcap --format erf-raw, Endace's tools and tshark -F
+// erf write): ERF records back to back, with no file header. Each record
+// is read as a record of a pcap of link type 197 is, so a raw ERF file and
+// its erf-pcap twin decode to the same frames.
+
+// ERF record types (ERF types reference): 1 to 27 are packet and meta
+// records; 48 is padding, which holds no packet.
+const (
+	erfTypeMaxKnown = 27
+	erfTypePad      = 48
+)
+
+// erfSniffRecords is how many records' headers must make sense for a file
+// without a magic number to be taken as raw ERF.
+const erfSniffRecords = 2
+
+// looksLikeERF reports whether the file starts with ERF records: the first
+// erfSniffRecords (or as many as the file holds, at least one) have a known
+// type, a length that covers their header and fits the file, and a
+// timestamp after 1970 (ERF has no magic number: Wireshark guesses from
+// the records too).
+func looksLikeERF(r *Reader) bool {
+	off := 0
+	for n := 0; n < erfSniffRecords; n++ {
+		hdr, _ := r.br.Peek(off + ERFHeaderLen)
+		if len(hdr) < off+ERFHeaderLen {
+			return n > 0 && len(hdr) == off // the file ends after whole records
+		}
+		h := hdr[off:]
+		rlen, ok := erfRecordLen(h)
+		if !ok || binary.LittleEndian.Uint64(h)>>32 == 0 {
+			return false
+		}
+		if rec, _ := r.br.Peek(off + rlen); len(rec) < off+rlen {
+			return false
+		}
+		off += rlen
+	}
+	return true
+}
+
+// erfRecordLen is the length of the record whose header h starts, when its
+// type is known and its length at least its headers.
+func erfRecordLen(h []byte) (int, bool) {
+	typ := h[8] & 0x7F
+	if typ == 0 || (typ > erfTypeMaxKnown && typ != erfTypePad) {
+		return 0, false
+	}
+	rlen := int(binary.BigEndian.Uint16(h[10:]))
+	least := ERFHeaderLen
+	if h[8]&0x80 != 0 {
+		least += erfExtLen
+	}
+	if isERFEthernet(typ) {
+		least += 2
+	}
+	return rlen, rlen >= least
+}
+
+// openERF reads a raw ERF file: its frames are ERF records, as in a pcap
+// of link type 197; timestamps are binary fractions of a second, read to
+// the ns.
+func (r *Reader) openERF() (*Reader, error) {
+	r.isERF = true
+	r.linkType = LinkTypeERF
+	r.nsPerTs = 1
+	r.dec = Decoder{LinkType: LinkTypeERF, CheckCRC: true}
+	return r, nil
+}
+
+// recordERF reads the next record, skipping padding records.
+func (r *Reader) recordERF(f *Frame) ([]byte, error) {
+	f.Dir = DirectionUnknown
+	for {
+		hdr, err := r.br.Peek(ERFHeaderLen)
+		if len(hdr) < ERFHeaderLen {
+			if len(hdr) == 0 && (err == nil || err == io.EOF) {
+				r.err = io.EOF
+				return nil, io.EOF
+			}
+			return nil, r.fail(fmt.Errorf("ERF record header cut short: %d of %d bytes (file ends)", len(hdr), ERFHeaderLen))
+		}
+		rlen, ok := erfRecordLen(hdr)
+		if !ok {
+			return nil, r.fail(fmt.Errorf("ERF record of type %d claims %d bytes, not a known type or shorter than its headers; the file is damaged", hdr[8]&0x7F, binary.BigEndian.Uint16(hdr[10:])))
+		}
+		rec, err := r.br.Peek(rlen)
+		if len(rec) < rlen {
+			return nil, r.fail(fmt.Errorf("last ERF record cut short: its header says %d bytes, file has %d (%v)", rlen, len(rec), errOrEOF(err)))
+		}
+		r.br.Discard(rlen)
+		offset := r.offset
+		r.offset += int64(rlen)
+		if hdr[8]&0x7F == erfTypePad {
+			continue
+		}
+		r.frames++
+		f.Number, f.Offset = r.frames, offset
+		f.TsNs, f.NoTs = ERFTimeToNs(binary.LittleEndian.Uint64(rec)), false
+		// As the pcap record holding it would say: the whole record, and
+		// on the wire the part of the packet a snap length cut off too.
+		var e ERF
+		f.CapLen, f.WireLen = rlen, rlen
+		if e.DecodeFromBytes(rec, nilDF) == nil {
+			f.WireLen += max(int(e.WLen)-len(e.Payload), 0)
+		}
+		return rec, nil
+	}
+}
