@@ -1,0 +1,381 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibscope/ibscope/fleet"
+	"github.com/ibscope/ibscope/internal/testcap"
+)
+
+// The fleet test's network, all in namespaces of its own: a monitoring
+// namespace (Prometheus on its own 127.0.0.1, the ibanalyze commands,
+// tcpreplay) joined by one veth pair to each of three host namespaces.
+// Host i's end, eth0, has the MAC and RoCE address testcap gives host i
+// (02:00:00:00:00:0i, 192.168.7.i) and a management address 10.201.i.1
+// that Prometheus scrapes its ibcap at. Frames replayed into the monitor's
+// end of a pair arrive on eth0, where the host's ibcap captures them.
+const (
+	fleetHosts     = 3
+	fleetAgentPort = "9464"
+	fleetPromAddr  = "127.0.0.1:9090" // the monitoring namespace's own loopback
+	fleetWindow    = 5 * time.Second  // ibanalyze --window
+)
+
+// fleetReplay is the traffic into one host: flows from other hosts (and
+// from 192.168.7.9, which no agent owns) at pps frames a second.
+type fleetReplay struct {
+	into  int
+	pps   int
+	flows []fleetFlow
+}
+
+type fleetFlow struct {
+	src     byte
+	qp      uint32
+	payload int
+}
+
+// The links: 1→2, 2→3, 3→1 and 9→1, at different rates and sizes.
+var fleetTraffic = []fleetReplay{
+	{into: 2, pps: 1000, flows: []fleetFlow{{1, 0x12, 256}}},
+	{into: 3, pps: 500, flows: []fleetFlow{{2, 0x23, 512}}},
+	{into: 1, pps: 600, flows: []fleetFlow{{3, 0x31, 1024}, {9, 0x91, 128}}},
+}
+
+// requireTool skips the test without the tool, or fails it under CI=true
+// (CI has everything installed: make deps).
+func requireTool(t *testing.T, ok bool, why string) {
+	t.Helper()
+	if ok {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why + " (CI must run this test: make deps installs what it needs, as root)")
+	}
+	t.Skip(why)
+}
+
+func hasCommand(name string) bool {
+	_, err := exec.LookPath(name)
+	return err == nil
+}
+
+// fleetNet is the test's namespaces.
+type fleetNet struct{ mon, hosts []string }
+
+// newFleetNet creates the monitoring namespace, the host namespaces and
+// the veth pairs between them; they are deleted when the test ends, after
+// the processes in them (cleanups run last registered first).
+func newFleetNet(t *testing.T) *fleetNet {
+	t.Helper()
+	prefix := fmt.Sprintf("ibscope-fleet-%d-", os.Getpid())
+	n := &fleetNet{mon: []string{prefix + "mon"}}
+	for i := 1; i <= fleetHosts; i++ {
+		n.hosts = append(n.hosts, fmt.Sprintf("%sh%d", prefix, i))
+	}
+	for _, ns := range append(slices.Clone(n.mon), n.hosts...) {
+		ipCmd(t, "netns", "add", ns)
+		t.Cleanup(func() {
+			if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil {
+				t.Errorf("delete namespace %s: %v: %s", ns, err, out)
+			}
+		})
+		ipCmd(t, "-n", ns, "link", "set", "lo", "up")
+	}
+	mon := n.mon[0]
+	for i, h := range n.hosts {
+		m := fmt.Sprintf("m%d", i+1)
+		ipCmd(t, "-n", mon, "link", "add", m, "type", "veth", "peer", "name", "eth0", "netns", h)
+		ipCmd(t, "-n", mon, "addr", "add", fmt.Sprintf("10.201.%d.254/24", i+1), "dev", m)
+		ipCmd(t, "-n", mon, "link", "set", m, "up")
+		ipCmd(t, "-n", h, "link", "set", "eth0", "address", fmt.Sprintf("02:00:00:00:00:%02x", i+1))
+		ipCmd(t, "-n", h, "addr", "add", fmt.Sprintf("192.168.7.%d/32", i+1), "dev", "eth0")
+		ipCmd(t, "-n", h, "addr", "add", fmt.Sprintf("10.201.%d.1/24", i+1), "dev", "eth0")
+		ipCmd(t, "-n", h, "link", "set", "eth0", "up")
+	}
+	return n
+}
+
+func ipCmd(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+}
+
+// proc is a process the test started: its output is kept for failures,
+// and it is killed when the test ends unless it has exited.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+	said chan struct{} // closed when a line starting with ready was written
+	done chan error
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// start runs the command in namespace ns and, when ready is not "",
+// waits until a line of its output starts with it.
+func start(t *testing.T, name, ns, ready string, argv ...string) *proc {
+	t.Helper()
+	p := &proc{name: name, cmd: exec.Command("ip", append([]string{"netns", "exec", ns}, argv...)...),
+		said: make(chan struct{}), done: make(chan error, 1)}
+	pr, pw := io.Pipe()
+	p.cmd.Stdout, p.cmd.Stderr = pw, pw
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		<-p.done
+	})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		said := false
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			if !said && ready != "" && strings.HasPrefix(sc.Text(), ready) {
+				said = true
+				close(p.said)
+			}
+		}
+	}()
+	go func() {
+		err := p.cmd.Wait()
+		pw.Close()
+		p.done <- err
+	}()
+	if ready != "" {
+		select {
+		case <-p.said:
+		case err := <-p.done:
+			p.done <- err
+			t.Fatalf("%s exited before it was ready: %v\n%s", name, err, p.output())
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s did not get ready:\n%s", name, p.output())
+		}
+	}
+	return p
+}
+
+// fleetQuery runs an ibanalyze fleet command in the monitoring namespace
+// and decodes its JSON into v.
+func fleetQuery(mon, command string, v any) error {
+	cmd := exec.Command("ip", "netns", "exec", mon, ibanalyzeBin, command, "--json", "--prometheus", "http://"+fleetPromAddr, "--window", fleetWindow.String())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("ibanalyze %s: %v: %s", command, err, stderr.String())
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return fmt.Errorf("ibanalyze %s --json: %v\n%s", command, err, out)
+	}
+	return nil
+}
+
+func fleetJSON(t *testing.T, mon, command string, v any) {
+	t.Helper()
+	if err := fleetQuery(mon, command, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitStatus asks status until ok says yes (Prometheus may still be
+// starting), failing after 20 s.
+func waitStatus(t *testing.T, mon, what string, ok func(*fleet.Status) bool) *fleet.Status {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var s fleet.Status
+		err := fleetQuery(mon, "status", &s)
+		if err == nil && ok(&s) {
+			return &s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never showed %s: %+v (%v)", what, s, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// TestFleetView is the cluster view against the real thing: three ibcap
+// agents, each in a host namespace of its own capturing on its NIC while
+// tcpreplay sends RoCE traffic into it at a known rate, scraped every
+// second by Debian's Prometheus. status must show three agents alive;
+// nics each host's packet and byte rates within 5 % of what was replayed;
+// links the four links between the right hosts (and the address no agent
+// owns) at their rates. Then the agent stopped with SIGTERM reads stopped,
+// the one killed with SIGKILL stale, the third still alive.
+func TestFleetView(t *testing.T) {
+	requireTool(t, os.Geteuid() == 0, "needs root: creates network namespaces")
+	for _, c := range []string{"ip", "tcpreplay", "prometheus", "unshare"} {
+		requireTool(t, hasCommand(c), "needs "+c)
+	}
+	dir := t.TempDir()
+	ibcap := filepath.Join(dir, "ibcap")
+	if out, err := exec.Command("go", "build", "-buildvcs=false", "-o", ibcap, "../ibcap").CombinedOutput(); err != nil {
+		t.Fatalf("build ibcap: %v\n%s", err, out)
+	}
+	net := newFleetNet(t)
+	mon := net.mon[0]
+
+	var targets []string
+	for i := range net.hosts {
+		targets = append(targets, fmt.Sprintf("'10.201.%d.1:%s'", i+1, fleetAgentPort))
+	}
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: ibcap
+    static_configs:
+      - targets: [%s]
+`, strings.Join(targets, ", "))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prom := start(t, "prometheus", mon, "", "prometheus", "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		"--web.listen-address="+fleetPromAddr, "--log.level=warn")
+
+	agents := make([]*proc, len(net.hosts))
+	for i, h := range net.hosts {
+		// A UTS namespace of its own gives each agent its host's name.
+		agents[i] = start(t, "ibcap", h, "ibcap: capturing on", "unshare", "--uts", "sh", "-c",
+			`echo "$0" >/proc/sys/kernel/hostname && exec "$@"`, fmt.Sprintf("fleet-h%d", i+1),
+			ibcap, "-i", "eth0", "--metrics", fmt.Sprintf("10.201.%d.1:%s", i+1, fleetAgentPort), "--metrics-linger", "3s")
+	}
+
+	// Traffic for longer than the test needs; each replay is stopped at
+	// the end. want* are per host and per link, in frames and wire bytes
+	// (frame + FCS, preamble and gap) a second.
+	wantPPS, wantBPS := map[string]float64{}, map[string]float64{}
+	for _, r := range fleetTraffic {
+		const frames = 40000
+		var pkts []testcap.Packet
+		var wire float64
+		n := frames / len(r.flows)
+		for _, f := range r.flows {
+			pkts = append(pkts, testcap.Stream(n, f.src, byte(r.into), f.qp, 0, f.payload, testcap.BaseNs, func(int) int64 { return 1000 })...)
+		}
+		slices.SortStableFunc(pkts, func(a, b testcap.Packet) int { return int(a.TsNs - b.TsNs) }) // the flows interleaved
+		linkWire := map[byte]float64{}
+		for _, p := range pkts {
+			b := float64(len(testcap.RoCEFrame(t, p)) + 24)
+			wire += b
+			linkWire[p.Src] += b
+		}
+		host := fmt.Sprintf("fleet-h%d", r.into)
+		wantPPS[host] = float64(r.pps)
+		wantBPS[host] = wire / float64(len(pkts)) * float64(r.pps)
+		for src, b := range linkWire {
+			from := fmt.Sprintf("fleet-h%d/eth0", src)
+			if src > fleetHosts {
+				from = fmt.Sprintf("192.168.7.%d", src)
+			}
+			wantBPS[from+">"+host+"/eth0"] = b / float64(len(pkts)) * float64(r.pps)
+		}
+		pcap := testcap.WriteIn(t, dir, fmt.Sprintf("into%d.pcap", r.into), false, pkts)
+		start(t, "tcpreplay", mon, "", "tcpreplay", "-q", "-i", fmt.Sprintf("m%d", r.into), fmt.Sprintf("--pps=%d", r.pps), pcap)
+	}
+
+	waitStatus(t, mon, "three agents alive", func(s *fleet.Status) bool { return s.Alive == fleetHosts })
+	// Every agent's samples over the whole window (rate() of a series
+	// that starts inside the window undercounts), and a scrape more.
+	time.Sleep(fleetWindow + 2*time.Second)
+
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 0.05*want {
+			t.Errorf("%s: %.1f, want %.1f within 5 %%", what, got, want)
+		}
+	}
+	var nics struct {
+		NICs []fleet.NIC `json:"nics"`
+	}
+	began := time.Now()
+	fleetJSON(t, mon, "nics", &nics)
+	t.Logf("ibanalyze nics took %v", time.Since(began))
+	if len(nics.NICs) != fleetHosts {
+		t.Fatalf("%d NICs, want %d: %+v", len(nics.NICs), fleetHosts, nics.NICs)
+	}
+	for _, n := range nics.NICs {
+		near(n.Host+" packets/s", n.PacketsPerS, wantPPS[n.Host])
+		near(n.Host+" bytes/s", n.BytesPerS, wantBPS[n.Host])
+		if n.Device != "eth0" || n.State != fleet.Alive || len(n.Health) != 0 || n.Drops() != 0 || n.Errors() != 0 {
+			t.Errorf("%s: %+v, want eth0 alive, healthy, without drops or errors", n.Host, n)
+		}
+	}
+	var links fleet.Links
+	fleetJSON(t, mon, "links", &links)
+	got := map[string]fleet.Link{}
+	for _, l := range links.Links {
+		got[l.Src.String()+">"+l.Dst.String()] = l
+	}
+	for _, key := range []string{"fleet-h1/eth0>fleet-h2/eth0", "fleet-h2/eth0>fleet-h3/eth0",
+		"fleet-h3/eth0>fleet-h1/eth0", "192.168.7.9>fleet-h1/eth0"} {
+		l, ok := got[key]
+		if !ok {
+			t.Errorf("no link %s in %+v", key, links.Links)
+			continue
+		}
+		near(key+" bytes/s", l.BytesPerS, wantBPS[key])
+		if observer := strings.Split(key, ">")[1]; !slices.Equal(l.ObservedBy, []string{observer}) {
+			t.Errorf("%s seen by %v, want %s", key, l.ObservedBy, observer)
+		}
+	}
+	if len(got) != 4 {
+		t.Errorf("%d links, want 4: %+v", len(got), links.Links)
+	}
+	if t.Failed() {
+		t.Logf("prometheus said:\n%s", prom.output())
+	}
+
+	// fleet-h1 stops as asked, fleet-h2 is killed.
+	if err := agents[0].cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := agents[1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	s := waitStatus(t, mon, "one agent of each state", func(s *fleet.Status) bool {
+		return s.Alive == 1 && s.Stale == 1 && s.Stopped == 1
+	})
+	for _, a := range s.Agents {
+		want := map[string]fleet.State{"fleet-h1": fleet.Stopped, "fleet-h2": fleet.Stale, "fleet-h3": fleet.Alive}[a.Host]
+		if a.State != want {
+			t.Errorf("%s is %s, want %s", a.Host, a.State, want)
+		}
+	}
+	select {
+	case err := <-agents[0].done:
+		agents[0].done <- err
+		if err != nil {
+			t.Errorf("ibcap stopped with SIGTERM: %v\n%s", err, agents[0].output())
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("ibcap did not exit after SIGTERM and its linger:\n%s", agents[0].output())
+	}
+}

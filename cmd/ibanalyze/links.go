@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibscope/ibscope/fleet"
+	"github.com/ibscope/ibscope/internal/units"
+)
+
+func init() {
+	var o fleetOpts
+	cmd := &cobra.Command{
+		Use:   "links",
+		Short: "The directed traffic matrix: source host/NIC to destination host/NIC, with rates and problems",
+		Long: `links maps each flow's source and destination (IP, GID or LID) to the host
+and NIC whose agent owns that address (ibscope_address_info) and adds the
+flows up per link: packets and wire bytes per second, bytes, CNPs, ECN-CE
+marks, NAKs, retransmissions and PSN gaps over the window. An address no
+agent owns is shown as it is. A link both of whose ends capture is seen by
+two agents: it shows the larger of their figures, not the sum. "other" is
+an agent's flows past its --metrics-flows, whose ends are not known.` + fleetLong,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, opts, err := o.client()
+			if err != nil {
+				return err
+			}
+			l, err := c.Links(context.Background(), opts)
+			if err != nil {
+				return err
+			}
+			return writeReport(cmd.OutOrStdout(), o.json, func(w io.Writer) error { return writeJSON(w, l) },
+				func(w io.Writer) { printLinks(w, l) })
+		},
+	}
+	addFleetFlags(cmd.Flags(), &o)
+	rootCmd.AddCommand(cmd)
+}
+
+func printLinks(w io.Writer, l *fleet.Links) {
+	if len(l.Links) == 0 {
+		fmt.Fprintln(w, "no links")
+		return
+	}
+	t := table{header: []string{"src", "dst", "pkt/s", "rate", "bytes", "problems", "seen by"}, leftCols: 2, leftLast: true}
+	for i := range l.Links {
+		k := &l.Links[i]
+		var p []string
+		for _, c := range []struct {
+			name string
+			v    float64
+		}{{"CNP", k.CNPs}, {"ECN-CE", k.ECNCE}, {"NAK", k.NAKs}, {"retx", k.Retransmissions}, {"gap", k.PSNGaps}} {
+			if c.v >= 0.5 {
+				p = append(p, count(c.v)+" "+c.name)
+			}
+		}
+		t.add(k.Src.String(), k.Dst.String(), rate(k.PacketsPerS), units.FormatBitRate(8*k.BytesPerS),
+			units.FormatBytes(uint64(max(0, k.Bytes))), orDash(strings.Join(p, ", ")), strings.Join(k.ObservedBy, " "))
+	}
+	t.write(w)
+}

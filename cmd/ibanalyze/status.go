@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ibscope/ibscope/fleet"
+	"github.com/ibscope/ibscope/internal/units"
+)
+
+// fleetOpts are the flags status, nics and links share.
+type fleetOpts struct {
+	url      string
+	json     bool
+	window   units.DurationNs
+	lookback units.DurationNs
+}
+
+func addFleetFlags(f *pflag.FlagSet, o *fleetOpts) {
+	f.StringVar(&o.url, "prometheus", fleet.DefaultURL, "the Prometheus server that scrapes the ibcap agents (`URL`)")
+	f.BoolVar(&o.json, "json", false, "JSON output")
+	o.window = units.DurationNs(fleet.DefaultWindow)
+	f.Var(&o.window, "window", "rates and counts over this `DURATION` (at least two scrapes)")
+	o.lookback = units.DurationNs(fleet.DefaultLookback)
+	f.Var(&o.lookback, "lookback", "list agents seen this far back (`DURATION`), stopped and stale ones included")
+}
+
+// client checks the flags and returns the server's client and the options.
+func (o *fleetOpts) client() (*fleet.Client, fleet.Options, error) {
+	c, err := fleet.NewClient(o.url)
+	if err != nil {
+		return nil, fleet.Options{}, fmt.Errorf("--prometheus: %w", err)
+	}
+	return c, fleet.Options{Window: time.Duration(o.window), Lookback: time.Duration(o.lookback)}, nil
+}
+
+const fleetLong = `
+
+Agents are ibcap --metrics processes that a Prometheus server scrapes
+(--prometheus; see the README's "Watch a cluster"). An agent is alive when
+its last scrape succeeded, stopped when it said so on SIGINT/SIGTERM
+(ibscope_capture_stopped 1), stale when its series ended without that
+(killed, crashed, unreachable). Rates and counts are over --window; agents
+are listed for --lookback.`
+
+func init() {
+	var o fleetOpts
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "The ibcap agents Prometheus scrapes: alive, stale, stopped, and their totals",
+		Long: `status counts the agents alive, stale and stopped, adds up their packet and
+byte rates, CNPs, ECN marks, drops and errors, and lists each agent.` + fleetLong,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, opts, err := o.client()
+			if err != nil {
+				return err
+			}
+			s, err := c.Status(context.Background(), opts)
+			if err != nil {
+				return err
+			}
+			return writeReport(cmd.OutOrStdout(), o.json, func(w io.Writer) error { return writeJSON(w, s) },
+				func(w io.Writer) { printStatus(w, s) })
+		},
+	}
+	addFleetFlags(cmd.Flags(), &o)
+	rootCmd.AddCommand(cmd)
+}
+
+func printStatus(w io.Writer, s *fleet.Status) {
+	fmt.Fprintf(w, "agents: %d alive, %d stale, %d stopped\n", s.Alive, s.Stale, s.Stopped)
+	fmt.Fprintf(w, "over %s: %s pkt/s, %s, %s CNP/s, %s ECN-CE/s, %s drops, %s errors\n",
+		units.FormatNs(int64(s.WindowSeconds*1e9)), rate(s.PacketsPerS), units.FormatBitRate(8*s.BytesPerS),
+		rate(s.CNPsPerS), rate(s.ECNCEPerS), count(s.Drops), count(s.Errors))
+	if len(s.Agents) == 0 {
+		return
+	}
+	t := table{header: []string{"host", "device", "state", "instance", "job", "running", "version"}, leftCols: 7}
+	for _, a := range s.Agents {
+		t.add(a.Host, a.Device, string(a.State), a.Instance, a.Job, units.FormatNs(int64(a.ElapsedSeconds*1e9)), a.Version)
+	}
+	fmt.Fprintln(w)
+	t.write(w)
+}
+
+// rate writes a per-second figure with one decimal.
+func rate(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// count writes an increase() over the window, which is extrapolated, as a
+// whole number.
+func count(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+
+// orDash is s, or "-" for an empty cell.
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}

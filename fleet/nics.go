@@ -1,0 +1,172 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+)
+
+// NIC is one agent's capture over the window: its port's traffic and
+// what went wrong.
+type NIC struct {
+	Agent
+	PacketsPerS float64 `json:"packets_per_s"` // RoCE/IB packets analysed
+	BytesPerS   float64 `json:"bytes_per_s"`   // their wire bytes
+	CNPsPerS    float64 `json:"cnps_per_s"`
+	ECNCEPerS   float64 `json:"ecn_ce_per_s"`
+	// Counts over the window (increase(): extrapolated, so not whole).
+	KernelDrops      float64 `json:"kernel_drops"`
+	DeviceDrops      float64 `json:"device_drops"`
+	CompletionErrors float64 `json:"completion_errors"`
+	NAKs             float64 `json:"naks"`
+	Retransmissions  float64 `json:"retransmissions"`
+	PSNGaps          float64 `json:"psn_gaps"`
+	PortErrors       float64 `json:"port_errors"` // the RDMA port's error counters, added up
+	NotAnalyzed      float64 `json:"not_analyzed"`
+	Undecoded        float64 `json:"undecoded"`
+	Unwritten        float64 `json:"unwritten"`
+	NICReadErrors    float64 `json:"nic_read_errors"`
+	// The port's own byte counters, when the capture has an RDMA port.
+	PortRxBytesPerS *float64 `json:"port_rx_bytes_per_s,omitempty"`
+	PortTxBytesPerS *float64 `json:"port_tx_bytes_per_s,omitempty"`
+	// Health is the capture's problems over the window (empty: none):
+	// stale, stopped, kernel drops, device drops, completion errors, not
+	// analyzed, undecoded, unwritten, nic read errors.
+	Health []string `json:"health"`
+}
+
+// Drops is every packet lost before ibcap took it.
+func (n *NIC) Drops() float64 { return n.KernelDrops + n.DeviceDrops + n.CompletionErrors }
+
+// Errors adds up the transport's errors and the port's.
+func (n *NIC) Errors() float64 { return n.NAKs + n.Retransmissions + n.PSNGaps + n.PortErrors }
+
+// portErrorCounters are the node_infiniband_* counters NIC.PortErrors adds.
+const portErrorCounters = "port_errors_received|port_constraint_errors_(received|transmitted)|port_discards_(received|transmitted)|" +
+	"symbol_error|link_downed|link_error_recovery|local_link_integrity_errors|excessive_buffer_overrun_errors|" +
+	"port_receive_remote_physical_errors|port_receive_switch_relay_errors|vl15_dropped"
+
+// NICs returns every agent seen within the lookback with its port's rates
+// and counts over the window.
+func (c *Client) NICs(ctx context.Context, o Options) ([]NIC, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	agents, err := c.agents(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	w := rng(o.Window)
+	sum := func(fn, metric string) string {
+		return "sum by (job, instance) (" + fn + "(" + metric + w + "))"
+	}
+	nics := make([]NIC, len(agents))
+	for i, a := range agents {
+		nics[i].Agent = a
+	}
+	fields := []struct {
+		query string
+		set   func(*NIC, float64)
+	}{
+		{sum("rate", "ibscope_metrics_packets_analyzed_total"), func(n *NIC, v float64) { n.PacketsPerS = v }},
+		{sum("rate", "ibscope_metrics_wire_bytes_analyzed_total"), func(n *NIC, v float64) { n.BytesPerS = v }},
+		{sum("rate", "ibscope_flow_cnps_total"), func(n *NIC, v float64) { n.CNPsPerS = v }},
+		{sum("rate", "ibscope_flow_ecn_ce_total"), func(n *NIC, v float64) { n.ECNCEPerS = v }},
+		{sum("increase", "ibscope_capture_packets_dropped_kernel_total"), func(n *NIC, v float64) { n.KernelDrops = v }},
+		{sum("increase", "ibscope_capture_packets_dropped_device_total"), func(n *NIC, v float64) { n.DeviceDrops = v }},
+		{sum("increase", "ibscope_capture_completion_errors_total"), func(n *NIC, v float64) { n.CompletionErrors = v }},
+		{sum("increase", "ibscope_flow_naks_total"), func(n *NIC, v float64) { n.NAKs = v }},
+		{sum("increase", "ibscope_flow_retransmissions_total"), func(n *NIC, v float64) { n.Retransmissions = v }},
+		{sum("increase", "ibscope_flow_psn_gaps_total"), func(n *NIC, v float64) { n.PSNGaps = v }},
+		{sum("increase", `{__name__=~"node_infiniband_(`+portErrorCounters+`)_total"}`), func(n *NIC, v float64) { n.PortErrors = v }},
+		{sum("increase", "ibscope_metrics_packets_not_analyzed_total"), func(n *NIC, v float64) { n.NotAnalyzed = v }},
+		{sum("increase", "ibscope_metrics_packets_undecoded_total"), func(n *NIC, v float64) { n.Undecoded = v }},
+		{sum("increase", "ibscope_capture_packets_unwritten_total"), func(n *NIC, v float64) { n.Unwritten = v }},
+		{sum("increase", "ibscope_metrics_nic_read_errors_total"), func(n *NIC, v float64) { n.NICReadErrors = v }},
+		{sum("rate", "node_infiniband_port_data_received_bytes_total"), func(n *NIC, v float64) { n.PortRxBytesPerS = &v }},
+		{sum("rate", "node_infiniband_port_data_transmitted_bytes_total"), func(n *NIC, v float64) { n.PortTxBytesPerS = &v }},
+	}
+	for _, f := range fields {
+		vals, err := c.byAgent(ctx, f.query, o.At)
+		if err != nil {
+			return nil, err
+		}
+		for i := range nics {
+			if v, ok := vals[agentKey{nics[i].Job, nics[i].Instance}]; ok {
+				f.set(&nics[i], v)
+			}
+		}
+	}
+	for i := range nics {
+		nics[i].Health = health(&nics[i])
+	}
+	return nics, nil
+}
+
+// health names what went wrong with n's capture over the window.
+func health(n *NIC) []string {
+	h := []string{}
+	if n.State != Alive {
+		h = append(h, string(n.State))
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"kernel drops", n.KernelDrops}, {"device drops", n.DeviceDrops}, {"completion errors", n.CompletionErrors},
+		{"not analyzed", n.NotAnalyzed}, {"undecoded", n.Undecoded}, {"unwritten", n.Unwritten}, {"nic read errors", n.NICReadErrors}} {
+		if p.v > 0 {
+			h = append(h, p.name)
+		}
+	}
+	return h
+}
+
+// Status is the fleet at a glance: how many agents are in each state and
+// the sums of their NICs over the window.
+type Status struct {
+	WindowSeconds float64 `json:"window_s"`
+	Alive         int     `json:"alive"`
+	Stale         int     `json:"stale"`
+	Stopped       int     `json:"stopped"`
+	PacketsPerS   float64 `json:"packets_per_s"`
+	BytesPerS     float64 `json:"bytes_per_s"`
+	CNPsPerS      float64 `json:"cnps_per_s"`
+	ECNCEPerS     float64 `json:"ecn_ce_per_s"`
+	Drops         float64 `json:"drops"`  // NIC.Drops added up
+	Errors        float64 `json:"errors"` // NIC.Errors added up
+	Agents        []Agent `json:"agents"`
+}
+
+// Status counts the agents by state and adds up their NICs.
+func (c *Client) Status(ctx context.Context, o Options) (*Status, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	nics, err := c.NICs(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	s := &Status{WindowSeconds: o.Window.Seconds(), Agents: []Agent{}}
+	for i := range nics {
+		n := &nics[i]
+		switch n.State {
+		case Alive:
+			s.Alive++
+		case Stale:
+			s.Stale++
+		case Stopped:
+			s.Stopped++
+		default:
+			return nil, fmt.Errorf("agent %s: state %q", n.Instance, n.State)
+		}
+		s.PacketsPerS += n.PacketsPerS
+		s.BytesPerS += n.BytesPerS
+		s.CNPsPerS += n.CNPsPerS
+		s.ECNCEPerS += n.ECNCEPerS
+		s.Drops += n.Drops()
+		s.Errors += n.Errors()
+		s.Agents = append(s.Agents, n.Agent)
+	}
+	return s, nil
+}
