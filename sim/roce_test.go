@@ -1,4 +1,4 @@
-package sim
+package sim_test
 
 import (
 	"encoding/binary"
@@ -9,26 +9,29 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ibscope/ibscope/analyze"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/sim"
 )
 
 // roceIncast is an incast of senders into one port of a PFC switch on
-// Ethernet links, with IFA probes and a tap on every host.
-func roceIncast(senders, gbps, xoffBytes, quanta int, refreshNs int64) *Scenario {
-	s := &Scenario{Name: fmt.Sprintf("roce-%dx-%dG-xoff%d-q%d", senders, gbps, xoffBytes, quanta), Seed: 1,
-		LinkLayer: LinkEthernet, Gbps: gbps, MTUBytes: 4096,
-		Switches: []Switch{{Name: "sw", PFC: &PFC{XOFFBytes: xoffBytes, XONBytes: xoffBytes / 2, HeadroomBytes: 32768,
+// Ethernet links, with IFA probes (every 7th packet: a stride prime to the
+// 256 packets of a message) and a tap on every host.
+func roceIncast(senders, gbps, xoffBytes, quanta int, refreshNs int64) *sim.Scenario {
+	s := &sim.Scenario{Name: fmt.Sprintf("roce-%dx-%dG-xoff%d-q%d", senders, gbps, xoffBytes, quanta), Seed: 1,
+		LinkLayer: sim.LinkEthernet, Gbps: gbps, MTUBytes: 4096,
+		Switches: []sim.Switch{{Name: "sw", PFC: &sim.PFC{XOFFBytes: xoffBytes, XONBytes: xoffBytes / 2, HeadroomBytes: 32768,
 			PauseQuanta: quanta, RefreshNs: refreshNs}}}}
 	for i := 1; i <= senders; i++ {
 		name := fmt.Sprintf("s%d", i)
-		s.Hosts = append(s.Hosts, Host{Name: name})
-		s.Links = append(s.Links, Link{A: name, B: "sw"})
-		s.Flows = append(s.Flows, Flow{Src: name, Dst: "r", Bytes: 1 << 20, StartNs: 1000 + int64(i-1)*2000, IFAEvery: 8})
-		s.Taps = append(s.Taps, Tap{Port: name + "/1", File: name + ".pcapng"})
+		s.Hosts = append(s.Hosts, sim.Host{Name: name})
+		s.Links = append(s.Links, sim.Link{A: name, B: "sw"})
+		s.Flows = append(s.Flows, sim.Flow{Src: name, Dst: "r", Bytes: 1 << 20, StartNs: 1000 + int64(i-1)*2000, IFAEvery: 7})
+		s.Taps = append(s.Taps, sim.Tap{Port: name + "/1", File: name + ".pcapng"})
 	}
-	s.Hosts = append(s.Hosts, Host{Name: "r"})
-	s.Links = append(s.Links, Link{A: "sw", B: "r"})
-	s.Taps = append(s.Taps, Tap{Port: "r/1", File: "r.pcapng"})
+	s.Hosts = append(s.Hosts, sim.Host{Name: "r"})
+	s.Links = append(s.Links, sim.Link{A: "sw", B: "r"})
+	s.Taps = append(s.Taps, sim.Tap{Port: "r/1", File: "r.pcapng"})
 	return s
 }
 
@@ -75,7 +78,7 @@ func TestRoCETruthMatchesFrames(t *testing.T) {
 		s := roceIncast(c.senders, c.gbps, c.xoff, c.quanta, c.refreshNs)
 		t.Run(s.Name, func(t *testing.T) {
 			dir := t.TempDir()
-			tr, err := Run(s, dir)
+			tr, err := sim.Run(s, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +101,7 @@ func TestRoCETruthMatchesFrames(t *testing.T) {
 			for _, p := range tr.Pauses {
 				ends[p.End]++
 			}
-			if c.refreshNs > 0 && ends[PauseEndExpiry] == 0 {
+			if c.refreshNs > 0 && ends[sim.PauseEndExpiry] == 0 {
 				t.Errorf("refresh slower than the pause, yet no pause expired: %v", ends)
 			}
 			for i := 1; i <= c.senders; i++ {
@@ -110,6 +113,8 @@ func TestRoCETruthMatchesFrames(t *testing.T) {
 				}
 			}
 			checkProbes(t, filepath.Join(dir, "r.pcapng"), tr)
+			checkPFCAnalysis(t, dir, c.senders, c.gbps, tr)
+			checkHopsAnalysis(t, dir, tr)
 		})
 	}
 }
@@ -119,7 +124,7 @@ func TestRoCETruthMatchesFrames(t *testing.T) {
 func pausedFromFrames(t *testing.T, path string, bitsPerSec int64) int64 {
 	var total, startNs, untilNs int64 = 0, -1, -1
 	readTap(t, path, func(f *decode.Frame) {
-		if f.Has&decode.HasPFC == 0 || f.Iface != IfaceRx || !f.PFC.Enabled(0) {
+		if f.Has&decode.HasPFC == 0 || f.Iface != sim.IfaceRx || !f.PFC.Enabled(0) {
 			return
 		}
 		now := f.TsNs
@@ -149,11 +154,11 @@ func pausedFromFrames(t *testing.T, path string, bitsPerSec int64) int64 {
 // checkProbes compares the probes the receiver's tap saw with truth.json's:
 // the same probes, in order, each hop's residence time and queue depth
 // exactly.
-func checkProbes(t *testing.T, path string, tr *Truth) {
+func checkProbes(t *testing.T, path string, tr *sim.Truth) {
 	t.Helper()
 	n := 0
 	readTap(t, path, func(f *decode.Frame) {
-		if f.Has&decode.HasIFAMetadata == 0 || f.Iface != IfaceRx {
+		if f.Has&decode.HasIFAMetadata == 0 || f.Iface != sim.IfaceRx {
 			return
 		}
 		if n >= len(tr.Probes) {
@@ -178,4 +183,133 @@ func checkProbes(t *testing.T, path string, tr *Truth) {
 	if n != len(tr.Probes) || n == 0 {
 		t.Errorf("%d probes at the receiver, truth lists %d", n, len(tr.Probes))
 	}
+}
+
+// within5 reports whether got is within 5 % of want.
+func within5(got, want float64) bool { return math.Abs(got-want) <= 0.05*math.Abs(want) }
+
+// checkPFCAnalysis: the pfc analysis of all the taps gives each sender's
+// pause time on priority 0, keyed by the pausing switch port's MAC, within
+// 5 % of truth, in as many pauses as truth lists.
+func checkPFCAnalysis(t *testing.T, dir string, senders, gbps int, tr *sim.Truth) {
+	t.Helper()
+	var paths []string
+	for i := 1; i <= senders; i++ {
+		paths = append(paths, filepath.Join(dir, fmt.Sprintf("s%d.pcapng", i)))
+	}
+	st, err := analyze.OpenStream(append(paths, filepath.Join(dir, "r.pcapng")), analyze.StreamOptions{MACControl: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a, err := analyze.NewPFC(analyze.PFCOptions{LinkBitsPerSec: int64(gbps) * 1e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analyze.Run(st, a, analyze.RunOptions[*analyze.PFCReport]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lid := tr.Port("sw/1").LID
+	for i := 1; i <= senders; i++ {
+		port := tr.Port(fmt.Sprintf("s%d/1", i))
+		mac := fmt.Sprintf("02:00:01:%02x:%02x:%02x", lid>>8, lid&0xFF, i) // sw/i, the switch port that paused it
+		var got *analyze.PausePriority
+		for _, l := range rep.Links {
+			for j := range l.Priorities {
+				if l.Link == mac && l.Priorities[j].Priority == 0 {
+					got = &l.Priorities[j]
+				}
+			}
+		}
+		pauses := 0
+		for _, p := range tr.Pauses {
+			if p.Port == port.Port {
+				pauses++
+			}
+		}
+		if got == nil || !within5(float64(got.PausedNs), float64(port.PausedNs[0])) || got.Pauses != pauses {
+			t.Errorf("pfc analysis of %s (paused by %s): %+v; truth %d ns in %d pauses", port.Port, mac, got, port.PausedNs[0], pauses)
+		}
+	}
+}
+
+// checkHopsAnalysis: the hops analysis of the receiver's tap gives the
+// switch's output to it the probes' mean residence time and queue depth
+// truth lists, and a mean residence within 5 % of every data packet's.
+func checkHopsAnalysis(t *testing.T, dir string, tr *sim.Truth) {
+	t.Helper()
+	st, err := analyze.OpenStream([]string{filepath.Join(dir, "r.pcapng")}, analyze.StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a, err := analyze.NewHops(analyze.HopsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analyze.Run(st, a, analyze.RunOptions[*analyze.HopsReport]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probeRes, probeQueue, n float64
+	for _, p := range tr.Probes {
+		for _, h := range p.Hops {
+			probeRes += float64(h.ResidenceNs)
+			probeQueue += float64(h.QueueBytes)
+			n++
+		}
+	}
+	var allRes, packets float64
+	for _, h := range tr.Hops {
+		allRes += float64(h.MeanResidenceNs * h.Packets)
+		packets += float64(h.Packets)
+	}
+	if len(rep.Ports) != 1 || n == 0 {
+		t.Fatalf("hops analysis: %d ports, want the switch's one output to r; truth has %.0f probe hops", len(rep.Ports), n)
+	}
+	p := rep.Ports[0]
+	if p.DeviceID != uint32(tr.Port("sw/1").LID) || int(p.Records) != int(n) || math.Abs(p.ResidenceNs.Mean-probeRes/n) > 1 ||
+		math.Abs(p.Occupancy.Mean-probeQueue/n) > 1 || !within5(p.ResidenceNs.Mean, allRes/packets) {
+		t.Errorf("hops analysis: %s: %d records, residence %+v, occupancy %+v; truth %.0f probe hops, residence %.1f ns, queue %.1f bytes; every packet's residence %.1f ns",
+			p.HopID, p.Records, p.ResidenceNs, p.Occupancy, n, probeRes/n, probeQueue/n, allRes/packets)
+	}
+}
+
+// TestIncast2015RoCE: the 2015 incast on RoCE tells the InfiniBand story
+// in pauses: sender 1 runs alone unpaused until sender 2 starts, then each
+// is paused about half the time (the receiver's link is shared); the pfc
+// and hops analyses of the taps agree with truth.json within 5 %.
+func TestIncast2015RoCE(t *testing.T) {
+	s, err := sim.Preset("incast2015-roce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range s.Taps {
+		s.Taps[i].SnapBytes = 256 // the headers and the probes' metadata
+	}
+	dir := t.TempDir()
+	tr, err := sim.Run(s, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2Start := tr.Flows[1].FirstNs
+	overlapNs := tr.Flows[0].LastNs - s2Start
+	for _, port := range []string{"s1/1", "s2/1"} {
+		var paused int64
+		for _, p := range tr.Pauses {
+			if p.Port != port {
+				continue
+			}
+			if p.StartNs < s2Start {
+				t.Errorf("%s paused at %d, before sender 2 started at %d", port, p.StartNs, s2Start)
+			}
+			paused += max(0, min(p.EndNs, tr.Flows[0].LastNs)-max(p.StartNs, s2Start))
+		}
+		if share := float64(paused) / float64(overlapNs); share < 0.4 || share > 0.6 {
+			t.Errorf("%s paused %.1f %% of the %d ns both senders ran, want about half", port, 100*share, overlapNs)
+		}
+	}
+	checkPFCAnalysis(t, dir, 2, 10, tr)
+	checkHopsAnalysis(t, dir, tr)
 }
