@@ -35,13 +35,21 @@ var (
 
 var rootCmd = &cobra.Command{
 	Use:   "ibsim [SCENARIO.yaml|SCENARIO.json]",
-	Short: "Simulate InfiniBand links with credit flow control and write captures, telemetry and ground truth",
+	Short: "Simulate InfiniBand links with credit flow control, or RoCE with PFC, and write captures, telemetry and ground truth",
 	Long: `ibsim simulates hosts, input-queued switches and links with credit-based
 flow control and writes, into the output directory: one ERF pcap per tap
 (data and flow-control packets, interface 0 = sent by the tapped port,
 1 = received; --snap N keeps each packet's first N bytes, the ERF wlen its
-length on the wire), perfquery.txt (port counters with PortXmitWait, one
+length on the wire; a tap file named *.pcapng is pcapng, its interface
+named after the port), perfquery.txt (port counters with PortXmitWait, one
 snapshot per period, each stamped "# ts_ns=") and truth.json.
+
+With link_layer: ethernet the links carry RoCEv2 frames, switch inputs
+pause their upstream neighbours by PFC (switches[].pfc: xoff_bytes,
+xon_bytes, headroom_bytes, pause_quanta, refresh_ns), flows[].ifa_every
+sends IFA 2.0 probes that each switch stamps with its residence time and
+queue depth, and truth.json lists every pause, per-hop queueing and probe
+(docs/sim.md).
 
 Every output stays inside the output directory (names in the scenario must
 be relative, without ".."; no two may share a name) and appears there only
