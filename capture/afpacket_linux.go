@@ -363,11 +363,17 @@ func (s *afpacketSource) LinkType() int {
 func (s *afpacketSource) Device() string { return s.dev }
 
 func (s *afpacketSource) Stats() (Stats, error) {
+	// The frames returned first, then the kernel's count: it already
+	// counted each of them, so the difference is never below 0.
+	returned, _ := s.tp.Stats()
 	_, v3, err := s.tp.SocketStats()
 	if err != nil {
 		return Stats{}, fmt.Errorf("capture on %s: socket statistics: %w", s.dev, err)
 	}
-	return Stats{Received: uint64(v3.Packets()), KernelDrops: uint64(v3.Drops()), NotRoCE: s.notRoCE}, nil
+	// tp_packets counts the dropped frames too.
+	inRing := int64(v3.Packets()) - int64(v3.Drops())
+	return Stats{Received: uint64(v3.Packets()), KernelDrops: uint64(v3.Drops()), NotRoCE: s.notRoCE,
+		RingFilled: uint64(max(inRing-returned.Packets, 0))}, nil
 }
 
 func (s *afpacketSource) Close() error {

@@ -65,6 +65,10 @@ type Report struct {
 	// RingEmptied counts the times the verbs receive ring ran out of
 	// posted buffers (Stats.RingEmptied).
 	RingEmptied uint64
+	// RingFilled is how full the receive ring was when the report was
+	// made, in packets not yet taken (Stats.RingFilled), of RingSlots
+	// (Stats.RingSlots; 0 when the ring's size is in bytes, AF_PACKET).
+	RingFilled, RingSlots uint64
 	// Elapsed is the capture's duration so far.
 	Elapsed time.Duration
 }
@@ -231,6 +235,7 @@ func fill(r Report, src Source, start time.Time) Report {
 		r.DeviceDrops, r.DeviceDropsKnown = st.DeviceDrops, st.DeviceDropsKnown
 		r.CompletionErrors = st.CompletionErrors
 		r.RingEmptied = st.RingEmptied
+		r.RingFilled, r.RingSlots = st.RingFilled, st.RingSlots
 		r.Captured += st.NotRoCE
 		r.Filtered += st.NotRoCE
 	}

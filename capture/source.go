@@ -51,6 +51,19 @@ type Stats struct {
 	// port, which has no kernel filter, every frame of the port the filter
 	// does not keep. Zero with Config.All.
 	NotRoCE uint64
+	// RingFilled is how full the receive ring is now, in packets: on
+	// AF_PACKET, the frames the kernel put in the ring that Next has not
+	// returned yet; on a verbs port, the receive buffers the device filled
+	// that are not posted again yet (a completion still in the completion
+	// queue counts once polled). Next and Stats are called by one
+	// goroutine, so it costs the receive loop nothing: AF_PACKET reads
+	// the kernel's count and gopacket's atomic count of frames returned,
+	// verbs the ring's own accounting.
+	RingFilled uint64
+	// RingSlots is how many packets the ring holds when full: the verbs
+	// ring's receive buffers; 0 on AF_PACKET, whose TPACKET_V3 blocks (-B
+	// bytes) hold as many frames as fit.
+	RingSlots uint64
 }
 
 // ErrTimeout is returned by Source.Next when no packet arrived in time.

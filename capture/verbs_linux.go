@@ -288,7 +288,8 @@ func (v *verbsSource) LinkType() int  { return portLinkType(v.port) }
 func (v *verbsSource) Device() string { return v.name }
 
 func (v *verbsSource) Stats() (Stats, error) {
-	st := Stats{Received: v.received + v.errs, CompletionErrors: v.errs, NotRoCE: v.notRoCE, RingEmptied: v.ring.emptyEvents}
+	st := Stats{Received: v.received + v.errs, CompletionErrors: v.errs, NotRoCE: v.notRoCE, RingEmptied: v.ring.emptyEvents,
+		RingFilled: uint64(v.ring.filled() + len(v.comps) - v.next), RingSlots: uint64(v.ring.plan.Slots)}
 	if v.drops != nil {
 		st.DeviceDrops, st.DeviceDropsKnown = v.drops.drops()
 	}

@@ -72,6 +72,11 @@ func newRecvRing(plan ringPlan) *recvRing {
 	return r
 }
 
+// filled is how many slots the device filled that are not posted again:
+// read, or waiting in pending to be reposted. (Completions polled but not
+// yet read still count as posted.)
+func (r *recvRing) filled() int { return r.plan.Slots - r.posted }
+
 // offset returns the byte offset of slot id in the memory region.
 func (r *recvRing) offset(id uint32) int { return int(id) * r.plan.SlotBytes }
 
