@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"github.com/gopacket/gopacket"
-
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
 )
@@ -19,36 +17,20 @@ type testHop struct {
 	ce        bool
 }
 
-// ifaProbeFrame turns a RoCEv2 IPv4 RDMA WRITE from host src to host dst
-// into an IFA 2.0 probe (payload stamping) carrying hops, the first being
-// the newest, as transit switches leave it.
+// ifaProbeFrame is an IFA 2.0 probe on an RDMA WRITE from host src to
+// host dst carrying hops, the newest first; a hop's occupancy is its first
+// opaque word.
 func ifaProbeFrame(t testing.TB, src, dst byte, qp uint32, hops []testHop) []byte {
-	t.Helper()
-	roce := testcap.RoCEFrame(t, testcap.Packet{Src: src, Dst: dst, QP: qp, Op: 0x0A, Payload: 64, DMALen: 64}) // RDMA WRITE Only
-	var stack []byte
+	var md []decode.IFAHop
 	for _, h := range hops {
 		e := decode.IFAHop{LNS: 1, DeviceID: h.dev, IPTTL: 60, EgressPortSpeed: 4, EgressPort: h.port, IngressPort: 1, ResidenceNs: h.resNs}
 		if h.ce {
 			e.Congestion = 3
 		}
 		binary.BigEndian.PutUint32(e.Opaque[:], h.occupancy)
-		stack = e.AppendTo(stack)
+		md = append(md, e)
 	}
-	md := &decode.IFAMetadata{HopLimit: 8, Stack: stack}
-	mb := gopacket.NewSerializeBuffer()
-	if err := md.SerializeTo(mb, gopacket.SerializeOptions{FixLengths: true}); err != nil {
-		t.Fatal(err)
-	}
-	hdr := []byte{decode.IFAVersion2<<4 | decode.IFANoGNS, 17, 0, 255}
-	const ip, udp = 14, 14 + 20
-	p := append([]byte(nil), roce[:udp]...)
-	p = append(p, hdr...)
-	p = append(p, roce[udp:udp+8]...)
-	p = append(p, mb.Bytes()...)
-	p = append(p, roce[udp+8:]...)
-	binary.BigEndian.PutUint16(p[ip+2:], uint16(len(p)-ip))
-	p[ip+9] = decode.IPProtocolIFA
-	return p
+	return testcap.IFAProbe(t, testcap.Packet{Src: src, Dst: dst, QP: qp, Op: 0x0A, Payload: 64, DMALen: 64}, md) // RDMA WRITE Only
 }
 
 func runHops(t *testing.T, frames []rawFrame, o HopsOptions) *HopsReport {

@@ -1,15 +1,9 @@
 package analyze
 
 import (
-	"encoding/binary"
 	"net"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
-
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
@@ -21,71 +15,26 @@ type rawFrame struct {
 	b    []byte
 }
 
-// writeFrames writes frames to an Ethernet pcap in t.TempDir().
 func writeFrames(t testing.TB, frames []rawFrame) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "frames.pcap")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
+	fs := make([]testcap.Frame, len(frames))
+	for i, f := range frames {
+		fs[i] = testcap.Frame{TsNs: f.tsNs, B: f.b}
 	}
-	w, err := decode.NewPcapWriter(f, decode.LinkTypeEthernet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, fr := range frames {
-		if err := w.WritePacket(fr.tsNs, fr.b, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testcap.WriteFrames(t, "frames.pcap", fs)
 }
 
-// hostMAC is test host n's MAC, as testcap.RoCEFrame gives it.
-func hostMAC(n byte) net.HardwareAddr { return net.HardwareAddr{2, 0, 0, 0, 0, n} }
+// hostMAC is test host n's MAC.
+func hostMAC(n byte) net.HardwareAddr { return testcap.HostMAC(n) }
 
-// macControl builds a PFC or PAUSE frame sent by host src, padded to 60 bytes.
-func macControl(t testing.TB, src byte, l gopacket.SerializableLayer) []byte {
-	t.Helper()
-	eth := &layers.Ethernet{SrcMAC: hostMAC(src), DstMAC: net.HardwareAddr{1, 0x80, 0xC2, 0, 0, 1}, EthernetType: decode.EtherTypeMACControl}
-	buf := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true}, eth, l); err != nil {
-		t.Fatal(err)
-	}
-	b := append([]byte(nil), buf.Bytes()...)
-	return append(b, make([]byte, max(60-len(b), 0))...)
-}
-
-// pfcFrame asks host src's neighbour to pause the priorities in quanta
-// (priority → quanta; 0 resumes).
+// pfcFrame asks host src's neighbour to pause the priorities in quanta.
 func pfcFrame(t testing.TB, src byte, quanta map[int]uint16) []byte {
-	p := &decode.PFC{Opcode: decode.MACControlOpPFC}
-	for prio, q := range quanta {
-		p.ClassEnable |= 1 << prio
-		p.Quanta[prio] = q
-	}
-	return macControl(t, src, p)
+	return testcap.PFCFrame(t, src, quanta)
 }
 
 // roceAt builds a RoCEv2 RDMA WRITE from host src to host dst with the
 // given DSCP, or, with pcp >= 0, VLAN-tagged at that priority.
 func roceAt(t testing.TB, src, dst byte, qp uint32, dscp uint8, pcp int) []byte {
-	b := testcap.RoCEFrame(t, testcap.Packet{Src: src, Dst: dst, QP: qp, Op: 0x0A, // RC RDMA WRITE Only
-		Payload: 64, DMALen: 64})
-	b[15] = dscp<<2 | b[15]&3 // the ICRC masks the TOS byte
-	if pcp < 0 {
-		return b
-	}
-	tag := make([]byte, 4)
-	binary.BigEndian.PutUint16(tag, 0x8100)
-	binary.BigEndian.PutUint16(tag[2:], uint16(pcp)<<13|7)
-	return append(append(append([]byte(nil), b[:12]...), tag...), b[12:]...)
+	return testcap.RoCEAt(t, testcap.Packet{Src: src, Dst: dst, QP: qp, Op: 0x0A, Payload: 64, DMALen: 64}, dscp, pcp) // RDMA WRITE Only
 }
 
 func runPFC(t *testing.T, path string, o PFCOptions) *PFCReport {
@@ -149,7 +98,7 @@ func TestPFCPauseTime(t *testing.T) {
 		{t0 + 40_000, pfcFrame(t, 9, map[int]uint16{5: 2000, 6: 1})},
 		{t0 + 40_001, roceAt(t, 1, 9, 0x12, 26, 5)},
 		// 802.3x PAUSE from host 10: every priority, 10,240 ns.
-		{t0 + 50_000, macControl(t, 10, &decode.Pause{Opcode: decode.MACControlOpPause, Quanta: 2000})},
+		{t0 + 50_000, testcap.MACControlFrame(t, 10, &decode.Pause{Opcode: decode.MACControlOpPause, Quanta: 2000})},
 		{t0 + 50_010, roceAt(t, 1, 10, 0x13, 0, -1)}, // priority 0, paused
 		{t0 + 70_000, roceAt(t, 1, 10, 0x13, 0, -1)},
 	}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/internal/units"
+	"github.com/spf13/cobra"
+)
+
+type pfcOpts struct {
+	rate      string
+	width     string
+	storm     units.DurationNs
+	dscpMap   string
+	json      bool
+	top       int
+	intervals int
+	window    int
+	maxFlows  int
+	interval  intervalFlag
+}
+
+func init() {
+	o := pfcOpts{storm: analyze.DefaultStormNs}
+	cmd := &cobra.Command{
+		Use:   "pfc FILE [FILE...]",
+		Short: "Pause time per link direction and priority from PFC and PAUSE frames, storms, and the RoCE flows paused",
+		Long: `pfc reads the pauses of lossless Ethernet: an 802.1Qbb PFC frame naming
+priority p with time q pauses p for q quanta of 512 bit times at the link
+rate (--rate); a later frame with time 0 (XON) ends the pause early, a later
+non-zero one restarts its timer with the new time. An 802.3x PAUSE pauses
+every priority. A link direction is the port that sent the frames (its
+source MAC; "iface N" in a capture without Ethernet headers): it stops the
+traffic sent to it.
+
+Per link direction and priority: frames, pauses (a frame arriving while
+paused refreshes the pause rather than starting one), XONs that ended one,
+paused time and its share of the observed span (first frame to last, or to
+the end of a pause still running), the longest pause, and storms: pauses
+that lasted longer than --storm without a gap.
+
+Per priority, the RoCE flows sent on it (the VLAN PCP when tagged, else the
+DSCP mapped by --dscp-map, by default DSCP>>3), each towards the link
+direction of its destination MAC: packets and wire bytes sent while that
+direction paused the priority and while it did not, and the throughput of
+each (paused bytes over the paused time; the rest over the rest of the
+span). Bytes sent while paused are frames in flight or a sender that did
+not honour the pause.
+
+PFC and PAUSE frames are seen only where the capture point sees link-level
+frames (a port mirror, a NIC in sniffer mode, ibsim's taps). Several files
+are read as one capture in timestamp order (rotated pieces); - is standard
+input. Memory: about 200 bytes per flow (--max-flows), a state per link
+direction and priority (at most 4,096 link directions), and at most
+--intervals pauses listed per link direction and priority.
+
+` + intervalHelp,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runPFC(cmd.OutOrStdout(), args, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.rate, "rate", "", "link rate pause quanta count at: an Ethernet speed (100G, 400GbE, 25) or an IB name with --width (HDR); default 100G, with a warning")
+	f.StringVar(&o.width, "width", "4x", "link width with an IB --rate name: 1x, 4x, 8x, 12x")
+	f.Var(&o.storm, "storm", "a pause longer than `DURATION` without a gap is a storm")
+	f.StringVar(&o.dscpMap, "dscp-map", "", "DSCP to priority for untagged RoCE packets, e.g. 26=3,46=5 (the rest: DSCP>>3)")
+	f.BoolVar(&o.json, "json", false, "JSON output")
+	f.IntVar(&o.top, "top", 10, "text output: the `N` busiest flows per priority (0: all)")
+	f.IntVar(&o.intervals, "intervals", analyze.DefaultPauseIntervals, fmt.Sprintf("--json: list the first `N` pauses per link direction and priority (at most %d)", analyze.MaxPauseIntervals))
+	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, fmt.Sprintf("reorder window for out-of-order timestamps, in packets (at most %d)", analyze.MaxWindowPackets))
+	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart, about 200 bytes each; later ones are counted in other_packets (at most %d)", analyze.MaxFlowsLimit))
+	addIntervalFlag(f, &o.interval, "pauses")
+	rootCmd.AddCommand(cmd)
+}
+
+// parsePauseRate reads --rate: an Ethernet speed in Gb/s ("100G",
+// "400GbE", "25", "2.5G") or an IB rate name at width lanes (its data
+// rate: HDR 4x is 200 Gb/s). "" is 0: the analysis's default.
+func parsePauseRate(rate, width string) (bitsPerSec int64, err error) {
+	s := strings.ToLower(strings.TrimSpace(rate))
+	if s == "" {
+		return 0, nil
+	}
+	num := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(s, "gbe"), "gb/s"), "gbps"), "g")
+	if g, perr := strconv.ParseFloat(num, 64); perr == nil {
+		if !(g >= 1e-9 && g <= 100_000) {
+			return 0, fmt.Errorf("--rate %s: want a link rate from 1 b/s to 100,000 Gb/s", rate)
+		}
+		return int64(g*1e9 + 0.5), nil
+	}
+	r, lanes, _, err := parseLink(rate, width)
+	if err != nil {
+		return 0, fmt.Errorf("--rate: %w, or an Ethernet speed such as 100G", err)
+	}
+	return int64(r.DataGbps(lanes)*1e9 + 0.5), nil
+}
+
+// parseDSCPMap reads --dscp-map "26=3,46=5" over the default DSCP>>3.
+func parseDSCPMap(s string) (*[64]uint8, error) {
+	m := analyze.DefaultDSCPPriority()
+	if strings.TrimSpace(s) == "" {
+		return m, nil
+	}
+	for i, kv := range strings.Split(s, ",") {
+		d, p, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		dscp, err1 := strconv.Atoi(strings.TrimSpace(d))
+		prio, err2 := strconv.Atoi(strings.TrimSpace(p))
+		if !ok || err1 != nil || err2 != nil || dscp < 0 || dscp > 63 || prio < 0 || prio > 7 {
+			return nil, fmt.Errorf("--dscp-map entry %d %q: want DSCP=PRIORITY, DSCP 0 to 63 and priority 0 to 7 (e.g. 26=3)", i+1, kv)
+		}
+		m[dscp] = uint8(prio)
+	}
+	return m, nil
+}
+
+func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
+	opts := analyze.PFCOptions{StormNs: int64(o.storm), MaxFlows: o.maxFlows, MaxIntervals: o.intervals}
+	var err error
+	switch {
+	case o.storm <= 0:
+		return fmt.Errorf("--storm %s: want a positive duration", units.FormatNs(int64(o.storm)))
+	case o.top < 0:
+		return fmt.Errorf("--top %d: want 0 (all) or more", o.top)
+	case o.maxFlows < 1 || o.maxFlows > analyze.MaxFlowsLimit:
+		return fmt.Errorf("--max-flows %d: want 1 to %d", o.maxFlows, analyze.MaxFlowsLimit)
+	case o.intervals < 1 || o.intervals > analyze.MaxPauseIntervals:
+		return fmt.Errorf("--intervals %d: want 1 to %d", o.intervals, analyze.MaxPauseIntervals)
+	case o.window < 1 || o.window > analyze.MaxWindowPackets:
+		return fmt.Errorf("--window %d: want 1 to %d packets", o.window, analyze.MaxWindowPackets)
+	}
+	if opts.LinkBitsPerSec, err = parsePauseRate(o.rate, o.width); err != nil {
+		return err
+	}
+	if opts.DSCPPriority, err = parseDSCPMap(o.dscpMap); err != nil {
+		return err
+	}
+	a, err := analyze.NewPFC(opts)
+	if err != nil {
+		return err
+	}
+	if opts.LinkBitsPerSec == 0 {
+		warnf("no --rate: pause quanta counted at 100 Gb/s (5.12 ns each); pause times scale with 100 Gb/s over the real rate")
+	}
+	if err := stopOnSignal(paths); err != nil {
+		return err
+	}
+	in := newInput()
+	in.opts.WindowPackets, in.opts.MACControl = o.window, true
+	s, err := analyze.OpenStream(paths, in.opts)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	_, total := s.Progress()
+	prog := newProgress("pfc", total, o.json)
+	rs := newReports(stdout, o.interval, o.json, func(w io.Writer, r *analyze.PFCReport) error {
+		return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, r) }, func(w io.Writer) { writePFCText(w, r, o.top) })
+	})
+	r, err := analyze.Run(s, a, rs.runOptions(streamProgress(prog)))
+	prog.done()
+	if err = in.failed(err); err != nil {
+		return err
+	}
+	if r.Input.Packets == 0 {
+		return fmt.Errorf("no PFC, PAUSE or RoCE frames in %s: %d frames read, %d of other kinds, %d could not be decoded",
+			strings.Join(r.Input.Files, ", "), r.Input.Frames, r.Input.NotIB+r.Input.LinkPackets, r.Input.DecodeErrors)
+	}
+	warnInput(r.Input)
+	if r.PFCFrames+r.PauseFrames == 0 {
+		warnf("no PFC or PAUSE frames in %s: nothing paused (they are seen only where link-level frames are captured: a port mirror, a NIC in sniffer mode)", strings.Join(r.Input.Files, ", "))
+	}
+	if r.OtherLinkFrames > 0 {
+		warnf("pause frames from more than 4096 link directions: %d frames of the later ones not analysed", r.OtherLinkFrames)
+	}
+	if r.MaxFlows > 0 {
+		warnf("more than %d flows: the packets of later ones (%d) are counted in other_packets; --max-flows raises the bound", r.MaxFlows, r.OtherPackets)
+	}
+	if r.UnattributedPackets > 0 {
+		warnf("%d RoCE packets without Ethernet addresses (a cooked capture): not matched to a link direction", r.UnattributedPackets)
+	}
+	if err := rs.totals(r); err != nil {
+		return err
+	}
+	if st := s.Stats(); st.DecodeErrors > 0 {
+		return errReported
+	}
+	return nil
+}
+
+func writePFCText(w io.Writer, r *analyze.PFCReport, top int) {
+	in := r.Input
+	rate := units.FormatBitRate(r.RateGbps * 1e9)
+	if r.RateAssumed {
+		rate += " (assumed: no --rate)"
+	}
+	fmt.Fprintf(w, "%s: %d frames, %d PFC, %d PAUSE; quanta at %s; span %s\n", strings.Join(in.Files, ", "), in.Frames, r.PFCFrames, r.PauseFrames, rate, units.FormatNs(r.SpanNs))
+	fmt.Fprintf(w, "\npauses per link direction (the port that sent them) and priority; a storm is a pause longer than %s\n", units.FormatNs(r.StormNs))
+	t := table{leftCols: 1, indent: "  ", header: []string{"link", "prio", "frames", "pauses", "XON", "paused", "share", "longest", "storms", "in storms"}}
+	for _, l := range r.Links {
+		for _, p := range l.Priorities {
+			paused := units.FormatNs(p.PausedNs)
+			if p.Paused {
+				paused += "+" // still paused at the end: counted to its timer's end
+			}
+			t.add(l.Link, strconv.Itoa(p.Priority), strconv.Itoa(p.Frames), strconv.Itoa(p.Pauses), strconv.Itoa(p.XONs), paused,
+				fmt.Sprintf("%.2f%%", 100*p.PausedShare), units.FormatNs(p.LongestNs), strconv.Itoa(p.Storms), units.FormatNs(p.StormNs))
+		}
+	}
+	if len(t.rows) == 0 {
+		fmt.Fprintln(w, "  none")
+	} else {
+		t.write(w)
+	}
+	fmt.Fprintln(w, "\nRoCE flows per priority, towards the link direction of their destination MAC; paused: sent while it paused the priority")
+	ft := table{leftCols: 3, indent: "  ", header: []string{"prio", "flow", "link", "packets", "bytes", "paused pkts", "paused bytes", "rate paused", "rate not paused"}}
+	rateOf := func(g *float64) string {
+		if g == nil {
+			return "-"
+		}
+		return units.FormatBitRate(*g * 1e9)
+	}
+	for _, pr := range r.Priorities {
+		flows := pr.Flows
+		if top > 0 && len(flows) > top {
+			flows = flows[:top]
+		}
+		for _, f := range flows {
+			ft.add(strconv.Itoa(pr.Priority), f.Key.String(), f.Link, strconv.Itoa(f.Packets), strconv.FormatUint(f.Bytes, 10),
+				strconv.Itoa(f.PausedPackets), strconv.FormatUint(f.PausedBytes, 10), rateOf(f.PausedGbps), rateOf(f.UnpausedGbps))
+		}
+		if len(flows) < len(pr.Flows) {
+			ft.add(strconv.Itoa(pr.Priority), fmt.Sprintf("(%d more: --top 0)", len(pr.Flows)-len(flows)), "", "", "", "", "", "", "")
+		}
+	}
+	if len(ft.rows) == 0 {
+		fmt.Fprintln(w, "  none")
+	} else {
+		ft.write(w)
+	}
+}
