@@ -113,6 +113,9 @@ func FuzzLoadScenario(f *testing.F) {
 		"telemetry: {period_ns: 1000, sidecar_dir: sc, sysfs_dir: sys}\ntick_ns: 0.001\n"), false)
 	f.Add([]byte(strings.Replace(goodYAML, "file: a.pcap", "file: ../../x, quantize_ns: 1000000000, snap_bytes: 65535", 1)), false)
 	f.Add([]byte(strings.Replace(goodYAML, "bytes: 65536", "bytes: 1.5", 1)), false)
+	// Ethernet: PFC at the ends of its ranges, probes on every packet.
+	f.Add([]byte(strings.Replace(strings.Replace(ethernetYAML, "{name: sw}", "{name: sw, pfc: {xoff_bytes: 2, xon_bytes: 1, headroom_bytes: 1, pause_quanta: 65535, refresh_ns: 1}}", 1),
+		"bytes: 65536", "bytes: 65536, ifa_every: 1", 1)+"gbps: 1600\nvls: 8\n"), false)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte, isJSON bool) {
 		name := filepath.Join(dir, "s.yaml")
