@@ -62,13 +62,13 @@ func (d *Decoder) Decode(data []byte, f *Frame) error {
 			return frameErr(0, "Linux cooked header: %d bytes, need 16", len(data))
 		}
 		f.Iface = int8(binary.BigEndian.Uint16(data))
-		return d.etherType(binary.BigEndian.Uint16(data[14:]), data, 16, f)
+		return d.taggedEtherType(binary.BigEndian.Uint16(data[14:]), data, 16, f)
 	case LinkTypeLinuxSLL2:
 		if len(data) < 20 {
 			return frameErr(0, "Linux cooked v2 header: %d bytes, need 20", len(data))
 		}
 		f.Iface = int8(data[10])
-		return d.etherType(binary.BigEndian.Uint16(data), data, 20, f)
+		return d.taggedEtherType(binary.BigEndian.Uint16(data), data, 20, f)
 	}
 	return frameErr(0, "link type %d is not one ibscope reads", d.LinkType)
 }
@@ -103,7 +103,13 @@ func (d *Decoder) ethernet(data []byte, off int, f *Frame) error {
 	et := binary.BigEndian.Uint16(data[off+12:])
 	f.DstMAC, f.SrcMAC = [6]byte(data[off:off+6]), [6]byte(data[off+6:off+12])
 	f.Ethernet = true
-	off += 14
+	return d.taggedEtherType(et, data, off+14, f)
+}
+
+// taggedEtherType decodes what follows ethertype et at off, after the VLAN
+// tags et announces (an Ethernet header's, or a Linux cooked header's
+// protocol: tcpdump -i any puts a tag the kernel stripped back after it).
+func (d *Decoder) taggedEtherType(et uint16, data []byte, off int, f *Frame) error {
 	for et == 0x8100 || et == 0x88A8 { // VLAN tags
 		if len(data) < off+4 {
 			return frameErr(off, "VLAN tag: %d bytes, need 4", len(data)-off)

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testnetns"
 )
 
@@ -19,8 +22,8 @@ import (
 // vcap, as a LINUX_SLL2 record naming the interface by index and the
 // packet type (4, PACKET_OUTGOING, on vsend), with the source MAC and the
 // frame after its Ethernet header (a VLAN tag the receiving kernel
-// stripped put back). tshark's sll fields agree, and the pcapng interface
-// is named any.
+// stripped put back), which ibscope decodes as RoCE. tshark's sll fields
+// agree, and the pcapng interface is named any.
 func TestIbcapAnyInterface(t *testing.T) {
 	ns := newNetns(t)
 	if _, err := exec.LookPath("tshark"); err != nil {
@@ -65,6 +68,40 @@ func TestIbcapAnyInterface(t *testing.T) {
 				t.Fatalf("interface %d, frame %d: record\n %x\nfor frame\n %x", idx, i+1, r, w)
 			}
 		}
+	}
+	// ibscope decodes every record as RoCE, VLAN tags included.
+	rd, err := decode.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var frames []decode.Frame
+	for {
+		var f decode.Frame
+		if err := rd.Next(&f); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, f)
+	}
+	tagged := 0
+	for _, w := range want {
+		if binary.BigEndian.Uint16(w[12:]) == 0x8100 {
+			tagged++
+		}
+	}
+	gotTagged := 0
+	for i, f := range frames {
+		if f.Transport == decode.TransportNone {
+			t.Fatalf("record %d does not decode as RoCE", i+1)
+		}
+		if f.VLANTagged {
+			gotTagged++
+		}
+	}
+	if gotTagged != 2*tagged {
+		t.Errorf("%d records decode with a VLAN tag, want %d (%d tagged frames sent, each seen twice)", gotTagged, 2*tagged, tagged)
 	}
 	fields, err := exec.Command("tshark", "-r", out, "-T", "fields", "-e", "frame.interface_name", "-e", "sll.ifindex", "-e", "sll.pkttype").Output()
 	if err != nil {
