@@ -45,6 +45,31 @@ const portErrorCounters = "port_errors_received|port_constraint_errors_(received
 	"symbol_error|link_downed|link_error_recovery|local_link_integrity_errors|excessive_buffer_overrun_errors|" +
 	"port_receive_remote_physical_errors|port_receive_switch_relay_errors|vl15_dropped"
 
+// nicFields are the series a NIC adds up, summed per agent, with where
+// each goes.
+var nicFields = []struct {
+	fn, metric string // rate or increase, of a series selector
+	set        func(*NIC, float64)
+}{
+	{"rate", "ibscope_metrics_packets_analyzed_total", func(n *NIC, v float64) { n.PacketsPerS = v }},
+	{"rate", "ibscope_metrics_wire_bytes_analyzed_total", func(n *NIC, v float64) { n.BytesPerS = v }},
+	{"rate", "ibscope_flow_cnps_total", func(n *NIC, v float64) { n.CNPsPerS = v }},
+	{"rate", "ibscope_flow_ecn_ce_total", func(n *NIC, v float64) { n.ECNCEPerS = v }},
+	{"increase", "ibscope_capture_packets_dropped_kernel_total", func(n *NIC, v float64) { n.KernelDrops = v }},
+	{"increase", "ibscope_capture_packets_dropped_device_total", func(n *NIC, v float64) { n.DeviceDrops = v }},
+	{"increase", "ibscope_capture_completion_errors_total", func(n *NIC, v float64) { n.CompletionErrors = v }},
+	{"increase", "ibscope_flow_naks_total", func(n *NIC, v float64) { n.NAKs = v }},
+	{"increase", "ibscope_flow_retransmissions_total", func(n *NIC, v float64) { n.Retransmissions = v }},
+	{"increase", "ibscope_flow_psn_gaps_total", func(n *NIC, v float64) { n.PSNGaps = v }},
+	{"increase", `{__name__=~"node_infiniband_(` + portErrorCounters + `)_total"}`, func(n *NIC, v float64) { n.PortErrors = v }},
+	{"increase", "ibscope_metrics_packets_not_analyzed_total", func(n *NIC, v float64) { n.NotAnalyzed = v }},
+	{"increase", "ibscope_metrics_packets_undecoded_total", func(n *NIC, v float64) { n.Undecoded = v }},
+	{"increase", "ibscope_capture_packets_unwritten_total", func(n *NIC, v float64) { n.Unwritten = v }},
+	{"increase", "ibscope_metrics_nic_read_errors_total", func(n *NIC, v float64) { n.NICReadErrors = v }},
+	{"rate", "node_infiniband_port_data_received_bytes_total", func(n *NIC, v float64) { n.PortRxBytesPerS = &v }},
+	{"rate", "node_infiniband_port_data_transmitted_bytes_total", func(n *NIC, v float64) { n.PortTxBytesPerS = &v }},
+}
+
 // NICs returns every agent seen within the lookback with its port's rates
 // and counts over the window.
 func (c *Client) NICs(ctx context.Context, o Options) ([]NIC, error) {
@@ -56,38 +81,13 @@ func (c *Client) NICs(ctx context.Context, o Options) ([]NIC, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := rng(o.Window)
-	sum := func(fn, metric string) string {
-		return "sum by (job, instance) (" + fn + "(" + metric + w + "))"
-	}
 	nics := make([]NIC, len(agents))
 	for i, a := range agents {
 		nics[i].Agent = a
 	}
-	fields := []struct {
-		query string
-		set   func(*NIC, float64)
-	}{
-		{sum("rate", "ibscope_metrics_packets_analyzed_total"), func(n *NIC, v float64) { n.PacketsPerS = v }},
-		{sum("rate", "ibscope_metrics_wire_bytes_analyzed_total"), func(n *NIC, v float64) { n.BytesPerS = v }},
-		{sum("rate", "ibscope_flow_cnps_total"), func(n *NIC, v float64) { n.CNPsPerS = v }},
-		{sum("rate", "ibscope_flow_ecn_ce_total"), func(n *NIC, v float64) { n.ECNCEPerS = v }},
-		{sum("increase", "ibscope_capture_packets_dropped_kernel_total"), func(n *NIC, v float64) { n.KernelDrops = v }},
-		{sum("increase", "ibscope_capture_packets_dropped_device_total"), func(n *NIC, v float64) { n.DeviceDrops = v }},
-		{sum("increase", "ibscope_capture_completion_errors_total"), func(n *NIC, v float64) { n.CompletionErrors = v }},
-		{sum("increase", "ibscope_flow_naks_total"), func(n *NIC, v float64) { n.NAKs = v }},
-		{sum("increase", "ibscope_flow_retransmissions_total"), func(n *NIC, v float64) { n.Retransmissions = v }},
-		{sum("increase", "ibscope_flow_psn_gaps_total"), func(n *NIC, v float64) { n.PSNGaps = v }},
-		{sum("increase", `{__name__=~"node_infiniband_(`+portErrorCounters+`)_total"}`), func(n *NIC, v float64) { n.PortErrors = v }},
-		{sum("increase", "ibscope_metrics_packets_not_analyzed_total"), func(n *NIC, v float64) { n.NotAnalyzed = v }},
-		{sum("increase", "ibscope_metrics_packets_undecoded_total"), func(n *NIC, v float64) { n.Undecoded = v }},
-		{sum("increase", "ibscope_capture_packets_unwritten_total"), func(n *NIC, v float64) { n.Unwritten = v }},
-		{sum("increase", "ibscope_metrics_nic_read_errors_total"), func(n *NIC, v float64) { n.NICReadErrors = v }},
-		{sum("rate", "node_infiniband_port_data_received_bytes_total"), func(n *NIC, v float64) { n.PortRxBytesPerS = &v }},
-		{sum("rate", "node_infiniband_port_data_transmitted_bytes_total"), func(n *NIC, v float64) { n.PortTxBytesPerS = &v }},
-	}
-	for _, f := range fields {
-		vals, err := c.byAgent(ctx, f.query, o.At)
+	for _, f := range nicFields {
+		q := "sum by (job, instance) (" + f.fn + "(" + f.metric + rng(o.Window) + "))"
+		vals, err := c.byAgent(ctx, q, o.At)
 		if err != nil {
 			return nil, err
 		}

@@ -349,6 +349,15 @@ scrape_configs:
 	if len(got) != 4 {
 		t.Errorf("%d links, want 4: %+v", len(got), links.Links)
 	}
+	// The tables, as an operator reads them.
+	for _, c := range []struct{ command, want string }{{"nics", "fleet-h3"}, {"links", "192.168.7.9"}} {
+		out, err := exec.Command("ip", "netns", "exec", mon, ibanalyzeBin, c.command, "--prometheus", "http://"+fleetPromAddr,
+			"--window", fleetWindow.String()).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("ibanalyze %s: %v, want %s in:\n%s", c.command, err, c.want, out)
+		}
+		t.Logf("ibanalyze %s:\n%s", c.command, out)
+	}
 	if t.Failed() {
 		t.Logf("prometheus said:\n%s", prom.output())
 	}
