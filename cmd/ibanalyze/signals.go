@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os"
 	"os/signal"
 	"slices"
@@ -100,7 +99,7 @@ func stdinThroughPipe() error {
 	os.Stdin = r
 	stdinPipe.Store(w)
 	go func() {
-		io.Copy(w, in) // ends at the end of standard input, or when the signal closes w
+		copyStdin(w, in) // to the end of standard input, or until the signal closes w
 		w.Close()
 	}()
 	return nil
