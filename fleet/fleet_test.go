@@ -88,7 +88,7 @@ func fleetOfThree() map[string][]sample {
 			{agent("a:9464"), "1000"}, {agent("b:9464"), "10"}, {agent("c:9464"), "1"}},
 		"sum by (job, instance) (increase(ibscope_capture_packets_dropped_kernel_total" + window + "))": {
 			{agent("a:9464"), "0"}, {agent("c:9464"), "3.2"}},
-		"sum by (job, instance) (increase(ibscope_flow_naks_total" + window + "))": {{agent("a:9464"), "2"}},
+		"sum by (job, instance) (increase(ibscope_flow_naks_total" + window + "))":                    {{agent("a:9464"), "2"}},
 		"sum by (job, instance) (rate(node_infiniband_port_data_received_bytes_total" + window + "))": {{agent("a:9464"), "5e3"}},
 	}
 }
