@@ -15,7 +15,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # libibverbs test double the verbs sniffer's tests and bench run against (internal/fakeverbs;
 # build and demo need neither), node/npm for the independent Parquet reader, GNU time for
 # bench. A command that is already there (whatever installed it) is not reinstalled.
-NEEDS := tshark:tshark tcpreplay:tcpreplay tcpdump:tcpdump ip:iproute2 gcc:gcc \
+NEEDS := tshark:tshark tcpreplay:tcpreplay tcpdump:tcpdump ip:iproute2 gcc:gcc prometheus:prometheus \
 	/usr/include/infiniband/verbs.h:libibverbs-dev node:nodejs npm:npm /usr/bin/time:time
 # The demo's live capture replays traffic through a veth pair: as root it installs these.
 DEMO_NEEDS := tcpreplay:tcpreplay ip:iproute2
