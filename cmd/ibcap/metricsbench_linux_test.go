@@ -236,7 +236,7 @@ func (r metricsRun) print(round int) {
 	extra := ""
 	if r.withMetrics {
 		label = "with"
-		extra = fmt.Sprintf(" not_analyzed %d (flow metrics behind)", r.notAnalyzed)
+		extra = fmt.Sprintf(" not_analyzed %d", r.notAnalyzed)
 	}
 	fmt.Printf("bench metrics round %d %s achieved_pps %.0f sent %d dropped_before_capture %d captured %d lost %d (kernel %d) captured_pps %.0f cpu_ns_per_pkt %.0f (user %.0f)%s\n",
 		round, label, r.achievedPps, r.sent, r.pathLost, r.captured, r.lost, r.kernelDrops, r.capturedPps, r.cpuNsPerPkt, r.userNsPerPkt, extra)
