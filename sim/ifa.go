@@ -37,6 +37,7 @@ type probeHop struct {
 	residencePs int64 // from then until its first byte left the output
 	queueBytes  int   // bytes queued ahead of it at its input, for its priority, when it arrived
 	prio        uint8
+	ttl         uint8 // the IP TTL it arrived with
 	epochNs     int64
 }
 
@@ -46,7 +47,7 @@ type probeHop struct {
 // puts it (the draft leaves the opaque data to the namespace).
 func (h *probeHop) metadata() decode.IFAHop {
 	rxNs := h.epochNs + floorDiv(h.rxPs, 1000)
-	m := decode.IFAHop{LNS: ifaLNS, DeviceID: uint32(h.sw.lid), IPTTL: roceTTL, EgressPortSpeed: ifaPortSpeed(h.out.eth.gbps),
+	m := decode.IFAHop{LNS: ifaLNS, DeviceID: uint32(h.sw.lid), IPTTL: h.ttl, EgressPortSpeed: ifaPortSpeed(h.out.eth.gbps),
 		QueueID: h.prio, RxTimeSec: uint32(rxNs / 1e9), RxTimeNs: uint32(rxNs % 1e9), EgressPort: uint16(h.out.num), IngressPort: uint16(h.in.num),
 		ResidenceNs: uint32(min(h.residencePs/1000, 0xFFFFFFFF))}
 	q := uint32(min(h.queueBytes, 0xFFFFFFFF))
@@ -73,7 +74,7 @@ func (r *run) stampProbe(p *port, pkt *packet) {
 		return // the hop limit is spent: later hops add nothing
 	}
 	pr.hops = append(pr.hops, probeHop{sw: p.node, in: pkt.inPort, out: p, rxPs: pkt.arrivedPs,
-		residencePs: r.nowPs - pkt.arrivedPs, queueBytes: pkt.queueAheadBytes, prio: pkt.vl, epochNs: r.s.EpochNs})
+		residencePs: r.nowPs - pkt.arrivedPs, queueBytes: pkt.queueAheadBytes, prio: pkt.vl, ttl: roceTTL - pkt.routed, epochNs: r.s.EpochNs})
 	pkt.wireBytes += decode.IFAHopLen
 }
 

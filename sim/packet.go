@@ -40,14 +40,19 @@ type packet struct {
 	wireBytes int // LRH through VCRC (6 for an FCP); Ethernet: the frame with its FCS
 	blocks    int // credits the packet costs: ceil(wireBytes/64)
 
-	flow      int    // index into the run's flows, -1 for ACKs
-	injectPs  int64  // when the source started sending it
-	arrivedPs int64  // when its tail last arrived at a switch input
-	queuePs   int64  // time spent waiting in switch input buffers
-	inPort    *port  // switch input port holding its blocks while it waits
-	outPort   *port  // switch output port it is routed to
-	heldBytes int    // Ethernet: bytes it holds in the switch input queue
-	probe     *probe // Ethernet: an IFA 2.0 probe's hops so far, nil for other packets
+	flow      int   // index into the run's flows, -1 for ACKs
+	injectPs  int64 // when the source started sending it
+	arrivedPs int64 // when its tail last arrived at a switch input
+	queuePs   int64 // time spent waiting in switch input buffers
+	inPort    *port // switch input port holding its blocks while it waits
+	outPort   *port // switch output port it is routed to
+	heldBytes int   // Ethernet: bytes it holds in the switch input queue
+	// Ethernet: the port that last put it on a link (its frame goes from
+	// that port's MAC to its peer's), and the switches it has passed (each
+	// routes it, taking one off the IP TTL).
+	link   *port
+	routed uint8
+	probe  *probe // Ethernet: an IFA 2.0 probe's hops so far, nil for other packets
 	// queueAheadBytes is, for a probe at a switch input, the bytes queued
 	// there for its priority when it arrived.
 	queueAheadBytes int

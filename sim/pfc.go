@@ -124,8 +124,7 @@ func (r *run) pfcRefresh(q *port, vl uint8) {
 func (r *run) sendPFC(q *port, vl uint8, quanta uint16) {
 	e := q.eth
 	if e.pending == nil {
-		// A PFC frame's slid and qp name the switch port sending it (its MAC).
-		e.pending = &packet{pfc: true, wireBytes: pfcFrameBytes, blocks: 1, flow: -1, slid: q.node.lid, qp: uint32(q.num), injectPs: r.nowPs}
+		e.pending = &packet{pfc: true, wireBytes: pfcFrameBytes, blocks: 1, flow: -1, injectPs: r.nowPs}
 	}
 	e.pending.pfcEnable |= 1 << vl
 	e.pending.pfcQuanta[vl] = quanta

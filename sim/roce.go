@@ -13,9 +13,10 @@ import (
 
 // On Ethernet links (link_layer: ethernet) a data packet is a RoCEv2 frame:
 // Ethernet, an 802.1Q priority tag (VID 0, PCP = the flow's SL), IPv4, UDP
-// to port 4791, the BTH and what follows it, the ICRC and the FCS. Hosts
-// and switches are one L2 domain: MAC and IP addresses follow from the
-// hosts' LIDs.
+// to port 4791, the BTH and what follows it, the ICRC and the FCS. The
+// switches route (L3): a frame goes from the MAC of the port that sends it
+// to the MAC of the port at the other end of the link, and each switch
+// takes one off the IP TTL. MAC and IP addresses follow from the LIDs.
 const (
 	ethHeaderBytes = 14 + 4 // MAC header with the priority tag
 	ipv4Bytes      = 20
@@ -54,17 +55,18 @@ var roceOpts = gopacket.SerializeOptions{FixLengths: true}
 // gap.
 func RoCEFrameWireBytes(mtuBytes int) int { return roceWireBytes(0, mtuBytes) + ethGapBytes }
 
-// macOf and ipOf are a host's addresses, from its LID.
-func macOf(lid uint16) net.HardwareAddr {
+// portMAC is a port's MAC address: 02:00:00:00:HH:LL for a host of LID
+// HHLL, 02:00:01:HH:LL:PP for port PP of a switch of LID HHLL.
+func portMAC(p *port) net.HardwareAddr {
+	lid := p.node.lid
+	if p.node.isSwitch {
+		return net.HardwareAddr{0x02, 0, 1, byte(lid >> 8), byte(lid), byte(p.num)}
+	}
 	return net.HardwareAddr{0x02, 0, 0, 0, byte(lid >> 8), byte(lid)}
 }
-func ipOf(lid uint16) net.IP { return net.IPv4(10, 0, byte(lid>>8), byte(lid)) }
 
-// switchMAC is a switch port's MAC address, from the switch's LID and the
-// port's number.
-func switchMAC(lid uint16, port uint32) net.HardwareAddr {
-	return net.HardwareAddr{0x02, 0, 1, byte(lid >> 8), byte(lid), byte(port)}
-}
+// ipOf is a host's IP address, from its LID.
+func ipOf(lid uint16) net.IP { return net.IPv4(10, 0, byte(lid>>8), byte(lid)) }
 
 // pfcDestMAC is the MAC control frames' reserved multicast address.
 var pfcDestMAC = net.HardwareAddr{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01}
@@ -72,9 +74,9 @@ var pfcDestMAC = net.HardwareAddr{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01}
 // serializeRoCE builds a data packet as a RoCEv2 frame (without its FCS)
 // into t.sb, with its ICRC, and an IFA probe's headers and metadata stack.
 func (t *tapWriter) serializeRoCE(pkt *packet) error {
-	eth := &layers.Ethernet{SrcMAC: macOf(pkt.slid), DstMAC: macOf(pkt.dlid), EthernetType: layers.EthernetTypeDot1Q}
+	eth := &layers.Ethernet{SrcMAC: portMAC(pkt.link), DstMAC: portMAC(pkt.link.peer), EthernetType: layers.EthernetTypeDot1Q}
 	tag := &layers.Dot1Q{Priority: pkt.sl, Type: layers.EthernetTypeIPv4}
-	ip := &layers.IPv4{Version: 4, IHL: 5, TOS: roceTOS, TTL: roceTTL, Flags: layers.IPv4DontFragment,
+	ip := &layers.IPv4{Version: 4, IHL: 5, TOS: roceTOS, TTL: roceTTL - pkt.routed, Flags: layers.IPv4DontFragment,
 		Protocol: layers.IPProtocolUDP, SrcIP: ipOf(pkt.slid), DstIP: ipOf(pkt.dlid)}
 	// The UDP checksum stays 0, as RoCE senders leave it.
 	udp := &layers.UDP{SrcPort: layers.UDPPort(0xC000 | pkt.qp&0x3FFF), DstPort: decode.UDPPortRoCEv2}
@@ -158,7 +160,7 @@ func ipv4Checksum(h []byte) uint16 {
 // serializePFC builds a PFC frame (without its FCS) into t.sb: the MAC
 // control header, the PFC, and zeros to the 64-byte minimum.
 func (t *tapWriter) serializePFC(pkt *packet) error {
-	srcMAC := switchMAC(pkt.slid, pkt.qp)
+	srcMAC := portMAC(pkt.link)
 	pfc := &decode.PFC{ClassEnable: uint16(pkt.pfcEnable), Quanta: pkt.pfcQuanta}
 	pad := gopacket.Payload(t.zero[:pfcFrameBytes-fcsBytes-14-decode.PFCLen])
 	eth := &layers.Ethernet{SrcMAC: srcMAC, DstMAC: pfcDestMAC, EthernetType: decode.EtherTypeMACControl}

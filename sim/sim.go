@@ -523,6 +523,9 @@ func (r *run) pickSwitch(p *port) (*packet, bool, *port) {
 			if h.probe != nil {
 				r.stampProbe(p, h)
 			}
+			if p.eth != nil {
+				h.routed++
+			}
 			var kick *port
 			if len(in.fifo[vl]) > 0 && in.fifo[vl][0].outPort != p {
 				kick = in.fifo[vl][0].outPort
@@ -538,6 +541,7 @@ func (r *run) pickSwitch(p *port) (*packet, bool, *port) {
 // serialisation time plus the propagation delay.
 func (r *run) transmit(p *port, pkt *packet) {
 	p.busy = true
+	pkt.link = p
 	if !pkt.fcp && !pkt.pfc {
 		p.fctbsBlocks[pkt.vl] += uint32(pkt.blocks)
 		p.xmitBytes += uint64(pkt.wireBytes)
