@@ -9,7 +9,7 @@ import (
 	"github.com/ibscope/ibscope/internal/testcap"
 )
 
-// FuzzAnalyses feeds arbitrary files to the IPD and flows analyses: bad
+// FuzzAnalyses feeds arbitrary files to the IPD, flows, pfc and hops analyses: bad
 // input must give errors or results, never a panic.
 func FuzzAnalyses(f *testing.F) {
 	pkts := testcap.Stream(12, 1, 2, 7, 0xFFFFFA, 64, testcap.BaseNs, func(i int) int64 { return int64(1000 - 90*i) })
@@ -21,18 +21,38 @@ func FuzzAnalyses(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	// Pauses, tagged RoCE and IFA probes for the pfc and hops analyses.
+	write := testcap.Packet{Src: 1, Dst: 9, QP: 0x11, Op: 0x0A, Payload: 64, DMALen: 64}
+	b, err := os.ReadFile(testcap.WriteFrames(f, "pause.pcap", []testcap.Frame{
+		{TsNs: testcap.BaseNs, B: testcap.PFCFrame(f, 9, map[int]uint16{3: 1000, 5: 7})},
+		{TsNs: testcap.BaseNs + 10, B: testcap.RoCEAt(f, write, 26, 5)},
+		{TsNs: testcap.BaseNs + 20, B: testcap.IFAProbe(f, write, []decode.IFAHop{{DeviceID: 1, ResidenceNs: 900}, {DeviceID: 2, ResidenceNs: 5}})},
+		{TsNs: testcap.BaseNs + 30, B: testcap.PFCFrame(f, 9, map[int]uint16{3: 0})},
+	}))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
 	// Readers over memory, not files: file system calls make the fuzzer's
 	// coverage noisy and it then spends its time minimising.
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, run := range []func(s *Stream){
+		for i, run := range []func(s *Stream){
 			func(s *Stream) { RunIPD(s, IPDConfig{Phases: true, PhasePackets: 4, Opcodes: allOpcodes()}, nil) },
 			func(s *Stream) { RunFlows(s, nil) },
+			func(s *Stream) { // the pfc analysis reads PFC and PAUSE frames (MACControl)
+				a, _ := NewPFC(PFCOptions{StormNs: 100, MaxIntervals: 2, MaxFlows: 2})
+				Run(s, a, RunOptions[*PFCReport]{EveryNs: 50, OnReport: func(int64, *PFCReport, error) {}})
+			},
+			func(s *Stream) {
+				a, _ := NewHops(HopsOptions{IntervalNs: 1, MaxFlows: 2})
+				Run(s, a, RunOptions[*HopsReport]{EveryNs: 50, OnReport: func(int64, *HopsReport, error) {}})
+			},
 		} {
 			r, err := decode.NewReader(bytes.NewReader(data), "fuzz.pcap")
 			if err != nil {
 				continue
 			}
-			s := NewStream([]*decode.Reader{r}, StreamOptions{WindowPackets: 3, CheckCRC: true})
+			s := NewStream([]*decode.Reader{r}, StreamOptions{WindowPackets: 3, CheckCRC: true, MACControl: i == 2})
 			run(s)
 			s.Close()
 		}
