@@ -94,7 +94,7 @@ func TestFlowsWriteJSONShape(t *testing.T) {
 	doc := struct {
 		Flows []*FlowHealth `json:"flows"`
 		flowsHead
-	}{r.Flows, flowsHead{r.FirstNs, r.ThroughputBinNs, r.Input, r.MaxFlows, r.OtherPackets, r.UntilNs}}
+	}{r.Flows, flowsHead{r.FirstNs, r.ThroughputBinNs, r.Input, r.MaxFlows, r.OtherPackets}}
 	if err := enc.Encode(doc); err != nil {
 		t.Fatal(err)
 	}

@@ -26,9 +26,6 @@ type FlowsResult struct {
 	// flows beyond it, held in the flow keyed {"transport": "other"}.
 	MaxFlows     int
 	OtherPackets uint64
-	// UntilNs, when not 0, says the result is a report so far: on the
-	// packets before the first one stamped at or after it (Run's OnReport).
-	UntilNs int64
 }
 
 // ErrNoPackets is returned when the input held no IB or RoCE transport packet.
@@ -120,14 +117,13 @@ type flowsHead struct {
 	Input           Input  `json:"input"`
 	MaxFlows        int    `json:"max_flows,omitempty"`
 	OtherPackets    uint64 `json:"other_packets,omitempty"`
-	UntilNs         int64  `json:"until_ns,omitempty"`
 }
 
 // WriteJSON writes the `ibanalyze flows --json` document, indented by two
 // spaces: {"flows": [FlowHealth...], "first_ns", "throughput_bin_ns",
-// "input", "max_flows" and "other_packets" when flows were merged, and
-// "until_ns" in a report so far}. The flows are encoded one at a time, so
-// memory does not grow with their number.
+// "input", "max_flows" and "other_packets" when flows were merged}. The
+// flows are encoded one at a time, so memory does not grow with their
+// number.
 func (r *FlowsResult) WriteJSON(out io.Writer) error {
 	w := bufio.NewWriterSize(out, 1<<16)
 	w.WriteString("{\n  \"flows\": [")
@@ -146,7 +142,7 @@ func (r *FlowsResult) WriteJSON(out io.Writer) error {
 		w.WriteString("\n  ")
 	}
 	w.WriteString("],\n  ")
-	b, err := json.MarshalIndent(flowsHead{r.FirstNs, r.ThroughputBinNs, r.Input, r.MaxFlows, r.OtherPackets, r.UntilNs}, "", "  ")
+	b, err := json.MarshalIndent(flowsHead{r.FirstNs, r.ThroughputBinNs, r.Input, r.MaxFlows, r.OtherPackets}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode flows summary: %w", err)
 	}

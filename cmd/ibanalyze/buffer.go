@@ -39,8 +39,8 @@ buffer as a whole number of the sender's packets: the middle of the interval
 No flow-control packets are needed; when a capture has them, 'ibanalyze
 credits' reads the buffer exactly.
 
-` + intervalHelp + ` The sender captures are read
-first, whole; the reports so far follow the receiver capture's packet time.`,
+` + intervalHelp + `The sender captures are read first, whole; the reports so far follow the
+receiver capture's packet time.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBuffer(cmd.OutOrStdout(), args[:len(args)-1], args[len(args)-1], o)

@@ -37,8 +37,8 @@ available, reached while nothing is in flight.
 Without flow-control packets there is nothing to account; estimate a switch
 buffer from sender and receiver captures with 'ibanalyze buffer' instead.
 
-` + intervalHelp + ` It needs --rate: without it,
-credits reads its input twice, first to infer the link's byte time.`,
+` + intervalHelp + `Both need --rate: without it, credits reads its input twice, first to
+infer the link's byte time, and a signal ends it at once.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runCredits(cmd.OutOrStdout(), args, o) },
 	}

@@ -57,7 +57,8 @@ The JSON is written one flow at a time.
 
 Several files are read as one capture in timestamp order (rotated pieces).
 
-` + intervalHelp,
+` + intervalHelp + `Packets are analysed --window packets behind the reading: on a slow live
+stream a smaller --window brings reports sooner.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runFlows(cmd.OutOrStdout(), args, o) },
 	}

@@ -37,11 +37,15 @@ func addIntervalFlag(f *pflag.FlagSet, p *intervalFlag, what string) {
 	f.Var(p, "interval", "also report the "+what+" so far every `DURATION` of packet time (e.g. 1s)")
 }
 
-// intervalHelp is the paragraph of a command's help on --interval.
+// intervalHelp is the paragraph of a command's help on --interval and
+// on stopping it, which the command may follow with lines of its own.
 const intervalHelp = `--interval D also reports on the packets so far every D of packet time from
 the first packet (a table headed "== so far", or a JSON object with
 until_ns, the first packet time it stops before), then the totals as
-without it (headed "== totals"): one JSON object after another.`
+without it (headed "== totals"): one JSON object after another.
+SIGINT or SIGTERM stops the reading, and the totals of what was read
+follow (exit 0); a second signal exits at once (status 130 or 143).
+`
 
 // reports writes what a run of an analysis gives: with --interval, the
 // report so far every interval of packet time, then the totals. Each is

@@ -65,8 +65,9 @@ IPDs (up to twice their 90th percentile, outliers counted above); --bin and
 flows share the same bins. Durations take ns, us, ms or s: --bin 1us,
 --edges 0,1us,2us,4us,8us.
 
-` + intervalHelp + ` Before the bins are picked
-(8192 IPDs), a report so far shows them as picked from the IPDs so far.`,
+` + intervalHelp + `Before the bins are picked (8192 IPDs), a report so far shows them as
+picked from the IPDs so far. Packets are analysed --window packets behind
+the reading: on a slow live stream a smaller --window brings reports sooner.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.compare {

@@ -40,8 +40,8 @@ The telemetry is perfquery text (with "# ts_ns=" or date lines), an ibscope
 sidecar or DOCA telemetry_diag CSV, and must hold PortXmitWait of the
 sending port, sampled at least twice within the episode.
 
-` + intervalHelp + ` A report so far finds the
-episode among the packets so far, or says why it cannot yet.`,
+` + intervalHelp + `A report so far finds the episode among the packets so far, or says why
+it cannot yet.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runTick(cmd.OutOrStdout(), args, o) },
 	}
