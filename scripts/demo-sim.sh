@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The 2015 incast through the simulator and ibanalyze, each finding printed
-# next to the simulator's truth. Usage: scripts/demo-sim.sh [BINDIR] (default bin,
+# next to the simulator's truth; then the same incast on RoCE (10 GbE
+# through a PFC switch, IFA probes), its pauses and per-hop queueing against
+# truth. Usage: scripts/demo-sim.sh [BINDIR] (default bin,
 # holding ibsim and ibanalyze). The taps keep each packet's first 128 bytes
 # (--snap 128: every header, the ERF wlen the wire length, which is all the
 # analyses read), about 53 MB of captures instead of 565 MB. They go to a
@@ -37,3 +39,19 @@ echo "-- ibanalyze buffer s1.pcapng s2.pcapng r.pcapng   (truth: $truth_buf byte
 echo
 echo "-- ibanalyze tick s1.pcapng --telemetry perfquery.txt   (truth: tick $truth_tick ns; s1 congested $truth_cong)"
 "$bin/ibanalyze" tick -q "$out/s1.pcapng" --telemetry "$out/perfquery.txt" | grep -E 'congestion|telemetry|waited|tick|window' | sed 's/^/   /'
+
+echo
+roce="$out/roce"
+echo "-- ibsim --preset incast2015-roce --snap 256 -o $roce   (the same incast on 10 GbE through a PFC switch; every 61st packet an IFA probe)"
+"$bin/ibsim" --preset incast2015-roce --snap 256 -o "$roce" | tee "$out/roce.txt" | grep -E 'data packets|link  s1|port sw/1|paused|hop  ' | sed 's/^/   /'
+truth_pause1=$(grep -m1 'port s1/1 *paused' "$out/roce.txt" | sed 's/.*paused \([0-9]* ns\) on priority 0 in \([0-9]*\) pauses.*/\1 in \2 pauses/')
+truth_pause2=$(grep -m1 'port s2/1 *paused' "$out/roce.txt" | sed 's/.*paused \([0-9]* ns\) on priority 0 in \([0-9]*\) pauses.*/\1 in \2 pauses/')
+truth_hop1=$(grep -m1 'hop   sw/1 ' "$out/roce.txt" | sed 's/.*mean residence \([0-9]* ns\).*/\1/')
+truth_hop2=$(grep -m1 'hop   sw/2 ' "$out/roce.txt" | sed 's/.*mean residence \([0-9]* ns\).*/\1/')
+
+echo
+echo "-- ibanalyze pfc --rate 10G s1.pcapng s2.pcapng   (truth: s1 paused $truth_pause1 by sw/1, s2 $truth_pause2 by sw/2: each about half the time both run)"
+"$bin/ibanalyze" pfc -q --rate 10G "$roce/s1.pcapng" "$roce/s2.pcapng" | sed -n '/^pauses per link/,/^$/p' | sed 's/^/   /'
+
+echo "-- ibanalyze hops r.pcapng   (truth, every packet through sw to r: from s1 $truth_hop1 mean residence, from s2 $truth_hop2)"
+"$bin/ibanalyze" hops -q "$roce/r.pcapng" | sed -n '/^per switch egress/,/^$/p;/^per flow/,$p' | sed 's/^/   /'
