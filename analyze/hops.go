@@ -27,9 +27,9 @@ const (
 	// than maxHopSeriesBins.
 	DefaultHopIntervalNs = 1000
 	maxHopSeriesBins     = 512
-	// maxHopPorts bounds the (switch, port) pairs kept apart (about 17 KB
-	// each at most, with a full series); records of later ones are counted
-	// in OtherRecords.
+	// maxHopPorts bounds the (switch, port) pairs kept apart (each at most
+	// 16 KB of series and 8 bytes per bin of its two histograms); records
+	// of later ones are counted in OtherRecords.
 	maxHopPorts = 16384
 	// maxFlowHops bounds the hops a flow keeps apart (a path has at most
 	// 31; more come from paths that change).
@@ -255,7 +255,8 @@ type flowHop struct {
 	resSum uint64
 }
 
-// hopFlow is one flow's probes.
+// hopFlow is one flow's probes: about 240 bytes with its map entry, plus
+// 32 per hop (measured: 332 for 3 hops over 300,000 flows).
 type hopFlow struct {
 	probes          int
 	firstNs, lastNs int64

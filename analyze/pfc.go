@@ -233,7 +233,8 @@ type pfcFlowKey struct {
 	prio uint8
 }
 
-// pfcFlow is a flow's counts: about 200 bytes with its map entry.
+// pfcFlow is a flow's counts: about 220 bytes with its map entry
+// (measured: 215 over 300,000 flows).
 type pfcFlow struct {
 	packets, pausedPackets int
 	pausedBytes, unpausedB uint64

@@ -52,9 +52,9 @@ set the same way by --occ-bin, --occ-bins, --occ-linear and --occ-edges,
 in the device's units (exponential from 1 by default).
 
 Several files are read as one capture in timestamp order (rotated pieces);
-- is standard input. Memory: per port at most 16,384 ports of about 17 KB
-with a full series; per flow about 300 bytes plus 24 per hop
-(--max-flows).
+- is standard input. Memory: at most 16,384 ports, each up to 16 KB of
+series plus 8 bytes per bin of its two histograms; per flow about 240
+bytes plus 32 per hop (--max-flows).
 
 ` + intervalHelp,
 		Args: cobra.MinimumNArgs(1),

@@ -54,7 +54,7 @@ not honour the pause.
 PFC and PAUSE frames are seen only where the capture point sees link-level
 frames (a port mirror, a NIC in sniffer mode, ibsim's taps). Several files
 are read as one capture in timestamp order (rotated pieces); - is standard
-input. Memory: about 200 bytes per flow (--max-flows), a state per link
+input. Memory: about 220 bytes per flow (--max-flows), a state per link
 direction and priority (at most 4,096 link directions), and at most
 --intervals pauses listed per link direction and priority.
 
@@ -71,7 +71,7 @@ direction and priority (at most 4,096 link directions), and at most
 	f.IntVar(&o.top, "top", 10, "text output: the `N` busiest flows per priority (0: all)")
 	f.IntVar(&o.intervals, "intervals", analyze.DefaultPauseIntervals, fmt.Sprintf("--json: list the first `N` pauses per link direction and priority (at most %d)", analyze.MaxPauseIntervals))
 	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, fmt.Sprintf("reorder window for out-of-order timestamps, in packets (at most %d)", analyze.MaxWindowPackets))
-	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart, about 200 bytes each; later ones are counted in other_packets (at most %d)", analyze.MaxFlowsLimit))
+	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart, about 220 bytes each; later ones are counted in other_packets (at most %d)", analyze.MaxFlowsLimit))
 	addIntervalFlag(f, &o.interval, "pauses")
 	rootCmd.AddCommand(cmd)
 }
