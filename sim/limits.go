@@ -49,6 +49,8 @@ const MaxScenarioBytes = 16 << 20
 const (
 	MaxDataPackets   = 1 << 28 // all flows together
 	MaxTruthPackets  = 1 << 24 // with truth_packets, each listed in truth.json
+	MaxTruthProbes   = 1 << 22 // IFA probes, each listed with its hops in truth.json
+	MaxTruthPauses   = 1 << 22 // pauses listed in truth.json (the rest are counted)
 	MaxEvents        = 1 << 32 // simulator events in one run
 	MaxCaptureBytes  = 1 << 38 // 256 GiB: the captures' estimated size
 	MaxPeriodicLines = 1 << 28 // FCP timer events and telemetry samples the run's length implies at least
@@ -242,9 +244,9 @@ func (s *Scenario) checkWorkload() error {
 		if f.IFAEvery > 0 {
 			probes += flowPackets(f.Bytes, f.MessageBytes, int64(s.MTUBytes)) / int64(f.IFAEvery)
 		}
-		if probes > MaxTruthPackets {
-			return keyErr(fmt.Sprintf("flows[%d].ifa_every", i), "the flows up to this one send %d IFA probes, each listed in %s: at most %d",
-				probes, TruthFile, MaxTruthPackets)
+		if probes > MaxTruthProbes {
+			return keyErr(fmt.Sprintf("flows[%d].ifa_every", i), "the flows up to this one send %d IFA probes, each listed in %s: at most %d (a larger ifa_every sends fewer)",
+				probes, TruthFile, MaxTruthProbes)
 		}
 	}
 	if s.TruthPackets && packets > MaxTruthPackets {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"sort"
 
 	"github.com/ibscope/ibscope/decode"
 )
@@ -29,15 +30,16 @@ type ethPort struct {
 
 	// Transmit side: the pauses the peer asked for, per priority.
 	pausedUntilPs []int64
-	openPause     []int // index into run.pauses of the pause in force, -1 if none
+	open          []pauseRec // the pause in force, per priority
+	isOpen        []bool
+	pausedPs      []int64 // per priority, the pauses that ended, summed
+	pauses        []int   // ... and counted
 }
 
 func newEthPort(gbps, vls int) *ethPort {
 	e := &ethPort{gbps: gbps, quantumPs: decode.PauseQuantumBits * 1000 / float64(gbps),
-		pausedUntilPs: make([]int64, decode.PFCPriorities), openPause: make([]int, decode.PFCPriorities)}
-	for i := range e.openPause {
-		e.openPause[i] = -1
-	}
+		pausedUntilPs: make([]int64, decode.PFCPriorities), open: make([]pauseRec, decode.PFCPriorities),
+		isOpen: make([]bool, decode.PFCPriorities), pausedPs: make([]int64, decode.PFCPriorities), pauses: make([]int, decode.PFCPriorities)}
 	return e
 }
 
@@ -160,18 +162,16 @@ func (r *run) pfcArrive(q *port, pkt *packet) {
 		}
 		quanta := pkt.pfcQuanta[n]
 		if quanta == 0 {
-			if i := e.openPause[n]; i >= 0 {
-				r.pauses[i].endPs, r.pauses[i].end = r.nowPs, PauseEndXON
-				e.openPause[n] = -1
+			if e.isOpen[n] {
+				r.endPause(q, n, r.nowPs, PauseEndXON)
 			}
 			e.pausedUntilPs[n] = min(e.pausedUntilPs[n], r.nowPs)
 			continue
 		}
-		if e.openPause[n] < 0 {
-			e.openPause[n] = len(r.pauses)
-			r.pauses = append(r.pauses, pauseRec{port: q, peer: q.peer, prio: n, startPs: r.nowPs})
+		if !e.isOpen[n] {
+			e.isOpen[n], e.open[n] = true, pauseRec{port: q, peer: q.peer, prio: n, startPs: r.nowPs}
 		}
-		r.pauses[e.openPause[n]].frames++
+		e.open[n].frames++
 		e.pausedUntilPs[n] = r.nowPs + e.pausePs(quanta)
 		r.q.push(event{atPs: e.pausedUntilPs[n], kind: evPauseEnd, port: q})
 	}
@@ -181,11 +181,26 @@ func (r *run) pfcArrive(q *port, pkt *packet) {
 // endPauses closes the pauses of q whose time has run out.
 func (r *run) endPauses(q *port) {
 	e := q.eth
-	for n, i := range e.openPause {
-		if i >= 0 && e.pausedUntilPs[n] <= r.nowPs {
-			r.pauses[i].endPs, r.pauses[i].end = e.pausedUntilPs[n], PauseEndExpiry
-			e.openPause[n] = -1
+	for n, open := range e.isOpen {
+		if open && e.pausedUntilPs[n] <= r.nowPs {
+			r.endPause(q, n, e.pausedUntilPs[n], PauseEndExpiry)
 		}
+	}
+}
+
+// endPause closes q's pause of priority n at endPs: it counts in q's
+// totals, and is listed while the list holds fewer than MaxTruthPauses.
+func (r *run) endPause(q *port, n int, endPs int64, how string) {
+	e := q.eth
+	pr := e.open[n]
+	pr.endPs, pr.end = endPs, how
+	e.isOpen[n] = false
+	e.pausedPs[n] += endPs - pr.startPs
+	e.pauses[n]++
+	if len(r.pauses) < MaxTruthPauses {
+		r.pauses = append(r.pauses, pr)
+	} else {
+		r.pausesLeftOut++
 	}
 }
 
@@ -203,16 +218,14 @@ func (r *run) mayTx(p *port, vl uint8, blocks int) bool {
 // switch input's PFC.
 func (r *run) portEthernetTruth(p *port, pt *PortTruth) {
 	e := p.eth
-	paused := make([]int64, decode.PFCPriorities)
-	any := false
-	for _, pr := range r.pauses {
-		if pr.port == p {
-			paused[pr.prio] += (pr.endPs - pr.startPs) / 1000
-			any = true
+	for n := range r.s.VLs {
+		if e.pauses[n] > 0 {
+			pt.PausedNs = make([]int64, r.s.VLs)
+			break
 		}
 	}
-	if any {
-		pt.PausedNs = paused[:r.s.VLs]
+	for n := range pt.PausedNs {
+		pt.PausedNs[n] = e.pausedPs[n] / 1000
 	}
 	if e.pfc == nil {
 		return
@@ -229,10 +242,9 @@ func (r *run) closeOpenPauses() {
 			continue
 		}
 		r.endPauses(p)
-		for n, i := range p.eth.openPause {
-			if i >= 0 {
-				r.pauses[i].endPs, r.pauses[i].end = r.nowPs, PauseEndRun
-				p.eth.openPause[n] = -1
+		for n, open := range p.eth.isOpen {
+			if open {
+				r.endPause(p, n, r.nowPs, PauseEndRun)
 			}
 		}
 	}
@@ -241,6 +253,8 @@ func (r *run) closeOpenPauses() {
 // ethernetTruth lists the pauses, the ways through the switches and the
 // probes.
 func (r *run) ethernetTruth(t *Truth) {
+	sort.SliceStable(r.pauses, func(i, j int) bool { return r.pauses[i].startPs < r.pauses[j].startPs })
+	t.PausesLeftOut = r.pausesLeftOut
 	for _, pr := range r.pauses {
 		t.Pauses = append(t.Pauses, PauseTruth{Port: pr.port.name, Peer: pr.peer.name, Priority: pr.prio,
 			StartNs: r.ns(pr.startPs), EndNs: r.ns(pr.endPs), PausedNs: (pr.endPs - pr.startPs) / 1000, End: pr.end, Frames: pr.frames})

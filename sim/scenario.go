@@ -143,7 +143,8 @@ type Tap struct {
 	// does: the ERF record's rlen covers what was kept, its wlen stays the
 	// packet's length on the wire and its truncated flag is set (the same
 	// record ibcap writes). 0 (default) keeps whole packets; at
-	// least 20 (LRH and BTH) otherwise. 128 keeps every header.
+	// least 20 (LRH and BTH) otherwise, 58 on Ethernet (the headers through
+	// the BTH). 128 keeps every header.
 	SnapBytes int `yaml:"snap_bytes" json:"snap_bytes"`
 }
 

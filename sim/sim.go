@@ -117,25 +117,26 @@ type run struct {
 	ports []*port
 	flows []*flowState
 
-	flowsLeft   int   // flows with data not yet sent
-	live        int   // data packets and ACKs sent and not yet delivered
-	stopPs      int64 // end of the run once traffic is over, -1 before
-	fcpPeriod   map[*port]int64
-	samplePs    int64
-	samples     int
-	pauses      []pauseRec // Ethernet: every pause a PFC frame caused
-	probes      []*probe   // Ethernet: IFA probes delivered
-	hops        map[hopKey]*hopAcc
-	pq          *perfqueryWriter
-	sc          *sidecars
-	taps        []*tapWriter
-	tapPorts    []string
-	events      uint64
-	dataPkts    int64
-	packetLog   bool
-	samplePorts []*port
-	dir         *outfile.Dir
-	files       []*outfile.File // every output, committed by finish
+	flowsLeft     int   // flows with data not yet sent
+	live          int   // data packets and ACKs sent and not yet delivered
+	stopPs        int64 // end of the run once traffic is over, -1 before
+	fcpPeriod     map[*port]int64
+	samplePs      int64
+	samples       int
+	pauses        []pauseRec // Ethernet: the pauses PFC frames caused, as they ended (at most MaxTruthPauses)
+	pausesLeftOut int
+	probes        []*probe // Ethernet: IFA probes delivered
+	hops          map[hopKey]*hopAcc
+	pq            *perfqueryWriter
+	sc            *sidecars
+	taps          []*tapWriter
+	tapPorts      []string
+	events        uint64
+	dataPkts      int64
+	packetLog     bool
+	samplePorts   []*port
+	dir           *outfile.Dir
+	files         []*outfile.File // every output, committed by finish
 }
 
 func build(s *Scenario, dir *outfile.Dir) (*run, error) {

@@ -27,9 +27,12 @@ type Truth struct {
 	Packets   []PacketTruth   `json:"packets,omitempty"`
 
 	// Ethernet only.
-	Pauses []PauseTruth `json:"pauses,omitempty"` // every pause, in the order they began
-	Hops   []HopTruth   `json:"hops,omitempty"`   // every way through a switch data packets took
-	Probes []ProbeTruth `json:"probes,omitempty"` // every IFA probe delivered, in delivery order
+	Pauses []PauseTruth `json:"pauses,omitempty"` // every pause, in the order they began (the first MaxTruthPauses to end)
+	// PausesLeftOut counts the pauses past MaxTruthPauses, in the ports'
+	// paused_ns but not listed.
+	PausesLeftOut int          `json:"pauses_left_out,omitempty"`
+	Hops          []HopTruth   `json:"hops,omitempty"`   // every way through a switch data packets took
+	Probes        []ProbeTruth `json:"probes,omitempty"` // every IFA probe delivered, in delivery order
 }
 
 // PauseTruth is one interval during which a transmitter held back a
