@@ -315,9 +315,7 @@ scrape_configs:
 	var nics struct {
 		NICs []fleet.NIC `json:"nics"`
 	}
-	began := time.Now()
 	fleetJSON(t, mon, "nics", &nics)
-	t.Logf("ibanalyze nics took %v", time.Since(began))
 	if len(nics.NICs) != fleetHosts {
 		t.Fatalf("%d NICs, want %d: %+v", len(nics.NICs), fleetHosts, nics.NICs)
 	}
