@@ -56,11 +56,11 @@ func printLinks(w io.Writer, l *fleet.Links) {
 			v    float64
 		}{{"CNP", k.CNPs}, {"ECN-CE", k.ECNCE}, {"NAK", k.NAKs}, {"retx", k.Retransmissions}, {"gap", k.PSNGaps}} {
 			if c.v >= 0.5 {
-				p = append(p, count(c.v)+" "+c.name)
+				p = append(p, windowCount(c.v)+" "+c.name)
 			}
 		}
-		t.add(k.Src.String(), k.Dst.String(), rate(k.PacketsPerS), units.FormatBitRate(8*k.BytesPerS),
-			units.FormatBytes(uint64(max(0, k.Bytes))), orDash(strings.Join(p, ", ")), strings.Join(k.ObservedBy, " "))
+		t.add(k.Src.String(), k.Dst.String(), perSecond(k.PacketsPerS), units.FormatBitRate(8*k.BytesPerS),
+			units.FormatBytes(uint64(max(0, k.Bytes))), dashIfEmpty(strings.Join(p, ", ")), strings.Join(k.ObservedBy, " "))
 	}
 	t.write(w)
 }

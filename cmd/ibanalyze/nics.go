@@ -62,8 +62,8 @@ func printNICs(w io.Writer, nics []fleet.NIC) {
 		if len(n.Health) > 0 {
 			h = strings.Join(n.Health, ", ")
 		}
-		t.add(n.Host, orDash(n.Device), string(n.State), rate(n.PacketsPerS), units.FormatBitRate(8*n.BytesPerS),
-			rate(n.CNPsPerS), rate(n.ECNCEPerS), count(n.Drops()), count(n.Errors()), h)
+		t.add(n.Host, dashIfEmpty(n.Device), string(n.State), perSecond(n.PacketsPerS), units.FormatBitRate(8*n.BytesPerS),
+			perSecond(n.CNPsPerS), perSecond(n.ECNCEPerS), windowCount(n.Drops()), windowCount(n.Errors()), h)
 	}
 	t.write(w)
 }

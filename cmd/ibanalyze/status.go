@@ -78,8 +78,8 @@ byte rates, CNPs, ECN marks, drops and errors, and lists each agent.` + fleetLon
 func printStatus(w io.Writer, s *fleet.Status) {
 	fmt.Fprintf(w, "agents: %d alive, %d stale, %d stopped\n", s.Alive, s.Stale, s.Stopped)
 	fmt.Fprintf(w, "over %s: %s pkt/s, %s, %s CNP/s, %s ECN-CE/s, %s drops, %s errors\n",
-		units.FormatNs(int64(s.WindowSeconds*1e9)), rate(s.PacketsPerS), units.FormatBitRate(8*s.BytesPerS),
-		rate(s.CNPsPerS), rate(s.ECNCEPerS), count(s.Drops), count(s.Errors))
+		units.FormatNs(int64(s.WindowSeconds*1e9)), perSecond(s.PacketsPerS), units.FormatBitRate(8*s.BytesPerS),
+		perSecond(s.CNPsPerS), perSecond(s.ECNCEPerS), windowCount(s.Drops), windowCount(s.Errors))
 	if len(s.Agents) == 0 {
 		return
 	}
@@ -91,15 +91,15 @@ func printStatus(w io.Writer, s *fleet.Status) {
 	t.write(w)
 }
 
-// rate writes a per-second figure with one decimal.
-func rate(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+// perSecond writes a per-second figure with one decimal.
+func perSecond(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// count writes an increase() over the window, which is extrapolated, as a
+// windowCount writes an increase() over the window, which is extrapolated, as a
 // whole number.
-func count(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+func windowCount(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
 
-// orDash is s, or "-" for an empty cell.
-func orDash(s string) string {
+// dashIfEmpty is s, or "-" for an empty cell.
+func dashIfEmpty(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return "-"
 	}
