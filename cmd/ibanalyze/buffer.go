@@ -94,7 +94,7 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 		return writeReport(w, o.json, func(w io.Writer) error { return writeBufferJSON(w, rep, o.series) }, func(w io.Writer) { writeBufferText(w, rep) })
 	})
 	// analyze.Buffer, with the options of the command's runs.
-	_, err = analyze.Run(ss, a.Sent(), analyze.RunOptions[[]analyze.BufferSender]{Stop: interrupted})
+	_, err = analyze.Run(ss, a.Sent(), analyze.RunOptions[[]analyze.BufferSender]{Stop: readingStopped})
 	var rep *analyze.BufferReport
 	if err == nil {
 		rep, err = analyze.Run(recv, a, rs.runOptions(nil))

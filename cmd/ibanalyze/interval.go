@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -70,7 +71,7 @@ func newReports[R any](out io.Writer, interval intervalFlag, json bool, write fu
 // runOptions are what Run does for the command on the way: progress
 // (nil for none), the reports so far, and the stop on SIGINT or SIGTERM.
 func (rs *reports[R]) runOptions(progress func(s *analyze.Stream)) analyze.RunOptions[R] {
-	return analyze.RunOptions[R]{Progress: progress, EveryNs: rs.everyNs, OnReport: rs.soFar, Stop: interrupted}
+	return analyze.RunOptions[R]{Progress: progress, EveryNs: rs.everyNs, OnReport: rs.soFar, Stop: readingStopped}
 }
 
 // soFar writes the report on the packets before untilNs, or why there is
@@ -82,26 +83,31 @@ func (rs *reports[R]) soFar(untilNs int64, r R, err error) {
 	if !rs.started {
 		rs.started, rs.startNs = true, untilNs-rs.everyNs
 	}
+	w := bufio.NewWriter(rs.out)
+	var werr error
 	switch {
 	case rs.json && err != nil:
-		rs.err = writeJSON(rs.out, struct {
+		werr = writeJSON(w, struct {
 			UntilNs int64  `json:"until_ns"`
 			Error   string `json:"error"`
 		}{untilNs, err.Error()})
 	case rs.json:
-		rs.err = rs.write(&untilNsWriter{w: rs.out, untilNs: untilNs}, r)
+		werr = rs.write(&untilNsWriter{w: w, untilNs: untilNs}, r)
 	default:
-		fmt.Fprintf(rs.out, "== so far: packets before +%s of packet time\n", units.FormatNs(untilNs-rs.startNs))
+		fmt.Fprintf(w, "== so far: packets before +%s of packet time\n", units.FormatNs(untilNs-rs.startNs))
 		if err != nil {
-			_, rs.err = fmt.Fprintf(rs.out, "no report yet: %v\n\n", err)
-			return
+			fmt.Fprintf(w, "no report yet: %v\n", err)
+		} else {
+			werr = rs.write(w, r)
 		}
-		if rs.err = rs.write(rs.out, r); rs.err == nil {
-			_, rs.err = fmt.Fprintln(rs.out)
-		}
+		fmt.Fprintln(w)
 	}
-	if rs.err != nil {
-		rs.err = fmt.Errorf("write output: %w", rs.err)
+	if ferr := w.Flush(); ferr != nil && werr == nil {
+		werr = fmt.Errorf("write output: %w", ferr)
+	}
+	if werr != nil {
+		rs.err = werr
+		stopReading() // of a live stream, which would go on unseen
 	}
 }
 

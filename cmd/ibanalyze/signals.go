@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -20,14 +21,15 @@ import (
 // inferring the byte time), ends the process at once with status 128+signal
 // (130 for SIGINT), removing the partial outputs first.
 var (
-	// interrupted is closed by the first signal in a command that stops
-	// early: analyze.Run stops reading (RunOptions.Stop).
-	interrupted = make(chan struct{})
-	// stopsEarly says the running command reports on what it read when
-	// interrupted (stopOnSignal).
+	// readingStopped is closed by stopReading: analyze.Run reads no more
+	// (RunOptions.Stop).
+	readingStopped = make(chan struct{})
+	stopOnce       sync.Once
+	// stopsEarly says the running command reports on what it read when a
+	// signal stops the reading (stopOnSignal).
 	stopsEarly atomic.Bool
 	// stdinPipe is the write end of the pipe that stands in for standard
-	// input (stdinThroughPipe); the first signal closes it.
+	// input (stdinThroughPipe); stopReading closes it.
 	stdinPipe atomic.Pointer[os.File]
 )
 
@@ -45,10 +47,7 @@ func handleSignals() (stop func()) {
 		}
 		if stopsEarly.Load() {
 			warnf("%v: reading stopped; the report on what was read follows (again to quit at once)", sig)
-			close(interrupted)
-			if w := stdinPipe.Load(); w != nil {
-				w.Close() // a read waiting for more of standard input ends
-			}
+			stopReading()
 			select {
 			case sig = <-c:
 			case <-done:
@@ -68,8 +67,19 @@ func handleSignals() (stop func()) {
 	}
 }
 
+// stopReading ends the reading of the command's input: on the first signal,
+// or when the output fails (nothing more would be seen of it).
+func stopReading() {
+	stopOnce.Do(func() {
+		close(readingStopped)
+		if w := stdinPipe.Load(); w != nil {
+			w.Close() // a read waiting for more of standard input ends
+		}
+	})
+}
+
 // stopOnSignal makes the first SIGINT or SIGTERM stop the reading of paths
-// rather than the process (interrupted). Call it before opening them: when
+// rather than the process (stopReading). Call it before opening them: when
 // standard input is among them, it is read through a pipe that the signal
 // closes, so that the totals come out even while no more data arrives.
 func stopOnSignal(paths ...[]string) error {
