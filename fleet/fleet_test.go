@@ -90,6 +90,7 @@ func fleetOfThree() map[string][]sample {
 			{agent("a:9464"), "0"}, {agent("c:9464"), "3.2"}},
 		"sum by (job, instance) (increase(ibscope_flow_naks_total" + window + "))":                    {{agent("a:9464"), "2"}},
 		"sum by (job, instance) (rate(node_infiniband_port_data_received_bytes_total" + window + "))": {{agent("a:9464"), "5e3"}},
+		"max by (job, instance) (max_over_time(ibscope_capture_ring_used_ratio" + window + "))":       {{agent("b:9464"), "0.95"}},
 	}
 }
 
@@ -114,7 +115,7 @@ func TestStatusStates(t *testing.T) {
 	want := map[string]struct {
 		state  State
 		health []string
-	}{"ha": {Alive, []string{}}, "hb": {Stopped, []string{"stopped"}}, "hc": {Stale, []string{"stale", "kernel drops"}}}
+	}{"ha": {Alive, []string{}}, "hb": {Stopped, []string{"stopped", "ring nearly full"}}, "hc": {Stale, []string{"stale", "kernel drops"}}}
 	for _, n := range nics {
 		if w := want[n.Host]; n.State != w.state || !slices.Equal(n.Health, w.health) {
 			t.Errorf("%s: %s %q, want %s %q", n.Host, n.State, n.Health, w.state, w.health)
@@ -241,7 +242,7 @@ func TestQueriedNamesServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Finish(capture.Report{DeviceDropsKnown: true})
+	l.Finish(capture.Report{DeviceDropsKnown: true, RingSlots: 1})
 	mfs, err := l.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)

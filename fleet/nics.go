@@ -28,9 +28,12 @@ type NIC struct {
 	// The port's own byte counters, when the capture has an RDMA port.
 	PortRxBytesPerS *float64 `json:"port_rx_bytes_per_s,omitempty"`
 	PortTxBytesPerS *float64 `json:"port_tx_bytes_per_s,omitempty"`
+	// RingUsedMax is the fullest the capture's receive ring was at a
+	// scrape in the window, 0 to 1, when its ring is counted in buffers.
+	RingUsedMax *float64 `json:"ring_used_max,omitempty"`
 	// Health is the capture's problems over the window (empty: none):
 	// stale, stopped, kernel drops, device drops, completion errors, not
-	// analyzed, undecoded, unwritten, nic read errors.
+	// analyzed, undecoded, unwritten, nic read errors, ring nearly full.
 	Health []string `json:"health"`
 }
 
@@ -48,7 +51,7 @@ const portErrorCounters = "port_errors_received|port_constraint_errors_(received
 // nicFields are the series a NIC adds up, summed per agent, with where
 // each goes.
 var nicFields = []struct {
-	fn, metric string // rate or increase, of a series selector
+	fn, metric string // rate, increase or max_over_time, of a series selector
 	set        func(*NIC, float64)
 }{
 	{"rate", "ibscope_metrics_packets_analyzed_total", func(n *NIC, v float64) { n.PacketsPerS = v }},
@@ -68,6 +71,7 @@ var nicFields = []struct {
 	{"increase", "ibscope_metrics_nic_read_errors_total", func(n *NIC, v float64) { n.NICReadErrors = v }},
 	{"rate", "node_infiniband_port_data_received_bytes_total", func(n *NIC, v float64) { n.PortRxBytesPerS = &v }},
 	{"rate", "node_infiniband_port_data_transmitted_bytes_total", func(n *NIC, v float64) { n.PortTxBytesPerS = &v }},
+	{"max_over_time", "ibscope_capture_ring_used_ratio", func(n *NIC, v float64) { n.RingUsedMax = &v }},
 }
 
 // NICs returns every agent seen within the lookback with its port's rates
@@ -86,7 +90,11 @@ func (c *Client) NICs(ctx context.Context, o Options) ([]NIC, error) {
 		nics[i].Agent = a
 	}
 	for _, f := range nicFields {
-		q := "sum by (job, instance) (" + f.fn + "(" + f.metric + rng(o.Window) + "))"
+		agg := "sum"
+		if f.fn == "max_over_time" {
+			agg = "max"
+		}
+		q := agg + " by (job, instance) (" + f.fn + "(" + f.metric + rng(o.Window) + "))"
 		vals, err := c.byAgent(ctx, q, o.At)
 		if err != nil {
 			return nil, err
@@ -103,6 +111,10 @@ func (c *Client) NICs(ctx context.Context, o Options) ([]NIC, error) {
 	return nics, nil
 }
 
+// RingNearlyFull is the ring's share filled from which a NIC's health
+// says "ring nearly full": the next burst may be dropped.
+const RingNearlyFull = 0.9
+
 // health names what went wrong with n's capture over the window.
 func health(n *NIC) []string {
 	h := []string{}
@@ -117,6 +129,9 @@ func health(n *NIC) []string {
 		if p.v > 0 {
 			h = append(h, p.name)
 		}
+	}
+	if n.RingUsedMax != nil && *n.RingUsedMax >= RingNearlyFull {
+		h = append(h, "ring nearly full")
 	}
 	return h
 }

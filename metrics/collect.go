@@ -26,6 +26,8 @@ var (
 	descDevDrops    = counterDesc("ibscope_capture_packets_dropped_device_total", "Packets the RDMA device dropped for lack of a posted buffer (out_of_buffer, whole port).")
 	descCompErrs    = counterDesc("ibscope_capture_completion_errors_total", "Packets the verbs backend lost to receive completion errors.")
 	descRingEmptied = counterDesc("ibscope_capture_ring_emptied_total", "Times the verbs receive ring ran out of posted buffers.")
+	descRingFilled  = prometheus.NewDesc("ibscope_capture_ring_filled_packets", "Packets waiting in the receive ring, not yet taken, at the last report (about once a second).", []string{"device"}, nil)
+	descRingUsed    = prometheus.NewDesc("ibscope_capture_ring_used_ratio", "The receive ring's share of buffers filled and not yet taken, 0 to 1, at the last report (rings counted in buffers: verbs).", []string{"device"}, nil)
 	descElapsed     = prometheus.NewDesc("ibscope_capture_elapsed_seconds", "How long the capture has run.", []string{"device"}, nil)
 	descNotAnalyzed = counterDesc("ibscope_metrics_packets_not_analyzed_total", "Packets the flow analysis could not keep up with (its queue was full): not in the flow metrics.")
 	descAnalyzed    = counterDesc("ibscope_metrics_packets_analyzed_total", "Packets in the flow metrics (all flows, flow=\"other\" included): the device's RoCE/IB packet count, updated with every packet.")
@@ -77,6 +79,10 @@ func (l *Live) Collect(ch chan<- prometheus.Metric) {
 	c(descCompErrs, r.CompletionErrors)
 	c(descRingEmptied, r.RingEmptied)
 	ch <- prometheus.MustNewConstMetric(descElapsed, prometheus.GaugeValue, r.Elapsed.Seconds(), dev)
+	ch <- prometheus.MustNewConstMetric(descRingFilled, prometheus.GaugeValue, float64(r.RingFilled), dev)
+	if r.RingSlots > 0 {
+		ch <- prometheus.MustNewConstMetric(descRingUsed, prometheus.GaugeValue, min(1, float64(r.RingFilled)/float64(r.RingSlots)), dev)
+	}
 	c(descNotAnalyzed, l.tap.lost.Load())
 	c(descNICErrors, l.nicErrors.Load())
 	if l.cfg.Files != nil {

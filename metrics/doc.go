@@ -9,8 +9,9 @@
 // The series and their labels (collect.go, nic.go, addresses.go):
 //
 //   - ibscope_capture_*_total, ibscope_capture_elapsed_seconds,
-//     ibscope_capture_files, ibscope_metrics_*_total: {device}, one series
-//     each. ibscope_metrics_packets_analyzed_total and
+//     ibscope_capture_files, ibscope_capture_ring_filled_packets,
+//     ibscope_capture_ring_used_ratio (rings counted in buffers only),
+//     ibscope_metrics_*_total: {device}, one series each. ibscope_metrics_packets_analyzed_total and
 //     ibscope_metrics_wire_bytes_analyzed_total add up every flow and
 //     move with each packet: rates of the device taken from them do not
 //     jump when a flow enters or leaves the top flows (which moves its

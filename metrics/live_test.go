@@ -274,3 +274,29 @@ func TestTapNextAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per packet", n)
 	}
 }
+
+// TestRingOccupancy: the ring's fill from the capture's report, as a count
+// always and as a share when the ring is counted in buffers.
+func TestRingOccupancy(t *testing.T) {
+	l, err := New(Config{Device: "mem", LinkType: decode.LinkTypeEthernet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Finish(capture.Report{})
+	l.Status(capture.Report{RingFilled: 30, RingSlots: 120})
+	mf := gather(t, l)
+	if got := mf["ibscope_capture_ring_used_ratio"].GetMetric()[0].GetGauge().GetValue(); got != 0.25 {
+		t.Errorf("ring used %v, want 0.25", got)
+	}
+	if got := mf["ibscope_capture_ring_filled_packets"].GetMetric()[0].GetGauge().GetValue(); got != 30 {
+		t.Errorf("ring filled %v, want 30", got)
+	}
+	l.Status(capture.Report{RingFilled: 7}) // AF_PACKET: a ring sized in bytes
+	mf = gather(t, l)
+	if _, ok := mf["ibscope_capture_ring_used_ratio"]; ok {
+		t.Error("a ring without a count of slots has a used ratio")
+	}
+	if got := mf["ibscope_capture_ring_filled_packets"].GetMetric()[0].GetGauge().GetValue(); got != 7 {
+		t.Errorf("ring filled %v, want 7", got)
+	}
+}
