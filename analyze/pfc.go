@@ -134,10 +134,7 @@ type PausePriority struct {
 }
 
 // PauseInterval is one continuous pause [StartNs, EndNs).
-type PauseInterval struct {
-	StartNs int64 `json:"start_ns"`
-	EndNs   int64 `json:"end_ns"`
-}
+type PauseInterval = decode.PauseSpan
 
 // PriorityFlows is the RoCE traffic on one priority.
 type PriorityFlows struct {
@@ -184,11 +181,9 @@ func (k pauseLinkKey) String() string {
 
 // pauseState is the pauses of one priority on one link direction.
 type pauseState struct {
+	timer                decode.PauseTimer
 	frames, pauses, xons int
 	quanta               uint64
-	active               bool  // a pause began and no frame has been seen since it ended
-	startNs, untilNs     int64 // the current (or last) pause
-	lastFrameNs          int64
 	closed               pauseTotals // over the pauses that have ended
 }
 
@@ -196,17 +191,17 @@ type pauseState struct {
 type pauseTotals struct {
 	pausedNs, longestNs, stormNs int64
 	storms                       int
-	intervals, stormList         []PauseInterval
+	intervals, stormList         []decode.PauseSpan
 	leftOut                      int
 }
 
-// add counts the pause [start, end).
-func (t *pauseTotals) add(start, end, stormNs int64, maxIntervals int) {
-	d := end - start
+// add counts the pause p.
+func (t *pauseTotals) add(p decode.PauseSpan, stormNs int64, maxIntervals int) {
+	d := p.EndNs - p.StartNs
 	t.pausedNs += d
 	t.longestNs = max(t.longestNs, d)
 	if len(t.intervals) < maxIntervals {
-		t.intervals = append(t.intervals, PauseInterval{start, end})
+		t.intervals = append(t.intervals, p)
 	} else {
 		t.leftOut++
 	}
@@ -214,7 +209,7 @@ func (t *pauseTotals) add(start, end, stormNs int64, maxIntervals int) {
 		t.storms++
 		t.stormNs += d
 		if len(t.stormList) < maxStormsListed {
-			t.stormList = append(t.stormList, PauseInterval{start, end})
+			t.stormList = append(t.stormList, p)
 		}
 	}
 }
@@ -345,7 +340,7 @@ func (a *PFCAnalysis) addPause(p *Packet) {
 		}
 		s := l.prio[prio]
 		if s == nil {
-			s = &pauseState{lastFrameNs: p.TsNs}
+			s = &pauseState{}
 			l.prio[prio] = s
 		}
 		a.request(s, p.TsNs, p.PauseQuanta[prio])
@@ -354,37 +349,22 @@ func (a *PFCAnalysis) addPause(p *Packet) {
 
 // request applies one frame's time q (quanta) for a priority at tNs.
 func (a *PFCAnalysis) request(s *pauseState, tNs int64, q uint16) {
-	// A frame stamped before the one before it (a late packet) is taken
-	// at that one's time: pauses stay in order.
-	tNs = max(tNs, s.lastFrameNs)
-	s.lastFrameNs = tNs
 	s.frames++
 	s.quanta += uint64(q)
-	if s.active && tNs >= s.untilNs { // the pause ran out before this frame
-		s.closed.add(s.startNs, s.untilNs, a.opts.StormNs, a.opts.MaxIntervals)
-		s.active = false
+	span, ended, ev := s.timer.Request(tNs, q, a.opts.LinkBitsPerSec)
+	if ended {
+		s.closed.add(span, a.opts.StormNs, a.opts.MaxIntervals)
 	}
-	switch {
-	case q > 0 && s.active: // a refresh restarts the timer
-		s.untilNs = tNs + decode.PauseNs(q, a.opts.LinkBitsPerSec)
-	case q > 0:
-		s.active, s.startNs, s.untilNs = true, tNs, tNs+decode.PauseNs(q, a.opts.LinkBitsPerSec)
+	switch ev {
+	case decode.PauseStarted:
 		s.pauses++
-	case s.active: // XON
+	case decode.PauseResumed:
 		s.xons++
-		s.closed.add(s.startNs, tNs, a.opts.StormNs, a.opts.MaxIntervals)
-		s.active = false
-	}
-	if s.active && s.untilNs == s.startNs { // a pause shorter than 1 ns
-		s.closed.add(s.startNs, s.untilNs, a.opts.StormNs, a.opts.MaxIntervals)
-		s.active = false
 	}
 }
 
 // pausedAt reports whether s is paused at tNs.
-func (s *pauseState) pausedAt(tNs int64) bool {
-	return s != nil && s.active && tNs >= s.startNs && tNs < s.untilNs
-}
+func (s *pauseState) pausedAt(tNs int64) bool { return s != nil && s.timer.PausedAt(tNs) }
 
 // priority returns the priority a RoCE packet travels at.
 func (a *PFCAnalysis) priority(p *Packet) uint8 {
@@ -421,14 +401,14 @@ func (a *PFCAnalysis) addRoCE(p *Packet) {
 	}
 }
 
-// totals returns s's totals with its current pause, if any, counted to its
-// timer's end, leaving s as it is.
+// totals returns s's totals with its running pause, if any, counted to
+// its timer's end, leaving s as it is.
 func (a *PFCAnalysis) totals(s *pauseState) pauseTotals {
 	t := s.closed
-	if s.active {
+	if run, ok := s.timer.Running(); ok {
 		t.intervals = slices.Clip(t.intervals) // add appends to a copy
 		t.stormList = slices.Clip(t.stormList)
-		t.add(s.startNs, s.untilNs, a.opts.StormNs, a.opts.MaxIntervals)
+		t.add(run, a.opts.StormNs, a.opts.MaxIntervals)
 	}
 	return t
 }
@@ -443,8 +423,11 @@ func (a *PFCAnalysis) Report(st *Stream) (*PFCReport, error) {
 	}
 	for _, l := range a.order {
 		for _, s := range l.prio {
-			if s != nil && s.active {
-				r.LastNs = max(r.LastNs, s.untilNs)
+			if s == nil {
+				continue
+			}
+			if run, ok := s.timer.Running(); ok {
+				r.LastNs = max(r.LastNs, run.EndNs)
 			}
 		}
 	}
@@ -459,10 +442,11 @@ func (a *PFCAnalysis) Report(st *Stream) (*PFCReport, error) {
 				continue
 			}
 			t := a.totals(s)
+			run, running := s.timer.Running()
 			ns[prio] = t.pausedNs
 			pp := PausePriority{Priority: prio, Frames: s.frames, Pauses: s.pauses, XONs: s.xons, Quanta: s.quanta,
 				PausedNs: t.pausedNs, LongestNs: t.longestNs, Storms: t.storms, StormNs: t.stormNs,
-				Paused: s.active && s.untilNs > a.lastNs, Intervals: t.intervals, IntervalsLeftOut: t.leftOut, StormList: t.stormList}
+				Paused: running && run.EndNs > a.lastNs, Intervals: t.intervals, IntervalsLeftOut: t.leftOut, StormList: t.stormList}
 			if pp.Intervals == nil {
 				pp.Intervals = []PauseInterval{}
 			}

@@ -117,7 +117,7 @@ func TestPFCPauseTime(t *testing.T) {
 	if !reflect.DeepEqual(got3, want3) {
 		t.Errorf("priority 3:\n got %+v\nwant %+v", got3, want3)
 	}
-	wantIv := []PauseInterval{{t0, t0 + 6000}, {t0 + 20_000, t0 + 20_512}, {t0 + 30_000, t0 + 30_051}, {t0 + 30_100, t0 + 30_151}}
+	wantIv := []PauseInterval{{StartNs: t0, EndNs: t0 + 6000}, {StartNs: t0 + 20_000, EndNs: t0 + 20_512}, {StartNs: t0 + 30_000, EndNs: t0 + 30_051}, {StartNs: t0 + 30_100, EndNs: t0 + 30_151}}
 	if len(p3.Intervals) != len(wantIv) {
 		t.Fatalf("intervals %v", p3.Intervals)
 	}
@@ -180,7 +180,7 @@ func TestPFCStorm(t *testing.T) {
 	if p.Pauses != 2 || p.Storms != 1 || p.StormNs != 41_120 || p.LongestNs != 41_120 || p.PausedNs != 41_120+5120 || !p.Paused {
 		t.Errorf("storm: %+v", p)
 	}
-	if len(p.StormList) != 1 || p.StormList[0] != (PauseInterval{t0, t0 + 41_120}) {
+	if len(p.StormList) != 1 || p.StormList[0] != (PauseInterval{StartNs: t0, EndNs: t0 + 41_120}) {
 		t.Errorf("storm list %v", p.StormList)
 	}
 	if r.LastNs != t0+105_120 {
