@@ -33,14 +33,20 @@ var limitYAML = map[string]string{
 	"taps[].snap_bytes":            "TAP snap_bytes: %s",
 	"telemetry.period_ns":          "telemetry: {period_ns: %s}\n",
 	// Ethernet keys, in goodYAML on Ethernet links.
-	"gbps":                          "ETH gbps: %s\n",
-	"links[].gbps":                  "ETH LINK gbps: %s",
-	"switches[].pfc.xoff_bytes":     "ETH SW pfc: {xoff_bytes: %s}",
-	"switches[].pfc.xon_bytes":      "ETH SW pfc: {xon_bytes: %s}",
-	"switches[].pfc.headroom_bytes": "ETH SW pfc: {headroom_bytes: %s}",
-	"switches[].pfc.pause_quanta":   "ETH SW pfc: {pause_quanta: %s}",
-	"switches[].pfc.refresh_ns":     "ETH SW pfc: {refresh_ns: %s}",
-	"flows[].ifa_every":             "ETH FLOW ifa_every: %s",
+	"gbps":                                       "ETH gbps: %s\n",
+	"links[].gbps":                               "ETH LINK gbps: %s",
+	"switches[].pfc.xoff_bytes":                  "ETH SW pfc: {xoff_bytes: %s}",
+	"switches[].pfc.xon_bytes":                   "ETH SW pfc: {xon_bytes: %s}",
+	"switches[].pfc.headroom_bytes":              "ETH SW pfc: {headroom_bytes: %s}",
+	"switches[].pfc.pause_quanta":                "ETH SW pfc: {pause_quanta: %s}",
+	"switches[].pfc.refresh_ns":                  "ETH SW pfc: {refresh_ns: %s}",
+	"flows[].ifa_every":                          "ETH FLOW ifa_every: %s",
+	"switches[].pfc.priorities[].priority":       "ETH SW pfc: {priorities: [{priority: %s}]}",
+	"switches[].pfc.priorities[].xoff_bytes":     "ETH SW pfc: {priorities: [{priority: 0, xon_bytes: 1, xoff_bytes: %s}]}",
+	"switches[].pfc.priorities[].xon_bytes":      "ETH SW pfc: {priorities: [{priority: 0, xon_bytes: %s}]}",
+	"switches[].pfc.priorities[].headroom_bytes": "ETH SW pfc: {priorities: [{priority: 0, headroom_bytes: %s}]}",
+	"switches[].pfc.priorities[].pause_quanta":   "ETH SW pfc: {priorities: [{priority: 0, pause_quanta: %s}]}",
+	"switches[].pfc.priorities[].refresh_ns":     "ETH SW pfc: {priorities: [{priority: 0, refresh_ns: %s}]}",
 }
 
 // ethernetYAML is goodYAML on Ethernet links.
@@ -86,20 +92,22 @@ func fmtInt(v float64) string { return fmt.Sprintf("%.0f", v) }
 // (where the table's own ends meet another check: an MTU-sized buffer, a
 // flow count, the scenario's VLs); by default the range's ends.
 var limitsAccepted = map[string][]string{
-	"vls":                          {"1"},
-	"epoch_ns":                     {"1", "4102444800000000000"},
-	"tick_ns":                      {"0.001", "1e6", "16.5"},
-	"hosts[].vl_buffer_bytes":      {"4096", "131072"},
-	"switches[].port_buffer_bytes": {"16384", "524288"},
-	"switches[].buffer_vls":        {"1", "15"},
-	"switches[].vl_buffer_bytes[]": {"4096", "131072"},
-	"flows[].bytes":                {"1", "2048"}, // the maximum is refused as too many packets
-	"flows[].sl":                   {"0"},
-	"flows[].start_ns":             {"0", "3600000"},
-	"tail_ns":                      {"0", "3600000"},
-	"taps[].snap_bytes":            {"0", "20", "65535"},
-	"telemetry.period_ns":          {"1000", "1000000"},
-	"switches[].pfc.xon_bytes":     {"1", "32767"}, // below the default xoff_bytes
+	"vls":                                   {"1"},
+	"epoch_ns":                              {"1", "4102444800000000000"},
+	"tick_ns":                               {"0.001", "1e6", "16.5"},
+	"hosts[].vl_buffer_bytes":               {"4096", "131072"},
+	"switches[].port_buffer_bytes":          {"16384", "524288"},
+	"switches[].buffer_vls":                 {"1", "15"},
+	"switches[].vl_buffer_bytes[]":          {"4096", "131072"},
+	"flows[].bytes":                         {"1", "2048"}, // the maximum is refused as too many packets
+	"flows[].sl":                            {"0"},
+	"flows[].start_ns":                      {"0", "3600000"},
+	"tail_ns":                               {"0", "3600000"},
+	"taps[].snap_bytes":                     {"0", "20", "65535"},
+	"telemetry.period_ns":                   {"1000", "1000000"},
+	"switches[].pfc.xon_bytes":              {"1", "32767"}, // below the default xoff_bytes
+	"switches[].pfc.priorities[].priority":  {"0"},          // below vls
+	"switches[].pfc.priorities[].xon_bytes": {"1", "32767"}, // below the switch's xoff_bytes
 }
 
 // limitsDefault are the keys where 0 means the default, so the value below
@@ -109,6 +117,8 @@ var limitsDefault = map[string]bool{
 	"hosts[].vl_buffer_bytes": true, "switches[].port_buffer_bytes": true, "switches[].buffer_vls": true,
 	"gbps": true, "links[].gbps": true, "switches[].pfc.xon_bytes": true, "switches[].pfc.headroom_bytes": true,
 	"switches[].pfc.pause_quanta": true, "switches[].pfc.refresh_ns": true,
+	"switches[].pfc.priorities[].xon_bytes": true, "switches[].pfc.priorities[].headroom_bytes": true,
+	"switches[].pfc.priorities[].pause_quanta": true, "switches[].pfc.priorities[].refresh_ns": true,
 }
 
 // TestLimits: every key of the Limits table takes values in its range and

@@ -16,17 +16,17 @@ type ethPort struct {
 	// quantumPs is one pause quantum (512 bit times) at the link's rate.
 	quantumPs float64
 
-	// Receive side, switch inputs only (pfc nil on hosts).
-	pfc         *PFC
-	refreshPs   int64
-	queuedBytes []int   // per priority: bytes of the frames waiting here
-	maxQueued   []int   // per priority: the most queuedBytes reached
-	xoff        []bool  // per priority: an XOFF went out and no XON since
-	refreshAtPs []int64 // per priority: when the refresh due is, to tell a stale timer
-	pending     *packet // PFC frame not yet sent; later changes merge into it
-	xoffFrames  uint64  // PFC frames sent that pause a priority
-	xonFrames   uint64  // ... and that resume one (quanta 0)
-	overflows   uint64  // frames that arrived with the queue past XOFF plus headroom
+	// Receive side, switch inputs only (pfc nil on hosts); the slices are
+	// per priority.
+	pfc         []pfcLevel
+	queuedBytes []int    // bytes of the frames waiting here
+	maxQueued   []int    // the most queuedBytes reached
+	xoff        []bool   // an XOFF went out and no XON since
+	refreshAtPs []int64  // when the refresh due is, to tell a stale timer
+	xoffFrames  []uint64 // PFC frames sent that pause the priority
+	xonFrames   []uint64 // ... and that resume it (quanta 0)
+	overflows   []uint64 // frames that arrived with the queue past XOFF plus headroom
+	pending     *packet  // PFC frame not yet sent; later changes merge into it
 
 	// Transmit side: the pauses the peer asked for, per priority.
 	pausedUntilPs []int64
@@ -43,15 +43,26 @@ func newEthPort(gbps, vls int) *ethPort {
 	return e
 }
 
+// pfcLevel is one priority's PFC settings at a switch input.
+type pfcLevel struct {
+	PFCPriority
+	quanta    uint16
+	refreshPs int64
+}
+
 // enablePFC makes the port a switch input with c's thresholds.
 func (e *ethPort) enablePFC(c *PFC, vls int) {
-	e.pfc = c
-	e.refreshPs = c.RefreshNs * 1000
-	if e.refreshPs == 0 {
-		e.refreshPs = max(1, e.pausePs(uint16(c.PauseQuanta))/2)
+	for n := range vls {
+		l := pfcLevel{PFCPriority: c.pfcFor(n), quanta: uint16(c.pfcFor(n).PauseQuanta)}
+		l.refreshPs = l.RefreshNs * 1000
+		if l.refreshPs == 0 {
+			l.refreshPs = max(1, e.pausePs(l.quanta)/2)
+		}
+		e.pfc = append(e.pfc, l)
 	}
 	e.queuedBytes, e.maxQueued = make([]int, vls), make([]int, vls)
 	e.xoff, e.refreshAtPs = make([]bool, vls), make([]int64, vls)
+	e.xoffFrames, e.xonFrames, e.overflows = make([]uint64, vls), make([]uint64, vls), make([]uint64, vls)
 }
 
 // pausePs is how long quanta pause this link, in ps.
@@ -84,13 +95,14 @@ func (r *run) ethIngress(q *port, pkt *packet) {
 	pkt.queueAheadBytes = e.queuedBytes[vl]
 	e.queuedBytes[vl] += pkt.heldBytes
 	e.maxQueued[vl] = max(e.maxQueued[vl], e.queuedBytes[vl])
-	if e.queuedBytes[vl] > e.pfc.XOFFBytes+e.pfc.HeadroomBytes {
-		e.overflows++
+	c := &e.pfc[vl]
+	if e.queuedBytes[vl] > c.XOFFBytes+c.HeadroomBytes {
+		e.overflows[vl]++
 	}
-	if e.queuedBytes[vl] > e.pfc.XOFFBytes && !e.xoff[vl] {
+	if e.queuedBytes[vl] > c.XOFFBytes && !e.xoff[vl] {
 		e.xoff[vl] = true
-		r.sendPFC(q, vl, uint16(e.pfc.PauseQuanta))
-		e.refreshAtPs[vl] = r.nowPs + e.refreshPs
+		r.sendPFC(q, vl, c.quanta)
+		e.refreshAtPs[vl] = r.nowPs + c.refreshPs
 		r.q.push(event{atPs: e.refreshAtPs[vl], kind: evPFCRefresh, port: q, prio: vl})
 	}
 }
@@ -100,7 +112,7 @@ func (r *run) ethIngress(q *port, pkt *packet) {
 func (r *run) ethRelease(q *port, pkt *packet) {
 	e, vl := q.eth, pkt.vl
 	e.queuedBytes[vl] -= pkt.heldBytes
-	if e.xoff[vl] && e.queuedBytes[vl] <= e.pfc.XONBytes {
+	if e.xoff[vl] && e.queuedBytes[vl] <= e.pfc[vl].XONBytes {
 		e.xoff[vl] = false
 		r.sendPFC(q, vl, 0)
 	}
@@ -113,10 +125,11 @@ func (r *run) pfcRefresh(q *port, vl uint8) {
 	if !e.xoff[vl] || e.refreshAtPs[vl] != r.nowPs {
 		return // resumed, or a timer of an earlier pause
 	}
-	if e.queuedBytes[vl] > e.pfc.XOFFBytes {
-		r.sendPFC(q, vl, uint16(e.pfc.PauseQuanta))
+	c := &e.pfc[vl]
+	if e.queuedBytes[vl] > c.XOFFBytes {
+		r.sendPFC(q, vl, c.quanta)
 	}
-	e.refreshAtPs[vl] = r.nowPs + e.refreshPs
+	e.refreshAtPs[vl] = r.nowPs + c.refreshPs
 	r.q.push(event{atPs: e.refreshAtPs[vl], kind: evPFCRefresh, port: q, prio: vl})
 }
 
@@ -142,9 +155,9 @@ func (e *ethPort) takePFC() *packet {
 			continue
 		}
 		if pkt.pfcQuanta[n] > 0 {
-			e.xoffFrames++
+			e.xoffFrames[n]++
 		} else {
-			e.xonFrames++
+			e.xonFrames[n]++
 		}
 	}
 	return pkt
@@ -230,9 +243,11 @@ func (r *run) portEthernetTruth(p *port, pt *PortTruth) {
 	if e.pfc == nil {
 		return
 	}
-	pt.PFC = &PortPFCTruth{XOFFBytes: e.pfc.XOFFBytes, XONBytes: e.pfc.XONBytes, HeadroomBytes: e.pfc.HeadroomBytes,
-		PauseQuanta: e.pfc.PauseQuanta, PauseNs: e.pausePs(uint16(e.pfc.PauseQuanta)) / 1000, RefreshNs: e.refreshPs / 1000,
-		XOFFFrames: e.xoffFrames, XONFrames: e.xonFrames, MaxQueuedBytes: e.maxQueued, HeadroomOverflows: e.overflows}
+	for n, c := range e.pfc {
+		pt.PFC = append(pt.PFC, PriorityPFCTruth{Priority: n, XOFFBytes: c.XOFFBytes, XONBytes: c.XONBytes, HeadroomBytes: c.HeadroomBytes,
+			PauseQuanta: c.PauseQuanta, PauseNs: e.pausePs(c.quanta) / 1000, RefreshNs: c.refreshPs / 1000,
+			XOFFFrames: e.xoffFrames[n], XONFrames: e.xonFrames[n], MaxQueuedBytes: e.maxQueued[n], HeadroomOverflows: e.overflows[n]})
+	}
 }
 
 // closeOpenPauses ends, at the end of the run, the pauses still in force.

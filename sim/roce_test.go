@@ -15,18 +15,26 @@ import (
 )
 
 // roceIncast is an incast of senders into one port of a PFC switch on
-// Ethernet links, with IFA probes (every 7th packet: a stride prime to the
-// 256 packets of a message) and a tap on every host.
-func roceIncast(senders, gbps, xoffBytes, quanta int, refreshNs int64) *sim.Scenario {
-	s := &sim.Scenario{Name: fmt.Sprintf("roce-%dx-%dG-xoff%d-q%d", senders, gbps, xoffBytes, quanta), Seed: 1,
-		LinkLayer: sim.LinkEthernet, Gbps: gbps, MTUBytes: 4096,
+// Ethernet links, each sender with a flow on each of prios priorities, with
+// IFA probes (every 7th packet: a stride prime to the 256 packets of a
+// message) and a tap on every host. Priorities past 0 pause at two thirds
+// of the thresholds, for half the time.
+func roceIncast(senders, gbps, xoffBytes, quanta int, refreshNs int64, prios int) *sim.Scenario {
+	s := &sim.Scenario{Name: fmt.Sprintf("roce-%dx-%dG-xoff%d-q%d-p%d", senders, gbps, xoffBytes, quanta, prios), Seed: 1,
+		LinkLayer: sim.LinkEthernet, Gbps: gbps, MTUBytes: 4096, VLs: prios,
 		Switches: []sim.Switch{{Name: "sw", PFC: &sim.PFC{XOFFBytes: xoffBytes, XONBytes: xoffBytes / 2, HeadroomBytes: 32768,
 			PauseQuanta: quanta, RefreshNs: refreshNs}}}}
+	for n := 1; n < prios; n++ {
+		s.Switches[0].PFC.Priorities = append(s.Switches[0].PFC.Priorities,
+			sim.PFCPriority{Priority: n, XOFFBytes: xoffBytes * 2 / 3, XONBytes: xoffBytes / 3, PauseQuanta: max(1, quanta/2)})
+	}
 	for i := 1; i <= senders; i++ {
 		name := fmt.Sprintf("s%d", i)
 		s.Hosts = append(s.Hosts, sim.Host{Name: name})
 		s.Links = append(s.Links, sim.Link{A: name, B: "sw"})
-		s.Flows = append(s.Flows, sim.Flow{Src: name, Dst: "r", Bytes: 1 << 20, StartNs: 1000 + int64(i-1)*2000, IFAEvery: 7})
+		for n := range prios {
+			s.Flows = append(s.Flows, sim.Flow{Src: name, Dst: "r", Bytes: 1 << 20, StartNs: 1000 + int64(i-1)*2000, SL: n, IFAEvery: 7})
+		}
 		s.Taps = append(s.Taps, sim.Tap{Port: name + "/1", File: name + ".pcapng"})
 	}
 	s.Hosts = append(s.Hosts, sim.Host{Name: "r"})
@@ -61,21 +69,25 @@ func readTap(t *testing.T, path string, each func(f *decode.Frame)) {
 }
 
 // TestRoCETruthMatchesFrames: over a sweep of rates, thresholds, pause
-// times and fan-in, what the taps show agrees with truth.json: the pause
-// time each sender's priority 0 was under, summed from the PFC frames it
+// times, priorities and fan-in, what the taps show agrees with truth.json:
+// the pause time of each sender's priorities, summed from the PFC frames it
 // received (each pauses for its quanta from its arrival, an XON ends it),
-// and each IFA probe's hops as the receiver sees them.
+// and each IFA probe's hops as the receiver sees them; and so do the pfc and
+// hops analyses of the taps, within 5 %.
 func TestRoCETruthMatchesFrames(t *testing.T) {
 	for _, c := range []struct {
 		senders, gbps, xoff, quanta int
 		refreshNs                   int64
+		prios                       int
 	}{
-		{2, 100, 40000, 1000, 0},   // refreshed at half the pause time: pauses end by XON
-		{3, 25, 20000, 65535, 0},   // long pauses, three senders
-		{4, 100, 60000, 200, 4000}, // refresh slower than the pause: some pauses expire
-		{2, 400, 30000, 3000, 0},
+		{2, 100, 40000, 1000, 0, 1},   // refreshed at half the pause time: pauses end by XON
+		{3, 25, 20000, 65535, 0, 1},   // long pauses, three senders
+		{4, 100, 60000, 200, 4000, 1}, // refresh slower than the pause: some pauses expire
+		{2, 400, 30000, 3000, 0, 1},
+		{2, 100, 40000, 2000, 0, 2}, // two priorities, each with its own thresholds
+		{3, 40, 30000, 65535, 0, 3},
 	} {
-		s := roceIncast(c.senders, c.gbps, c.xoff, c.quanta, c.refreshNs)
+		s := roceIncast(c.senders, c.gbps, c.xoff, c.quanta, c.refreshNs, c.prios)
 		t.Run(s.Name, func(t *testing.T) {
 			dir := t.TempDir()
 			tr, err := sim.Run(s, dir)
@@ -90,8 +102,8 @@ func TestRoCETruthMatchesFrames(t *testing.T) {
 			// frames a real switch would drop.
 			var overflows uint64
 			for _, p := range tr.Ports {
-				if p.PFC != nil {
-					overflows += p.PFC.HeadroomOverflows
+				for _, c := range p.PFC {
+					overflows += c.HeadroomOverflows
 				}
 			}
 			if (overflows > 0) != (c.refreshNs > 0) {
@@ -105,26 +117,28 @@ func TestRoCETruthMatchesFrames(t *testing.T) {
 				t.Errorf("refresh slower than the pause, yet no pause expired: %v", ends)
 			}
 			for i := 1; i <= c.senders; i++ {
-				port := fmt.Sprintf("s%d/1", i)
-				want := tr.Port(port).PausedNs[0]
-				got := pausedFromFrames(t, filepath.Join(dir, fmt.Sprintf("s%d.pcapng", i)), int64(c.gbps)*1e9)
-				if want == 0 || math.Abs(float64(got-want)) > 0.05*float64(want) {
-					t.Errorf("%s paused %d ns by its PFC frames, truth %d ns (%v)", port, got, want, ends)
+				for n := range c.prios {
+					port := fmt.Sprintf("s%d/1", i)
+					want := tr.Port(port).PausedNs[n]
+					got := pausedFromFrames(t, filepath.Join(dir, fmt.Sprintf("s%d.pcapng", i)), int64(c.gbps)*1e9, n)
+					if want == 0 || !within5(float64(got), float64(want)) {
+						t.Errorf("%s priority %d paused %d ns by its PFC frames, truth %d ns (%v)", port, n, got, want, ends)
+					}
 				}
 			}
 			checkProbes(t, filepath.Join(dir, "r.pcapng"), tr)
-			checkPFCAnalysis(t, dir, c.senders, c.gbps, tr)
+			checkPFCAnalysis(t, dir, c.senders, c.gbps, c.prios, tr)
 			checkHopsAnalysis(t, dir, tr)
 		})
 	}
 }
 
-// pausedFromFrames sums the time priority 0 of a sender was paused, from
-// the PFC frames its tap saw arrive.
-func pausedFromFrames(t *testing.T, path string, bitsPerSec int64) int64 {
+// pausedFromFrames sums the time priority prio of a sender was paused,
+// from the PFC frames its tap saw arrive.
+func pausedFromFrames(t *testing.T, path string, bitsPerSec int64, prio int) int64 {
 	var total, startNs, untilNs int64 = 0, -1, -1
 	readTap(t, path, func(f *decode.Frame) {
-		if f.Has&decode.HasPFC == 0 || f.Iface != sim.IfaceRx || !f.PFC.Enabled(0) {
+		if f.Has&decode.HasPFC == 0 || f.Iface != sim.IfaceRx || !f.PFC.Enabled(prio) {
 			return
 		}
 		now := f.TsNs
@@ -132,7 +146,7 @@ func pausedFromFrames(t *testing.T, path string, bitsPerSec int64) int64 {
 			total += untilNs - startNs
 			startNs = -1
 		}
-		q := f.PFC.Quanta[0]
+		q := f.PFC.Quanta[prio]
 		if q == 0 {
 			if startNs >= 0 {
 				total += now - startNs
@@ -189,9 +203,9 @@ func checkProbes(t *testing.T, path string, tr *sim.Truth) {
 func within5(got, want float64) bool { return math.Abs(got-want) <= 0.05*math.Abs(want) }
 
 // checkPFCAnalysis: the pfc analysis of all the taps gives each sender's
-// pause time on priority 0, keyed by the pausing switch port's MAC, within
-// 5 % of truth, in as many pauses as truth lists.
-func checkPFCAnalysis(t *testing.T, dir string, senders, gbps int, tr *sim.Truth) {
+// pause time on each priority, keyed by the pausing switch port's MAC,
+// within 5 % of truth, in as many pauses as truth lists.
+func checkPFCAnalysis(t *testing.T, dir string, senders, gbps, prios int, tr *sim.Truth) {
 	t.Helper()
 	var paths []string
 	for i := 1; i <= senders; i++ {
@@ -212,24 +226,26 @@ func checkPFCAnalysis(t *testing.T, dir string, senders, gbps int, tr *sim.Truth
 	}
 	lid := tr.Port("sw/1").LID
 	for i := 1; i <= senders; i++ {
-		port := tr.Port(fmt.Sprintf("s%d/1", i))
-		mac := fmt.Sprintf("02:00:01:%02x:%02x:%02x", lid>>8, lid&0xFF, i) // sw/i, the switch port that paused it
-		var got *analyze.PausePriority
-		for _, l := range rep.Links {
-			for j := range l.Priorities {
-				if l.Link == mac && l.Priorities[j].Priority == 0 {
-					got = &l.Priorities[j]
+		for n := range prios {
+			port := tr.Port(fmt.Sprintf("s%d/1", i))
+			mac := fmt.Sprintf("02:00:01:%02x:%02x:%02x", lid>>8, lid&0xFF, i) // sw/i, the switch port that paused it
+			var got *analyze.PausePriority
+			for _, l := range rep.Links {
+				for j := range l.Priorities {
+					if l.Link == mac && l.Priorities[j].Priority == n {
+						got = &l.Priorities[j]
+					}
 				}
 			}
-		}
-		pauses := 0
-		for _, p := range tr.Pauses {
-			if p.Port == port.Port {
-				pauses++
+			pauses := 0
+			for _, p := range tr.Pauses {
+				if p.Port == port.Port && p.Priority == n {
+					pauses++
+				}
 			}
-		}
-		if got == nil || !within5(float64(got.PausedNs), float64(port.PausedNs[0])) || got.Pauses != pauses {
-			t.Errorf("pfc analysis of %s (paused by %s): %+v; truth %d ns in %d pauses", port.Port, mac, got, port.PausedNs[0], pauses)
+			if got == nil || !within5(float64(got.PausedNs), float64(port.PausedNs[n])) || got.Pauses != pauses {
+				t.Errorf("pfc analysis of %s priority %d (paused by %s): %+v; truth %d ns in %d pauses", port.Port, n, mac, got, port.PausedNs[n], pauses)
+			}
 		}
 	}
 }
@@ -310,6 +326,6 @@ func TestIncast2015RoCE(t *testing.T) {
 			t.Errorf("%s paused %.1f %% of the %d ns both senders ran, want about half", port, 100*share, overlapNs)
 		}
 	}
-	checkPFCAnalysis(t, dir, 2, 10, tr)
+	checkPFCAnalysis(t, dir, 2, 10, 1, tr)
 	checkHopsAnalysis(t, dir, tr)
 }

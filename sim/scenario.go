@@ -77,8 +77,8 @@ const (
 	LinkEthernet   = "ethernet"
 )
 
-// PFC is a switch input port's priority flow control (IEEE 802.1Qbb), the
-// same for each priority: when the bytes queued at the input for a priority
+// PFC is a switch input port's priority flow control (IEEE 802.1Qbb), for
+// each priority on its own: when the bytes queued at the input for a priority
 // pass XOFFBytes the port sends its upstream neighbour a PFC frame pausing
 // that priority for PauseQuanta quanta of 512 bit times, sends it again
 // every RefreshNs while still above XOFFBytes, and sends quanta 0 (XON) once
@@ -91,6 +91,41 @@ type PFC struct {
 	HeadroomBytes int   `yaml:"headroom_bytes" json:"headroom_bytes"` // default 16384
 	PauseQuanta   int   `yaml:"pause_quanta" json:"pause_quanta"`     // default 65535
 	RefreshNs     int64 `yaml:"refresh_ns" json:"refresh_ns"`         // default: half the pause time at the link's rate
+	// Priorities sets single priorities apart; a field left 0 takes the
+	// value above.
+	Priorities []PFCPriority `yaml:"priorities,omitempty" json:"priorities,omitempty"`
+}
+
+// PFCPriority is one priority's PFC settings, overriding the switch's.
+type PFCPriority struct {
+	Priority      int   `yaml:"priority" json:"priority"` // 0 to vls-1
+	XOFFBytes     int   `yaml:"xoff_bytes" json:"xoff_bytes"`
+	XONBytes      int   `yaml:"xon_bytes" json:"xon_bytes"`
+	HeadroomBytes int   `yaml:"headroom_bytes" json:"headroom_bytes"`
+	PauseQuanta   int   `yaml:"pause_quanta" json:"pause_quanta"`
+	RefreshNs     int64 `yaml:"refresh_ns" json:"refresh_ns"`
+}
+
+// pfcFor is priority n's settings: the override of n if any, its zero
+// fields taking the switch's.
+func (c *PFC) pfcFor(n int) PFCPriority {
+	p := PFCPriority{Priority: n, XOFFBytes: c.XOFFBytes, XONBytes: c.XONBytes, HeadroomBytes: c.HeadroomBytes,
+		PauseQuanta: c.PauseQuanta, RefreshNs: c.RefreshNs}
+	for _, o := range c.Priorities {
+		if o.Priority != n {
+			continue
+		}
+		for _, f := range []struct{ dst, src *int }{{&p.XOFFBytes, &o.XOFFBytes}, {&p.XONBytes, &o.XONBytes},
+			{&p.HeadroomBytes, &o.HeadroomBytes}, {&p.PauseQuanta, &o.PauseQuanta}} {
+			if *f.src != 0 {
+				*f.dst = *f.src
+			}
+		}
+		if o.RefreshNs != 0 {
+			p.RefreshNs = o.RefreshNs
+		}
+	}
+	return p
 }
 
 // Link joins two nodes; each end gets the node's next port number (from 1),
@@ -583,6 +618,34 @@ func (s *Scenario) checkPFC(w *Switch, key string) error {
 	if c.RefreshNs != 0 {
 		if err := checkInt(key+".refresh_ns", c.RefreshNs); err != nil {
 			return err
+		}
+	}
+	seen := map[int]bool{}
+	for i, o := range c.Priorities {
+		k := fmt.Sprintf("%s.priorities[%d]", key, i)
+		if err := checkInt(k+".priority", int64(o.Priority)); err != nil {
+			return err
+		}
+		if o.Priority >= s.VLs {
+			return keyErr(k+".priority", "priority %d is not in use (vls: %d)", o.Priority, s.VLs)
+		}
+		if seen[o.Priority] {
+			return keyErr(k+".priority", "priority %d is set twice", o.Priority)
+		}
+		seen[o.Priority] = true
+		for _, f := range []struct {
+			name string
+			v    int64
+		}{{"xoff_bytes", int64(o.XOFFBytes)}, {"xon_bytes", int64(o.XONBytes)}, {"headroom_bytes", int64(o.HeadroomBytes)},
+			{"pause_quanta", int64(o.PauseQuanta)}, {"refresh_ns", o.RefreshNs}} {
+			if f.v != 0 {
+				if err := checkInt(k+"."+f.name, f.v); err != nil {
+					return err
+				}
+			}
+		}
+		if p := c.pfcFor(o.Priority); p.XONBytes >= p.XOFFBytes {
+			return keyErr(k+".xon_bytes", "%d bytes (0 takes the switch's): want below this priority's xoff_bytes (%d)", p.XONBytes, p.XOFFBytes)
 		}
 	}
 	return nil

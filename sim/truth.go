@@ -85,18 +85,19 @@ type ProbeHopTruth struct {
 	QueueBytes  int    `json:"queue_bytes"`
 }
 
-// PortPFCTruth is a switch input's PFC: its settings, the frames it sent
-// and how full its queues got.
-type PortPFCTruth struct {
+// PriorityPFCTruth is one priority of a switch input's PFC: its settings,
+// the frames it sent and how full its queue got.
+type PriorityPFCTruth struct {
+	Priority          int    `json:"priority"`
 	XOFFBytes         int    `json:"xoff_bytes"`
 	XONBytes          int    `json:"xon_bytes"`
 	HeadroomBytes     int    `json:"headroom_bytes"`
 	PauseQuanta       int    `json:"pause_quanta"`
 	PauseNs           int64  `json:"pause_ns"` // what pause_quanta is at the link's rate
 	RefreshNs         int64  `json:"refresh_ns"`
-	XOFFFrames        uint64 `json:"xoff_frames"` // per priority paused in a frame
-	XONFrames         uint64 `json:"xon_frames"`
-	MaxQueuedBytes    []int  `json:"max_queued_bytes"`   // per priority
+	XOFFFrames        uint64 `json:"xoff_frames"` // PFC frames pausing it
+	XONFrames         uint64 `json:"xon_frames"`  // ... and resuming it
+	MaxQueuedBytes    int    `json:"max_queued_bytes"`
 	HeadroomOverflows uint64 `json:"headroom_overflows"` // frames a real switch would have dropped
 }
 
@@ -136,8 +137,8 @@ type PortTruth struct {
 	RcvDataBytes  uint64     `json:"rcv_data_bytes"`
 	// Ethernet: the time each priority was paused by the peer (summing
 	// pauses), and a switch input's PFC.
-	PausedNs []int64       `json:"paused_ns,omitempty"`
-	PFC      *PortPFCTruth `json:"pfc,omitempty"`
+	PausedNs []int64            `json:"paused_ns,omitempty"`
+	PFC      []PriorityPFCTruth `json:"pfc,omitempty"` // per priority in use
 }
 
 // Interval is one congestion episode on a port.

@@ -179,12 +179,11 @@ func run(cmd *cobra.Command, args []string) error {
 			l.A, l.B, l.Rate, l.Lanes, l.NsPerByte, t.MTUBytes+26, float64(t.MTUBytes+26)*l.NsPerByte, l.SymbolNs)
 	}
 	for _, p := range t.Ports {
-		switch {
-		case p.PFC != nil:
-			c := p.PFC
-			fmt.Printf("  port %-6s PFC xoff %d, xon %d, headroom %d bytes; pause %d quanta (%d ns), refresh %d ns: sent %d XOFF, %d XON; most queued %v bytes, %d headroom overflows\n",
-				p.Port, c.XOFFBytes, c.XONBytes, c.HeadroomBytes, c.PauseQuanta, c.PauseNs, c.RefreshNs, c.XOFFFrames, c.XONFrames, c.MaxQueuedBytes, c.HeadroomOverflows)
-		case p.Switch && t.LinkLayer == "":
+		for _, c := range p.PFC {
+			fmt.Printf("  port %-6s PFC priority %d: xoff %d, xon %d, headroom %d bytes; pause %d quanta (%d ns), refresh %d ns: sent %d XOFF, %d XON; most queued %d bytes, %d headroom overflows\n",
+				p.Port, c.Priority, c.XOFFBytes, c.XONBytes, c.HeadroomBytes, c.PauseQuanta, c.PauseNs, c.RefreshNs, c.XOFFFrames, c.XONFrames, c.MaxQueuedBytes, c.HeadroomOverflows)
+		}
+		if p.Switch && t.LinkLayer == "" {
 			fmt.Printf("  port %-6s receive buffer per VL %v bytes\n", p.Port, p.VLBufferBytes)
 		}
 	}
