@@ -329,3 +329,66 @@ func TestIncast2015RoCE(t *testing.T) {
 	checkPFCAnalysis(t, dir, 2, 10, 1, tr)
 	checkHopsAnalysis(t, dir, tr)
 }
+
+// TestRoCETwoSwitches: through two PFC switches in a line, congestion
+// spreads (the second switch pauses the first's output), and the analyses
+// of the taps find each hop's residence time and the inter-switch link's
+// pause time within 5 % of truth.
+func TestRoCETwoSwitches(t *testing.T) {
+	pfc := func() *sim.PFC { return &sim.PFC{XOFFBytes: 30000, PauseQuanta: 2000} }
+	s := &sim.Scenario{Name: "two-switches", Seed: 1, LinkLayer: sim.LinkEthernet, Gbps: 100,
+		Hosts:    []sim.Host{{Name: "s1"}, {Name: "s2"}, {Name: "s3"}, {Name: "r"}},
+		Switches: []sim.Switch{{Name: "a", PFC: pfc()}, {Name: "b", PFC: pfc()}},
+		Links:    []sim.Link{{A: "s1", B: "a"}, {A: "s2", B: "a"}, {A: "a", B: "b"}, {A: "s3", B: "b"}, {A: "b", B: "r"}},
+		Taps:     []sim.Tap{{Port: "r/1", File: "r.pcapng"}, {Port: "a/3", File: "a3.pcapng"}}}
+	for _, src := range []string{"s1", "s2", "s3"} {
+		s.Flows = append(s.Flows, sim.Flow{Src: src, Dst: "r", Bytes: 4_000_000, IFAEvery: 7})
+	}
+	dir := t.TempDir()
+	tr, err := sim.Run(s, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a3 := tr.Port("a/3")
+	if len(a3.PausedNs) == 0 || a3.PausedNs[0] == 0 {
+		t.Fatal("the second switch never paused the first: no congestion spreading")
+	}
+	st, err := analyze.OpenStream([]string{filepath.Join(dir, "a3.pcapng")}, analyze.StreamOptions{MACControl: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	pa, _ := analyze.NewPFC(analyze.PFCOptions{LinkBitsPerSec: 100e9})
+	pr, err := analyze.Run(st, pa, analyze.RunOptions[*analyze.PFCReport]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pr.Links) != 1 || !within5(float64(pr.Links[0].Priorities[0].PausedNs), float64(a3.PausedNs[0])) {
+		t.Errorf("pfc analysis at a/3: %+v; truth paused %d ns", pr.Links, a3.PausedNs[0])
+	}
+	st2, err := analyze.OpenStream([]string{filepath.Join(dir, "r.pcapng")}, analyze.StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	ha, _ := analyze.NewHops(analyze.HopsOptions{})
+	hr, err := analyze.Run(st2, ha, analyze.RunOptions[*analyze.HopsReport]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every packet's mean residence per switch, from truth.
+	sum, n := map[string]float64{}, map[string]float64{}
+	for _, h := range tr.Hops {
+		sum[h.Switch] += float64(h.MeanResidenceNs * h.Packets)
+		n[h.Switch] += float64(h.Packets)
+	}
+	if len(hr.Ports) != 2 {
+		t.Fatalf("hops analysis: %d ports, want the two switches' outputs toward r", len(hr.Ports))
+	}
+	for _, p := range hr.Ports {
+		sw := map[uint32]string{uint32(tr.Port("a/1").LID): "a", uint32(tr.Port("b/1").LID): "b"}[p.DeviceID]
+		if sw == "" || !within5(p.ResidenceNs.Mean, sum[sw]/n[sw]) {
+			t.Errorf("hops analysis: %s: mean residence %.1f ns; truth, every packet through switch %q: %.1f ns", p.HopID, p.ResidenceNs.Mean, sw, sum[sw]/n[sw])
+		}
+	}
+}
