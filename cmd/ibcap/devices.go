@@ -9,7 +9,7 @@ import (
 )
 
 // listDevices prints what -D shows: RDMA ports first (from sysfs, which
-// needs no libibverbs), then netdevs. When there are RDMA devices but the
+// needs no libibverbs), then netdevs, then any. When there are RDMA devices but the
 // verbs sniffer cannot run, it says why after the listing, as its error.
 func listDevices(out io.Writer) error {
 	devs, err := capture.ListRDMADevices(capture.SysfsRoot())
@@ -60,6 +60,8 @@ func printDevices(out io.Writer, devs []capture.RDMADevice, nets []capture.Netde
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\n", num, n.Name, state, n.MTU)
 	}
+	// Last, as in tcpdump -D: the pseudo-device of every interface.
+	fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", num+1, capture.AnyDevice, "(every interface, Linux cooked v2 records)", "-")
 	return tw.Flush()
 }
 

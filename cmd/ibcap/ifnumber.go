@@ -9,7 +9,7 @@ import (
 )
 
 // captureTargets lists what -D numbers, in its order: the RDMA ports
-// (as -i takes them, mlx5_0:1), then the network interfaces.
+// (as -i takes them, mlx5_0:1), then the network interfaces, then any.
 func captureTargets(devs []capture.RDMADevice, nets []capture.Netdev) []string {
 	var out []string
 	for _, d := range devs {
@@ -20,7 +20,7 @@ func captureTargets(devs []capture.RDMADevice, nets []capture.Netdev) []string {
 	for _, n := range nets {
 		out = append(out, n.Name)
 	}
-	return out
+	return append(out, capture.AnyDevice)
 }
 
 // interfaceByNumber turns "-i 2" into the second line -D lists, as tcpdump
