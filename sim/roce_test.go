@@ -392,3 +392,14 @@ func TestRoCETwoSwitches(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRunRoCEIncast: the RoCE twin of BenchmarkRunIncast (two senders
+// of 1 MiB through a PFC switch, IFA probes, three taps).
+func BenchmarkRunRoCEIncast(b *testing.B) {
+	dir := b.TempDir()
+	for b.Loop() {
+		if _, err := sim.Run(roceIncast(2, 100, 40000, 1000, 0, 1), dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
