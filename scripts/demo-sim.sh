@@ -50,7 +50,7 @@ truth_hop1=$(grep -m1 'hop   sw/1 ' "$out/roce.txt" | sed 's/.*mean residence \(
 truth_hop2=$(grep -m1 'hop   sw/2 ' "$out/roce.txt" | sed 's/.*mean residence \([0-9]* ns\).*/\1/')
 
 echo
-echo "-- ibanalyze pfc --rate 10G s1.pcapng s2.pcapng   (truth: s1 paused $truth_pause1 by sw/1, s2 $truth_pause2 by sw/2: each about half the time both run)"
+echo "-- ibanalyze pfc --rate 10G s1.pcapng s2.pcapng   (truth: s1 paused $truth_pause1 by sw/1, s2 $truth_pause2 by sw/2: each about half of the 124 ms both run, 30 % of the span)"
 "$bin/ibanalyze" pfc -q --rate 10G "$roce/s1.pcapng" "$roce/s2.pcapng" | sed -n '/^pauses per link/,/^$/p' | sed 's/^/   /'
 
 echo "-- ibanalyze hops r.pcapng   (truth, every packet through sw to r: from s1 $truth_hop1 mean residence, from s2 $truth_hop2)"
