@@ -1,5 +1,6 @@
 // Command ibanalyze decodes and analyses InfiniBand and RoCE captures:
-// decode, ipd, flows, credits, buffer, tick, correlate, export. Each
+// decode, ipd, flows, credits, buffer, tick, correlate, export, pfc, hops,
+// and the fleet view status, nics, links. Each
 // subcommand lives in its own file and registers itself in init.
 package main
 
