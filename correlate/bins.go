@@ -73,6 +73,7 @@ type binner struct {
 	lastNs         [3]int64   // time of the previous packet, per slot
 	haveLast       [3]bool
 	lateIPDs       int64
+	cong           congestion // pauses and IFA probes (congestion.go)
 }
 
 func newBinner(startNs, endNs []int64) *binner {

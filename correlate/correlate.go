@@ -39,6 +39,9 @@ type Options struct {
 	// Meta is stored as schema metadata (Parquet key-value metadata) in the
 	// file, besides what Correlate says of the captures and the series.
 	Meta map[string]string
+	// PauseBitsPerSec is the link rate PFC and PAUSE quanta are counted at
+	// for the cap_paused_ns_p* columns (0: DefaultPauseBitsPerSec).
+	PauseBitsPerSec int64
 }
 
 // OptionError is an Options value that does not suit the input: Field
@@ -86,6 +89,9 @@ const maxWindows = 4 << 20
 // the damage: out is written, and the error names each damage.
 func Correlate(captures, telemetryFiles []string, out string, opt Options) (Result, error) {
 	res := Result{Path: out}
+	if opt.PauseBitsPerSec < 0 {
+		return res, &OptionError{"PauseBitsPerSec", fmt.Errorf("pause link rate of %d bit/s: want a positive rate (0 for 100 Gb/s)", opt.PauseBitsPerSec)}
+	}
 	if slices.Contains(captures, decode.Stdin) {
 		return res, errors.New("correlate reads its captures twice (their time range and byte rate, then the join), and standard input can be read once: save it to a file first")
 	}
@@ -236,6 +242,7 @@ func binCaptures(captures []string, sets []*binner, opt Options, res *Result) er
 	}
 	defer in.Close()
 	rt := newRetransmits()
+	cong := newCongestionTracker(opt.PauseBitsPerSec)
 	for {
 		f, file, err := in.Next()
 		if err == io.EOF {
@@ -249,6 +256,7 @@ func binCaptures(captures []string, sets []*binner, opt Options, res *Result) er
 		for _, b := range sets {
 			b.add(&p)
 		}
+		cong.add(f, sets)
 		res.Frames++
 		if opt.Progress != nil && res.Frames&0xFFFF == 0 {
 			done, _ := in.Progress()
@@ -256,6 +264,7 @@ func binCaptures(captures []string, sets []*binner, opt Options, res *Result) er
 		}
 	}
 	res.DecodeErrors = int64(in.Stats().DecodeErrors)
+	cong.finish(sets)
 	for _, b := range sets {
 		b.closeCurrent()
 		res.LateIPDs += b.lateIPDs

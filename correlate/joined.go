@@ -79,6 +79,7 @@ func joinedFields(counters []telemetry.Counter, names []string) []arrow.Field {
 			fields = append(fields, arrow.Field{Name: slotPrefix[s] + m, Type: arrow.PrimitiveTypes.Int64, Nullable: true})
 		}
 	}
+	fields = append(fields, congestionFields()...)
 	return describe(fields)
 }
 
@@ -170,6 +171,7 @@ type joinedBuilder struct {
 	rate                  []*array.Float64Builder
 	metric                [3][]*array.Uint64Builder
 	ipd                   [3][]*array.Int64Builder
+	cong                  congestionBuilders
 	rows                  int
 	dirKnown              bool
 	capFirstNs, capLastNs int64
@@ -200,11 +202,13 @@ func newJoinedBuilder(schema *arrow.Schema, counters int) *joinedBuilder {
 			j.ipd[s] = append(j.ipd[s], next().(*array.Int64Builder))
 		}
 	}
+	j.cong = newCongestionBuilders(next)
 	return j
 }
 
-// appendCapture appends the capture columns of one interval.
-func (j *joinedBuilder) appendCapture(startNs, endNs int64, st *intervalStats) {
+// appendCapture appends the capture columns of interval i of b.
+func (j *joinedBuilder) appendCapture(b *binner, i int) {
+	startNs, endNs, st := b.startNs[i], b.endNs[i], &b.stats[i]
 	cov := coverage(startNs, endNs, j.capFirstNs, j.capLastNs)
 	j.coverage.Append(cov)
 	j.partial.Append(cov > 0 && cov < 1)
@@ -227,6 +231,7 @@ func (j *joinedBuilder) appendCapture(startNs, endNs int64, st *intervalStats) {
 			j.ipd[s][1].AppendNull()
 		}
 	}
+	j.cong.append(b, i, cov > 0)
 }
 
 // coverage is the fraction of [a, e) inside the capture's [first, last];
@@ -364,7 +369,7 @@ func (j *joinedBuilder) sampleRows(in *inSeries, cols []int, flush func(bool) er
 			}
 		}
 		j.appendFlags(flags, "")
-		j.appendCapture(in.set.startNs[i], in.set.endNs[i], &in.set.stats[i])
+		j.appendCapture(in.set, i)
 		j.rows++
 		if err := flush(false); err != nil {
 			return err
@@ -417,7 +422,7 @@ func (j *joinedBuilder) windowRows(in *inSeries, cols []int, wins *binner, windo
 			j.rate[c].Append(d * float64(f) / secs)
 		}
 		j.appendFlags(0, "interpolated")
-		j.appendCapture(a, e, &wins.stats[k])
+		j.appendCapture(wins, k)
 		j.rows++
 		if err := flush(false); err != nil {
 			return err

@@ -26,6 +26,7 @@ type correlateOpts struct {
 	clearOnSample bool
 	json          bool
 	source        string
+	pauseRate     string
 }
 
 func init() {
@@ -84,6 +85,7 @@ Read the result with pandas (2.x, with pyarrow) or DuckDB:
 	f.BoolVar(&o.clearOnSample, "clear-on-sample", false, "the telemetry_diag capture cleared counters at each sample (\"data clear\")")
 	f.StringVar(&o.source, "source", "", "`DEVICE/PORT` the telemetry describes, for files that do not say (telemetry_diag CSV; without it their rows carry the file's name as source)")
 	f.BoolVar(&o.json, "json", false, "print the summary (rows, offsets and their confidence) as JSON")
+	f.StringVar(&o.pauseRate, "pause-rate", "", "link rate PFC/PAUSE quanta count at for cap_paused_ns_p*, as pfc's --rate (default 100G)")
 	cmd.MarkFlagRequired("telemetry")
 	cmd.MarkFlagRequired("output")
 	rootCmd.AddCommand(cmd)
@@ -115,6 +117,9 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	}
 	if opt.Local, err = correlate.ParseLocal(o.local); err != nil {
 		return fmt.Errorf("--local: %w", err)
+	}
+	if opt.PauseBitsPerSec, err = parsePauseRate("--pause-rate", o.pauseRate, "4x"); err != nil {
+		return err
 	}
 	topt := &telemetry.Options{ClearOnSample: o.clearOnSample}
 	if o.source != "" {

@@ -76,10 +76,10 @@ direction and priority (at most 4,096 link directions), and at most
 	rootCmd.AddCommand(cmd)
 }
 
-// parsePauseRate reads --rate: an Ethernet speed in Gb/s ("100G",
-// "400GbE", "25", "2.5G") or an IB rate name at width lanes (its data
-// rate: HDR 4x is 200 Gb/s). "" is 0: the analysis's default.
-func parsePauseRate(rate, width string) (bitsPerSec int64, err error) {
+// parsePauseRate reads the flag named flag (--rate): an Ethernet speed in
+// Gb/s ("100G", "400GbE", "25", "2.5G") or an IB rate name at width lanes
+// (its data rate: HDR 4x is 200 Gb/s). "" is 0: the analysis's default.
+func parsePauseRate(flag, rate, width string) (bitsPerSec int64, err error) {
 	s := strings.ToLower(strings.TrimSpace(rate))
 	if s == "" {
 		return 0, nil
@@ -87,13 +87,13 @@ func parsePauseRate(rate, width string) (bitsPerSec int64, err error) {
 	num := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(s, "gbe"), "gb/s"), "gbps"), "g")
 	if g, perr := strconv.ParseFloat(num, 64); perr == nil {
 		if !(g >= 1e-9 && g <= 100_000) {
-			return 0, fmt.Errorf("--rate %s: want a link rate from 1 b/s to 100,000 Gb/s", rate)
+			return 0, fmt.Errorf("%s %s: want a link rate from 1 b/s to 100,000 Gb/s", flag, rate)
 		}
 		return int64(g*1e9 + 0.5), nil
 	}
 	r, lanes, _, err := parseLink(rate, width)
 	if err != nil {
-		return 0, fmt.Errorf("--rate: %w, or an Ethernet speed such as 100G", err)
+		return 0, fmt.Errorf("%s: %w, or an Ethernet speed such as 100G", flag, err)
 	}
 	return int64(r.DataGbps(lanes)*1e9 + 0.5), nil
 }
@@ -131,7 +131,7 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 	case o.window < 1 || o.window > analyze.MaxWindowPackets:
 		return fmt.Errorf("--window %d: want 1 to %d packets", o.window, analyze.MaxWindowPackets)
 	}
-	if opts.LinkBitsPerSec, err = parsePauseRate(o.rate, o.width); err != nil {
+	if opts.LinkBitsPerSec, err = parsePauseRate("--rate", o.rate, o.width); err != nil {
 		return err
 	}
 	if opts.DSCPPriority, err = parseDSCPMap(o.dscpMap); err != nil {
