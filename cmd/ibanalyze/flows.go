@@ -66,7 +66,7 @@ stream a smaller --window brings reports sooner.`,
 	f.BoolVar(&o.json, "json", false, "JSON output")
 	f.StringVar(&o.plot, "plot", "", "draw throughput over time to `FILE` (.png, .svg, .pdf)")
 	f.IntVar(&o.top, "top", 20, "text output and plot: the `N` busiest flows (0: all)")
-	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, fmt.Sprintf("reorder window for out-of-order timestamps, in packets (at most %d)", analyze.MaxWindowPackets))
+	addWindowFlag(f, &o.window)
 	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart, about %d bytes each; packets of later ones are counted together as \"other\" (at most %d)", analyze.FlowStateBytes, analyze.MaxFlowsLimit))
 	f.BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC (faster; CRC failures are then not counted)")
 	addIntervalFlag(f, &o.interval, "flows")

@@ -73,7 +73,7 @@ bytes plus 32 per hop (--max-flows).
 	f.BoolVar(&o.series, "series", false, "with --json, include each port's series")
 	f.BoolVar(&o.json, "json", false, "JSON output")
 	f.IntVar(&o.top, "top", 20, "text output: the `N` ports and flows with the most residence time (0: all)")
-	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, fmt.Sprintf("reorder window for out-of-order timestamps, in packets (at most %d)", analyze.MaxWindowPackets))
+	addWindowFlag(f, &o.window)
 	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart; probes of later ones count for their ports only (at most %d)", analyze.MaxFlowsLimit))
 	addIntervalFlag(f, &o.interval, "hops")
 	rootCmd.AddCommand(cmd)
@@ -140,8 +140,9 @@ func hopsOptions(o hopsOpts) (analyze.HopsOptions, error) {
 		return opts, fmt.Errorf("--top %d: want 0 (all) or more", o.top)
 	case o.maxFlows < 1 || o.maxFlows > analyze.MaxFlowsLimit:
 		return opts, fmt.Errorf("--max-flows %d: want 1 to %d", o.maxFlows, analyze.MaxFlowsLimit)
-	case o.window < 1 || o.window > analyze.MaxWindowPackets:
-		return opts, fmt.Errorf("--window %d: want 1 to %d packets", o.window, analyze.MaxWindowPackets)
+	}
+	if err := checkWindow(o.window); err != nil {
+		return opts, err
 	}
 	var bin int64
 	if o.bin != "" {

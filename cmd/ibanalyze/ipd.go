@@ -94,7 +94,7 @@ the reading: on a slow live stream a smaller --window brings reports sooner.`,
 	f.BoolVar(&o.json, "json", false, "JSON output (the ipd contract)")
 	f.StringVar(&o.plot, "plot", "", "draw the histograms to `FILE` (.png, .svg, .pdf)")
 	f.BoolVar(&o.logY, "log", false, "log-scale counts in --plot")
-	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, fmt.Sprintf("reorder window for out-of-order timestamps, in packets (at most %d, 144 bytes each)", analyze.MaxWindowPackets))
+	addWindowFlag(f, &o.window)
 	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows (links, QPs), about 430 bytes each; packets of later ones are counted together as \"other\" (at most %d)", analyze.MaxFlowsLimit))
 	f.IntVar(&o.top, "top", 10, "text output: the `N` busiest flows (0: all)")
 	f.BoolVar(&o.compare, "compare", false, "compare two captures A B of the same traffic (sender and receiver side)")
@@ -177,8 +177,8 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 
 // openStream opens files as one stream, with warnings for bad frames and files.
 func openStream(paths []string, window int, checkCRC bool) (*analyze.Stream, error) {
-	if window < 1 || window > analyze.MaxWindowPackets {
-		return nil, fmt.Errorf("--window %d: want 1 to %d packets", window, analyze.MaxWindowPackets)
+	if err := checkWindow(window); err != nil {
+		return nil, err
 	}
 	dw := new(decodeWarnings)
 	return analyze.OpenStream(paths, analyze.StreamOptions{

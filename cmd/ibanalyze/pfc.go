@@ -70,7 +70,7 @@ direction and priority (at most 4,096 link directions), and at most
 	f.BoolVar(&o.json, "json", false, "JSON output")
 	f.IntVar(&o.top, "top", 10, "text output: the `N` busiest flows per priority (0: all)")
 	f.IntVar(&o.intervals, "intervals", analyze.DefaultPauseIntervals, fmt.Sprintf("--json: list the first `N` pauses per link direction and priority (at most %d)", analyze.MaxPauseIntervals))
-	f.IntVar(&o.window, "window", analyze.DefaultWindowPackets, fmt.Sprintf("reorder window for out-of-order timestamps, in packets (at most %d)", analyze.MaxWindowPackets))
+	addWindowFlag(f, &o.window)
 	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart, about 220 bytes each; later ones are counted in other_packets (at most %d)", analyze.MaxFlowsLimit))
 	addIntervalFlag(f, &o.interval, "pauses")
 	rootCmd.AddCommand(cmd)
@@ -128,8 +128,9 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 		return fmt.Errorf("--max-flows %d: want 1 to %d", o.maxFlows, analyze.MaxFlowsLimit)
 	case o.intervals < 1 || o.intervals > analyze.MaxPauseIntervals:
 		return fmt.Errorf("--intervals %d: want 1 to %d", o.intervals, analyze.MaxPauseIntervals)
-	case o.window < 1 || o.window > analyze.MaxWindowPackets:
-		return fmt.Errorf("--window %d: want 1 to %d packets", o.window, analyze.MaxWindowPackets)
+	}
+	if err := checkWindow(o.window); err != nil {
+		return err
 	}
 	if opts.LinkBitsPerSec, err = parsePauseRate("--rate", o.rate, o.width); err != nil {
 		return err
