@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every package's tests once (go test -v into a log), prints the package lines, and closes
-# with one plain line counting tests and subtests: "unit: N passed, N failed, N skipped".
+# with the skipped tests and their reasons, then one plain line counting tests and subtests: "unit: N passed, N failed, N skipped".
 # On failure it prints the log without the lines of passing tests, so the failure's messages,
 # build errors and panics are there to read.
 set -uo pipefail
@@ -18,5 +18,7 @@ fi
 pass=$(grep -cE -- '^\s*--- PASS' "$log")
 fail=$(grep -cE -- '^\s*--- FAIL' "$log")
 skip=$(grep -cE -- '^\s*--- SKIP' "$log")
+# Name what was skipped and why (the line after each SKIP), so a gated or missing-tool skip is seen.
+grep -A1 -E -- '^\s*--- SKIP' "$log" | grep -vE '^--$' | sed 's/^/  /'
 echo "unit: $pass passed, $fail failed, $skip skipped"
 exit "$rc"
