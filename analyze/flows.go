@@ -287,11 +287,29 @@ func (a *FlowsAnalysis) flow(p *Packet) *flowState {
 }
 
 // Add counts one packet.
-func (a *FlowsAnalysis) Add(p *Packet) {
+func (a *FlowsAnalysis) Add(p *Packet) { a.count(a.flow(p), p) }
+
+// AddGap counts one packet as Add does and returns the time since its
+// flow's latest packet before it, for a caller that also wants the
+// inter-packet delay without looking the flow up twice (ibcap --metrics).
+// ok is false on a flow's first packet, on a packet older than its flow's
+// latest, and for the flows past FlowsOptions.MaxFlows (counted together,
+// they have no gaps of their own).
+func (a *FlowsAnalysis) AddGap(p *Packet) (gapNs int64, ok bool) {
+	f := a.flow(p)
+	prevNs, seen := f.lastNs, f.packets > 0 && !f.other
+	a.count(f, p)
+	if !seen || p.TsNs < prevNs {
+		return 0, false
+	}
+	return p.TsNs - prevNs, true
+}
+
+// count adds packet p to its flow f.
+func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 	if !a.started {
 		a.started, a.firstNs = true, p.TsNs
 	}
-	f := a.flow(p)
 	f.packets++
 	f.frameBytes += uint64(p.FrameBytes)
 	f.wireBytes += uint64(p.WireBytes)

@@ -54,8 +54,8 @@ const (
 	MaxTopFlows     = 10000
 )
 
-// maxAnalyzedFlows bounds the flows the analysis keeps apart (and whose
-// last timestamp the IPD histogram remembers): enough to rank the top
+// maxAnalyzedFlows bounds the flows the analysis keeps apart (the IPD
+// histogram takes the gaps within each): enough to rank the top
 // MaxTopFlows, with the rest in analyze's own "other" flow.
 const maxAnalyzedFlows = 4 * MaxTopFlows
 
@@ -87,12 +87,26 @@ type Live struct {
 	wireBytes uint64 // their bytes on the wire (analyze.Packet.WireBytes)
 	capBytes  uint64 // bytes of the frames queued (the lost ones are in tap.lostBytes)
 	undecoded uint64
-	lastNs    map[decode.FlowKey]int64
 	ipd       prometheus.Histogram
+
+	// The analysis goroutine's own, reused from packet to packet.
+	dec   decode.Decoder
+	frame decode.Frame
+	pkt   analyze.Packet
 }
 
 // New checks cfg and starts the goroutine that analyses the tapped packets.
 func New(cfg Config) (*Live, error) {
+	l, err := newLive(cfg)
+	if err != nil {
+		return nil, err
+	}
+	go l.analyse()
+	return l, nil
+}
+
+// newLive is New without the analysis goroutine.
+func newLive(cfg Config) (*Live, error) {
 	if cfg.TopFlows == 0 {
 		cfg.TopFlows = DefaultTopFlows
 	}
@@ -117,7 +131,7 @@ func New(cfg Config) (*Live, error) {
 		done:     make(chan struct{}),
 		finished: make(chan struct{}),
 		flows:    analyze.NewFlowsAnalysis(analyze.FlowsOptions{MaxFlows: maxAnalyzedFlows}),
-		lastNs:   make(map[decode.FlowKey]int64),
+		dec:      decode.Decoder{LinkType: cfg.LinkType},
 		ipd: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "ibscope_flow_ipd_seconds",
 			Help:    "Inter-packet delay: the time from a packet to the next one of the same flow.",
@@ -126,7 +140,6 @@ func New(cfg Config) (*Live, error) {
 	}
 	l.rep.Device = cfg.Device
 	l.reg.MustRegister(l, l.ipd)
-	go l.analyse()
 	return l, nil
 }
 
@@ -163,62 +176,67 @@ func (l *Live) Handler() http.Handler {
 // them itself.
 func (l *Live) Registry() *prometheus.Registry { return l.reg }
 
+// analyseBatch is how many queued packets the analysis takes at a time,
+// under one lock and one hand-back of their slots: few enough that a
+// scrape waits little and the producer gets the slots back soon.
+const analyseBatch = 256
+
 // analyse feeds the queued packets to the flow analysis until Finish, then
 // drains the queue.
 func (l *Live) analyse() {
 	defer close(l.finished)
-	dec := decode.Decoder{LinkType: l.cfg.LinkType}
-	var f decode.Frame
-	var p analyze.Packet
-	filtering := !l.cfg.Filter.Empty()
 	// An empty queue is looked at again every millisecond: the capture
 	// loop never signals, so that it never waits.
 	idle := time.NewTicker(time.Millisecond)
 	defer idle.Stop()
 	for {
-		s := l.tap.get()
-		if s == nil {
-			select {
-			case <-l.done:
-				if l.tap.get() == nil {
-					return
-				}
-			case <-idle.C:
-			}
+		if l.analyseQueued() > 0 {
 			continue
 		}
-		l.flowMu.Lock()
-		for n := 0; s != nil && n < 1024; n++ {
-			l.capBytes += uint64(s.capLen)
-			f.CapLen, f.WireLen = s.n, s.wireLen
-			if err := dec.Decode(s.data[:s.n], &f); err != nil {
-				l.undecoded++
-			} else if !filtering || l.cfg.Filter.Match(&f) {
-				f.TsNs = s.tsNs
-				p.Fill(&f)
-				l.flows.Add(&p)
-				l.observeIPD(&p)
-				l.analyzed++
-				l.wireBytes += uint64(p.WireBytes)
+		select {
+		case <-l.done:
+			if _, n := l.tap.queued(1); n == 0 {
+				return
 			}
-			l.tap.release()
-			s = l.tap.get()
+		case <-idle.C:
 		}
-		l.flowMu.Unlock()
 	}
 }
 
-// observeIPD adds the gap since the flow's previous packet. Flows past
-// maxAnalyzedFlows are not remembered, so they add no gaps.
-func (l *Live) observeIPD(p *analyze.Packet) {
-	last, ok := l.lastNs[p.Key]
-	if !ok && len(l.lastNs) >= maxAnalyzedFlows {
-		return
+// analyseQueued feeds up to analyseBatch queued packets to the flow
+// analysis and returns how many.
+func (l *Live) analyseQueued() int {
+	first, n := l.tap.queued(analyseBatch)
+	if n == 0 {
+		return 0
 	}
-	l.lastNs[p.Key] = p.TsNs
-	if ok && p.TsNs >= last {
-		l.ipd.Observe(float64(p.TsNs-last) / 1e9)
+	f, p := &l.frame, &l.pkt
+	filtering := !l.cfg.Filter.Empty()
+	l.flowMu.Lock()
+	for i := range uint64(n) {
+		s := l.tap.slot(first + i)
+		l.capBytes += uint64(s.capLen)
+		f.CapLen, f.WireLen = s.n, s.wireLen
+		if err := l.dec.Decode(s.data[:s.n], f); err != nil {
+			l.undecoded++
+			continue
+		}
+		if filtering && !l.cfg.Filter.Match(f) {
+			continue
+		}
+		f.TsNs = s.tsNs
+		p.Fill(f)
+		// Flows past maxAnalyzedFlows share analyze's "other" flow, so
+		// they add no gaps.
+		if gapNs, ok := l.flows.AddGap(p); ok {
+			l.ipd.Observe(float64(gapNs) / 1e9)
+		}
+		l.analyzed++
+		l.wireBytes += uint64(p.WireBytes)
 	}
+	l.flowMu.Unlock()
+	l.tap.release(n)
+	return n
 }
 
 func checkBuckets(b []float64) error {

@@ -67,16 +67,20 @@ func (t *tap) put(p *capture.Packet) {
 	t.head.Store(h + 1)
 }
 
-// get returns the oldest queued slot, nil when none; release hands it back.
-func (t *tap) get() *tapSlot {
-	tl := t.tail.Load()
-	if tl == t.head.Load() {
-		return nil
-	}
-	return &t.slots[tl&t.mask]
+// queued returns the oldest queued slots, at most max: the n slots from
+// index first on (slot(first), slot(first+1), ...), which stay the
+// consumer's until release(n). head is read once for them all, so the
+// consumer touches the producer's cache line once a batch, not once a packet.
+func (t *tap) queued(max int) (first uint64, n int) {
+	first = t.tail.Load() // only release stores tail: a plain load
+	return first, int(min(t.head.Load()-first, uint64(max)))
 }
 
-func (t *tap) release() { t.tail.Add(1) }
+// slot is the slot of queue index i.
+func (t *tap) slot(i uint64) *tapSlot { return &t.slots[i&t.mask] }
+
+// release hands the n oldest queued slots back to the producer.
+func (t *tap) release(n int) { t.tail.Store(t.tail.Load() + uint64(n)) }
 
 // tapSource is a capture.Source whose packets are also queued to the tap.
 type tapSource struct {
