@@ -238,8 +238,12 @@ func streamProgress(p *progress) func(s *analyze.Stream) {
 func warnInput(in analyze.Input) {
 	d := in.Disorder
 	if d.OutOfOrder > 0 {
-		warnf("%d frames are stamped earlier than the frame before them (first: %s; largest step back %s); sorted within a window of %d packets",
-			d.OutOfOrder, d.First, units.FormatNs(d.MaxStepBackNs), d.WindowPackets)
+		what := "frames are"
+		if d.OutOfOrder == 1 {
+			what = "frame is"
+		}
+		warnf("%d %s stamped earlier than the frame before them (first: %s; largest step back %s); sorted within a window of %d packets",
+			d.OutOfOrder, what, d.First, units.FormatNs(d.MaxStepBackNs), d.WindowPackets)
 	}
 	if d.Late > 0 {
 		warnf("%d packets were out of order beyond the window (first: %s): kept in the file's order and given no IPD; try a larger --window", d.Late, d.FirstLate)
