@@ -133,6 +133,10 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 		}
 	}
 	opt.Telemetry = topt
+	// correlate reads its captures twice (time range and byte rate, then the join).
+	if captures, err = spoolStdin(captures, "correlate reads its captures twice"); err != nil {
+		return err
+	}
 
 	var size int64
 	for _, c := range captures {

@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/ibscope/ibscope/analyze"
-	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/plots"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
@@ -65,11 +63,13 @@ func runCredits(w io.Writer, paths []string, o creditsOpts) error {
 	if ok {
 		opts.NsPerByte = 8 / r.DataGbps(lanes)
 	}
-	if !ok && slices.Contains(paths, decode.Stdin) {
-		return errors.New("credits reads its input twice to infer the link's byte time, and standard input can be read once: give --rate")
-	}
 	if !ok && o.interval.DurationNs > 0 {
 		return errors.New("--interval needs --rate: without it credits reads its input twice, first to infer the link's byte time, and has no report so far to give")
+	}
+	if !ok {
+		if paths, err = spoolStdin(paths, "without --rate credits reads its input twice (to infer the link's byte time)"); err != nil {
+			return err
+		}
 	}
 	in := newInput()
 	rs := newReports(w, o.interval, o.json, func(w io.Writer, rep *analyze.CreditReport) error {

@@ -46,6 +46,7 @@ func main() {
 	stop := handleSignals()
 	err := rootCmd.Execute()
 	stop()
+	removeSpool()
 	if err != nil {
 		if !errors.Is(err, errReported) {
 			fmt.Fprintln(os.Stderr, "ibanalyze:", err)

@@ -54,6 +54,7 @@ func handleSignals() (stop func()) {
 				return
 			}
 		}
+		removeSpool()
 		if outfile.RemovePending() > 0 {
 			warnf("%v: stopped; partial output removed", sig)
 		} else {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -32,8 +33,8 @@ func runStdin(t *testing.T, in string, args ...string) (stdout, stderr string, c
 
 // TestStdinEveryCommand: "-" reads the capture from standard input, and
 // every command reports on it as on the file (`cat x.pcap | ibanalyze flows -`).
-// Those that read their capture twice say so: credits without --rate
-// (it infers the byte time first), correlate.
+// Those that read their capture twice (credits without --rate, which
+// infers the byte time first; correlate) read a temporary copy of it.
 func TestStdinEveryCommand(t *testing.T) {
 	dir := simIncast(t)
 	s1, s2, r := filepath.Join(dir, "s1.pcap"), filepath.Join(dir, "s2.pcap"), filepath.Join(dir, "r.pcap")
@@ -74,11 +75,40 @@ func TestStdinEveryCommand(t *testing.T) {
 		}
 	}
 
-	if _, errOut, code := runStdin(t, s1, "credits", "-"); code == 0 || !strings.Contains(errOut, "standard input can be read once: give --rate") {
-		t.Errorf("credits - without --rate: exit %d, %s", code, errOut)
+	// Those that read their capture twice copy standard input to a temporary
+	// file first, removed at exit: the same report as the file's.
+	tmp := t.TempDir()
+	twice := []struct {
+		args []string
+		drop string // the JSON key that names the capture or output, left out of the comparison
+	}{
+		{[]string{"credits", "--json", "-"}, `"file"`},
+		{[]string{"correlate", "--json", "--telemetry", tel, "-o", filepath.Join(t.TempDir(), "c.parquet"), "-"}, `"seconds"`},
 	}
-	if _, errOut, code := runStdin(t, s1, "correlate", "-", "--telemetry", tel, "-o", filepath.Join(t.TempDir(), "c.parquet")); code == 0 || !strings.Contains(errOut, "standard input can be read once") {
-		t.Errorf("correlate -: exit %d, %s", code, errOut)
+	for _, c := range twice {
+		f, err := os.Open(s1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(ibanalyzeBin, c.args...)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		var out, errOut bytes.Buffer
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = f, &out, &errOut
+		err = cmd.Run()
+		f.Close()
+		if err != nil || !strings.Contains(errOut.String(), "standard input is copied to "+tmp) {
+			t.Errorf("%s: %v: %s", c.args[0], err, errOut.String())
+			continue
+		}
+		fileArgs := slices.Clone(c.args)
+		fileArgs[len(fileArgs)-1] = s1
+		want := runOK(t, fileArgs...)
+		if got, want := withoutKeyLines(out.String(), c.drop), withoutKeyLines(want, c.drop); got != want {
+			t.Errorf("%s -: another report than the file's:\n%.600s\nwant\n%.600s", c.args[0], got, want)
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the copies of standard input were left in TMPDIR: %v", left)
 	}
 	for _, args := range [][]string{{"flows", "-", "-"}, {"ipd", "--compare", "-", "-"}, {"buffer", "-", "-"}} {
 		if _, errOut, code := runStdin(t, s1, args...); code == 0 || !strings.Contains(errOut, "- (standard input) is given twice") {
@@ -133,4 +163,15 @@ func TestRotatedSets(t *testing.T) {
 	if strings.Split(whole, `"seconds"`)[0] != strings.Split(pieces, `"seconds"`)[0] || !strings.Contains(whole, `"rows": `) {
 		t.Errorf("export on two pieces: %s, want %s", pieces, whole)
 	}
+}
+
+// withoutKeyLines drops the lines of an indented JSON document holding key.
+func withoutKeyLines(doc, key string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(doc, "\n") {
+		if !strings.Contains(l, key+":") {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
 }

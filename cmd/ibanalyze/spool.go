@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// spooled is the temporary file standard input was copied into, removed at
+// exit (removeSpool), on a signal too.
+var (
+	spoolMu sync.Mutex
+	spooled string
+)
+
+// spoolStdin lets a command that reads its captures twice (correlate;
+// credits inferring the link's byte time) take "-": standard input is
+// copied into a temporary file, in $TMPDIR, which stands in for "-" in the
+// paths returned. The copy costs disk, not memory; why says on stderr
+// what it is for. Paths without "-" come back as they are.
+func spoolStdin(paths []string, why string) ([]string, error) {
+	i := slices.Index(paths, decode.Stdin)
+	if i < 0 {
+		return paths, nil
+	}
+	f, err := os.CreateTemp("", "ibanalyze-stdin-*")
+	if err != nil {
+		return nil, fmt.Errorf("copy standard input to a temporary file: %w", err)
+	}
+	spoolMu.Lock()
+	spooled = f.Name()
+	spoolMu.Unlock()
+	warnf("%s: standard input is copied to %s first (removed at exit)", why, f.Name())
+	n, err := io.Copy(f, os.Stdin)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("copy standard input to %s (after %d bytes): %w", f.Name(), n, err)
+	}
+	out := slices.Clone(paths)
+	out[i] = f.Name()
+	return out, nil
+}
+
+// removeSpool removes the copy of standard input, if one was made.
+func removeSpool() {
+	spoolMu.Lock()
+	defer spoolMu.Unlock()
+	if spooled != "" {
+		os.Remove(spooled)
+		spooled = ""
+	}
+}
