@@ -17,10 +17,10 @@ const DefaultURL = "http://127.0.0.1:9090"
 
 // Defaults and bounds of Options.
 const (
-	DefaultWindow   = time.Minute
+	DefaultRange    = time.Minute
 	DefaultLookback = time.Hour
-	MinWindow       = time.Second
-	MaxWindow       = 7 * 24 * time.Hour
+	MinRange        = time.Second
+	MaxRange        = 7 * 24 * time.Hour
 	// queryTimeout bounds each query, so an unanswering server is an
 	// error, not a hang.
 	queryTimeout = 30 * time.Second
@@ -28,9 +28,9 @@ const (
 
 // Options say which time a view covers.
 type Options struct {
-	// Window is what rates and counts are taken over (DefaultWindow);
-	// it needs at least two scrapes.
-	Window time.Duration
+	// Range is what rates and counts are taken over (DefaultRange), as in a
+	// PromQL range vector; it needs at least two scrapes.
+	Range time.Duration
 	// Lookback is how far back an agent that went away is still listed
 	// (DefaultLookback).
 	Lookback time.Duration
@@ -39,17 +39,17 @@ type Options struct {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.Window == 0 {
-		o.Window = DefaultWindow
+	if o.Range == 0 {
+		o.Range = DefaultRange
 	}
 	if o.Lookback == 0 {
 		o.Lookback = DefaultLookback
 	}
-	if o.Window < MinWindow || o.Window > MaxWindow {
-		return o, fmt.Errorf("window %v: want %v to %v", o.Window, MinWindow, MaxWindow)
+	if o.Range < MinRange || o.Range > MaxRange {
+		return o, fmt.Errorf("range %v: want %v to %v", o.Range, MinRange, MaxRange)
 	}
-	if o.Lookback < o.Window || o.Lookback > MaxWindow {
-		return o, fmt.Errorf("lookback %v: want the window (%v) up to %v", o.Lookback, o.Window, MaxWindow)
+	if o.Lookback < o.Range || o.Lookback > MaxRange {
+		return o, fmt.Errorf("lookback %v: want the range (%v) up to %v", o.Lookback, o.Range, MaxRange)
 	}
 	return o, nil
 }

@@ -17,8 +17,8 @@
 //   - stale: neither: its series stopped without the agent saying so
 //     (killed, crashed, unreachable, or dropped from the scrape config).
 //
-// Rates and counts are over Options.Window (rate() and increase()), so a
-// window needs at least two scrapes in it. A NIC's packet and byte rates
+// Rates and counts are over Options.Range (rate() and increase()), so a
+// range needs at least two scrapes in it. A NIC's packet and byte rates
 // come from ibscope_metrics_packets_analyzed_total and
 // _wire_bytes_analyzed_total (every packet of every flow, counted as it
 // is analysed); the capture's own counters are refreshed once a second

@@ -67,7 +67,7 @@ func server(t *testing.T, answers map[string][]sample) *Client {
 
 const (
 	lookback = "[3600000ms]"
-	window   = "[60000ms]"
+	range60s = "[60000ms]"
 )
 
 func info(instance, host string) sample {
@@ -84,13 +84,13 @@ func fleetOfThree() map[string][]sample {
 		"last_over_time(ibscope_capture_stopped" + lookback + ")": {
 			{agent("a:9464", "device", "eth0"), "0"}, {agent("b:9464", "device", "eth0"), "1"}, {agent("c:9464", "device", "eth0"), "0"}},
 		"last_over_time(ibscope_capture_elapsed_seconds" + lookback + ")": {{agent("a:9464"), "12.5"}},
-		"sum by (job, instance) (rate(ibscope_metrics_packets_analyzed_total" + window + "))": {
+		"sum by (job, instance) (rate(ibscope_metrics_packets_analyzed_total" + range60s + "))": {
 			{agent("a:9464"), "1000"}, {agent("b:9464"), "10"}, {agent("c:9464"), "1"}},
-		"sum by (job, instance) (increase(ibscope_capture_packets_dropped_kernel_total" + window + "))": {
+		"sum by (job, instance) (increase(ibscope_capture_packets_dropped_kernel_total" + range60s + "))": {
 			{agent("a:9464"), "0"}, {agent("c:9464"), "3.2"}},
-		"sum by (job, instance) (increase(ibscope_flow_naks_total" + window + "))":                    {{agent("a:9464"), "2"}},
-		"sum by (job, instance) (rate(node_infiniband_port_data_received_bytes_total" + window + "))": {{agent("a:9464"), "5e3"}},
-		"max by (job, instance) (max_over_time(ibscope_capture_ring_used_ratio" + window + "))":       {{agent("b:9464"), "0.95"}},
+		"sum by (job, instance) (increase(ibscope_flow_naks_total" + range60s + "))":                    {{agent("a:9464"), "2"}},
+		"sum by (job, instance) (rate(node_infiniband_port_data_received_bytes_total" + range60s + "))": {{agent("a:9464"), "5e3"}},
+		"max by (job, instance) (max_over_time(ibscope_capture_ring_used_ratio" + range60s + "))":       {{agent("b:9464"), "0.95"}},
 	}
 }
 
@@ -102,7 +102,7 @@ func TestStatusStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Alive != 1 || s.Stopped != 1 || s.Stale != 1 || s.WindowSeconds != 60 {
+	if s.Alive != 1 || s.Stopped != 1 || s.Stale != 1 || s.RangeSeconds != 60 {
 		t.Errorf("status %+v, want one of each state over 60 s", s)
 	}
 	if s.PacketsPerS != 1011 || s.Drops != 3.2 || s.Errors != 2 {
@@ -159,7 +159,7 @@ func TestLinksMatrix(t *testing.T) {
 	flow := func(instance, src, dst, v string) sample {
 		return sample{agent(instance, "src", src, "dst", dst), v}
 	}
-	ans["sum by (job, instance, src, dst) (rate(ibscope_flow_bytes_total"+window+"))"] = []sample{
+	ans["sum by (job, instance, src, dst) (rate(ibscope_flow_bytes_total"+range60s+"))"] = []sample{
 		flow("a:9464", "10.0.0.1", "10.0.0.2", "900"),  // ha's view of ha→hb (tx)
 		flow("a:9464", "fe80::1", "10.0.0.2", "50"),    // the same hosts, by another address
 		flow("b:9464", "10.0.0.1", "10.0.0.2", "1000"), // hb's view of it (rx)
@@ -168,7 +168,7 @@ func TestLinksMatrix(t *testing.T) {
 		flow("c:9464", "lid:3", "lid:7", "20"),
 		flow("a:9464", "", "", "5"), flow("b:9464", "", "", "6"),
 	}
-	ans["sum by (job, instance, src, dst) (increase(ibscope_flow_cnps_total"+window+"))"] = []sample{
+	ans["sum by (job, instance, src, dst) (increase(ibscope_flow_cnps_total"+range60s+"))"] = []sample{
 		flow("a:9464", "10.0.0.1", "10.0.0.2", "4"), flow("b:9464", "10.0.0.1", "10.0.0.2", "3")}
 	c := server(t, ans)
 	l, err := c.Links(context.Background(), Options{})
@@ -228,7 +228,7 @@ func TestServerErrors(t *testing.T) {
 			t.Errorf("NewClient(%q) accepted", u)
 		}
 	}
-	for _, o := range []Options{{Window: time.Millisecond}, {Window: time.Hour, Lookback: time.Minute}, {Window: 8 * 24 * time.Hour}} {
+	for _, o := range []Options{{Range: time.Millisecond}, {Range: time.Hour, Lookback: time.Minute}, {Range: 8 * 24 * time.Hour}} {
 		if _, err := server(t, nil).Status(context.Background(), o); err == nil {
 			t.Errorf("options %+v accepted", o)
 		}

@@ -26,13 +26,13 @@ func (e Endpoint) String() string {
 // (past its --metrics-flows): their ends are not known.
 var OtherFlows = Endpoint{Address: "other"}
 
-// Link is the traffic from Src to Dst over the window.
+// Link is the traffic from Src to Dst over the range.
 type Link struct {
 	Src         Endpoint `json:"src"`
 	Dst         Endpoint `json:"dst"`
 	PacketsPerS float64  `json:"packets_per_s"`
 	BytesPerS   float64  `json:"bytes_per_s"` // wire bytes
-	// Counts over the window (increase(): extrapolated, so not whole).
+	// Counts over the range (increase(): extrapolated, so not whole).
 	Bytes           float64 `json:"bytes"`
 	CNPs            float64 `json:"cnps"`
 	ECNCE           float64 `json:"ecn_ce"`
@@ -46,8 +46,8 @@ type Link struct {
 
 // Links is the directed traffic matrix.
 type Links struct {
-	WindowSeconds float64 `json:"window_s"`
-	Links         []Link  `json:"links"`
+	RangeSeconds float64 `json:"range_s"`
+	Links        []Link  `json:"links"`
 }
 
 // owner is an agent that lists an address in ibscope_address_info.
@@ -72,7 +72,7 @@ var linkFields = []struct {
 	{"increase", "ibscope_flow_psn_gaps_total", func(l *Link, v float64) { l.PSNGaps += v }, func(l *Link) float64 { return l.PSNGaps }},
 }
 
-// Links returns the traffic matrix over the window: every flow series
+// Links returns the traffic matrix over the range: every flow series
 // whose src and dst map to endpoints, added up per agent and link, then
 // merged across the agents that saw the same link.
 func (c *Client) Links(ctx context.Context, o Options) (*Links, error) {
@@ -103,7 +103,7 @@ func (c *Client) Links(ctx context.Context, o Options) (*Links, error) {
 	}
 	perAgent := map[seen]*Link{}
 	for _, f := range linkFields {
-		vec, err := c.vector(ctx, "sum by (job, instance, src, dst) ("+f.fn+"("+f.metric+rng(o.Window)+"))", o.At)
+		vec, err := c.vector(ctx, "sum by (job, instance, src, dst) ("+f.fn+"("+f.metric+rng(o.Range)+"))", o.At)
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +149,7 @@ func (c *Client) Links(ctx context.Context, o Options) (*Links, error) {
 		}
 		m.ObservedBy = append(m.ObservedBy, name)
 	}
-	out := &Links{WindowSeconds: o.Window.Seconds(), Links: make([]Link, 0, len(merged))}
+	out := &Links{RangeSeconds: o.Range.Seconds(), Links: make([]Link, 0, len(merged))}
 	for _, l := range merged {
 		slices.Sort(l.ObservedBy)
 		out.Links = append(out.Links, *l)

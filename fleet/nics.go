@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// NIC is one agent's capture over the window: its port's traffic and
+// NIC is one agent's capture over the range: its port's traffic and
 // what went wrong.
 type NIC struct {
 	Agent
@@ -13,7 +13,7 @@ type NIC struct {
 	BytesPerS   float64 `json:"bytes_per_s"`   // their wire bytes
 	CNPsPerS    float64 `json:"cnps_per_s"`
 	ECNCEPerS   float64 `json:"ecn_ce_per_s"`
-	// Counts over the window (increase(): extrapolated, so not whole).
+	// Counts over the range (increase(): extrapolated, so not whole).
 	KernelDrops      float64 `json:"kernel_drops"`
 	DeviceDrops      float64 `json:"device_drops"`
 	CompletionErrors float64 `json:"completion_errors"`
@@ -29,9 +29,9 @@ type NIC struct {
 	PortRxBytesPerS *float64 `json:"port_rx_bytes_per_s,omitempty"`
 	PortTxBytesPerS *float64 `json:"port_tx_bytes_per_s,omitempty"`
 	// RingUsedMax is the fullest the capture's receive ring was at a
-	// scrape in the window, 0 to 1, when its ring is counted in buffers.
+	// scrape in the range, 0 to 1, when its ring is counted in buffers.
 	RingUsedMax *float64 `json:"ring_used_max,omitempty"`
-	// Health is the capture's problems over the window (empty: none):
+	// Health is the capture's problems over the range (empty: none):
 	// stale, stopped, kernel drops, device drops, completion errors, not
 	// analyzed, undecoded, unwritten, nic read errors, ring nearly full.
 	Health []string `json:"health"`
@@ -75,7 +75,7 @@ var nicFields = []struct {
 }
 
 // NICs returns every agent seen within the lookback with its port's rates
-// and counts over the window.
+// and counts over the range.
 func (c *Client) NICs(ctx context.Context, o Options) ([]NIC, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -94,7 +94,7 @@ func (c *Client) NICs(ctx context.Context, o Options) ([]NIC, error) {
 		if f.fn == "max_over_time" {
 			agg = "max"
 		}
-		q := agg + " by (job, instance) (" + f.fn + "(" + f.metric + rng(o.Window) + "))"
+		q := agg + " by (job, instance) (" + f.fn + "(" + f.metric + rng(o.Range) + "))"
 		vals, err := c.byAgent(ctx, q, o.At)
 		if err != nil {
 			return nil, err
@@ -115,7 +115,7 @@ func (c *Client) NICs(ctx context.Context, o Options) ([]NIC, error) {
 // says "ring nearly full": the next burst may be dropped.
 const RingNearlyFull = 0.9
 
-// health names what went wrong with n's capture over the window.
+// health names what went wrong with n's capture over the range.
 func health(n *NIC) []string {
 	h := []string{}
 	if n.State != Alive {
@@ -137,19 +137,19 @@ func health(n *NIC) []string {
 }
 
 // Status is the fleet at a glance: how many agents are in each state and
-// the sums of their NICs over the window.
+// the sums of their NICs over the range.
 type Status struct {
-	WindowSeconds float64 `json:"window_s"`
-	Alive         int     `json:"alive"`
-	Stale         int     `json:"stale"`
-	Stopped       int     `json:"stopped"`
-	PacketsPerS   float64 `json:"packets_per_s"`
-	BytesPerS     float64 `json:"bytes_per_s"`
-	CNPsPerS      float64 `json:"cnps_per_s"`
-	ECNCEPerS     float64 `json:"ecn_ce_per_s"`
-	Drops         float64 `json:"drops"`  // NIC.Drops added up
-	Errors        float64 `json:"errors"` // NIC.Errors added up
-	Agents        []Agent `json:"agents"`
+	RangeSeconds float64 `json:"range_s"`
+	Alive        int     `json:"alive"`
+	Stale        int     `json:"stale"`
+	Stopped      int     `json:"stopped"`
+	PacketsPerS  float64 `json:"packets_per_s"`
+	BytesPerS    float64 `json:"bytes_per_s"`
+	CNPsPerS     float64 `json:"cnps_per_s"`
+	ECNCEPerS    float64 `json:"ecn_ce_per_s"`
+	Drops        float64 `json:"drops"`  // NIC.Drops added up
+	Errors       float64 `json:"errors"` // NIC.Errors added up
+	Agents       []Agent `json:"agents"`
 }
 
 // Status counts the agents by state and adds up their NICs.
@@ -162,7 +162,7 @@ func (c *Client) Status(ctx context.Context, o Options) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Status{WindowSeconds: o.Window.Seconds(), Agents: []Agent{}}
+	s := &Status{RangeSeconds: o.Range.Seconds(), Agents: []Agent{}}
 	for i := range nics {
 		n := &nics[i]
 		switch n.State {

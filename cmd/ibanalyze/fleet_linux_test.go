@@ -32,7 +32,7 @@ const (
 	fleetHosts     = 3
 	fleetAgentPort = "9464"
 	fleetPromAddr  = "127.0.0.1:9090" // the monitoring namespace's own loopback
-	fleetWindow    = 5 * time.Second  // ibanalyze --window
+	fleetRange     = 5 * time.Second  // ibanalyze --range
 )
 
 // fleetReplay is the traffic into one host: flows from other hosts (and
@@ -183,7 +183,7 @@ func start(t *testing.T, name, ns, ready string, argv ...string) *proc {
 // fleetQuery runs an ibanalyze fleet command in the monitoring namespace
 // and decodes its JSON into v.
 func fleetQuery(mon, command string, v any) error {
-	cmd := exec.Command("ip", "netns", "exec", mon, ibanalyzeBin, command, "--json", "--prometheus", "http://"+fleetPromAddr, "--window", fleetWindow.String())
+	cmd := exec.Command("ip", "netns", "exec", mon, ibanalyzeBin, command, "--json", "--prometheus", "http://"+fleetPromAddr, "--range", fleetRange.String())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -302,9 +302,9 @@ scrape_configs:
 	}
 
 	waitStatus(t, mon, "three agents alive", func(s *fleet.Status) bool { return s.Alive == fleetHosts })
-	// Every agent's samples over the whole window (rate() of a series
-	// that starts inside the window undercounts), and a scrape more.
-	time.Sleep(fleetWindow + 2*time.Second)
+	// Every agent's samples over the whole range (rate() of a series
+	// that starts inside the range undercounts), and a scrape more.
+	time.Sleep(fleetRange + 2*time.Second)
 
 	near := func(what string, got, want float64) {
 		t.Helper()
@@ -350,7 +350,7 @@ scrape_configs:
 	// The tables, as an operator reads them.
 	for _, c := range []struct{ command, want string }{{"nics", "fleet-h3"}, {"links", "192.168.7.9"}} {
 		out, err := exec.Command("ip", "netns", "exec", mon, ibanalyzeBin, c.command, "--prometheus", "http://"+fleetPromAddr,
-			"--window", fleetWindow.String()).CombinedOutput()
+			"--range", fleetRange.String()).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), c.want) {
 			t.Errorf("ibanalyze %s: %v, want %s in:\n%s", c.command, err, c.want, out)
 		}

@@ -27,16 +27,16 @@ func TestFleetCommandsEmpty(t *testing.T) {
 	url := emptyPrometheus(t)
 	wantInOutput(t, runOK(t, "status", "--prometheus", url), "agents: 0 alive, 0 stale, 0 stopped", "over 60s: 0.0 pkt/s")
 	wantInOutput(t, runOK(t, "nics", "--prometheus", url), "no agents")
-	wantInOutput(t, runOK(t, "links", "--prometheus", url, "--window", "30s"), "no links")
+	wantInOutput(t, runOK(t, "links", "--prometheus", url, "--range", "30s"), "no links")
 	for cmd, want := range map[string]string{
 		"status": `"agents": []`, "nics": `"nics": []`, "links": `"links": []`} {
 		out := runOK(t, cmd, "--prometheus", url, "--json")
-		wantInOutput(t, out, want, `"window_s": 60`)
+		wantInOutput(t, out, want, `"range_s": 60`)
 	}
 }
 
 // TestFleetCommandsErrors: an unreachable server, a bad URL and a bad
-// window are one line each on stderr and exit 1.
+// range are one line each on stderr and exit 1.
 func TestFleetCommandsErrors(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -50,7 +50,7 @@ func TestFleetCommandsErrors(t *testing.T) {
 	}{
 		{[]string{"status", "--prometheus", closed}, "ibanalyze: cannot reach Prometheus at " + closed + ": "},
 		{[]string{"nics", "--prometheus", "127.0.0.1:9090"}, "ibanalyze: --prometheus: prometheus URL"},
-		{[]string{"links", "--prometheus", closed, "--window", "1ms"}, "ibanalyze: window 1ms: want"},
+		{[]string{"links", "--prometheus", closed, "--range", "1ms"}, "ibanalyze: range 1ms: want"},
 	} {
 		out, errOut, code := run(t, c.args...)
 		if code != 1 || out != "" || !strings.HasPrefix(errOut, c.want) || strings.Count(errOut, "\n") != 1 {

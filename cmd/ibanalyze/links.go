@@ -20,7 +20,7 @@ func init() {
 		Long: `links maps each flow's source and destination (IP, GID or LID) to the host
 and NIC whose agent owns that address (ibscope_address_info) and adds the
 flows up per link: packets and wire bytes per second, bytes, CNPs, ECN-CE
-marks, NAKs, retransmissions and PSN gaps over the window. An address no
+marks, NAKs, retransmissions and PSN gaps over the range. An address no
 agent owns is shown as it is. A link both of whose ends capture is seen by
 two agents: it shows the larger of their figures, not the sum. "other" is
 an agent's flows past its --metrics-flows, whose ends are not known.` + fleetLong,
@@ -56,7 +56,7 @@ func printLinks(w io.Writer, l *fleet.Links) {
 			v    float64
 		}{{"CNP", k.CNPs}, {"ECN-CE", k.ECNCE}, {"NAK", k.NAKs}, {"retx", k.Retransmissions}, {"gap", k.PSNGaps}} {
 			if c.v >= 0.5 {
-				p = append(p, windowCount(c.v)+" "+c.name)
+				p = append(p, rangeCount(c.v)+" "+c.name)
 			}
 		}
 		t.add(k.Src.String(), k.Dst.String(), perSecond(k.PacketsPerS), units.FormatBitRate(8*k.BytesPerS),

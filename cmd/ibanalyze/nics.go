@@ -21,7 +21,7 @@ func init() {
 per second it analysed, CNPs and ECN-CE marks per second, the packets
 dropped before ibcap took them (kernel ring, device, completion errors),
 errors (NAKs, retransmissions, PSN gaps and the RDMA port's error counters)
-and the capture's health (what went wrong over the window, "ok" if
+and the capture's health (what went wrong over the range, "ok" if
 nothing).` + fleetLong,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -39,9 +39,9 @@ nothing).` + fleetLong,
 			return writeReport(cmd.OutOrStdout(), o.json,
 				func(w io.Writer) error {
 					return writeJSON(w, struct {
-						WindowSeconds float64     `json:"window_s"`
-						NICs          []fleet.NIC `json:"nics"`
-					}{opts.Window.Seconds(), nics})
+						RangeSeconds float64     `json:"range_s"`
+						NICs         []fleet.NIC `json:"nics"`
+					}{opts.Range.Seconds(), nics})
 				},
 				func(w io.Writer) { printNICs(w, nics) })
 		},
@@ -63,7 +63,7 @@ func printNICs(w io.Writer, nics []fleet.NIC) {
 			h = strings.Join(n.Health, ", ")
 		}
 		t.add(n.Host, dashIfEmpty(n.Device), string(n.State), perSecond(n.PacketsPerS), units.FormatBitRate(8*n.BytesPerS),
-			perSecond(n.CNPsPerS), perSecond(n.ECNCEPerS), windowCount(n.Drops()), windowCount(n.Errors()), h)
+			perSecond(n.CNPsPerS), perSecond(n.ECNCEPerS), rangeCount(n.Drops()), rangeCount(n.Errors()), h)
 	}
 	t.write(w)
 }

@@ -19,15 +19,15 @@ import (
 type fleetOpts struct {
 	url      string
 	json     bool
-	window   units.DurationNs
+	rangeNs  units.DurationNs
 	lookback units.DurationNs
 }
 
 func addFleetFlags(f *pflag.FlagSet, o *fleetOpts) {
 	f.StringVar(&o.url, "prometheus", fleet.DefaultURL, "the Prometheus server that scrapes the ibcap agents (`URL`)")
 	f.BoolVar(&o.json, "json", false, "JSON output")
-	o.window = units.DurationNs(fleet.DefaultWindow)
-	f.Var(&o.window, "window", "rates and counts over this `DURATION` (at least two scrapes)")
+	o.rangeNs = units.DurationNs(fleet.DefaultRange)
+	f.Var(&o.rangeNs, "range", "rates and counts over this `DURATION` (at least two scrapes)")
 	o.lookback = units.DurationNs(fleet.DefaultLookback)
 	f.Var(&o.lookback, "lookback", "list agents seen this far back (`DURATION`), stopped and stale ones included")
 }
@@ -38,7 +38,7 @@ func (o *fleetOpts) client() (*fleet.Client, fleet.Options, error) {
 	if err != nil {
 		return nil, fleet.Options{}, fmt.Errorf("--prometheus: %w", err)
 	}
-	return c, fleet.Options{Window: time.Duration(o.window), Lookback: time.Duration(o.lookback)}, nil
+	return c, fleet.Options{Range: time.Duration(o.rangeNs), Lookback: time.Duration(o.lookback)}, nil
 }
 
 const fleetLong = `
@@ -47,7 +47,7 @@ Agents are ibcap --metrics processes that a Prometheus server scrapes
 (--prometheus; see the README's "Watch a cluster"). An agent is alive when
 its last scrape succeeded, stopped when it said so on SIGINT/SIGTERM
 (ibscope_capture_stopped 1), stale when its series ended without that
-(killed, crashed, unreachable). Rates and counts are over --window; agents
+(killed, crashed, unreachable). Rates and counts are over --range; agents
 are listed for --lookback.`
 
 func init() {
@@ -78,8 +78,8 @@ byte rates, CNPs, ECN marks, drops and errors, and lists each agent.` + fleetLon
 func printStatus(w io.Writer, s *fleet.Status) {
 	fmt.Fprintf(w, "agents: %d alive, %d stale, %d stopped\n", s.Alive, s.Stale, s.Stopped)
 	fmt.Fprintf(w, "over %s: %s pkt/s, %s, %s CNP/s, %s ECN-CE/s, %s drops, %s errors\n",
-		units.FormatNs(int64(s.WindowSeconds*1e9)), perSecond(s.PacketsPerS), units.FormatBitRate(8*s.BytesPerS),
-		perSecond(s.CNPsPerS), perSecond(s.ECNCEPerS), windowCount(s.Drops), windowCount(s.Errors))
+		units.FormatNs(int64(s.RangeSeconds*1e9)), perSecond(s.PacketsPerS), units.FormatBitRate(8*s.BytesPerS),
+		perSecond(s.CNPsPerS), perSecond(s.ECNCEPerS), rangeCount(s.Drops), rangeCount(s.Errors))
 	if len(s.Agents) == 0 {
 		return
 	}
@@ -94,9 +94,9 @@ func printStatus(w io.Writer, s *fleet.Status) {
 // perSecond writes a per-second figure with one decimal.
 func perSecond(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// windowCount writes an increase() over the window, which is extrapolated, as a
+// rangeCount writes an increase() over the range, which is extrapolated, as a
 // whole number.
-func windowCount(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+func rangeCount(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
 
 // dashIfEmpty is s, or "-" for an empty cell.
 func dashIfEmpty(s string) string {
