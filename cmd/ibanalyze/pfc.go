@@ -18,7 +18,7 @@ type pfcOpts struct {
 	dscpMap   string
 	json      bool
 	top       int
-	intervals int
+	maxPauses int
 	window    int
 	maxFlows  int
 	interval  intervalFlag
@@ -56,7 +56,7 @@ frames (a port mirror, a NIC in sniffer mode, ibsim's taps). Several files
 are read as one capture in timestamp order (rotated pieces); - is standard
 input. Memory: about 220 bytes per flow (--max-flows), a state per link
 direction and priority (at most 4,096 link directions), and at most
---intervals pauses listed per link direction and priority.
+--max-pauses pauses listed per link direction and priority.
 
 ` + intervalHelp,
 		Args: cobra.MinimumNArgs(1),
@@ -69,7 +69,7 @@ direction and priority (at most 4,096 link directions), and at most
 	f.StringVar(&o.dscpMap, "dscp-map", "", "DSCP to priority for untagged RoCE packets, e.g. 26=3,46=5 (the rest: DSCP>>3)")
 	f.BoolVar(&o.json, "json", false, "JSON output")
 	f.IntVar(&o.top, "top", 10, "text output: the `N` busiest flows per priority (0: all)")
-	f.IntVar(&o.intervals, "intervals", analyze.DefaultPauseIntervals, fmt.Sprintf("--json: list the first `N` pauses per link direction and priority (at most %d)", analyze.MaxPauseIntervals))
+	f.IntVar(&o.maxPauses, "max-pauses", analyze.DefaultPauseIntervals, fmt.Sprintf("--json: list the first `N` pauses per link direction and priority (at most %d)", analyze.MaxPauseIntervals))
 	addWindowFlag(f, &o.window)
 	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart, about 220 bytes each; later ones are counted in other_packets (at most %d)", analyze.MaxFlowsLimit))
 	addIntervalFlag(f, &o.interval, "pauses")
@@ -117,7 +117,7 @@ func parseDSCPMap(s string) (*[64]uint8, error) {
 }
 
 func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
-	opts := analyze.PFCOptions{StormNs: int64(o.storm), MaxFlows: o.maxFlows, MaxIntervals: o.intervals}
+	opts := analyze.PFCOptions{StormNs: int64(o.storm), MaxFlows: o.maxFlows, MaxIntervals: o.maxPauses}
 	var err error
 	switch {
 	case o.storm <= 0:
@@ -126,8 +126,8 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 		return fmt.Errorf("--top %d: want 0 (all) or more", o.top)
 	case o.maxFlows < 1 || o.maxFlows > analyze.MaxFlowsLimit:
 		return fmt.Errorf("--max-flows %d: want 1 to %d", o.maxFlows, analyze.MaxFlowsLimit)
-	case o.intervals < 1 || o.intervals > analyze.MaxPauseIntervals:
-		return fmt.Errorf("--intervals %d: want 1 to %d", o.intervals, analyze.MaxPauseIntervals)
+	case o.maxPauses < 1 || o.maxPauses > analyze.MaxPauseIntervals:
+		return fmt.Errorf("--max-pauses %d: want 1 to %d", o.maxPauses, analyze.MaxPauseIntervals)
 	}
 	if err := checkWindow(o.window); err != nil {
 		return err

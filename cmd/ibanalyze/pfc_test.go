@@ -79,7 +79,7 @@ func TestPFCCommandRefuses(t *testing.T) {
 		{[]string{"--rate", "0"}, "--rate 0: want a link rate"},
 		{[]string{"--storm", "0"}, "--storm 0ns: want a positive duration"},
 		{[]string{"--dscp-map", "64=1"}, `--dscp-map entry 1 "64=1"`},
-		{[]string{"--intervals", "0"}, "--intervals 0"},
+		{[]string{"--max-pauses", "0"}, "--max-pauses 0"},
 	} {
 		_, stderr, code := run(t, append(append([]string{"pfc"}, c.args...), path)...)
 		if code == 0 || !strings.Contains(stderr, c.want) {
