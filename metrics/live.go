@@ -181,16 +181,26 @@ func (l *Live) Registry() *prometheus.Registry { return l.reg }
 // scrape waits little and the producer gets the slots back soon.
 const analyseBatch = 256
 
+// While packets come, the analysis looks at an empty queue again every
+// pollInterval rather than being woken for each packet, which would cost
+// the capture loop a goroutine wake-up a packet at moderate rates. After
+// parkAfterEmptyPolls empty looks in a row it parks until the capture
+// loop's next packet wakes it, so an idle capture costs nothing.
+const (
+	pollInterval        = time.Millisecond
+	parkAfterEmptyPolls = 20
+)
+
 // analyse feeds the queued packets to the flow analysis until Finish, then
 // drains the queue.
 func (l *Live) analyse() {
 	defer close(l.finished)
-	// An empty queue is looked at again every millisecond: the capture
-	// loop never signals, so that it never waits.
-	idle := time.NewTicker(time.Millisecond)
-	defer idle.Stop()
+	poll := time.NewTimer(pollInterval)
+	defer poll.Stop()
+	emptyPolls := 0
 	for {
 		if l.analyseQueued() > 0 {
+			emptyPolls = 0
 			continue
 		}
 		select {
@@ -198,7 +208,19 @@ func (l *Live) analyse() {
 			if _, n := l.tap.queued(1); n == 0 {
 				return
 			}
-		case <-idle.C:
+			continue
+		default:
+		}
+		if emptyPolls == parkAfterEmptyPolls {
+			l.tap.park(l.done)
+			emptyPolls = 0
+			continue
+		}
+		emptyPolls++
+		poll.Reset(pollInterval)
+		select {
+		case <-l.done:
+		case <-poll.C:
 		}
 	}
 }

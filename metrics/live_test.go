@@ -5,7 +5,10 @@ import (
 	"io"
 	"math"
 	"net/http/httptest"
+	"runtime"
+	"sync"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -340,4 +343,83 @@ func TestIPDPerFlow(t *testing.T) {
 	if h.GetSampleCount() != 8 || math.Abs(h.GetSampleSum()-8*1001e-9) > 1e-15 {
 		t.Errorf("IPD histogram: %d gaps adding up to %g s, want 8 and %g", h.GetSampleCount(), h.GetSampleSum(), 8*1001e-9)
 	}
+}
+
+// TestTapParkNeverMissesAPacket: a consumer that parks whenever the ring is
+// empty is always woken by the producer's packets, however the two
+// interleave: after each short burst, the producer waits for the consumer
+// to take it all (a lost wake-up would leave the burst's last packets
+// queued for good).
+func TestTapParkNeverMissesAPacket(t *testing.T) {
+	const bursts = 20_000
+	tp := newTap(64)
+	done := make(chan struct{})
+	stop := sync.OnceFunc(func() { close(done) })
+	defer stop()
+	parks := make(chan int, 1)
+	go func() {
+		n := 0
+		for {
+			if _, k := tp.queued(64); k > 0 {
+				tp.release(k)
+				continue
+			}
+			select {
+			case <-done:
+				parks <- n
+				return
+			default:
+			}
+			tp.park(done)
+			n++
+		}
+	}()
+	p := capture.Packet{Data: make([]byte, 60)}
+	deadline := time.Now().Add(10 * time.Second)
+	for i := range bursts {
+		for range 1 + i%5 {
+			tp.put(&p)
+		}
+		for tp.tail.Load() != tp.head.Load() {
+			if time.Now().After(deadline) {
+				t.Fatalf("burst %d: the consumer is parked with %d packets queued: a wake-up was lost", i, tp.head.Load()-tp.tail.Load())
+			}
+			runtime.Gosched()
+		}
+	}
+	if tp.lost.Load() != 0 {
+		t.Errorf("%d packets lost", tp.lost.Load())
+	}
+	stop()
+	t.Logf("%d bursts, the consumer parked %d times", bursts, <-parks)
+}
+
+// TestAnalysisWakesAfterIdle: with no packets the analysis parks (an idle
+// capture costs no polling), and the next packet wakes it.
+func TestAnalysisWakesAfterIdle(t *testing.T) {
+	l, err := New(Config{Device: "mem", LinkType: decode.LinkTypeEthernet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Finish(capture.Report{})
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !ok(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("after 5 s: %s", what)
+			}
+		}
+	}
+	waitFor("the idle analysis has not parked", l.tap.parked.Load)
+	src := l.Source(flowFrames(t, 1, 3))
+	for range 3 {
+		if _, err := src.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor("the queued packets are not analysed", func() bool {
+		l.flowMu.Lock()
+		defer l.flowMu.Unlock()
+		return l.analyzed == 3
+	})
 }

@@ -31,14 +31,21 @@ type tapSlot struct {
 // lost instead. Producer and consumer meet only at the two atomic indexes,
 // each on its own cache line; the producer pays one atomic store a packet
 // and reads the consumer's index only when its cached copy says full.
+//
+// A consumer that found the ring empty for a while parks (park); the
+// producer reads parked with each packet (a line that only changes when
+// the consumer parks or wakes) and wakes it with the first packet after.
 type tap struct {
 	slots     []tapSlot
 	mask      uint64
+	wake      chan struct{} // capacity 1: put's signal to a parked consumer
 	_         [64]byte      // what the producer writes, on cache lines of its own
 	head      atomic.Uint64 // next slot the producer fills
 	tailSeen  uint64        // the producer's copy of tail
 	lost      atomic.Uint64 // frames not queued because the ring was full
 	lostBytes atomic.Uint64 // their bytes
+	_         [64]byte
+	parked    atomic.Bool // the consumer waits on wake
 	_         [64]byte
 	tail      atomic.Uint64 // next slot the consumer reads
 }
@@ -48,7 +55,7 @@ func newTap(packets int) *tap {
 	for n < packets {
 		n <<= 1
 	}
-	return &tap{slots: make([]tapSlot, n), mask: uint64(n - 1)}
+	return &tap{slots: make([]tapSlot, n), mask: uint64(n - 1), wake: make(chan struct{}, 1)}
 }
 
 // put queues p's headers, or counts p lost when the ring is full.
@@ -65,6 +72,31 @@ func (t *tap) put(p *capture.Packet) {
 	s.tsNs, s.wireLen, s.capLen = p.TsNs, p.WireLenBytes, len(p.Data)
 	s.n = copy(s.data[:], p.Data)
 	t.head.Store(h + 1)
+	if t.parked.Load() && t.parked.CompareAndSwap(true, false) {
+		select {
+		case t.wake <- struct{}{}:
+		default: // a signal is pending already
+		}
+	}
+}
+
+// park waits until put queues a packet or done is closed; it returns at
+// once when a packet is queued already. parked is stored before the ring
+// is looked at, and put stores head before it reads parked (atomics are
+// sequentially consistent in Go), so either park sees the packet or put
+// sees parked: a wake-up is never lost. A signal left over from an earlier
+// park only makes the consumer look at the ring once more.
+func (t *tap) park(done <-chan struct{}) {
+	t.parked.Store(true)
+	if _, n := t.queued(1); n > 0 {
+		t.parked.Store(false)
+		return
+	}
+	select {
+	case <-t.wake:
+	case <-done:
+		t.parked.Store(false)
+	}
 }
 
 // queued returns the oldest queued slots, at most max: the n slots from
