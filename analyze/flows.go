@@ -26,6 +26,11 @@ const FlowStateBytes = 600
 // FlowsOptions tunes a flows analysis.
 type FlowsOptions struct {
 	MaxFlows int // distinct flows kept apart (0: DefaultMaxFlows; checkMaxFlows)
+	// NoThroughput keeps no throughput series (FlowHealth.ThroughputGbps
+	// empty, PeakGbps 0), for a caller that never reports them: a live
+	// capture's metrics would otherwise pay a cache miss a packet and up to
+	// 4 KB a flow for them.
+	NoThroughput bool
 }
 
 // Messages counts packets by their place in a message.
@@ -236,6 +241,7 @@ type FlowsAnalysis struct {
 	order    []*flowState
 	byPair   map[uint64]*flowState // flows waiting for ACKs, by hash of (source, destination), chained by ackTiming.samePair
 	maxFlows int
+	noThr    bool       // FlowsOptions.NoThroughput
 	other    *flowState // packets of flows beyond maxFlows
 	lastKey  decode.FlowKey
 	last     *flowState
@@ -248,7 +254,8 @@ func NewFlowsAnalysis(opts FlowsOptions) *FlowsAnalysis {
 	if opts.MaxFlows <= 0 {
 		opts.MaxFlows = DefaultMaxFlows
 	}
-	return &FlowsAnalysis{seed: maphash.MakeSeed(), index: make(map[uint64]*flowState), byPair: make(map[uint64]*flowState), maxFlows: opts.MaxFlows}
+	return &FlowsAnalysis{seed: maphash.MakeSeed(), index: make(map[uint64]*flowState), byPair: make(map[uint64]*flowState), maxFlows: opts.MaxFlows,
+		noThr: opts.NoThroughput}
 }
 
 func pairOf(k decode.FlowKey) decode.FlowKey {
@@ -315,7 +322,9 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 	f.wireBytes += uint64(p.WireBytes)
 	f.firstNs = min(f.firstNs, p.TsNs)
 	f.lastNs = max(f.lastNs, p.TsNs)
-	f.thr.add(a.firstNs, p.TsNs, uint64(p.WireBytes))
+	if !a.noThr {
+		f.thr.add(a.firstNs, p.TsNs, uint64(p.WireBytes))
+	}
 	op := p.OpCode
 	f.opcodes.add(op)
 	switch {

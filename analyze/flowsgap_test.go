@@ -50,3 +50,32 @@ func TestFlowsAddGap(t *testing.T) {
 		t.Errorf("AddGap's flows differ from Add's:\n%+v\n%+v", got.Top(0), want.Top(0))
 	}
 }
+
+// TestFlowsNoThroughput: without the throughput series, every count is as
+// with it; only the series and its peak are left out.
+func TestFlowsNoThroughput(t *testing.T) {
+	with := NewFlowsAnalysis(FlowsOptions{})
+	without := NewFlowsAnalysis(FlowsOptions{NoThroughput: true})
+	var p Packet
+	for i := range 3000 {
+		oneFlowPacket(&p, i%7)
+		p.TsNs = testBaseNs + int64(i)*3000
+		with.Add(&p)
+		without.Add(&p)
+	}
+	got, _ := without.Result()
+	want, _ := with.Result()
+	for i := range want.NumFlows() {
+		g, w := got.Flow(i), want.Flow(i)
+		if len(g.ThroughputGbps) != 0 || g.PeakGbps != 0 {
+			t.Errorf("flow %d: throughput %v, peak %v without a series", i, g.ThroughputGbps, g.PeakGbps)
+		}
+		if w.PeakGbps == 0 {
+			t.Errorf("flow %d: no peak with the series", i)
+		}
+		g.ThroughputGbps, g.PeakGbps = w.ThroughputGbps, w.PeakGbps
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("flow %d:\n%+v\n%+v", i, g, w)
+		}
+	}
+}

@@ -130,7 +130,7 @@ func newLive(cfg Config) (*Live, error) {
 		tap:      newTap(cfg.QueuePackets),
 		done:     make(chan struct{}),
 		finished: make(chan struct{}),
-		flows:    analyze.NewFlowsAnalysis(analyze.FlowsOptions{MaxFlows: maxAnalyzedFlows}),
+		flows:    analyze.NewFlowsAnalysis(analyze.FlowsOptions{MaxFlows: maxAnalyzedFlows, NoThroughput: true}),
 		dec:      decode.Decoder{LinkType: cfg.LinkType},
 		ipd: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "ibscope_flow_ipd_seconds",
