@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ibscope/ibscope/analyze"
 )
@@ -103,48 +104,23 @@ func (l *Live) Collect(ch chan<- prometheus.Metric) {
 	l.collectFlows(ch)
 }
 
-// flowCounts is what the flow series show of one flow.
-type flowCounts struct {
-	name, src, dst                                string
-	bytes, packets, cnps, ecnCE, naks, retx, gaps uint64
-}
-
-func (a *flowCounts) add(b *flowCounts) {
-	a.bytes += b.bytes
-	a.packets += b.packets
-	a.cnps += b.cnps
-	a.ecnCE += b.ecnCE
-	a.naks += b.naks
-	a.retx += b.retx
-	a.gaps += b.gaps
-}
-
-func countsOf(h *analyze.FlowHealth) flowCounts {
-	src, dst := keyAddresses(&h.Key)
-	f := flowCounts{name: h.Key.String(), src: src, dst: dst, bytes: h.WireBytes, packets: h.Packets, cnps: h.CNPs, ecnCE: h.ECNCE,
-		retx: h.PSN.Duplicates, gaps: h.PSN.Gaps}
-	for _, n := range h.NAKs {
-		f.naks += n.Count
-	}
-	for _, n := range h.RNRNAKs {
-		f.naks += n.Count
-	}
-	return f
-}
+// otherFlow is the flow="other" series' flow label.
+const otherFlow = "other"
 
 // collectFlows sends the top flows by bytes and the rest as flow="other".
-// The analysis' report so far is taken under the lock, then the series are
-// made without it.
+// Only the counts are taken under the lock (analyze.FlowsResult.Counts,
+// cheap for every flow); the flows are ranked without it, and only those
+// served are named (Key, which needs no lock).
 func (l *Live) collectFlows(ch chan<- prometheus.Metric) {
 	l.flowMu.Lock()
 	undecoded, capBytes := l.undecoded, l.capBytes+l.tap.lostBytes.Load()
 	analyzed, wireBytes := l.analyzed, l.wireBytes
-	var all []flowCounts
+	var all []analyze.FlowCounts
 	res, err := l.flows.Result()
 	if err == nil {
-		all = make([]flowCounts, res.NumFlows())
+		all = make([]analyze.FlowCounts, res.NumFlows())
 		for i := range all {
-			all[i] = countsOf(res.Flow(i))
+			all[i] = res.Counts(i)
 		}
 	}
 	l.flowMu.Unlock()
@@ -154,33 +130,69 @@ func (l *Live) collectFlows(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descAnalyzed, prometheus.CounterValue, float64(analyzed), dev)
 	ch <- prometheus.MustNewConstMetric(descAnalyzedB, prometheus.CounterValue, float64(wireBytes), dev)
 	ch <- prometheus.MustNewConstMetric(descFlowsTracked, prometheus.GaugeValue, float64(len(all)), dev)
-	// analyze's own "other" flow (past its bound) sorts like any flow; its
-	// name is "other" too, so it joins the series of the same name.
-	slices.SortStableFunc(all, func(a, b flowCounts) int { return cmp.Compare(b.bytes, a.bytes) })
-	other := flowCounts{name: "other"}
+	// A stable sort of the flows' places in all, by bytes. analyze's own
+	// "other" flow (past its bound) ranks like any flow and joins
+	// flow="other".
+	rank := make([]int32, len(all))
+	for i := range rank {
+		rank[i] = int32(i)
+	}
+	slices.SortStableFunc(rank, func(a, b int32) int { return cmp.Compare(all[b].WireBytes, all[a].WireBytes) })
+	devLabel := labelPair("device", dev)
+	var other analyze.FlowCounts
 	n := 0
-	for i := range all {
-		if n < l.cfg.TopFlows && all[i].name != "other" {
-			l.sendFlow(ch, &all[i])
+	for _, i := range rank {
+		f := &all[i]
+		if n < l.cfg.TopFlows && !f.Other {
+			key := res.Key(int(i))
+			src, dst := keyAddresses(&key)
+			sendFlow(ch, f, []*dto.LabelPair{devLabel, labelPair("dst", dst), labelPair("flow", key.String()), labelPair("src", src)})
 			n++
 			continue
 		}
-		other.add(&all[i])
+		other.Packets += f.Packets
+		other.WireBytes += f.WireBytes
+		other.CNPs += f.CNPs
+		other.ECNCE += f.ECNCE
+		other.NAKs += f.NAKs
+		other.Retrans += f.Retrans
+		other.PSNGaps += f.PSNGaps
 	}
 	if len(all) > n {
-		l.sendFlow(ch, &other)
+		sendFlow(ch, &other, []*dto.LabelPair{devLabel, labelPair("dst", ""), labelPair("flow", otherFlow), labelPair("src", "")})
 	}
 }
 
-func (l *Live) sendFlow(ch chan<- prometheus.Metric, f *flowCounts) {
-	dev := l.cfg.Device
+func labelPair(name, value string) *dto.LabelPair { return &dto.LabelPair{Name: &name, Value: &value} }
+
+// sendFlow sends f's seven series; labels are flowLabels' pairs sorted by
+// name (as the registry wants them), shared by the seven: a label set is
+// made once a flow, not once a series as prometheus.MustNewConstMetric would.
+func sendFlow(ch chan<- prometheus.Metric, f *analyze.FlowCounts, labels []*dto.LabelPair) {
 	for _, m := range [...]struct {
 		d *prometheus.Desc
 		v uint64
-	}{{descFlowBytes, f.bytes}, {descFlowPackets, f.packets}, {descFlowCNPs, f.cnps}, {descFlowECNCE, f.ecnCE},
-		{descFlowNAKs, f.naks}, {descFlowRetrans, f.retx}, {descFlowPSNGaps, f.gaps}} {
-		ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), dev, f.name, f.src, f.dst)
+	}{{descFlowBytes, f.WireBytes}, {descFlowPackets, f.Packets}, {descFlowCNPs, f.CNPs}, {descFlowECNCE, f.ECNCE},
+		{descFlowNAKs, f.NAKs}, {descFlowRetrans, f.Retrans}, {descFlowPSNGaps, f.PSNGaps}} {
+		ch <- &counterSeries{desc: m.d, labels: labels, value: float64(m.v)}
 	}
+}
+
+// counterSeries is one counter sample with label pairs made by the caller
+// (sorted by name, valid UTF-8, never changed after: the registry may
+// read them while it encodes).
+type counterSeries struct {
+	desc   *prometheus.Desc
+	labels []*dto.LabelPair
+	value  float64
+}
+
+func (c *counterSeries) Desc() *prometheus.Desc { return c.desc }
+
+func (c *counterSeries) Write(m *dto.Metric) error {
+	m.Label = c.labels
+	m.Counter = &dto.Counter{Value: &c.value}
+	return nil
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

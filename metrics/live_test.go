@@ -424,3 +424,36 @@ func TestAnalysisWakesAfterIdle(t *testing.T) {
 		return l.analyzed == 3
 	})
 }
+
+// TestScrapeDuringAnalysis: scrapes while the analysis runs (go test
+// -race checks that the flows are read under the lock, or only what never
+// changes without it), and the totals are exact once the capture ends.
+func TestScrapeDuringAnalysis(t *testing.T) {
+	src := flowFrames(t, 300, 2)
+	src.n = 100_000
+	l, err := New(Config{Device: "mem", LinkType: decode.LinkTypeEthernet, TopFlows: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan capture.Report)
+	go func() { done <- runCapture(t, l, src) }()
+	var rep capture.Report
+	for scraping := true; scraping; {
+		select {
+		case rep = <-done:
+			scraping = false
+		default:
+			gather(t, l)
+		}
+	}
+	l.Finish(rep)
+	mf := gather(t, l)
+	var sum float64
+	for _, m := range mf["ibscope_flow_packets_total"].GetMetric() {
+		sum += m.GetCounter().GetValue()
+	}
+	lost := mf["ibscope_metrics_packets_not_analyzed_total"].GetMetric()[0].GetCounter().GetValue()
+	if sum+lost != float64(src.n) || float64(rep.Written) != float64(src.n) {
+		t.Errorf("flow packets %v and %v not analysed, want %d in all (written %d)", sum, lost, src.n, rep.Written)
+	}
+}
