@@ -18,7 +18,7 @@ fi
 pass=$(grep -cE -- '^\s*--- PASS' "$log")
 fail=$(grep -cE -- '^\s*--- FAIL' "$log")
 skip=$(grep -cE -- '^\s*--- SKIP' "$log")
-# Name what was skipped and why (the line after each SKIP), so a gated or missing-tool skip is seen.
-grep -A1 -E -- '^\s*--- SKIP' "$log" | grep -vE '^--$' | sed 's/^/  /'
+# Name what was skipped and why (go test -v prints the reason just before each SKIP line).
+grep -B1 -E -- '^\s*--- SKIP' "$log" | grep -vE '^(--|=== RUN.*)$' | sed 's/^/  /'
 echo "unit: $pass passed, $fail failed, $skip skipped"
 exit "$rc"
