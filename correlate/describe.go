@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/ibscope/ibscope/decode"
 )
 
 // descriptionKey is the Arrow field metadata key that holds a column's
@@ -65,6 +67,30 @@ var columnDescriptions = map[string]string{
 	"link_vl":                      "link packet VL",
 	"link_fccl":                    "link packet FCCL, 64-byte blocks mod 4096",
 	"link_lpcrc_ok":                "link packet LPCRC verified correct",
+	"pfc_opcode":                   "PFC MAC control opcode (0x0101); null for frames that are not PFC",
+	"pfc_class_enable":             "PFC priority-enable vector: bit N set means pfc_quanta_N applies to priority N",
+	"pause_quanta":                 "802.3x PAUSE time, quanta of 512 bit times (0 resumes); null for frames that are not PAUSE",
+	"ifa_version":                  "IFA 2.0 header version (2); null for frames without IFA",
+	"ifa_gns":                      "IFA global namespace (15: each hop's LNS decides)",
+	"ifa_next_hdr":                 "IFA next header: the IP protocol the IFA header displaced (17 UDP)",
+	"ifa_flags":                    "IFA flags: 0x10 MF, 0x08 TS, 0x04 I, 0x02 TA, 0x01 C",
+	"ifa_max_len":                  "IFA maximum metadata length, 4-byte words",
+	"ifa_request_vector":           "IFA metadata header request vector",
+	"ifa_action_vector":            "IFA metadata header action vector (bit 7 loss, bit 6 color)",
+	"ifa_hop_limit":                "IFA hops that may still insert metadata",
+	"ifa_cur_len":                  "IFA metadata stack length, 4-byte words",
+	"ifa1_probe_marker":            "IFA 1.0 probe marker (the operator's two 32-bit markers); null for frames without IFA 1.0",
+	"ifa1_version":                 "IFA 1.0 version",
+	"ifa1_msg_type":                "IFA 1.0 message type",
+	"ifa1_flags":                   "IFA 1.0 flags",
+	"ifa1_request_vector":          "IFA 1.0 request vector",
+	"ifa1_action_vector":           "IFA 1.0 action vector",
+	"ifa1_hop_limit":               "IFA 1.0 hop limit: the most hops that may stamp the probe",
+	"ifa1_hop_count":               "IFA 1.0 hop count: the hops that have stamped it",
+	"ifa1_max_len":                 "IFA 1.0 maximum metadata length",
+	"ifa1_cur_len":                 "IFA 1.0 current metadata length",
+	"ifa1_sender_handle":           "IFA 1.0 sender handle",
+	"ifa1_seq":                     "IFA 1.0 sequence number",
 	"error":                        "why the frame could not be fully decoded; null when it was",
 
 	// Joined table.
@@ -112,6 +138,9 @@ func describe(fields []arrow.Field) []arrow.Field {
 func describeColumn(name string) string {
 	if d, ok := columnDescriptions[name]; ok {
 		return d
+	}
+	if p, ok := strings.CutPrefix(name, "pfc_quanta_"); ok && len(p) == 1 && p[0] >= '0' && p[0] < '0'+decode.PFCPriorities {
+		return "PFC pause time of priority " + p + ", quanta of 512 bit times (0 resumes); null for frames that are not PFC"
 	}
 	for s, p := range slotPrefix {
 		m, ok := strings.CutPrefix(name, p)

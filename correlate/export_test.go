@@ -81,11 +81,21 @@ func contractRowsCRC(t testing.TB, capture string, checkCRC bool) []map[string]s
 	}
 }
 
+// flatten names nested keys the way export names its columns: reth {va}
+// becomes reth_va, pfc {quanta [8]} pfc_quanta_0 to _7 (an array of
+// objects, ifa {hops}, gives ifa_hops_0_lns, ..., which export has no
+// columns for).
 func flatten(prefix string, obj map[string]any, out map[string]string) {
 	for k, v := range obj {
 		switch v := v.(type) {
 		case map[string]any:
 			flatten(prefix+k+"_", v, out)
+		case []any:
+			elems := map[string]any{}
+			for n, e := range v {
+				elems[strconv.Itoa(n)] = e
+			}
+			flatten(prefix+k+"_", elems, out)
 		default:
 			out[prefix+k] = fmt.Sprint(v)
 		}

@@ -190,6 +190,8 @@ type packetBatch struct {
 	linkV               bitmap
 	lpcrcOK, lpcrcV     bitmap
 
+	rare rareCols
+
 	errOffsets []int32
 	errData    []byte
 	errV       bitmap
@@ -199,7 +201,8 @@ type packetBatch struct {
 func (b *packetBatch) bitmaps() []*bitmap {
 	return []*bitmap{&b.ifaceV, &b.dirV, &b.trV, &b.lrhV, &b.ipV, &b.grhV, &b.ackReq, &b.fecn, &b.becn, &b.solicited, &b.bthV,
 		&b.rdethV, &b.xrcV, &b.rethV, &b.aethV, &b.dethV, &b.atomicV, &b.atomicAckV, &b.immV, &b.iethV,
-		&b.icrcOK, &b.icrcV, &b.vcrcOK, &b.vcrcV, &b.linkV, &b.lpcrcOK, &b.lpcrcV, &b.errV}
+		&b.icrcOK, &b.icrcV, &b.vcrcOK, &b.vcrcV, &b.linkV, &b.lpcrcOK, &b.lpcrcV, &b.errV,
+		&b.rare.pfcV, &b.rare.pauseV, &b.rare.ifaV, &b.rare.ifaMDV, &b.rare.ifa1V}
 }
 
 func newPacketBatch(schema *arrow.Schema, files arrow.Array) *packetBatch {
@@ -224,6 +227,7 @@ func newPacketBatch(schema *arrow.Schema, files arrow.Array) *packetBatch {
 	b.atomicRKey, b.atomicAckOrig = make([]uint32, n), make([]uint64, n)
 	b.imm, b.ieth = make([]uint32, n), make([]uint32, n)
 	b.linkOp, b.linkVL, b.linkFCTBS, b.linkFCCL = make([]uint8, n), make([]uint8, n), make([]uint16, n), make([]uint16, n)
+	b.rare.make(n)
 	b.errOffsets = make([]int32, 1, n+1)
 	for _, m := range b.bitmaps() {
 		m.bits = make([]byte, (n+7)/8)
@@ -240,6 +244,7 @@ func (b *packetBatch) reset() {
 	for _, c := range []*addrCol{&b.src, &b.dst, &b.sgid, &b.dgid} {
 		c.reset()
 	}
+	b.rare.reset(b.n)
 	b.errOffsets, b.errData = b.errOffsets[:1], b.errData[:0]
 	b.n = 0
 }
@@ -376,6 +381,17 @@ func (b *packetBatch) add(f *decode.Frame, file int, way dir, errMsg string) {
 	}
 	b.linkOp[i], b.linkFCTBS[i], b.linkVL[i], b.linkFCCL[i] = l.Op, l.FCTBS, l.VL, l.FCCL
 
+	if h&rareHeaders == 0 {
+		r := &b.rare
+		r.pfcV.nulls++
+		r.pauseV.nulls++
+		r.ifaV.nulls++
+		r.ifaMDV.nulls++
+		r.ifa1V.nulls++
+	} else {
+		b.rare.add(f, i)
+	}
+
 	if errMsg == "" {
 		b.errV.nulls++
 	} else {
@@ -383,6 +399,152 @@ func (b *packetBatch) add(f *decode.Frame, file int, way dir, errMsg string) {
 		b.errData = append(b.errData, errMsg...)
 	}
 	b.errOffsets = append(b.errOffsets, int32(len(b.errData)))
+}
+
+// rareHeaders are the headers of rareCols.
+const rareHeaders = decode.HasPFC | decode.HasPause | decode.HasIFA | decode.HasIFAMetadata | decode.HasIFA1
+
+// rareCols are the columns of the headers few frames carry: PFC, PAUSE,
+// IFA 2.0 (header and metadata header) and IFA 1.0. A row without any of
+// them costs five null counts: their values are written only where a row
+// has the header, and cleared at reset only when one did (values under a
+// null are zero, as in the other columns).
+type rareCols struct {
+	used bool // a row of the batch has one of the headers
+
+	pfcOpcode, pfcClassEnable []uint16
+	pfcQuanta                 [decode.PFCPriorities][]uint16
+	pfcV                      bitmap
+
+	pauseQuanta []uint16
+	pauseV      bitmap
+
+	ifa  [5][]uint8 // version, gns, next_hdr, flags, max_len
+	ifaV bitmap
+
+	ifaMD  [4][]uint8 // request_vector, action_vector, hop_limit, cur_len
+	ifaMDV bitmap
+
+	ifa1Marker []uint64
+	ifa1U8     [4][]uint8  // version, msg_type, hop_limit, hop_count
+	ifa1U16    [7][]uint16 // flags, request_vector, action_vector, max_len, cur_len, sender_handle, seq
+	ifa1V      bitmap
+}
+
+// u8s and u16s list the value slices, for make and reset.
+func (r *rareCols) u8s() [][]uint8 {
+	s := append(r.ifa[:], r.ifaMD[:]...)
+	return append(s, r.ifa1U8[:]...)
+}
+
+func (r *rareCols) u16s() []*[]uint16 {
+	s := []*[]uint16{&r.pfcOpcode, &r.pfcClassEnable, &r.pauseQuanta}
+	for k := range r.pfcQuanta {
+		s = append(s, &r.pfcQuanta[k])
+	}
+	for k := range r.ifa1U16 {
+		s = append(s, &r.ifa1U16[k])
+	}
+	return s
+}
+
+func (r *rareCols) make(n int) {
+	for _, c := range r.u16s() {
+		*c = make([]uint16, n)
+	}
+	for k := range r.ifa {
+		r.ifa[k] = make([]uint8, n)
+	}
+	for k := range r.ifaMD {
+		r.ifaMD[k] = make([]uint8, n)
+	}
+	for k := range r.ifa1U8 {
+		r.ifa1U8[k] = make([]uint8, n)
+	}
+	r.ifa1Marker = make([]uint64, n)
+}
+
+// reset zeroes the values of the first n rows if any was written.
+func (r *rareCols) reset(n int) {
+	if !r.used {
+		return
+	}
+	for _, c := range r.u16s() {
+		clear((*c)[:n])
+	}
+	for _, c := range r.u8s() {
+		clear(c[:n])
+	}
+	clear(r.ifa1Marker[:n])
+	r.used = false
+}
+
+// add fills row i from f, which has at least one of rareHeaders.
+func (r *rareCols) add(f *decode.Frame, i int) {
+	r.used = true
+	h := f.Has
+	if present(h&decode.HasPFC, &r.pfcV, i) != 0 {
+		r.pfcOpcode[i], r.pfcClassEnable[i] = f.PFC.Opcode, f.PFC.ClassEnable
+		for k, q := range f.PFC.Quanta {
+			r.pfcQuanta[k][i] = q
+		}
+	}
+	if present(h&decode.HasPause, &r.pauseV, i) != 0 {
+		r.pauseQuanta[i] = f.Pause.Quanta
+	}
+	if present(h&decode.HasIFA, &r.ifaV, i) != 0 {
+		a := &f.IFA
+		for k, v := range [...]uint8{a.Version, a.GNS, a.NextHdr, a.Flags, a.MaxLength} {
+			r.ifa[k][i] = v
+		}
+	}
+	md := h & decode.HasIFAMetadata
+	if h&decode.HasIFA == 0 {
+		md = 0 // the decode JSON has the metadata header's keys only inside "ifa"
+	}
+	if present(md, &r.ifaMDV, i) != 0 {
+		m := &f.IFAMetadata
+		for k, v := range [...]uint8{m.RequestVector, m.ActionVector, m.HopLimit, m.CurrentLength} {
+			r.ifaMD[k][i] = v
+		}
+	}
+	if present(h&decode.HasIFA1, &r.ifa1V, i) != 0 {
+		a := &f.IFA1
+		r.ifa1Marker[i] = a.ProbeMarker
+		for k, v := range [...]uint8{a.Version, a.MsgType, a.HopLimit, a.HopCount} {
+			r.ifa1U8[k][i] = v
+		}
+		for k, v := range [...]uint16{a.Flags, a.RequestVector, a.ActionVector, a.MaxLength, a.CurrentLength, a.SenderHandle, a.SeqNumber} {
+			r.ifa1U16[k][i] = v
+		}
+	}
+}
+
+// arrays appends the columns of the first n rows to cols, in the order of
+// packetFields.
+func (r *rareCols) arrays(cols []arrow.Array, n int) []arrow.Array {
+	u8, u16 := arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Uint16
+	cols = append(cols, fixed(u16, r.pfcOpcode, n, &r.pfcV), fixed(u16, r.pfcClassEnable, n, &r.pfcV))
+	for _, q := range r.pfcQuanta {
+		cols = append(cols, fixed(u16, q, n, &r.pfcV))
+	}
+	cols = append(cols, fixed(u16, r.pauseQuanta, n, &r.pauseV))
+	for _, c := range r.ifa {
+		cols = append(cols, fixed(u8, c, n, &r.ifaV))
+	}
+	for _, c := range r.ifaMD {
+		cols = append(cols, fixed(u8, c, n, &r.ifaMDV))
+	}
+	cols = append(cols, fixed(arrow.PrimitiveTypes.Uint64, r.ifa1Marker, n, &r.ifa1V),
+		fixed(u8, r.ifa1U8[0], n, &r.ifa1V), fixed(u8, r.ifa1U8[1], n, &r.ifa1V))
+	for _, c := range r.ifa1U16[:3] { // flags, request_vector, action_vector
+		cols = append(cols, fixed(u16, c, n, &r.ifa1V))
+	}
+	cols = append(cols, fixed(u8, r.ifa1U8[2], n, &r.ifa1V), fixed(u8, r.ifa1U8[3], n, &r.ifa1V))
+	for _, c := range r.ifa1U16[3:] { // max_len, cur_len, sender_handle, seq
+		cols = append(cols, fixed(u16, c, n, &r.ifa1V))
+	}
+	return cols
 }
 
 // present marks row i of validity v as set when has is non-zero, null
@@ -463,8 +625,9 @@ func (b *packetBatch) record() arrow.RecordBatch {
 		fixed(u8, b.linkOp, n, &b.linkV), fixed(u16, b.linkFCTBS, n, &b.linkV),
 		fixed(u8, b.linkVL, n, &b.linkV), fixed(u16, b.linkFCCL, n, &b.linkV),
 		bools(&b.lpcrcOK, &b.lpcrcV, n),
-		b.errors(n),
 	}
+	cols = b.rare.arrays(cols, n)
+	cols = append(cols, b.errors(n))
 	defer func() {
 		for _, c := range cols {
 			c.Release()

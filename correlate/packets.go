@@ -50,7 +50,13 @@ var transportDict, opcodeDict, directionDict = func() (arrow.Array, arrow.Array,
 // lacks is null; after len come what the capture file says of the frame
 // (cap_len, iface, direction, file). Units:
 // ts_ns ns since the epoch (UTC); len and cap_len bytes on the wire and captured; dest_qp, psn,
-// msn, src_qp 24-bit numbers; link_fctbs and link_fccl 64-byte blocks mod 4096.
+// msn, src_qp 24-bit numbers; link_fctbs and link_fccl 64-byte blocks mod 4096;
+// pfc_quanta_N and pause_quanta pause quanta (512 bit times); ifa_max_len
+// and ifa_cur_len 4-byte words. The PFC array pfc {quanta [8]} is eight
+// columns pfc_quanta_0..7, not a list: plain numeric columns that DuckDB and
+// pandas filter and aggregate as they do any other (a Parquet list reads
+// as an object column of arrays in pandas), with min/max statistics per
+// priority, and nothing but null levels to write in a capture without PFC.
 var packetFields = describe([]arrow.Field{
 	{Name: "frame", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "ts_ns", Type: timestampNs},
@@ -102,6 +108,38 @@ var packetFields = describe([]arrow.Field{
 	{Name: "link_vl", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
 	{Name: "link_fccl", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
 	{Name: "link_lpcrc_ok", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+	{Name: "pfc_opcode", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "pfc_class_enable", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "pfc_quanta_0", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "pfc_quanta_1", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "pfc_quanta_2", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "pfc_quanta_3", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "pfc_quanta_4", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "pfc_quanta_5", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "pfc_quanta_6", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "pfc_quanta_7", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "pause_quanta", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "ifa_version", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+	{Name: "ifa_gns", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+	{Name: "ifa_next_hdr", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+	{Name: "ifa_flags", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+	{Name: "ifa_max_len", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+	{Name: "ifa_request_vector", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+	{Name: "ifa_action_vector", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+	{Name: "ifa_hop_limit", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+	{Name: "ifa_cur_len", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+	{Name: "ifa1_probe_marker", Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
+	{Name: "ifa1_version", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+	{Name: "ifa1_msg_type", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+	{Name: "ifa1_flags", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "ifa1_request_vector", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "ifa1_action_vector", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "ifa1_hop_limit", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+	{Name: "ifa1_hop_count", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+	{Name: "ifa1_max_len", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "ifa1_cur_len", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "ifa1_sender_handle", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	{Name: "ifa1_seq", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
 	{Name: "error", Type: arrow.BinaryTypes.String, Nullable: true},
 })
 
