@@ -162,11 +162,14 @@ func (p *parquetWriter) writeColumn(w int, cw file.ColumnChunkWriter, i int, col
 			p.defs[w] = make([]int16, n)
 		}
 		defs = p.defs[w][:n]
-		if col.NullN() == 0 {
+		switch col.NullN() {
+		case 0:
 			for j := range defs {
 				defs[j] = 1
 			}
-		} else {
+		case n: // a header no row of the batch has: most columns of most captures
+			clear(defs)
+		default:
 			bm, off := col.NullBitmapBytes(), col.Data().Offset()
 			for j := range defs {
 				k := off + j
