@@ -1,9 +1,13 @@
 package correlate
 
 import (
+	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
@@ -66,5 +70,48 @@ func TestExportPFCPauseIFA(t *testing.T) {
 			compareRows(t, got.Rows, want)
 			got.checkDescribed(t, []Format{FormatParquet, FormatArrow}[i], filepath.Base(capture))
 		})
+	}
+}
+
+// TestPacketBatchRareReset fills a batch's PFC, PAUSE and IFA columns,
+// resets it and adds a frame without those headers: the columns are null in
+// the record and the values under the nulls are zero again.
+func TestPacketBatchRareReset(t *testing.T) {
+	sb := array.NewStringBuilder(memory.DefaultAllocator)
+	sb.Append("x.pcap")
+	files := sb.NewArray()
+	defer files.Release()
+	b := newPacketBatch(batchSchema(PacketSchema(nil)), files)
+	rare := decode.Frame{Iface: -1, Has: decode.HasPFC | decode.HasPause | decode.HasIFA | decode.HasIFAMetadata | decode.HasIFA1}
+	rare.PFC = decode.PFC{Opcode: decode.MACControlOpPFC, ClassEnable: 0xFF, Quanta: [8]uint16{1, 2, 3, 4, 5, 6, 7, 8}}
+	rare.Pause.Quanta = 9
+	rare.IFA = decode.IFA{Version: 2, GNS: 15, NextHdr: 17, Flags: 1, MaxLength: 255}
+	rare.IFAMetadata = decode.IFAMetadata{RequestVector: 1, ActionVector: 2, HopLimit: 3, CurrentLength: 4}
+	rare.IFA1 = decode.IFA1{ProbeMarker: 10, Version: 1, MsgType: 2, Flags: 3, RequestVector: 4, ActionVector: 5, HopLimit: 6, HopCount: 7, MaxLength: 8, CurrentLength: 9, SenderHandle: 10, SeqNumber: 11}
+	b.add(&rare, 0, dirUnknown, "")
+	rec := b.record()
+	for _, name := range []string{"pfc_quanta_7", "pause_quanta", "ifa_max_len", "ifa_cur_len", "ifa1_seq", "ifa1_probe_marker"} {
+		if c := rec.Column(fieldIndex(packetFields, name)); c.NullN() != 0 || c.ValueStr(0) == "0" {
+			t.Errorf("%s = %s (nulls %d), want the frame's value", name, c.ValueStr(0), c.NullN())
+		}
+	}
+	rec.Release()
+
+	b.reset()
+	plain := decode.Frame{Iface: -1}
+	b.add(&plain, 0, dirUnknown, "")
+	rec = b.record()
+	defer rec.Release()
+	for i, f := range packetFields {
+		if !strings.HasPrefix(f.Name, "pfc_") && !strings.HasPrefix(f.Name, "pause_") && !strings.HasPrefix(f.Name, "ifa") {
+			continue
+		}
+		c := rec.Column(i)
+		if c.NullN() != 1 {
+			t.Errorf("%s: %d nulls, want 1", f.Name, c.NullN())
+		}
+		if raw := c.Data().Buffers()[1].Bytes(); !bytes.Equal(raw, make([]byte, len(raw))) {
+			t.Errorf("%s: values under the null are %v, want zeros", f.Name, raw)
+		}
 	}
 }
