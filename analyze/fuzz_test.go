@@ -52,7 +52,7 @@ func FuzzAnalyses(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			s := NewStream([]*decode.Reader{r}, StreamOptions{WindowPackets: 3, CheckCRC: true, MACControl: i == 2})
+			s := NewStream([]*decode.Reader{r}, StreamOptions{WindowPackets: 3, CheckCRC: true, MACControl: i == 2, Ethernet: i == 3})
 			run(s)
 			s.Close()
 		}

@@ -35,7 +35,7 @@ func ifaProbeFrame(t testing.TB, src, dst byte, qp uint32, hops []testHop) []byt
 
 func runHops(t *testing.T, frames []rawFrame, o HopsOptions) *HopsReport {
 	t.Helper()
-	s, err := OpenStream([]string{writeFrames(t, frames)}, StreamOptions{})
+	s, err := OpenStream([]string{writeFrames(t, frames)}, StreamOptions{Ethernet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestHopsSeriesBounded(t *testing.T) {
 	for i := range 600 {
 		f = append(f, rawFrame{testcap.BaseNs + int64(i)*1000, ifaProbeFrame(t, 1, 9, 0x11, []testHop{{0xA1, 1, uint32(i), 0, false}})})
 	}
-	s, err := OpenStream([]string{writeFrames(t, f)}, StreamOptions{})
+	s, err := OpenStream([]string{writeFrames(t, f)}, StreamOptions{Ethernet: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ type Packet struct {
 	// passed its timestamp (out of order by more than the reorder window).
 	Late bool
 	// FCTBS and FCCL are a link flow-control packet's counts, in 64-byte
-	// blocks mod 4096. (The small fields sit together: 216 bytes a packet.)
+	// blocks mod 4096. (The small fields sit together: 160 bytes a packet.)
 	FCTBS, FCCL uint16
 	PSN         uint32 // 24 bits
 	MSN         uint32 // AETH message sequence number (with HasAETH)
@@ -47,6 +47,16 @@ type Packet struct {
 	// IBBytes is the transport packet as IB counts it (decode.Frame.IBLen).
 	IBBytes int
 
+	// EthernetFields is what the pfc and hops analyses read of the frame's
+	// link: filled only with StreamOptions.Ethernet (or MACControl), else
+	// all zero. It lives beside the Stream's window, not in it, so that the
+	// analyses that do not read it do not pay for its copy; it is valid
+	// until the next packet is taken.
+	*EthernetFields
+}
+
+// EthernetFields is what a Packet carries of its Ethernet frame.
+type EthernetFields struct {
 	// Ethernet frames (Ethernet): the addresses and the priority the frame
 	// travels at, the outer VLAN tag's PCP (VLANTagged) and the IP DSCP
 	// (RoCEv2; RoCEv1: the GRH traffic class's upper 6 bits).
@@ -61,8 +71,7 @@ type Packet struct {
 	PauseEnable uint8
 	PauseQuanta [decode.PFCPriorities]uint16
 	// IFAHops is an IFA 2.0 probe's hop metadata, newest hop first (at most
-	// 31: a stack is at most 255 words). It shares memory with the Stream
-	// and is valid until the next packet is taken.
+	// 31: a stack is at most 255 words).
 	IFAHops []IFAHop
 }
 
@@ -132,12 +141,11 @@ func (p *Packet) fill(f *decode.Frame, file int) {
 	p.ICRCBad = checked && f.Has&decode.HasICRC != 0 && !f.ICRCOK
 	p.VCRCBad = checked && f.Has&decode.HasVCRC != 0 && !f.VCRCOK
 	p.Late = false
-	p.fillEthernet(f)
 }
 
-// fillEthernet copies what PFC and IFA analyses read: addresses,
+// fill copies what the pfc and hops analyses read of f: addresses,
 // priorities, pause requests and IFA hops.
-func (p *Packet) fillEthernet(f *decode.Frame) {
+func (p *EthernetFields) fill(f *decode.Frame) {
 	p.Ethernet, p.SrcMAC, p.DstMAC = f.Ethernet, f.SrcMAC, f.DstMAC
 	p.VLANTagged, p.VLANPCP = f.VLANTagged, f.VLANPCP
 	p.DSCP = f.DSCP

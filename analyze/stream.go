@@ -14,8 +14,9 @@ const (
 	// order.
 	DefaultWindowPackets = 4096
 	// MaxWindowPackets bounds the window: the stream holds a ring of the
-	// next power of two packets, 216 bytes each (226 MB at this bound;
-	// an IFA probe's hops add up to 620 bytes to its slot).
+	// next power of two packets, 160 bytes each (168 MB at this bound;
+	// with StreamOptions.Ethernet 64 more, and an IFA probe's hops up to
+	// 620 bytes more).
 	MaxWindowPackets = 1_000_000
 )
 
@@ -31,8 +32,12 @@ type StreamOptions struct {
 	LinkPackets bool
 	// MACControl hands out PFC and PAUSE frames too (Packet.MACControl;
 	// Key.Transport is decode.TransportNone), which the pfc analysis reads;
-	// without it they are counted as not IB and skipped.
+	// without it they are counted as not IB and skipped. It implies Ethernet.
 	MACControl bool
+	// Ethernet fills Packet.EthernetFields (addresses, priorities, pause
+	// requests, IFA hops), which the pfc and hops analyses read; without
+	// it they are all zero, and the other analyses read a packet faster.
+	Ethernet bool
 	// OnDecodeError is told of every frame that could not be decoded, and
 	// of every frame without a timestamp (a pcapng simple packet block,
 	// whose Err says so); the stream skips the frame and goes on.
@@ -61,10 +66,15 @@ type Stream struct {
 	in     *decode.Stream
 	window int
 	ring   []Packet // sorted by TsNs from head, a circular buffer of power-of-two size
-	head   int
-	n      int
-	stats  StreamStats
-	eof    bool
+	// ethernet is set when the packets' EthernetFields are filled: each
+	// slot then points at its own (they move with the packets), else all
+	// at noEthernet, which stays zero.
+	ethernet   bool
+	noEthernet EthernetFields
+	head       int
+	n          int
+	stats      StreamStats
+	eof        bool
 
 	outStarted bool
 	lastOutNs  int64
@@ -152,6 +162,17 @@ func (s *Stream) start(in *decode.Stream, opts StreamOptions) {
 		size *= 2
 	}
 	s.in, s.window, s.ring = in, w, make([]Packet, size)
+	s.ethernet = opts.Ethernet || opts.MACControl
+	var eth []EthernetFields
+	if s.ethernet {
+		eth = make([]EthernetFields, size)
+	}
+	for i := range s.ring {
+		s.ring[i].EthernetFields = &s.noEthernet
+		if s.ethernet {
+			s.ring[i].EthernetFields = &eth[i]
+		}
+	}
 }
 
 // Close closes every file.
@@ -216,6 +237,9 @@ func (s *Stream) push(f *decode.Frame, file int) {
 	mask := len(s.ring) - 1
 	i := (s.head + s.n) & mask
 	s.ring[i].fill(f, file)
+	if s.ethernet {
+		s.ring[i].EthernetFields.fill(f)
+	}
 	s.n++
 	if s.outStarted && s.ring[i].TsNs < s.lastOutNs {
 		s.ring[i].Late = true

@@ -255,7 +255,7 @@ func checkPFCAnalysis(t *testing.T, dir string, senders, gbps, prios int, tr *si
 // truth lists, and a mean residence within 5 % of every data packet's.
 func checkHopsAnalysis(t *testing.T, dir string, tr *sim.Truth) {
 	t.Helper()
-	st, err := analyze.OpenStream([]string{filepath.Join(dir, "r.pcapng")}, analyze.StreamOptions{})
+	st, err := analyze.OpenStream([]string{filepath.Join(dir, "r.pcapng")}, analyze.StreamOptions{Ethernet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestRoCETwoSwitches(t *testing.T) {
 	if len(pr.Links) != 1 || !within5(float64(pr.Links[0].Priorities[0].PausedNs), float64(a3.PausedNs[0])) {
 		t.Errorf("pfc analysis at a/3: %+v; truth paused %d ns", pr.Links, a3.PausedNs[0])
 	}
-	st2, err := analyze.OpenStream([]string{filepath.Join(dir, "r.pcapng")}, analyze.StreamOptions{})
+	st2, err := analyze.OpenStream([]string{filepath.Join(dir, "r.pcapng")}, analyze.StreamOptions{Ethernet: true})
 	if err != nil {
 		t.Fatal(err)
 	}

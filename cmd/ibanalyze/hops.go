@@ -177,7 +177,7 @@ func runHops(stdout io.Writer, paths []string, o hopsOpts) error {
 		return err
 	}
 	in := newInput()
-	in.opts.WindowPackets = o.window
+	in.opts.WindowPackets, in.opts.Ethernet = o.window, true
 	s, err := analyze.OpenStream(paths, in.opts)
 	if err != nil {
 		return err
