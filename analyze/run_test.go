@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ibscope/ibscope/analyze"
@@ -286,38 +287,38 @@ func TestRunReportTimes(t *testing.T) {
 // stopAt counts the packets added and closes stop at the packet stopAt.
 type stopAt struct {
 	added, at int
-	stop      chan struct{}
+	stop      *atomic.Bool
 }
 
 func (a *stopAt) Add(*analyze.Packet) {
 	if a.added++; a.added == a.at {
-		close(a.stop)
+		a.stop.Store(true)
 	}
 }
 func (a *stopAt) Err() error                          { return nil }
 func (a *stopAt) Report(*analyze.Stream) (int, error) { return a.added, nil }
 
-// TestRunStop: once RunOptions.Stop is closed nothing more is read, and
+// TestRunStop: once RunOptions.Stop is set nothing more is read, and
 // the packets already read into the reorder window are still added, so the
 // report is on every packet the stream handed out; closed before the run,
 // nothing is added.
 func TestRunStop(t *testing.T) {
 	const window = 4
 	open := opener(t, analyze.StreamOptions{WindowPackets: window}, "../testdata/pcaps/rocev2_rping.pcap")
-	all, _ := analyze.Run(open(), &stopAt{stop: make(chan struct{})}, analyze.RunOptions[int]{})
+	all, _ := analyze.Run(open(), &stopAt{stop: new(atomic.Bool)}, analyze.RunOptions[int]{})
 	for _, at := range []int{1, 10} {
 		s := open()
-		a := &stopAt{at: at, stop: make(chan struct{})}
+		a := &stopAt{at: at, stop: new(atomic.Bool)}
 		n, err := analyze.Run(s, a, analyze.RunOptions[int]{Stop: a.stop})
 		// After packet at, the window holds the next window-1 packets read.
 		if want := at + window - 1; err != nil || n != want || s.Stats().Packets != n || n >= all {
 			t.Errorf("stop at packet %d of %d: %d added (%v), %d handed out; want %d", at, all, n, err, s.Stats().Packets, want)
 		}
 	}
-	stop := make(chan struct{})
-	close(stop)
+	stop := new(atomic.Bool)
+	stop.Store(true)
 	s := open()
-	if n, _ := analyze.Run(s, &stopAt{stop: make(chan struct{})}, analyze.RunOptions[int]{Stop: stop}); n != 0 || s.Stats().Packets != 0 {
+	if n, _ := analyze.Run(s, &stopAt{stop: new(atomic.Bool)}, analyze.RunOptions[int]{Stop: stop}); n != 0 || s.Stats().Packets != 0 {
 		t.Errorf("stopped before the run: %d added, %d handed out", n, s.Stats().Packets)
 	}
 }

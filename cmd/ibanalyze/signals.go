@@ -21,9 +21,9 @@ import (
 // inferring the byte time), ends the process at once with status 128+signal
 // (130 for SIGINT), removing the partial outputs first.
 var (
-	// readingStopped is closed by stopReading: analyze.Run reads no more
+	// readingStopped is set by stopReading: analyze.Run reads no more
 	// (RunOptions.Stop).
-	readingStopped = make(chan struct{})
+	readingStopped = new(atomic.Bool)
 	stopOnce       sync.Once
 	// stopsEarly says the running command reports on what it read when a
 	// signal stops the reading (stopOnSignal).
@@ -72,7 +72,7 @@ func handleSignals() (stop func()) {
 // or when the output fails (nothing more would be seen of it).
 func stopReading() {
 	stopOnce.Do(func() {
-		close(readingStopped)
+		readingStopped.Store(true)
 		if w := stdinPipe.Load(); w != nil {
 			w.Close() // a read waiting for more of standard input ends
 		}
