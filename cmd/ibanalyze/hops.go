@@ -173,24 +173,11 @@ func runHops(stdout io.Writer, paths []string, o hopsOpts) error {
 	if err != nil {
 		return err
 	}
-	if err := stopOnSignal(paths); err != nil {
-		return err
-	}
-	in := newInput()
-	in.opts.WindowPackets, in.opts.Ethernet = o.window, true
-	s, err := analyze.OpenStream(paths, in.opts)
+	r, rs, err := runStreamed(stdout, paths, "hops", analyze.StreamOptions{WindowPackets: o.window, Ethernet: true}, o.interval, o.json, a,
+		func(w io.Writer, r *analyze.HopsReport) error {
+			return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, hopsJSON(r, o.series)) }, func(w io.Writer) { writeHopsText(w, r, o.top) })
+		})
 	if err != nil {
-		return err
-	}
-	defer s.Close()
-	_, total := s.Progress()
-	prog := newProgress("hops", total, o.json)
-	rs := newReports(stdout, o.interval, o.json, func(w io.Writer, r *analyze.HopsReport) error {
-		return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, hopsJSON(r, o.series)) }, func(w io.Writer) { writeHopsText(w, r, o.top) })
-	})
-	r, err := analyze.Run(s, a, rs.runOptions(streamProgress(prog)))
-	prog.done()
-	if err = in.failed(err); err != nil {
 		return err
 	}
 	if r.Input.Packets == 0 {
@@ -209,7 +196,7 @@ func runHops(stdout io.Writer, paths []string, o hopsOpts) error {
 	if err := rs.totals(r); err != nil {
 		return err
 	}
-	if st := s.Stats(); st.DecodeErrors > 0 {
+	if r.Input.DecodeErrors > 0 {
 		return errReported
 	}
 	return nil

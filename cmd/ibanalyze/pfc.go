@@ -145,24 +145,11 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 	if opts.LinkBitsPerSec == 0 {
 		warnf("no --rate: pause quanta counted at 100 Gb/s (5.12 ns each); pause times scale with 100 Gb/s over the real rate")
 	}
-	if err := stopOnSignal(paths); err != nil {
-		return err
-	}
-	in := newInput()
-	in.opts.WindowPackets, in.opts.MACControl = o.window, true
-	s, err := analyze.OpenStream(paths, in.opts)
+	r, rs, err := runStreamed(stdout, paths, "pfc", analyze.StreamOptions{WindowPackets: o.window, MACControl: true}, o.interval, o.json, a,
+		func(w io.Writer, r *analyze.PFCReport) error {
+			return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, r) }, func(w io.Writer) { writePFCText(w, r, o.top) })
+		})
 	if err != nil {
-		return err
-	}
-	defer s.Close()
-	_, total := s.Progress()
-	prog := newProgress("pfc", total, o.json)
-	rs := newReports(stdout, o.interval, o.json, func(w io.Writer, r *analyze.PFCReport) error {
-		return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, r) }, func(w io.Writer) { writePFCText(w, r, o.top) })
-	})
-	r, err := analyze.Run(s, a, rs.runOptions(streamProgress(prog)))
-	prog.done()
-	if err = in.failed(err); err != nil {
 		return err
 	}
 	if r.Input.Packets == 0 {
@@ -185,7 +172,7 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 	if err := rs.totals(r); err != nil {
 		return err
 	}
-	if st := s.Stats(); st.DecodeErrors > 0 {
+	if r.Input.DecodeErrors > 0 {
 		return errReported
 	}
 	return nil
