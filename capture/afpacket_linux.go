@@ -50,6 +50,9 @@ type afpacketSource struct {
 	attachedNs int64
 	notRoCE    uint64 // frames that reached the ring before the kernel filter
 	ifindex    int    // dev's index at open, to tell why the socket failed (0 if unknown)
+	// lastBlockRead is set once the socket failed and the ring's last,
+	// partly filled block was waited for (Next).
+	lastBlockRead bool
 	// any is set for AnyDevice: the socket is bound to no interface and
 	// each frame becomes a LINUX_SLL2 record, built in rec.
 	any bool
@@ -276,6 +279,15 @@ func (s *afpacketSource) Next() (Packet, error) {
 				return Packet{}, ErrTimeout
 			}
 			if errors.Is(err, afpacket.ErrPoll) {
+				if !s.lastBlockRead {
+					// The kernel hands a TPACKET_V3 block to user space when it
+					// is full or its timeout passes. The frames of the block
+					// open when the interface went down come only with that
+					// timeout: wait for it once and read them, or they are lost.
+					s.lastBlockRead = true
+					time.Sleep(2 * afpBlockTimeout)
+					continue
+				}
 				return Packet{}, s.pollError(err)
 			}
 			return Packet{}, fmt.Errorf("capture on %s: %w", s.dev, err)
