@@ -212,9 +212,9 @@ func TestIbcapVerbsCapture(t *testing.T) {
 		{"IB pcapng", "fake_0", true, syscall.SIGTERM, []string{"--format", "pcapng"}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			// The 48-bit device clock wraps 200 ms after the open, within
+			// The 48-bit device clock wraps 600 ms after the open, within
 			// the 990 ms the feed spans.
-			v := newVerbsCase(t, 100, 200, c.native, fakeverbs.Config{MaskBits: 48, ClockOrigin: 1<<48 - 200_000_000})
+			v := newVerbsCase(t, 100, 200, c.native, fakeverbs.Config{MaskBits: 48, ClockOrigin: 1<<48 - 600_000_000})
 			out := filepath.Join(t.TempDir(), "out.cap")
 			p := v.start(t, append([]string{"-i", c.dev, "-w", out}, c.args...)...)
 			p.cmd.Process.Signal(c.sig)
