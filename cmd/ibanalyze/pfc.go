@@ -142,9 +142,6 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 	if err != nil {
 		return err
 	}
-	if opts.LinkBitsPerSec == 0 {
-		warnf("no --rate: pause quanta counted at 100 Gb/s (5.12 ns each); pause times scale with 100 Gb/s over the real rate")
-	}
 	r, rs, err := runStreamed(stdout, paths, "pfc", analyze.StreamOptions{WindowPackets: o.window, MACControl: true}, o.interval, o.json, a,
 		func(w io.Writer, r *analyze.PFCReport) error {
 			return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, r) }, func(w io.Writer) { writePFCText(w, r, o.top) })
@@ -159,6 +156,9 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 	warnInput(r.Input)
 	if r.PFCFrames+r.PauseFrames == 0 {
 		warnf("no PFC or PAUSE frames in %s: nothing paused (they are seen only where link-level frames are captured: a port mirror, a NIC in sniffer mode)", strings.Join(r.Input.Files, ", "))
+	} else if r.RateAssumed {
+		// Only pause frames have quanta: without them the rate changes nothing.
+		warnf("no --rate: pause quanta counted at 100 Gb/s (5.12 ns each); pause times scale with 100 Gb/s over the real rate")
 	}
 	if r.OtherLinkFrames > 0 {
 		warnf("pause frames from more than 4096 link directions: %d frames of the later ones not analysed", r.OtherLinkFrames)

@@ -62,6 +62,13 @@ func TestPFCCommand(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", want, out)
 		}
 	}
+	// No pause frames: nothing counted at the assumed rate, so no --rate warning.
+	write := testcap.Packet{Src: 1, Dst: 9, QP: 0x11, Op: 0x0A, Payload: 64, DMALen: 64}
+	noPause := testcap.WriteFrames(t, "nopause.pcap", []testcap.Frame{{TsNs: testcap.BaseNs, B: testcap.RoCEAt(t, write, 26, -1)}})
+	_, stderr, code = run(t, "pfc", noPause)
+	if code != 0 || !strings.Contains(stderr, "no PFC or PAUSE frames") || strings.Contains(stderr, "no --rate") {
+		t.Errorf("no pause frames: exit %d, %q", code, stderr)
+	}
 	// Standard input, and the DSCP map moving the flow to priority 5.
 	out, stderr, code = runStdin(t, path, "pfc", "--rate", "HDR", "--dscp-map", "26=5", "--json", "-")
 	if code != 0 || !strings.Contains(out, `"rate_gbps": 200`) || !strings.Contains(out, `"priority": 5`) {
