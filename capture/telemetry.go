@@ -41,6 +41,14 @@ func TelemetryPort(device string, cfg *Config) (dev string, port int, err error)
 	return "", 0, fmt.Errorf("%s is neither an RDMA device nor the netdev of one: telemetry samples an RDMA port's counters", device)
 }
 
+// TelemetrySysfs is the sysfs mount point the telemetry package takes for
+// cfg (nil: the defaults): cfg's SysfsRoot lists the RDMA class directory,
+// "/sys/class/infiniband", and telemetry wants "/sys".
+func TelemetrySysfs(cfg *Config) string {
+	c := cfg.withDefaults()
+	return strings.TrimSuffix(filepath.Clean(c.SysfsRoot), filepath.Join("class", "infiniband"))
+}
+
 // Telemetry samples an RDMA port's sysfs counters into a sidecar file
 // while a capture runs, on the host clock, so the correlate analyses can
 // line the counters up with the packets.
@@ -56,9 +64,7 @@ type Telemetry struct {
 // first sample is taken at once and the last one when Stop is called, so
 // the samples bracket the capture.
 func StartTelemetry(dev string, port int, interval time.Duration, path string, cfg *Config) (*Telemetry, error) {
-	c := cfg.withDefaults()
-	// The telemetry package takes the sysfs mount point, not the class directory.
-	root := strings.TrimSuffix(filepath.Clean(c.SysfsRoot), filepath.Join("class", "infiniband"))
+	root := TelemetrySysfs(cfg)
 	// Written as samples arrive, like the capture beside it.
 	f, err := outfile.OpenStream(path)
 	if err != nil {

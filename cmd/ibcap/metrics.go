@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -131,9 +130,7 @@ func startMetrics(f *flags, src capture.Source, filter *capture.Filter, files fu
 		cfg.Netdev = f.device // its IPs are the host's addresses; an RDMA device's are its GIDs
 	}
 	if dev, port, err := capture.TelemetryPort(f.device, nil); err == nil {
-		cfg.PortDevice, cfg.Port, cfg.SysfsRoot = dev, port,
-			// telemetry takes the sysfs mount point, not the class directory.
-			strings.TrimSuffix(filepath.Clean(capture.SysfsRoot()), filepath.Join("class", "infiniband"))
+		cfg.PortDevice, cfg.Port, cfg.SysfsRoot = dev, port, capture.TelemetrySysfs(nil)
 	}
 	live, err := metrics.New(cfg)
 	if err != nil {
