@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -173,25 +174,13 @@ func TestIPDBuckets(t *testing.T) {
 			t.Errorf("%+v: error %v", c.spec, err)
 			continue
 		}
-		if !c.bad && !equal(got, c.want) {
+		if !c.bad && !slices.Equal(got, c.want) {
 			t.Errorf("%+v: %v, want %v", c.spec, got, c.want)
 		}
 	}
 	if b := DefaultIPDBucketsNs(); len(b) != DefaultIPDBuckets || b[0] != DefaultIPDFirstNs {
 		t.Errorf("default buckets %v", b)
 	}
-}
-
-func equal(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // BenchmarkScrape1000Flows is one scrape of /metrics (text format) with
