@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -59,10 +58,7 @@ func ifaProbe(t testing.TB, roce []byte, hdr IFA, md IFAMetadata) []byte {
 
 func TestIFARoundTrip(t *testing.T) {
 	for _, c := range []struct {
-		in, out interface {
-			gopacket.DecodingLayer
-			gopacket.SerializableLayer
-		}
+		in, out codecLayer
 	}{
 		{&IFA{Version: 2, GNS: IFANoGNS, NextHdr: 17, Flags: IFAFlagI | IFAFlagTA, MaxLength: 255}, &IFA{}},
 		{&IFAMetadata{RequestVector: 0xFF, ActionVector: 0xC0, HopLimit: 3, CurrentLength: 16, Stack: ifaHops(2)}, &IFAMetadata{}},
@@ -70,16 +66,7 @@ func TestIFARoundTrip(t *testing.T) {
 		{&IFA1{ProbeMarker: 0xAAAAAAAABBBBBBBB, Version: 1, MsgType: 2, Flags: 0x8001, RequestVector: 0xFFFF, ActionVector: 0x1234,
 			HopLimit: 8, HopCount: 3, MustBeZero: 0, MaxLength: 512, CurrentLength: 96, SenderHandle: 0xBEEF, SeqNumber: 0xFFFE}, &IFA1{}},
 	} {
-		buf := gopacket.NewSerializeBuffer()
-		if err := c.in.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.out.DecodeFromBytes(buf.Bytes(), gopacket.NilDecodeFeedback); err != nil {
-			t.Fatalf("%+v: %v", c.in, err)
-		}
-		if in, out := fieldsOf(c.in), fieldsOf(c.out); !reflect.DeepEqual(in, out) {
-			t.Errorf("round trip changed the fields:\n in %+v\nout %+v", in, out)
-		}
+		checkRoundTrip(t, c.in, c.out)
 	}
 	h := IFAHop{LNS: 0xF, DeviceID: 0xFFFFF, IPTTL: 1, EgressPortSpeed: 6, Congestion: 2, QueueID: 0x3F, RxTimeSec: 12345,
 		EgressPort: 0xFFFF, IngressPort: 1, RxTimeNs: 7, ResidenceNs: 0xFFFFFFFF, Opaque: [12]byte{1, 11: 12}}

@@ -47,14 +47,37 @@ func TestLayerRoundTrip(t *testing.T) {
 				}
 				data = buf.Bytes()
 			}
-			if err := c.out.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
-				t.Fatal(err)
-			}
-			skip := []string{"VCRC", "HasVCRC", "PktLen"} // set by sealing and FixLengths, not by the caller
-			if in, out := fieldsOf(c.in, skip...), fieldsOf(c.out, skip...); !reflect.DeepEqual(in, out) {
-				t.Errorf("round trip changed the fields:\n in %+v\nout %+v", in, out)
-			}
+			// VCRC, HasVCRC and PktLen are set by sealing and FixLengths, not by the caller.
+			checkDecodesBack(t, data, c.in, c.out, "VCRC", "HasVCRC", "PktLen")
 		})
+	}
+}
+
+// codecLayer is a layer that both decodes and serializes.
+type codecLayer interface {
+	gopacket.DecodingLayer
+	gopacket.SerializableLayer
+}
+
+// checkRoundTrip serializes in and checks that it decodes back into out.
+func checkRoundTrip(t *testing.T, in, out codecLayer) {
+	t.Helper()
+	buf := gopacket.NewSerializeBuffer()
+	if err := in.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	checkDecodesBack(t, buf.Bytes(), in, out)
+}
+
+// checkDecodesBack decodes data, made from in, into out and checks that
+// their header fields (fieldsOf, without skip) match.
+func checkDecodesBack(t *testing.T, data []byte, in, out gopacket.DecodingLayer, skip ...string) {
+	t.Helper()
+	if err := out.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+		t.Fatalf("%+v: %v", in, err)
+	}
+	if a, b := fieldsOf(in, skip...), fieldsOf(out, skip...); !reflect.DeepEqual(a, b) {
+		t.Errorf("round trip changed the fields:\n in %+v\nout %+v", a, b)
 	}
 }
 
