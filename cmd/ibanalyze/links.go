@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -13,8 +12,7 @@ import (
 )
 
 func init() {
-	var o fleetOpts
-	cmd := &cobra.Command{
+	addFleetCommand(&cobra.Command{
 		Use:   "links",
 		Short: "The directed traffic matrix: source host/NIC to destination host/NIC, with rates and problems",
 		Long: `links maps each flow's source and destination (IP, GID or LID) to the host
@@ -24,22 +22,7 @@ marks, NAKs, retransmissions and PSN gaps over the range. An address no
 agent owns is shown as it is. A link both of whose ends capture is seen by
 two agents: it shows the larger of their figures, not the sum. "other" is
 an agent's flows past its --metrics-flows, whose ends are not known.` + fleetLong,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, opts, err := o.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.Links(context.Background(), opts)
-			if err != nil {
-				return err
-			}
-			return writeReport(cmd.OutOrStdout(), o.json, func(w io.Writer) error { return writeJSON(w, l) },
-				func(w io.Writer) { printLinks(w, l) })
-		},
-	}
-	addFleetFlags(cmd.Flags(), &o)
-	rootCmd.AddCommand(cmd)
+	}, (*fleet.Client).Links, printLinks)
 }
 
 func printLinks(w io.Writer, l *fleet.Links) {

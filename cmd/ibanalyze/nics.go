@@ -13,8 +13,7 @@ import (
 )
 
 func init() {
-	var o fleetOpts
-	cmd := &cobra.Command{
+	addFleetCommand(&cobra.Command{
 		Use:   "nics",
 		Short: "Per host and NIC: packet and byte rates, drops, CNP/ECN, errors, capture health",
 		Long: `nics shows, for each agent's captured NIC: the RoCE/IB packets and wire bytes
@@ -23,34 +22,28 @@ dropped before ibcap took them (kernel ring, device, completion errors),
 errors (NAKs, retransmissions, PSN gaps and the RDMA port's error counters)
 and the capture's health (what went wrong over the range, "ok" if
 nothing).` + fleetLong,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, opts, err := o.client()
-			if err != nil {
-				return err
-			}
-			nics, err := c.NICs(context.Background(), opts)
-			if err != nil {
-				return err
-			}
-			if nics == nil {
-				nics = []fleet.NIC{}
-			}
-			return writeReport(cmd.OutOrStdout(), o.json,
-				func(w io.Writer) error {
-					return writeJSON(w, struct {
-						RangeSeconds float64     `json:"range_s"`
-						NICs         []fleet.NIC `json:"nics"`
-					}{opts.Range.Seconds(), nics})
-				},
-				func(w io.Writer) { printNICs(w, nics) })
-		},
-	}
-	addFleetFlags(cmd.Flags(), &o)
-	rootCmd.AddCommand(cmd)
+	}, fetchNICs, printNICs)
 }
 
-func printNICs(w io.Writer, nics []fleet.NIC) {
+// nicsReport is nics's JSON: the range the figures are over, and the NICs.
+type nicsReport struct {
+	RangeSeconds float64     `json:"range_s"`
+	NICs         []fleet.NIC `json:"nics"`
+}
+
+func fetchNICs(c *fleet.Client, ctx context.Context, o fleet.Options) (*nicsReport, error) {
+	nics, err := c.NICs(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if nics == nil {
+		nics = []fleet.NIC{}
+	}
+	return &nicsReport{o.Range.Seconds(), nics}, nil
+}
+
+func printNICs(w io.Writer, r *nicsReport) {
+	nics := r.NICs
 	if len(nics) == 0 {
 		fmt.Fprintln(w, "no agents")
 		return

@@ -32,13 +32,25 @@ func addFleetFlags(f *pflag.FlagSet, o *fleetOpts) {
 	f.Var(&o.lookback, "lookback", "list agents seen this far back (`DURATION`), stopped and stale ones included")
 }
 
-// client checks the flags and returns the server's client and the options.
-func (o *fleetOpts) client() (*fleet.Client, fleet.Options, error) {
-	c, err := fleet.NewClient(o.url)
-	if err != nil {
-		return nil, fleet.Options{}, fmt.Errorf("--prometheus: %w", err)
+// addFleetCommand gives cmd the fleet flags and a run that asks the
+// Prometheus server with fetch and writes its answer as JSON or with
+// printText, then adds cmd to the root.
+func addFleetCommand[R any](cmd *cobra.Command, fetch func(*fleet.Client, context.Context, fleet.Options) (R, error), printText func(io.Writer, R)) {
+	var o fleetOpts
+	cmd.Args = cobra.NoArgs
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, err := fleet.NewClient(o.url)
+		if err != nil {
+			return fmt.Errorf("--prometheus: %w", err)
+		}
+		r, err := fetch(c, context.Background(), fleet.Options{Range: time.Duration(o.rangeNs), Lookback: time.Duration(o.lookback)})
+		if err != nil {
+			return err
+		}
+		return writeReport(cmd.OutOrStdout(), o.json, func(w io.Writer) error { return writeJSON(w, r) }, func(w io.Writer) { printText(w, r) })
 	}
-	return c, fleet.Options{Range: time.Duration(o.rangeNs), Lookback: time.Duration(o.lookback)}, nil
+	addFleetFlags(cmd.Flags(), &o)
+	rootCmd.AddCommand(cmd)
 }
 
 const fleetLong = `
@@ -51,28 +63,12 @@ its last scrape succeeded, stopped when it said so on SIGINT/SIGTERM
 are listed for --lookback.`
 
 func init() {
-	var o fleetOpts
-	cmd := &cobra.Command{
+	addFleetCommand(&cobra.Command{
 		Use:   "status",
 		Short: "The ibcap agents Prometheus scrapes: alive, stale, stopped, and their totals",
 		Long: `status counts the agents alive, stale and stopped, adds up their packet and
 byte rates, CNPs, ECN marks, drops and errors, and lists each agent.` + fleetLong,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, opts, err := o.client()
-			if err != nil {
-				return err
-			}
-			s, err := c.Status(context.Background(), opts)
-			if err != nil {
-				return err
-			}
-			return writeReport(cmd.OutOrStdout(), o.json, func(w io.Writer) error { return writeJSON(w, s) },
-				func(w io.Writer) { printStatus(w, s) })
-		},
-	}
-	addFleetFlags(cmd.Flags(), &o)
-	rootCmd.AddCommand(cmd)
+	}, (*fleet.Client).Status, printStatus)
 }
 
 func printStatus(w io.Writer, s *fleet.Status) {
