@@ -205,7 +205,7 @@ func ringHeader(data []byte, ifindex int) ([]byte, bool) {
 // 802.1ad) tag after the SLL2 header, the protocol naming it, as one sent
 // in line is. Frames of interfaces without an Ethernet header are refused:
 // RoCE runs on Ethernet.
-func (s *afpacketSource) sll2Record(data []byte, ci gopacket.CaptureInfo) (Packet, bool) {
+func (s *afpacketSource) sll2Record(data []byte, ci gopacket.CaptureInfo, tsNs int64) (Packet, bool) {
 	if len(data) < etherHeaderLen {
 		return Packet{}, false
 	}
@@ -247,7 +247,7 @@ func (s *afpacketSource) sll2Record(data []byte, ci gopacket.CaptureInfo) (Packe
 	if len(r) > s.snap {
 		r = r[:s.snap]
 	}
-	return Packet{Data: r, TsNs: ci.Timestamp.UnixNano(), WireLenBytes: wire, Direction: pktDirection(pkttype)}, true
+	return Packet{Data: r, TsNs: tsNs, WireLenBytes: wire, Direction: pktDirection(pkttype)}, true
 }
 
 // pktDirection is the direction of a frame of sll_pkttype t.
@@ -294,12 +294,13 @@ func (s *afpacketSource) Next() (Packet, error) {
 		}
 		// The socket sees every frame between its creation and the filter's
 		// attachment; those few are dropped here by the same rule.
-		if !s.keep(data, ci.AncillaryData, ci.Timestamp.UnixNano()) {
+		tsNs := ci.Timestamp.UnixNano()
+		if !s.keep(data, ci.AncillaryData, tsNs) {
 			s.notRoCE++
 			continue
 		}
 		if s.any {
-			p, ok := s.sll2Record(data, ci)
+			p, ok := s.sll2Record(data, ci, tsNs)
 			if !ok {
 				s.notRoCE++ // not an Ethernet interface's frame
 				continue
@@ -310,7 +311,7 @@ func (s *afpacketSource) Next() (Packet, error) {
 		if len(data) > s.snap {
 			data = data[:s.snap]
 		}
-		return Packet{Data: data, TsNs: ci.Timestamp.UnixNano(), WireLenBytes: ci.Length, Direction: dir}, nil
+		return Packet{Data: data, TsNs: tsNs, WireLenBytes: ci.Length, Direction: dir}, nil
 	}
 }
 
