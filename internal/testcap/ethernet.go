@@ -23,12 +23,17 @@ type Frame struct {
 // t.TempDir().
 func WriteFrames(t testing.TB, name string, frames []Frame) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
+	return writePcap(t, filepath.Join(t.TempDir(), name), decode.LinkTypeEthernet, frames)
+}
+
+// writePcap writes frames to a nanosecond pcap of linkType at path.
+func writePcap(t testing.TB, path string, linkType int, frames []Frame) string {
+	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := decode.NewPcapWriter(f, decode.LinkTypeEthernet)
+	w, err := decode.NewPcapWriter(f, linkType)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -27,7 +28,7 @@ func WriteUntimed(t testing.TB, name string, pkts []Packet, untimed ...int) stri
 	block(1, []byte{1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0})
 	for i, p := range pkts {
 		frame := RoCEFrame(t, p)
-		if contains(untimed, i) {
+		if slices.Contains(untimed, i) {
 			block(3, append(le.AppendUint32(nil, uint32(len(frame))), frame...))
 			continue
 		}
@@ -44,13 +45,4 @@ func WriteUntimed(t testing.TB, name string, pkts []Packet, untimed ...int) stri
 		t.Fatal(err)
 	}
 	return path
-}
-
-func contains(list []int, n int) bool {
-	for _, x := range list {
-		if x == n {
-			return true
-		}
-	}
-	return false
 }

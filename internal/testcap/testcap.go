@@ -112,31 +112,15 @@ func Write(t testing.TB, name string, native bool, pkts []Packet) string {
 // WriteIn is Write into dir.
 func WriteIn(t testing.TB, dir, name string, native bool, pkts []Packet) string {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	lt, frame := decode.LinkTypeEthernet, RoCEFrame
 	if native {
 		lt, frame = decode.LinkTypeInfiniBand, NativeFrame
 	}
-	w, err := decode.NewPcapWriter(f, lt)
-	if err != nil {
-		t.Fatal(err)
+	frames := make([]Frame, len(pkts))
+	for i, p := range pkts {
+		frames[i] = Frame{TsNs: p.TsNs, B: frame(t, p)}
 	}
-	for _, p := range pkts {
-		if err := w.WritePacket(p.TsNs, frame(t, p), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writePcap(t, filepath.Join(dir, name), lt, frames)
 }
 
 // WriteMicro writes RoCEv2 frames to a microsecond pcap (magic 0xa1b2c3d4)
