@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/ibscope/ibscope/decode"
@@ -428,13 +429,7 @@ func (a *HopsAnalysis) Report(st *Stream) (*HopsReport, error) {
 		shift = max(shift, pt.series.shift)
 	}
 	r.IntervalNs = a.opts.IntervalNs << shift
-	ports := slices.Collect(func(yield func(*hopPort) bool) {
-		for _, pt := range a.ports {
-			if !yield(pt) {
-				return
-			}
-		}
-	})
+	ports := slices.Collect(maps.Values(a.ports))
 	slices.SortFunc(ports, func(x, y *hopPort) int {
 		if c := cmp.Compare(y.resSum, x.resSum); c != 0 {
 			return c
