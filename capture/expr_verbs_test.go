@@ -25,14 +25,7 @@ func TestVerbsFilterExprKeepsWhatTcpdumpKeeps(t *testing.T) {
 		}
 		want, _ := readAll(t, kept)
 		env := fakeverbs.New(t, fakeverbs.Config{Feed: feed})
-		src, err := openFake(t, env, "fake_1", Config{FilterExpr: expr})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := drainVerbs(t, src)
-		if err != nil {
-			t.Fatal(err)
-		}
+		src, got := captureFake(t, env, "fake_1", Config{FilterExpr: expr})
 		st, _ := src.Stats()
 		src.Close()
 		if len(want) == 0 || len(want) == len(frames) || len(got) != len(want) {

@@ -84,6 +84,23 @@ func drainVerbs(t *testing.T, src Source) ([]Packet, error) {
 	}
 }
 
+// captureFake opens device (a fake_N of env) and reads it until it times
+// out, failing the test on an error; the source is closed at cleanup
+// (Close may be called again).
+func captureFake(t *testing.T, env *fakeverbs.Env, device string, c Config) (Source, []Packet) {
+	t.Helper()
+	src, err := openFake(t, env, device, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	got, err := drainVerbs(t, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, got
+}
+
 // The frames fed arrive byte for byte and in order, with the timestamps
 // the double's clock gave them: spacing exact to the ns across a wrap of
 // the 48-bit counter, and the first within the anchor's error of the time
@@ -95,14 +112,7 @@ func TestVerbsCaptureRoCEPort(t *testing.T) {
 	// the feed a few hundred ms after the open (218 ms was seen).
 	const mask = uint64(1)<<48 - 1
 	env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, MaskBits: 48, ClockOrigin: mask + 1 - 600_000_000})
-	src, err := openFake(t, env, "fake_1", Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := drainVerbs(t, src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, got := captureFake(t, env, "fake_1", Config{})
 	st, _ := src.Stats()
 	if err := src.Close(); err != nil {
 		t.Fatal(err)
@@ -193,17 +203,9 @@ func TestVerbsOpenErrors(t *testing.T) {
 func TestVerbsCaptureIBPort(t *testing.T) {
 	feed, want, ts := verbsFeed(t, 50, true)
 	env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, ClockKHz: 156_250, MaskBits: 63, ClockOrigin: 12345})
-	src, err := openFake(t, env, "fake_0", Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src, got := captureFake(t, env, "fake_0", Config{})
 	if src.LinkType() != 247 || src.Device() != "fake_0 port 1" {
 		t.Errorf("link type %d, device %q", src.LinkType(), src.Device())
-	}
-	got, err := drainVerbs(t, src)
-	if err != nil {
-		t.Fatal(err)
 	}
 	sameVerbsFrames(t, got, want, nil)
 	checkVerbsTimestamps(t, got, ts, env.ReadLog(t), 7)
@@ -216,15 +218,7 @@ func TestVerbsCaptureIBPort(t *testing.T) {
 func TestVerbsWallclock(t *testing.T) {
 	feed, want, ts := verbsFeed(t, 20, false)
 	env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, Wallclock: true})
-	src, err := openFake(t, env, "fake_1", Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	got, err := drainVerbs(t, src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, got := captureFake(t, env, "fake_1", Config{})
 	sameVerbsFrames(t, got, want, nil)
 	start := env.ReadLog(t).FeedStartNs
 	for i := range got {
@@ -268,15 +262,7 @@ func sameVerbsFrames(t *testing.T, got []Packet, want [][]byte, dropped []int) {
 func TestVerbsBurstDrops(t *testing.T) {
 	feed, want, _ := verbsFeed(t, 700, false)
 	env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, MaxQPWR: 256, Faults: []string{"burst_at 10 500"}})
-	src, err := openFake(t, env, "fake_1", Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	got, err := drainVerbs(t, src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, got := captureFake(t, env, "fake_1", Config{})
 	log := env.ReadLog(t)
 	if len(log.Drops) == 0 {
 		t.Fatal("the burst dropped nothing")
@@ -330,15 +316,7 @@ func TestVerbsFaults(t *testing.T) {
 func TestVerbsReanchor(t *testing.T) {
 	feed, want, ts := verbsFeedGap(t, 15, false, 100_000_000)
 	env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, Pace: true, MaskBits: 48, ClockOrigin: 1<<48 - 700_000_000})
-	src, err := openFake(t, env, "fake_1", Config{PollTimeoutMs: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	got, err := drainVerbs(t, src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, got := captureFake(t, env, "fake_1", Config{PollTimeoutMs: 500})
 	sameVerbsFrames(t, got, want, nil)
 	checkVerbsTimestamps(t, got, ts, env.ReadLog(t), 1)
 	src.Close()
