@@ -56,17 +56,34 @@ var roceOpts = gopacket.SerializeOptions{FixLengths: true}
 func RoCEFrameWireBytes(mtuBytes int) int { return roceWireBytes(0, mtuBytes) + ethGapBytes }
 
 // portMAC is a port's MAC address: 02:00:00:00:HH:LL for a host of LID
-// HHLL, 02:00:01:HH:LL:PP for port PP of a switch of LID HHLL.
-func portMAC(p *port) net.HardwareAddr {
+// HHLL, 02:00:01:HH:LL:PP for port PP of a switch of LID HHLL. An array,
+// so that a frame's addresses cost no allocation.
+func portMAC(p *port) [6]byte {
 	lid := p.node.lid
 	if p.node.isSwitch {
-		return net.HardwareAddr{0x02, 0, 1, byte(lid >> 8), byte(lid), byte(p.num)}
+		return [6]byte{0x02, 0, 1, byte(lid >> 8), byte(lid), byte(p.num)}
 	}
-	return net.HardwareAddr{0x02, 0, 0, 0, byte(lid >> 8), byte(lid)}
+	return [6]byte{0x02, 0, 0, 0, byte(lid >> 8), byte(lid)}
 }
 
-// ipOf is a host's IP address, from its LID.
-func ipOf(lid uint16) net.IP { return net.IPv4(10, 0, byte(lid>>8), byte(lid)) }
+// ipOf is a host's IPv4 address, from its LID.
+func ipOf(lid uint16) [4]byte { return [4]byte{10, 0, byte(lid >> 8), byte(lid)} }
+
+// ethLayers are a tap's Ethernet frame layers and addresses, filled in
+// again for each frame rather than allocated per frame.
+type ethLayers struct {
+	eth            layers.Ethernet
+	tag            layers.Dot1Q
+	ip             layers.IPv4
+	udp            layers.UDP
+	bth            decode.BTH
+	aeth           decode.AETH
+	reth           decode.RETH
+	pfc            decode.PFC
+	payload        gopacket.Payload
+	srcMAC, dstMAC [6]byte
+	srcIP, dstIP   [4]byte
+}
 
 // pfcDestMAC is the MAC control frames' reserved multicast address.
 var pfcDestMAC = net.HardwareAddr{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01}
@@ -74,23 +91,27 @@ var pfcDestMAC = net.HardwareAddr{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01}
 // serializeRoCE builds a data packet as a RoCEv2 frame (without its FCS)
 // into t.sb, with its ICRC, and an IFA probe's headers and metadata stack.
 func (t *tapWriter) serializeRoCE(pkt *packet) error {
-	eth := &layers.Ethernet{SrcMAC: portMAC(pkt.link), DstMAC: portMAC(pkt.link.peer), EthernetType: layers.EthernetTypeDot1Q}
-	tag := &layers.Dot1Q{Priority: pkt.sl, Type: layers.EthernetTypeIPv4}
-	ip := &layers.IPv4{Version: 4, IHL: 5, TOS: roceTOS, TTL: roceTTL - pkt.routed, Flags: layers.IPv4DontFragment,
-		Protocol: layers.IPProtocolUDP, SrcIP: ipOf(pkt.slid), DstIP: ipOf(pkt.dlid)}
+	l := &t.ethLayers
+	l.srcMAC, l.dstMAC = portMAC(pkt.link), portMAC(pkt.link.peer)
+	l.srcIP, l.dstIP = ipOf(pkt.slid), ipOf(pkt.dlid)
+	l.eth = layers.Ethernet{SrcMAC: l.srcMAC[:], DstMAC: l.dstMAC[:], EthernetType: layers.EthernetTypeDot1Q}
+	l.tag = layers.Dot1Q{Priority: pkt.sl, Type: layers.EthernetTypeIPv4}
+	l.ip = layers.IPv4{Version: 4, IHL: 5, TOS: roceTOS, TTL: roceTTL - pkt.routed, Flags: layers.IPv4DontFragment,
+		Protocol: layers.IPProtocolUDP, SrcIP: l.srcIP[:], DstIP: l.dstIP[:]}
 	// The UDP checksum stays 0, as RoCE senders leave it.
-	udp := &layers.UDP{SrcPort: layers.UDPPort(0xC000 | pkt.qp&0x3FFF), DstPort: decode.UDPPortRoCEv2}
-	bth := &decode.BTH{OpCode: pkt.op, PKey: 0xFFFF, DestQP: pkt.qp, PSN: pkt.psn, AckReq: pkt.ackReq}
-	payload := gopacket.Payload(t.zero[:pkt.payloadBytes])
+	l.udp = layers.UDP{SrcPort: layers.UDPPort(0xC000 | pkt.qp&0x3FFF), DstPort: decode.UDPPortRoCEv2}
+	l.bth = decode.BTH{OpCode: pkt.op, PKey: 0xFFFF, DestQP: pkt.qp, PSN: pkt.psn, AckReq: pkt.ackReq}
+	l.payload = t.zero[:pkt.payloadBytes]
 	var err error
 	switch {
 	case pkt.op.IsAck():
-		err = gopacket.SerializeLayers(t.sb, roceOpts, eth, tag, ip, udp, bth, &decode.AETH{MSN: pkt.msn})
+		l.aeth = decode.AETH{MSN: pkt.msn}
+		err = gopacket.SerializeLayers(t.sb, roceOpts, &l.eth, &l.tag, &l.ip, &l.udp, &l.bth, &l.aeth)
 	case pkt.dmaLenBytes > 0:
-		reth := &decode.RETH{VA: 0x7f0000000000, RKey: 0x1234, DMALen: pkt.dmaLenBytes}
-		err = gopacket.SerializeLayers(t.sb, roceOpts, eth, tag, ip, udp, bth, reth, payload)
+		l.reth = decode.RETH{VA: 0x7f0000000000, RKey: 0x1234, DMALen: pkt.dmaLenBytes}
+		err = gopacket.SerializeLayers(t.sb, roceOpts, &l.eth, &l.tag, &l.ip, &l.udp, &l.bth, &l.reth, &l.payload)
 	default:
-		err = gopacket.SerializeLayers(t.sb, roceOpts, eth, tag, ip, udp, bth, payload)
+		err = gopacket.SerializeLayers(t.sb, roceOpts, &l.eth, &l.tag, &l.ip, &l.udp, &l.bth, &l.payload)
 	}
 	if err != nil {
 		return err
@@ -160,11 +181,12 @@ func ipv4Checksum(h []byte) uint16 {
 // serializePFC builds a PFC frame (without its FCS) into t.sb: the MAC
 // control header, the PFC, and zeros to the 64-byte minimum.
 func (t *tapWriter) serializePFC(pkt *packet) error {
-	srcMAC := portMAC(pkt.link)
-	pfc := &decode.PFC{ClassEnable: uint16(pkt.pfcEnable), Quanta: pkt.pfcQuanta}
-	pad := gopacket.Payload(t.zero[:pfcFrameBytes-fcsBytes-14-decode.PFCLen])
-	eth := &layers.Ethernet{SrcMAC: srcMAC, DstMAC: pfcDestMAC, EthernetType: decode.EtherTypeMACControl}
-	if err := gopacket.SerializeLayers(t.sb, serializeOpts, eth, pfc, pad); err != nil {
+	l := &t.ethLayers
+	l.srcMAC = portMAC(pkt.link)
+	l.pfc = decode.PFC{ClassEnable: uint16(pkt.pfcEnable), Quanta: pkt.pfcQuanta}
+	l.payload = t.zero[:pfcFrameBytes-fcsBytes-14-decode.PFCLen]
+	l.eth = layers.Ethernet{SrcMAC: l.srcMAC[:], DstMAC: pfcDestMAC, EthernetType: decode.EtherTypeMACControl}
+	if err := gopacket.SerializeLayers(t.sb, serializeOpts, &l.eth, &l.pfc, &l.payload); err != nil {
 		return fmt.Errorf("PFC frame: %w", err)
 	}
 	return nil

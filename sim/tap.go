@@ -41,7 +41,8 @@ type tapWriter struct {
 	sb       gopacket.SerializeBuffer
 	zero     []byte
 	ifaStack []byte // an IFA probe's metadata stack, reused
-	err      error
+	ethLayers
+	err error
 }
 
 type tapRec struct {
