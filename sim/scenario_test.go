@@ -160,10 +160,7 @@ func TestScenarioOutputNames(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := LoadScenario(writeFile(t, "s.yaml", c.text))
-			var ke *KeyError
-			if !errors.As(err, &ke) || ke.Key != c.key || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("error %v, want one on key %s saying %q", err, c.key, c.want)
-			}
+			wantKeyErr(t, err, c.key, c.want)
 		})
 	}
 }
