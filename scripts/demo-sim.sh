@@ -16,13 +16,17 @@ if [ -z "$out" ]; then
   trap 'rm -rf "$out"' EXIT
 fi
 
+# truth FILE PATTERN SED: a figure from the first line of ibsim's summary
+# FILE that matches PATTERN, cut out by the sed expression SED.
+truth() { grep -m1 "$2" "$1" | sed "$3"; }
+
 echo "-- ibsim --preset incast2015 --snap 128 -o $out   (taps keep 128 bytes of each packet: the headers)"
 "$bin/ibsim" --preset incast2015 --snap 128 -o "$out" | tee "$out/ibsim.txt" | sed 's/^/   /'
-truth_buf=$(grep -m1 'port sw/1 ' "$out/ibsim.txt" | sed 's/.*\[\([0-9]*\)\].*/\1/')
-truth_tick=$(grep -m1 'PortXmitWait' "$out/ibsim.txt" | sed 's/.*ticks of \([0-9.]*\) ns.*/\1/')
-truth_pkt=$(grep -m1 '  link ' "$out/ibsim.txt" | sed 's/.*every \([0-9.]*\) ns.*/\1/')
-truth_wait=$(grep -m1 'port s1/1 *PortXmitWait' "$out/ibsim.txt" | sed 's/.*waited \([0-9]* ns in [0-9]* waits\).*/\1/')
-truth_cong=$(grep -m1 'port s1/1 *longest congestion' "$out/ibsim.txt" | sed 's/.*episode \([0-9]* ns\).*/\1/')
+truth_buf=$(truth "$out/ibsim.txt" 'port sw/1 ' 's/.*\[\([0-9]*\)\].*/\1/')
+truth_tick=$(truth "$out/ibsim.txt" 'PortXmitWait' 's/.*ticks of \([0-9.]*\) ns.*/\1/')
+truth_pkt=$(truth "$out/ibsim.txt" '  link ' 's/.*every \([0-9.]*\) ns.*/\1/')
+truth_wait=$(truth "$out/ibsim.txt" 'port s1/1 *PortXmitWait' 's/.*waited \([0-9]* ns in [0-9]* waits\).*/\1/')
+truth_cong=$(truth "$out/ibsim.txt" 'port s1/1 *longest congestion' 's/.*episode \([0-9]* ns\).*/\1/')
 
 echo
 echo "-- ibanalyze ipd --phases s1.pcapng   (truth: one packet every $truth_pkt ns alone, twice that when two senders share)"
@@ -44,10 +48,10 @@ echo
 roce="$out/roce"
 echo "-- ibsim --preset incast2015-roce --snap 256 -o $roce   (the same incast on 10 GbE through a PFC switch; every 61st packet an IFA probe)"
 "$bin/ibsim" --preset incast2015-roce --snap 256 -o "$roce" | tee "$out/roce.txt" | grep -E 'data packets|link  s1|port sw/1|paused|hop  ' | sed 's/^/   /'
-truth_pause1=$(grep -m1 'port s1/1 *paused' "$out/roce.txt" | sed 's/.*paused \([0-9]* ns\) on priority 0 in \([0-9]*\) pauses.*/\1 in \2 pauses/')
-truth_pause2=$(grep -m1 'port s2/1 *paused' "$out/roce.txt" | sed 's/.*paused \([0-9]* ns\) on priority 0 in \([0-9]*\) pauses.*/\1 in \2 pauses/')
-truth_hop1=$(grep -m1 'hop   sw/1 ' "$out/roce.txt" | sed 's/.*mean residence \([0-9]* ns\).*/\1/')
-truth_hop2=$(grep -m1 'hop   sw/2 ' "$out/roce.txt" | sed 's/.*mean residence \([0-9]* ns\).*/\1/')
+truth_pause1=$(truth "$out/roce.txt" 'port s1/1 *paused' 's/.*paused \([0-9]* ns\) on priority 0 in \([0-9]*\) pauses.*/\1 in \2 pauses/')
+truth_pause2=$(truth "$out/roce.txt" 'port s2/1 *paused' 's/.*paused \([0-9]* ns\) on priority 0 in \([0-9]*\) pauses.*/\1 in \2 pauses/')
+truth_hop1=$(truth "$out/roce.txt" 'hop   sw/1 ' 's/.*mean residence \([0-9]* ns\).*/\1/')
+truth_hop2=$(truth "$out/roce.txt" 'hop   sw/2 ' 's/.*mean residence \([0-9]* ns\).*/\1/')
 
 echo
 echo "-- ibanalyze pfc --rate 10G s1.pcapng s2.pcapng   (truth: s1 paused $truth_pause1 by sw/1, s2 $truth_pause2 by sw/2: each about half of the 124 ms both run, 30 % of the span)"
