@@ -153,15 +153,15 @@ func (p *EthernetFields) fill(f *decode.Frame) {
 	if f.Transport == decode.TransportRoCEv1 {
 		p.DSCP = f.GRH.TClass >> 2
 	}
-	p.MACControl, p.PauseEnable, p.PauseQuanta = NoMACControl, 0, [decode.PFCPriorities]uint16{}
+	var isPause bool
+	p.PauseEnable, p.PauseQuanta, isPause = f.PauseRequest()
 	switch {
+	case !isPause:
+		p.MACControl = NoMACControl
 	case f.Has&decode.HasPFC != 0:
-		p.MACControl, p.PauseEnable, p.PauseQuanta = MACControlPFC, uint8(f.PFC.ClassEnable), f.PFC.Quanta
-	case f.Has&decode.HasPause != 0:
-		p.MACControl, p.PauseEnable = MACControlPause, 0xFF
-		for i := range p.PauseQuanta {
-			p.PauseQuanta[i] = f.Pause.Quanta
-		}
+		p.MACControl = MACControlPFC
+	default:
+		p.MACControl = MACControlPause
 	}
 	p.IFAHops = p.IFAHops[:0]
 	if f.Has&decode.HasIFAMetadata != 0 {

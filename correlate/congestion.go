@@ -153,14 +153,7 @@ func (c *congestionTracker) pause(f *decode.Frame, sets []*binner) {
 		timers = new([decode.PFCPriorities]decode.PauseTimer)
 		c.links[k] = timers
 	}
-	enable, quanta := uint16(0xFF), [decode.PFCPriorities]uint16{}
-	if f.Has&decode.HasPFC != 0 {
-		enable, quanta = f.PFC.ClassEnable, f.PFC.Quanta
-	} else {
-		for p := range quanta {
-			quanta[p] = f.Pause.Quanta
-		}
-	}
+	enable, quanta, _ := f.PauseRequest()
 	for p := range timers {
 		if enable>>p&1 == 0 {
 			continue

@@ -130,6 +130,22 @@ type Pause struct {
 // PauseLen is the PAUSE's size after the ethertype: opcode and pause_time.
 const PauseLen = 4
 
+// PauseRequest is what a PFC or PAUSE frame asks of each priority: the
+// priorities it names (a PAUSE: all eight) and their times in quanta (0
+// resumes). ok is false for a frame that is neither.
+func (f *Frame) PauseRequest() (enable uint8, quanta [PFCPriorities]uint16, ok bool) {
+	switch {
+	case f.Has&HasPFC != 0:
+		return uint8(f.PFC.ClassEnable), f.PFC.Quanta, true
+	case f.Has&HasPause != 0:
+		for i := range quanta {
+			quanta[i] = f.Pause.Quanta
+		}
+		return 0xFF, quanta, true
+	}
+	return 0, quanta, false
+}
+
 // LayerType returns LayerTypePause.
 func (p *Pause) LayerType() gopacket.LayerType { return LayerTypePause }
 

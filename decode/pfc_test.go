@@ -180,3 +180,19 @@ func TestMACControlBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestPauseRequest: a PFC frame names its enabled priorities and their
+// quanta; a PAUSE names all eight with its one time; other frames none.
+func TestPauseRequest(t *testing.T) {
+	pfc := Frame{Has: HasPFC, PFC: PFC{ClassEnable: 0x0108, Quanta: [8]uint16{3: 0xFFFF, 7: 9}}}
+	if e, q, ok := pfc.PauseRequest(); !ok || e != 0x08 || q != pfc.PFC.Quanta {
+		t.Errorf("PFC: %#x %v %v, want 0x8 %v true", e, q, ok, pfc.PFC.Quanta)
+	}
+	pause := Frame{Has: HasPause, Pause: Pause{Quanta: 77}}
+	if e, q, ok := pause.PauseRequest(); !ok || e != 0xFF || q != [8]uint16{77, 77, 77, 77, 77, 77, 77, 77} {
+		t.Errorf("PAUSE: %#x %v %v, want 0xff, 77 each, true", e, q, ok)
+	}
+	if e, q, ok := (&Frame{Has: HasBTH}).PauseRequest(); ok || e != 0 || q != [8]uint16{} {
+		t.Errorf("RoCE frame: %#x %v %v, want nothing", e, q, ok)
+	}
+}
