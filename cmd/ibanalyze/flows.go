@@ -74,8 +74,8 @@ stream a smaller --window brings reports sooner.`,
 }
 
 func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
-	if o.maxFlows < 1 || o.maxFlows > analyze.MaxFlowsLimit {
-		return fmt.Errorf("--max-flows %d: want 1 to %d", o.maxFlows, analyze.MaxFlowsLimit)
+	if err := checkMaxFlows(o.maxFlows); err != nil {
+		return err
 	}
 	if o.top < 0 {
 		return fmt.Errorf("--top %d: want 0 (all) or more", o.top)

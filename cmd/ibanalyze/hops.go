@@ -138,8 +138,9 @@ func hopsOptions(o hopsOpts) (analyze.HopsOptions, error) {
 		return opts, fmt.Errorf("--series-interval %s: want a positive duration", units.FormatNs(int64(o.seriesInterval)))
 	case o.top < 0:
 		return opts, fmt.Errorf("--top %d: want 0 (all) or more", o.top)
-	case o.maxFlows < 1 || o.maxFlows > analyze.MaxFlowsLimit:
-		return opts, fmt.Errorf("--max-flows %d: want 1 to %d", o.maxFlows, analyze.MaxFlowsLimit)
+	}
+	if err := checkMaxFlows(o.maxFlows); err != nil {
+		return opts, err
 	}
 	if err := checkWindow(o.window); err != nil {
 		return opts, err

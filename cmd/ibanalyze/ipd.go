@@ -161,8 +161,8 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 	if o.phasePackets < 1 || o.phasePackets > analyze.MaxPhasePackets {
 		return cfg, fmt.Errorf("--phase-packets %d: want 1 to %d", o.phasePackets, analyze.MaxPhasePackets)
 	}
-	if o.maxFlows < 1 || o.maxFlows > analyze.MaxFlowsLimit {
-		return cfg, fmt.Errorf("--max-flows %d: want 1 to %d", o.maxFlows, analyze.MaxFlowsLimit)
+	if err := checkMaxFlows(o.maxFlows); err != nil {
+		return cfg, err
 	}
 	if o.top < 0 {
 		return cfg, fmt.Errorf("--top %d: want 0 (all) or more", o.top)

@@ -124,10 +124,11 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 		return fmt.Errorf("--storm %s: want a positive duration", units.FormatNs(int64(o.storm)))
 	case o.top < 0:
 		return fmt.Errorf("--top %d: want 0 (all) or more", o.top)
-	case o.maxFlows < 1 || o.maxFlows > analyze.MaxFlowsLimit:
-		return fmt.Errorf("--max-flows %d: want 1 to %d", o.maxFlows, analyze.MaxFlowsLimit)
 	case o.maxPauses < 1 || o.maxPauses > analyze.MaxPauseIntervals:
 		return fmt.Errorf("--max-pauses %d: want 1 to %d", o.maxPauses, analyze.MaxPauseIntervals)
+	}
+	if err := checkMaxFlows(o.maxFlows); err != nil {
+		return err
 	}
 	if err := checkWindow(o.window); err != nil {
 		return err

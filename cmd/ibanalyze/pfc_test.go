@@ -87,6 +87,7 @@ func TestPFCCommandRefuses(t *testing.T) {
 		{[]string{"--storm", "0"}, "--storm 0ns: want a positive duration"},
 		{[]string{"--dscp-map", "64=1"}, `--dscp-map entry 1 "64=1"`},
 		{[]string{"--max-pauses", "0"}, "--max-pauses 0"},
+		{[]string{"--max-flows", "0"}, "--max-flows 0: want 1 to"},
 	} {
 		_, stderr, code := run(t, append(append([]string{"pfc"}, c.args...), path)...)
 		if code == 0 || !strings.Contains(stderr, c.want) {

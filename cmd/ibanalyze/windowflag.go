@@ -25,3 +25,12 @@ func checkWindow(window int) error {
 	}
 	return nil
 }
+
+// checkMaxFlows refuses a --max-flows outside 1..analyze.MaxFlowsLimit
+// before anything is allocated.
+func checkMaxFlows(maxFlows int) error {
+	if maxFlows < 1 || maxFlows > analyze.MaxFlowsLimit {
+		return fmt.Errorf("--max-flows %d: want 1 to %d", maxFlows, analyze.MaxFlowsLimit)
+	}
+	return nil
+}
