@@ -204,6 +204,16 @@ func TestFlowsBadInput(t *testing.T) {
 	}
 }
 
+// maxFlowsJSON is what the --max-flows tests read of flows' and ipd's JSON.
+type maxFlowsJSON struct {
+	Flows []struct {
+		Key     map[string]any `json:"key"`
+		Packets int            `json:"packets"`
+	} `json:"flows"`
+	MaxFlows     int `json:"max_flows"`
+	OtherPackets int `json:"other_packets"`
+}
+
 // Past --max-flows, later flows are counted together as "other", with a
 // warning, in the table and in the JSON.
 func TestFlowsMaxFlows(t *testing.T) {
@@ -211,14 +221,7 @@ func TestFlowsMaxFlows(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, `more than 1 flows: the packets of those after the first 1 (31 packets) are counted together as "other"`) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	var r struct {
-		Flows []struct {
-			Key     map[string]any `json:"key"`
-			Packets int            `json:"packets"`
-		} `json:"flows"`
-		MaxFlows     int `json:"max_flows"`
-		OtherPackets int `json:"other_packets"`
-	}
+	var r maxFlowsJSON
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}

@@ -312,14 +312,7 @@ func TestIPDMaxFlows(t *testing.T) {
 	}
 	wantInOutput(t, errOut, `more than 2 flows: the packets of those after the first 2 (20 packets) are counted together as "other", without IPDs; --max-flows raises the bound`)
 	wantInOutput(t, out, "3 flow(s)", "flow rocev2 192.168.7.1>192.168.7.2 qp 0x000011: 20 packets", "other: 20 packets of the flows after the first 2 (--max-flows): no IPD")
-	var doc struct {
-		Flows []struct {
-			Key     map[string]any `json:"key"`
-			Packets int            `json:"packets"`
-		} `json:"flows"`
-		MaxFlows     int `json:"max_flows"`
-		OtherPackets int `json:"other_packets"`
-	}
+	var doc maxFlowsJSON
 	if err := json.Unmarshal([]byte(runOK(t, "ipd", "--json", "--max-flows", "2", path)), &doc); err != nil {
 		t.Fatal(err)
 	}
