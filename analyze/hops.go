@@ -81,7 +81,7 @@ type HopID struct {
 }
 
 func (h HopID) String() string {
-	return fmt.Sprintf("dev 0x%05x/%d port %d", h.DeviceID, h.LNS, h.EgressPort)
+	return decode.IFAPortName(h.DeviceID, h.LNS, h.EgressPort)
 }
 
 // HopPort is what the probes saw at one egress port.

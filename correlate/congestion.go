@@ -126,7 +126,7 @@ func (c *congestionTracker) add(f *decode.Frame, sets []*binner) {
 		}
 		hop := func() string {
 			h := md.Hop(worst)
-			return fmt.Sprintf("dev 0x%05x/%d port %d", h.DeviceID, h.LNS, h.EgressPort)
+			return decode.IFAPortName(h.DeviceID, h.LNS, h.EgressPort)
 		}
 		for _, b := range sets {
 			b.addIFA(f.TsNs, worstNs, hop)

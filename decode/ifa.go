@@ -178,6 +178,12 @@ type IFAHop struct {
 	Opaque          [12]byte
 }
 
+// IFAPortName names one egress port of one switch as the reports print
+// it: "dev 0xDEVICE_ID/LNS port EGRESS_PORT".
+func IFAPortName(deviceID uint32, lns uint8, egressPort uint16) string {
+	return fmt.Sprintf("dev 0x%05x/%d port %d", deviceID, lns, egressPort)
+}
+
 func (h *IFAHop) parse(b []byte) {
 	w0, w1 := binary.BigEndian.Uint32(b), binary.BigEndian.Uint32(b[4:])
 	h.LNS, h.DeviceID, h.IPTTL = uint8(w0>>28), w0>>8&0xFFFFF, uint8(w0)
