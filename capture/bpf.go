@@ -27,6 +27,10 @@ const (
 // QinQ, a customer tag inside a provider tag.
 const maxVLANTags = 2
 
+// RoCEFilterExpr is what RoCEFilter keeps, in libpcap's filter syntax, for
+// a file that records its capture filter (pcapng if_filter).
+const RoCEFilterExpr = "udp dst port 4791 or ether proto 0x8915 or (vlan and (udp dst port 4791 or ether proto 0x8915))"
+
 // RoCEFilter returns the classic BPF program the kernel runs on each frame
 // before it reaches the ring: it keeps RoCEv2 (UDP destination port 4791
 // over IPv4 or IPv6, unfragmented or first fragment-free) and RoCEv1

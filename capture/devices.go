@@ -133,6 +133,27 @@ func readSysfs(dir, name string) string {
 	return strings.TrimSpace(string(b))
 }
 
+// FindRDMAPort finds the RDMA device and port that device names ("mlx5_0"
+// for its first port, "mlx5_0:2") under cfg's SysfsRoot (nil: the
+// defaults), as Open picks them.
+func FindRDMAPort(device string, cfg *Config) (RDMADevice, RDMAPort, error) {
+	name, port, err := ParseRDMAName(device)
+	if err != nil {
+		return RDMADevice{}, RDMAPort{}, err
+	}
+	c := cfg.withDefaults()
+	devs, err := ListRDMADevices(c.SysfsRoot)
+	if err != nil {
+		return RDMADevice{}, RDMAPort{}, err
+	}
+	d := findRDMA(devs, name)
+	if d == nil {
+		return RDMADevice{}, RDMAPort{}, fmt.Errorf("no RDMA device %s under %s", name, c.SysfsRoot)
+	}
+	p, err := selectPort(*d, port)
+	return *d, p, err
+}
+
 func findRDMA(devs []RDMADevice, name string) *RDMADevice {
 	for i := range devs {
 		if devs[i].Name == name {

@@ -373,21 +373,9 @@ func osName() string {
 func interfaceOptions(f *flags, src capture.Source) []decode.NgOption {
 	desc := src.Device()
 	hardware := ""
-	if name, port, err := capture.ParseRDMAName(f.device); err == nil {
-		devs, _ := capture.ListRDMADevices(capture.SysfsRoot())
-		for _, d := range devs {
-			if d.Name != name || len(d.Ports) == 0 {
-				continue
-			}
-			p := d.Ports[0]
-			for _, q := range d.Ports {
-				if q.Num == port {
-					p = q
-				}
-			}
-			desc = fmt.Sprintf("RDMA device %s port %d, %s link layer, %s", d.Name, p.Num, p.LinkLayer, p.Rate)
-			hardware = d.Name
-		}
+	if d, p, err := capture.FindRDMAPort(f.device, nil); err == nil {
+		desc = fmt.Sprintf("RDMA device %s port %d, %s link layer, %s", d.Name, p.Num, p.LinkLayer, p.Rate)
+		hardware = d.Name
 	}
 	switch {
 	case f.device == capture.AnyDevice:
@@ -403,8 +391,7 @@ func interfaceOptions(f *flags, src capture.Source) []decode.NgOption {
 	case f.filterExpr != "":
 		opts = append(opts, decode.NgFilter(f.filterExpr))
 	case !f.all && (src.LinkType() == decode.LinkTypeEthernet || src.LinkType() == decode.LinkTypeLinuxSLL2):
-		// The RoCE-only default (capture.RoCEFilter) in libpcap's words.
-		opts = append(opts, decode.NgFilter("udp dst port 4791 or ether proto 0x8915 or (vlan and (udp dst port 4791 or ether proto 0x8915))"))
+		opts = append(opts, decode.NgFilter(capture.RoCEFilterExpr))
 	}
 	opts = append(opts, decode.NgString(decode.NgOptIfOS, osName()))
 	if hardware != "" {
