@@ -369,6 +369,10 @@ func TestIbcapVerbsDropsInStatisticsBlock(t *testing.T) {
 		t.Errorf("report lacks %q:\n%s", want, p.stderr.String())
 	}
 	isb := statisticsBlocks(t, out)
+	// The interface is described from sysfs: the device, port and link layer.
+	if info, err := exec.Command("capinfos", out).CombinedOutput(); err != nil || !strings.Contains(string(info), "Description = RDMA device fake_1 port 1, Ethernet link layer") {
+		t.Errorf("capinfos %s: %v\n%s", out, err, info)
+	}
 	if len(isb) != 1 {
 		t.Fatalf("%d statistics blocks, want the one at close: %q", len(isb), isb)
 	}
