@@ -38,15 +38,24 @@ func captureReplay(t *testing.T, frames [][]byte, cfg *Config, wcfg WriterConfig
 	in := filepath.Join(dir, "sent.pcap")
 	writeTestPcap(t, in, frames)
 	src := openInNS(t, ns, cfg)
-	wcfg.LinkType = src.LinkType()
 	if wcfg.Path == "" {
 		wcfg.Path = filepath.Join(dir, "captured.pcap")
 	}
+	return captureWhile(t, src, wcfg, opts, func() { ns.Replay(t, in) })
+}
+
+// captureWhile runs a capture of src into a new writer of wcfg (src's link
+// type) while send sends, then stops it and returns the report and the
+// closed writer.
+func captureWhile(t *testing.T, src Source, wcfg WriterConfig, opts RunOptions, send func()) (Report, *Writer) {
+	t.Helper()
+	wcfg.LinkType = src.LinkType()
 	w, err := NewWriter(wcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	type result struct {
 		rep Report
 		err error
@@ -56,7 +65,7 @@ func captureReplay(t *testing.T, frames [][]byte, cfg *Config, wcfg WriterConfig
 		rep, err := Run(ctx, src, w, opts)
 		done <- result{rep, err}
 	}()
-	ns.Replay(t, in)
+	send()
 	cancel() // Run drains the ring before it returns
 	res := <-done
 	if res.err != nil {
@@ -228,37 +237,17 @@ func TestAFPacketVLANTags(t *testing.T) {
 			}
 		}
 	}
-	w, err := NewWriter(WriterConfig{Path: filepath.Join(t.TempDir(), "vlan.pcap"), LinkType: src.LinkType()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	type result struct {
-		rep Report
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		rep, err := Run(ctx, src, w, RunOptions{})
-		done <- result{rep, err}
-	}()
 	tx := ns.OpenTx(t)
 	defer tx.Close()
-	if _, err := tx.Send(sent, len(sent), 10_000); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(100 * time.Millisecond) // past the ring's block timeout
-	cancel()
-	res := <-done
-	if res.err != nil {
-		t.Fatal(res.err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	rep, w := captureWhile(t, src, WriterConfig{Path: filepath.Join(t.TempDir(), "vlan.pcap")}, RunOptions{}, func() {
+		if _, err := tx.Send(sent, len(sent), 10_000); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond) // past the ring's block timeout
+	})
 	recs, _ := readAll(t, w.Files()[0])
 	if len(recs) != len(want) {
-		t.Fatalf("captured %d frames, want the %d RoCE ones of %d sent; report:\n%s", len(recs), len(want), len(sent), res.rep.String())
+		t.Fatalf("captured %d frames, want the %d RoCE ones of %d sent; report:\n%s", len(recs), len(want), len(sent), rep.String())
 	}
 	for i := range want {
 		if !bytes.Equal(recs[i], want[i]) {
