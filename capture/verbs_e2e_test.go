@@ -3,12 +3,12 @@ package capture
 import (
 	"bytes"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/ibscope/ibscope/internal/fakeverbs"
 	"github.com/ibscope/ibscope/internal/testcap"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // These tests open the verbs sniffer in the test's own process against the
@@ -48,22 +48,12 @@ func openFake(t *testing.T, env *fakeverbs.Env, device string, c Config) (Source
 	}
 	src, err := Open(device, &c)
 	if errors.Is(err, ErrVerbsUnavailable) {
-		skipOrFailInCI(t, err.Error())
+		testenv.SkipOrFail(t, "%v", err)
 	}
 	if err == nil || !strings.Contains(err.Error(), "has no port") {
 		env.RequireLoaded(t)
 	}
 	return src, err
-}
-
-// skipOrFailInCI skips the test, or fails it under CI=true, where
-// everything a test needs must be there.
-func skipOrFailInCI(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
 }
 
 // drainVerbs reads packets until the source times out or fails; it returns
@@ -280,27 +270,19 @@ func TestVerbsBurstDrops(t *testing.T) {
 // packets that came before.
 func TestVerbsFaults(t *testing.T) {
 	feed, want, _ := verbsFeed(t, 20, false)
-	for _, c := range []struct {
-		fault  string
-		before int
-		says   string
-	}{
-		{"error_at 5 1", 5, "a receive completion failed with: local length error"},
-		{"flush_at 7", 7, "the receive queue went to the error state (the device or its port failed)"},
-		{"fatal_at 9", 9, "poll completions: no such device"},
-	} {
-		t.Run(c.fault, func(t *testing.T) {
-			env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, Faults: []string{c.fault}})
+	for _, c := range fakeverbs.CaptureFaults {
+		t.Run(c.Fault, func(t *testing.T) {
+			env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, Faults: []string{c.Fault}})
 			src, err := openFake(t, env, "fake_1", Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer src.Close()
 			got, err := drainVerbs(t, src)
-			if err == nil || !strings.Contains(err.Error(), c.says) {
-				t.Errorf("error %v, want %q", err, c.says)
+			if err == nil || !strings.Contains(err.Error(), c.Says) {
+				t.Errorf("error %v, want %q", err, c.Says)
 			}
-			sameVerbsFrames(t, got, want[:c.before], nil)
+			sameVerbsFrames(t, got, want[:c.Before], nil)
 			src.Close()
 			env.NoViolations(t)
 			if l := env.ReadLog(t); len(l.Faults) != 1 || l.Opens != l.Closes {

@@ -16,6 +16,7 @@ import (
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/fakeverbs"
 	"github.com/ibscope/ibscope/internal/testcap"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // These tests run the built ibcap on the fake RDMA devices of the
@@ -70,10 +71,7 @@ func requireVerbsIbcap(t *testing.T, env *fakeverbs.Env) {
 	if sysfsProbe.why == "" {
 		return
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal(sysfsProbe.why)
-	}
-	t.Skip(sysfsProbe.why)
+	testenv.SkipOrFail(t, "%s", sysfsProbe.why)
 }
 
 var sysfsProbe struct {
@@ -389,12 +387,7 @@ func TestIbcapVerbsDropsInStatisticsBlock(t *testing.T) {
 // isb_ifrecv, isb_ifdrop, isb_osdrop and isb_usrdeliv, "" when absent.
 func statisticsBlocks(t *testing.T, path string) [][4]string {
 	t.Helper()
-	if _, err := exec.LookPath("tshark"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("needs tshark, which CI installs")
-		}
-		t.Skip("needs tshark")
-	}
+	testenv.MustHaveTool(t, "tshark")
 	out, err := exec.Command("tshark", "-r", path, "-X", "read_format:MIME Files Format", "-T", "fields", "-E", "occurrence=a", "-E", "separator=/t",
 		"-e", "pcapng.options.option.data.interface.received", "-e", "pcapng.options.option.data.interface.dropped",
 		"-e", "pcapng.options.option.data.interface.dropped_by_os", "-e", "pcapng.options.option.data.interface.delivered_to_user").Output()
@@ -425,28 +418,20 @@ func statisticsBlocks(t *testing.T, path string) [][4]string {
 // Each fault ends the capture with one line naming it and a non-zero exit;
 // the file is flushed and holds the frames that came before.
 func TestIbcapVerbsFaults(t *testing.T) {
-	for _, c := range []struct {
-		fault  string
-		before int
-		says   string
-	}{
-		{"error_at 5 1", 5, "a receive completion failed with: local length error"},
-		{"flush_at 7", 7, "the receive queue went to the error state (the device or its port failed)"},
-		{"fatal_at 9", 9, "poll completions: no such device"},
-	} {
-		t.Run(c.fault, func(t *testing.T) {
-			v := newVerbsCase(t, 20, 200, false, fakeverbs.Config{Faults: []string{c.fault}})
+	for _, c := range fakeverbs.CaptureFaults {
+		t.Run(c.Fault, func(t *testing.T) {
+			v := newVerbsCase(t, 20, 200, false, fakeverbs.Config{Faults: []string{c.Fault}})
 			out := filepath.Join(t.TempDir(), "out.pcap")
 			msg, err := v.run(t, "-i", "fake_1", "-w", out)
 			if err == nil {
 				t.Fatalf("ibcap exited 0:\n%s", msg)
 			}
-			if n := strings.Count(msg, c.says); n != 1 {
-				t.Errorf("%q said %d times:\n%s", c.says, n, msg)
+			if n := strings.Count(msg, c.Says); n != 1 {
+				t.Errorf("%q said %d times:\n%s", c.Says, n, msg)
 			}
 			recs, frames := readPackets(t, out)
-			if len(recs) != c.before {
-				t.Fatalf("the file holds %d records, want the %d before the fault", len(recs), c.before)
+			if len(recs) != c.Before {
+				t.Fatalf("the file holds %d records, want the %d before the fault", len(recs), c.Before)
 			}
 			v.checkRecords(t, recs, frames, 0, 0, nil)
 			v.env.NoViolations(t)
