@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testenv"
 	"github.com/ibscope/ibscope/internal/testnetns"
 )
 
@@ -33,7 +34,7 @@ func openInNS(t *testing.T, ns *testnetns.NS, cfg *Config) Source {
 func captureReplay(t *testing.T, frames [][]byte, cfg *Config, wcfg WriterConfig, opts RunOptions) (Report, *Writer) {
 	t.Helper()
 	ns := newVethNS(t)
-	requireTool(t, "tcpreplay")
+	testenv.MustHaveTool(t, "tcpreplay")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "sent.pcap")
 	writeTestPcap(t, in, frames)
@@ -315,7 +316,7 @@ func TestAFPacketInterfaceGone(t *testing.T) {
 // from it outbound, and pcapng's epb_flags say so.
 func TestAFPacketDirection(t *testing.T) {
 	ns := newVethNS(t)
-	requireTool(t, "tcpreplay")
+	testenv.MustHaveTool(t, "tcpreplay")
 	roce, _ := mixedTraffic(20, false)
 	in := filepath.Join(t.TempDir(), "sent.pcap")
 	writeTestPcap(t, in, roce)

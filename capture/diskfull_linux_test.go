@@ -11,25 +11,13 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
-
-// smallTmpfs mounts a tmpfs of size (mount's size=, e.g. "64k"), a real
-// file system that fills up, for the test's life and returns where.
-func smallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	requireRoot(t)
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
-	return dir
-}
 
 // A write error leaves a file that ends on its last whole record, and the
 // error says so. The file system is a real tmpfs too small for the capture.
 func TestWriterDiskFull(t *testing.T) {
-	path := filepath.Join(smallTmpfs(t, "64k"), "full.pcap")
+	path := filepath.Join(testenv.SmallTmpfs(t, "64k"), "full.pcap")
 	w, err := NewWriter(WriterConfig{Path: path, LinkType: decode.LinkTypeEthernet})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +56,7 @@ func TestWriterDiskFull(t *testing.T) {
 // that fit, whole, and Run's report counts the rest as not written: what it
 // says was written is what the file holds.
 func TestRunDiskFull(t *testing.T) {
-	path := filepath.Join(smallTmpfs(t, "64k"), "full.pcap")
+	path := filepath.Join(testenv.SmallTmpfs(t, "64k"), "full.pcap")
 	w, err := NewWriter(WriterConfig{Path: path, LinkType: decode.LinkTypeEthernet})
 	if err != nil {
 		t.Fatal(err)

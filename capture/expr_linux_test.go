@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ibscope/ibscope/capture/internal/libpcap"
+	"github.com/ibscope/ibscope/internal/testenv"
 	"github.com/ibscope/ibscope/internal/testnetns"
 )
 
@@ -19,10 +20,7 @@ import (
 func requireLibpcap(t testing.TB) {
 	t.Helper()
 	if err := libpcap.Available(libpcapPaths()); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		testenv.SkipOrFail(t, "%v", err)
 	}
 }
 
@@ -32,8 +30,8 @@ func requireLibpcap(t testing.TB) {
 // the veth moves into metadata, ARP, other UDP, IPv4 fragments).
 func TestFilterExprKeepsWhatTcpdumpKeeps(t *testing.T) {
 	ns := newVethNS(t)
-	requireTool(t, "tcpreplay")
-	requireTool(t, "tcpdump")
+	testenv.MustHaveTool(t, "tcpreplay")
+	testenv.MustHaveTool(t, "tcpdump")
 	requireLibpcap(t)
 	_, frames := mixedTraffic(700, true)
 	sent := map[string]bool{}

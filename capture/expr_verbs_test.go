@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/internal/fakeverbs"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // On a verbs port, which has no kernel filter, the expression's program
 // runs in user space on each frame as it was on the wire: it keeps what
 // tcpdump -r keeps from the same frames with the same expression.
 func TestVerbsFilterExprKeepsWhatTcpdumpKeeps(t *testing.T) {
-	requireTool(t, "tcpdump")
+	testenv.MustHaveTool(t, "tcpdump")
 	requireLibpcap(t)
 	_, frames := mixedTraffic(300, true)
 	dir := t.TempDir()

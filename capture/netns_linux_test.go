@@ -10,6 +10,5 @@ import (
 // vsend (macA) / vcap (macB), both up, deleted when the test ends.
 func newVethNS(t testing.TB) *testnetns.NS {
 	t.Helper()
-	requireRoot(t)
 	return testnetns.New(t, macA, macB)
 }

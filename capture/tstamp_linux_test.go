@@ -8,12 +8,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ibscope/ibscope/internal/fakeverbs"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // The socket gopacket keeps unexported is reachable, and is the packet
 // socket: the pinned gopacket still names it fd.
 func TestTPacketFD(t *testing.T) {
-	requireRoot(t)
+	testenv.MustBeRoot(t, "opens an AF_PACKET socket")
 	tp, err := afpacket.NewTPacket(afpacket.OptInterface("lo"), afpacket.TPacketVersion3)
 	if err != nil {
 		t.Fatal(err)

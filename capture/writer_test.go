@@ -15,6 +15,7 @@ import (
 
 	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // nativeIBPacket is a native IB packet (LRH, BTH, payload, ICRC, VCRC)
@@ -121,7 +122,7 @@ func TestWriterFormatsRoundTrip(t *testing.T) {
 
 // Wireshark's tshark opens what ibcap writes and sees InfiniBand in it.
 func TestWriterFilesOpenInTshark(t *testing.T) {
-	requireTool(t, "tshark")
+	testenv.MustHaveTool(t, "tshark")
 	roce, _ := mixedTraffic(10, false)
 	var ib []Packet
 	for i := range 10 {
@@ -284,8 +285,8 @@ func TestWriterOutputKinds(t *testing.T) {
 // an Interface Statistics Block with the drops, which capinfos and tshark
 // read.
 func TestWriterPcapngDescribesCapture(t *testing.T) {
-	requireTool(t, "capinfos")
-	requireTool(t, "tshark")
+	testenv.MustHaveTool(t, "capinfos")
+	testenv.MustHaveTool(t, "tshark")
 	roce, _ := mixedTraffic(40, false)
 	var pkts []Packet
 	for i, f := range roce {
@@ -360,7 +361,7 @@ func TestWriterPcapngDescribesCapture(t *testing.T) {
 // names it so, a -C rotation starts each file with a whole record, and
 // ibscope reads the files back as the erf-pcap file of the same packets.
 func TestWriterRawERF(t *testing.T) {
-	requireTool(t, "capinfos")
+	testenv.MustHaveTool(t, "capinfos")
 	var ib []Packet
 	for i := range 40 {
 		p := nativeIBPacket(uint32(i))
@@ -415,7 +416,7 @@ func TestWriterRawERF(t *testing.T) {
 // --time-stamp-precision micro: pcap with the microsecond magic, or pcapng
 // with if_tsresol 6, whose times tshark reads to the us (the ns cut off).
 func TestWriterMicroseconds(t *testing.T) {
-	requireTool(t, "tshark")
+	testenv.MustHaveTool(t, "tshark")
 	roce, _ := mixedTraffic(4, false)
 	var pkts []Packet
 	for i, f := range roce {
@@ -484,9 +485,9 @@ func TestFormatForFile(t *testing.T) {
 // (bytes, times to the ns, directions) on the one interface it named.
 // (editcap and mergecap 4.0 do not carry the statistics blocks over.)
 func TestWriterPcapngEditcapMergecap(t *testing.T) {
-	requireTool(t, "editcap")
-	requireTool(t, "mergecap")
-	requireTool(t, "capinfos")
+	testenv.MustHaveTool(t, "editcap")
+	testenv.MustHaveTool(t, "mergecap")
+	testenv.MustHaveTool(t, "capinfos")
 	roce, _ := mixedTraffic(40, false)
 	var pkts []Packet
 	for i, f := range roce {

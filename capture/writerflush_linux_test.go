@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // The writer's goroutine writes chunks while Run goes on: a disk that
@@ -18,7 +19,7 @@ import (
 func TestRunDiskFullWhileWriting(t *testing.T) {
 	// About 1.5 chunks of room: the first chunk goes out whole, the second
 	// one fails part way.
-	path := filepath.Join(smallTmpfs(t, "1536k"), "full.pcap")
+	path := filepath.Join(testenv.SmallTmpfs(t, "1536k"), "full.pcap")
 	w, err := NewWriter(WriterConfig{Path: path, LinkType: decode.LinkTypeEthernet, SnapLenBytes: 128})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // readerDir holds the independent reader (DuckDB and Arrow JS under node);
@@ -73,12 +75,9 @@ type readJob struct {
 // reader's packages are missing.
 func readBack(t testing.TB, jobs ...readJob) []*readerOutput {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("independent reader needs node (not on PATH); CI installs it")
-	}
+	node := testenv.MustHaveTool(t, "node")
 	if _, err := os.Stat(filepath.Join(readerDir, "node_modules", "@duckdb", "node-api")); err != nil {
-		t.Skipf("independent reader not installed: run `npm install --no-save` in correlate/%s (or make deps)", readerDir)
+		testenv.SkipOrFail(t, "independent reader not installed: run `npm install --no-save` in correlate/%s (or make deps)", readerDir)
 	}
 	args := make([][]string, len(jobs))
 	for i, j := range jobs {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"github.com/ibscope/ibscope/internal/testenv"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -357,7 +358,7 @@ func TestCompressedCaptures(t *testing.T) {
 	files := map[string][]byte{"gzip": gz.Bytes(), "zstd": enc.EncodeAll(plain, nil)}
 	if out, err := exec.Command("bzip2", "-c", src).Output(); err == nil {
 		files["bzip2"] = out
-	} else if os.Getenv("CI") != "" {
+	} else if testenv.InCI() {
 		t.Fatalf("bzip2: %v", err)
 	} else {
 		t.Logf("bzip2 not run (%v): bzip2 case left out", err)

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // erfTwins writes the same packets, native IB (with a link packet and one
@@ -93,12 +95,7 @@ func TestRawERFReadsAsERFPcap(t *testing.T) {
 // tshark reads the raw ERF file as ibscope does: the same number of
 // frames, the same times to the ns, the same interfaces and lengths.
 func TestRawERFTshark(t *testing.T) {
-	if _, err := exec.LookPath("tshark"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("needs tshark, which CI installs")
-		}
-		t.Skip("needs tshark")
-	}
+	testenv.MustHaveTool(t, "tshark")
 	raw, _ := erfTwins(t)
 	path := filepath.Join(t.TempDir(), "x.erf")
 	if err := os.WriteFile(path, raw, 0o644); err != nil {

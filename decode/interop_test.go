@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/gopacket/gopacket"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // The Wireshark 4.0 fields compared with our decoding, frame by frame.
@@ -55,13 +56,7 @@ var outerFields = map[string]bool{"frame.time_epoch": true, "ip.src": true, "ip.
 var interopDisabled = []string{"rpcordma", "smb_direct", "smc", "nvme-rdma", "lnet", "iser", "infiniband_sdp", "fcoib"}
 
 func TestInteropTshark(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	switch {
-	case err != nil && os.Getenv("CI") != "":
-		t.Fatal("tshark not installed, and CI (.ci/run) must run the Wireshark interop test: make deps installs it")
-	case err != nil:
-		t.Skip("tshark not installed: the Wireshark interop test needs it (make deps installs it)")
-	}
+	tshark := testenv.MustHaveTool(t, "tshark")
 	files := []string{}
 	for _, name := range generatedFiles(t) {
 		files = append(files, filepath.Join(pcapsDir, name))
@@ -444,13 +439,7 @@ var macControlInteropFields = []string{"macc.opcode", "macc.pause_time", "macc.c
 // vector naming no priority, times on disabled priorities) and compares
 // every field with tshark's, frame by frame.
 func TestInteropTsharkMACControl(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	switch {
-	case err != nil && os.Getenv("CI") != "":
-		t.Fatal("tshark not installed, and CI (.ci/run) must run the Wireshark interop test: make deps installs it")
-	case err != nil:
-		t.Skip("tshark not installed: the Wireshark interop test needs it (make deps installs it)")
-	}
+	tshark := testenv.MustHaveTool(t, "tshark")
 	var pkts [][]byte
 	for _, l := range []gopacket.SerializableLayer{
 		&PFC{ClassEnable: 0x08, Quanta: [8]uint16{3: 0xFFFF}},

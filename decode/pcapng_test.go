@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // ngFile builds pcapng files block by block, each section in its own byte order.
@@ -373,13 +375,7 @@ func TestLRHAfterRoCE(t *testing.T) {
 // 1700000.123456789012 s print as 1700000.012776324, 10^-20 s as 0);
 // TestPcapngTsResol checks ours against the arithmetic.
 func TestPcapngTsResolTshark(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	switch {
-	case err != nil && os.Getenv("CI") != "":
-		t.Fatal("tshark not installed, and CI must compare pcapng times with it: make deps installs it")
-	case err != nil:
-		t.Skip("tshark not installed: comparing pcapng times with it needs it (make deps installs it)")
-	}
+	tshark := testenv.MustHaveTool(t, "tshark")
 	for _, c := range []struct {
 		tsresol int
 		units   uint64
@@ -418,13 +414,7 @@ func TestPcapngTsResolTshark(t *testing.T) {
 // TestPcapngSectionsTshark: what `cat a.pcapng a.pcapng` makes decodes field
 // for field as tshark decodes it, in both sections.
 func TestPcapngSectionsTshark(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	switch {
-	case err != nil && os.Getenv("CI") != "":
-		t.Fatal("tshark not installed, and CI must compare pcapng sections with it: make deps installs it")
-	case err != nil:
-		t.Skip("tshark not installed: comparing pcapng sections with it needs it (make deps installs it)")
-	}
+	tshark := testenv.MustHaveTool(t, "tshark")
 	one, err := os.ReadFile(filepath.Join(pcapsDir, "mixed.pcapng"))
 	if err != nil {
 		t.Fatal(err)

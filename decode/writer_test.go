@@ -13,6 +13,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // writerRecs are records of every shape the encoders meet: lengths that
@@ -212,13 +213,7 @@ func TestEncoderFiles(t *testing.T) {
 // writes (interface name and description, the packet's direction flag)
 // and an ERF record's truncated flag.
 func TestInteropWriterOptions(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	switch {
-	case err != nil && os.Getenv("CI") != "":
-		t.Fatal("tshark is not installed (CI must run the interop tests)")
-	case err != nil:
-		t.Skip("tshark is not installed")
-	}
+	tshark := testenv.MustHaveTool(t, "tshark")
 	b := AppendNgSectionHeader(nil, []NgOption{NgString(NgOptSHBHardware, "ibscope test"), NgString(NgOptSHBUserAppl, "ibscope")})
 	b = AppendNgInterface(b, LinkTypeERF, 65535, []NgOption{NgString(NgOptIfName, "mlx5_0"), NgString(NgOptIfDescription, "port 1")})
 	rec, err := AppendERFRecord(nil, 1767323045_123456789, ERFTypeInfiniBand, bytes.Repeat([]byte{0}, 40), 300, 1)

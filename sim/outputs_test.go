@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // tree lists every name under dir, hidden ones too.
@@ -96,17 +98,7 @@ func TestRunFailureLeavesNothing(t *testing.T) {
 // the first write error (well before its events run out) and leaves
 // nothing. Needs root for the tmpfs.
 func TestRunStopsAtWriteError(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("needs root to mount a tmpfs, and CI runs as root")
-		}
-		t.Skip("needs root to mount a small tmpfs")
-	}
-	out := t.TempDir()
-	if err := syscall.Mount("tmpfs", out, "tmpfs", 0, "size=64k"); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(out, 0) })
+	out := testenv.SmallTmpfs(t, "64k")
 	s := loadYAML(t, strings.Replace(goodYAML, "bytes: 65536", "bytes: 1073741824", 1))
 	// 1 GiB takes about 4 million events: a run not stopped by the write
 	// error would end on the event limit instead.

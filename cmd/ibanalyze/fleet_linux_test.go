@@ -19,6 +19,7 @@ import (
 
 	"github.com/ibscope/ibscope/fleet"
 	"github.com/ibscope/ibscope/internal/testcap"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // The fleet test's network, all in namespaces of its own: a monitoring
@@ -54,24 +55,6 @@ var fleetTraffic = []fleetReplay{
 	{into: 2, pps: 1000, flows: []fleetFlow{{1, 0x12, 256}}},
 	{into: 3, pps: 500, flows: []fleetFlow{{2, 0x23, 512}}},
 	{into: 1, pps: 600, flows: []fleetFlow{{3, 0x31, 1024}, {9, 0x91, 128}}},
-}
-
-// requireTool skips the test without the tool, or fails it under CI=true
-// (CI has everything installed: make deps).
-func requireTool(t *testing.T, ok bool, why string) {
-	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why + " (CI must run this test: make deps installs what it needs, as root)")
-	}
-	t.Skip(why)
-}
-
-func hasCommand(name string) bool {
-	_, err := exec.LookPath(name)
-	return err == nil
 }
 
 // fleetNet is the test's namespaces.
@@ -230,9 +213,9 @@ func waitStatus(t *testing.T, mon, what string, ok func(*fleet.Status) bool) *fl
 // owns) at their rates. Then the agent stopped with SIGTERM reads stopped,
 // the one killed with SIGKILL stale, the third still alive.
 func TestFleetView(t *testing.T) {
-	requireTool(t, os.Geteuid() == 0, "needs root: creates network namespaces")
+	testenv.MustBeRoot(t, "creates network namespaces")
 	for _, c := range []string{"ip", "tcpreplay", "prometheus", "unshare"} {
-		requireTool(t, hasCommand(c), "needs "+c)
+		testenv.MustHaveTool(t, c)
 	}
 	dir := t.TempDir()
 	ibcap := filepath.Join(dir, "ibcap")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,25 +11,8 @@ import (
 	"time"
 
 	"github.com/ibscope/ibscope/internal/testcap"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
-
-// smallTmpfs mounts a tmpfs of sizeKB, a real file system that fills up, for
-// the test's life and returns where. It needs root.
-func smallTmpfs(t *testing.T, sizeKB int) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("needs root to mount a tmpfs, and CI runs as root")
-		}
-		t.Skip("needs root to mount a small tmpfs")
-	}
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%dk", sizeKB)); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
-	return dir
-}
 
 // everything lists every name under dir, hidden ones too.
 func everything(t *testing.T, dir string) []string {
@@ -73,7 +55,7 @@ func TestNoPartialOutput(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			out := smallTmpfs(t, 4)
+			out := testenv.SmallTmpfs(t, "4k")
 			_, stderr, code := run(t, c.args(out)...)
 			if code == 0 {
 				t.Fatalf("succeeded on a 4 kB file system")

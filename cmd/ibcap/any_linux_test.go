@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testenv"
 	"github.com/ibscope/ibscope/internal/testnetns"
 )
 
@@ -26,12 +27,7 @@ import (
 // agree, and the pcapng interface is named any.
 func TestIbcapAnyInterface(t *testing.T) {
 	ns := newNetns(t)
-	if _, err := exec.LookPath("tshark"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("needs tshark, which CI installs")
-		}
-		t.Skip("needs tshark")
-	}
+	testenv.MustHaveTool(t, "tshark")
 	want := bundledRoCE(t)
 	out := filepath.Join(t.TempDir(), "any.pcapng")
 	p := startIbcap(t, ns, nil, "-i", "any", "-w", out)

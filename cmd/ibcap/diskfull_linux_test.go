@@ -5,20 +5,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // A full disk stops ibcap with one clear error; the file holds the packets
 // that fit, whole, and the report's written count is what the file holds.
 func TestIbcapDiskFull(t *testing.T) {
 	ns := newNetns(t)
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
-	out := filepath.Join(dir, "full.pcap")
+	out := filepath.Join(testenv.SmallTmpfs(t, "64k"), "full.pcap")
 	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out)
 	ns.Replay(t, bundled, "--pps=50000")
 	p.cmd.Process.Signal(os.Interrupt)

@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ibscope/ibscope/internal/testenv"
 	"github.com/ibscope/ibscope/internal/testnetns"
 	"github.com/ibscope/ibscope/internal/txring"
 )
@@ -23,9 +23,7 @@ func TestLiveCaptureRates(t *testing.T) {
 		t.Skip("a benchmark, not a test: set IBSCOPE_LIVE_BENCH=1 (bench/capture.sh does)")
 	}
 	ns := newNetns(t)
-	if _, err := exec.LookPath("tcpdump"); err != nil {
-		t.Skip("needs tcpdump")
-	}
+	testenv.MustHaveTool(t, "tcpdump")
 	var frames [][]byte
 	for _, f := range bundledRoCE(t) {
 		// Untagged frames only: tcpdump's filter and ours then agree exactly

@@ -19,6 +19,7 @@ import (
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/cmdtest"
 	"github.com/ibscope/ibscope/internal/testcap"
+	"github.com/ibscope/ibscope/internal/testenv"
 	"github.com/ibscope/ibscope/internal/testnetns"
 )
 
@@ -54,9 +55,7 @@ func bundledRoCE(t *testing.T) [][]byte {
 func newNetns(t *testing.T) *testnetns.NS {
 	t.Helper()
 	ns := testnetns.New(t, nil, nil)
-	if _, err := exec.LookPath("tcpreplay"); err != nil {
-		t.Skip("needs tcpreplay")
-	}
+	testenv.MustHaveTool(t, "tcpreplay")
 	return ns
 }
 
@@ -151,9 +150,7 @@ func sameFrames(t *testing.T, got, want [][]byte) {
 
 func tsharkCount(t *testing.T, path string) int {
 	t.Helper()
-	if _, err := exec.LookPath("tshark"); err != nil {
-		t.Skip("needs tshark")
-	}
+	testenv.MustHaveTool(t, "tshark")
 	out, err := exec.Command("tshark", "-r", path, "-T", "fields", "-e", "frame.number").Output()
 	if err != nil {
 		t.Fatalf("tshark -r %s: %v", path, err)
@@ -317,9 +314,7 @@ func TestIbcapRelinquishPrivileges(t *testing.T) {
 
 // Without CAP_NET_RAW the error names the capability.
 func TestIbcapNoPermission(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run ibcap as an unprivileged user")
-	}
+	testenv.MustBeRoot(t, "runs ibcap as an unprivileged user")
 	u, err := user.Lookup("nobody")
 	if err != nil {
 		t.Skip("no user nobody")
@@ -359,9 +354,7 @@ func TestIbcapFlagErrors(t *testing.T) {
 // Options that cannot work on the device are refused before a capture file
 // is created: --lid on Ethernet frames, --telemetry on a netdev of no RDMA port.
 func TestIbcapRefusesBeforeCreatingTheFile(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to open lo")
-	}
+	testenv.MustBeRoot(t, "opens lo")
 	for _, c := range []struct{ flag, value, says string }{
 		{"--lid", "1", "carry no LID"},
 		{"--telemetry", "100ms", "neither an RDMA device nor the netdev of one"},
@@ -398,12 +391,7 @@ func TestPrintDevices(t *testing.T) {
 // block; and a section comment names the capture host.
 func TestIbcapPcapngDescribesCapture(t *testing.T) {
 	ns := newNetns(t)
-	if _, err := exec.LookPath("capinfos"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("needs capinfos (wireshark-common), which CI installs")
-		}
-		t.Skip("needs capinfos (wireshark-common)")
-	}
+	testenv.MustHaveTool(t, "capinfos")
 	want := bundledRoCE(t)
 	out := filepath.Join(t.TempDir(), "out.pcapng")
 	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out) // *.pcapng: the format follows the name

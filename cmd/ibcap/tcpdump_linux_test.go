@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibscope/ibscope/internal/testenv"
 	"github.com/ibscope/ibscope/internal/testnetns"
 )
 
@@ -21,9 +22,7 @@ import (
 // frames, so it may hold fewer.)
 func TestIbcapBesideTcpdump(t *testing.T) {
 	ns := newNetns(t)
-	if _, err := exec.LookPath("tcpdump"); err != nil {
-		t.Skip("needs tcpdump (make deps installs it)")
-	}
+	testenv.MustHaveTool(t, "tcpdump")
 	dir := t.TempDir()
 	ib, td := startBoth(t, ns, dir)
 	ns.Replay(t, bundled, "--pps=20000")

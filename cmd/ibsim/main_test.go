@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ibscope/ibscope/internal/cmdtest"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 var ibsimBin string
@@ -172,17 +173,7 @@ func TestIbsimRefusesBeforeWriting(t *testing.T) {
 // TestIbsimFullDisk: a run that fills its file system stops with the write
 // error and leaves none of its files. Needs root for the tmpfs.
 func TestIbsimFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("needs root to mount a tmpfs, and CI runs as root")
-		}
-		t.Skip("needs root to mount a small tmpfs")
-	}
-	out := t.TempDir()
-	if err := syscall.Mount("tmpfs", out, "tmpfs", 0, "size=256k"); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(out, 0) })
+	out := testenv.SmallTmpfs(t, "256k")
 	_, errOut, code := runIbsim(t, "--preset", "incast-small", "-o", out)
 	if code != 1 || !strings.Contains(errOut, "no space left on device") {
 		t.Errorf("exit %d, stderr %q: want 1 and the write error", code, errOut)

@@ -1,33 +1,22 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// requireTool skips without the command name, or fails under CI=true,
-// where every tool is installed.
-func requireTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("needs %s, and CI installs it: %v", name, err)
-		}
-		t.Skipf("needs %s (wireshark-common, tshark)", name)
-	}
-}
+	"github.com/ibscope/ibscope/internal/testenv"
+)
 
 // The presets' taps are pcapng, each interface named after the tapped
 // port, so that mergecap keeps three taps as three named interfaces (pcap
 // taps merge into anonymous ones) and tshark tells each frame's tap and
 // direction: on InfiniBand and on RoCE links alike.
 func TestIbsimPcapngTapsMergeApart(t *testing.T) {
-	requireTool(t, "mergecap")
-	requireTool(t, "capinfos")
-	requireTool(t, "tshark")
+	testenv.MustHaveTool(t, "mergecap")
+	testenv.MustHaveTool(t, "capinfos")
+	testenv.MustHaveTool(t, "tshark")
 	for _, preset := range []string{"incast-small", "incast-small-roce"} {
 		t.Run(preset, func(t *testing.T) {
 			dir := t.TempDir()

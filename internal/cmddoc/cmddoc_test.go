@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscope/ibscope/internal/testenv"
 	"github.com/spf13/cobra"
 )
 
@@ -61,9 +62,7 @@ func TestMakeInstall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every command")
 	}
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("needs make")
-	}
+	testenv.MustHaveTool(t, "make")
 	prefix := t.TempDir()
 	cmd := exec.Command("make", "-C", "../..", "install", "PREFIX="+prefix, "BIN="+filepath.Join(t.TempDir(), "bin"))
 	if out, err := cmd.CombinedOutput(); err != nil {

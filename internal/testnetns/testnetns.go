@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // NS is a network namespace with a veth pair: traffic sent on Send arrives
@@ -24,15 +26,11 @@ var seq atomic.Int32
 // deletes it when the test ends, pass or fail.
 func New(t testing.TB, sendMAC, captureMAC net.HardwareAddr) *NS {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates a network namespace with a veth pair (CI runs it as root)")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs iproute2's ip command")
-	}
+	testenv.MustBeRoot(t, "creates a network namespace with a veth pair")
+	testenv.MustHaveTool(t, "ip")
 	ns := &NS{Name: fmt.Sprintf("ibscope-test-%d-%d", os.Getpid(), seq.Add(1)), Send: "vsend", Capture: "vcap"}
 	if out, err := exec.Command("ip", "netns", "add", ns.Name).CombinedOutput(); err != nil {
-		t.Skipf("cannot create a network namespace: %v: %s", err, out)
+		testenv.SkipOrFail(t, "cannot create a network namespace: %v: %s", err, out)
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("ip", "netns", "del", ns.Name).CombinedOutput(); err != nil {

@@ -2,21 +2,19 @@ package libpcap
 
 import (
 	"errors"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // requireLibpcap skips without libpcap, except under CI, which installs it.
 func requireLibpcap(t *testing.T) {
 	t.Helper()
 	if err := Available(nil); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		testenv.SkipOrFail(t, "%v", err)
 	}
 }
 
@@ -24,9 +22,7 @@ func requireLibpcap(t *testing.T) {
 // the same expression on Ethernet.
 func TestCompileMatchesTcpdump(t *testing.T) {
 	requireLibpcap(t)
-	if _, err := exec.LookPath("tcpdump"); err != nil {
-		t.Skip("needs tcpdump (installed by the Makefile's test dependencies)")
-	}
+	testenv.MustHaveTool(t, "tcpdump")
 	for _, expr := range []string{"udp port 4791", "host 10.199.0.1 and not icmp", "vlan and udp dst port 4791", "ether proto 0x8915", "greater 100"} {
 		got, err := Compile(nil, expr, 1, 262144)
 		if err != nil {
