@@ -96,6 +96,8 @@ type Writer struct {
 	mu          sync.Mutex    // guards files and failure
 	files       []string
 	failure     error // the flusher's write or open error, set once
+
+	lock *fileLock // held from the first file's creation to Close
 }
 
 // chunk is a buffer of whole records on its way to a file, and what the
@@ -149,9 +151,15 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 	w := &Writer{cfg: cfg, enc: enc, startNs: time.Now().UnixNano(), full: make(chan *chunk, writerChunks+1), free: make(chan *chunk, writerChunks),
 		synced: make(chan struct{}), exited: make(chan struct{})}
 	w.name = w.fileName()
+	// Locked before the first file is created or truncated: a file
+	// another capture writes is left alone.
+	if w.lock, err = lockOutput(cfg.Path); err != nil {
+		return nil, err
+	}
 	// The first file is opened here, so that NewWriter reports why it
 	// cannot be; the flusher opens the rotated ones.
 	if err := w.flusher.open(w.name, w.cfg.Stdout); err != nil {
+		w.lock.unlock()
 		return nil, err
 	}
 	w.name = w.flusher.name
@@ -492,6 +500,7 @@ func (w *Writer) Close() error {
 	if cerr := w.flusher.close(); err == nil {
 		err = cerr
 	}
+	w.lock.unlock()
 	if err == nil {
 		w.err = errors.New("writer: closed")
 	} else {
