@@ -33,13 +33,19 @@ type FlowsOptions struct {
 	NoThroughput bool
 }
 
-// Messages counts packets by their place in a message.
+// Messages counts a flow's packets by their place in a message, each PSN
+// of its sequence once: a packet whose PSN was seen before (a go-back-N
+// resend from the NAK'd PSN, an RNR retry, a retried READ's responses) is
+// a duplicate in the PSN counts, not a new packet of a message here.
 type Messages struct {
 	First  uint64 `json:"first"`
 	Middle uint64 `json:"middle"`
 	Last   uint64 `json:"last"`
 	Only   uint64 `json:"only"`
-	Total  uint64 `json:"total"` // messages begun: First + Only
+	Total  uint64 `json:"total"` // messages begun: First + Only, each start PSN once
+	// Resent counts FIRST and ONLY packets whose PSN was seen before:
+	// message starts sent again, not in Total.
+	Resent uint64 `json:"resent"`
 }
 
 // NAKCount is one NAK code and how often it came.
@@ -129,8 +135,27 @@ type flowState struct {
 	other      bool       // the flow of flows beyond the limit: no PSN sequence, no ACK matching
 }
 
-// msgCounts counts packets by their place in a message.
-type msgCounts struct{ first, middle, last, only uint64 }
+// msgCounts counts packets by their place in a message (Messages).
+type msgCounts struct{ first, middle, last, only, resent uint64 }
+
+// add counts a packet of opcode op; resent says its PSN was seen before in
+// its sequence, so that it begins or continues no message of its own.
+func (m *msgCounts) add(op decode.Opcode, resent bool) {
+	switch {
+	case resent:
+		if op.IsFirst() {
+			m.resent++
+		}
+	case op.IsFirst() && op.IsLast():
+		m.only++
+	case op.IsFirst():
+		m.first++
+	case op.IsLast():
+		m.last++
+	case op.IsData():
+		m.middle++
+	}
+}
 
 // flowMarks are a flow's NAKs, congestion marks and failures.
 type flowMarks struct {
@@ -328,16 +353,6 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 	}
 	op := p.OpCode
 	f.opcodes.add(op)
-	switch {
-	case op.IsFirst() && op.IsLast():
-		f.msgs.only++
-	case op.IsFirst():
-		f.msgs.first++
-	case op.IsLast():
-		f.msgs.last++
-	case op.IsData():
-		f.msgs.middle++
-	}
 	if p.Late || p.ECN == 3 || p.FECN || p.BECN || p.ICRCBad || p.VCRCBad || op.IsCNP() {
 		m := f.mk()
 		m.late += b2u(p.Late)
@@ -349,14 +364,17 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 		m.cnps += b2u(op.IsCNP())
 	}
 	if f.other {
+		f.msgs.add(op, false)
 		if aeth := (decode.AETH{Syndrome: p.Syndrome}); op.IsAck() && p.HasAETH && aeth.Kind() == decode.AckKindACK {
 			f.acks++
 		}
 		return // many flows together keep no PSN sequence and answer no requests
 	}
+	verdict := decode.PSNNone
 	if !op.IsAck() || p.HasAETH { // an ACK cut before its AETH may be a NAK
-		f.psn.Add(op, p.PSN, p.Syndrome, p.DMALenB)
+		_, verdict = f.psn.Add(op, p.PSN, p.Syndrome, p.DMALenB)
 	}
+	f.msgs.add(op, verdict == decode.PSNDuplicate)
 	switch sp := decode.SpaceOf(op, p.Syndrome); {
 	case op.IsCNP():
 	case op.IsAck():

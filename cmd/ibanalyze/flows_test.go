@@ -68,9 +68,9 @@ func TestFlowsJSON(t *testing.T) {
 	out := runOK(t, "flows", "--json", "--plot", svg, path)
 	var r struct {
 		Flows []struct {
-			Key      map[string]any      `json:"key"`
-			Packets  int                 `json:"packets"`
-			Messages struct{ Total int } `json:"messages"`
+			Key      map[string]any              `json:"key"`
+			Packets  int                         `json:"packets"`
+			Messages struct{ Total, Resent int } `json:"messages"`
 			PSN      struct {
 				Gaps       int `json:"gaps"`
 				Missing    int `json:"missing"`
@@ -106,7 +106,8 @@ func TestFlowsJSON(t *testing.T) {
 		t.Fatalf("%d flows", len(r.Flows))
 	}
 	w, a := r.Flows[0], r.Flows[1]
-	if w.Packets != 60 || w.Messages.Total != 60 || w.ECNCE != 4 || w.ICRCBad != 0 {
+	// 59 distinct PSNs (7 lost), 20 sent twice: 59 messages, one resent.
+	if w.Packets != 60 || w.Messages.Total != 59 || w.Messages.Resent != 1 || w.ECNCE != 4 || w.ICRCBad != 0 {
 		t.Errorf("write flow: %+v", w)
 	}
 	if p := w.PSN; p.Gaps != 2 || p.Missing != 2 || p.OutOfOrder != 1 || p.Duplicates != 1 || p.Lost != 1 {
