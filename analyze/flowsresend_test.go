@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // A message is counted once however often it is resent: 2,000 RDMA WRITEs
@@ -89,7 +89,7 @@ func TestFlowsMessagesRNRRetry(t *testing.T) {
 func tsharkDistinctStarts(t *testing.T, path string) (int, bool) {
 	t.Helper()
 	if _, err := exec.LookPath("tshark"); err != nil {
-		if os.Getenv("CI") == "true" {
+		if testenv.InCI() {
 			t.Fatal("tshark not installed, and CI must check message counts against it: make deps installs it")
 		}
 		t.Log("tshark not installed: message counts not checked against it")
