@@ -37,7 +37,8 @@ const (
 // ring (gopacket/afpacket). Timestamps are the kernel's receive time in ns.
 type afpacketSource struct {
 	tp     *afpacket.TPacket
-	dev    string
+	dev    string // the netdev bound, or AnyDevice
+	name   string // what is captured, for messages (Target.Describe)
 	snap   int
 	filter frameFilter
 	// untagged is set when the expression is run on frames without the
@@ -59,17 +60,21 @@ type afpacketSource struct {
 	rec []byte
 }
 
-func openAFPacket(dev string, c Config) (Source, error) {
+func openAFPacket(t Target, c Config) (Source, error) {
+	dev, name := t.Netdev, t.Describe()
+	if t.Name == AnyDevice {
+		dev = AnyDevice
+	}
 	// The filter first: a mistyped expression or a missing libpcap is
 	// reported without a socket, and without the privilege to open one.
 	prog, filter, err := captureFilter(c, decode.LinkTypeEthernet)
 	if err != nil {
-		return nil, fmt.Errorf("capture on %s: %w", dev, err)
+		return nil, fmt.Errorf("capture on %s: %w", name, err)
 	}
 	untagged := c.FilterExpr != "" && !usesVLAN(c.FilterExpr)
 	if c.FilterExpr != "" && !untagged {
 		if prog, err = passStrippedTags(prog, c.SnapLenBytes); err != nil {
-			return nil, fmt.Errorf("capture on %s: filter %q: %w", dev, c.FilterExpr, err)
+			return nil, fmt.Errorf("capture on %s: filter %q: %w", name, c.FilterExpr, err)
 		}
 	}
 	any := dev == AnyDevice
@@ -77,11 +82,11 @@ func openAFPacket(dev string, c Config) (Source, error) {
 		return nil, fmt.Errorf("capture on %s: promiscuous mode and adapter timestamps are set per interface: name one with -i", dev)
 	}
 	if c.TimestampType != "" && c.TimestampType != TimestampHost {
-		types, err := TimestampTypes(dev, c.SysfsRoot)
+		types, err := t.TimestampTypes()
 		if err != nil {
 			return nil, err
 		}
-		if err := checkTimestampType(dev, c.TimestampType, types); err != nil {
+		if err := checkTimestampType(name, c.TimestampType, types); err != nil {
 			return nil, err
 		}
 	}
@@ -105,21 +110,21 @@ func openAFPacket(dev string, c Config) (Source, error) {
 		afpacket.OptAddVLANHeader(!any),
 	)
 	if err != nil {
-		return nil, afpacketOpenError(dev, err)
+		return nil, afpacketOpenError(name, err)
 	}
-	s := &afpacketSource{tp: tp, dev: dev, snap: c.SnapLenBytes, filter: filter, untagged: untagged, any: any}
+	s := &afpacketSource{tp: tp, dev: dev, name: name, snap: c.SnapLenBytes, filter: filter, untagged: untagged, any: any}
 	if ifi, err := net.InterfaceByName(dev); err == nil && !any {
 		s.ifindex = ifi.Index
 	}
 	if c.TimestampType == TimestampAdapterUnsynced {
 		if err := useHardwareTimestamps(tp, dev); err != nil {
 			tp.Close()
-			return nil, fmt.Errorf("capture on %s: %w", dev, err)
+			return nil, fmt.Errorf("capture on %s: %w", name, err)
 		}
 	}
 	if err := tp.SetBPF(prog); err != nil {
 		tp.Close()
-		return nil, fmt.Errorf("capture on %s: attach the capture filter: %w", dev, err)
+		return nil, fmt.Errorf("capture on %s: attach the capture filter: %w", name, err)
 	}
 	if c.TimestampType == "" || c.TimestampType == TimestampHost {
 		s.attachedNs = time.Now().UnixNano()
@@ -127,7 +132,7 @@ func openAFPacket(dev string, c Config) (Source, error) {
 	if c.Promiscuous {
 		if err := tp.SetPromiscuous(true); err != nil {
 			tp.Close()
-			return nil, fmt.Errorf("capture on %s: promiscuous mode: %w", dev, err)
+			return nil, fmt.Errorf("capture on %s: promiscuous mode: %w", name, err)
 		}
 	}
 	return s, nil
@@ -290,7 +295,7 @@ func (s *afpacketSource) Next() (Packet, error) {
 				}
 				return Packet{}, s.pollError(err)
 			}
-			return Packet{}, fmt.Errorf("capture on %s: %w", s.dev, err)
+			return Packet{}, fmt.Errorf("capture on %s: %w", s.name, err)
 		}
 		// The socket sees every frame between its creation and the filter's
 		// attachment; those few are dropped here by the same rule.
@@ -349,20 +354,20 @@ func (s *afpacketSource) keep(data []byte, ancillary []any, tsNs int64) bool {
 // the two apart. It must run in the network namespace the capture opened in.
 func (s *afpacketSource) pollError(err error) error {
 	if s.ifindex == 0 {
-		return fmt.Errorf("capture on %s: %w (the interface may have gone down)", s.dev, err)
+		return fmt.Errorf("capture on %s: %w (the interface may have gone down)", s.name, err)
 	}
 	ifi, ierr := net.InterfaceByIndex(s.ifindex)
 	switch {
 	case ierr != nil && strings.Contains(ierr.Error(), "no such network interface"):
-		return fmt.Errorf("capture on %s: the interface was deleted (%w)", s.dev, unix.ENODEV)
+		return fmt.Errorf("capture on %s: the interface was deleted (%w)", s.name, unix.ENODEV)
 	case ierr == nil && ifi.Name != s.dev:
-		return fmt.Errorf("capture on %s: the interface was deleted or renamed to %s (%w)", s.dev, ifi.Name, unix.ENODEV)
+		return fmt.Errorf("capture on %s: the interface was deleted or renamed to %s (%w)", s.name, ifi.Name, unix.ENODEV)
 	case ierr == nil && ifi.Flags&net.FlagUp == 0:
-		return fmt.Errorf("capture on %s: the interface went down (%w)", s.dev, unix.ENETDOWN)
+		return fmt.Errorf("capture on %s: the interface went down (%w)", s.name, unix.ENETDOWN)
 	case ierr != nil:
-		return fmt.Errorf("capture on %s: %w; its state: %w", s.dev, err, ierr)
+		return fmt.Errorf("capture on %s: %w; its state: %w", s.name, err, ierr)
 	}
-	return fmt.Errorf("capture on %s: %w", s.dev, err)
+	return fmt.Errorf("capture on %s: %w", s.name, err)
 }
 
 // LinkType is Ethernet, or LINUX_SLL2 for AnyDevice.
@@ -373,7 +378,7 @@ func (s *afpacketSource) LinkType() int {
 	return decode.LinkTypeEthernet
 }
 
-func (s *afpacketSource) Device() string { return s.dev }
+func (s *afpacketSource) Device() string { return s.name }
 
 func (s *afpacketSource) Stats() (Stats, error) {
 	// The frames returned first, then the kernel's count: it already
@@ -381,7 +386,7 @@ func (s *afpacketSource) Stats() (Stats, error) {
 	returned, _ := s.tp.Stats()
 	_, v3, err := s.tp.SocketStats()
 	if err != nil {
-		return Stats{}, fmt.Errorf("capture on %s: socket statistics: %w", s.dev, err)
+		return Stats{}, fmt.Errorf("capture on %s: socket statistics: %w", s.name, err)
 	}
 	// tp_packets counts the dropped frames too.
 	inRing := int64(v3.Packets()) - int64(v3.Drops())

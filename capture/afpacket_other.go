@@ -4,6 +4,6 @@ package capture
 
 import "errors"
 
-func openAFPacket(dev string, _ Config) (Source, error) {
-	return nil, errors.New("capture on " + dev + ": AF_PACKET capture needs Linux")
+func openAFPacket(t Target, _ Config) (Source, error) {
+	return nil, errors.New("capture on " + t.Describe() + ": AF_PACKET capture needs Linux")
 }

@@ -13,10 +13,10 @@ import (
 // count of a verbs capture, as the device saw it.
 const outOfBufferCounter = "out_of_buffer"
 
-// portCounter reads one counter of an RDMA port, from hw_counters or
-// counters, as an unsigned count.
-func portCounter(sysfsRoot, dev string, port int, group, name string) (uint64, error) {
-	p := filepath.Join(sysfsRoot, dev, "ports", strconv.Itoa(port), group, name)
+// portCounter reads one counter of an RDMA port (its sysfs directory
+// portDir), from hw_counters or counters, as an unsigned count.
+func portCounter(portDir, group, name string) (uint64, error) {
+	p := filepath.Join(portDir, group, name)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return 0, err
@@ -32,15 +32,14 @@ func portCounter(sysfsRoot, dev string, port int, group, name string) (uint64, e
 // a capture. The counter is the port's, so it also counts drops on other
 // QPs of the port; it is the only drop count the device keeps.
 type dropCounter struct {
-	root, dev string
-	port      int
-	start     uint64
-	known     bool
+	portDir string
+	start   uint64
+	known   bool
 }
 
-func newDropCounter(root, dev string, port int) *dropCounter {
-	d := &dropCounter{root: root, dev: dev, port: port}
-	if v, err := portCounter(root, dev, port, "hw_counters", outOfBufferCounter); err == nil {
+func newDropCounter(portDir string) *dropCounter {
+	d := &dropCounter{portDir: portDir}
+	if v, err := portCounter(portDir, "hw_counters", outOfBufferCounter); err == nil {
 		d.start, d.known = v, true
 	}
 	return d
@@ -53,7 +52,7 @@ func (d *dropCounter) drops() (uint64, bool) {
 	if !d.known {
 		return 0, false
 	}
-	v, err := portCounter(d.root, d.dev, d.port, "hw_counters", outOfBufferCounter)
+	v, err := portCounter(d.portDir, "hw_counters", outOfBufferCounter)
 	if err != nil {
 		return 0, false
 	}

@@ -8,17 +8,22 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ibscope/ibscope/telemetry"
 )
 
-// DefaultSysfsRoot is where Linux lists RDMA devices.
-const DefaultSysfsRoot = "/sys/class/infiniband"
+// DefaultSysfsRoot is where sysfs is mounted. RDMA devices are listed
+// under its class/infiniband; capture, telemetry and metrics all take this
+// mount point as their sysfs root.
+const DefaultSysfsRoot = telemetry.DefaultSysfs
 
 // Environment variables that point ibscope at other files than the
 // system's; tests use them for a fake sysfs tree and a test double of
 // libibverbs.
 const (
-	// EnvSysfs names a directory that replaces DefaultSysfsRoot: RDMA
-	// devices, their ports and their counters are read there.
+	// EnvSysfs names a directory that replaces DefaultSysfsRoot, shaped as
+	// /sys: RDMA devices, their ports and their counters are read under its
+	// class/infiniband.
 	EnvSysfs = "IBSCOPE_SYSFS"
 	// EnvLibibverbs names the libibverbs the verbs sniffer loads instead of
 	// defaultLibibverbs: a file, or a name dlopen looks up.
@@ -49,8 +54,14 @@ func libibverbsPath() string {
 
 // RDMADevice is an RDMA device as sysfs describes it.
 type RDMADevice struct {
-	Name  string     // device name, e.g. "mlx5_0"
-	Ports []RDMAPort // in port-number order
+	Name string // device name, e.g. "mlx5_0"
+	// SoftRoCE is set for a software RoCE device (rdma_rxe): the kernel runs
+	// its RoCE over the netdev Parent names, so every packet it sends or
+	// receives passes through that netdev, where AF_PACKET sees it. It has
+	// no sniffer flow and no completion timestamps, so it is captured there.
+	SoftRoCE bool
+	Parent   string     // the netdev a software RoCE device is bound to
+	Ports    []RDMAPort // in port-number order
 }
 
 // RDMAPort is one port of an RDMA device.
@@ -64,11 +75,12 @@ type RDMAPort struct {
 	Netdev    string // the Ethernet netdev of a RoCE port, "" if none
 }
 
-// ListRDMADevices reads the RDMA devices under root (SysfsRoot() on a live
-// system). A missing root means no devices, not an error: most
-// machines have none.
-func ListRDMADevices(root string) ([]RDMADevice, error) {
-	ents, err := os.ReadDir(root)
+// ListRDMADevices reads the RDMA devices under sysfs, a sysfs mount point
+// (SysfsRoot() on a live system). A missing class/infiniband means no
+// devices, not an error: most machines have none.
+func ListRDMADevices(sysfs string) ([]RDMADevice, error) {
+	class := telemetry.SysfsClassDir(sysfs)
+	ents, err := os.ReadDir(class)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
@@ -77,15 +89,24 @@ func ListRDMADevices(root string) ([]RDMADevice, error) {
 	}
 	var devs []RDMADevice
 	for _, e := range ents {
+		dir := filepath.Join(class, e.Name())
 		d := RDMADevice{Name: e.Name()}
-		dir := filepath.Join(root, e.Name())
+		// rdma_rxe alone gives its device a "parent" attribute, naming the
+		// netdev; siw (iWARP, an RNIC node) is not RoCE and is left out.
+		if parent := readSysfs(dir, "parent"); parent != "" && !strings.Contains(readSysfs(dir, "node_type"), "RNIC") {
+			d.SoftRoCE, d.Parent = true, parent
+		}
 		ports, _ := os.ReadDir(filepath.Join(dir, "ports"))
 		for _, p := range ports {
 			n, err := strconv.Atoi(p.Name())
 			if err != nil {
 				continue
 			}
-			d.Ports = append(d.Ports, readPort(dir, n))
+			p := readPort(dir, n)
+			if p.Netdev == "" && d.SoftRoCE {
+				p.Netdev = d.Parent // a GID table not filled in yet
+			}
+			d.Ports = append(d.Ports, p)
 		}
 		sort.Slice(d.Ports, func(i, j int) bool { return d.Ports[i].Num < d.Ports[j].Num })
 		devs = append(devs, d)
@@ -133,27 +154,6 @@ func readSysfs(dir, name string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// FindRDMAPort finds the RDMA device and port that device names ("mlx5_0"
-// for its first port, "mlx5_0:2") under cfg's SysfsRoot (nil: the
-// defaults), as Open picks them.
-func FindRDMAPort(device string, cfg *Config) (RDMADevice, RDMAPort, error) {
-	name, port, err := ParseRDMAName(device)
-	if err != nil {
-		return RDMADevice{}, RDMAPort{}, err
-	}
-	c := cfg.withDefaults()
-	devs, err := ListRDMADevices(c.SysfsRoot)
-	if err != nil {
-		return RDMADevice{}, RDMAPort{}, err
-	}
-	d := findRDMA(devs, name)
-	if d == nil {
-		return RDMADevice{}, RDMAPort{}, fmt.Errorf("no RDMA device %s under %s", name, c.SysfsRoot)
-	}
-	p, err := selectPort(*d, port)
-	return *d, p, err
-}
-
 func findRDMA(devs []RDMADevice, name string) *RDMADevice {
 	for i := range devs {
 		if devs[i].Name == name {
@@ -163,28 +163,16 @@ func findRDMA(devs []RDMADevice, name string) *RDMADevice {
 	return nil
 }
 
-// RDMAPortOfNetdev finds the RDMA port whose RoCE netdev is netdev (ok
-// false when none is). RoCE traffic such a port handles in hardware never
-// passes through the kernel, so an AF_PACKET capture on the netdev misses
-// it: the verbs sniffer on the port sees it.
-func RDMAPortOfNetdev(netdev string, cfg *Config) (dev string, port int, ok bool) {
-	c := cfg.withDefaults()
-	devs, err := ListRDMADevices(c.SysfsRoot)
-	if err != nil {
-		return "", 0, false
-	}
-	return portOfNetdev(devs, netdev)
-}
-
-func portOfNetdev(devs []RDMADevice, netdev string) (string, int, bool) {
-	for _, d := range devs {
+// portOfNetdev finds the RDMA port whose RoCE netdev is netdev.
+func portOfNetdev(devs []RDMADevice, netdev string) (*RDMADevice, RDMAPort, bool) {
+	for i, d := range devs {
 		for _, p := range d.Ports {
 			if p.Netdev != "" && p.Netdev == netdev {
-				return d.Name, p.Num, true
+				return &devs[i], p, true
 			}
 		}
 	}
-	return "", 0, false
+	return nil, RDMAPort{}, false
 }
 
 // ParseRDMAName splits "mlx5_0:2" into the device and port 2; a name without

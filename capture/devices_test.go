@@ -4,22 +4,23 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ibscope/ibscope/internal/fakeverbs"
 	"github.com/ibscope/ibscope/internal/testenv"
+	"github.com/ibscope/ibscope/telemetry"
 )
 
-// fakeSysfs builds a /sys/class/infiniband tree: mlx5_0 with an IB port
-// and mlx5_1 with two RoCE ports.
+// fakeSysfs builds a sysfs tree and returns its mount point: under
+// class/infiniband, mlx5_0 with an IB port, mlx5_1 with two RoCE ports,
+// and rxe0, software RoCE (rdma_rxe) on softNetdev.
 func fakeSysfs(t *testing.T) string {
 	t.Helper()
-	// Under class/infiniband, as in /sys, so the telemetry sampler (which
-	// takes the mount point) can read the same tree.
-	root := filepath.Join(t.TempDir(), "class", "infiniband")
+	root := t.TempDir()
 	write := func(rel, content string) {
-		p := filepath.Join(root, rel)
+		p := filepath.Join(root, "class", "infiniband", rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -46,20 +47,39 @@ func fakeSysfs(t *testing.T) string {
 	write("mlx5_1/ports/1/hw_counters/np_cnp_sent", "3")
 	// Port 2 has no GID netdev: the older kernels' device/net listing names it.
 	for _, n := range []string{"eth2", "eth3"} {
-		if err := os.MkdirAll(filepath.Join(root, "mlx5_1/device/net", n), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(root, "class", "infiniband", "mlx5_1/device/net", n), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// As rdma_rxe shows a device: a parent attribute naming the netdev,
+	// no device link, one Ethernet port whose GIDs name the netdev, and
+	// 64-bit software counters in hw_counters.
+	write("rxe0/parent", softNetdev)
+	write("rxe0/node_type", "1: CA")
+	write("rxe0/ports/1/link_layer", "Ethernet")
+	write("rxe0/ports/1/state", "4: ACTIVE")
+	write("rxe0/ports/1/phys_state", "5: LinkUp")
+	write("rxe0/ports/1/rate", "10 Gb/sec (1X QDR)")
+	write("rxe0/ports/1/gid_attrs/ndevs/0", softNetdev)
+	write("rxe0/ports/1/hw_counters/sent_pkts", "5000000000")
+	write("rxe0/ports/1/hw_counters/rcvd_pkts", "2500")
 	return root
 }
+
+// softNetdev is the netdev of fakeSysfs's rxe0: the capture side of the
+// test namespaces (testnetns), so that rxe0 resolves to a netdev there.
+const softNetdev = "vcap"
 
 func TestListRDMADevices(t *testing.T) {
 	devs, err := ListRDMADevices(fakeSysfs(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(devs) != 2 || devs[0].Name != "mlx5_0" || devs[1].Name != "mlx5_1" {
+	if len(devs) != 3 || devs[0].Name != "mlx5_0" || devs[1].Name != "mlx5_1" || devs[2].Name != "rxe0" {
 		t.Fatalf("devices %+v", devs)
+	}
+	if devs[0].SoftRoCE || devs[1].SoftRoCE || !devs[2].SoftRoCE || devs[2].Parent != softNetdev || devs[2].Ports[0].Netdev != softNetdev {
+		t.Errorf("software RoCE: %+v", devs)
 	}
 	ib := devs[0].Ports[0]
 	if ib.LinkLayer != "InfiniBand" || ib.State != "ACTIVE" || ib.PhysState != "LinkUp" || ib.Rate != "100 Gb/sec (4X EDR)" || ib.LID != 0x1a || ib.Netdev != "" {
@@ -97,7 +117,7 @@ func TestOpenUnknownDevice(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, want := range []string{`"nosuch0"`, "mlx5_0", "mlx5_1", "lo"} {
+	for _, want := range []string{`"nosuch0"`, "mlx5_0", "mlx5_1", "rxe0", "lo"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}
@@ -148,8 +168,9 @@ func TestSelectPortAndLinkType(t *testing.T) {
 
 func TestDropCounter(t *testing.T) {
 	root := fakeSysfs(t)
-	d := newDropCounter(root, "mlx5_0", 1)
-	path := filepath.Join(root, "mlx5_0/ports/1/hw_counters/out_of_buffer")
+	port := func(dev string) string { return telemetry.SysfsPortDir(root, dev, 1) }
+	d := newDropCounter(port("mlx5_0"))
+	path := filepath.Join(port("mlx5_0"), "hw_counters/out_of_buffer")
 	os.WriteFile(path, []byte("1042\n"), 0o644)
 	if n, ok := d.drops(); !ok || n != 42 {
 		t.Errorf("drops %d %v, want 42", n, ok)
@@ -158,19 +179,66 @@ func TestDropCounter(t *testing.T) {
 	if n, ok := d.drops(); !ok || n != 5 {
 		t.Errorf("after reset: %d %v, want 5", n, ok)
 	}
-	if _, ok := newDropCounter(root, "mlx5_1", 1).drops(); ok {
+	if _, ok := newDropCounter(port("mlx5_1")).drops(); ok {
 		t.Error("a port without out_of_buffer reported drops")
 	}
 }
 
-func TestRDMAPortOfNetdev(t *testing.T) {
-	cfg := &Config{SysfsRoot: fakeSysfs(t)}
-	if dev, port, ok := RDMAPortOfNetdev("eth3", cfg); !ok || dev != "mlx5_1" || port != 2 {
-		t.Errorf("eth3: %s %d %v", dev, port, ok)
-	}
-	for _, n := range []string{"lo", "mlx5_0", ""} {
-		if _, _, ok := RDMAPortOfNetdev(n, cfg); ok {
-			t.Errorf("%q taken for a RoCE netdev", n)
+// Resolve decides each name's backend, RDMA port and netdev once: verbs
+// for a hardware RDMA port, AF_PACKET for a netdev (naming its RDMA port
+// when it is a RoCE netdev) and for software RoCE, on its netdev.
+func TestResolve(t *testing.T) {
+	root := fakeSysfs(t)
+	for _, c := range []struct {
+		name    string
+		backend Backend
+		dev     string
+		port    int
+		netdev  string
+		bypass  bool
+	}{
+		{"mlx5_0", BackendVerbs, "mlx5_0", 1, "", false},
+		{"mlx5_1:2", BackendVerbs, "mlx5_1", 2, "", false},
+		{"lo", BackendAFPacket, "", 0, "lo", false},
+		{"any", BackendAFPacket, "", 0, "", false},
+	} {
+		tg, err := Resolve(c.name, root)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
 		}
+		if tg.Backend != c.backend || tg.Device.Name != c.dev || tg.Port.Num != c.port || tg.Netdev != c.netdev || tg.BypassesKernel() != c.bypass {
+			t.Errorf("%s: %+v", c.name, tg)
+		}
+		if c.dev != "" && tg.PortDir() != filepath.Join(root, "class/infiniband", c.dev, "ports", strconv.Itoa(c.port)) {
+			t.Errorf("%s: port directory %s", c.name, tg.PortDir())
+		}
+	}
+	// Names that need their netdev to exist: in the test namespace, whose
+	// capture side is rxe0's netdev.
+	ns := newVethNS(t)
+	if ns.Capture != softNetdev {
+		t.Fatalf("the namespace's capture side is %s, not %s", ns.Capture, softNetdev)
+	}
+	err := ns.Do(t, func() error {
+		for _, name := range []string{"rxe0", "rxe0:1", softNetdev} {
+			tg, err := Resolve(name, root)
+			if err != nil {
+				return err
+			}
+			if tg.Backend != BackendAFPacket || tg.Netdev != softNetdev || tg.Device.Name != "rxe0" || tg.Port.Num != 1 || tg.BypassesKernel() {
+				t.Errorf("%s: %+v", name, tg)
+			}
+			if types, err := tg.TimestampTypes(); err != nil || len(types) != 1 || types[0] != TimestampHost {
+				t.Errorf("%s: time stamp types %v, %v: want what the veth offers, host", name, types, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resolve("rxe0:2", root); err == nil || !strings.Contains(err.Error(), "no port 2") {
+		t.Errorf("rxe0:2: %v", err)
 	}
 }

@@ -8,8 +8,13 @@
 //
 // The pieces, smallest first:
 //
-//   - Open(device, *Config) returns a Source: RDMA device names (mlx5_0,
-//     mlx5_0:2) open the verbs backend, anything else an AF_PACKET ring.
+//   - Resolve(name, sysfs) looks a device name up once: a Target says which
+//     backend captures it, its RDMA device and port, its netdev and its sysfs
+//     paths. Every lookup (Open, TimestampTypes, the telemetry sampler,
+//     ibcap's notes) uses it.
+//   - Open(device, *Config) (Resolve, then OpenTarget) returns a Source:
+//     hardware RDMA devices (mlx5_0, mlx5_0:2) open the verbs backend;
+//     software RoCE (rxe0) and netdevs an AF_PACKET ring on the netdev.
 //   - NewWriter writes Packets to one file, a rotating set of files or stdout,
 //     always whole records, flushed at least once a second by Run.
 //   - Run moves packets from a Source to a Writer until a count, a duration or

@@ -2,8 +2,6 @@ package capture
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 )
 
 // Source is an open capture: a ring that packets arrive in.
@@ -104,8 +102,8 @@ type Config struct {
 	// PollTimeoutMs is how long Next waits before returning ErrTimeout, in
 	// ms; 0 means DefaultPollTimeoutMs.
 	PollTimeoutMs int
-	// SysfsRoot is where the RDMA devices are listed; "" means SysfsRoot()
-	// ($IBSCOPE_SYSFS, or /sys/class/infiniband). Tests point it at a fake
+	// SysfsRoot is the sysfs mount point Open looks devices up under; ""
+	// means SysfsRoot() ($IBSCOPE_SYSFS, or /sys). Tests point it at a fake
 	// tree.
 	SysfsRoot string
 }
@@ -142,44 +140,25 @@ func (c *Config) withDefaults() Config {
 // interface by index and its packet type (AF_PACKET; Ethernet interfaces).
 const AnyDevice = "any"
 
-// Open opens device for capture. An RDMA device listed under
-// Config.SysfsRoot (mlx5_0, or mlx5_0:2 for port 2) opens the verbs sniffer;
-// a network interface opens an AF_PACKET ring. An unknown name returns an
-// error that lists the devices there are.
+// Open opens device for capture: it resolves the name under
+// Config.SysfsRoot (Resolve) and opens the target (OpenTarget). An unknown
+// name returns an error that lists the devices there are.
 func Open(device string, cfg *Config) (Source, error) {
 	c := cfg.withDefaults()
-	devs, err := ListRDMADevices(c.SysfsRoot)
+	t, err := Resolve(device, c.SysfsRoot)
 	if err != nil {
 		return nil, err
 	}
-	if name, port, err := ParseRDMAName(device); err == nil {
-		if d := findRDMA(devs, name); d != nil {
-			return openVerbs(*d, port, c)
-		}
-	}
-	if device == AnyDevice || netdevExists(device) {
-		return openAFPacket(device, c)
-	}
-	return nil, unknownDeviceError(device, c.SysfsRoot)
+	return OpenTarget(t, cfg)
 }
 
-func unknownDeviceError(device, sysfsRoot string) error {
-	var names []string
-	devs, _ := ListRDMADevices(sysfsRoot)
-	for _, d := range devs {
-		names = append(names, d.Name)
+// OpenTarget opens a resolved target with its backend: the verbs sniffer
+// on an RDMA port, an AF_PACKET ring on a netdev (that of a software RoCE
+// device included) or on every netdev.
+func OpenTarget(t Target, cfg *Config) (Source, error) {
+	c := cfg.withDefaults()
+	if t.Backend == BackendVerbs {
+		return openVerbs(t, c)
 	}
-	rdma := "none"
-	if len(names) > 0 {
-		rdma = strings.Join(names, ", ")
-	}
-	nets := "none"
-	var netNames []string
-	for _, n := range ListNetdevs() {
-		netNames = append(netNames, n.Name)
-	}
-	if len(netNames) > 0 {
-		nets = strings.Join(netNames, ", ")
-	}
-	return fmt.Errorf("no capture device %q: RDMA devices: %s; network interfaces: %s", device, rdma, nets)
+	return openAFPacket(t, c)
 }

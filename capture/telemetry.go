@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/ibscope/ibscope/internal/outfile"
@@ -17,36 +15,14 @@ import (
 // sidecar: out.pcap gets out.pcap.telemetry.csv.
 const TelemetrySuffix = ".telemetry.csv"
 
-// TelemetryPort finds the RDMA port whose counters describe device: the
-// device itself ("mlx5_0", "mlx5_0:2"), or the RDMA port whose RoCE
-// netdev device is ("eth2").
-func TelemetryPort(device string, cfg *Config) (dev string, port int, err error) {
-	c := cfg.withDefaults()
-	devs, err := ListRDMADevices(c.SysfsRoot)
-	if err != nil {
-		return "", 0, err
+// CheckTelemetry says whether the target has an RDMA port whose counters
+// describe its traffic (the device itself, or the RDMA port of its RoCE
+// netdev): nil when it has, otherwise why telemetry cannot sample it.
+func (t Target) CheckTelemetry() error {
+	if t.HasRDMAPort() {
+		return nil
 	}
-	if name, p, err := ParseRDMAName(device); err == nil {
-		if d := findRDMA(devs, name); d != nil {
-			sp, err := selectPort(*d, p)
-			if err != nil {
-				return "", 0, err
-			}
-			return d.Name, sp.Num, nil
-		}
-	}
-	if dev, port, ok := portOfNetdev(devs, device); ok {
-		return dev, port, nil
-	}
-	return "", 0, fmt.Errorf("%s is neither an RDMA device nor the netdev of one: telemetry samples an RDMA port's counters", device)
-}
-
-// TelemetrySysfs is the sysfs mount point the telemetry package takes for
-// cfg (nil: the defaults): cfg's SysfsRoot lists the RDMA class directory,
-// "/sys/class/infiniband", and telemetry wants "/sys".
-func TelemetrySysfs(cfg *Config) string {
-	c := cfg.withDefaults()
-	return strings.TrimSuffix(filepath.Clean(c.SysfsRoot), filepath.Join("class", "infiniband"))
+	return fmt.Errorf("%s is neither an RDMA device nor the netdev of one: telemetry samples an RDMA port's counters", t.Name)
 }
 
 // Telemetry samples an RDMA port's sysfs counters into a sidecar file
@@ -60,17 +36,20 @@ type Telemetry struct {
 	done    chan error
 }
 
-// StartTelemetry starts sampling dev/port every interval into path. The
-// first sample is taken at once and the last one when Stop is called, so
-// the samples bracket the capture.
-func StartTelemetry(dev string, port int, interval time.Duration, path string, cfg *Config) (*Telemetry, error) {
-	root := TelemetrySysfs(cfg)
+// StartTelemetry starts sampling the RDMA port of t every interval into
+// path. The first sample is taken at once and the last one when Stop is
+// called, so the samples bracket the capture.
+func StartTelemetry(t Target, interval time.Duration, path string) (*Telemetry, error) {
+	if err := t.CheckTelemetry(); err != nil {
+		return nil, err
+	}
+	dev, port := t.Device.Name, t.Port.Num
 	// Written as samples arrive, like the capture beside it.
 	f, err := outfile.OpenStream(path)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry sidecar: %w", err)
 	}
-	s, err := telemetry.NewSysfsSampler(root, dev, port, interval, f)
+	s, err := telemetry.NewSysfsSampler(t.Sysfs, dev, port, interval, f)
 	if err != nil {
 		f.Close()
 		if fi, serr := os.Lstat(path); serr == nil && fi.Mode().IsRegular() {
@@ -79,9 +58,9 @@ func StartTelemetry(dev string, port int, interval time.Duration, path string, c
 		return nil, fmt.Errorf("telemetry for %s port %d: %w", dev, port, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &Telemetry{Path: path, file: f, sampler: s, cancel: cancel, done: make(chan error, 1)}
-	go func() { t.done <- s.Run(ctx) }()
-	return t, nil
+	tel := &Telemetry{Path: path, file: f, sampler: s, cancel: cancel, done: make(chan error, 1)}
+	go func() { tel.done <- s.Run(ctx) }()
+	return tel, nil
 }
 
 // Stop takes the last sample, closes the sidecar and returns how many

@@ -10,18 +10,31 @@ import (
 	"github.com/ibscope/ibscope/telemetry"
 )
 
-func TestTelemetryPort(t *testing.T) {
-	cfg := &Config{SysfsRoot: fakeSysfs(t)}
-	for in, want := range map[string]struct {
-		dev  string
-		port int
-	}{"mlx5_0": {"mlx5_0", 1}, "mlx5_1:2": {"mlx5_1", 2}, "eth2": {"mlx5_1", 1}, "eth3": {"mlx5_1", 2}} {
-		dev, port, err := TelemetryPort(in, cfg)
-		if err != nil || dev != want.dev || port != want.port {
-			t.Errorf("%s: %s %d %v, want %s %d", in, dev, port, err, want.dev, want.port)
-		}
+// fakeRoCEPort is the target of fakeSysfs's mlx5_1 port 1 as its netdev,
+// eth2, resolves (eth2 itself exists only in the fake tree).
+func fakeRoCEPort(t *testing.T, root string) Target {
+	t.Helper()
+	devs, err := ListRDMADevices(root)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, _, err := TelemetryPort("lo", cfg); err == nil || !strings.Contains(err.Error(), "neither an RDMA device") {
+	d, p, ok := portOfNetdev(devs, "eth2")
+	if !ok {
+		t.Fatal("eth2 is no RDMA port's netdev")
+	}
+	return Target{Name: "eth2", Netdev: "eth2", Device: *d, Port: p, Sysfs: root}
+}
+
+func TestCheckTelemetry(t *testing.T) {
+	root := fakeSysfs(t)
+	if tg := fakeRoCEPort(t, root); tg.CheckTelemetry() != nil || tg.Device.Name != "mlx5_1" || tg.Port.Num != 1 {
+		t.Errorf("eth2: %+v", tg)
+	}
+	tg, err := Resolve("lo", root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.CheckTelemetry(); err == nil || !strings.Contains(err.Error(), "neither an RDMA device") {
 		t.Errorf("lo: %v", err)
 	}
 }
@@ -30,13 +43,8 @@ func TestTelemetryPort(t *testing.T) {
 // first sample at the start and a last one at Stop.
 func TestTelemetrySidecar(t *testing.T) {
 	root := fakeSysfs(t)
-	cfg := &Config{SysfsRoot: root}
-	dev, port, err := TelemetryPort("eth2", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "out.pcap"+TelemetrySuffix)
-	tel, err := StartTelemetry(dev, port, 10*time.Millisecond, path, cfg)
+	tel, err := StartTelemetry(fakeRoCEPort(t, root), 10*time.Millisecond, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +54,7 @@ func TestTelemetrySidecar(t *testing.T) {
 		// Replace the file whole: sysfs never shows a half-written value.
 		tmp := filepath.Join(root, "new")
 		os.WriteFile(tmp, []byte("2000\n"), 0o644)
-		os.Rename(tmp, filepath.Join(root, "mlx5_1/ports/1/counters/port_xmit_data"))
+		os.Rename(tmp, filepath.Join(telemetry.SysfsPortDir(root, "mlx5_1", 1), "counters/port_xmit_data"))
 	}
 	n, err := tel.Stop()
 	if err != nil {
@@ -75,17 +83,13 @@ func TestTelemetrySidecar(t *testing.T) {
 // A sidecar is opened as a capture is: a symbolic link is refused and its
 // target untouched.
 func TestTelemetrySidecarRefusesLink(t *testing.T) {
-	cfg := &Config{SysfsRoot: fakeSysfs(t)}
-	dev, port, err := TelemetryPort("eth2", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tg := fakeRoCEPort(t, fakeSysfs(t))
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target")
 	os.WriteFile(target, []byte("keep"), 0o644)
 	link := filepath.Join(dir, "out.pcap"+TelemetrySuffix)
 	os.Symlink(target, link)
-	if tel, err := StartTelemetry(dev, port, time.Second, link, cfg); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+	if tel, err := StartTelemetry(tg, time.Second, link); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		if tel != nil {
 			tel.Stop()
 		}

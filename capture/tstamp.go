@@ -16,26 +16,31 @@ const (
 	TimestampAdapterUnsynced = "adapter_unsynced"
 )
 
-// TimestampTypes lists the time stamp types a device offers, the default
-// first: a verbs port offers adapter; a netdev host, and adapter_unsynced
-// when its driver reports hardware receive timestamps for every frame
-// (ethtool -T: hardware-raw-clock and rx filter all).
+// TimestampTypes lists the time stamp types device (resolved under the
+// sysfs mount point sysfsRoot, "" for SysfsRoot()) offers, the default
+// first: see Target.TimestampTypes.
 func TimestampTypes(device, sysfsRoot string) ([]string, error) {
-	if sysfsRoot == "" {
-		sysfsRoot = SysfsRoot()
-	}
-	devs, err := ListRDMADevices(sysfsRoot)
+	t, err := Resolve(device, sysfsRoot)
 	if err != nil {
 		return nil, err
 	}
-	if name, _, err := ParseRDMAName(device); err == nil && findRDMA(devs, name) != nil {
+	return t.TimestampTypes()
+}
+
+// TimestampTypes lists the time stamp types the target's capture path
+// offers, the default first: a verbs port offers adapter; an AF_PACKET
+// capture (a software RoCE device's included) host, and adapter_unsynced
+// when the netdev's driver reports hardware receive timestamps for every
+// frame (ethtool -T: hardware-raw-clock and rx filter all).
+func (t Target) TimestampTypes() ([]string, error) {
+	if t.Backend == BackendVerbs {
 		return []string{TimestampAdapter}, nil
 	}
-	if !netdevExists(device) {
-		return nil, unknownDeviceError(device, sysfsRoot)
-	}
 	types := []string{TimestampHost}
-	hw, err := netdevHardwareTimestamps(device)
+	if t.Netdev == "" {
+		return types, nil // every interface: each has its own clock
+	}
+	hw, err := netdevHardwareTimestamps(t.Netdev)
 	if err != nil {
 		return nil, err
 	}

@@ -64,11 +64,8 @@ type verbsSource struct {
 	last        int64 // slot of the packet handed out last, -1 if none
 }
 
-func openVerbs(dev RDMADevice, port int, c Config) (Source, error) {
-	p, err := selectPort(dev, port)
-	if err != nil {
-		return nil, err
-	}
+func openVerbs(t Target, c Config) (Source, error) {
+	dev, p := t.Device, t.Port
 	if err := checkTimestampType(dev.Name, c.TimestampType, []string{TimestampAdapter}); err != nil {
 		return nil, err
 	}
@@ -86,7 +83,7 @@ func openVerbs(dev RDMADevice, port int, c Config) (Source, error) {
 	v := &verbsSource{name: fmt.Sprintf("%s port %d", dev.Name, p.Num), port: p, snap: c.SnapLenBytes,
 		filter: filter, pollTimeout: time.Duration(c.PollTimeoutMs) * time.Millisecond, last: -1}
 	if v.s, err = lib.OpenDevice(dev.Name); err != nil {
-		return nil, verbsError(dev.Name, err)
+		return nil, verbsError(dev.Name, p.Netdev, err)
 	}
 	ok := false
 	defer func() {
@@ -96,7 +93,7 @@ func openVerbs(dev RDMADevice, port int, c Config) (Source, error) {
 	}()
 	info, err := v.s.Query()
 	if err != nil {
-		return nil, verbsError(dev.Name, err)
+		return nil, verbsError(dev.Name, p.Netdev, err)
 	}
 	plan, err := planRing(c.RingBytes, portFrameBytes(p), info.MaxQPWR)
 	if err != nil {
@@ -117,7 +114,7 @@ func openVerbs(dev RDMADevice, port int, c Config) (Source, error) {
 	// pages, a compaction) in the receive loop stalls it.
 	_ = unix.Madvise(v.mem, unix.MADV_POPULATE_WRITE)
 	if err := v.s.Setup(p.Num, uint32(plan.Slots), unsafe.Pointer(&v.mem[0]), len(v.mem), true); err != nil {
-		return nil, verbsError(dev.Name, err)
+		return nil, verbsError(dev.Name, p.Netdev, err)
 	}
 	if !v.s.Wallclock {
 		if v.clock, err = newHCAClock(info.CoreClockKHz, info.TimestampMask); err != nil {
@@ -132,21 +129,21 @@ func openVerbs(dev RDMADevice, port int, c Config) (Source, error) {
 	}
 	// Counters are read before the flow exists, so every drop of the
 	// capture is counted and none before it.
-	v.drops = newDropCounter(c.SysfsRoot, dev.Name, p.Num)
+	v.drops = newDropCounter(t.PortDir())
 	if err := v.s.AttachFlow(p.Num); err != nil {
-		return nil, verbsError(dev.Name, err)
+		return nil, verbsError(dev.Name, p.Netdev, err)
 	}
 	ok = true
 	return v, nil
 }
 
 // verbsError explains an error of the verbs binding in one line: the step
-// and what it needs (verbsStageError), or that libibverbs does not list the
-// device.
-func verbsError(device string, err error) error {
+// and what it needs (verbsStageError; netdev is the port's, "" if none), or
+// that libibverbs does not list the device.
+func verbsError(device, netdev string, err error) error {
 	var ce *ibverbs.CallError
 	if errors.As(err, &ce) {
-		return verbsStageError(device, ce.Step, ce.Errno)
+		return verbsStageError(device, netdev, ce.Step, ce.Errno)
 	}
 	var nl *ibverbs.NotListedError
 	if errors.As(err, &nl) {
@@ -165,7 +162,7 @@ func (v *verbsSource) reanchor() error {
 	cycles, err := v.s.RawClock()
 	after := time.Now()
 	if err != nil {
-		return verbsError(v.name, err)
+		return verbsError(v.name, v.port.Netdev, err)
 	}
 	v.clock.anchor(cycles, before.UnixNano(), after.UnixNano())
 	v.anchorAt = after
@@ -186,7 +183,7 @@ func (v *verbsSource) post(ids []uint32) error {
 	posted, err := v.s.PostRecv(ids, uint32(v.ring.plan.SlotBytes))
 	v.ring.reposted(posted)
 	if err != nil {
-		return verbsError(v.name, err)
+		return verbsError(v.name, v.port.Netdev, err)
 	}
 	return nil
 }
@@ -256,7 +253,7 @@ func (v *verbsSource) poll() error {
 	for {
 		comps, err := v.s.Poll()
 		if err != nil {
-			return verbsError(v.name, err)
+			return verbsError(v.name, v.port.Netdev, err)
 		}
 		if len(comps) > 0 {
 			v.comps, v.next = comps, 0

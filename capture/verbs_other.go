@@ -14,6 +14,6 @@ func VerbsAvailable() error {
 		ErrVerbsUnavailable, runtime.GOOS, runtime.GOARCH)
 }
 
-func openVerbs(dev RDMADevice, _ int, _ Config) (Source, error) {
-	return nil, fmt.Errorf("capture on %s: %w", dev.Name, VerbsAvailable())
+func openVerbs(t Target, _ Config) (Source, error) {
+	return nil, fmt.Errorf("capture on %s: %w", t.Device.Name, VerbsAvailable())
 }

@@ -54,8 +54,10 @@ func portFrameBytes(p RDMAPort) int {
 const privilegeAdvice = "(run as root, or: setcap cap_net_raw,cap_net_admin+ep $(command -v ibcap))"
 
 // verbsStageError explains a failed libibverbs call: which step failed and,
-// for permission errors, which capability the step needs.
-func verbsStageError(device, stage string, errno syscall.Errno) error {
+// for permission errors, which capability the step needs; for a device
+// that cannot sniff, what it lacks and what to capture instead (netdev is
+// the port's RoCE netdev, "" for none).
+func verbsStageError(device, netdev, stage string, errno syscall.Errno) error {
 	var hint string
 	switch {
 	case errno == syscall.EPERM || errno == syscall.EACCES:
@@ -73,9 +75,9 @@ func verbsStageError(device, stage string, errno syscall.Errno) error {
 		// ibv_create_flow(3): ENXIO when device managed flow steering is off.
 		switch stage {
 		case ibverbs.StepCreateFlow:
-			hint = ": the device or its driver does not offer sniffer flow steering on this port"
+			hint = ": the device or its driver does not offer sniffer flow steering on this port, which the verbs sniffer needs" + captureInstead(netdev)
 		case ibverbs.StepCreateCQ:
-			hint = ": the device does not offer completion timestamps"
+			hint = ": the device does not offer completion timestamps, which the verbs sniffer needs" + captureInstead(netdev)
 		}
 	case errno == syscall.ENOMEM:
 		// Registered memory counts against RLIMIT_MEMLOCK unless the
@@ -83,6 +85,16 @@ func verbsStageError(device, stage string, errno syscall.Errno) error {
 		hint = ": out of memory registering or creating the ring; try a smaller -B, raise the memlock limit (ulimit -l), or add cap_ipc_lock to ibcap's capabilities"
 	}
 	return fmt.Errorf("capture on %s: %s: %w%s", device, stage, errno, hint)
+}
+
+// captureInstead says what to run on a port the verbs sniffer cannot
+// capture: its RoCE netdev with AF_PACKET, which sees the RoCE traffic
+// that passes through the kernel, not what the device handles itself.
+func captureInstead(netdev string) string {
+	if netdev == "" {
+		return "; the port has no netdev to capture on instead: capture at the other end of its link"
+	}
+	return fmt.Sprintf("; instead, ibcap -i %s captures the RoCE traffic that passes through the kernel (not what the device handles itself)", netdev)
 }
 
 // errNoDevice is the error of a device sysfs lists but libibverbs does not:

@@ -18,11 +18,21 @@ func TestVerbsStageError(t *testing.T) {
 		{"register ring memory", syscall.ENOMEM, "ulimit -l"},
 		{"register ring memory", syscall.ENOMEM, "cap_ipc_lock"},
 		{"create sniffer flow", syscall.ENXIO, "sniffer flow steering"},
+		{"create sniffer flow", syscall.EOPNOTSUPP, "instead, ibcap -i eth2 captures"},
+		{"create extended CQ", syscall.EOPNOTSUPP, "does not offer completion timestamps, which the verbs sniffer needs; instead, ibcap -i eth2"},
 	} {
-		err := verbsStageError("mlx5_0", c.stage, c.errno)
+		err := verbsStageError("mlx5_0", "eth2", c.stage, c.errno)
 		if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.stage) {
 			t.Errorf("%s/%v: %q lacks %q", c.stage, c.errno, err, c.want)
 		}
+	}
+}
+
+// A port without a netdev (InfiniBand) has nothing to capture instead.
+func TestVerbsStageErrorWithoutNetdev(t *testing.T) {
+	err := verbsStageError("mlx4_0", "", "create extended CQ", syscall.EOPNOTSUPP)
+	if !strings.Contains(err.Error(), "no netdev to capture on instead") || strings.Count(err.Error(), "\n") != 0 {
+		t.Errorf("%q", err)
 	}
 }
 

@@ -22,13 +22,23 @@ type sysfsPort struct {
 	buf      []byte
 }
 
-// SysfsPortDir is where the counters of dev/port live under root ("" means
-// "/sys").
-func SysfsPortDir(root, dev string, port int) string {
+// DefaultSysfs is where sysfs is mounted. Every sysfs root in ibscope
+// (capture's, telemetry's, metrics') is such a mount point; "" means this.
+const DefaultSysfs = "/sys"
+
+// SysfsClassDir is where the RDMA devices are listed under the sysfs mount
+// point root ("" means DefaultSysfs).
+func SysfsClassDir(root string) string {
 	if root == "" {
-		root = "/sys"
+		root = DefaultSysfs
 	}
-	return filepath.Join(root, "class", "infiniband", dev, "ports", strconv.Itoa(port))
+	return filepath.Join(root, "class", "infiniband")
+}
+
+// SysfsPortDir is where the counters of dev/port live under the sysfs
+// mount point root ("" means DefaultSysfs).
+func SysfsPortDir(root, dev string, port int) string {
+	return filepath.Join(SysfsClassDir(root), dev, "ports", strconv.Itoa(port))
 }
 
 func openSysfsPort(root, dev string, port int) (*sysfsPort, error) {

@@ -9,8 +9,9 @@ import (
 )
 
 // listDevices prints what -D shows: RDMA ports first (from sysfs, which
-// needs no libibverbs), then netdevs, then any. When there are RDMA devices but the
-// verbs sniffer cannot run, it says why after the listing, as its error.
+// needs no libibverbs), then netdevs, then any. When there are RDMA devices
+// the verbs sniffer captures but it cannot run, it says why after the
+// listing, as its error.
 func listDevices(out io.Writer) error {
 	devs, err := capture.ListRDMADevices(capture.SysfsRoot())
 	if err != nil {
@@ -19,7 +20,7 @@ func listDevices(out io.Writer) error {
 	if err := printDevices(out, devs, capture.ListNetdevs()); err != nil {
 		return err
 	}
-	if len(devs) > 0 {
+	if needsVerbs(devs) {
 		if err := capture.VerbsAvailable(); err != nil {
 			return fmt.Errorf("the RDMA devices above cannot be captured: %w", err)
 		}
@@ -31,9 +32,9 @@ func printDevices(out io.Writer, devs []capture.RDMADevice, nets []capture.Netde
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	// The numbers are what -i takes in place of a name (-i 2), as tcpdump's.
 	num := 0
-	fmt.Fprintln(tw, "#\tRDMA DEVICE\tLINK LAYER\tSTATE\tPHYS STATE\tRATE\tLID\tNETDEV")
+	fmt.Fprintln(tw, "#\tRDMA DEVICE\tLINK LAYER\tSTATE\tPHYS STATE\tRATE\tLID\tNETDEV\tCAPTURED BY")
 	if len(devs) == 0 {
-		fmt.Fprintln(tw, "\t(none)\t\t\t\t\t\t")
+		fmt.Fprintln(tw, "\t(none)\t\t\t\t\t\t\t")
 	}
 	for _, d := range devs {
 		for _, p := range d.Ports {
@@ -42,8 +43,8 @@ func printDevices(out io.Writer, devs []capture.RDMADevice, nets []capture.Netde
 			if p.LinkLayer == "InfiniBand" {
 				lid = fmt.Sprintf("0x%x", p.LID)
 			}
-			fmt.Fprintf(tw, "%d\t%s:%d\t%s\t%s\t%s\t%s\t%s\t%s\n", num, d.Name, p.Num, orDash(p.LinkLayer), orDash(p.State),
-				orDash(p.PhysState), orDash(p.Rate), lid, orDash(p.Netdev))
+			fmt.Fprintf(tw, "%d\t%s:%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", num, d.Name, p.Num, orDash(p.LinkLayer), orDash(p.State),
+				orDash(p.PhysState), orDash(p.Rate), lid, orDash(p.Netdev), capturedBy(d, p))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -65,9 +66,44 @@ func printDevices(out io.Writer, devs []capture.RDMADevice, nets []capture.Netde
 	return tw.Flush()
 }
 
+// capturedBy says how ibcap -i captures an RDMA port.
+func capturedBy(d capture.RDMADevice, p capture.RDMAPort) string {
+	if d.SoftRoCE {
+		return "software RoCE: AF_PACKET on " + orDash(p.Netdev)
+	}
+	return "verbs sniffer"
+}
+
+// needsVerbs says whether any of devs is captured by the verbs sniffer.
+func needsVerbs(devs []capture.RDMADevice) bool {
+	for _, d := range devs {
+		if !d.SoftRoCE {
+			return true
+		}
+	}
+	return false
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
+}
+
+// targetNote is the one line ibcap says of what it captures when the
+// device name alone would mislead: software RoCE is captured on its
+// netdev, and a hardware RoCE port's netdev misses what the device handles
+// itself.
+func targetNote(t capture.Target) string {
+	switch {
+	case t.Device.SoftRoCE && t.Name != t.Netdev:
+		return fmt.Sprintf("%s is software RoCE (rdma_rxe) on %s, which carries every packet it sends and receives: "+
+			"capturing them there with AF_PACKET", t.Device.Name, t.Netdev)
+	case t.BypassesKernel():
+		return fmt.Sprintf("%s is the netdev of RDMA port %s:%d; RoCE traffic the RDMA device handles "+
+			"in hardware bypasses the kernel, and AF_PACKET sees only what passes through it. "+
+			"For all the port's RoCE traffic: ibcap -i %s:%d", t.Name, t.Device.Name, t.Port.Num, t.Device.Name, t.Port.Num)
+	}
+	return ""
 }

@@ -13,15 +13,15 @@ import (
 )
 
 // writeSysfs writes a sysfs tree with one RDMA device of one InfiniBand
-// port, for IBSCOPE_SYSFS.
+// port, for IBSCOPE_SYSFS, and returns its mount point.
 func writeSysfs(t *testing.T) string {
 	t.Helper()
-	root := filepath.Join(t.TempDir(), "class", "infiniband")
+	root := t.TempDir()
 	for name, content := range map[string]string{
 		"link_layer": "InfiniBand", "state": "4: ACTIVE", "phys_state": "5: LinkUp",
 		"rate": "100 Gb/sec (4X EDR)", "lid": "0x1a",
 	} {
-		p := filepath.Join(root, "mlx5_0", "ports", "1", name)
+		p := filepath.Join(root, "class", "infiniband", "mlx5_0", "ports", "1", name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -171,13 +171,19 @@ func run(parent context.Context, f *flags) error {
 	if err := checkNumbers(f); err != nil {
 		return err
 	}
+	// What -i names is looked up once: the backend, RDMA port and netdev
+	// that the capture, its notes, --telemetry and --metrics all use.
+	target, err := capture.Resolve(f.device, "")
+	if err != nil {
+		return err
+	}
 	// --telemetry's mistakes are found before a capture file is created.
-	tel, err := telemetryPort(f)
+	tel, err := telemetryTarget(f, target)
 	if err != nil {
 		return err
 	}
 
-	src, err := capture.Open(f.device, &capture.Config{
+	src, err := capture.OpenTarget(target, &capture.Config{
 		SnapLenBytes:  f.snapLenBytes,
 		RingBytes:     f.ringKiB << 10,
 		All:           f.all,
@@ -193,10 +199,8 @@ func run(parent context.Context, f *flags) error {
 		return fmt.Errorf("--lid: %s gives Ethernet (RoCE) frames, which carry no LID, so nothing would be written; "+
 			"filter RoCE by --qp or --opcode", src.Device())
 	}
-	if dev, port, ok := capture.RDMAPortOfNetdev(f.device, nil); ok && !f.quiet {
-		fmt.Fprintf(os.Stderr, "ibcap: note: %s is the netdev of RDMA port %s:%d; RoCE traffic the RDMA device handles "+
-			"in hardware bypasses the kernel, and AF_PACKET sees only what passes through it. "+
-			"For all the port's RoCE traffic: ibcap -i %s:%d\n", f.device, dev, port, dev, port)
+	if note := targetNote(target); note != "" && !f.quiet {
+		fmt.Fprintln(os.Stderr, "ibcap: note: "+note)
 	}
 	if f.user != "" {
 		if err := capture.DropPrivileges(f.user); err != nil {
@@ -223,7 +227,7 @@ func run(parent context.Context, f *flags) error {
 		Micro:         f.tsPrecision == "micro",
 		// What a pcapng file says of its capture, as dumpcap's do.
 		SectionOptions:   sectionOptions(),
-		InterfaceOptions: interfaceOptions(f, src),
+		InterfaceOptions: interfaceOptions(f, target, src),
 		Counts:           capture.InterfaceCounts(src),
 	})
 	if err != nil {
@@ -249,7 +253,7 @@ func run(parent context.Context, f *flags) error {
 		return err
 	}
 	status := newStatusLine(os.Stderr, !f.quiet && isTerminal(os.Stderr))
-	lm, err := startMetrics(f, src, filter, func() int { return len(w.Files()) })
+	lm, err := startMetrics(f, target, src, filter, func() int { return len(w.Files()) })
 	if err != nil {
 		w.Close()
 		return errors.Join(err, stopTelemetry())
@@ -368,20 +372,21 @@ func osName() string {
 }
 
 // interfaceOptions describe the capture's interface in a pcapng file: its
-// name as -i gave it (mlx5_0:1, eth2), the device, port, link layer and
-// rate, and the filter that chose the frames.
-func interfaceOptions(f *flags, src capture.Source) []decode.NgOption {
-	desc := src.Device()
+// name as -i gave it (mlx5_0:1, eth2, rxe0), the device, port, link layer
+// and rate, and the filter that chose the frames.
+func interfaceOptions(f *flags, t capture.Target, src capture.Source) []decode.NgOption {
+	desc := "network interface " + src.Device() + " (AF_PACKET)"
 	hardware := ""
-	if d, p, err := capture.FindRDMAPort(f.device, nil); err == nil {
-		desc = fmt.Sprintf("RDMA device %s port %d, %s link layer, %s", d.Name, p.Num, p.LinkLayer, p.Rate)
-		hardware = d.Name
-	}
 	switch {
-	case f.device == capture.AnyDevice:
+	case t.Backend == capture.BackendVerbs:
+		desc = fmt.Sprintf("RDMA device %s port %d, %s link layer, %s", t.Device.Name, t.Port.Num, t.Port.LinkLayer, t.Port.Rate)
+		hardware = t.Device.Name
+	case t.Device.SoftRoCE && t.Name != t.Netdev:
+		desc = fmt.Sprintf("RDMA device %s port %d, software RoCE on network interface %s (AF_PACKET), %s",
+			t.Device.Name, t.Port.Num, t.Netdev, t.Port.Rate)
+		hardware = t.Device.Name
+	case t.Name == capture.AnyDevice:
 		desc = "every network interface (AF_PACKET, Linux cooked v2 records naming each frame's interface)"
-	case hardware == "":
-		desc = "network interface " + desc + " (AF_PACKET)"
 	}
 	opts := []decode.NgOption{
 		decode.NgString(decode.NgOptIfName, f.device),

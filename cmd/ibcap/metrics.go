@@ -114,7 +114,7 @@ type liveMetrics struct {
 
 // startMetrics listens on --metrics and serves the capture's metrics;
 // files, when not nil, says how many capture files were opened so far.
-func startMetrics(f *flags, src capture.Source, filter *capture.Filter, files func() int) (*liveMetrics, error) {
+func startMetrics(f *flags, t capture.Target, src capture.Source, filter *capture.Filter, files func() int) (*liveMetrics, error) {
 	m := &f.metrics
 	if m.addr == "" {
 		return nil, nil
@@ -126,11 +126,11 @@ func startMetrics(f *flags, src capture.Source, filter *capture.Filter, files fu
 	host, _ := os.Hostname()
 	cfg := metrics.Config{Host: host, Device: f.device, Version: version.Read().String(), LinkType: src.LinkType(),
 		TopFlows: m.flows, IPD: ipd, Filter: filter, Files: files}
-	if _, err := net.InterfaceByName(f.device); err == nil {
-		cfg.Netdev = f.device // its IPs are the host's addresses; an RDMA device's are its GIDs
+	if t.Netdev != "" && t.Netdev == t.Name {
+		cfg.Netdev = t.Netdev // its IPs are the host's addresses; an RDMA device's are its GIDs
 	}
-	if dev, port, err := capture.TelemetryPort(f.device, nil); err == nil {
-		cfg.PortDevice, cfg.Port, cfg.SysfsRoot = dev, port, capture.TelemetrySysfs(nil)
+	if t.HasRDMAPort() {
+		cfg.PortDevice, cfg.Port, cfg.SysfsRoot = t.Device.Name, t.Port.Num, t.Sysfs
 	}
 	live, err := metrics.New(cfg)
 	if err != nil {

@@ -15,15 +15,9 @@ func addTelemetryFlag(fl *pflag.FlagSet, f *flags) {
 	fl.Var((*units.DurationNs)(&f.telemetry), "telemetry", "sample the RDMA port's sysfs counters every INTERVAL (e.g. 100ms) into FILE"+capture.TelemetrySuffix)
 }
 
-// telemetryTarget is the RDMA port --telemetry samples.
-type telemetryTarget struct {
-	dev  string
-	port int
-}
-
-// telemetryPort checks --telemetry and finds the port it samples; nil
-// without --telemetry.
-func telemetryPort(f *flags) (*telemetryTarget, error) {
+// telemetryTarget checks --telemetry against the capture's target, whose
+// RDMA port it samples; nil without --telemetry.
+func telemetryTarget(f *flags, t capture.Target) (*capture.Target, error) {
 	if f.telemetry == 0 {
 		return nil, nil
 	}
@@ -33,27 +27,26 @@ func telemetryPort(f *flags) (*telemetryTarget, error) {
 	if f.file == "-" {
 		return nil, errors.New("--telemetry writes a sidecar next to the capture file: give -w FILE, not -w -")
 	}
-	dev, port, err := capture.TelemetryPort(f.device, nil)
-	if err != nil {
+	if err := t.CheckTelemetry(); err != nil {
 		return nil, fmt.Errorf("--telemetry: %w", err)
 	}
-	return &telemetryTarget{dev, port}, nil
+	return &t, nil
 }
 
 // startTelemetry starts the sidecar sampler on tel (none when nil); the
 // returned func stops it and says what it wrote.
-func startTelemetry(f *flags, tel *telemetryTarget) (func() error, error) {
+func startTelemetry(f *flags, tel *capture.Target) (func() error, error) {
 	if tel == nil {
 		return func() error { return nil }, nil
 	}
-	t, err := capture.StartTelemetry(tel.dev, tel.port, f.telemetry, f.file+capture.TelemetrySuffix, nil)
+	t, err := capture.StartTelemetry(*tel, f.telemetry, f.file+capture.TelemetrySuffix)
 	if err != nil {
 		return nil, err
 	}
 	return func() error {
 		n, err := t.Stop()
 		if !f.quiet {
-			fmt.Fprintf(os.Stderr, "%d telemetry samples of %s port %d in %s\n", n, tel.dev, tel.port, t.Path)
+			fmt.Fprintf(os.Stderr, "%d telemetry samples of %s port %d in %s\n", n, tel.Device.Name, tel.Port.Num, t.Path)
 		}
 		return err
 	}, nil

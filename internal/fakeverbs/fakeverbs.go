@@ -92,7 +92,7 @@ type Config struct {
 // Env is a configured double: its library, sysfs tree, configuration and log.
 type Env struct {
 	Lib        string // the double, named libibverbs.so.1
-	Sysfs      string // the fake /sys/class/infiniband
+	Sysfs      string // the fake sysfs mount point: devices are under its class/infiniband
 	ConfigPath string
 	LogPath    string
 	pidConfig  string
@@ -198,7 +198,7 @@ func New(t testing.TB, cfg Config) *Env {
 	dir := t.TempDir()
 	e := &Env{
 		Lib:        lib,
-		Sysfs:      filepath.Join(dir, "sys", "class", "infiniband"),
+		Sysfs:      filepath.Join(dir, "sys"),
 		ConfigPath: filepath.Join(dir, "fakeverbs.conf"),
 		LogPath:    filepath.Join(dir, "fakeverbs.log"),
 		pidConfig:  filepath.Join(os.TempDir(), fmt.Sprintf("fakeverbs-%d.conf", os.Getpid())),
@@ -208,9 +208,10 @@ func New(t testing.TB, cfg Config) *Env {
 		devs = DefaultDevices()
 	}
 	var conf strings.Builder
-	fmt.Fprintf(&conf, "log %s\nsysfs %s\n", e.LogPath, e.Sysfs)
+	class := filepath.Join(e.Sysfs, "class", "infiniband")
+	fmt.Fprintf(&conf, "log %s\nsysfs %s\n", e.LogPath, class)
 	for _, d := range devs {
-		writeDevice(t, e.Sysfs, d)
+		writeDevice(t, class, d)
 		if !d.NotInLibrary {
 			fmt.Fprintf(&conf, "device %s %d\n", d.Name, len(d.Ports))
 		}
