@@ -103,17 +103,23 @@ func Correlate(captures, telemetryFiles []string, out string, opt Options) (Resu
 
 	// Pass 1: the captures' time range, and their byte rate when offsets
 	// are to be estimated.
-	var binNs int64
+	var want histWant
 	if !opt.OffsetGiven {
 		for _, in := range series {
 			// A series that cannot be estimated fails in alignSeries, after
 			// the plainer complaint that it does not overlap at all.
-			if b, err := histBinNs(in.s); err == nil && (binNs == 0 || b < binNs) {
-				binNs = b
+			sig, err := offsetSignalOf(in.s)
+			if err != nil {
+				continue
 			}
+			if b, err := histBinNs(in.s, sig); err == nil && (want.binNs == 0 || b < want.binNs) {
+				want.binNs = b
+			}
+			want.bytes = want.bytes || !sig.packets
+			want.packets = want.packets || sig.packets
 		}
 	}
-	span, err := scanCaptures(captures, binNs)
+	span, err := scanCaptures(captures, want)
 	if err != nil {
 		return res, err
 	}
@@ -162,10 +168,7 @@ func alignSeries(in *inSeries, span captureSpan, opt Options) error {
 		// clocks are far apart and the user must say by how much.
 		return &OptionError{"OffsetNs", noOverlap(in, span, "; if the clocks differ, give the offset")}
 	default:
-		if _, err := histBinNs(in.s); err != nil {
-			return &OptionError{"OffsetNs", fmt.Errorf("cannot estimate the clock offset of %s: %v; give the offset", in.name(), err)}
-		}
-		est, err := estimateOffset(span.hist, span.firstNs, span.lastNs, in.s)
+		est, err := estimateOffset(span, in.s)
 		if err != nil {
 			return &OptionError{"OffsetNs", fmt.Errorf("cannot estimate the clock offset of %s: %v; give the offset", in.name(), err)}
 		}

@@ -16,24 +16,34 @@ func openFrames(paths []string, onDecodeError func(*decode.DecodeError)) (*decod
 }
 
 // captureSpan is what a quick pass over the records (no decoding) learns:
-// the time range and, when asked, bytes per time bin for offset estimation.
+// the time range and, when asked, bytes and packets per time bin for offset
+// estimation.
 type captureSpan struct {
 	firstNs, lastNs int64 // earliest and latest timestamp, ns
 	frames          int64
-	hist            *byteHist // nil unless asked for
+	bytes, packets  *countHist // nil unless asked for
 	// damaged holds a *decode.FileError per capture that is damaged (cut
 	// mid-record, say): its records before the damage are used.
 	damaged []error
 	meta    map[string]string // what the captures say of themselves (captureMeta)
 }
 
-// scanCaptures reads every record of every capture without decoding it.
-// binNs > 0 asks for a byte histogram with bins of that width. Records
-// without a timestamp are left out (the binning pass reports them).
-func scanCaptures(paths []string, binNs int64) (captureSpan, error) {
+// histWant is what scanCaptures is to count per time bin of binNs (0: nothing).
+type histWant struct {
+	binNs          int64
+	bytes, packets bool
+}
+
+// scanCaptures reads every record of every capture without decoding it,
+// counting bytes and packets per time bin as want asks. Records without a
+// timestamp are left out (the binning pass reports them).
+func scanCaptures(paths []string, want histWant) (captureSpan, error) {
 	sp := captureSpan{}
-	if binNs > 0 {
-		sp.hist = newByteHist(binNs)
+	if want.binNs > 0 && want.bytes {
+		sp.bytes = newCountHist(want.binNs)
+	}
+	if want.binNs > 0 && want.packets {
+		sp.packets = newCountHist(want.binNs)
 	}
 	in, err := decode.OpenStream(paths, decode.StreamOptions{Records: true, Undecoded: true,
 		OnFileError: func(err error) { sp.damaged = append(sp.damaged, err) }})
@@ -55,8 +65,11 @@ func scanCaptures(paths []string, binNs int64) (captureSpan, error) {
 			sp.lastNs = f.TsNs
 		}
 		sp.frames++
-		if sp.hist != nil {
-			sp.hist.add(f.TsNs, int64(f.WireLen))
+		if sp.bytes != nil {
+			sp.bytes.add(f.TsNs, int64(f.WireLen))
+		}
+		if sp.packets != nil {
+			sp.packets.add(f.TsNs, 1)
 		}
 	}
 }

@@ -12,28 +12,53 @@ import (
 )
 
 // OffsetEstimate is the clock offset between a telemetry series and the
-// capture found by cross-correlating their byte rates: capture time =
-// telemetry time + OffsetNs.
+// capture found by cross-correlating the capture's rate with the series'
+// counters (byte counters, or packet counters where it has none): capture
+// time = telemetry time + OffsetNs.
 type OffsetEstimate struct {
 	OffsetNs int64
 	// R is the Pearson correlation, at OffsetNs, between the telemetry's
-	// per-interval byte deltas and the capture's bytes in the same
-	// (shifted) intervals: 1 is a perfect match. It is the confidence.
+	// per-interval counter deltas and the capture's bytes (or packets) in
+	// the same (shifted) intervals: 1 is a perfect match. It is the
+	// confidence.
 	R float64
 	// NextOffsetNs and NextR are the best other candidate, at least two
 	// sample intervals away: a NextR close to R means the traffic is too
 	// regular to pin the offset down.
 	NextOffsetNs int64
 	NextR        float64
-	Intervals    int   // telemetry intervals inside the capture at OffsetNs
+	Intervals    int   // telemetry intervals inside the capture at OffsetNs: the matched samples
 	ResolutionNs int64 // grid step of the search; the result is refined below it
 	Counters     []string
+	// Packets says the counters count packets (the series has no byte
+	// counters): the capture's frames were matched against them.
+	Packets bool
 }
 
-// offsetInterval is one telemetry interval with its byte delta.
+// offsetInterval is one telemetry interval with its counters' delta.
 type offsetInterval struct {
-	startNs, endNs int64 // on the telemetry clock
-	bytes          float64
+	startNs, endNs int64   // on the telemetry clock
+	amount         float64 // bytes, or packets (offsetSignal.packets)
+}
+
+// offsetSignal is what a series' offset is estimated from: the columns
+// whose deltas are bytes moved, or else packets moved, and which.
+type offsetSignal struct {
+	cols    []int
+	packets bool
+}
+
+// offsetSignalOf picks the counters of s to compare with the capture: its
+// byte counters, else its packet counters (telemetry.PacketCounters).
+func offsetSignalOf(s *telemetry.Series) (offsetSignal, error) {
+	if cols := byteCounters(s); len(cols) > 0 {
+		return offsetSignal{cols: cols}, nil
+	}
+	if cols := telemetry.PacketCounters(s); len(cols) > 0 {
+		return offsetSignal{cols: cols, packets: true}, nil
+	}
+	return offsetSignal{}, errors.New("it has no byte counters (port_xmit_data, port_rcv_data, tx_bytes, ...) nor packet counters " +
+		"(port_xmit_packets and port_rcv_packets, rxe's sent_pkts and rcvd_pkts, tx_packets and rx_packets) to compare with the capture")
 }
 
 // byteCounters are the columns whose deltas are bytes moved: what the
@@ -48,22 +73,22 @@ func byteCounters(s *telemetry.Series) []int {
 	return cols
 }
 
-// telemetryByteIntervals sums the byte counters' deltas per interval,
-// leaving out intervals whose deltas cannot be trusted.
-func telemetryByteIntervals(s *telemetry.Series, cols []int) []offsetInterval {
+// telemetryIntervals sums the signal's counter deltas per interval, leaving
+// out intervals whose deltas cannot be trusted.
+func telemetryIntervals(s *telemetry.Series, sig offsetSignal) []offsetInterval {
 	var out []offsetInterval
 	const untrusted = telemetry.FlagNoPrev | telemetry.FlagNoTime | telemetry.FlagReset | telemetry.FlagMissing
 	for i := 1; i < s.Len(); i++ {
 		iv := offsetInterval{startNs: s.TimeNs(i - 1), endNs: s.TimeNs(i)}
 		ok := iv.endNs > iv.startNs
-		for _, col := range cols {
+		for _, col := range sig.cols {
 			d := s.Delta(i, col)
 			if d.Flags&untrusted != 0 {
 				ok = false
 				break
 			}
-			b, _ := s.Counters[col].ToBase(d.Value)
-			iv.bytes += float64(b)
+			v, _ := s.Counters[col].ToBase(d.Value)
+			iv.amount += float64(v)
 		}
 		if ok {
 			out = append(out, iv)
@@ -85,16 +110,19 @@ func medianIntervalNs(ivs []offsetInterval) int64 {
 // histBinNs is the capture histogram resolution offset estimation wants for
 // a series: an eighth of its sample spacing (finer cannot be resolved from
 // interval totals; the refinement interpolates within bins), at least 1 µs.
-func histBinNs(s *telemetry.Series) (int64, error) {
-	cols := byteCounters(s)
-	if len(cols) == 0 {
-		return 0, errors.New("it has no byte counters (port_xmit_data, port_rcv_data, tx_bytes, ...) to compare with the capture's bytes")
-	}
-	ivs := telemetryByteIntervals(s, cols)
+func histBinNs(s *telemetry.Series, sig offsetSignal) (int64, error) {
+	ivs := telemetryIntervals(s, sig)
 	if len(ivs) < minOffsetIntervals {
-		return 0, fmt.Errorf("it has %d usable intervals of byte counters, need %d", len(ivs), minOffsetIntervals)
+		return 0, fmt.Errorf("it has %d usable intervals of %s counters, need %d", len(ivs), sig.what(), minOffsetIntervals)
 	}
 	return max(medianIntervalNs(ivs)/8, 1000), nil
+}
+
+func (sig offsetSignal) what() string {
+	if sig.packets {
+		return "packet"
+	}
+	return "byte"
 }
 
 // minOffsetIntervals is the fewest telemetry intervals inside the capture
@@ -104,36 +132,44 @@ const minOffsetIntervals = 8
 // maxFFTLen bounds the cross-correlation's grid (two 4M-point transforms).
 const maxFFTLen = 1 << 23
 
-// estimateOffset finds the offset that best lines up the series' byte
-// counters with the capture's byte histogram: a normalised cross-correlation
-// on the histogram's grid (by FFT) picks the candidate, and the Pearson
-// correlation of interval totals refines and scores it. The histogram may be
-// coarsened in place.
-func estimateOffset(h *byteHist, capFirstNs, capLastNs int64, s *telemetry.Series) (OffsetEstimate, error) {
-	cols := byteCounters(s)
-	if len(cols) == 0 {
-		return OffsetEstimate{}, errors.New("it has no byte counters to compare with the capture's bytes")
+// estimateOffset finds the offset that best lines up the series' counters
+// (offsetSignalOf) with the capture's histogram of the same kind: a
+// normalised cross-correlation on the histogram's grid (by FFT) picks the
+// candidate, and the Pearson correlation of interval totals refines and
+// scores it. The histogram may be coarsened in place.
+func estimateOffset(span captureSpan, s *telemetry.Series) (OffsetEstimate, error) {
+	sig, err := offsetSignalOf(s)
+	if err != nil {
+		return OffsetEstimate{}, err
 	}
-	ivs := telemetryByteIntervals(s, cols)
+	h := span.bytes
+	if sig.packets {
+		h = span.packets
+	}
+	ivs := telemetryIntervals(s, sig)
 	if len(ivs) < minOffsetIntervals {
-		return OffsetEstimate{}, fmt.Errorf("it has %d usable intervals of byte counters, need %d", len(ivs), minOffsetIntervals)
+		return OffsetEstimate{}, fmt.Errorf("it has %d usable intervals of %s counters, need %d", len(ivs), sig.what(), minOffsetIntervals)
 	}
-	est := OffsetEstimate{}
-	for _, c := range cols {
+	if h == nil {
+		return OffsetEstimate{}, fmt.Errorf("no capture histogram of %ss was made", sig.what()) // a bug: Correlate asks for what the series need
+	}
+	capFirstNs, capLastNs := span.firstNs, span.lastNs
+	est := OffsetEstimate{Packets: sig.packets}
+	for _, c := range sig.cols {
 		est.Counters = append(est.Counters, s.Counters[c].Name)
 	}
 	t0, t1 := ivs[0].startNs, ivs[len(ivs)-1].endNs
-	for len(h.bytes)+int((t1-t0)/h.binNs)+2 > maxFFTLen/2 {
+	for len(h.counts)+int((t1-t0)/h.binNs)+2 > maxFFTLen/2 {
 		h.coarsen()
 	}
 	b := h.binNs
 	est.ResolutionNs = b
-	x := append([]float64(nil), h.bytes...)
+	x := append([]float64(nil), h.counts...)
 	ny := int((t1-t0)/b) + 1
 	y := make([]float64, ny)
 	covered := make([]bool, ny)
 	for _, iv := range ivs {
-		rate := iv.bytes / float64(iv.endNs-iv.startNs)
+		rate := iv.amount / float64(iv.endNs-iv.startNs)
 		for k := int((iv.startNs - t0) / b); k < ny && t0+int64(k)*b < iv.endNs; k++ {
 			lo, hi := max(iv.startNs, t0+int64(k)*b), min(iv.endNs, t0+int64(k+1)*b)
 			y[k] += rate * float64(hi-lo)
@@ -182,7 +218,7 @@ func estimateOffset(h *byteHist, capFirstNs, capLastNs int64, s *telemetry.Serie
 		}
 	}
 	if math.IsInf(bestS, -1) {
-		return est, errors.New("its byte counters and the capture's bytes never overlap enough, or do not vary, to be compared")
+		return est, fmt.Errorf("its %s counters and the capture's %ss never overlap enough, or do not vary, to be compared", sig.what(), sig.what())
 	}
 	next, nextS := 0, math.Inf(-1)
 	for L := -(ny - 1); L < nx; L++ {
@@ -250,23 +286,24 @@ func squares(v []float64) []float64 {
 	return p
 }
 
-// intervalR is the Pearson correlation between telemetry interval bytes and
-// capture bytes in the same intervals shifted by off, over the intervals
-// that lie inside the capture; it also returns how many those are.
-func intervalR(h *byteHist, cum []float64, ivs []offsetInterval, off, capFirstNs, capLastNs int64) (float64, int) {
+// intervalR is the Pearson correlation between the telemetry intervals'
+// amounts and the capture's counts in the same intervals shifted by off,
+// over the intervals that lie inside the capture; it also returns how many
+// those are.
+func intervalR(h *countHist, cum []float64, ivs []offsetInterval, off, capFirstNs, capLastNs int64) (float64, int) {
 	var n, sx, sy, sxx, syy, sxy float64
 	for _, iv := range ivs {
 		a, e := iv.startNs+off, iv.endNs+off
 		if a < capFirstNs || e > capLastNs {
 			continue
 		}
-		c := h.bytesBefore(cum, e) - h.bytesBefore(cum, a)
+		c := h.countBefore(cum, e) - h.countBefore(cum, a)
 		n++
-		sx += iv.bytes
+		sx += iv.amount
 		sy += c
-		sxx += iv.bytes * iv.bytes
+		sxx += iv.amount * iv.amount
 		syy += c * c
-		sxy += iv.bytes * c
+		sxy += iv.amount * c
 	}
 	if n < 2 {
 		return math.NaN(), int(n)

@@ -50,7 +50,7 @@ func TestUntimedFrames(t *testing.T) {
 	if len(told) != 1 || !strings.Contains(told[0], "spb.pcapng: frame 2 (record at byte offset ") || !strings.Contains(told[0], "no timestamp") {
 		t.Errorf("told %q", told)
 	}
-	sp, err := scanCaptures([]string{path}, 0)
+	sp, err := scanCaptures([]string{path}, histWant{})
 	if err != nil || sp.frames != 2 || sp.firstNs != pkts[0].TsNs || sp.lastNs != pkts[2].TsNs {
 		t.Errorf("scan: %d frames from %d to %d (%v)", sp.frames, sp.firstNs, sp.lastNs, err)
 	}

@@ -53,8 +53,10 @@ capture covers only in part.
 Telemetry files are DOCA telemetry_diag CSV, ibscope sidecars (ibcap
 --telemetry) or perfquery text. The clock offset (capture time = telemetry
 time + offset) is --offset, or estimated per source by cross-correlating the
-capture's byte rate with the telemetry's byte counters and printed with its
-confidence (the Pearson correlation r of the interval byte counts).
+capture's byte rate with the telemetry's byte counters (its packet rate with
+the packet counters where there are no byte counters, as on SoftRoCE:
+sent_pkts, rcvd_pkts) and printed with its confidence (the Pearson
+correlation r of the interval counts).
 Telemetry that does not overlap the capture in time is refused.
 
 Read the result with pandas (2.x, with pyarrow) or DuckDB:
@@ -202,7 +204,7 @@ func correlateSummary(res correlate.Result, took time.Duration) map[string]any {
 			"offset_estimated": s.Estimate != nil}
 		if e := s.Estimate; e != nil {
 			m["r"], m["intervals"], m["next_offset_ns"], m["next_r"] = e.R, e.Intervals, e.NextOffsetNs, e.NextR
-			m["resolution_ns"], m["counters"] = e.ResolutionNs, e.Counters
+			m["resolution_ns"], m["counters"], m["counted"] = e.ResolutionNs, e.Counters, map[bool]string{false: "bytes", true: "packets"}[e.Packets]
 		}
 		series = append(series, m)
 	}
