@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/termtext"
 	"gopkg.in/yaml.v3"
 )
 
@@ -263,6 +264,11 @@ func keyErr(key, format string, a ...any) error {
 // Limits, output names, the work and output the whole implies), returning a
 // *KeyError naming the first bad key.
 func (s *Scenario) Validate() error {
+	// The name is printed and written in truth.json: printable characters
+	// only, so that it cannot act on the terminal that shows it.
+	if !termtext.IsPlain(s.Name) {
+		return keyErr("name", "%q: want printable characters only (no control, format or bidirectional characters)", s.Name)
+	}
 	if s.EpochNs == 0 {
 		s.EpochNs = 1433116800 * 1e9
 	}
@@ -508,8 +514,8 @@ func (s *Scenario) Validate() error {
 }
 
 func checkName(names map[string]bool, name, key string) error {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/ ") {
-		return keyErr(key, "%q: want a non-empty name without '/' or spaces, not . or ..", name)
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/ ") || !termtext.IsPlain(name) {
+		return keyErr(key, "%q: want a non-empty name of printable characters without '/' or spaces, not . or ..", name)
 	}
 	if names[name] {
 		return keyErr(key, "%q is used twice", name)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -121,7 +122,7 @@ func writeBufferJSON(w io.Writer, rep *analyze.BufferReport, series bool) error 
 func writeBufferText(w io.Writer, rep *analyze.BufferReport) {
 	fmt.Fprintf(w, "receiver %s: %d data packets matched, %d sent and not seen there\n", rep.Receiver, rep.Matched, rep.Unmatched)
 	for _, s := range rep.Senders {
-		fmt.Fprintf(w, "\nsender %s: %d flows, %d data packets, %d matched; offset %s\n", s.File, s.Flows, s.Packets, s.Matched, units.FormatNs(s.OffsetNs))
+		fmt.Fprintf(w, "\nsender %s: %d flows, %d data packets, %d matched; offset %s\n", termtext.Escape(s.File), s.Flows, s.Packets, s.Matched, units.FormatNs(s.OffsetNs))
 		if !s.Congested {
 			fmt.Fprintln(w, "  "+s.NoEstimate)
 			continue

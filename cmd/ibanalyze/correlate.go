@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibscope/ibscope/correlate"
 	"github.com/ibscope/ibscope/internal/outfile"
+	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/ibscope/ibscope/telemetry"
 	"github.com/spf13/cobra"
@@ -182,17 +183,17 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 			label += " " + s.Source
 		}
 		if s.Estimate == nil {
-			fmt.Fprintf(stdout, "%s: offset %s (given)\n", label, units.FormatSignedNs(s.OffsetNs))
+			fmt.Fprintf(stdout, "%s: offset %s (given)\n", termtext.Escape(label), units.FormatSignedNs(s.OffsetNs))
 			continue
 		}
 		e := s.Estimate
 		fmt.Fprintf(stdout, "%s: offset %s estimated, confidence r = %.3f over %d intervals (next best %s, r = %.3f; grid %s)\n",
-			label, units.FormatSignedNs(e.OffsetNs), e.R, e.Intervals, units.FormatSignedNs(e.NextOffsetNs), e.NextR, units.FormatNs(e.ResolutionNs))
+			termtext.Escape(label), units.FormatSignedNs(e.OffsetNs), e.R, e.Intervals, units.FormatSignedNs(e.NextOffsetNs), e.NextR, units.FormatNs(e.ResolutionNs))
 		if e.R < 0.5 || e.R-e.NextR < 0.1 {
 			warnf("%s: the offset estimate is weak (r = %.3f, next best r = %.3f); check it, or give --offset", label, e.R, e.NextR)
 		}
 	}
-	fmt.Fprintf(stdout, "%s: %d rows from %d frames, %.2f s\n", res.Path, res.Rows, res.Frames, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "%s: %d rows from %d frames, %.2f s\n", termtext.Escape(res.Path), res.Rows, res.Frames, time.Since(start).Seconds())
 	return nil
 }
 

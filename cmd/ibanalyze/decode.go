@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/spf13/cobra"
 )
 
@@ -99,7 +100,7 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 			writeJSON(w, map[string]any{"file": path, "frames": t.frames, "decoded": t.decoded, "skipped": t.skipped,
 				"errors": t.errors, "cut": t.cut, "icrc_bad": t.icrcBad, "vcrc_bad": t.vcrcBad})
 		case o.summary:
-			fmt.Fprintf(w, "%s: %s\n", path, t)
+			fmt.Fprintf(w, "%s: %s\n", termtext.Escape(path), t)
 		case !o.json || t.errors > 0 || t.cut > 0 || err != nil:
 			warnf("%s: %s", path, t)
 		}

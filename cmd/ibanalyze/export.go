@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibscope/ibscope/correlate"
 	"github.com/ibscope/ibscope/internal/outfile"
+	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/spf13/cobra"
 )
 
@@ -116,7 +117,7 @@ func runExport(cmd *cobra.Command, captures []string, o exportOpts) error {
 			"files": st.Files, "seconds": secs})
 	}
 	if len(opt.PartitionBy) > 0 {
-		fmt.Fprintf(w, "%s: %d rows in %d files (%d frames not decoded), %.2f s\n", o.out, st.Frames, len(st.Files), st.DecodeErrors, secs)
+		fmt.Fprintf(w, "%s: %d rows in %d files (%d frames not decoded), %.2f s\n", termtext.Escape(o.out), st.Frames, len(st.Files), st.DecodeErrors, secs)
 		for _, f := range st.Files {
 			fmt.Fprintf(w, "  %s\n", f)
 		}

@@ -58,3 +58,45 @@ func TestFleetCommandsErrors(t *testing.T) {
 		}
 	}
 }
+
+// hostilePrometheus answers every query with one series whose label values
+// are terminal attacks: ESC[2J clears the screen, an OSC sequence sets the
+// window title, U+202E shows the rest backwards, a NUL and a newline.
+func hostilePrometheus(t *testing.T) string {
+	t.Helper()
+	labels := map[string]string{"job": "ibcap\x00", "instance": "a:9464\u202e", "host": "h\x1b[2J", "device": "d\x1b]0;owned\x07",
+		"version": "v\x9b1", "src": "10.0.0.1\x1b[31m", "dst": "10.0.0.2\nforged line", "address": "10.0.0.3\u2066"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": "vector",
+			"result": []any{map[string]any{"metric": labels, "value": []any{1700000000.5, "1"}}}}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestFleetCommandsEscapeLabels: label values print escaped in the text
+// tables, never as control or bidirectional characters, and as they are
+// (JSON-escaped) in --json.
+func TestFleetCommandsEscapeLabels(t *testing.T) {
+	url := hostilePrometheus(t)
+	for _, cmd := range []string{"status", "nics", "links"} {
+		out := runOK(t, cmd, "--prometheus", url)
+		for _, r := range out {
+			if r < 0x20 && r != '\n' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x202e || r == 0x2066 {
+				t.Errorf("%s prints %U:\n%q", cmd, r, out)
+				break
+			}
+		}
+		if strings.Contains(out, "\nforged line") {
+			t.Errorf("%s prints a label's newline:\n%s", cmd, out)
+		}
+		if cmd != "links" {
+			wantInOutput(t, out, `h\x1b[2J`)
+		}
+		js := runOK(t, cmd, "--prometheus", url, "--json")
+		if cmd != "links" && !strings.Contains(js, `h\u001b[2J`) {
+			t.Errorf("%s --json does not keep the label as it is:\n%s", cmd, js)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/ibscope/ibscope/analyze"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/plots"
+	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -153,7 +154,7 @@ func writeFlowsReport(out io.Writer, r *analyze.FlowsResult, o flowsOpts) error 
 
 func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 	in := r.Input
-	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets, %d flows\n", strings.Join(in.Files, ", "), in.Frames, in.Packets, r.NumFlows())
+	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets, %d flows\n", termtext.Escape(strings.Join(in.Files, ", ")), in.Frames, in.Packets, r.NumFlows())
 	if !crc {
 		fmt.Fprintln(w, "CRCs not checked (--no-crc)")
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/cmddoc"
+	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/version"
 )
 
@@ -49,7 +50,7 @@ func main() {
 	removeSpool()
 	if err != nil {
 		if !errors.Is(err, errReported) {
-			fmt.Fprintln(os.Stderr, "ibanalyze:", err)
+			fmt.Fprintln(os.Stderr, "ibanalyze:", termtext.Lines(err.Error()))
 		}
 		os.Exit(1)
 	}
@@ -109,7 +110,7 @@ func (d *decodeWarnings) warn(err *decode.DecodeError) {
 // warnf prints a warning to stderr unless --quiet.
 func warnf(format string, a ...any) {
 	if !quiet {
-		fmt.Fprintf(os.Stderr, "ibanalyze: "+format+"\n", a...)
+		fmt.Fprintln(os.Stderr, "ibanalyze:", termtext.Lines(fmt.Sprintf(format, a...)))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -185,7 +186,7 @@ func writePFCText(w io.Writer, r *analyze.PFCReport, top int) {
 	if r.RateAssumed {
 		rate += " (assumed: no --rate)"
 	}
-	fmt.Fprintf(w, "%s: %d frames, %d PFC, %d PAUSE; quanta at %s; span %s\n", strings.Join(in.Files, ", "), in.Frames, r.PFCFrames, r.PauseFrames, rate, units.FormatNs(r.SpanNs))
+	fmt.Fprintf(w, "%s: %d frames, %d PFC, %d PAUSE; quanta at %s; span %s\n", termtext.Escape(strings.Join(in.Files, ", ")), in.Frames, r.PFCFrames, r.PauseFrames, rate, units.FormatNs(r.SpanNs))
 	fmt.Fprintf(w, "\npauses per link direction (the port that sent them) and priority; a storm is a pause longer than %s\n", units.FormatNs(r.StormNs))
 	t := table{leftCols: 1, indent: "  ", header: []string{"link", "prio", "frames", "pauses", "XON", "paused", "share", "longest", "storms", "in storms"}}
 	for _, l := range r.Links {

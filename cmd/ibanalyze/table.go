@@ -4,6 +4,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ibscope/ibscope/internal/termtext"
 )
 
 // table is text output in columns as wide as their widest cell (header
@@ -19,7 +21,15 @@ type table struct {
 	indent   string
 }
 
-func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+// add appends a row. Its cells are escaped (termtext): a name from a
+// capture, a telemetry file or a Prometheus label prints as what it is,
+// never as a terminal control sequence.
+func (t *table) add(cells ...string) {
+	for i, c := range cells {
+		cells[i] = termtext.Escape(c)
+	}
+	t.rows = append(t.rows, cells)
+}
 
 // write prints the header and the rows, columns two spaces apart.
 func (t *table) write(w io.Writer) error {

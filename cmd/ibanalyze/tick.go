@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/ibscope/ibscope/telemetry"
 	"github.com/spf13/cobra"
@@ -127,7 +128,7 @@ func writeTickText(w io.Writer, rep *analyze.TickReport) {
 	if rep.RateInferred {
 		how = "inferred from packet spacing; --rate to set"
 	}
-	fmt.Fprintf(w, "%s: %d data packets on interface %d from LID %d; link %s %dx (%s)\n", rep.File, rep.Packets, rep.Iface, rep.SLID, rep.Rate, rep.Lanes, how)
+	fmt.Fprintf(w, "%s: %d data packets on interface %d from LID %d; link %s %dx (%s)\n", termtext.Escape(rep.File), rep.Packets, rep.Iface, rep.SLID, rep.Rate, rep.Lanes, how)
 	fmt.Fprintf(w, "phases:\n")
 	for _, p := range rep.Phases {
 		mark := ""

@@ -21,6 +21,7 @@ import (
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/cmddoc"
+	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/ibscope/ibscope/internal/version"
 )
@@ -57,7 +58,7 @@ func main() {
 	root := newRoot()
 	cmddoc.Main(root) // "ibcap __docs DIR": man page and completions (make install)
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "ibcap:", err)
+		fmt.Fprintln(os.Stderr, "ibcap:", termtext.Lines(err.Error()))
 		os.Exit(1)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ibscope/ibscope/internal/cmddoc"
 	"github.com/ibscope/ibscope/internal/outfile"
+	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/ibscope/ibscope/internal/version"
 	"github.com/ibscope/ibscope/sim"
@@ -95,7 +96,7 @@ func limitsHelp() string {
 func main() {
 	cmddoc.Main(rootCmd) // "ibsim __docs DIR": man page and completions (make install)
 	if err := rootCmd.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "ibsim:", err)
+		fmt.Fprintln(os.Stderr, "ibsim:", termtext.Lines(err.Error()))
 		os.Exit(1)
 	}
 }

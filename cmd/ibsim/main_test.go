@@ -150,6 +150,12 @@ func TestIbsimRefusesBeforeWriting(t *testing.T) {
 		{"tap two levels up", strings.Replace(good, "file: a.pcap", "file: ../../x", 1), nil, "key taps[0].file"},
 		{"sysfs dir outside", good + "telemetry: {period_ns: 20000, sysfs_dir: /tmp/sysfs}\n", nil, "key telemetry.sysfs_dir"},
 		{"tap named truth.json", strings.Replace(good, "file: a.pcap", "file: truth.json", 1), nil, "truth.json"},
+		// A name that shows backwards on a terminal, or that the file system
+		// refuses only when the run is over.
+		{"tap name with U+202E", strings.Replace(good, "file: a.pcap", `file: "a\u202Epacp.exe"`, 1), nil, `key taps[0].file: "a\u202epacp.exe": want a name of printable characters`},
+		{"tap name with NUL", strings.Replace(good, "file: a.pcap", `file: "a\0.pcap"`, 1), nil, `key taps[0].file: "a\x00.pcap": want a name of printable characters`},
+		{"scenario name with ESC", "name: \"\\e[2Jx\"\n" + good, nil, `key name: "\x1b[2Jx": want printable characters only`},
+		{"host name with OSC", strings.Replace(good, "{name: a}", `{name: "\e]0;owned\a"}`, 1), nil, `key hosts[0].name: "\x1b]0;owned\a": want a non-empty name of printable characters`},
 		{"negative --quantize-ns", good, []string{"--quantize-ns", "-7"}, "--quantize-ns -7"},
 		{"--snap too long", good, []string{"--snap", "70000"}, "--snap 70000"},
 	} {

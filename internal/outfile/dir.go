@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ibscope/ibscope/internal/termtext"
 )
 
 // Dir is an output directory that confines what is written into it: the
@@ -62,6 +64,12 @@ func OpenDir(path string) (*Dir, error) {
 func CheckName(name string) error {
 	if !filepath.IsLocal(name) {
 		return fmt.Errorf("%q: want a name inside the output directory (no absolute path, no \"..\")", name)
+	}
+	if !termtext.IsPlain(name) {
+		// A NUL fails only when the file is made, after the run; a
+		// control or bidirectional character shows another name than the
+		// file's on the terminal that lists it.
+		return fmt.Errorf("%q: want a name of printable characters (no control, format or bidirectional characters)", name)
 	}
 	if b := filepath.Base(name); strings.HasPrefix(b, ".") && strings.HasSuffix(b, ".tmp") {
 		return fmt.Errorf("%q: names like .NAME.tmp are for temporary files", name)
