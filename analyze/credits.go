@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/units"
 )
@@ -187,7 +188,7 @@ func Credits(open Opener, opts CreditOptions) (*CreditReport, error) {
 	var inferErr error
 	if inferred {
 		// The first pass is quiet: the second tells of bad frames and files.
-		s, err := open(StreamOptions{LinkPackets: true, OnDecodeError: func(*decode.DecodeError) {}, OnFileError: func(error) {}})
+		s, err := open(StreamOptions{LinkPackets: true, OnDecodeError: func(*capfile.DecodeError) {}, OnFileError: func(error) {}})
 		if err != nil {
 			return nil, err
 		}

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/analyze"
-	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/protostate"
 	"github.com/ibscope/ibscope/sim"
 	"github.com/ibscope/ibscope/telemetry"
 )
@@ -42,7 +42,7 @@ func (c sweepCase) run(t *testing.T) (string, *sim.Truth) {
 	t.Helper()
 	dir := t.TempDir()
 	packets := int64(c.bufBytes/c.mtuBytes)*6 + 400
-	lr, err := decode.ParseLinkRate(c.rate)
+	lr, err := protostate.ParseLinkRate(c.rate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestGroundTruthMicrosecondTimestamps(t *testing.T) {
 			if c.quantumNs == 1000 && (cr.TimestampStepNs != 1000 || l.CreditStallNs != -1 || len(cr.Problems) == 0) {
 				t.Errorf("credits: step %d ns, stall %d, problems %q: want 1000, -1 and a reason", cr.TimestampStepNs, l.CreditStallNs, cr.Problems)
 			}
-			lr, err := decode.ParseLinkRate(c.rate)
+			lr, err := protostate.ParseLinkRate(c.rate)
 			if err != nil {
 				t.Fatal(err)
 			}

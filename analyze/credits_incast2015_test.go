@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/sim"
 	"github.com/ibscope/ibscope/telemetry"
@@ -36,7 +37,7 @@ func TestGroundTruthIncast2015(t *testing.T) {
 	s1 := filepath.Join(dir, "s1.pcapng")
 
 	// IPD phases of sender 1's packets.
-	r, err := decode.Open(s1)
+	r, err := capfile.Open(s1)
 	if err != nil {
 		t.Fatal(err)
 	}

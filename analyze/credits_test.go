@@ -12,6 +12,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/sim"
 )
@@ -19,7 +20,7 @@ import (
 // dropFrames copies a capture leaving out the frames drop says to.
 func dropFrames(t *testing.T, src, dst string, drop func(f *decode.Frame) bool) {
 	t.Helper()
-	r, err := decode.Open(src)
+	r, err := capfile.Open(src)
 	if err != nil {
 		t.Fatal(err)
 	}

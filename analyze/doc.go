@@ -3,8 +3,8 @@
 // gaps, duplicates, NAKs, CNP/ECN, CRC failures, ACK latency), the
 // sender-versus-receiver comparison, credit accounting, and buffer and tick
 // estimates. It also holds what those analyses share: the expected IPD of a
-// link (its rates and symbol times are decode.LinkRate), bounded-memory
-// quantile sketches, and the packets of a decode.Stream as a Stream of
+// link (its rates and symbol times are protostate.LinkRate), bounded-memory
+// quantile sketches, and the packets of a capfile.Stream as a Stream of
 // Packets put back in time order within a bounded window.
 //
 // Every analysis has one shape (Analysis: Add a packet, Err, Report) and

@@ -1,11 +1,11 @@
 package analyze
 
-import "github.com/ibscope/ibscope/decode"
+import "github.com/ibscope/ibscope/protostate"
 
 // ExpectedIPDNs returns the time a packet of wireBytes takes to cross a link
 // of this rate and width back to back, in ns: the smallest IPD the link
 // allows. wireBytes is the packet as IB counts it (LRH through VCRC).
-func ExpectedIPDNs(wireBytes int, rate decode.LinkRate, lanes int) float64 {
+func ExpectedIPDNs(wireBytes int, rate protostate.LinkRate, lanes int) float64 {
 	return expectedIPDNsAtGbps(wireBytes, rate.DataGbps(lanes))
 }
 

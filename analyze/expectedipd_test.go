@@ -3,13 +3,13 @@ package analyze
 import (
 	"testing"
 
-	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/protostate"
 )
 
 func TestExpectedIPDStudy(t *testing.T) {
 	// The 2015 OFA study: 2074-byte packets on SDR 4x are about 2 us apart.
-	sdr, _ := decode.ParseLinkRate("SDR")
-	lanes, err := decode.ParseLinkWidth("4X")
+	sdr, _ := protostate.ParseLinkRate("SDR")
+	lanes, err := protostate.ParseLinkWidth("4X")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/protostate"
 )
 
 // DefaultThroughputBinNs is the throughput series' first bin width; it
@@ -88,8 +89,8 @@ type FlowHealth struct {
 	// RDMA READ and atomic requests); ResponsePSN that of its responses to
 	// the peer's requests (ACKs, atomic ACKs, RDMA READ responses), which
 	// carry the peer's PSNs: two sequences, judged apart.
-	PSN         decode.PSNStats `json:"psn"` // counted by decode.QPSequences, as correlate's retransmissions
-	ResponsePSN decode.PSNStats `json:"response_psn"`
+	PSN         protostate.PSNStats `json:"psn"` // counted by protostate.QPSequences, as correlate's retransmissions
+	ResponsePSN protostate.PSNStats `json:"response_psn"`
 	// Acks counts ACKNOWLEDGE and ATOMIC ACKNOWLEDGE packets whose AETH
 	// says ACK; RDMA READ responses also carry an AETH but are not ACKs.
 	Acks    uint64     `json:"acks"`
@@ -126,7 +127,7 @@ type flowState struct {
 	lastNs     int64
 	opcodes    opcodeMix
 	msgs       msgCounts
-	psn        decode.QPSequences
+	psn        protostate.QPSequences
 	acks       uint64
 	thr        rateSeries
 	marks      *flowMarks // made on the first NAK, CNP or mark
@@ -370,20 +371,20 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 		}
 		return // many flows together keep no PSN sequence and answer no requests
 	}
-	verdict := decode.PSNNone
+	verdict := protostate.PSNNone
 	if !op.IsAck() || p.HasAETH { // an ACK cut before its AETH may be a NAK
 		_, verdict = f.psn.Add(op, p.PSN, p.Syndrome, p.DMALenB)
 	}
-	f.msgs.add(op, verdict == decode.PSNDuplicate)
-	switch sp := decode.SpaceOf(op, p.Syndrome); {
+	f.msgs.add(op, verdict == protostate.PSNDuplicate)
+	switch sp := protostate.SpaceOf(op, p.Syndrome); {
 	case op.IsCNP():
 	case op.IsAck():
 		a.ack(f, p, true)
-	case sp == decode.SpaceResponses: // RDMA READ responses: their AETH acknowledges too
+	case sp == protostate.SpaceResponses: // RDMA READ responses: their AETH acknowledges too
 		if p.HasAETH {
 			a.ack(f, p, false)
 		}
-	case sp == decode.SpaceRequests:
+	case sp == protostate.SpaceRequests:
 		if p.AckReq {
 			a.wait(f, p.PSN, p.TsNs)
 		}

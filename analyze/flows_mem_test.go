@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/protostate"
 )
 
 // oneFlowPacket is packet i of a capture where every packet is its own
@@ -64,7 +65,7 @@ func TestFlowsJSONStreams(t *testing.T) {
 	if r.NumFlows() != limit+1 || r.OtherPackets != flows-limit {
 		t.Fatalf("%d flows, %d packets in other; want %d and %d", r.NumFlows(), r.OtherPackets, limit+1, flows-limit)
 	}
-	if o := r.Flow(0); o.Key.Transport != "other" || o.Packets != flows-limit || o.PSN != (decode.PSNStats{}) {
+	if o := r.Flow(0); o.Key.Transport != "other" || o.Packets != flows-limit || o.PSN != (protostate.PSNStats{}) {
 		t.Errorf("busiest flow %s: %d packets, PSN %+v", o.Key, o.Packets, o.PSN)
 	}
 	held := heapBytes()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
+	"github.com/ibscope/ibscope/protostate"
 )
 
 // healthCapture is one RC RDMA WRITE flow 1 -> 2 (QP 0x11) of 100 PSNs in
@@ -117,14 +118,14 @@ func TestFlowsHealth(t *testing.T) {
 		t.Errorf("packets %d, messages %+v", w.Packets, w.Messages)
 	}
 	// 31 before 30: a gap of one (30) that 30 then fills; 10 is never seen.
-	want := decode.PSNStats{Gaps: 2, Missing: 2, OutOfOrder: 1, Duplicates: 2, Lost: 1}
+	want := protostate.PSNStats{Gaps: 2, Missing: 2, OutOfOrder: 1, Duplicates: 2, Lost: 1}
 	if w.PSN != want {
 		t.Errorf("PSN %+v, want %+v", w.PSN, want)
 	}
 	if w.ECNCE != 5 || w.ICRCBad != 1 || w.VCRCBad != 0 || w.CNPs != 0 {
 		t.Errorf("ecn %d icrc %d vcrc %d cnp %d", w.ECNCE, w.ICRCBad, w.VCRCBad, w.CNPs)
 	}
-	if a.ResponsePSN != (decode.PSNStats{}) || a.PSN != (decode.PSNStats{}) {
+	if a.ResponsePSN != (protostate.PSNStats{}) || a.PSN != (protostate.PSNStats{}) {
 		t.Errorf("ack flow: coalesced ACKs judged as anomalies: requests %+v, responses %+v", a.PSN, a.ResponsePSN)
 	}
 	if a.Acks != 9 || a.CNPs != 3 || a.Packets != 15 {
@@ -239,11 +240,11 @@ func TestFlowsKnownTruth(t *testing.T) {
 	}
 	var expect map[string]struct {
 		Flows []struct {
-			Flow        string          `json:"flow"`
-			Packets     uint64          `json:"packets"`
-			Acks        uint64          `json:"acks"`
-			PSN         decode.PSNStats `json:"psn"`
-			ResponsePSN decode.PSNStats `json:"response_psn"`
+			Flow        string              `json:"flow"`
+			Packets     uint64              `json:"packets"`
+			Acks        uint64              `json:"acks"`
+			PSN         protostate.PSNStats `json:"psn"`
+			ResponsePSN protostate.PSNStats `json:"response_psn"`
 		} `json:"flows"`
 	}
 	if err := json.Unmarshal(b, &expect); err != nil {

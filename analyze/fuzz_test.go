@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
 )
@@ -48,11 +49,11 @@ func FuzzAnalyses(f *testing.F) {
 				Run(s, a, RunOptions[*HopsReport]{EveryNs: 50, OnReport: func(int64, *HopsReport, error) {}})
 			},
 		} {
-			r, err := decode.NewReader(bytes.NewReader(data), "fuzz.pcap")
+			r, err := capfile.NewReader(bytes.NewReader(data), "fuzz.pcap")
 			if err != nil {
 				continue
 			}
-			s := NewStream([]*decode.Reader{r}, StreamOptions{WindowPackets: 3, CheckCRC: true, MACControl: i == 2, Ethernet: i == 3})
+			s := NewStream([]*capfile.Reader{r}, StreamOptions{WindowPackets: 3, CheckCRC: true, MACControl: i == 2, Ethernet: i == 3})
 			run(s)
 			s.Close()
 		}

@@ -1,15 +1,15 @@
 package analyze
 
-import "github.com/ibscope/ibscope/decode"
+import "github.com/ibscope/ibscope/capfile"
 
 // Disorder reports timestamps out of order in the input.
 type Disorder struct {
-	OutOfOrder    int           `json:"out_of_order"`         // frames stamped before their predecessor in the file
-	First         *decode.Where `json:"first,omitempty"`      // the first of them
-	MaxStepBackNs int64         `json:"max_step_back_ns"`     // the largest step back, ns
-	WindowPackets int           `json:"window_packets"`       // reorder window, packets
-	Late          int           `json:"late"`                 // beyond the window: left out of IPDs
-	FirstLate     *decode.Where `json:"first_late,omitempty"` // the first of those
+	OutOfOrder    int            `json:"out_of_order"`         // frames stamped before their predecessor in the file
+	First         *capfile.Where `json:"first,omitempty"`      // the first of them
+	MaxStepBackNs int64          `json:"max_step_back_ns"`     // the largest step back, ns
+	WindowPackets int            `json:"window_packets"`       // reorder window, packets
+	Late          int            `json:"late"`                 // beyond the window: left out of IPDs
+	FirstLate     *capfile.Where `json:"first_late,omitempty"` // the first of those
 }
 
 // Input counts what was read.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
+	"github.com/ibscope/ibscope/protostate"
 )
 
 // flowList builds every flow of a (small) result.
@@ -41,7 +42,7 @@ func TestIPDStudyExact(t *testing.T) {
 		return 2074
 	})
 	path := testcap.Write(t, "study.pcap", true, pkts)
-	sdr, _ := decode.ParseLinkRate("SDR")
+	sdr, _ := protostate.ParseLinkRate("SDR")
 	r, err := runIPDFiles(t, IPDConfig{Hist: HistSpec{Mode: ModeLinear, BinNs: 1000, Bins: 10}, DataGbps: sdr.DataGbps(4), RateName: "SDR 4x"}, path)
 	if err != nil {
 		t.Fatal(err)

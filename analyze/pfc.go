@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/protostate"
 )
 
 // The pfc analysis reads the pauses of lossless Ethernet (decode/pfc.go):
@@ -134,7 +135,7 @@ type PausePriority struct {
 }
 
 // PauseInterval is one continuous pause [StartNs, EndNs).
-type PauseInterval = decode.PauseSpan
+type PauseInterval = protostate.PauseSpan
 
 // PriorityFlows is the RoCE traffic on one priority.
 type PriorityFlows struct {
@@ -181,7 +182,7 @@ func (k pauseLinkKey) String() string {
 
 // pauseState is the pauses of one priority on one link direction.
 type pauseState struct {
-	timer                decode.PauseTimer
+	timer                protostate.PauseTimer
 	frames, pauses, xons int
 	quanta               uint64
 	closed               pauseTotals // over the pauses that have ended
@@ -191,12 +192,12 @@ type pauseState struct {
 type pauseTotals struct {
 	pausedNs, longestNs, stormNs int64
 	storms                       int
-	intervals, stormList         []decode.PauseSpan
+	intervals, stormList         []protostate.PauseSpan
 	leftOut                      int
 }
 
 // add counts the pause p.
-func (t *pauseTotals) add(p decode.PauseSpan, stormNs int64, maxIntervals int) {
+func (t *pauseTotals) add(p protostate.PauseSpan, stormNs int64, maxIntervals int) {
 	d := p.EndNs - p.StartNs
 	t.pausedNs += d
 	t.longestNs = max(t.longestNs, d)
@@ -356,9 +357,9 @@ func (a *PFCAnalysis) request(s *pauseState, tNs int64, q uint16) {
 		s.closed.add(span, a.opts.StormNs, a.opts.MaxIntervals)
 	}
 	switch ev {
-	case decode.PauseStarted:
+	case protostate.PauseStarted:
 		s.pauses++
-	case decode.PauseResumed:
+	case protostate.PauseResumed:
 		s.xons++
 	}
 }

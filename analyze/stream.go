@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -41,7 +42,7 @@ type StreamOptions struct {
 	// OnDecodeError is told of every frame that could not be decoded, and
 	// of every frame without a timestamp (a pcapng simple packet block,
 	// whose Err says so); the stream skips the frame and goes on.
-	OnDecodeError func(err *decode.DecodeError)
+	OnDecodeError func(err *capfile.DecodeError)
 	// OnFileError is told when a file turns out damaged; the stream stops
 	// reading that file and goes on with the others.
 	OnFileError func(err error)
@@ -49,21 +50,21 @@ type StreamOptions struct {
 
 // StreamStats counts what a Stream read and what it did about disorder.
 type StreamStats struct {
-	decode.StreamStats
+	capfile.StreamStats
 	Packets     int // packets handed out
 	NotIB       int // frames that are neither IB nor RoCE, skipped
 	LinkPackets int // IB link-level flow-control packets (skipped unless asked for)
 	// Late counts packets that arrived more than the reorder window out of
 	// order; they are handed out with Packet.Late set. FirstLate is the first.
 	Late      int
-	FirstLate decode.Where
+	FirstLate capfile.Where
 }
 
-// Stream is the packets of a decode.Stream (one or more captures merged in
+// Stream is the packets of a capfile.Stream (one or more captures merged in
 // timestamp order) as Packets, with packets stamped out of order within a
 // file sorted back within a bounded window.
 type Stream struct {
-	in     *decode.Stream
+	in     *capfile.Stream
 	window int
 	ring   []Packet // sorted by TsNs from head, a circular buffer of power-of-two size
 	// ethernet is set when the packets' EthernetFields are filled: each
@@ -86,7 +87,7 @@ func OpenStream(paths []string, opts StreamOptions) (*Stream, error) {
 		return nil, err
 	}
 	s := &Stream{}
-	in, err := decode.OpenStream(paths, s.decodeOptions(opts))
+	in, err := capfile.OpenStream(paths, s.decodeOptions(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -118,9 +119,9 @@ func Files(paths []string, base StreamOptions) Opener {
 
 // NewStream reads captures already open (pipes, standard input, memory)
 // as one stream; the Stream closes them.
-func NewStream(readers []*decode.Reader, opts StreamOptions) *Stream {
+func NewStream(readers []*capfile.Reader, opts StreamOptions) *Stream {
 	s := &Stream{}
-	s.start(decode.NewStream(readers, s.decodeOptions(opts)), opts)
+	s.start(capfile.NewStream(readers, s.decodeOptions(opts)), opts)
 	return s
 }
 
@@ -133,9 +134,9 @@ func checkWindow(w int) error {
 
 // decodeOptions keeps IB and RoCE transport packets (and link packets when
 // asked) and counts the rest.
-func (s *Stream) decodeOptions(opts StreamOptions) decode.StreamOptions {
+func (s *Stream) decodeOptions(opts StreamOptions) capfile.StreamOptions {
 	keepLink, keepMAC := opts.LinkPackets, opts.MACControl
-	return decode.StreamOptions{CheckCRC: opts.CheckCRC, OnDecodeError: opts.OnDecodeError, OnFileError: opts.OnFileError,
+	return capfile.StreamOptions{CheckCRC: opts.CheckCRC, OnDecodeError: opts.OnDecodeError, OnFileError: opts.OnFileError,
 		Keep: func(f *decode.Frame) bool {
 			switch {
 			case keepMAC && f.Has&(decode.HasPFC|decode.HasPause) != 0:
@@ -151,7 +152,7 @@ func (s *Stream) decodeOptions(opts StreamOptions) decode.StreamOptions {
 		}}
 }
 
-func (s *Stream) start(in *decode.Stream, opts StreamOptions) {
+func (s *Stream) start(in *capfile.Stream, opts StreamOptions) {
 	w := opts.WindowPackets
 	if w <= 0 {
 		w = DefaultWindowPackets
@@ -191,7 +192,7 @@ func (s *Stream) Names() []string { return s.in.Names() }
 // Progress returns bytes read so far and the files' total size.
 func (s *Stream) Progress() (doneBytes, totalBytes int64) { return s.in.Progress() }
 
-// ResolutionNs returns the timestamp resolution in ns (decode.Stream.ResolutionNs).
+// ResolutionNs returns the timestamp resolution in ns (capfile.Stream.ResolutionNs).
 func (s *Stream) ResolutionNs() int64 { return s.in.ResolutionNs() }
 
 // WindowPackets returns the reorder window, in packets.
@@ -215,7 +216,7 @@ func (s *Stream) Next(p *Packet) error {
 	s.n--
 	if p.Late {
 		if s.stats.Late == 0 {
-			s.stats.FirstLate = decode.Where{File: s.in.Names()[p.File], Frame: p.Frame, Offset: p.Offset}
+			s.stats.FirstLate = capfile.Where{File: s.in.Names()[p.File], Frame: p.Frame, Offset: p.Offset}
 		}
 		s.stats.Late++
 	} else {

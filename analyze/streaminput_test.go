@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/internal/testcap"
 )
 
@@ -37,7 +37,7 @@ func TestStreamUntimedFrames(t *testing.T) {
 	pkts := testcap.Stream(3, 1, 2, 7, 0, 64, testcap.BaseNs, func(int) int64 { return 1000 })
 	path := testcap.WriteUntimed(t, "spb.pcapng", pkts, 1)
 	var told []string
-	s, err := OpenStream([]string{path}, StreamOptions{OnDecodeError: func(e *decode.DecodeError) { told = append(told, e.Error()) }})
+	s, err := OpenStream([]string{path}, StreamOptions{OnDecodeError: func(e *capfile.DecodeError) { told = append(told, e.Error()) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestBufferUntimedFrames(t *testing.T) {
 	}
 	receiver := testcap.Write(t, "r.pcap", false, recv)
 	var told []string
-	opts := StreamOptions{OnDecodeError: func(e *decode.DecodeError) { told = append(told, e.Error()) }}
+	opts := StreamOptions{OnDecodeError: func(e *capfile.DecodeError) { told = append(told, e.Error()) }}
 	ss, err := OpenStream([]string{sender}, opts)
 	if err != nil {
 		t.Fatal(err)

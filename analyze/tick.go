@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/units"
+	"github.com/ibscope/ibscope/protostate"
 	"github.com/ibscope/ibscope/telemetry"
 )
 
@@ -33,7 +34,7 @@ var ErrNoXmitWait = errors.New("no PortXmitWait (port_xmit_wait) counter in the 
 type TickOptions struct {
 	// Rate and Lanes are the link's speed and width; a zero Rate infers
 	// them from back-to-back packets in the capture.
-	Rate  decode.LinkRate
+	Rate  protostate.LinkRate
 	Lanes int
 	// Iface selects the capture interface (direction) whose data packets
 	// the port sends; -1 takes the one with the most data packets.
@@ -308,12 +309,12 @@ func (rep *TickReport) setRate(pkts []txPkt, opts TickOptions) error {
 	}
 	gbps := 8 / best
 	type cand struct {
-		r     decode.LinkRate
+		r     protostate.LinkRate
 		lanes int
 		off   float64
 	}
 	var cs []cand
-	for _, r := range decode.LinkRates() {
+	for _, r := range protostate.LinkRates() {
 		for _, l := range []int{1, 4, 8, 12} {
 			cs = append(cs, cand{r, l, math.Abs(r.DataGbps(l)-gbps) / r.DataGbps(l)})
 		}

@@ -2,7 +2,7 @@
 # Decode fast path against tshark on the same files: a 2-million-frame RoCEv2 capture and a
 # 2-million-frame native IB (ERF) capture. Prints frames/s and MB/s on one core, peak RSS, allocations per frame and the wall-time
 # ratio against `tshark -T fields -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn`.
-# Allocations per frame: BenchmarkReadFile (decode package) reading the same file, one iteration per frame.
+# Allocations per frame: BenchmarkReadFile (capfile package) reading the same file, one iteration per frame.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${BENCH_FRAMES:-2000000}
@@ -36,7 +36,7 @@ for kind in rocev2 ib; do
   measure env GOMAXPROCS=1 bin/ibanalyze decode --summary --no-crc "$f"; fast=$secs rss_fast=$rss
   measure env GOMAXPROCS=1 bin/ibanalyze decode --summary "$f"; crc=$secs rss_crc=$rss
   # Allocations per frame over the whole file: one benchmark iteration is one frame.
-  allocs=$(IBSCOPE_BENCH_FILE="$f" go test -run '^$' -bench '^BenchmarkReadFile$/^crc=on$' -benchmem -benchtime="${N}x" ./decode/ |
+  allocs=$(IBSCOPE_BENCH_FILE="$f" go test -run '^$' -bench '^BenchmarkReadFile$/^crc=on$' -benchmem -benchtime="${N}x" ./capfile/ |
     awk '/allocs\/op/{for (i = 2; i <= NF; i++) if ($i == "allocs/op") print $(i-1)}')
   t0=$EPOCHREALTIME
   tshark -r "$f" -T fields -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn >/dev/null 2>&1

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -83,8 +84,8 @@ func (f Format) ForFile(path string) Format {
 }
 
 // newEncoder picks the encoding of the packets of wc.LinkType in
-// wc.Format; decode's Encoder writes the bytes.
-func newEncoder(wc WriterConfig) (*decode.Encoder, error) {
+// wc.Format; capfile's Encoder writes the bytes.
+func newEncoder(wc WriterConfig) (*capfile.Encoder, error) {
 	f, srcLinkType := wc.Format, wc.LinkType
 	native := srcLinkType == decode.LinkTypeInfiniBand
 	if srcLinkType == decode.LinkTypeLinuxSLL2 {
@@ -95,7 +96,7 @@ func newEncoder(wc WriterConfig) (*decode.Encoder, error) {
 	} else if srcLinkType != decode.LinkTypeEthernet && !native {
 		return nil, fmt.Errorf("writer: source link type %d is neither Ethernet (1) nor InfiniBand (247)", srcLinkType)
 	}
-	cfg := decode.EncoderConfig{LinkType: srcLinkType, SnapLenBytes: wc.SnapLenBytes, Micro: wc.Micro,
+	cfg := capfile.EncoderConfig{LinkType: srcLinkType, SnapLenBytes: wc.SnapLenBytes, Micro: wc.Micro,
 		SectionOptions: wc.SectionOptions, InterfaceOptions: wc.InterfaceOptions}
 	switch f {
 	case FormatAuto, FormatPcap, FormatPcapNG:
@@ -113,7 +114,7 @@ func newEncoder(wc WriterConfig) (*decode.Encoder, error) {
 	default:
 		return nil, fmt.Errorf("writer: unknown format %v", f)
 	}
-	enc, err := decode.NewEncoder(cfg)
+	enc, err := capfile.NewEncoder(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("writer: %w", err)
 	}

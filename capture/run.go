@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -265,13 +266,13 @@ func (r *Report) String() string {
 // Block holds them (WriterConfig.Counts): what the ring received, the
 // device's drops (out_of_buffer) as the interface's, the kernel's and the
 // receive queue's as the OS's. Counts that cannot be read are left 0.
-func InterfaceCounts(src Source) func() decode.InterfaceStats {
-	return func() decode.InterfaceStats {
+func InterfaceCounts(src Source) func() capfile.InterfaceStats {
+	return func() capfile.InterfaceStats {
 		st, err := src.Stats()
 		if err != nil {
-			return decode.InterfaceStats{}
+			return capfile.InterfaceStats{}
 		}
-		return decode.InterfaceStats{Received: st.Received, InterfaceDrops: st.DeviceDrops, InterfaceDropsKnown: st.DeviceDropsKnown,
+		return capfile.InterfaceStats{Received: st.Received, InterfaceDrops: st.DeviceDrops, InterfaceDropsKnown: st.DeviceDropsKnown,
 			OSDrops: st.KernelDrops + st.CompletionErrors}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/sim"
@@ -39,7 +40,7 @@ func TestSnapRecordsMatchSim(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := decode.Open(filepath.Join(dir, "whole.pcap"))
+			r, err := capfile.Open(filepath.Join(dir, "whole.pcap"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +82,7 @@ func TestSnapRecordsMatchSim(t *testing.T) {
 				t.Fatalf("%d cut packets; ibcap's records (%d bytes) differ from ibsim's (%d bytes)", cutPackets, len(got), len(want))
 			}
 			truncated := 0
-			r2, err := decode.Open(ours)
+			r2, err := capfile.Open(ours)
 			if err != nil {
 				t.Fatal(err)
 			}

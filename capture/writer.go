@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/internal/outfile"
 )
 
@@ -44,11 +44,11 @@ type WriterConfig struct {
 	// SectionOptions and InterfaceOptions describe the capture in a pcapng
 	// file's section header and interface description (shb_userappl,
 	// if_name, if_filter ...).
-	SectionOptions, InterfaceOptions []decode.NgOption
+	SectionOptions, InterfaceOptions []capfile.NgOption
 	// Counts, when set, gives the source's counts for the Interface
 	// Statistics Block that ends each pcapng file (at rotation and at
 	// Close); the writer fills in the times and Delivered.
-	Counts func() decode.InterfaceStats
+	Counts func() capfile.InterfaceStats
 }
 
 // A writer gathers records in chunks of chunkBytes and writes each with one
@@ -73,7 +73,7 @@ const (
 // once a second.
 type Writer struct {
 	cfg       WriterConfig
-	enc       *decode.Encoder
+	enc       *capfile.Encoder
 	cur       *chunk   // the chunk Write appends to
 	spare     []*chunk // chunks back from the flusher, the latest last
 	name      string   // the file Write appends to

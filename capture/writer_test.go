@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testenv"
 )
@@ -52,7 +53,7 @@ func writePackets(t *testing.T, cfg WriterConfig, pkts []Packet) *Writer {
 	return w
 }
 
-// Every format round-trips through decode's reader with ns timestamps and
+// Every format round-trips through capfile's reader with ns timestamps and
 // the wire length of cut packets.
 func TestWriterFormatsRoundTrip(t *testing.T) {
 	roce, _ := mixedTraffic(20, false)
@@ -89,7 +90,7 @@ func TestWriterFormatsRoundTrip(t *testing.T) {
 			if w.LinkType() != c.wantLink {
 				t.Errorf("link type %d, want %d", w.LinkType(), c.wantLink)
 			}
-			r, err := decode.Open(path)
+			r, err := capfile.Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -299,13 +300,13 @@ func TestWriterPcapngDescribesCapture(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "roce.pcapng")
 	writePackets(t, WriterConfig{Path: path, Format: FormatPcapNG, LinkType: decode.LinkTypeEthernet,
 		RotateBytes: 2000,
-		SectionOptions: []decode.NgOption{decode.NgString(decode.NgOptSHBHardware, "x86_64"),
-			decode.NgString(decode.NgOptSHBOS, "linux 6.1"), decode.NgString(decode.NgOptSHBUserAppl, "ibcap (ibscope test)")},
-		InterfaceOptions: []decode.NgOption{decode.NgString(decode.NgOptIfName, "mlx5_0:1"),
-			decode.NgString(decode.NgOptIfDescription, "RDMA device mlx5_0 port 1, Ethernet link layer, 100 Gb/sec"),
-			decode.NgFilter("udp dst port 4791"), decode.NgString(decode.NgOptIfOS, "linux 6.1")},
-		Counts: func() decode.InterfaceStats {
-			return decode.InterfaceStats{Received: 1000, InterfaceDrops: 7, InterfaceDropsKnown: true, OSDrops: 11}
+		SectionOptions: []capfile.NgOption{capfile.NgString(capfile.NgOptSHBHardware, "x86_64"),
+			capfile.NgString(capfile.NgOptSHBOS, "linux 6.1"), capfile.NgString(capfile.NgOptSHBUserAppl, "ibcap (ibscope test)")},
+		InterfaceOptions: []capfile.NgOption{capfile.NgString(capfile.NgOptIfName, "mlx5_0:1"),
+			capfile.NgString(capfile.NgOptIfDescription, "RDMA device mlx5_0 port 1, Ethernet link layer, 100 Gb/sec"),
+			capfile.NgFilter("udp dst port 4791"), capfile.NgString(capfile.NgOptIfOS, "linux 6.1")},
+		Counts: func() capfile.InterfaceStats {
+			return capfile.InterfaceStats{Received: 1000, InterfaceDrops: 7, InterfaceDropsKnown: true, OSDrops: 11}
 		},
 	}, pkts)
 	files, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "roce-*.pcapng"))
@@ -500,9 +501,9 @@ func TestWriterPcapngEditcapMergecap(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "roce.pcapng")
 	writePackets(t, WriterConfig{Path: path, Format: FormatPcapNG, LinkType: decode.LinkTypeEthernet,
-		SectionOptions:   []decode.NgOption{decode.NgString(decode.NgOptSHBUserAppl, "ibcap (ibscope test)")},
-		InterfaceOptions: []decode.NgOption{decode.NgString(decode.NgOptIfName, "mlx5_0:1")},
-		Counts:           func() decode.InterfaceStats { return decode.InterfaceStats{Received: 40} },
+		SectionOptions:   []capfile.NgOption{capfile.NgString(capfile.NgOptSHBUserAppl, "ibcap (ibscope test)")},
+		InterfaceOptions: []capfile.NgOption{capfile.NgString(capfile.NgOptIfName, "mlx5_0:1")},
+		Counts:           func() capfile.InterfaceStats { return capfile.InterfaceStats{Received: 40} },
 	}, pkts)
 	if out, err := exec.Command("editcap", "-c", "15", path, filepath.Join(dir, "part.pcapng")).CombinedOutput(); err != nil {
 		t.Fatalf("editcap -c 15: %v\n%s", err, out)

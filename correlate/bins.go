@@ -15,7 +15,7 @@ type dirStats struct {
 	ecnCE     uint64 // RoCE packets with IP ECN = CE, native IB packets with FECN set
 	cnps      uint64 // congestion notification packets
 	naks      uint64 // ACKs whose AETH says NAK (RNR NAKs not included)
-	retrans   uint64 // packets whose PSN their QP direction had sent before (decode.QPSequences)
+	retrans   uint64 // packets whose PSN their QP direction had sent before (protostate.QPSequences)
 	ipdN      int    // inter-packet delays measured (0: no IPD columns)
 	ipdP50Ns  int64  // median inter-packet delay, ns
 	ipdP99Ns  int64  // 99th percentile inter-packet delay, ns

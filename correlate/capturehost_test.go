@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
 )
@@ -14,8 +15,8 @@ import (
 func TestExportCaptureHosts(t *testing.T) {
 	dir := t.TempDir()
 	pkts := testcap.Stream(4, 1, 2, 0x11, 100, 64, testcap.BaseNs, func(int) int64 { return 1000 })
-	enc, err := decode.NewEncoder(decode.EncoderConfig{LinkType: decode.LinkTypeEthernet, SnapLenBytes: 9000, PcapNG: true,
-		SectionOptions: []decode.NgOption{decode.NgCaptureHost("capnode-1")}})
+	enc, err := capfile.NewEncoder(capfile.EncoderConfig{LinkType: decode.LinkTypeEthernet, SnapLenBytes: 9000, PcapNG: true,
+		SectionOptions: []capfile.NgOption{capfile.NgCaptureHost("capnode-1")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/protostate"
 )
 
 // The congestion signals around RoCE, per interval: how long each priority
-// was paused (PFC and 802.3x PAUSE frames, timed by decode.PauseTimer at
+// was paused (PFC and 802.3x PAUSE frames, timed by protostate.PauseTimer at
 // Options.PauseBitsPerSec) and what the IFA 2.0 probes' hops reported (the
 // longest residence time and the hop that reported it). Their columns are
 // null where the capture columns are (coverage 0) and throughout when the
@@ -60,7 +61,7 @@ type congestion struct {
 
 // addPause adds the time of pause span of priority prio to every interval
 // it overlaps.
-func (b *binner) addPause(prio int, span decode.PauseSpan) {
+func (b *binner) addPause(prio int, span protostate.PauseSpan) {
 	if b.cong.pausedNs == nil {
 		b.cong.pausedNs = make([][decode.PFCPriorities]int64, len(b.startNs))
 	}
@@ -100,7 +101,7 @@ type pauseLink struct {
 // IFA probes through the binning pass.
 type congestionTracker struct {
 	bitsPerSec int64
-	links      map[pauseLink]*[decode.PFCPriorities]decode.PauseTimer
+	links      map[pauseLink]*[decode.PFCPriorities]protostate.PauseTimer
 	sawPause   bool
 }
 
@@ -108,7 +109,7 @@ func newCongestionTracker(bitsPerSec int64) *congestionTracker {
 	if bitsPerSec <= 0 {
 		bitsPerSec = DefaultPauseBitsPerSec
 	}
-	return &congestionTracker{bitsPerSec: bitsPerSec, links: map[pauseLink]*[decode.PFCPriorities]decode.PauseTimer{}}
+	return &congestionTracker{bitsPerSec: bitsPerSec, links: map[pauseLink]*[decode.PFCPriorities]protostate.PauseTimer{}}
 }
 
 // add takes one frame: a pause request or an IFA probe.
@@ -150,7 +151,7 @@ func (c *congestionTracker) pause(f *decode.Frame, sets []*binner) {
 		if len(c.links) >= maxPauseLinks {
 			return
 		}
-		timers = new([decode.PFCPriorities]decode.PauseTimer)
+		timers = new([decode.PFCPriorities]protostate.PauseTimer)
 		c.links[k] = timers
 	}
 	enable, quanta, _ := f.PauseRequest()

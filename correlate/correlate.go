@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/ibscope/ibscope/telemetry"
 )
@@ -33,7 +33,7 @@ type Options struct {
 	Telemetry *telemetry.Options
 	// OnDecodeError is told about each frame that could not be decoded; it
 	// is still counted with what could be decoded of it.
-	OnDecodeError func(*decode.DecodeError)
+	OnDecodeError func(*capfile.DecodeError)
 	// Progress, if set, is called every 64K frames of the binning pass.
 	Progress func(frames int, offsetBytes int64)
 	// Meta is stored as schema metadata (Parquet key-value metadata) in the
@@ -92,7 +92,7 @@ func Correlate(captures, telemetryFiles []string, out string, opt Options) (Resu
 	if opt.PauseBitsPerSec < 0 {
 		return res, &OptionError{"PauseBitsPerSec", fmt.Errorf("pause link rate of %d bit/s: want a positive rate (0 for 100 Gb/s)", opt.PauseBitsPerSec)}
 	}
-	if slices.Contains(captures, decode.Stdin) {
+	if slices.Contains(captures, capfile.Stdin) {
 		return res, errors.New("correlate reads its captures twice (their time range and byte rate, then the join), and standard input can be read once: save it to a file first")
 	}
 	series, warnings, err := readTelemetry(telemetryFiles, opt.Telemetry)

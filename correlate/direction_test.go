@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/sim"
 )
@@ -64,7 +65,7 @@ func TestDirectionFromIbsimTaps(t *testing.T) {
 	// DuckDB keeps the tap's ns: as many distinct times as the capture has
 	// (TIMESTAMPTZ, in µs, would show only as many as distinct µs).
 	distinct := map[int64]bool{}
-	r, err := decode.Open(capture)
+	r, err := capfile.Open(capture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestDirectionFromIbsimTaps(t *testing.T) {
 // packet blocks say, in epb_flags, odd frames outbound and even ones
 // inbound: export's direction column follows them.
 func TestDirectionFromPcapngFlags(t *testing.T) {
-	in, err := decode.Open(filepath.Join("..", "testdata", "pcaps", "rocev2_ipv4.pcap"))
+	in, err := capfile.Open(filepath.Join("..", "testdata", "pcaps", "rocev2_ipv4.pcap"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestDirectionFromPcapngFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	w, err := decode.NewPcapWriterConfig(f, decode.EncoderConfig{LinkType: in.LinkType(), SnapLenBytes: 65535, PcapNG: true})
+	w, err := capfile.NewPcapWriterConfig(f, capfile.EncoderConfig{LinkType: in.LinkType(), SnapLenBytes: 65535, PcapNG: true})
 	if err != nil {
 		t.Fatal(err)
 	}

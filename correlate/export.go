@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/outfile"
 )
@@ -33,7 +34,7 @@ type ExportOptions struct {
 	Meta map[string]string
 	// OnDecodeError is told about each frame that could not be decoded (the
 	// frame still gets a row, with the reason in the error column).
-	OnDecodeError func(*decode.DecodeError)
+	OnDecodeError func(*capfile.DecodeError)
 	// Progress, if set, is called every 64K frames with the frames read and
 	// the bytes read of the captures.
 	Progress func(frames int, offsetBytes int64)
@@ -58,10 +59,10 @@ type ExportStats struct {
 func Export(captures []string, out string, opt ExportOptions) (ExportStats, error) {
 	var st ExportStats
 	var damaged []error
-	in, err := decode.OpenStream(captures, decode.StreamOptions{CheckCRC: !opt.NoCRC, Undecoded: true, Untimed: true,
+	in, err := capfile.OpenStream(captures, capfile.StreamOptions{CheckCRC: !opt.NoCRC, Undecoded: true, Untimed: true,
 		OnDecodeError: opt.OnDecodeError, OnFileError: func(err error) { damaged = append(damaged, err) }})
 	if err != nil {
-		return st, err // names the capture (decode.Open)
+		return st, err // names the capture (capfile.Open)
 	}
 	defer in.Close()
 
@@ -80,7 +81,7 @@ func Export(captures []string, out string, opt ExportOptions) (ExportStats, erro
 		if err == io.EOF {
 			break
 		}
-		var de *decode.DecodeError
+		var de *capfile.DecodeError
 		switch {
 		case errors.As(err, &de):
 			st.DecodeErrors++
@@ -112,7 +113,7 @@ func Export(captures []string, out string, opt ExportOptions) (ExportStats, erro
 // metadata: their names, link types, snap lengths, capture hosts and
 // timestamp resolution (the unit their formats declare, as the stream knows
 // it before the first frames).
-func captureMeta(in *decode.Stream, meta map[string]string) {
+func captureMeta(in *capfile.Stream, meta map[string]string) {
 	names := in.Names()
 	bases, links, snaps, hosts := make([]string, len(names)), make([]string, len(names)), make([]string, len(names)), make([]string, len(names))
 	for i, n := range names {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -40,7 +41,7 @@ func contractRows(t testing.TB, capture string) []map[string]string {
 // contractRowsCRC is contractRows with CRC verification on or off.
 func contractRowsCRC(t testing.TB, capture string, checkCRC bool) []map[string]string {
 	t.Helper()
-	r, err := decode.Open(capture)
+	r, err := capfile.Open(capture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func contractRowsCRC(t testing.TB, capture string, checkCRC bool) []map[string]s
 			return rows
 		}
 		msg := ""
-		var de *decode.DecodeError
+		var de *capfile.DecodeError
 		if errors.As(err, &de) {
 			msg = de.Err.Error()
 		} else if err != nil {

@@ -3,7 +3,7 @@ package correlate
 import (
 	"io"
 
-	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/capfile"
 )
 
 // openFrames opens the captures as one stream of frames in time order for
@@ -11,8 +11,8 @@ import (
 // decoded, a frame without a timestamp is told to onDecodeError and left
 // out (it has no place in time to be binned at), and a damaged capture just
 // ends (scanCaptures, which read the same records first, reported it).
-func openFrames(paths []string, onDecodeError func(*decode.DecodeError)) (*decode.Stream, error) {
-	return decode.OpenStream(paths, decode.StreamOptions{CheckCRC: true, Undecoded: true, OnDecodeError: onDecodeError})
+func openFrames(paths []string, onDecodeError func(*capfile.DecodeError)) (*capfile.Stream, error) {
+	return capfile.OpenStream(paths, capfile.StreamOptions{CheckCRC: true, Undecoded: true, OnDecodeError: onDecodeError})
 }
 
 // captureSpan is what a quick pass over the records (no decoding) learns:
@@ -22,7 +22,7 @@ type captureSpan struct {
 	firstNs, lastNs int64 // earliest and latest timestamp, ns
 	frames          int64
 	bytes, packets  *countHist // nil unless asked for
-	// damaged holds a *decode.FileError per capture that is damaged (cut
+	// damaged holds a *capfile.FileError per capture that is damaged (cut
 	// mid-record, say): its records before the damage are used.
 	damaged []error
 	meta    map[string]string // what the captures say of themselves (captureMeta)
@@ -45,10 +45,10 @@ func scanCaptures(paths []string, want histWant) (captureSpan, error) {
 	if want.binNs > 0 && want.packets {
 		sp.packets = newCountHist(want.binNs)
 	}
-	in, err := decode.OpenStream(paths, decode.StreamOptions{Records: true, Undecoded: true,
+	in, err := capfile.OpenStream(paths, capfile.StreamOptions{Records: true, Undecoded: true,
 		OnFileError: func(err error) { sp.damaged = append(sp.damaged, err) }})
 	if err != nil {
-		return sp, err // names the capture (decode.Open)
+		return sp, err // names the capture (capfile.Open)
 	}
 	defer in.Close()
 	for {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/internal/testcap"
 )
 
@@ -28,7 +28,7 @@ func TestUntimedFrames(t *testing.T) {
 	}
 
 	var told []string
-	in, err := openFrames([]string{path}, func(e *decode.DecodeError) { told = append(told, e.Error()) })
+	in, err := openFrames([]string{path}, func(e *capfile.DecodeError) { told = append(told, e.Error()) })
 	if err != nil {
 		t.Fatal(err)
 	}

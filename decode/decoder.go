@@ -46,7 +46,7 @@ var nilDF = gopacket.NilDecodeFeedback
 // nil with f.Transport == TransportNone. A malformed frame returns a
 // *FrameError, with f holding the headers decoded before the problem.
 func (d *Decoder) Decode(data []byte, f *Frame) error {
-	f.reset()
+	f.Reset()
 	switch d.LinkType {
 	case LinkTypeEthernet:
 		return d.ethernet(data, 0, f)
@@ -90,7 +90,7 @@ func (d *Decoder) erf(data []byte, f *Frame) error {
 		return d.native(data[:off+len(e.Payload)], off, f)
 	case e.Type == ERFTypeIBLink:
 		return d.link(data[:off+len(e.Payload)], off, f)
-	case isERFEthernet(e.Type):
+	case IsERFEthernet(e.Type):
 		return d.ethernet(data, off, f)
 	}
 	return nil

@@ -26,7 +26,7 @@ type ERF struct {
 // ERF sizes and flags.
 const (
 	ERFHeaderLen     = 16
-	erfExtLen        = 8
+	ERFExtHeaderLen  = 8 // an extension header, announced by the type's high bit
 	ERFFlagTruncated = 0x08
 	ERFFlagRxError   = 0x10
 )
@@ -62,16 +62,16 @@ func (e *ERF) NextLayerType() gopacket.LayerType {
 	case ERFTypeIBLink:
 		return LayerTypeLinkFCP
 	}
-	if isERFEthernet(e.Type) {
+	if IsERFEthernet(e.Type) {
 		return layers.LayerTypeEthernet
 	}
 	return gopacket.LayerTypePayload
 }
 
-// isERFEthernet reports the Ethernet record types, which put 2 bytes (offset
+// IsERFEthernet reports the Ethernet record types, which put 2 bytes (offset
 // and pad) before the frame: ETH (2), COLOR_ETH (11), DSM_COLOR_ETH (16) and
 // COLOR_HASH_ETH (20), per wiretap/erf_record.h.
-func isERFEthernet(t uint8) bool { return t == 2 || t == 11 || t == 16 || t == 20 }
+func IsERFEthernet(t uint8) bool { return t == 2 || t == 11 || t == 16 || t == 20 }
 
 // DecodeFromBytes decodes the record header. The payload is the packet: wlen
 // bytes, or fewer when the record was cut short (rlen includes padding to 8).
@@ -89,14 +89,14 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	e.WLen = binary.BigEndian.Uint16(data[14:])
 	off := ERFHeaderLen
 	for more := e.HasExt; more; {
-		if off+erfExtLen > len(data) {
+		if off+ERFExtHeaderLen > len(data) {
 			df.SetTruncated()
 			return fmt.Errorf("ERF: extension header at byte %d runs past the %d-byte record", off, len(data))
 		}
 		more = data[off]&0x80 != 0
-		off += erfExtLen
+		off += ERFExtHeaderLen
 	}
-	if isERFEthernet(e.Type) {
+	if IsERFEthernet(e.Type) {
 		if off+2 > len(data) {
 			df.SetTruncated()
 			return fmt.Errorf("ERF: Ethernet record of %d bytes has no room for its 2-byte header", len(data))
@@ -120,7 +120,7 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 func (e *ERF) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
 	pkt := len(b.Bytes())
 	hdr := ERFHeaderLen
-	if isERFEthernet(e.Type) {
+	if IsERFEthernet(e.Type) {
 		hdr += 2
 	}
 	if opts.FixLengths {

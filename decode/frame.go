@@ -20,6 +20,17 @@ var transportNames = [...]string{"", "ib", "rocev1", "rocev2", "link"}
 
 func (t Transport) String() string { return transportNames[t] }
 
+// Direction is which way a packet went through the capture point, as
+// epb_flags' bits 0-1 say it.
+type Direction uint8
+
+// Directions.
+const (
+	DirectionUnknown  Direction = 0
+	DirectionInbound  Direction = 1
+	DirectionOutbound Direction = 2
+)
+
 // Has is a set of headers present in a Frame.
 type Has uint32
 
@@ -141,8 +152,9 @@ func (f *Frame) FlowKey() FlowKey {
 	return k
 }
 
-// reset clears what the previous frame left, without dropping buffers.
-func (f *Frame) reset() {
+// Reset clears the headers the previous frame left, without dropping
+// buffers: what a reader does to a frame whose record it could not use.
+func (f *Frame) Reset() {
 	f.Transport = TransportNone
 	f.Has = 0
 	f.Iface = -1

@@ -1,12 +1,8 @@
 package decode
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -16,9 +12,8 @@ import (
 	"github.com/gopacket/gopacket/layers"
 )
 
-// Fuzz targets: every layer's DecodeFromBytes, the Decoder for each link
-// type, and the Reader for pcap (plain and gzip) and pcapng (sections,
-// if_tsresol, simple packet blocks). Seeds come from testdata/pcaps;
+// Fuzz targets: every layer's DecodeFromBytes and the Decoder for each link
+// type (the Reader's are capfile's). Seeds come from testdata/pcaps;
 // crashers found are kept under testdata/fuzz as regression inputs.
 //
 //	go test -run=^$ -fuzz=FuzzBTH -fuzztime=20s ./decode/
@@ -29,21 +24,16 @@ func seedRecords(f *testing.F, linkType int) [][]byte {
 	f.Helper()
 	var out [][]byte
 	for _, name := range generatedFiles(f) {
-		r, err := Open(filepath.Join(pcapsDir, name))
-		if err != nil {
-			f.Fatal(err)
+		if strings.HasSuffix(name, ".pcapng") {
+			continue // its frames are in the pcap files' forms
 		}
-		var fr Frame
-		for {
-			data, err := r.NextRecord(&fr)
-			if err != nil {
-				break
-			}
-			if r.LinkType() == linkType {
-				out = append(out, append([]byte(nil), data...))
-			}
+		lt, recs := fileRecords(f, filepath.Join(pcapsDir, name))
+		if lt != linkType {
+			continue
 		}
-		r.Close()
+		for _, rec := range recs {
+			out = append(out, rec.Data)
+		}
 	}
 	return out
 }
@@ -234,92 +224,3 @@ func FuzzDecoderERF(f *testing.F)        { fuzzDecoder(f, LinkTypeERF) }
 func FuzzDecoderInfiniBand(f *testing.F) { fuzzDecoder(f, LinkTypeInfiniBand) }
 func FuzzDecoderLinuxSLL(f *testing.F)   { fuzzDecoder(f, LinkTypeLinuxSLL) }
 func FuzzDecoderLinuxSLL2(f *testing.F)  { fuzzDecoder(f, LinkTypeLinuxSLL2) }
-
-// fuzzReader reads whole files: it must end with EOF or a FileError, and
-// every error must name the file. The seeds are the generated captures cut
-// after a few records: the fuzzer minimizes each new input for up to a
-// minute (-fuzzminimizetime), and on 13 KB files that stalled it for minutes.
-func fuzzReader(f *testing.F, ng bool) {
-	const seedRecords = 4
-	for _, name := range generatedFiles(f) {
-		if strings.HasSuffix(name, ".pcapng") != ng {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(pcapsDir, name))
-		if err != nil {
-			f.Fatal(err)
-		}
-		if frames := readAll(f, filepath.Join(pcapsDir, name)); len(frames) > seedRecords {
-			b = b[:frames[seedRecords].Offset]
-		}
-		f.Add(b)
-	}
-	if ng {
-		for _, seed := range ngSeeds(f) {
-			f.Add(seed)
-		}
-	} else { // a gzip capture: the decompressing path
-		var gz bytes.Buffer
-		zw := gzip.NewWriter(&gz)
-		zw.Write(pcapFile(true, rocePacket(f, 0x04, 8)))
-		zw.Close()
-		f.Add(gz.Bytes())
-	}
-	f.Fuzz(checkReaderOn)
-}
-
-// checkReaderOn reads file to its end: opening fails with a FileError or
-// not at all, every frame's error is a DecodeError naming the file or a
-// FileError that ends it, and each frame moves the reader on.
-func checkReaderOn(t *testing.T, file []byte) {
-	r, err := NewReader(bytes.NewReader(file), "fuzz.pcap")
-	if err != nil {
-		var fe *FileError
-		if !errors.As(err, &fe) {
-			t.Fatalf("open: %v is not a *FileError", err)
-		}
-		return
-	}
-	var fr Frame
-	for n := 0; ; n++ {
-		err := r.Next(&fr)
-		if err == io.EOF {
-			return
-		}
-		var fe *FileError
-		if errors.As(err, &fe) {
-			return
-		}
-		var de *DecodeError
-		if err != nil && !errors.As(err, &de) {
-			t.Fatalf("frame %d: %v is neither a DecodeError nor a FileError", n+1, err)
-		}
-		if err != nil && !strings.Contains(err.Error(), "fuzz.pcap") {
-			t.Fatalf("error %q does not name the file", err)
-		}
-		if n > len(file) {
-			t.Fatalf("%d frames from a %d-byte file: the reader does not advance", n, len(file))
-		}
-	}
-}
-
-// ngSeeds are pcapng files with what the generated captures lack: two
-// sections in both byte orders, if_tsresol in powers of 2 and 10, an
-// if_tsoffset, a simple packet block.
-func ngSeeds(f *testing.F) [][]byte {
-	p := rocePacket(f, 0x04, 8)
-	var w ngFile
-	w.section(binary.LittleEndian)
-	w.iface(LinkTypeEthernet, 0x80|32, 1_700_000_000)
-	w.epb(0, 1<<30, p, len(p))
-	w.spb(p)
-	w.section(binary.BigEndian)
-	w.iface(LinkTypeInfiniBand, 20, 0)
-	w.iface(LinkTypeEthernet, 9, -5)
-	w.epb(1, 7, p, len(p))
-	w.epb(0, 7, ibPacket(f, 0x04, 8), 0)
-	return [][]byte{w.buf.Bytes()}
-}
-
-func FuzzReaderPcap(f *testing.F)   { fuzzReader(f, false) }
-func FuzzReaderPcapng(f *testing.F) { fuzzReader(f, true) }

@@ -208,27 +208,6 @@ func TestIFABadInput(t *testing.T) {
 			}
 		})
 	}
-
-	// In a file: named with the file, frame and byte; the frames around decode.
-	path := writeCapture(t, LinkTypeEthernet, roce, tooLong, roce)
-	r, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	for n := 1; n <= 3; n++ {
-		err := r.Next(&f)
-		if n != 2 {
-			if err != nil || f.Has&HasBTH == 0 {
-				t.Errorf("frame %d: %v", n, err)
-			}
-			continue
-		}
-		var de *DecodeError
-		if !errors.As(err, &de) || de.Frame != 2 || de.Err.Offset != mdAt+3 || !strings.Contains(err.Error(), path) {
-			t.Errorf("frame 2: %v", err)
-		}
-	}
 }
 
 // TestIFAProbeIPv6: over IPv6 the IFA header follows the IPv6 header, whose

@@ -150,35 +150,6 @@ func TestMACControlBadInput(t *testing.T) {
 			}
 		})
 	}
-
-	// In a file: the bad frame names the file, frame and byte, and the
-	// frames around it decode.
-	good := macControlFrame(t, &PFC{ClassEnable: 0x08, Quanta: [8]uint16{3: 0xFFFF}})
-	path := writeCapture(t, LinkTypeEthernet, good, disabled, good)
-	r, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var f Frame
-	for n := 1; n <= 3; n++ {
-		err := r.Next(&f)
-		if n != 2 {
-			if err != nil || f.Has != HasPFC {
-				t.Errorf("frame %d: %v, Has %b", n, err, f.Has)
-			}
-			continue
-		}
-		var de *DecodeError
-		if !errors.As(err, &de) || de.Frame != 2 || de.Err.Offset != at+4+2*5 {
-			t.Fatalf("frame 2: %v", err)
-		}
-		for _, part := range []string{path, "frame 2", "byte 28 of the frame", "time[5]"} {
-			if !strings.Contains(err.Error(), part) {
-				t.Errorf("%q does not say %q", err, part)
-			}
-		}
-	}
 }
 
 // TestPauseRequest: a PFC frame names its enabled priorities and their

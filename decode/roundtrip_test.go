@@ -123,27 +123,20 @@ func TestGopacketPathMatchesFastPath(t *testing.T) {
 			continue // one link type per file below; pcapng mixes them
 		}
 		t.Run(name, func(t *testing.T) {
-			r, err := Open(filepath.Join(pcapsDir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			dec := Decoder{LinkType: r.LinkType(), CheckCRC: true}
-			var rec, f Frame
+			linkType, recs := fileRecords(t, filepath.Join(pcapsDir, name))
+			dec := Decoder{LinkType: linkType, CheckCRC: true}
+			var f Frame
 			compared := 0
-			for {
-				data, err := r.NextRecord(&rec)
-				if err != nil {
-					break
-				}
-				f.CapLen, f.WireLen = rec.CapLen, rec.WireLen
+			for _, rec := range recs {
+				data := rec.Data
+				f.CapLen, f.WireLen = len(data), rec.WireLen
 				if err := dec.Decode(data, &f); err != nil {
 					t.Fatalf("frame %d: %v", rec.Number, err)
 				}
 				if f.Transport == TransportNone || f.Truncated() {
 					continue
 				}
-				p := gopacket.NewPacket(data, layers.LinkType(r.LinkType()), gopacket.Default)
+				p := gopacket.NewPacket(data, layers.LinkType(linkType), gopacket.Default)
 				if el := p.ErrorLayer(); el != nil {
 					t.Fatalf("frame %d: gopacket: %v", rec.Number, el.Error())
 				}

@@ -48,7 +48,7 @@ func SealFrame(linkType int, frame []byte) error {
 		switch {
 		case e.Type == ERFTypeInfiniBand || e.Type == ERFTypeIBLink:
 			return sealIB(pkt)
-		case isERFEthernet(e.Type):
+		case IsERFEthernet(e.Type):
 			return SealRoCE(pkt)
 		}
 		return fmt.Errorf("seal: ERF record type %d holds no IB or RoCE packet", e.Type)

@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/protostate"
 )
 
 // Limit is the range Validate accepts for one numeric scenario key.
@@ -281,7 +282,7 @@ func (s *Scenario) checkWorkload() error {
 		}
 		period := float64(s.FCPPeriodNs)
 		if period == 0 {
-			rate, _ := decode.ParseLinkRate(l.Rate)
+			rate, _ := protostate.ParseLinkRate(l.Rate)
 			period = 65536 * rate.SymbolTimeNs
 		}
 		timers += 2 * float64(lastStartNs+s.TailNs) / period

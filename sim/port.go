@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/protostate"
 )
 
 // port is one end of a link: a transmitter with the credit state it keeps
@@ -14,7 +15,7 @@ type port struct {
 	name string
 	peer *port
 
-	rate      decode.LinkRate
+	rate      protostate.LinkRate
 	lanes     int
 	psPerByte float64
 	propPs    int64

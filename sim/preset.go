@@ -9,7 +9,7 @@ import (
 // IncastConfig shapes an incast: Senders hosts write to one receiver
 // through one switch, each starting StaggerNs after the previous one.
 type IncastConfig struct {
-	Rate           string  // link rate, "SDR".."XDR" (decode.LinkRates)
+	Rate           string  // link rate, "SDR".."XDR" (protostate.LinkRates)
 	Lanes          int     // link width, lanes
 	MTUBytes       int     // path MTU, bytes
 	VLBufferBytes  int     // switch input buffer per VL, bytes (the port holds 4 VLs of it)

@@ -9,6 +9,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/protostate"
 )
 
 // On Ethernet links (link_layer: ethernet) a data packet is a RoCEv2 frame:
@@ -33,10 +34,10 @@ const (
 	roceTTL = 64
 )
 
-// ethernetRate is an Ethernet link of gbps as a one-lane decode.LinkRate:
+// ethernetRate is an Ethernet link of gbps as a one-lane protostate.LinkRate:
 // its data rate, and a byte's time as the symbol time.
-func ethernetRate(gbps int) decode.LinkRate {
-	return decode.LinkRate{Name: fmt.Sprintf("%dGbE", gbps), LaneGbps: float64(gbps), DataGbpsPerLane: float64(gbps), SymbolTimeNs: 8 / float64(gbps)}
+func ethernetRate(gbps int) protostate.LinkRate {
+	return protostate.LinkRate{Name: fmt.Sprintf("%dGbE", gbps), LaneGbps: float64(gbps), DataGbpsPerLane: float64(gbps), SymbolTimeNs: 8 / float64(gbps)}
 }
 
 // roceWireBytes is a RoCEv2 data frame's size from the first byte of the

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/sim"
 )
@@ -47,7 +48,7 @@ func roceIncast(senders, gbps, xoffBytes, quanta int, refreshNs int64, prios int
 // decode or whose ICRC is wrong.
 func readTap(t *testing.T, path string, each func(f *decode.Frame)) {
 	t.Helper()
-	rd, err := decode.Open(path)
+	rd, err := capfile.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/termtext"
+	"github.com/ibscope/ibscope/protostate"
 	"gopkg.in/yaml.v3"
 )
 
@@ -27,7 +28,7 @@ type Scenario struct {
 	// LinkLayer is LinkInfiniBand (default: LRH packets, credit flow
 	// control) or LinkEthernet (RoCEv2 frames, PFC at switch inputs).
 	LinkLayer     string  `yaml:"link_layer,omitempty" json:"link_layer,omitempty"`
-	Rate          string  `yaml:"rate,omitempty" json:"rate,omitempty"`   // InfiniBand: default link rate, "SDR".."XDR" (decode.LinkRates); default SDR
+	Rate          string  `yaml:"rate,omitempty" json:"rate,omitempty"`   // InfiniBand: default link rate, "SDR".."XDR" (protostate.LinkRates); default SDR
 	Lanes         int     `yaml:"lanes,omitempty" json:"lanes,omitempty"` // InfiniBand: default link width in lanes (1, 2, 4, 8, 12); default 4
 	Gbps          int     `yaml:"gbps,omitempty" json:"gbps,omitempty"`   // Ethernet: default link rate, Gb/s; default 100
 	MTUBytes      int     `yaml:"mtu_bytes" json:"mtu_bytes"`             // path MTU: 256, 512, 1024, 2048 or 4096; default 2048
@@ -570,13 +571,13 @@ func (s *Scenario) checkLinkRate(prefix string, rate *string, lanes, gbps *int, 
 	if *rate == "" {
 		*rate = defRate
 	}
-	if _, err := decode.ParseLinkRate(*rate); err != nil {
+	if _, err := protostate.ParseLinkRate(*rate); err != nil {
 		return keyErr(prefix+"rate", "%v", err)
 	}
 	if *lanes == 0 {
 		*lanes = defLanes
 	}
-	if !decode.ValidLinkWidth(*lanes) {
+	if !protostate.ValidLinkWidth(*lanes) {
 		return keyErr(prefix+"lanes", "%d lanes: want 1, 2, 4, 8 or 12", *lanes)
 	}
 	return nil

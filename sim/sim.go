@@ -5,8 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/outfile"
+	"github.com/ibscope/ibscope/protostate"
 )
 
 // Run simulates the scenario and writes its taps, telemetry and truth.json
@@ -161,7 +161,7 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 		maxPktBytes = roceWireBytes(rethBytes, s.MTUBytes) + ethGapBytes
 	}
 	newPort := func(n *node, l Link) *port {
-		rate, _ := decode.ParseLinkRate(l.Rate)
+		rate, _ := protostate.ParseLinkRate(l.Rate)
 		lanes := l.Lanes
 		if s.ethernet() {
 			rate, lanes = ethernetRate(l.Gbps), 1

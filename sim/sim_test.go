@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -181,7 +182,7 @@ taps: [{port: a/3, file: ab.pcap, direction: tx}]
 	}
 	// The tap sees a's side only: the data toward b (1024 packets and s1's
 	// ACK of r's message) and a's FCPs, all on interface 0.
-	rd, err := decode.Open(filepath.Join(dir, "ab.pcap"))
+	rd, err := capfile.Open(filepath.Join(dir, "ab.pcap"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/sim"
 	"github.com/ibscope/ibscope/telemetry"
@@ -70,7 +71,7 @@ func TestSnapKeepsAnalyses(t *testing.T) {
 
 	// The snapped capture really is cut: every data packet 128 bytes of its
 	// wire length, which the LRH's PktLen agrees with.
-	r, err := decode.Open(filepath.Join(dir, "s1.pcap"))
+	r, err := capfile.Open(filepath.Join(dir, "s1.pcap"))
 	if err != nil {
 		t.Fatal(err)
 	}

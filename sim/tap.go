@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gopacket/gopacket"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/outfile"
 	"github.com/ibscope/ibscope/internal/version"
@@ -25,7 +26,7 @@ const (
 type tapWriter struct {
 	name    string
 	file    *outfile.File
-	w       *decode.PcapWriter
+	w       *capfile.PcapWriter
 	epochNs int64
 	quantNs int64
 	noFCP   bool // data packets only
@@ -51,13 +52,13 @@ type tapRec struct {
 }
 
 // tapSnapLenBytes is the most of a packet a tap's record holds: what ibcap
-// and decode.NewPcapWriter declare for an ERF file.
-const tapSnapLenBytes = 65535 - decode.ERFRecordMaxOverheadBytes
+// and capfile.NewPcapWriter declare for an ERF file.
+const tapSnapLenBytes = 65535 - capfile.ERFRecordMaxOverheadBytes
 
 var serializeOpts = gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
 
 func newTapWriter(f *outfile.File, t Tap, epochNs, quantNs int64, mtuBytes int, ethernet bool) (*tapWriter, error) {
-	cfg := decode.EncoderConfig{LinkType: decode.LinkTypeERF, ERFEthernet: ethernet, SnapLenBytes: tapSnapLenBytes}
+	cfg := capfile.EncoderConfig{LinkType: decode.LinkTypeERF, ERFEthernet: ethernet, SnapLenBytes: tapSnapLenBytes}
 	what := "InfiniBand"
 	if ethernet {
 		what = "Ethernet (RoCEv2, PFC)"
@@ -68,11 +69,11 @@ func newTapWriter(f *outfile.File, t Tap, epochNs, quantNs int64, mtuBytes int, 
 			dir = TapBoth
 		}
 		cfg.PcapNG = true
-		cfg.SectionOptions = []decode.NgOption{decode.NgString(decode.NgOptSHBUserAppl, version.Application("ibsim"))}
-		cfg.InterfaceOptions = []decode.NgOption{decode.NgString(decode.NgOptIfName, t.Port),
-			decode.NgString(decode.NgOptIfDescription, fmt.Sprintf("ibsim tap on port %s (%s), %s in ERF records", t.Port, dir, what))}
+		cfg.SectionOptions = []capfile.NgOption{capfile.NgString(capfile.NgOptSHBUserAppl, version.Application("ibsim"))}
+		cfg.InterfaceOptions = []capfile.NgOption{capfile.NgString(capfile.NgOptIfName, t.Port),
+			capfile.NgString(capfile.NgOptIfDescription, fmt.Sprintf("ibsim tap on port %s (%s), %s in ERF records", t.Port, dir, what))}
 	}
-	w, err := decode.NewPcapWriterConfig(f, cfg)
+	w, err := capfile.NewPcapWriterConfig(f, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
@@ -140,7 +141,7 @@ func (t *tapWriter) write(atPs int64, pkt *packet, iface uint8) {
 		data = data[:t.snap]
 	}
 	// The record type (21, or 25 for a link packet) and the truncated flag
-	// of a cut packet are decode's, as in ibcap's files.
+	// of a cut packet are capfile's Encoder's, as in ibcap's files.
 	dir := decode.DirectionOutbound
 	if iface == IfaceRx {
 		dir = decode.DirectionInbound

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/spf13/cobra"
@@ -68,7 +69,7 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 	for _, path := range paths {
 		// One stream per file: each file is printed and counted on its own.
 		var damaged error
-		s, err := decode.OpenStream([]string{path}, decode.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true,
+		s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true,
 			OnFileError: func(err error) { damaged = err }})
 		if err != nil { // a file never opened has no counts to report
 			failed = true
@@ -114,7 +115,7 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 	return nil
 }
 
-func decodeFile(w *bufio.Writer, s *decode.Stream, path string, o decodeOpts) (decodeTally, error) {
+func decodeFile(w *bufio.Writer, s *capfile.Stream, path string, o decodeOpts) (decodeTally, error) {
 	var t decodeTally
 	var size int64
 	if fi, err := os.Stat(path); err == nil {
@@ -128,7 +129,7 @@ func decodeFile(w *bufio.Writer, s *decode.Stream, path string, o decodeOpts) (d
 		if err == io.EOF {
 			break
 		}
-		var de *decode.DecodeError
+		var de *capfile.DecodeError
 		if errors.As(err, &de) {
 			t.errors++
 			if t.errors <= maxWarnings {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -236,7 +237,7 @@ func badOpcodeCapture(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := decode.Open(src)
+	r, err := capfile.Open(src)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
-	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/plots"
 	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/units"
+	"github.com/ibscope/ibscope/protostate"
 	"github.com/spf13/cobra"
 )
 
@@ -203,9 +203,9 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 		fmt.Fprintf(w, "  messages: %d (first %d, middle %d, last %d, only %d%s)\n", m.Total, m.First, m.Middle, m.Last, m.Only, resent)
 		for _, sq := range []struct {
 			name string
-			p    decode.PSNStats
+			p    protostate.PSNStats
 		}{{"request", f.PSN}, {"response", f.ResponsePSN}} {
-			if p := sq.p; p != (decode.PSNStats{}) {
+			if p := sq.p; p != (protostate.PSNStats{}) {
 				fmt.Fprintf(w, "  %s PSNs: %d gaps skipping %d PSNs, %d later filled out of order, %d lost; %d duplicates (retransmissions)\n",
 					sq.name, p.Gaps, p.Missing, p.OutOfOrder, p.Lost, p.Duplicates)
 			}

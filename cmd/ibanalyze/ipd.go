@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/plots"
 	"github.com/ibscope/ibscope/internal/units"
@@ -216,7 +217,7 @@ func (in *input) failed(err error) error {
 func stdinOnce(paths []string) error {
 	n := 0
 	for _, p := range paths {
-		if p == decode.Stdin {
+		if p == capfile.Stdin {
 			n++
 		}
 	}

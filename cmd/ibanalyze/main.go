@@ -15,10 +15,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/internal/cmddoc"
 	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/version"
+	"github.com/ibscope/ibscope/protostate"
 )
 
 var rootCmd = &cobra.Command{
@@ -82,14 +83,14 @@ func writeReport(out io.Writer, jsonOut bool, jsonTo func(io.Writer) error, text
 
 // parseLink parses the --rate and --width flags the analyses share; ok is
 // false when no --rate was given.
-func parseLink(rate, width string) (r decode.LinkRate, lanes int, ok bool, err error) {
+func parseLink(rate, width string) (r protostate.LinkRate, lanes int, ok bool, err error) {
 	if rate == "" {
 		return r, 0, false, nil
 	}
-	if r, err = decode.ParseLinkRate(rate); err != nil {
+	if r, err = protostate.ParseLinkRate(rate); err != nil {
 		return r, 0, false, err
 	}
-	lanes, err = decode.ParseLinkWidth(width)
+	lanes, err = protostate.ParseLinkWidth(width)
 	return r, lanes, err == nil, err
 }
 
@@ -97,7 +98,7 @@ func parseLink(rate, width string) (r decode.LinkRate, lanes int, ok bool, err e
 // decoded and counts them all.
 type decodeWarnings struct{ n int }
 
-func (d *decodeWarnings) warn(err *decode.DecodeError) {
+func (d *decodeWarnings) warn(err *capfile.DecodeError) {
 	d.n++
 	switch {
 	case d.n <= maxWarnings:

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/internal/outfile"
 )
 
@@ -86,7 +86,7 @@ func stopReading() {
 func stopOnSignal(paths ...[]string) error {
 	stopsEarly.Store(true)
 	for _, p := range paths {
-		if slices.Contains(p, decode.Stdin) {
+		if slices.Contains(p, capfile.Stdin) {
 			return stdinThroughPipe()
 		}
 	}

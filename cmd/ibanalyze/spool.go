@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/capfile"
 )
 
 // spooled is the temporary file standard input was copied into, removed at
@@ -23,7 +23,7 @@ var (
 // paths returned. The copy costs disk, not memory; why says on stderr
 // what it is for. Paths without "-" come back as they are.
 func spoolStdin(paths []string, why string) ([]string, error) {
-	i := slices.Index(paths, decode.Stdin)
+	i := slices.Index(paths, capfile.Stdin)
 	if i < 0 {
 		return paths, nil
 	}

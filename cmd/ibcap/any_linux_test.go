@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testenv"
 	"github.com/ibscope/ibscope/internal/testnetns"
@@ -66,7 +67,7 @@ func TestIbcapAnyInterface(t *testing.T) {
 		}
 	}
 	// ibscope decodes every record as RoCE, VLAN tags included.
-	rd, err := decode.Open(out)
+	rd, err := capfile.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}

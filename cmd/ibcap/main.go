@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/cmddoc"
@@ -352,14 +353,14 @@ func parseFilter(f *flags) (*capture.Filter, error) {
 // sectionOptions describe the machine and the program in a pcapng file's
 // section header, and name the host in a comment (which export's tables
 // carry on as ibscope.capture_hosts).
-func sectionOptions() []decode.NgOption {
-	opts := []decode.NgOption{
-		decode.NgString(decode.NgOptSHBHardware, runtime.GOARCH),
-		decode.NgString(decode.NgOptSHBOS, osName()),
-		decode.NgString(decode.NgOptSHBUserAppl, version.Application("ibcap")),
+func sectionOptions() []capfile.NgOption {
+	opts := []capfile.NgOption{
+		capfile.NgString(capfile.NgOptSHBHardware, runtime.GOARCH),
+		capfile.NgString(capfile.NgOptSHBOS, osName()),
+		capfile.NgString(capfile.NgOptSHBUserAppl, version.Application("ibcap")),
 	}
 	if host, err := os.Hostname(); err == nil && host != "" {
-		opts = append(opts, decode.NgCaptureHost(host))
+		opts = append(opts, capfile.NgCaptureHost(host))
 	}
 	return opts
 }
@@ -375,7 +376,7 @@ func osName() string {
 // interfaceOptions describe the capture's interface in a pcapng file: its
 // name as -i gave it (mlx5_0:1, eth2, rxe0), the device, port, link layer
 // and rate, and the filter that chose the frames.
-func interfaceOptions(f *flags, t capture.Target, src capture.Source) []decode.NgOption {
+func interfaceOptions(f *flags, t capture.Target, src capture.Source) []capfile.NgOption {
 	desc := "network interface " + src.Device() + " (AF_PACKET)"
 	hardware := ""
 	switch {
@@ -389,19 +390,19 @@ func interfaceOptions(f *flags, t capture.Target, src capture.Source) []decode.N
 	case t.Name == capture.AnyDevice:
 		desc = "every network interface (AF_PACKET, Linux cooked v2 records naming each frame's interface)"
 	}
-	opts := []decode.NgOption{
-		decode.NgString(decode.NgOptIfName, f.device),
-		decode.NgString(decode.NgOptIfDescription, desc),
+	opts := []capfile.NgOption{
+		capfile.NgString(capfile.NgOptIfName, f.device),
+		capfile.NgString(capfile.NgOptIfDescription, desc),
 	}
 	switch {
 	case f.filterExpr != "":
-		opts = append(opts, decode.NgFilter(f.filterExpr))
+		opts = append(opts, capfile.NgFilter(f.filterExpr))
 	case !f.all && (src.LinkType() == decode.LinkTypeEthernet || src.LinkType() == decode.LinkTypeLinuxSLL2):
-		opts = append(opts, decode.NgFilter(capture.RoCEFilterExpr))
+		opts = append(opts, capfile.NgFilter(capture.RoCEFilterExpr))
 	}
-	opts = append(opts, decode.NgString(decode.NgOptIfOS, osName()))
+	opts = append(opts, capfile.NgString(capfile.NgOptIfOS, osName()))
 	if hardware != "" {
-		opts = append(opts, decode.NgString(decode.NgOptIfHardware, hardware))
+		opts = append(opts, capfile.NgString(capfile.NgOptIfHardware, hardware))
 	}
 	return opts
 }

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/capture"
-	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/cmdtest"
 	"github.com/ibscope/ibscope/internal/testcap"
 	"github.com/ibscope/ibscope/internal/testenv"
@@ -243,7 +243,7 @@ func TestIbcapStdout(t *testing.T) {
 	if err := p.wait(t); err != nil {
 		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
 	}
-	r, err := decode.NewReader(&stdout, "stdout")
+	r, err := capfile.NewReader(&stdout, "stdout")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/fakeverbs"
@@ -126,7 +127,7 @@ func (v *verbsCase) check(t *testing.T, path string, snap int, dropped []int) {
 // for ERF records (native IB) the packet inside.
 func readPackets(t *testing.T, path string) ([][]byte, []decode.Frame) {
 	t.Helper()
-	r, err := decode.Open(path)
+	r, err := capfile.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

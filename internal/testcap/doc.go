@@ -1,5 +1,5 @@
 // Package testcap builds small captures with known timestamps for tests:
 // RoCEv2 and native InfiniBand packets serialized with gopacket and the
 // decode package's layers, sealed with decode.SealRoCE and decode.SealNative,
-// and written with decode.NewPcapWriter; and reads captures' records back.
+// and written with capfile.NewPcapWriter; and reads captures' records back.
 package testcap

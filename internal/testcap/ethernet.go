@@ -10,6 +10,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -33,7 +34,7 @@ func writePcap(t testing.TB, path string, linkType int, frames []Frame) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := decode.NewPcapWriter(f, linkType)
+	w, err := capfile.NewPcapWriter(f, linkType)
 	if err != nil {
 		t.Fatal(err)
 	}

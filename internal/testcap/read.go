@@ -4,13 +4,14 @@ import (
 	"errors"
 	"io"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
 // Records reads every record left in r, in order: a copy of each record's
 // bytes and its frame metadata. On an error it returns what came before it
 // and the error.
-func Records(r *decode.Reader) (recs [][]byte, frames []decode.Frame, err error) {
+func Records(r *capfile.Reader) (recs [][]byte, frames []decode.Frame, err error) {
 	for {
 		var f decode.Frame
 		data, err := r.NextRecord(&f)
@@ -27,7 +28,7 @@ func Records(r *decode.Reader) (recs [][]byte, frames []decode.Frame, err error)
 
 // FileRecords is Records of the capture file at path.
 func FileRecords(path string) (recs [][]byte, frames []decode.Frame, err error) {
-	r, err := decode.Open(path)
+	r, err := capfile.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -28,7 +29,7 @@ func writeBench(path string, frames int, native bool) error {
 	if native {
 		lt = decode.LinkTypeERF
 	}
-	w, err := decode.NewPcapWriter(f, lt)
+	w, err := capfile.NewPcapWriter(f, lt)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -232,7 +233,7 @@ func sll2(frame []byte, pktType uint8, ifIndex uint32) []byte {
 
 // erfRecord wraps a packet in an ERF record, as ibcap writes it.
 func erfRecord(tsNs int64, typ uint8, pkt []byte, iface uint8) []byte {
-	rec, err := decode.AppendERFRecord(nil, tsNs, typ, pkt, len(pkt), iface)
+	rec, err := capfile.AppendERFRecord(nil, tsNs, typ, pkt, len(pkt), iface)
 	if err != nil {
 		panic(err)
 	}

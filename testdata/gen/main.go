@@ -1,5 +1,5 @@
 // Command gen writes the small captures in testdata/pcaps that the decode
-// tests and the Wireshark interop test read, and expect.json, what each holds
+// and capfile tests and the Wireshark interop test read, and expect.json, what each holds
 // (frame counts, frames with a deliberately broken CRC, snap-length cuts,
 // and for traffic written with known truth what `ibanalyze flows` must find).
 // Every packet is built with the decode package's own serializers and sealed

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -17,7 +18,7 @@ type rec struct {
 	data     []byte // what the file stores (cut to the snap length)
 	wireLen  int
 	ngIface  int   // pcapng interface index
-	erfType  uint8 // for decode.PcapWriter ERF files: the record type
+	erfType  uint8 // for capfile.PcapWriter ERF files: the record type
 	erfIface uint8
 }
 
@@ -30,7 +31,7 @@ type capture struct {
 	ngLinks    []int // pcapng: one interface per link type
 	recs       []rec
 	expect     expectation
-	viaWriter  bool // write with decode.PcapWriter
+	viaWriter  bool // write with capfile.PcapWriter
 	nextTimeNs int64
 }
 
@@ -78,7 +79,7 @@ func (c *capture) write(dir string) error {
 	defer f.Close()
 	switch {
 	case c.viaWriter:
-		w, err := decode.NewPcapWriter(f, c.linkType)
+		w, err := capfile.NewPcapWriter(f, c.linkType)
 		if err != nil {
 			return err
 		}
@@ -96,12 +97,12 @@ func (c *capture) write(dir string) error {
 			return err
 		}
 	case c.ngLinks != nil:
-		b := decode.AppendNgSectionHeader(nil, []decode.NgOption{decode.NgString(decode.NgOptSHBUserAppl, "ibscope testdata/gen")})
+		b := capfile.AppendNgSectionHeader(nil, []capfile.NgOption{capfile.NgString(capfile.NgOptSHBUserAppl, "ibscope testdata/gen")})
 		for _, lt := range c.ngLinks {
-			b = decode.AppendNgInterface(b, lt, 65535, []decode.NgOption{decode.NgString(decode.NgOptIfName, fmt.Sprintf("linktype%d", lt))})
+			b = capfile.AppendNgInterface(b, lt, 65535, []capfile.NgOption{capfile.NgString(capfile.NgOptIfName, fmt.Sprintf("linktype%d", lt))})
 		}
 		for _, r := range c.recs {
-			b = decode.AppendNgPacket(b, uint32(r.ngIface), r.tsNs, r.data, r.wireLen, nil)
+			b = capfile.AppendNgPacket(b, uint32(r.ngIface), r.tsNs, r.data, r.wireLen, nil)
 		}
 		if _, err := f.Write(b); err != nil {
 			return err
@@ -111,9 +112,9 @@ func (c *capture) write(dir string) error {
 		if c.snapLen > 0 {
 			snap = uint32(c.snapLen)
 		}
-		b := decode.AppendPcapFileHeader(nil, c.linkType, snap, c.micro)
+		b := capfile.AppendPcapFileHeader(nil, c.linkType, snap, c.micro)
 		for _, r := range c.recs {
-			b = decode.AppendPcapRecord(b, r.tsNs, r.data, r.wireLen, c.micro)
+			b = capfile.AppendPcapRecord(b, r.tsNs, r.data, r.wireLen, c.micro)
 		}
 		if _, err := f.Write(b); err != nil {
 			return err

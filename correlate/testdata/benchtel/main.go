@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testtel"
 	"github.com/ibscope/ibscope/telemetry"
@@ -35,7 +36,7 @@ func main() {
 
 // frameTimes reads every frame's time, wire length and whether it is a CNP.
 func frameTimes(path string) (ts []int64, lens []int, cnp []bool, err error) {
-	r, err := decode.Open(path)
+	r, err := capfile.Open(path)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -46,7 +47,7 @@ func frameTimes(path string) (ts []int64, lens []int, cnp []bool, err error) {
 		if err == io.EOF {
 			return ts, lens, cnp, nil
 		}
-		var de *decode.DecodeError
+		var de *capfile.DecodeError
 		if err != nil && !errors.As(err, &de) {
 			return nil, nil, nil, err
 		}

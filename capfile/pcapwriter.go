@@ -1,4 +1,4 @@
-package decode
+package capfile
 
 import "encoding/binary"
 

@@ -1,4 +1,4 @@
-package decode
+package capfile
 
 import (
 	"encoding/binary"
@@ -8,6 +8,8 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+
+	"github.com/ibscope/ibscope/decode"
 )
 
 // pcapng, read block by block out of the Reader's buffer like classic pcap.
@@ -57,11 +59,11 @@ func (r *Reader) openNG() (*Reader, error) {
 		}
 		r.err = err // reported with the first frame
 	}
-	r.linkType = LinkTypeEthernet
+	r.linkType = decode.LinkTypeEthernet
 	if len(r.ngIfaces) > 0 {
 		r.linkType = r.ngIfaces[0].linkType
 	}
-	r.dec = Decoder{LinkType: r.linkType, CheckCRC: true}
+	r.dec = decode.Decoder{LinkType: r.linkType, CheckCRC: true}
 	return r, nil
 }
 
@@ -192,21 +194,21 @@ func (r *Reader) ngInterface(block []byte, order binary.ByteOrder) error {
 
 // ngDirection reads the direction an enhanced packet block's options
 // record (epb_flags bits 0-1); options that do not parse say nothing.
-func ngDirection(opts []byte, order binary.ByteOrder) Direction {
+func ngDirection(opts []byte, order binary.ByteOrder) decode.Direction {
 	for len(opts) >= 4 {
 		code, n := order.Uint16(opts), int(order.Uint16(opts[2:]))
 		if code == ngOptEnd || 4+n > len(opts) {
 			break
 		}
 		if code == NgOptEPBFlags && n >= 4 {
-			if d := Direction(order.Uint32(opts[4:]) & 3); d <= DirectionOutbound {
+			if d := decode.Direction(order.Uint32(opts[4:]) & 3); d <= decode.DirectionOutbound {
 				return d
 			}
 			break
 		}
 		opts = opts[min(len(opts), 4+(n+3)&^3):]
 	}
-	return DirectionUnknown
+	return decode.DirectionUnknown
 }
 
 // ngCaptureHost is the host a section header's options name in a
@@ -243,7 +245,7 @@ func validHostName(s string) bool {
 	return true
 }
 
-func (r *Reader) recordNG(f *Frame) ([]byte, error) {
+func (r *Reader) recordNG(f *decode.Frame) ([]byte, error) {
 	block, typ, err := r.ngBlocksToPacket()
 	if err != nil {
 		if err == io.EOF {
@@ -256,7 +258,7 @@ func (r *Reader) recordNG(f *Frame) ([]byte, error) {
 	var tsUnits uint64
 	var capLen, wireLen uint32
 	var data []byte
-	dir := DirectionUnknown
+	dir := decode.DirectionUnknown
 	hasTs := true
 	switch typ {
 	case ngBlockEnhancedPacket, ngBlockPacketObsolete:

@@ -1,4 +1,4 @@
-package decode
+package capfile
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/ibscope/ibscope/decode"
 )
 
 // memCapture writes frames (cycled to n records) into an in-memory capture.
@@ -39,17 +40,17 @@ func TestZeroAllocs(t *testing.T) {
 		linkType int
 		data     []byte
 	}{
-		{"RoCEv2", LinkTypeEthernet, rocePacket(t, 0x07, 1024)},
-		{"RoCEv2 ACK", LinkTypeEthernet, rocePacket(t, 0x11, 0)},
-		{"native IB", LinkTypeInfiniBand, ibPacket(t, 0x06, 1024)},
-		{"native IB UD", LinkTypeInfiniBand, ibPacket(t, 0x64, 256)},
+		{"RoCEv2", decode.LinkTypeEthernet, rocePacket(t, 0x07, 1024)},
+		{"RoCEv2 ACK", decode.LinkTypeEthernet, rocePacket(t, 0x11, 0)},
+		{"native IB", decode.LinkTypeInfiniBand, ibPacket(t, 0x06, 1024)},
+		{"native IB UD", decode.LinkTypeInfiniBand, ibPacket(t, 0x64, 256)},
 	}
 	for _, fr := range frames {
-		d := Decoder{LinkType: fr.linkType, CheckCRC: true}
-		var f Frame
+		d := decode.Decoder{LinkType: fr.linkType, CheckCRC: true}
+		var f decode.Frame
 		f.CapLen, f.WireLen = len(fr.data), len(fr.data)
 		allocs := testing.AllocsPerRun(runs, func() {
-			if err := d.Decode(fr.data, &f); err != nil || f.Has&CRCsCheck == 0 || !f.ICRCOK {
+			if err := d.Decode(fr.data, &f); err != nil || f.Has&decode.CRCsCheck == 0 || !f.ICRCOK {
 				t.Fatalf("%s: %v (CRCs ok %v)", fr.name, err, f.ICRCOK)
 			}
 		})
@@ -62,15 +63,15 @@ func TestZeroAllocs(t *testing.T) {
 		linkType int
 		frames   [][]byte
 	}{
-		{"pcap RoCEv2", LinkTypeEthernet, [][]byte{rocePacket(t, 0x06, 256), rocePacket(t, 0x07, 256), rocePacket(t, 0x11, 0)}},
-		{"pcap ERF", LinkTypeERF, [][]byte{ibPacket(t, 0x06, 256), ibPacket(t, 0x11, 0)}},
+		{"pcap RoCEv2", decode.LinkTypeEthernet, [][]byte{rocePacket(t, 0x06, 256), rocePacket(t, 0x07, 256), rocePacket(t, 0x11, 0)}},
+		{"pcap ERF", decode.LinkTypeERF, [][]byte{ibPacket(t, 0x06, 256), ibPacket(t, 0x11, 0)}},
 	} {
 		file := memCapture(t, c.linkType, runs+10, c.frames...)
 		r, err := NewReader(bytes.NewReader(file), c.name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var f Frame
+		var f decode.Frame
 		allocs := testing.AllocsPerRun(runs, func() {
 			if err := r.Next(&f); err != nil || !f.ICRCOK {
 				t.Fatalf("%s: %v", c.name, err)
@@ -103,7 +104,7 @@ func TestZeroAllocsPcapng(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f Frame
+	var f decode.Frame
 	allocs := testing.AllocsPerRun(1000, func() {
 		if err := r.Next(&f); err != nil || !f.ICRCOK {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package decode_test
+package capfile_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
 )
@@ -23,7 +24,7 @@ type streamFrame struct {
 }
 
 // readStream reads s to its end.
-func readStream(t *testing.T, s *decode.Stream) []streamFrame {
+func readStream(t *testing.T, s *capfile.Stream) []streamFrame {
 	t.Helper()
 	var out []streamFrame
 	for {
@@ -33,7 +34,7 @@ func readStream(t *testing.T, s *decode.Stream) []streamFrame {
 		}
 		sf := streamFrame{file: file, number: f.Number, tsNs: f.TsNs, psn: f.BTH.PSN}
 		if err != nil {
-			var de *decode.DecodeError
+			var de *capfile.DecodeError
 			if !errors.As(err, &de) {
 				t.Fatalf("Next: %v (%T)", err, err)
 			}
@@ -52,7 +53,7 @@ func TestStreamMergesRotatedPieces(t *testing.T) {
 	a := testcap.WriteIn(t, dir, "cap-1.pcap", false, pkts[:10])
 	b := testcap.WriteIn(t, dir, "cap-2.pcap", false, pkts[10:20])
 	c := testcap.WriteIn(t, dir, "cap-3.pcap", true, pkts[20:]) // another link type in the same stream
-	s, err := decode.OpenStream([]string{c, a, b}, decode.StreamOptions{})
+	s, err := capfile.OpenStream([]string{c, a, b}, capfile.StreamOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestStreamInterleaved(t *testing.T) {
 	odd := testcap.Stream(5, 3, 4, 9, 100, 64, testcap.BaseNs+1000, func(int) int64 { return 2000 })
 	odd[3].TsNs, odd[4].TsNs = odd[4].TsNs, odd[3].TsNs // one step back of 2 us
 	dir := t.TempDir()
-	s, err := decode.OpenStream([]string{testcap.WriteIn(t, dir, "a.pcap", false, even), testcap.WriteIn(t, dir, "b.pcap", false, odd)}, decode.StreamOptions{})
+	s, err := capfile.OpenStream([]string{testcap.WriteIn(t, dir, "a.pcap", false, even), testcap.WriteIn(t, dir, "b.pcap", false, odd)}, capfile.StreamOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestStreamSameFileTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, paths := range [][]string{{a, a}, {a, link}, {"-", a, "-"}} {
-		if s, err := decode.OpenStream(paths, decode.StreamOptions{}); err == nil {
+		if s, err := capfile.OpenStream(paths, capfile.StreamOptions{}); err == nil {
 			s.Close()
 			t.Errorf("%v: opened", paths)
 		} else if !strings.Contains(err.Error(), "give it once") {
@@ -136,7 +137,7 @@ func TestStreamStdin(t *testing.T) {
 	stdin := os.Stdin
 	os.Stdin = f
 	defer func() { os.Stdin = stdin }()
-	s, err := decode.OpenStream([]string{"-"}, decode.StreamOptions{})
+	s, err := capfile.OpenStream([]string{"-"}, capfile.StreamOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,8 +162,8 @@ func TestStreamUntimed(t *testing.T) {
 	other := testcap.Write(t, "o.pcap", false, testcap.Stream(2, 3, 4, 9, 50, 64, testcap.BaseNs+500, func(int) int64 { return 1000 }))
 	for _, keep := range []bool{false, true} {
 		var told []string
-		s, err := decode.OpenStream([]string{spb, other}, decode.StreamOptions{Untimed: keep,
-			OnDecodeError: func(e *decode.DecodeError) { told = append(told, e.Error()) }})
+		s, err := capfile.OpenStream([]string{spb, other}, capfile.StreamOptions{Untimed: keep,
+			OnDecodeError: func(e *capfile.DecodeError) { told = append(told, e.Error()) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,13 +200,13 @@ func TestStreamCutFile(t *testing.T) {
 	}
 	other := testcap.WriteIn(t, dir, "other.pcap", false, testcap.Stream(4, 3, 4, 9, 0, 64, testcap.BaseNs+100, func(int) int64 { return 1000 }))
 	var damage []error
-	s, err := decode.OpenStream([]string{cut, other}, decode.StreamOptions{OnFileError: func(err error) { damage = append(damage, err) }})
+	s, err := capfile.OpenStream([]string{cut, other}, capfile.StreamOptions{OnFileError: func(err error) { damage = append(damage, err) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	got := readStream(t, s)
-	var fe *decode.FileError
+	var fe *capfile.FileError
 	if len(damage) != 1 || !errors.As(damage[0], &fe) || fe.Name != cut || fe.Frame != 6 || fe.Offset <= 0 {
 		t.Fatalf("damage %v", damage)
 	}
@@ -223,7 +224,7 @@ func TestStreamCutFile(t *testing.T) {
 func TestStreamKeepRecordsUndecoded(t *testing.T) {
 	pkts := testcap.Stream(6, 1, 2, 7, 0, 64, testcap.BaseNs, func(int) int64 { return 1000 })
 	path := testcap.Write(t, "a.pcap", false, pkts)
-	s, err := decode.OpenStream([]string{path}, decode.StreamOptions{Keep: func(f *decode.Frame) bool { return f.BTH.PSN%2 == 0 }})
+	s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{Keep: func(f *decode.Frame) bool { return f.BTH.PSN%2 == 0 }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestStreamKeepRecordsUndecoded(t *testing.T) {
 	}
 	s.Close()
 
-	s, err = decode.OpenStream([]string{path}, decode.StreamOptions{Records: true})
+	s, err = capfile.OpenStream([]string{path}, capfile.StreamOptions{Records: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestStreamKeepRecordsUndecoded(t *testing.T) {
 	}
 	for _, undecoded := range []bool{false, true} {
 		told := 0
-		s, err := decode.OpenStream([]string{bad}, decode.StreamOptions{Undecoded: undecoded, OnDecodeError: func(*decode.DecodeError) { told++ }})
+		s, err := capfile.OpenStream([]string{bad}, capfile.StreamOptions{Undecoded: undecoded, OnDecodeError: func(*capfile.DecodeError) { told++ }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -289,13 +290,13 @@ func FuzzStream(f *testing.F) {
 		if cut < 0 || cut > len(data) {
 			cut = len(data) / 2
 		}
-		var readers []*decode.Reader
+		var readers []*capfile.Reader
 		for i, part := range [][]byte{data[:cut], data[cut:]} {
-			if r, err := decode.NewReader(bytes.NewReader(part), []string{"a", "b"}[i]); err == nil {
+			if r, err := capfile.NewReader(bytes.NewReader(part), []string{"a", "b"}[i]); err == nil {
 				readers = append(readers, r)
 			}
 		}
-		s := decode.NewStream(readers, decode.StreamOptions{CheckCRC: true, Undecoded: true, Untimed: true})
+		s := capfile.NewStream(readers, capfile.StreamOptions{CheckCRC: true, Undecoded: true, Untimed: true})
 		n := 0
 		for {
 			if _, _, err := s.Next(); err == io.EOF {

@@ -1,4 +1,4 @@
-package decode
+package capfile
 
 import "encoding/binary"
 
@@ -37,17 +37,6 @@ const (
 
 // ngBlockInterfaceStatistics is the Interface Statistics Block's type.
 const ngBlockInterfaceStatistics = 5
-
-// Direction is which way a packet went through the capture point, as
-// epb_flags' bits 0-1 say it.
-type Direction uint8
-
-// Directions.
-const (
-	DirectionUnknown  Direction = 0
-	DirectionInbound  Direction = 1
-	DirectionOutbound Direction = 2
-)
 
 // ngPacketBlockFixedBytes is an Enhanced Packet Block without its data and
 // options: type, length, interface, timestamp, lengths and trailing length.

@@ -1,4 +1,4 @@
-package decode
+package capfile
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testenv"
 )
 
@@ -93,7 +94,7 @@ func readFrames(t *testing.T, file []byte, name string) ([]decoded, error) {
 		t.Fatalf("open: %v", err)
 	}
 	var out []decoded
-	var f Frame
+	var f decode.Frame
 	for {
 		err := r.Next(&f)
 		if err == io.EOF {
@@ -116,11 +117,11 @@ func readFrames(t *testing.T, file []byte, name string) ([]decoded, error) {
 func TestPcapngSections(t *testing.T) {
 	var w ngFile
 	w.section(binary.LittleEndian)
-	w.iface(LinkTypeEthernet, -1, 0)
+	w.iface(decode.LinkTypeEthernet, -1, 0)
 	roce := rocePacket(t, 0x04, 8)
 	w.epb(0, 1_000_000, roce, len(roce))
 	w.section(binary.BigEndian)
-	w.iface(LinkTypeInfiniBand, 9, 0)
+	w.iface(decode.LinkTypeInfiniBand, 9, 0)
 	ib := ibPacket(t, 0x04, 8)
 	for i := range 3 {
 		w.epb(0, 2_000_000_000+uint64(i), ib, len(ib))
@@ -130,9 +131,9 @@ func TestPcapngSections(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []struct {
-		tr   Transport
+		tr   decode.Transport
 		tsNs int64
-	}{{TransportRoCEv2, 1e9}, {TransportIB, 2e9}, {TransportIB, 2e9 + 1}, {TransportIB, 2e9 + 2}}
+	}{{decode.TransportRoCEv2, 1e9}, {decode.TransportIB, 2e9}, {decode.TransportIB, 2e9 + 1}, {decode.TransportIB, 2e9 + 2}}
 	if len(frames) != len(want) {
 		t.Fatalf("%d frames, want %d", len(frames), len(want))
 	}
@@ -141,8 +142,8 @@ func TestPcapngSections(t *testing.T) {
 			t.Errorf("frame %d: %v at %d ns (%v); want %v at %d ns", f.Number, f.Transport, f.TsNs, f.Err, want[i].tr, want[i].tsNs)
 		}
 	}
-	if frames[1].Has&HasLRH == 0 || frames[1].LRH.SLID != 2 {
-		t.Errorf("frame 2: SLID %d (has LRH: %v), want 2", frames[1].LRH.SLID, frames[1].Has&HasLRH != 0)
+	if frames[1].Has&decode.HasLRH == 0 || frames[1].LRH.SLID != 2 {
+		t.Errorf("frame 2: SLID %d (has LRH: %v), want 2", frames[1].LRH.SLID, frames[1].Has&decode.HasLRH != 0)
 	}
 }
 
@@ -178,7 +179,7 @@ func TestPcapngTsResol(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var w ngFile
 			w.section(binary.LittleEndian)
-			w.iface(LinkTypeEthernet, c.tsresol, c.tsOffsetS)
+			w.iface(decode.LinkTypeEthernet, c.tsresol, c.tsOffsetS)
 			p := rocePacket(t, 0x04, 8)
 			w.epb(0, c.units, p, len(p))
 			frames, err := readFrames(t, w.buf.Bytes(), "tsresol.pcapng")
@@ -202,20 +203,20 @@ func TestPcapngTimeOutOfRange(t *testing.T) {
 	}{{9, 0, math.MaxUint64}, {0, 0, math.MaxUint64}, {0x80, 0, 1 << 40}, {6, math.MaxInt64, 1}, {6, math.MinInt64, 1}} {
 		var w ngFile
 		w.section(binary.LittleEndian)
-		w.iface(LinkTypeEthernet, c.tsresol, c.tsOffsetS)
+		w.iface(decode.LinkTypeEthernet, c.tsresol, c.tsOffsetS)
 		p := rocePacket(t, 0x04, 8)
 		w.epb(0, c.units, p, len(p))
-		w.iface(LinkTypeEthernet, 9, 0)
+		w.iface(decode.LinkTypeEthernet, 9, 0)
 		w.epb(1, 5, p, len(p))
 		frames, err := readFrames(t, w.buf.Bytes(), "future.pcapng")
 		if err != nil || len(frames) != 2 {
 			t.Fatalf("%d frames, %v", len(frames), err)
 		}
 		if e := frames[0].Err; e == nil || !strings.Contains(e.Error(), "future.pcapng: frame 1 (record at byte offset ") ||
-			!strings.Contains(e.Error(), "is not a time from 1678 to 2262 in ns; frame skipped") || frames[0].Transport != TransportNone {
+			!strings.Contains(e.Error(), "is not a time from 1678 to 2262 in ns; frame skipped") || frames[0].Transport != decode.TransportNone {
 			t.Errorf("resolution %#x, offset %d s, %d units: frame 1: %v, %v; want the time refused", c.tsresol, c.tsOffsetS, c.units, frames[0].Transport, e)
 		}
-		if f := frames[1]; f.Err != nil || f.TsNs != 5 || f.Transport != TransportRoCEv2 {
+		if f := frames[1]; f.Err != nil || f.TsNs != 5 || f.Transport != decode.TransportRoCEv2 {
 			t.Errorf("frame 2 after it: %v at %d ns (%v)", f.Transport, f.TsNs, f.Err)
 		}
 	}
@@ -226,7 +227,7 @@ func TestPcapngTimeOutOfRange(t *testing.T) {
 func TestPcapngSimplePacket(t *testing.T) {
 	var w ngFile
 	w.section(binary.LittleEndian)
-	w.iface(LinkTypeEthernet, -1, 0)
+	w.iface(decode.LinkTypeEthernet, -1, 0)
 	p := rocePacket(t, 0x04, 8)
 	w.spb(p)
 	w.epb(0, 3, p, len(p))
@@ -234,7 +235,7 @@ func TestPcapngSimplePacket(t *testing.T) {
 	if err != nil || len(frames) != 2 {
 		t.Fatalf("%d frames, %v", len(frames), err)
 	}
-	if f := frames[0]; f.Err != nil || !f.NoTs || f.TsNs != 0 || f.Transport != TransportRoCEv2 || f.CapLen != len(p) {
+	if f := frames[0]; f.Err != nil || !f.NoTs || f.TsNs != 0 || f.Transport != decode.TransportRoCEv2 || f.CapLen != len(p) {
 		t.Errorf("simple packet: %v, no time %v, ts %d, %d bytes (%v); want RoCEv2 with no time", f.Transport, f.NoTs, f.TsNs, f.CapLen, f.Err)
 	}
 	if js := string(frames[0].AppendJSON(nil, "")); strings.Contains(js, "ts_ns") {
@@ -252,7 +253,7 @@ func TestPcapngDamagedBlocks(t *testing.T) {
 	build := func() *ngFile {
 		var w ngFile
 		w.section(binary.LittleEndian)
-		w.iface(LinkTypeEthernet, -1, 0)
+		w.iface(decode.LinkTypeEthernet, -1, 0)
 		w.epb(0, 1, p, len(p))
 		return &w
 	}
@@ -322,10 +323,10 @@ func TestPcapRecordHeaders(t *testing.T) {
 				t.Fatalf("%d frames, %v", len(frames), err)
 			}
 			want := "bad.pcap: frame 2 (record at byte offset " + strconv.Itoa(recAt) + "): " + c.message
-			if e := frames[1].Err; e == nil || !strings.Contains(e.Error(), want) || frames[1].Transport != TransportNone {
+			if e := frames[1].Err; e == nil || !strings.Contains(e.Error(), want) || frames[1].Transport != decode.TransportNone {
 				t.Errorf("frame 2: %v (%v); want %q", e, frames[1].Transport, want)
 			}
-			if frames[0].Err != nil || frames[2].Err != nil || frames[2].Transport != TransportRoCEv2 {
+			if frames[0].Err != nil || frames[2].Err != nil || frames[2].Transport != decode.TransportRoCEv2 {
 				t.Errorf("frames 1 and 3: %v, %v", frames[0].Err, frames[2].Err)
 			}
 		})
@@ -344,7 +345,7 @@ func pcapFile(nano bool, pkts ...[]byte) []byte {
 	b = binary.LittleEndian.AppendUint16(b, 4)
 	b = append(b, make([]byte, 8)...)
 	b = binary.LittleEndian.AppendUint32(b, 65535)
-	b = binary.LittleEndian.AppendUint32(b, LinkTypeEthernet)
+	b = binary.LittleEndian.AppendUint32(b, decode.LinkTypeEthernet)
 	for i, p := range pkts {
 		b = binary.LittleEndian.AppendUint32(b, uint32(i+1))
 		b = binary.LittleEndian.AppendUint32(b, 0)
@@ -358,13 +359,13 @@ func pcapFile(nano bool, pkts ...[]byte) []byte {
 // TestLRHAfterRoCE: a RoCE frame decoded into the Frame a native IB frame
 // used does not claim the IB frame's LRH (its SLID).
 func TestLRHAfterRoCE(t *testing.T) {
-	var f Frame
-	ib := Decoder{LinkType: LinkTypeInfiniBand}
-	if err := ib.Decode(ibPacket(t, 0x04, 8), &f); err != nil || f.Has&HasLRH == 0 || f.LRH.SLID != 2 {
+	var f decode.Frame
+	ib := decode.Decoder{LinkType: decode.LinkTypeInfiniBand}
+	if err := ib.Decode(ibPacket(t, 0x04, 8), &f); err != nil || f.Has&decode.HasLRH == 0 || f.LRH.SLID != 2 {
 		t.Fatalf("IB frame: SLID %d (%v), want 2", f.LRH.SLID, err)
 	}
-	eth := Decoder{LinkType: LinkTypeEthernet}
-	if err := eth.Decode(rocePacket(t, 0x04, 8), &f); err != nil || f.Has&HasLRH != 0 {
+	eth := decode.Decoder{LinkType: decode.LinkTypeEthernet}
+	if err := eth.Decode(rocePacket(t, 0x04, 8), &f); err != nil || f.Has&decode.HasLRH != 0 {
 		t.Errorf("RoCE frame after it: has an LRH (SLID %d, %v)", f.LRH.SLID, err)
 	}
 }
@@ -383,7 +384,7 @@ func TestPcapngTsResolTshark(t *testing.T) {
 		{0x80 | 40, 1_700_000 << 40}} {
 		var w ngFile
 		w.section(binary.LittleEndian)
-		w.iface(LinkTypeEthernet, c.tsresol, 0)
+		w.iface(decode.LinkTypeEthernet, c.tsresol, 0)
 		p := rocePacket(t, 0x04, 8)
 		w.epb(0, c.units, p, len(p))
 		path := filepath.Join(t.TempDir(), "tsresol.pcapng")

@@ -1,10 +1,12 @@
-package decode
+package capfile
 
 import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/ibscope/ibscope/decode"
 )
 
 // EncoderConfig says what capture file an Encoder writes.
@@ -62,14 +64,14 @@ type Encoder struct {
 // NewEncoder checks cfg and returns its encoder.
 func NewEncoder(cfg EncoderConfig) (*Encoder, error) {
 	switch cfg.LinkType {
-	case LinkTypeEthernet, LinkTypeERF, LinkTypeInfiniBand, LinkTypeLinuxSLL2:
+	case decode.LinkTypeEthernet, decode.LinkTypeERF, decode.LinkTypeInfiniBand, decode.LinkTypeLinuxSLL2:
 	default:
 		return nil, fmt.Errorf("link type %d is not one ibscope writes (1, 197, 247, 276)", cfg.LinkType)
 	}
-	if cfg.ERFEthernet && cfg.LinkType != LinkTypeERF {
+	if cfg.ERFEthernet && cfg.LinkType != decode.LinkTypeERF {
 		return nil, fmt.Errorf("ERF Ethernet records in a file of link type %d", cfg.LinkType)
 	}
-	if cfg.RawERF && (cfg.LinkType != LinkTypeERF || cfg.PcapNG) {
+	if cfg.RawERF && (cfg.LinkType != decode.LinkTypeERF || cfg.PcapNG) {
 		return nil, fmt.Errorf("raw ERF holds ERF records only, not link type %d or pcapng", cfg.LinkType)
 	}
 	if cfg.SnapLenBytes <= 0 || cfg.SnapLenBytes > 1<<30 {
@@ -89,7 +91,7 @@ func (e *Encoder) MaxRecordBytes() int {
 	if e.cfg.PcapNG {
 		n = ngPacketBlockFixedBytes + 3 + 12 // padding, epb_flags and the end of options
 	}
-	if e.cfg.LinkType == LinkTypeERF {
+	if e.cfg.LinkType == decode.LinkTypeERF {
 		n += ERFRecordMaxOverheadBytes
 	}
 	return n + e.cfg.SnapLenBytes
@@ -102,7 +104,7 @@ func (e *Encoder) AppendHeader(dst []byte) []byte {
 		return dst // each ERF record carries all a reader needs
 	}
 	snap := uint32(e.cfg.SnapLenBytes)
-	if e.cfg.LinkType == LinkTypeERF {
+	if e.cfg.LinkType == decode.LinkTypeERF {
 		snap += ERFRecordMaxOverheadBytes
 	}
 	if e.cfg.PcapNG {
@@ -148,8 +150,8 @@ func (e *Encoder) ngTime(tsNs int64) uint64 {
 // file the record type follows from EncoderConfig.ERFEthernet and the
 // packet's length (ERFTypeFor). dir, when known, goes in a pcapng
 // packet block's epb_flags.
-func (e *Encoder) AppendPacket(dst []byte, tsNs int64, captured []byte, wireLenBytes int, iface uint8, dir Direction) ([]byte, error) {
-	if e.cfg.LinkType != LinkTypeERF {
+func (e *Encoder) AppendPacket(dst []byte, tsNs int64, captured []byte, wireLenBytes int, iface uint8, dir decode.Direction) ([]byte, error) {
+	if e.cfg.LinkType != decode.LinkTypeERF {
 		return e.appendRecord(dst, tsNs, captured, wireLenBytes, dir), nil
 	}
 	return e.appendERF(dst, tsNs, ERFTypeFor(wireLenBytes, e.cfg.ERFEthernet), captured, wireLenBytes, iface, dir)
@@ -158,11 +160,11 @@ func (e *Encoder) AppendPacket(dst []byte, tsNs int64, captured []byte, wireLenB
 // AppendERF appends the record of an ERF record of type erfType holding
 // captured (AppendERFRecord). Only for LinkTypeERF files.
 func (e *Encoder) AppendERF(dst []byte, tsNs int64, erfType uint8, captured []byte, wireLenBytes int, iface uint8) ([]byte, error) {
-	return e.appendERF(dst, tsNs, erfType, captured, wireLenBytes, iface, DirectionUnknown)
+	return e.appendERF(dst, tsNs, erfType, captured, wireLenBytes, iface, decode.DirectionUnknown)
 }
 
-func (e *Encoder) appendERF(dst []byte, tsNs int64, erfType uint8, captured []byte, wireLenBytes int, iface uint8, dir Direction) ([]byte, error) {
-	if e.cfg.LinkType != LinkTypeERF {
+func (e *Encoder) appendERF(dst []byte, tsNs int64, erfType uint8, captured []byte, wireLenBytes int, iface uint8, dir decode.Direction) ([]byte, error) {
+	if e.cfg.LinkType != decode.LinkTypeERF {
 		return dst, fmt.Errorf("ERF record in a file of link type %d", e.cfg.LinkType)
 	}
 	var err error
@@ -175,10 +177,10 @@ func (e *Encoder) appendERF(dst []byte, tsNs int64, erfType uint8, captured []by
 	return e.appendRecord(dst, tsNs, e.rec, erfWireLenBytes(len(e.rec), len(captured), wireLenBytes), dir), nil
 }
 
-func (e *Encoder) appendRecord(dst []byte, tsNs int64, data []byte, wireLenBytes int, dir Direction) []byte {
+func (e *Encoder) appendRecord(dst []byte, tsNs int64, data []byte, wireLenBytes int, dir decode.Direction) []byte {
 	if e.cfg.PcapNG {
 		var opts []NgOption
-		if dir != DirectionUnknown {
+		if dir != decode.DirectionUnknown {
 			// In the encoder's own storage: no allocation per packet.
 			binary.LittleEndian.PutUint32(e.flagBytes[:], uint32(dir)&3)
 			e.flags[0] = NgOption{Code: NgOptEPBFlags, Value: e.flagBytes[:]}
@@ -209,7 +211,7 @@ const writerSnapLenBytes = 65535
 // NewPcapWriter writes the file header for linkType to w.
 func NewPcapWriter(w io.Writer, linkType int) (*PcapWriter, error) {
 	snap := writerSnapLenBytes
-	if linkType == LinkTypeERF {
+	if linkType == decode.LinkTypeERF {
 		snap -= ERFRecordMaxOverheadBytes
 	}
 	return NewPcapWriterConfig(w, EncoderConfig{LinkType: linkType, SnapLenBytes: snap})
@@ -239,12 +241,12 @@ func (w *PcapWriter) WritePacket(tsNs int64, pkt []byte, iface uint8) error {
 // WritePacketCut writes a packet of wireLenBytes of which only captured was
 // kept (a snap length cut; an ERF record says so with its truncated flag).
 func (w *PcapWriter) WritePacketCut(tsNs int64, captured []byte, wireLenBytes int, iface uint8) error {
-	return w.WritePacketDir(tsNs, captured, wireLenBytes, iface, DirectionUnknown)
+	return w.WritePacketDir(tsNs, captured, wireLenBytes, iface, decode.DirectionUnknown)
 }
 
 // WritePacketDir is WritePacketCut for a packet that went in direction dir,
 // which a pcapng file records in epb_flags.
-func (w *PcapWriter) WritePacketDir(tsNs int64, captured []byte, wireLenBytes int, iface uint8, dir Direction) error {
+func (w *PcapWriter) WritePacketDir(tsNs int64, captured []byte, wireLenBytes int, iface uint8, dir decode.Direction) error {
 	var err error
 	w.buf, err = w.enc.AppendPacket(w.buf[:0], tsNs, captured, wireLenBytes, iface, dir)
 	return w.write(err)

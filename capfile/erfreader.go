@@ -1,9 +1,12 @@
-package decode
+package capfile
 
 import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/gopacket/gopacket"
+	"github.com/ibscope/ibscope/decode"
 )
 
 // Raw ERF files (what ibcap --format erf-raw, Endace's tools and tshark -F
@@ -30,8 +33,8 @@ const erfSniffRecords = 2
 func looksLikeERF(r *Reader) bool {
 	off := 0
 	for n := 0; n < erfSniffRecords; n++ {
-		hdr, _ := r.br.Peek(off + ERFHeaderLen)
-		if len(hdr) < off+ERFHeaderLen {
+		hdr, _ := r.br.Peek(off + decode.ERFHeaderLen)
+		if len(hdr) < off+decode.ERFHeaderLen {
 			return n > 0 && len(hdr) == off // the file ends after whole records
 		}
 		h := hdr[off:]
@@ -55,11 +58,11 @@ func erfRecordLen(h []byte) (int, bool) {
 		return 0, false
 	}
 	rlen := int(binary.BigEndian.Uint16(h[10:]))
-	least := ERFHeaderLen
+	least := decode.ERFHeaderLen
 	if h[8]&0x80 != 0 {
-		least += erfExtLen
+		least += decode.ERFExtHeaderLen
 	}
-	if isERFEthernet(typ) {
+	if decode.IsERFEthernet(typ) {
 		least += 2
 	}
 	return rlen, rlen >= least
@@ -70,23 +73,23 @@ func erfRecordLen(h []byte) (int, bool) {
 // the ns.
 func (r *Reader) openERF() (*Reader, error) {
 	r.isERF = true
-	r.linkType = LinkTypeERF
+	r.linkType = decode.LinkTypeERF
 	r.nsPerTs = 1
-	r.dec = Decoder{LinkType: LinkTypeERF, CheckCRC: true}
+	r.dec = decode.Decoder{LinkType: decode.LinkTypeERF, CheckCRC: true}
 	return r, nil
 }
 
 // recordERF reads the next record, skipping padding records.
-func (r *Reader) recordERF(f *Frame) ([]byte, error) {
-	f.Dir = DirectionUnknown
+func (r *Reader) recordERF(f *decode.Frame) ([]byte, error) {
+	f.Dir = decode.DirectionUnknown
 	for {
-		hdr, err := r.br.Peek(ERFHeaderLen)
-		if len(hdr) < ERFHeaderLen {
+		hdr, err := r.br.Peek(decode.ERFHeaderLen)
+		if len(hdr) < decode.ERFHeaderLen {
 			if len(hdr) == 0 && (err == nil || err == io.EOF) {
 				r.err = io.EOF
 				return nil, io.EOF
 			}
-			return nil, r.fail(fmt.Errorf("ERF record header cut short: %d of %d bytes (file ends)", len(hdr), ERFHeaderLen))
+			return nil, r.fail(fmt.Errorf("ERF record header cut short: %d of %d bytes (file ends)", len(hdr), decode.ERFHeaderLen))
 		}
 		rlen, ok := erfRecordLen(hdr)
 		if !ok {
@@ -104,12 +107,12 @@ func (r *Reader) recordERF(f *Frame) ([]byte, error) {
 		}
 		r.frames++
 		f.Number, f.Offset = r.frames, offset
-		f.TsNs, f.NoTs = ERFTimeToNs(binary.LittleEndian.Uint64(rec)), false
+		f.TsNs, f.NoTs = decode.ERFTimeToNs(binary.LittleEndian.Uint64(rec)), false
 		// As the pcap record holding it would say: the whole record, and
 		// on the wire the part of the packet a snap length cut off too.
-		var e ERF
+		var e decode.ERF
 		f.CapLen, f.WireLen = rlen, rlen
-		if e.DecodeFromBytes(rec, nilDF) == nil {
+		if e.DecodeFromBytes(rec, gopacket.NilDecodeFeedback) == nil {
 			f.WireLen += max(int(e.WLen)-len(e.Payload), 0)
 		}
 		return rec, nil

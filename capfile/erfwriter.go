@@ -1,14 +1,16 @@
-package decode
+package capfile
 
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/ibscope/ibscope/decode"
 )
 
 // ERFRecordMaxOverheadBytes is the most an ERF record adds to the packet it
 // holds: the header, the Ethernet types' 2 bytes and padding to 8. A file
 // of ERF records declares its packets' snap length plus this.
-const ERFRecordMaxOverheadBytes = ERFHeaderLen + 2 + 7
+const ERFRecordMaxOverheadBytes = decode.ERFHeaderLen + 2 + 7
 
 // erfRecordMaxBytes is the largest record: rlen and wlen are 16 bits.
 const erfRecordMaxBytes = 0xFFFF
@@ -19,11 +21,11 @@ const erfRecordMaxBytes = 0xFFFF
 func ERFTypeFor(wireLenBytes int, ethernet bool) uint8 {
 	switch {
 	case ethernet:
-		return ERFTypeEthernet
-	case wireLenBytes == LinkFCPLen:
-		return ERFTypeIBLink
+		return decode.ERFTypeEthernet
+	case wireLenBytes == decode.LinkFCPLen:
+		return decode.ERFTypeIBLink
 	}
-	return ERFTypeInfiniBand
+	return decode.ERFTypeInfiniBand
 }
 
 // AppendERFRecord appends one ERF record, without extension headers, of
@@ -35,8 +37,8 @@ func ERFTypeFor(wireLenBytes int, ethernet bool) uint8 {
 // counts the padding), as DAG cards write it and Wireshark expects.
 func AppendERFRecord(dst []byte, tsNs int64, erfType uint8, captured []byte, wireLenBytes int, iface uint8) ([]byte, error) {
 	erfType &= 0x7F // the high bit would announce extension headers
-	hdr := ERFHeaderLen
-	if isERFEthernet(erfType) {
+	hdr := decode.ERFHeaderLen
+	if decode.IsERFEthernet(erfType) {
 		hdr += 2 // offset and pad bytes before the frame
 	}
 	rlen := hdr + len(captured)
@@ -46,14 +48,14 @@ func AppendERFRecord(dst []byte, tsNs int64, erfType uint8, captured []byte, wir
 	}
 	flags := iface & 3
 	if len(captured) < wireLenBytes {
-		flags |= ERFFlagTruncated
+		flags |= decode.ERFFlagTruncated
 	}
-	dst = binary.LittleEndian.AppendUint64(dst, NsToERFTime(tsNs))
+	dst = binary.LittleEndian.AppendUint64(dst, decode.NsToERFTime(tsNs))
 	dst = append(dst, erfType, flags)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(rlen))
 	dst = binary.BigEndian.AppendUint16(dst, 0) // loss counter
 	dst = binary.BigEndian.AppendUint16(dst, uint16(max(wireLenBytes, len(captured))))
-	if hdr > ERFHeaderLen {
+	if hdr > decode.ERFHeaderLen {
 		dst = append(dst, 0, 0)
 	}
 	dst = append(dst, captured...)

@@ -1,4 +1,6 @@
-package decode
+package protostate
+
+import "github.com/ibscope/ibscope/decode"
 
 // PauseSpan is one continuous pause of one priority on one link direction:
 // [StartNs, EndNs), ns.
@@ -40,7 +42,7 @@ func (t *PauseTimer) Request(tNs int64, quanta uint16, linkBitsPerSec int64) (sp
 	if t.active && tNs >= t.untilNs { // it ran out before this frame
 		span, ended, t.active = PauseSpan{t.startNs, t.untilNs}, true, false
 	}
-	d := PauseNs(quanta, linkBitsPerSec) // 0 for a time of 0, or under 1 ns
+	d := decode.PauseNs(quanta, linkBitsPerSec) // 0 for a time of 0, or under 1 ns
 	switch {
 	case d > 0 && t.active:
 		t.untilNs, ev = tNs+d, PauseRefreshed

@@ -1,4 +1,4 @@
-package decode
+package capfile
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/samefile"
 )
 
@@ -49,7 +50,7 @@ type StreamOptions struct {
 	// Keep, if set, chooses the frames handed out; the others are read,
 	// counted in Frames and left out before the merge, so that they take no
 	// part in its order.
-	Keep func(f *Frame) bool
+	Keep func(f *decode.Frame) bool
 	// Undecoded hands out frames that could not be decoded too, with what
 	// was decoded and their *DecodeError (export and correlate give them a row).
 	Undecoded bool
@@ -98,7 +99,7 @@ type Stream struct {
 
 type streamFile struct {
 	r        *Reader
-	f        Frame
+	f        decode.Frame
 	err      *DecodeError // f could not be decoded (Undecoded)
 	ok       bool         // f holds the file's next frame
 	keyNs    int64        // f's place in the merge: its time, or its predecessor's when untimed
@@ -151,7 +152,7 @@ func NewStream(readers []*Reader, opts StreamOptions) *Stream {
 			s.totalBytes += sf.size
 		}
 		s.files = append(s.files, sf)
-		if r.LinkType() != LinkTypeERF {
+		if r.LinkType() != decode.LinkTypeERF {
 			// ERF records carry their own 32.32 timestamps whatever
 			// unit the pcap header declares.
 			s.formatResNs = max(s.formatResNs, r.ResolutionNs())
@@ -222,7 +223,7 @@ func (s *Stream) ResolutionNs() int64 {
 // io.EOF after the last. The frame stays valid until the next call. With
 // Undecoded, a frame that could not be decoded comes with its *DecodeError
 // (the stream goes on); no other error is returned.
-func (s *Stream) Next() (*Frame, int, error) {
+func (s *Stream) Next() (*decode.Frame, int, error) {
 	if s.last >= 0 {
 		s.advance(s.last)
 	}
@@ -320,7 +321,7 @@ func (s *Stream) frameFailed(sf *streamFile, err error) bool {
 
 // untimed counts a frame without a timestamp and tells OnDecodeError;
 // it reports whether the frame is handed out.
-func (s *Stream) untimed(sf *streamFile, f *Frame) bool {
+func (s *Stream) untimed(sf *streamFile, f *decode.Frame) bool {
 	s.stats.NoTime++
 	if s.opts.OnDecodeError != nil {
 		s.opts.OnDecodeError(NoTimeError(sf.r.Name(), f))
@@ -329,7 +330,7 @@ func (s *Stream) untimed(sf *streamFile, f *Frame) bool {
 }
 
 // stamp follows the timestamps of one file: resolution and disorder.
-func (s *Stream) stamp(sf *streamFile, f *Frame) {
+func (s *Stream) stamp(sf *streamFile, f *decode.Frame) {
 	ts := f.TsNs
 	for s.dataResNs > 1 && ts%s.dataResNs != 0 {
 		s.dataResNs /= 10

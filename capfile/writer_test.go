@@ -1,4 +1,4 @@
-package decode
+package capfile
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testenv"
 )
 
@@ -39,10 +40,10 @@ func TestPcapEncoderMatchesPcapgo(t *testing.T) {
 		if micro {
 			w = pcapgo.NewWriter(&want)
 		}
-		if err := w.WriteFileHeader(96, layers.LinkType(LinkTypeLinuxSLL)); err != nil {
+		if err := w.WriteFileHeader(96, layers.LinkType(decode.LinkTypeLinuxSLL)); err != nil {
 			t.Fatal(err)
 		}
-		got := AppendPcapFileHeader(nil, LinkTypeLinuxSLL, 96, micro)
+		got := AppendPcapFileHeader(nil, decode.LinkTypeLinuxSLL, 96, micro)
 		for _, r := range writerRecs {
 			ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, r.tsNs), CaptureLength: len(r.data), Length: r.wire}
 			if err := w.WritePacket(ci, r.data); err != nil {
@@ -64,16 +65,16 @@ func TestPcapngEncoderMatchesPcapgo(t *testing.T) {
 	ngIf := func(lt int, name string) pcapgo.NgInterface {
 		return pcapgo.NgInterface{Name: name, LinkType: layers.LinkType(lt), SnapLength: 65535, TimestampResolution: 9}
 	}
-	w, err := pcapgo.NewNgWriterInterface(&want, ngIf(LinkTypeEthernet, "eth0"), pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "ibscope test"}})
+	w, err := pcapgo.NewNgWriterInterface(&want, ngIf(decode.LinkTypeEthernet, "eth0"), pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "ibscope test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.AddInterface(ngIf(LinkTypeERF, "mlx5_0")); err != nil {
+	if _, err := w.AddInterface(ngIf(decode.LinkTypeERF, "mlx5_0")); err != nil {
 		t.Fatal(err)
 	}
 	got := AppendNgSectionHeader(nil, []NgOption{NgString(NgOptSHBUserAppl, "ibscope test")})
-	got = AppendNgInterface(got, LinkTypeEthernet, 65535, []NgOption{NgString(NgOptIfName, "eth0")})
-	got = AppendNgInterface(got, LinkTypeERF, 65535, []NgOption{NgString(NgOptIfName, "mlx5_0")})
+	got = AppendNgInterface(got, decode.LinkTypeEthernet, 65535, []NgOption{NgString(NgOptIfName, "eth0")})
+	got = AppendNgInterface(got, decode.LinkTypeERF, 65535, []NgOption{NgString(NgOptIfName, "mlx5_0")})
 	for _, r := range writerRecs {
 		ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, r.tsNs), CaptureLength: len(r.data), Length: r.wire, InterfaceIndex: r.iface}
 		if err := w.WritePacket(ci, r.data); err != nil {
@@ -103,13 +104,13 @@ func TestERFRecord(t *testing.T) {
 		rlen      int
 		truncated bool
 	}{
-		{"whole IB packet", ERFTypeInfiniBand, 60, 60, 1, 80, false},
-		{"whole, already 8-aligned", ERFTypeInfiniBand, 64, 64, 0, 80, false},
-		{"link packet", ERFTypeIBLink, LinkFCPLen, LinkFCPLen, 3, 24, false},
-		{"cut by a 128-byte snap", ERFTypeInfiniBand, 128, 200, 1, 144, true},
-		{"Ethernet with its 2 bytes", ERFTypeEthernet, 62, 62, 0, 80, false},
-		{"cut Ethernet", ERFTypeEthernet, 100, 200, 2, 120, true},
-		{"interface bits beyond 3 are dropped", ERFTypeInfiniBand, 60, 60, 5, 80, false},
+		{"whole IB packet", decode.ERFTypeInfiniBand, 60, 60, 1, 80, false},
+		{"whole, already 8-aligned", decode.ERFTypeInfiniBand, 64, 64, 0, 80, false},
+		{"link packet", decode.ERFTypeIBLink, decode.LinkFCPLen, decode.LinkFCPLen, 3, 24, false},
+		{"cut by a 128-byte snap", decode.ERFTypeInfiniBand, 128, 200, 1, 144, true},
+		{"Ethernet with its 2 bytes", decode.ERFTypeEthernet, 62, 62, 0, 80, false},
+		{"cut Ethernet", decode.ERFTypeEthernet, 100, 200, 2, 120, true},
+		{"interface bits beyond 3 are dropped", decode.ERFTypeInfiniBand, 60, 60, 5, 80, false},
 	} {
 		rec, err := AppendERFRecord([]byte("prefix"), 1767323045_123456789, c.typ, pkt[:c.captured], c.wire, c.iface)
 		if err != nil {
@@ -122,12 +123,12 @@ func TestERFRecord(t *testing.T) {
 		if len(rec) != c.rlen || int(binary.BigEndian.Uint16(rec[10:])) != c.rlen {
 			t.Errorf("%s: %d bytes, rlen %d; want %d", c.name, len(rec), binary.BigEndian.Uint16(rec[10:]), c.rlen)
 		}
-		var e ERF
+		var e decode.ERF
 		if err := e.DecodeFromBytes(rec, gopacket.NilDecodeFeedback); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if e.Type != c.typ || int(e.WLen) != c.wire || e.Interface() != c.iface&3 || e.TimestampNs() != 1767323045_123456789 ||
-			(e.Flags&ERFFlagTruncated != 0) != c.truncated || e.Flags&^(3|ERFFlagTruncated) != 0 {
+			(e.Flags&decode.ERFFlagTruncated != 0) != c.truncated || e.Flags&^(3|decode.ERFFlagTruncated) != 0 {
 			t.Errorf("%s: type %d wlen %d iface %d flags %#x ts %d", c.name, e.Type, e.WLen, e.Interface(), e.Flags, e.TimestampNs())
 		}
 		// A cut record's padding cannot be told from the packet (ERF has no
@@ -136,13 +137,13 @@ func TestERFRecord(t *testing.T) {
 			t.Errorf("%s: payload %d bytes, want the %d captured", c.name, len(e.Payload), c.captured)
 		}
 	}
-	if _, err := AppendERFRecord(nil, 0, ERFTypeInfiniBand, pkt[:10], 70000, 0); err == nil || !strings.Contains(err.Error(), "does not fit an ERF record") {
+	if _, err := AppendERFRecord(nil, 0, decode.ERFTypeInfiniBand, pkt[:10], 70000, 0); err == nil || !strings.Contains(err.Error(), "does not fit an ERF record") {
 		t.Errorf("a 70000-byte packet: %v, want that it does not fit", err)
 	}
-	if got := ERFTypeFor(LinkFCPLen, false); got != ERFTypeIBLink {
+	if got := ERFTypeFor(decode.LinkFCPLen, false); got != decode.ERFTypeIBLink {
 		t.Errorf("a link packet's type %d", got)
 	}
-	if got := ERFTypeFor(LinkFCPLen, true); got != ERFTypeEthernet {
+	if got := ERFTypeFor(decode.LinkFCPLen, true); got != decode.ERFTypeEthernet {
 		t.Errorf("an Ethernet frame's type %d", got)
 	}
 }
@@ -151,7 +152,7 @@ func TestERFRecord(t *testing.T) {
 // each record's wire length, truncation and interface, in pcap and pcapng.
 func TestEncoderFiles(t *testing.T) {
 	for _, ng := range []bool{false, true} {
-		for _, lt := range []int{LinkTypeERF, LinkTypeInfiniBand, LinkTypeEthernet} {
+		for _, lt := range []int{decode.LinkTypeERF, decode.LinkTypeInfiniBand, decode.LinkTypeEthernet} {
 			enc, err := NewEncoder(EncoderConfig{LinkType: lt, PcapNG: ng, SnapLenBytes: 64})
 			if err != nil {
 				t.Fatal(err)
@@ -159,7 +160,7 @@ func TestEncoderFiles(t *testing.T) {
 			b := enc.AppendHeader(nil)
 			for _, r := range writerRecs {
 				n := len(b)
-				if b, err = enc.AppendPacket(b, r.tsNs, r.data, r.wire, uint8(r.iface), DirectionUnknown); err != nil {
+				if b, err = enc.AppendPacket(b, r.tsNs, r.data, r.wire, uint8(r.iface), decode.DirectionUnknown); err != nil {
 					t.Fatal(err)
 				}
 				if len(b)-n > enc.MaxRecordBytes() {
@@ -174,7 +175,7 @@ func TestEncoderFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var f Frame
+			var f decode.Frame
 			for i, r := range writerRecs {
 				data, err := rd.NextRecord(&f)
 				if err != nil {
@@ -183,28 +184,28 @@ func TestEncoderFiles(t *testing.T) {
 				if f.TsNs != r.tsNs || rd.LinkType() != lt {
 					t.Errorf("ng %v link type %d: record %d at %d, link type %d", ng, lt, i+1, f.TsNs, rd.LinkType())
 				}
-				if lt != LinkTypeERF {
+				if lt != decode.LinkTypeERF {
 					if f.WireLen != r.wire || !bytes.Equal(data, r.data) {
 						t.Errorf("ng %v link type %d: record %d: wire %d, %d bytes", ng, lt, i+1, f.WireLen, len(data))
 					}
 					continue
 				}
-				var e ERF
+				var e decode.ERF
 				if err := e.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
 					t.Fatal(err)
 				}
 				cut := len(r.data) < r.wire
-				if int(e.WLen) != r.wire || e.Interface() != uint8(r.iface) || (e.Flags&ERFFlagTruncated != 0) != cut || !bytes.HasPrefix(e.Payload, r.data) {
+				if int(e.WLen) != r.wire || e.Interface() != uint8(r.iface) || (e.Flags&decode.ERFFlagTruncated != 0) != cut || !bytes.HasPrefix(e.Payload, r.data) {
 					t.Errorf("ng %v: record %d: wlen %d iface %d flags %#x", ng, i+1, e.WLen, e.Interface(), e.Flags)
 				}
 			}
 			rd.Close()
 		}
 	}
-	if _, err := NewEncoder(EncoderConfig{LinkType: LinkTypeLinuxSLL, SnapLenBytes: 64}); err == nil {
+	if _, err := NewEncoder(EncoderConfig{LinkType: decode.LinkTypeLinuxSLL, SnapLenBytes: 64}); err == nil {
 		t.Error("link type 113 accepted")
 	}
-	if _, err := NewEncoder(EncoderConfig{LinkType: LinkTypeEthernet, ERFEthernet: true, SnapLenBytes: 64}); err == nil {
+	if _, err := NewEncoder(EncoderConfig{LinkType: decode.LinkTypeEthernet, ERFEthernet: true, SnapLenBytes: 64}); err == nil {
 		t.Error("ERF Ethernet records in an Ethernet file accepted")
 	}
 }
@@ -215,8 +216,8 @@ func TestEncoderFiles(t *testing.T) {
 func TestInteropWriterOptions(t *testing.T) {
 	tshark := testenv.MustHaveTool(t, "tshark")
 	b := AppendNgSectionHeader(nil, []NgOption{NgString(NgOptSHBHardware, "ibscope test"), NgString(NgOptSHBUserAppl, "ibscope")})
-	b = AppendNgInterface(b, LinkTypeERF, 65535, []NgOption{NgString(NgOptIfName, "mlx5_0"), NgString(NgOptIfDescription, "port 1")})
-	rec, err := AppendERFRecord(nil, 1767323045_123456789, ERFTypeInfiniBand, bytes.Repeat([]byte{0}, 40), 300, 1)
+	b = AppendNgInterface(b, decode.LinkTypeERF, 65535, []NgOption{NgString(NgOptIfName, "mlx5_0"), NgString(NgOptIfDescription, "port 1")})
+	rec, err := AppendERFRecord(nil, 1767323045_123456789, decode.ERFTypeInfiniBand, bytes.Repeat([]byte{0}, 40), 300, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,9 +245,9 @@ func TestInteropWriterOptions(t *testing.T) {
 // FuzzERFRecord: whatever the type, lengths and interface, a record that
 // AppendERFRecord writes decodes back to what was written.
 func FuzzERFRecord(f *testing.F) {
-	f.Add(int64(1767323045_123456789), uint8(ERFTypeInfiniBand), []byte("packet bytes"), 300, uint8(1))
-	f.Add(int64(0), uint8(ERFTypeEthernet|0x80), []byte{1}, 1, uint8(7))
-	f.Add(int64(1), uint8(ERFTypeIBLink), []byte{1, 2, 3, 4, 5, 6}, 6, uint8(0))
+	f.Add(int64(1767323045_123456789), uint8(decode.ERFTypeInfiniBand), []byte("packet bytes"), 300, uint8(1))
+	f.Add(int64(0), uint8(decode.ERFTypeEthernet|0x80), []byte{1}, 1, uint8(7))
+	f.Add(int64(1), uint8(decode.ERFTypeIBLink), []byte{1, 2, 3, 4, 5, 6}, 6, uint8(0))
 	f.Fuzz(func(t *testing.T, tsNs int64, typ uint8, data []byte, wire int, iface uint8) {
 		rec, err := AppendERFRecord(nil, tsNs, typ, data, wire, iface)
 		if err != nil {
@@ -255,13 +256,13 @@ func FuzzERFRecord(f *testing.F) {
 			}
 			return
 		}
-		var e ERF
+		var e decode.ERF
 		if err := e.DecodeFromBytes(rec, gopacket.NilDecodeFeedback); err != nil {
 			t.Fatal(err)
 		}
 		cut := len(data) < wire
 		if len(rec)%8 != 0 || int(e.RLen) != len(rec) || int(e.WLen) != max(wire, len(data)) || e.Type != typ&0x7F || e.HasExt ||
-			e.Interface() != iface&3 || (e.Flags&ERFFlagTruncated != 0) != cut || !bytes.HasPrefix(e.Payload, data) {
+			e.Interface() != iface&3 || (e.Flags&decode.ERFFlagTruncated != 0) != cut || !bytes.HasPrefix(e.Payload, data) {
 			t.Fatalf("record %x: type %d rlen %d wlen %d flags %#x, from %d of %d bytes", rec, e.Type, e.RLen, e.WLen, e.Flags, len(data), wire)
 		}
 		if tsNs >= 0 && tsNs < 1<<32*1e9 && e.TimestampNs() != tsNs {
@@ -276,7 +277,7 @@ func TestEncoderStatistics(t *testing.T) {
 	st := InterfaceStats{StartNs: 1_700_000_000_123_456_789, EndNs: 1_700_000_001_000_000_999,
 		Received: 1000, InterfaceDrops: 7, InterfaceDropsKnown: true, OSDrops: 11, Delivered: 900}
 	for _, micro := range []bool{false, true} {
-		enc, err := NewEncoder(EncoderConfig{LinkType: LinkTypeEthernet, PcapNG: true, Micro: micro, SnapLenBytes: 64})
+		enc, err := NewEncoder(EncoderConfig{LinkType: decode.LinkTypeEthernet, PcapNG: true, Micro: micro, SnapLenBytes: 64})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -311,7 +312,7 @@ func TestEncoderStatistics(t *testing.T) {
 			}
 		}
 	}
-	pcap, _ := NewEncoder(EncoderConfig{LinkType: LinkTypeEthernet, SnapLenBytes: 64})
+	pcap, _ := NewEncoder(EncoderConfig{LinkType: decode.LinkTypeEthernet, SnapLenBytes: 64})
 	if b := pcap.AppendStatistics(nil, st); len(b) != 0 {
 		t.Errorf("pcap got a statistics block: % x", b)
 	}

@@ -1,19 +1,21 @@
-package decode
+package capfile
 
 import (
 	"bytes"
 	"io"
 	"testing"
+
+	"github.com/ibscope/ibscope/decode"
 )
 
 // TestPcapngDirection writes packets with each direction (and odd lengths,
 // so the options follow padding) and reads epb_flags back as Frame.Dir; a
 // pcap file has none to say. Both give back the snap length written.
 func TestPcapngDirection(t *testing.T) {
-	dirs := []Direction{DirectionOutbound, DirectionInbound, DirectionUnknown, DirectionOutbound}
+	dirs := []decode.Direction{decode.DirectionOutbound, decode.DirectionInbound, decode.DirectionUnknown, decode.DirectionOutbound}
 	for _, ng := range []bool{true, false} {
 		var buf bytes.Buffer
-		w, err := NewPcapWriterConfig(&buf, EncoderConfig{LinkType: LinkTypeEthernet, SnapLenBytes: 9216, PcapNG: ng})
+		w, err := NewPcapWriterConfig(&buf, EncoderConfig{LinkType: decode.LinkTypeEthernet, SnapLenBytes: 9216, PcapNG: ng})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +35,7 @@ func TestPcapngDirection(t *testing.T) {
 		if r.SnapLen() != 9216 {
 			t.Errorf("pcapng %v: snap length %d, want 9216", ng, r.SnapLen())
 		}
-		var f Frame
+		var f decode.Frame
 		for i := 0; ; i++ {
 			_, err := r.NextRecord(&f)
 			if err == io.EOF {
@@ -47,7 +49,7 @@ func TestPcapngDirection(t *testing.T) {
 			}
 			want := dirs[i]
 			if !ng {
-				want = DirectionUnknown
+				want = decode.DirectionUnknown
 			}
 			if f.Dir != want {
 				t.Errorf("pcapng %v frame %d: direction %d, want %d", ng, i+1, f.Dir, want)

@@ -1,4 +1,4 @@
-package decode
+package capfile
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/ibscope/ibscope/decode"
 )
 
 // Reader reads a capture file (pcap with microsecond or nanosecond
@@ -24,7 +26,7 @@ type Reader struct {
 	snapLen  int
 	offset   int64 // bytes consumed so far
 	frames   int
-	dec      Decoder
+	dec      decode.Decoder
 	err      error // sticky file-level error
 	// decompressor is what reads a gzip, bzip2 or zstd file (compress.go);
 	// byte offsets then count decompressed bytes.
@@ -66,7 +68,7 @@ type DecodeError struct {
 	Name   string
 	Frame  int
 	Offset int64 // byte offset of the frame's record in the file, -1 when unknown
-	Err    *FrameError
+	Err    *decode.FrameError
 }
 
 func (e *DecodeError) Error() string {
@@ -81,9 +83,9 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // NoTimeError is the DecodeError that reports frame f of file name as
 // having no timestamp (f.NoTs, a pcapng Simple Packet Block): what needs
 // time leaves it out, and says so with this.
-func NoTimeError(name string, f *Frame) *DecodeError {
+func NoTimeError(name string, f *decode.Frame) *DecodeError {
 	return &DecodeError{Name: name, Frame: f.Number, Offset: f.Offset,
-		Err: &FrameError{Offset: -1, Msg: "no timestamp (pcapng simple packet block): left out of what needs time"}}
+		Err: &decode.FrameError{Offset: -1, Msg: "no timestamp (pcapng simple packet block): left out of what needs time"}}
 }
 
 // Pcap magic numbers.
@@ -174,7 +176,7 @@ func newReader(rd io.Reader, name string, sizeBytes int64, via *compression) (*R
 	r.linkType = int(r.order.Uint32(hdr[20:]) & 0x0FFFFFFF)
 	r.br.Discard(24)
 	r.offset = 24
-	r.dec = Decoder{LinkType: r.linkType, CheckCRC: true}
+	r.dec = decode.Decoder{LinkType: r.linkType, CheckCRC: true}
 	return r, nil
 }
 
@@ -240,15 +242,15 @@ func (r *Reader) Close() error {
 // later call returns it again). Frames that are not IB or RoCE come back
 // with f.Transport == TransportNone. The frame's byte slices stay valid until
 // the next call.
-func (r *Reader) Next(f *Frame) error {
+func (r *Reader) Next(f *decode.Frame) error {
 	data, err := r.record(f)
 	if err != nil {
 		return r.recordFailed(f, err)
 	}
 	if err := r.dec.Decode(data, f); err != nil {
-		var fe *FrameError
+		var fe *decode.FrameError
 		if !errors.As(err, &fe) {
-			fe = &FrameError{Msg: err.Error()}
+			fe = &decode.FrameError{Msg: err.Error()}
 		}
 		return &DecodeError{Name: r.name, Frame: f.Number, Offset: f.Offset, Err: fe}
 	}
@@ -258,7 +260,7 @@ func (r *Reader) Next(f *Frame) error {
 // NextRecord reads the next record without decoding it: f gets the record's
 // number, offset, timestamp and lengths. A record whose header is
 // impossible gives a *DecodeError, as in Next.
-func (r *Reader) NextRecord(f *Frame) ([]byte, error) {
+func (r *Reader) NextRecord(f *decode.Frame) ([]byte, error) {
 	data, err := r.record(f)
 	if err != nil {
 		return data, r.recordFailed(f, err)
@@ -276,16 +278,16 @@ func (e *recordError) Error() string { return e.msg }
 
 // recordFailed turns a recordError into a DecodeError for frame f, whose
 // headers are left empty; other errors pass.
-func (r *Reader) recordFailed(f *Frame, err error) error {
+func (r *Reader) recordFailed(f *decode.Frame, err error) error {
 	re, ok := err.(*recordError)
 	if !ok {
 		return err
 	}
-	f.reset()
-	return &DecodeError{Name: r.name, Frame: f.Number, Offset: f.Offset, Err: &FrameError{Offset: -1, Msg: re.msg}}
+	f.Reset()
+	return &DecodeError{Name: r.name, Frame: f.Number, Offset: f.Offset, Err: &decode.FrameError{Offset: -1, Msg: re.msg}}
 }
 
-func (r *Reader) record(f *Frame) ([]byte, error) {
+func (r *Reader) record(f *decode.Frame) ([]byte, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -295,7 +297,7 @@ func (r *Reader) record(f *Frame) ([]byte, error) {
 	if r.isERF {
 		return r.recordERF(f)
 	}
-	f.Dir = DirectionUnknown
+	f.Dir = decode.DirectionUnknown
 	hdr, err := r.br.Peek(16)
 	if len(hdr) < 16 {
 		if len(hdr) == 0 && (err == io.EOF || err == nil) {

@@ -1,12 +1,16 @@
-package decode
+package protostate
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ibscope/ibscope/decode"
+)
 
 func TestPSNWrap(t *testing.T) {
 	var tr RequestPSNs
 	for i := range uint32(20) {
-		if v := tr.Add((PSNMask-9+i)&PSNMask, 0); v != PSNInOrder {
-			t.Fatalf("PSN %d across the wrap: verdict %d", (PSNMask-9+i)&PSNMask, v)
+		if v := tr.Add((decode.PSNMask-9+i)&decode.PSNMask, 0); v != PSNInOrder {
+			t.Fatalf("PSN %d across the wrap: verdict %d", (decode.PSNMask-9+i)&decode.PSNMask, v)
 		}
 	}
 	if tr.Stats() != (PSNStats{}) {
@@ -15,7 +19,7 @@ func TestPSNWrap(t *testing.T) {
 	steps := []struct {
 		psn  uint32
 		want PSNVerdict
-	}{{12, PSNGap}, {5, PSNDuplicate}, {10, PSNLate}, {PSNMask, PSNDuplicate}, {10, PSNDuplicate}, {13, PSNInOrder}}
+	}{{12, PSNGap}, {5, PSNDuplicate}, {10, PSNLate}, {decode.PSNMask, PSNDuplicate}, {10, PSNDuplicate}, {13, PSNInOrder}}
 	for _, s := range steps {
 		if v := tr.Add(s.psn, 0); v != s.want {
 			t.Errorf("PSN %d: verdict %d, want %d", s.psn, v, s.want)
@@ -24,7 +28,7 @@ func TestPSNWrap(t *testing.T) {
 	if s := tr.Stats(); s != (PSNStats{Gaps: 1, Missing: 2, OutOfOrder: 1, Duplicates: 3, Lost: 1}) {
 		t.Errorf("after wrap: %+v", s)
 	}
-	if PSNDiff(0, PSNMask) != 1 || PSNDiff(PSNMask, 0) != -1 {
+	if decode.PSNDiff(0, decode.PSNMask) != 1 || decode.PSNDiff(decode.PSNMask, 0) != -1 {
 		t.Error("PSNDiff across the wrap")
 	}
 }
@@ -88,23 +92,23 @@ func TestResponsePSNs(t *testing.T) {
 	ack := func(psn uint32, want PSNVerdict) step { return step{psn, true, true, want} }
 	steps := []step{
 		ack(3, PSNInOrder),
-		ack(9, PSNInOrder),                               // coalesced: 4..8 need no ACK
-		{10, true, false, PSNInOrder},                    // READ response FIRST
-		{11, false, false, PSNInOrder},                   // MIDDLE
-		{13, false, false, PSNGap},                       // 12 lost
-		{14, false, true, PSNInOrder},                    // LAST
-		ack(20, PSNInOrder),                              // a later SEND's ACK
-		{12, true, false, PSNLate},                       // the re-read: fills 12
-		{13, false, false, PSNDuplicate},                 // and repeats 13, 14
-		{14, false, true, PSNDuplicate},                  //
-		ack(20, PSNDuplicate),                            // a repeated ACK
-		{21, false, false, PSNGap},                       // a message without its FIRST
-		{22, false, false, PSNInOrder},                   //
-		{30, true, true, PSNGap},                         // ... and without its LAST
-		{31, true, false, PSNInOrder},                    //
-		{32, false, true, PSNInOrder},                    //
-		{(33 - 300) & PSNMask, true, true, PSNDuplicate}, // beyond the window: a retransmission
-		{33 + psnWindowLen + 5, true, true, PSNInOrder},  // ACKs may jump any distance
+		ack(9, PSNInOrder),                                      // coalesced: 4..8 need no ACK
+		{10, true, false, PSNInOrder},                           // READ response FIRST
+		{11, false, false, PSNInOrder},                          // MIDDLE
+		{13, false, false, PSNGap},                              // 12 lost
+		{14, false, true, PSNInOrder},                           // LAST
+		ack(20, PSNInOrder),                                     // a later SEND's ACK
+		{12, true, false, PSNLate},                              // the re-read: fills 12
+		{13, false, false, PSNDuplicate},                        // and repeats 13, 14
+		{14, false, true, PSNDuplicate},                         //
+		ack(20, PSNDuplicate),                                   // a repeated ACK
+		{21, false, false, PSNGap},                              // a message without its FIRST
+		{22, false, false, PSNInOrder},                          //
+		{30, true, true, PSNGap},                                // ... and without its LAST
+		{31, true, false, PSNInOrder},                           //
+		{32, false, true, PSNInOrder},                           //
+		{(33 - 300) & decode.PSNMask, true, true, PSNDuplicate}, // beyond the window: a retransmission
+		{33 + psnWindowLen + 5, true, true, PSNInOrder},         // ACKs may jump any distance
 	}
 	for i, s := range steps {
 		if v := tr.Add(s.psn, s.first, s.last); v != s.want {
@@ -122,20 +126,20 @@ func TestResponsePSNs(t *testing.T) {
 func TestQPSequencesSplit(t *testing.T) {
 	var q QPSequences
 	const (
-		sendOnly  Opcode = 0x04
-		writeOnly Opcode = 0x0A
-		readReq   Opcode = 0x0C
-		readFirst Opcode = 0x0D
-		readMid   Opcode = 0x0E
-		readLast  Opcode = 0x0F
-		readOnly  Opcode = 0x10
-		ack       Opcode = 0x11
-		atomicAck Opcode = 0x12
-		cmpSwap   Opcode = 0x13
-		udSend    Opcode = 0x64
+		sendOnly  decode.Opcode = 0x04
+		writeOnly decode.Opcode = 0x0A
+		readReq   decode.Opcode = 0x0C
+		readFirst decode.Opcode = 0x0D
+		readMid   decode.Opcode = 0x0E
+		readLast  decode.Opcode = 0x0F
+		readOnly  decode.Opcode = 0x10
+		ack       decode.Opcode = 0x11
+		atomicAck decode.Opcode = 0x12
+		cmpSwap   decode.Opcode = 0x13
+		udSend    decode.Opcode = 0x64
 	)
 	type pkt struct {
-		op       Opcode
+		op       decode.Opcode
 		psn      uint32
 		syndrome uint8
 		dmaLen   uint32
@@ -159,7 +163,7 @@ func TestQPSequencesSplit(t *testing.T) {
 		{atomicAck, 7_000_011, 0, 0, SpaceResponses, PSNDuplicate},
 		{sendOnly, 111, 0, 0, SpaceRequests, PSNDuplicate},
 		{udSend, 5, 0, 0, SpaceNone, PSNNone},
-		{OpcodeCNP, 0, 0, 0, SpaceNone, PSNNone},
+		{decode.OpcodeCNP, 0, 0, 0, SpaceNone, PSNNone},
 	} {
 		sp, v := q.Add(p.op, p.psn, p.syndrome, p.dmaLen)
 		if sp != p.space || v != p.want {
@@ -183,7 +187,7 @@ func FuzzQPSequences(f *testing.F) {
 		var counts [3][5]uint64
 		for ; len(b) >= 8; b = b[8:] {
 			psn := uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
-			sp, v := q.Add(Opcode(b[0]), psn, b[4], uint32(b[5])<<16|uint32(b[6])<<8|uint32(b[7]))
+			sp, v := q.Add(decode.Opcode(b[0]), psn, b[4], uint32(b[5])<<16|uint32(b[6])<<8|uint32(b[7]))
 			if (sp == SpaceNone) != (v == PSNNone) || sp > SpaceResponses || v > PSNDuplicate {
 				t.Fatalf("opcode 0x%02x: space %d verdict %d", b[0], sp, v)
 			}

@@ -1,4 +1,4 @@
-package decode
+package capfile
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testenv"
 )
 
@@ -18,17 +19,17 @@ import (
 // link type 197 (erf-pcap), with a padding record in the raw file.
 func erfTwins(t testing.TB) (raw, pcap []byte) {
 	t.Helper()
-	rawEnc, err := NewEncoder(EncoderConfig{LinkType: LinkTypeERF, SnapLenBytes: 4096, RawERF: true})
+	rawEnc, err := NewEncoder(EncoderConfig{LinkType: decode.LinkTypeERF, SnapLenBytes: 4096, RawERF: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pcapEnc, err := NewEncoder(EncoderConfig{LinkType: LinkTypeERF, SnapLenBytes: 4096})
+	pcapEnc, err := NewEncoder(EncoderConfig{LinkType: decode.LinkTypeERF, SnapLenBytes: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pcap = pcapEnc.AppendHeader(nil)
 	ib, roce := ibPacket(t, 0x04, 40), rocePacket(t, 0x0A, 64)
-	link := make([]byte, LinkFCPLen)
+	link := make([]byte, decode.LinkFCPLen)
 	link[0] = 0x10 // a credit update: op 1
 	pkts := []struct {
 		typ      uint8
@@ -38,10 +39,10 @@ func erfTwins(t testing.TB) (raw, pcap []byte) {
 		tsNs     int64
 		padAfter bool
 	}{
-		{ERFTypeInfiniBand, ib, len(ib), 0, 1_700_000_000_123_456_789, false},
-		{ERFTypeEthernet, roce, len(roce), 1, 1_700_000_000_223_456_789, true},
-		{ERFTypeIBLink, link, len(link), 1, 1_700_000_000_323_456_789, false},
-		{ERFTypeInfiniBand, ib[:30], len(ib), 0, 1_700_000_001_000_000_000, false},
+		{decode.ERFTypeInfiniBand, ib, len(ib), 0, 1_700_000_000_123_456_789, false},
+		{decode.ERFTypeEthernet, roce, len(roce), 1, 1_700_000_000_223_456_789, true},
+		{decode.ERFTypeIBLink, link, len(link), 1, 1_700_000_000_323_456_789, false},
+		{decode.ERFTypeInfiniBand, ib[:30], len(ib), 0, 1_700_000_001_000_000_000, false},
 	}
 	for _, p := range pkts {
 		if raw, err = rawEnc.AppendERF(raw, p.tsNs, p.typ, p.data, p.wireLen, p.iface); err != nil {
@@ -81,13 +82,13 @@ func TestRawERFReadsAsERFPcap(t *testing.T) {
 			t.Errorf("frame %d:\n raw ERF %+v\n    pcap %+v", i+1, g, w)
 		}
 	}
-	if got[0].Transport != TransportIB || got[1].Transport != TransportRoCEv2 || got[1].Iface != 1 || got[2].Has&HasLink == 0 ||
+	if got[0].Transport != decode.TransportIB || got[1].Transport != decode.TransportRoCEv2 || got[1].Iface != 1 || got[2].Has&decode.HasLink == 0 ||
 		got[3].WireLen <= got[3].CapLen {
 		t.Errorf("frames decode as %v/%v/%v, iface %d, link %v, lengths %d of %d", got[0].Transport, got[1].Transport, got[2].Transport,
-			got[1].Iface, got[2].Has&HasLink != 0, got[3].CapLen, got[3].WireLen)
+			got[1].Iface, got[2].Has&decode.HasLink != 0, got[3].CapLen, got[3].WireLen)
 	}
 	r, err := NewReader(bytes.NewReader(raw), "x.erf")
-	if err != nil || r.LinkType() != LinkTypeERF || r.ResolutionNs() != 1 || r.SnapLen() != 0 {
+	if err != nil || r.LinkType() != decode.LinkTypeERF || r.ResolutionNs() != 1 || r.SnapLen() != 0 {
 		t.Errorf("raw ERF reader: link type %d, resolution %d ns, snap %d (%v)", r.LinkType(), r.ResolutionNs(), r.SnapLen(), err)
 	}
 }

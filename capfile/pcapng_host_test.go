@@ -1,9 +1,11 @@
-package decode
+package capfile
 
 import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/ibscope/ibscope/decode"
 )
 
 // A pcapng file names the host that captured it in a section header
@@ -14,7 +16,7 @@ func TestPcapngCaptureHost(t *testing.T) {
 		var b []byte
 		for _, h := range hosts {
 			b = AppendNgSectionHeader(b, []NgOption{NgString(NgOptSHBUserAppl, "test"), NgString(NgOptComment, "a comment"), NgCaptureHost(h)})
-			b = AppendNgInterface(b, LinkTypeEthernet, 64, nil)
+			b = AppendNgInterface(b, decode.LinkTypeEthernet, 64, nil)
 		}
 		return b
 	}
@@ -37,7 +39,7 @@ func TestPcapngCaptureHost(t *testing.T) {
 			t.Errorf("section hosts %q: CaptureHost %q, want %q", c.hosts, got, c.want)
 		}
 	}
-	r, err := NewReader(bytes.NewReader(AppendPcapFileHeader(nil, LinkTypeEthernet, 64, false)), "x.pcap")
+	r, err := NewReader(bytes.NewReader(AppendPcapFileHeader(nil, decode.LinkTypeEthernet, 64, false)), "x.pcap")
 	if err != nil || r.CaptureHost() != "" {
 		t.Errorf("a pcap file names host %q (%v)", r.CaptureHost(), err)
 	}

@@ -1,4 +1,4 @@
-package decode
+package capfile
 
 import (
 	"bytes"
@@ -15,17 +15,18 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testenv"
 	"github.com/klauspost/compress/zstd"
 )
 
 // ibPacket builds a sealed native IB packet (LRH, BTH, the opcode's headers,
 // payloadBytes of data) with the serializers.
-func ibPacket(t testing.TB, op Opcode, payloadBytes int) []byte {
+func ibPacket(t testing.TB, op decode.Opcode, payloadBytes int) []byte {
 	t.Helper()
-	ls := []gopacket.SerializableLayer{&LRH{LNH: LNHLocal, DLID: 1, SLID: 2}, &BTH{OpCode: op, PKey: 0xFFFF, DestQP: 7, PSN: 9}}
+	ls := []gopacket.SerializableLayer{&decode.LRH{LNH: decode.LNHLocal, DLID: 1, SLID: 2}, &decode.BTH{OpCode: op, PKey: 0xFFFF, DestQP: 7, PSN: 9}}
 	for _, lt := range op.Headers(nil) {
-		ls = append(ls, newExtLayer(extOf(lt), op).(gopacket.SerializableLayer))
+		ls = append(ls, extHeader(lt))
 	}
 	if payloadBytes > 0 {
 		ls = append(ls, gopacket.Payload(bytes.Repeat([]byte{0xAB}, payloadBytes)))
@@ -35,22 +36,22 @@ func ibPacket(t testing.TB, op Opcode, payloadBytes int) []byte {
 		t.Fatal(err)
 	}
 	p := append([]byte(nil), buf.Bytes()...)
-	SealNative(p)
+	decode.SealNative(p)
 	return p
 }
 
 // rocePacket builds a sealed RoCEv2 IPv4 frame.
-func rocePacket(t testing.TB, op Opcode, payloadBytes int) []byte {
+func rocePacket(t testing.TB, op decode.Opcode, payloadBytes int) []byte {
 	t.Helper()
 	ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: []byte{10, 0, 0, 1}, DstIP: []byte{10, 0, 0, 2}}
-	udp := &layers.UDP{SrcPort: 50000, DstPort: UDPPortRoCEv2}
+	udp := &layers.UDP{SrcPort: 50000, DstPort: decode.UDPPortRoCEv2}
 	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
 		t.Fatal(err)
 	}
 	ls := []gopacket.SerializableLayer{&layers.Ethernet{SrcMAC: make([]byte, 6), DstMAC: make([]byte, 6), EthernetType: layers.EthernetTypeIPv4},
-		ip, udp, &BTH{OpCode: op, PKey: 0xFFFF, DestQP: 7, PSN: 9}}
+		ip, udp, &decode.BTH{OpCode: op, PKey: 0xFFFF, DestQP: 7, PSN: 9}}
 	for _, lt := range op.Headers(nil) {
-		ls = append(ls, newExtLayer(extOf(lt), op).(gopacket.SerializableLayer))
+		ls = append(ls, extHeader(lt))
 	}
 	if payloadBytes > 0 {
 		ls = append(ls, gopacket.Payload(bytes.Repeat([]byte{0xCD}, payloadBytes)))
@@ -60,19 +61,36 @@ func rocePacket(t testing.TB, op Opcode, payloadBytes int) []byte {
 		t.Fatal(err)
 	}
 	p := append([]byte(nil), buf.Bytes()...)
-	if err := SealRoCE(p); err != nil {
+	if err := decode.SealRoCE(p); err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-func extOf(lt gopacket.LayerType) ext {
-	for e, p := range extLayerTypes {
-		if p != nil && *p == lt {
-			return ext(e)
-		}
+// extHeader is an empty extended transport header of layer type lt, which
+// the serializers fill in: the headers an opcode implies (Opcode.Headers).
+func extHeader(lt gopacket.LayerType) gopacket.SerializableLayer {
+	switch lt {
+	case decode.LayerTypeRDETH:
+		return &decode.RDETH{}
+	case decode.LayerTypeDETH:
+		return &decode.DETH{}
+	case decode.LayerTypeXRCETH:
+		return &decode.XRCETH{}
+	case decode.LayerTypeRETH:
+		return &decode.RETH{}
+	case decode.LayerTypeAtomicETH:
+		return &decode.AtomicETH{}
+	case decode.LayerTypeAETH:
+		return &decode.AETH{}
+	case decode.LayerTypeAtomicAckETH:
+		return &decode.AtomicAckETH{}
+	case decode.LayerTypeImmDt:
+		return &decode.ImmDt{}
+	case decode.LayerTypeIETH:
+		return &decode.IETH{}
 	}
-	return extNone
+	return &decode.CNPReserved{}
 }
 
 // writeCapture writes packets into a nanosecond pcap in a temporary directory.
@@ -163,7 +181,7 @@ func TestDamagedRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var f Frame
+			var f decode.Frame
 			n, err := framesBeforeError(r, &f)
 			var fe *FileError
 			if !errors.As(err, &fe) {
@@ -218,11 +236,11 @@ func TestBadFrames(t *testing.T) {
 	binary.BigEndian.PutUint16(shortPktLen[4:], binary.BigEndian.Uint16(good[4:])-2) // 8 bytes left over
 	ack := ibPacket(t, 0x11, 0)                                                      // RC ACKNOWLEDGE: BTH, AETH, no data
 	badPad := append([]byte(nil), ack...)
-	badPad[LRHLen+1] |= 3 << 4 // pad count 3: the AETH would lose 3 of its 4 bytes
-	SealNative(badPad)
+	badPad[decode.LRHLen+1] |= 3 << 4 // pad count 3: the AETH would lose 3 of its 4 bytes
+	decode.SealNative(badPad)
 	reserved := ibPacket(t, 0x04, 8)
-	reserved[LRHLen] = 0x18 // a reserved RC opcode
-	SealNative(reserved)
+	reserved[decode.LRHLen] = 0x18 // a reserved RC opcode
+	decode.SealNative(reserved)
 
 	roce := rocePacket(t, 0x0A, 32) // RC RDMA WRITE ONLY
 	badUDP := append([]byte(nil), roce...)
@@ -235,16 +253,16 @@ func TestBadFrames(t *testing.T) {
 		byteOff  int
 		message  string
 	}{
-		{"PktLen past the packet", LinkTypeInfiniBand, longPktLen, 4, "runs past"},
-		{"PktLen short of the packet", LinkTypeInfiniBand, shortPktLen, 4, "unaccounted for"},
-		{"pad count eats the AETH", LinkTypeInfiniBand, badPad, LRHLen + BTHLen, "AETH needs 4 bytes, 1 left: the BTH pad count 3 contradicts the packet length"},
-		{"reserved opcode", LinkTypeInfiniBand, reserved, LRHLen, "unknown opcode 0x18"},
-		{"UDP length past the IP payload", LinkTypeEthernet, badUDP, 14 + 20 + 4, "disagrees with the IP payload length"},
+		{"PktLen past the packet", decode.LinkTypeInfiniBand, longPktLen, 4, "runs past"},
+		{"PktLen short of the packet", decode.LinkTypeInfiniBand, shortPktLen, 4, "unaccounted for"},
+		{"pad count eats the AETH", decode.LinkTypeInfiniBand, badPad, decode.LRHLen + decode.BTHLen, "AETH needs 4 bytes, 1 left: the BTH pad count 3 contradicts the packet length"},
+		{"reserved opcode", decode.LinkTypeInfiniBand, reserved, decode.LRHLen, "unknown opcode 0x18"},
+		{"UDP length past the IP payload", decode.LinkTypeEthernet, badUDP, 14 + 20 + 4, "disagrees with the IP payload length"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ok := good
-			if c.linkType == LinkTypeEthernet {
+			if c.linkType == decode.LinkTypeEthernet {
 				ok = roce
 			}
 			path := writeCapture(t, c.linkType, ok, c.bad, ok)
@@ -253,11 +271,11 @@ func TestBadFrames(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			var f Frame
+			var f decode.Frame
 			for n := 1; n <= 3; n++ {
 				err := r.Next(&f)
 				if n != 2 {
-					if err != nil || f.Has&CRCsCheck == 0 || !f.ICRCOK {
+					if err != nil || f.Has&decode.CRCsCheck == 0 || !f.ICRCOK {
 						t.Errorf("frame %d: %v (ICRC ok %v), want a good frame", n, err, f.ICRCOK)
 					}
 					continue
@@ -294,28 +312,28 @@ func TestSnapLenCut(t *testing.T) {
 		pkt      []byte
 		bthAt    int // where the BTH starts
 	}{
-		{"native IB", LinkTypeInfiniBand, ibPacket(t, 0x06, 300), LRHLen},
-		{"RoCEv2", LinkTypeEthernet, rocePacket(t, 0x06, 300), 14 + 20 + 8},
+		{"native IB", decode.LinkTypeInfiniBand, ibPacket(t, 0x06, 300), decode.LRHLen},
+		{"RoCEv2", decode.LinkTypeEthernet, rocePacket(t, 0x06, 300), 14 + 20 + 8},
 	} {
-		for _, keep := range []int{c.bthAt + 5, c.bthAt + BTHLen + 5, c.bthAt + BTHLen + 16, 100, len(c.pkt) - 1} {
-			var f Frame
+		for _, keep := range []int{c.bthAt + 5, c.bthAt + decode.BTHLen + 5, c.bthAt + decode.BTHLen + 16, 100, len(c.pkt) - 1} {
+			var f decode.Frame
 			f.CapLen, f.WireLen = keep, len(c.pkt)
-			d := Decoder{LinkType: c.linkType, CheckCRC: true}
+			d := decode.Decoder{LinkType: c.linkType, CheckCRC: true}
 			if err := d.Decode(c.pkt[:keep], &f); err != nil {
 				t.Errorf("%s cut to %d bytes: %v", c.name, keep, err)
 				continue
 			}
-			want := Has(0)
-			if keep >= c.bthAt+BTHLen {
-				want |= HasBTH
+			want := decode.Has(0)
+			if keep >= c.bthAt+decode.BTHLen {
+				want |= decode.HasBTH
 			}
-			if keep >= c.bthAt+BTHLen+16 {
-				want |= HasRETH
+			if keep >= c.bthAt+decode.BTHLen+16 {
+				want |= decode.HasRETH
 			}
-			if got := f.Has & (HasBTH | HasRETH | CRCsCheck | HasICRC); got != want {
+			if got := f.Has & (decode.HasBTH | decode.HasRETH | decode.CRCsCheck | decode.HasICRC); got != want {
 				t.Errorf("%s cut to %d bytes: has %b of BTH, RETH, CRC verdict, ICRC; want %b", c.name, keep, got, want)
 			}
-			if f.Has&HasRETH != 0 && f.RETH.DMALen != 0 {
+			if f.Has&decode.HasRETH != 0 && f.RETH.DMALen != 0 {
 				t.Errorf("%s cut to %d bytes: RETH DMALen %d, want the 0 it was built with", c.name, keep, f.RETH.DMALen)
 			}
 		}
@@ -324,9 +342,9 @@ func TestSnapLenCut(t *testing.T) {
 
 // framesBeforeError reads r into f (a scratch frame when nil) until Next
 // fails and returns how many frames it read and the error.
-func framesBeforeError(r *Reader, f *Frame) (int, error) {
+func framesBeforeError(r *Reader, f *decode.Frame) (int, error) {
 	if f == nil {
-		f = new(Frame)
+		f = new(decode.Frame)
 	}
 	n := 0
 	for {
@@ -415,6 +433,40 @@ func TestCompressedCaptures(t *testing.T) {
 		_, err := Open(path)
 		if err == nil || !strings.Contains(err.Error(), strings.ReplaceAll(c.message, "x."+strings.Fields(c.name)[0], path)) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.message)
+		}
+	}
+}
+
+// TestBadPFCFrameInFile: a PFC frame the decoder refuses (a time on a
+// priority it does not enable) is named with the file, frame and byte,
+// and the frames around it decode.
+func TestBadPFCFrameInFile(t *testing.T) {
+	const at = 14 // the MAC control opcode follows the Ethernet header
+	good := macControlFrame(t, &decode.PFC{ClassEnable: 0x08, Quanta: [8]uint16{3: 0xFFFF}})
+	disabled := macControlFrame(t, &decode.PFC{ClassEnable: 0x01, Quanta: [8]uint16{0: 10, 5: 7}})
+	path := writeCapture(t, decode.LinkTypeEthernet, good, disabled, good)
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var f decode.Frame
+	for n := 1; n <= 3; n++ {
+		err := r.Next(&f)
+		if n != 2 {
+			if err != nil || f.Has != decode.HasPFC {
+				t.Errorf("frame %d: %v, Has %b", n, err, f.Has)
+			}
+			continue
+		}
+		var de *DecodeError
+		if !errors.As(err, &de) || de.Frame != 2 || de.Err.Offset != at+4+2*5 {
+			t.Fatalf("frame 2: %v", err)
+		}
+		for _, part := range []string{path, "frame 2", "byte 28 of the frame", "time[5]"} {
+			if !strings.Contains(err.Error(), part) {
+				t.Errorf("%q does not say %q", err, part)
+			}
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package decode
+package capfile
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/gopacket/gopacket"
+	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testenv"
 )
 
@@ -106,7 +107,7 @@ func interopFile(t *testing.T, tshark, path string, perField map[string]int) int
 	// RoCEv2 from a UDP source port below 4791 goes to that port's dissector unless told.
 	ports := map[uint16]bool{}
 	for _, f := range frames {
-		if f.Transport == TransportRoCEv2 && f.UDPSrc < UDPPortRoCEv2 && !ports[f.UDPSrc] {
+		if f.Transport == decode.TransportRoCEv2 && f.UDPSrc < decode.UDPPortRoCEv2 && !ports[f.UDPSrc] {
 			ports[f.UDPSrc] = true
 			args = append(args, "-d", fmt.Sprintf("udp.port==%d,infiniband", f.UDPSrc))
 		}
@@ -143,7 +144,7 @@ func interopFile(t *testing.T, tshark, path string, perField map[string]int) int
 			if outerFields[name] && !have {
 				continue
 			}
-			if isExtField(name) && f.BTH.OpCode.Family() == FamilyRD {
+			if isExtField(name) && f.BTH.OpCode.Family() == decode.FamilyRD {
 				// 4.0 parses the RD family as if an 8-byte DC header sat
 				// between BTH and RDETH (its Info column says "DC"); IBA
 				// 9.3 puts the RDETH right after the BTH. Its RD headers
@@ -175,7 +176,7 @@ func tsharkGap(f *decoded, name string) bool {
 	switch {
 	case strings.HasSuffix(name, ".crc") && f.Truncated():
 		return true
-	case isExtField(name) && (op.Family() == FamilyXRC || op.Family() >= FamilyCNP):
+	case isExtField(name) && (op.Family() == decode.FamilyXRC || op.Family() >= decode.FamilyCNP):
 		return true // XRC, CNP (0x80, 0x81) and vendor opcodes are "Unknown" to 4.0: no headers after the BTH, no CRC
 	}
 	return false
@@ -241,13 +242,13 @@ func ourFields(f *decoded, linkType int) map[string]string {
 	}
 	switch {
 	case f.Iface < 0:
-	case linkType == LinkTypeLinuxSLL || linkType == LinkTypeLinuxSLL2:
+	case linkType == decode.LinkTypeLinuxSLL || linkType == decode.LinkTypeLinuxSLL2:
 		u("sll.pkttype", uint64(f.Iface))
 	default:
 		u("erf.flags.cap", uint64(f.Iface))
 	}
-	if f.Transport == TransportRoCEv2 {
-		if f.Has&HasIPv4 != 0 {
+	if f.Transport == decode.TransportRoCEv2 {
+		if f.Has&decode.HasIPv4 != 0 {
 			m["ip.src"], m["ip.dst"] = f.Src.String(), f.Dst.String()
 			u("ip.dsfield.ecn", uint64(f.ECN))
 		} else {
@@ -256,7 +257,7 @@ func ourFields(f *decoded, linkType int) map[string]string {
 		}
 		u("udp.srcport", uint64(f.UDPSrc))
 	}
-	if f.Has&HasLRH != 0 {
+	if f.Has&decode.HasLRH != 0 {
 		l := &f.LRH
 		u("infiniband.lrh.vl", uint64(l.VL))
 		u("infiniband.lrh.lver", uint64(l.LVer))
@@ -266,7 +267,7 @@ func ourFields(f *decoded, linkType int) map[string]string {
 		u("infiniband.lrh.pktlen", uint64(l.PktLen))
 		u("infiniband.lrh.slid", uint64(l.SLID))
 	}
-	if f.Has&HasGRH != 0 {
+	if f.Has&decode.HasGRH != 0 {
 		g := &f.GRH
 		u("infiniband.grh.tclass", uint64(g.TClass))
 		u("infiniband.grh.flowlabel", uint64(g.FlowLabel))
@@ -276,7 +277,7 @@ func ourFields(f *decoded, linkType int) map[string]string {
 		m["infiniband.grh.sgid"] = g.SrcGID().String()
 		m["infiniband.grh.dgid"] = g.DstGID().String()
 	}
-	if f.Has&HasBTH != 0 {
+	if f.Has&decode.HasBTH != 0 {
 		t := &f.BTH
 		u("infiniband.bth.opcode", uint64(t.OpCode))
 		b("infiniband.bth.se", t.SE)
@@ -289,47 +290,47 @@ func ourFields(f *decoded, linkType int) map[string]string {
 		u("infiniband.bth.psn", uint64(t.PSN))
 		m["infiniband.bth"] = fmt.Sprintf("fecn=%d becn=%d", b2i(t.FECN), b2i(t.BECN))
 	}
-	if f.Has&HasRDETH != 0 {
+	if f.Has&decode.HasRDETH != 0 {
 		u("infiniband.rdeth.eecnxt", uint64(f.RDETH.EECnxt))
 	}
-	if f.Has&HasDETH != 0 {
+	if f.Has&decode.HasDETH != 0 {
 		u("infiniband.deth.q_key", uint64(f.DETH.QKey))
 		u("infiniband.deth.srcqp", uint64(f.DETH.SrcQP))
 	}
-	if f.Has&HasRETH != 0 {
+	if f.Has&decode.HasRETH != 0 {
 		u("infiniband.reth.va", f.RETH.VA)
 		u("infiniband.reth.r_key", uint64(f.RETH.RKey))
 		u("infiniband.reth.dmalen", uint64(f.RETH.DMALen))
 	}
-	if f.Has&HasAtomicETH != 0 {
+	if f.Has&decode.HasAtomicETH != 0 {
 		u("infiniband.atomiceth.swapdt", f.AtomicETH.SwapAdd)
 		u("infiniband.atomiceth.cmpdt", f.AtomicETH.Compare)
 		// 4.0 shows the AtomicETH's VA and R_Key under the RETH's field names.
 		u("infiniband.reth.va", f.AtomicETH.VA)
 		u("infiniband.reth.r_key", uint64(f.AtomicETH.RKey))
 	}
-	if f.Has&HasAETH != 0 {
+	if f.Has&decode.HasAETH != 0 {
 		u("infiniband.aeth.syndrome", uint64(f.AETH.Syndrome))
 		u("infiniband.aeth.msn", uint64(f.AETH.MSN))
 	}
-	if f.Has&HasAtomicAckETH != 0 {
+	if f.Has&decode.HasAtomicAckETH != 0 {
 		u("infiniband.atomicacketh.origremdt", f.AtomicAckETH.OrigRemData)
 	}
-	if f.Has&HasImmDt != 0 {
+	if f.Has&decode.HasImmDt != 0 {
 		m["infiniband.immdt"] = fmt.Sprintf("%08x", f.ImmDt.Imm)
 	}
-	if f.Has&HasIETH != 0 {
+	if f.Has&decode.HasIETH != 0 {
 		m["infiniband.ieth"] = fmt.Sprintf("%08x", f.IETH.RKey)
 	}
 	// Wireshark shows the CRCs read big-endian; we keep them as the
 	// little-endian values the CRC functions compute.
-	if f.Has&HasICRC != 0 && !f.Truncated() {
+	if f.Has&decode.HasICRC != 0 && !f.Truncated() {
 		u("infiniband.invariant.crc", uint64(bits.ReverseBytes32(f.BTH.ICRC)))
 	}
-	if f.Has&HasLRH != 0 && f.LRH.HasVCRC && !f.Truncated() {
+	if f.Has&decode.HasLRH != 0 && f.LRH.HasVCRC && !f.Truncated() {
 		u("infiniband.variant.crc", uint64(bits.ReverseBytes16(f.LRH.VCRC)))
 	}
-	if f.Has&HasLink != 0 {
+	if f.Has&decode.HasLink != 0 {
 		l := &f.Link
 		u("infiniband_link.op", uint64(l.Op))
 		u("infiniband_link.fctbs", uint64(l.FCTBS))
@@ -352,15 +353,15 @@ func needsERFCopy(t *testing.T, path string) bool {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if r.LinkType() == LinkTypeInfiniBand {
+	if r.LinkType() == decode.LinkTypeInfiniBand {
 		return true
 	}
-	if r.LinkType() != LinkTypeERF {
+	if r.LinkType() != decode.LinkTypeERF {
 		return false
 	}
-	var f Frame
+	var f decode.Frame
 	for r.Next(&f) != io.EOF {
-		if f.Transport == TransportLink {
+		if f.Transport == decode.TransportLink {
 			return true
 		}
 	}
@@ -392,11 +393,11 @@ func erfCopy(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	w, err := NewPcapWriter(f, LinkTypeERF)
+	w, err := NewPcapWriter(f, decode.LinkTypeERF)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fr Frame
+	var fr decode.Frame
 	for {
 		data, err := r.NextRecord(&fr)
 		if err == io.EOF {
@@ -405,18 +406,18 @@ func erfCopy(t *testing.T, path string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		typ, iface := uint8(ERFTypeInfiniBand), uint8(0)
-		if r.LinkType() == LinkTypeERF {
-			var e ERF
+		typ, iface := uint8(decode.ERFTypeInfiniBand), uint8(0)
+		if r.LinkType() == decode.LinkTypeERF {
+			var e decode.ERF
 			if err := e.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
 				t.Fatalf("%s: frame %d: %v", path, fr.Number, err)
 			}
 			typ, iface, data, fr.WireLen = e.Type, e.Interface(), e.Payload, int(e.WLen)
-		} else if len(data) == LinkFCPLen {
-			typ = ERFTypeIBLink
+		} else if len(data) == decode.LinkFCPLen {
+			typ = decode.ERFTypeIBLink
 		}
-		if typ == ERFTypeIBLink {
-			data = append(data[:LinkFCPLen:LinkFCPLen], make([]byte, linkPadBytes-LinkFCPLen)...)
+		if typ == decode.ERFTypeIBLink {
+			data = append(data[:decode.LinkFCPLen:decode.LinkFCPLen], make([]byte, linkPadBytes-decode.LinkFCPLen)...)
 			fr.WireLen = linkPadBytes
 		}
 		if err := w.WriteERF(fr.TsNs, typ, data, fr.WireLen, iface); err != nil {
@@ -442,19 +443,19 @@ func TestInteropTsharkMACControl(t *testing.T) {
 	tshark := testenv.MustHaveTool(t, "tshark")
 	var pkts [][]byte
 	for _, l := range []gopacket.SerializableLayer{
-		&PFC{ClassEnable: 0x08, Quanta: [8]uint16{3: 0xFFFF}},
-		&PFC{ClassEnable: 0x08},
-		&PFC{ClassEnable: 0xFF, Quanta: [8]uint16{1, 2, 3, 4, 5, 6, 7, 65535}},
-		&PFC{ClassEnable: 0x81, Quanta: [8]uint16{0: 0x1234, 7: 0x8000}},
-		&PFC{},
-		&PFC{ClassEnable: 0x01, Quanta: [8]uint16{0: 10, 5: 7}},
-		&Pause{Quanta: 0xFFFF},
-		&Pause{},
-		&Pause{Quanta: 0x0102},
+		&decode.PFC{ClassEnable: 0x08, Quanta: [8]uint16{3: 0xFFFF}},
+		&decode.PFC{ClassEnable: 0x08},
+		&decode.PFC{ClassEnable: 0xFF, Quanta: [8]uint16{1, 2, 3, 4, 5, 6, 7, 65535}},
+		&decode.PFC{ClassEnable: 0x81, Quanta: [8]uint16{0: 0x1234, 7: 0x8000}},
+		&decode.PFC{},
+		&decode.PFC{ClassEnable: 0x01, Quanta: [8]uint16{0: 10, 5: 7}},
+		&decode.Pause{Quanta: 0xFFFF},
+		&decode.Pause{},
+		&decode.Pause{Quanta: 0x0102},
 	} {
 		pkts = append(pkts, macControlFrame(t, l))
 	}
-	path := writeCapture(t, LinkTypeEthernet, pkts...)
+	path := writeCapture(t, decode.LinkTypeEthernet, pkts...)
 	args := []string{"-r", path, "-n", "-T", "fields", "-E", "header=n", "-E", "separator=/t", "-E", "occurrence=f", "-e", "frame.number"}
 	for _, fl := range macControlInteropFields {
 		args = append(args, "-e", fl)
@@ -467,21 +468,21 @@ func TestInteropTsharkMACControl(t *testing.T) {
 	if len(lines) != len(pkts) {
 		t.Fatalf("tshark shows %d frames, we wrote %d", len(lines), len(pkts))
 	}
-	d := Decoder{LinkType: LinkTypeEthernet}
+	d := decode.Decoder{LinkType: decode.LinkTypeEthernet}
 	equal := 0
 	for i, line := range lines {
-		var f Frame
+		var f decode.Frame
 		f.CapLen, f.WireLen = len(pkts[i]), len(pkts[i])
 		_ = d.Decode(pkts[i], &f) // the odd frames are errors with every field decoded
 		ours := map[string]string{}
 		switch {
-		case f.Has&HasPFC != 0:
+		case f.Has&decode.HasPFC != 0:
 			ours["macc.opcode"] = strconv.Itoa(int(f.PFC.Opcode))
 			ours["macc.cbfc.enbv"] = strconv.Itoa(int(f.PFC.ClassEnable))
 			for n, q := range f.PFC.Quanta {
 				ours["macc.cbfc.pause_time.c"+strconv.Itoa(n)] = strconv.Itoa(int(q))
 			}
-		case f.Has&HasPause != 0:
+		case f.Has&decode.HasPause != 0:
 			ours["macc.opcode"] = strconv.Itoa(int(f.Pause.Opcode))
 			ours["macc.pause_time"] = strconv.Itoa(int(f.Pause.Quanta))
 		default:

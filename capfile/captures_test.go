@@ -1,4 +1,4 @@
-package decode
+package capfile
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibscope/ibscope/decode"
 )
 
 // TestRealCaptures checks the CRC verdicts on captures from real hardware and
@@ -17,12 +19,12 @@ import (
 func TestRealCaptures(t *testing.T) {
 	files := sharedFiles(t)
 	want := map[string]struct {
-		transport      Transport
+		transport      decode.Transport
 		icrcOK, vcrcOK int
 	}{
-		"softroce-demo_infiniband.pcap": {TransportIB, 43, 43},
-		"oferby-proxy_roce.pcap":        {TransportRoCEv2, 105, 0},
-		"cx4lx_cnp.pcap":                {TransportRoCEv2, 1, 0},
+		"softroce-demo_infiniband.pcap": {decode.TransportIB, 43, 43},
+		"oferby-proxy_roce.pcap":        {decode.TransportRoCEv2, 105, 0},
+		"cx4lx_cnp.pcap":                {decode.TransportRoCEv2, 1, 0},
 	}
 	found := 0
 	for _, path := range files {
@@ -41,18 +43,18 @@ func TestRealCaptures(t *testing.T) {
 				continue
 			}
 			ib++
-			if f.Has&CRCsCheck == 0 {
+			if f.Has&decode.CRCsCheck == 0 {
 				t.Errorf("%s: frame %d: CRCs not checked", name, f.Number)
 			}
-			if f.Has&HasICRC != 0 && f.ICRCOK {
+			if f.Has&decode.HasICRC != 0 && f.ICRCOK {
 				icrcOK++
 			}
-			if f.Has&HasVCRC != 0 && f.VCRCOK {
+			if f.Has&decode.HasVCRC != 0 && f.VCRCOK {
 				vcrcOK++
 			}
 			if name == "cx4lx_cnp.pcap" {
 				// 0x82fd002a is the ICRC in wire byte order, as Wireshark shows it.
-				if f.BTH.OpCode != OpcodeCNP || bits.ReverseBytes32(f.BTH.ICRC) != 0x82fd002a {
+				if f.BTH.OpCode != decode.OpcodeCNP || bits.ReverseBytes32(f.BTH.ICRC) != 0x82fd002a {
 					t.Errorf("%s: opcode 0x%02x ICRC on the wire 0x%08x, want a CNP with ICRC 0x82fd002a", name, uint8(f.BTH.OpCode), bits.ReverseBytes32(f.BTH.ICRC))
 				}
 			}
@@ -84,7 +86,7 @@ func TestGeneratedCaptures(t *testing.T) {
 					t.Errorf("frame %d: %v", n, f.Err)
 					continue
 				}
-				if f.Transport == TransportNone {
+				if f.Transport == decode.TransportNone {
 					if !contains(e.NotIB, n) {
 						t.Errorf("frame %d: not decoded as IB or RoCE", n)
 					}
@@ -99,22 +101,22 @@ func TestGeneratedCaptures(t *testing.T) {
 					t.Errorf("frame %d: truncated %v, want %v", n, f.Truncated(), cut)
 				}
 				if cut {
-					if f.Has&CRCsCheck != 0 {
+					if f.Has&decode.CRCsCheck != 0 {
 						t.Errorf("frame %d: cut by the snap length, yet CRCs were judged", n)
 					}
-					if f.Has&HasBTH == 0 {
+					if f.Has&decode.HasBTH == 0 {
 						t.Errorf("frame %d: cut frame lost its BTH", n)
 					}
 					continue
 				}
-				if f.Has&CRCsCheck == 0 {
+				if f.Has&decode.CRCsCheck == 0 {
 					t.Errorf("frame %d: CRCs not checked", n)
 					continue
 				}
-				if f.Has&HasICRC != 0 && f.ICRCOK == contains(e.BadICRC, n) {
+				if f.Has&decode.HasICRC != 0 && f.ICRCOK == contains(e.BadICRC, n) {
 					t.Errorf("frame %d: ICRC ok %v, want %v", n, f.ICRCOK, !contains(e.BadICRC, n))
 				}
-				if f.Has&HasVCRC != 0 && f.VCRCOK == contains(e.BadVCRC, n) {
+				if f.Has&decode.HasVCRC != 0 && f.VCRCOK == contains(e.BadVCRC, n) {
 					t.Errorf("frame %d: VCRC/LPCRC ok %v, want %v", n, f.VCRCOK, !contains(e.BadVCRC, n))
 				}
 			}
@@ -179,47 +181,47 @@ func TestGeneratedCoverage(t *testing.T) {
 		}
 		r.Close()
 		for _, f := range readAll(t, filepath.Join(pcapsDir, name)) {
-			if f.Err != nil || f.Transport == TransportNone {
+			if f.Err != nil || f.Transport == decode.TransportNone {
 				continue
 			}
 			seen[f.Transport.String()] = true
-			if f.Transport == TransportLink {
+			if f.Transport == decode.TransportLink {
 				seen[fmt.Sprintf("link op %d", f.Link.Op)] = true
-				if f.Has&CRCsCheck != 0 && !f.VCRCOK {
+				if f.Has&decode.CRCsCheck != 0 && !f.VCRCOK {
 					seen["bad LPCRC"] = true
 				}
 				continue
 			}
-			if f.Has&HasLRH != 0 && f.Has&CRCsCheck != 0 && !f.VCRCOK {
+			if f.Has&decode.HasLRH != 0 && f.Has&decode.CRCsCheck != 0 && !f.VCRCOK {
 				seen["bad VCRC"] = true
 			}
 			op := f.BTH.OpCode
 			seen[fmt.Sprintf("family 0x%02x", op.Family())] = true
 			seen[fmt.Sprintf("pad %d", f.BTH.PadCnt)] = true
-			seen[fmt.Sprintf("grh %v", f.Has&HasGRH != 0)] = true
+			seen[fmt.Sprintf("grh %v", f.Has&decode.HasGRH != 0)] = true
 			seen[fmt.Sprintf("fecn %v", f.BTH.FECN)] = true
 			seen[fmt.Sprintf("becn %v", f.BTH.BECN)] = true
-			if op == OpcodeCNP {
+			if op == decode.OpcodeCNP {
 				seen["CNP 0x81 "+f.Transport.String()] = true
 			}
 			for _, h := range []struct {
-				has  Has
+				has  decode.Has
 				name string
-			}{{HasRDETH, "RDETH"}, {HasDETH, "DETH"}, {HasXRCETH, "XRCETH"}, {HasRETH, "RETH"}, {HasAtomicETH, "AtomicETH"},
-				{HasAETH, "AETH"}, {HasAtomicAckETH, "AtomicAckETH"}, {HasImmDt, "ImmDt"}, {HasIETH, "IETH"}} {
+			}{{decode.HasRDETH, "RDETH"}, {decode.HasDETH, "DETH"}, {decode.HasXRCETH, "XRCETH"}, {decode.HasRETH, "RETH"}, {decode.HasAtomicETH, "AtomicETH"},
+				{decode.HasAETH, "AETH"}, {decode.HasAtomicAckETH, "AtomicAckETH"}, {decode.HasImmDt, "ImmDt"}, {decode.HasIETH, "IETH"}} {
 				if f.Has&h.has != 0 {
 					seen[h.name] = true
 				}
 			}
-			if f.Has&HasAETH != 0 {
+			if f.Has&decode.HasAETH != 0 {
 				seen[f.AETH.Kind().String()] = true
-				if f.AETH.Kind() == AckKindNAK {
-					seen["NAK "+NAKName(f.AETH.Value())] = true
+				if f.AETH.Kind() == decode.AckKindNAK {
+					seen["NAK "+decode.NAKName(f.AETH.Value())] = true
 				}
 			}
-			if f.Transport == TransportRoCEv2 {
+			if f.Transport == decode.TransportRoCEv2 {
 				seen[fmt.Sprintf("ecn %d", f.ECN)] = true
-				seen[fmt.Sprintf("ipv4 %v", f.Has&HasIPv4 != 0)] = true
+				seen[fmt.Sprintf("ipv4 %v", f.Has&decode.HasIPv4 != 0)] = true
 			}
 		}
 	}

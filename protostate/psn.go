@@ -1,0 +1,276 @@
+package protostate
+
+import "github.com/ibscope/ibscope/decode"
+
+// psnWindowLen is how many PSNs behind the head of a sequence a tracker
+// remembers, to tell a duplicate (seen before) from a late arrival that
+// fills a gap. It is a bitmap of 4 words: 32 bytes per sequence.
+const psnWindowLen = 256
+
+// minPathMTUBytes is the smallest IB path MTU: an RDMA READ of n bytes uses
+// at most ceil(n/256) response PSNs.
+const minPathMTUBytes = 256
+
+// PSNStats are one PSN sequence's anomalies, counted in packets (PSNs).
+type PSNStats struct {
+	Gaps       uint64 `json:"gaps"`         // times the PSN jumped ahead
+	Missing    uint64 `json:"missing"`      // PSNs skipped by those jumps
+	OutOfOrder uint64 `json:"out_of_order"` // packets behind the head, not seen before (filling a gap)
+	Duplicates uint64 `json:"duplicates"`   // packets whose PSN was seen before: retransmissions
+	Lost       uint64 `json:"lost"`         // Missing never seen afterwards: lost before the capture point
+}
+
+// PSNVerdict is what one packet's PSN says about its sequence.
+type PSNVerdict uint8
+
+const (
+	PSNNone      PSNVerdict = iota // no PSN sequence: UD, CNPs, NAKs, invalid opcodes
+	PSNInOrder                     // the expected PSN (or the first of the sequence)
+	PSNGap                         // ahead of the expected PSN: PSNs were skipped
+	PSNLate                        // behind the head, not seen before: fills a gap
+	PSNDuplicate                   // seen before: a retransmission
+)
+
+// PSNSpace names a QP direction's two sequences.
+type PSNSpace uint8
+
+const (
+	SpaceNone      PSNSpace = iota
+	SpaceRequests           // the sender's own requests: SEND, WRITE, READ and atomic requests
+	SpaceResponses          // its responses to the peer's requests: ACKs, atomic ACKs, READ responses
+)
+
+// psnSeq is the common part of both sequences: the PSN after the head
+// (highest PSN seen), and which of the psnWindowLen PSNs below it were seen.
+type psnSeq struct {
+	next    uint32 // the PSN after the highest seen
+	started bool
+	seen    [psnWindowLen / 64]uint64 // bit psn%psnWindowLen: psn in [next-psnWindowLen, next) was seen
+	PSNStats
+}
+
+func (s *psnSeq) bit(psn uint32) (int, uint64) {
+	i := psn % psnWindowLen
+	return int(i / 64), 1 << (i % 64)
+}
+
+func (s *psnSeq) mark(psn uint32) {
+	w, b := s.bit(psn)
+	s.seen[w] |= b
+}
+
+// wasSeen reports whether psn, behind the head by d (d < 0), was seen.
+func (s *psnSeq) wasSeen(psn uint32, d int32) bool {
+	if -d > psnWindowLen {
+		return true // beyond memory: taken for a retransmission, the likelier case
+	}
+	w, b := s.bit(psn)
+	return s.seen[w]&b != 0
+}
+
+// advance moves the head so that next becomes to (ahead of next), and
+// forgets the PSNs that leave the window.
+func (s *psnSeq) advance(to uint32) {
+	n := decode.PSNDiff(to, s.next)
+	if n >= psnWindowLen {
+		s.seen = [psnWindowLen / 64]uint64{}
+	} else {
+		for p := s.next; p != to; p = (p + 1) & decode.PSNMask {
+			w, b := s.bit(p)
+			s.seen[w] &^= b
+		}
+	}
+	s.next = to
+}
+
+// start begins the sequence at psn.
+func (s *psnSeq) start(psn uint32) {
+	s.started, s.next, s.seen = true, (psn+1)&decode.PSNMask, [psnWindowLen / 64]uint64{}
+	s.mark(psn)
+}
+
+// Stats returns the sequence's counts, with Lost worked out.
+func (s *psnSeq) Stats() PSNStats {
+	st := s.PSNStats
+	if st.OutOfOrder < st.Missing {
+		st.Lost = st.Missing - st.OutOfOrder
+	}
+	return st
+}
+
+// RequestPSNs follows a requester's PSN sequence: each request packet
+// takes the next PSN, an RDMA READ request of n bytes takes ceil(n/PMTU)
+// (one per response packet), so the request after it may skip them; the
+// path MTU is not in the packets, so up to ceil(n/256) are allowed.
+type RequestPSNs struct {
+	psnSeq
+	slackPSNs uint32 // PSNs the next packet may skip without a gap (after an RDMA READ request)
+}
+
+// Add judges one request's PSN; dmaLenB is an RDMA READ request's length
+// (0 for other requests).
+func (t *RequestPSNs) Add(psn uint32, readDMALenB uint32) PSNVerdict {
+	psn &= decode.PSNMask
+	v := t.add(psn)
+	if readDMALenB > 0 && v != PSNDuplicate && v != PSNLate {
+		if n := (readDMALenB + minPathMTUBytes - 1) / minPathMTUBytes; n > 1 {
+			t.slackPSNs = n - 1
+		}
+	}
+	return v
+}
+
+func (t *RequestPSNs) add(psn uint32) PSNVerdict {
+	if !t.started {
+		t.start(psn)
+		return PSNInOrder
+	}
+	d := decode.PSNDiff(psn, t.next)
+	slack := t.slackPSNs
+	if d >= 0 {
+		t.slackPSNs = 0
+	}
+	switch {
+	case d == 0 || (d > 0 && uint32(d) <= slack):
+		// The PSNs skipped were the READ's: a retried READ request may
+		// use any of them, and is then a retransmission.
+		from := t.next
+		t.advance((psn + 1) & decode.PSNMask)
+		for p := from; p != psn; p = (p + 1) & decode.PSNMask {
+			t.mark(p)
+		}
+		t.mark(psn)
+		return PSNInOrder
+	case d > 0:
+		t.Gaps++
+		t.Missing += uint64(uint32(d) - slack)
+		t.advance((psn + 1) & decode.PSNMask)
+		t.mark(psn)
+		return PSNGap
+	case !t.wasSeen(psn, d):
+		t.OutOfOrder++
+		t.mark(psn)
+		return PSNLate
+	}
+	t.Duplicates++
+	return PSNDuplicate
+}
+
+// ResponsePSNs follows a responder's PSN sequence, which is its peer's
+// request sequence seen from the other side: an ACK or atomic ACK carries
+// the PSN of the request it acknowledges, and the packets of an RDMA READ
+// response take the PSNs of the READ request's range, one each (IBA
+// 9.7.5.1). ACKs coalesce and SENDs and WRITEs need no response of their
+// own, so between response messages the PSN may jump ahead without a loss;
+// only inside a READ response message must PSNs follow one another. A
+// message seen without its first packet, or left without its last, counts
+// one missing PSN (at least one was lost; how many the response alone
+// cannot say). The responder answers in request order, so a PSN behind
+// the head is either late (not seen before) or a retransmission (seen).
+type ResponsePSNs struct {
+	psnSeq
+	open bool // a READ response message is under way: next is its next PSN
+}
+
+// Add judges one response packet: first and last say where it stands in
+// its message (an ACK is both).
+func (t *ResponsePSNs) Add(psn uint32, first, last bool) PSNVerdict {
+	psn &= decode.PSNMask
+	if !t.started {
+		t.start(psn)
+		t.open = !last
+		return PSNInOrder
+	}
+	d := decode.PSNDiff(psn, t.next)
+	if d < 0 {
+		// Behind the head: does not change the message under way.
+		if t.wasSeen(psn, d) {
+			t.Duplicates++
+			return PSNDuplicate
+		}
+		t.OutOfOrder++
+		t.mark(psn)
+		return PSNLate
+	}
+	v := PSNInOrder
+	switch {
+	case !first && t.open && d > 0: // packets inside the message were skipped
+		t.Gaps++
+		t.Missing += uint64(d)
+		v = PSNGap
+	case !first && !t.open: // the message's first packet was not seen
+		t.Gaps++
+		t.Missing++
+		v = PSNGap
+	case first && t.open: // the previous message's last packet was not seen
+		t.Gaps++
+		t.Missing++
+		v = PSNGap
+	}
+	t.advance((psn + 1) & decode.PSNMask)
+	t.mark(psn)
+	t.open = !last
+	return v
+}
+
+// QPSequences follows one QP direction (decode.FlowKey: source,
+// destination, DestQP): the packets a node sends to one QP of its peer are
+// its own requests and its responses to that QP's requests, two PSN
+// sequences that share nothing but the QP.
+type QPSequences struct {
+	Requests  RequestPSNs
+	Responses ResponsePSNs
+}
+
+// SpaceOf says which sequence a packet of opcode op belongs to; syndrome is
+// the AETH's, read for ACK opcodes only: a NAK or RNR NAK carries the PSN
+// the responder expects or refused, not a response of its own.
+func SpaceOf(op decode.Opcode, syndrome uint8) PSNSpace {
+	if !op.Valid() || op.Family() >= decode.FamilyCNP || op.Family() == decode.FamilyUD {
+		// UD (MADs on QP0/QP1, IPoIB) keeps no PSN sequence a receiver checks.
+		return SpaceNone
+	}
+	switch {
+	case op.IsAck():
+		if aeth := (decode.AETH{Syndrome: syndrome}); aeth.Kind() != decode.AckKindACK {
+			return SpaceNone
+		}
+		return SpaceResponses
+	case decode.IsReadResponse(op):
+		return SpaceResponses
+	}
+	return SpaceRequests
+}
+
+// Add judges one packet: op and psn from its BTH, syndrome from its AETH
+// (ACK opcodes), readDMALenB the RETH's DMA length of an RDMA READ request.
+func (q *QPSequences) Add(op decode.Opcode, psn uint32, syndrome uint8, readDMALenB uint32) (PSNSpace, PSNVerdict) {
+	switch sp := SpaceOf(op, syndrome); sp {
+	case SpaceRequests:
+		if !decode.IsReadRequest(op) {
+			readDMALenB = 0
+		}
+		return sp, q.Requests.Add(psn, readDMALenB)
+	case SpaceResponses:
+		if op.IsAck() {
+			return sp, q.Responses.Add(psn, true, true)
+		}
+		return sp, q.Responses.Add(psn, op.IsFirst(), op.IsLast())
+	}
+	return SpaceNone, PSNNone
+}
+
+// AddFrame judges a decoded frame's PSN (frames without a BTH have none).
+func (q *QPSequences) AddFrame(f *decode.Frame) (PSNSpace, PSNVerdict) {
+	if f.Has&decode.HasBTH == 0 {
+		return SpaceNone, PSNNone
+	}
+	if f.BTH.OpCode.IsAck() && f.Has&decode.HasAETH == 0 {
+		return SpaceNone, PSNNone // cut before its AETH: ACK or NAK cannot be told
+	}
+	var dmaLen uint32
+	if f.Has&decode.HasRETH != 0 {
+		dmaLen = f.RETH.DMALen
+	}
+	return q.Add(f.BTH.OpCode, f.BTH.PSN, f.AETH.Syndrome, dmaLen)
+}
