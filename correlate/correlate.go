@@ -29,6 +29,10 @@ type Options struct {
 	// direction is used: pcapng epb_flags, Linux cooked packet types, ERF
 	// interfaces 0 (tx) and 1 (rx).
 	Local Local
+	// Ports names the telemetry series to join by their source column
+	// (DEVICE/PORT, or the file's name for a file that names no port);
+	// empty joins the ports the capture saw (chooseSeries).
+	Ports []string
 	// Telemetry tunes the telemetry readers (DOCA data IDs, clear-on-sample).
 	Telemetry *telemetry.Options
 	// OnDecodeError is told about each frame that could not be decoded; it
@@ -74,9 +78,10 @@ type Result struct {
 	CaptureFirstNs   int64 // earliest packet, ns since the epoch
 	CaptureLastNs    int64 // latest packet
 	Series           []SeriesResult
-	DirectionKnown   bool     // tx_/rx_ columns are filled
-	LateIPDs         int64    // inter-packet delays dropped for packets out of time order
-	TelemetryWarning []string // what the telemetry readers stepped over, naming file and line
+	Skipped          []SkippedSeries // telemetry series not joined
+	DirectionKnown   bool            // tx_/rx_ columns are filled
+	LateIPDs         int64           // inter-packet delays dropped for packets out of time order
+	TelemetryWarning []string        // what the telemetry readers stepped over, naming file and line
 }
 
 // maxWindows bounds the rows of --window (each holds ~200 bytes of
@@ -128,10 +133,9 @@ func Correlate(captures, telemetryFiles []string, out string, opt Options) (Resu
 	}
 	res.CaptureFirstNs, res.CaptureLastNs = span.firstNs, span.lastNs
 
-	for _, in := range series {
-		if err := alignSeries(in, span, opt); err != nil {
-			return res, err
-		}
+	series, res.Skipped, err = chooseSeries(series, span, opt)
+	if err != nil {
+		return res, err
 	}
 
 	sets, err := intervalSets(series, span, opt.WindowNs)

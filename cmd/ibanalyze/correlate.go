@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ibscope/ibscope/correlate"
@@ -28,6 +29,7 @@ type correlateOpts struct {
 	json          bool
 	source        string
 	pauseRate     string
+	ports         []string
 }
 
 func init() {
@@ -60,6 +62,17 @@ sent_pkts, rcvd_pkts) and printed with its confidence (the Pearson
 correlation r of the interval counts).
 Telemetry that does not overlap the capture in time is refused.
 
+Which ports are joined: those named by --port (as the source column writes
+them: DEVICE/PORT, lid:N/PORT for perfquery, or the file's name for a file
+that names no port); with --offset, every port in the telemetry; otherwise
+the ports the capture saw, those whose counters follow the capture's
+(estimate r >= 0.8), the others listed as skipped with their evidence. When
+no port's counters follow the capture, all are joined, each with a warning.
+Each estimate is labelled by its evidence: clear (r >= 0.8, no other offset
+nearly as good), ambiguous (another offset two samples or more away leaves
+less than twice as much unexplained, 1 - r^2, plus 0.01: regular traffic)
+or weak (r < 0.8); ambiguous and weak ones are warned about.
+
 Read the result with pandas (2.x, with pyarrow) or DuckDB:
   df = pd.read_parquet("joined.parquet")
   df.plot(x="cap_bytes", y="port_xmit_data_rate", kind="scatter")
@@ -87,6 +100,7 @@ Read the result with pandas (2.x, with pyarrow) or DuckDB:
 	f.StringVar(&o.dataIDs, "data-ids", "", "DOCA telemetry_diag data-IDs `JSON` naming the CSV's columns")
 	f.BoolVar(&o.clearOnSample, "clear-on-sample", false, "the telemetry_diag capture cleared counters at each sample (\"data clear\")")
 	f.StringVar(&o.source, "source", "", "`DEVICE/PORT` the telemetry describes, for files that do not say (telemetry_diag CSV; without it their rows carry the file's name as source)")
+	f.StringArrayVar(&o.ports, "port", nil, "join only this telemetry `DEVICE/PORT` (repeatable; default: the ports the capture saw)")
 	f.BoolVar(&o.json, "json", false, "print the summary (rows, offsets and their confidence) as JSON")
 	f.StringVar(&o.pauseRate, "pause-rate", "", "link rate PFC/PAUSE quanta count at for cap_paused_ns_p*, as pfc's --rate (default 100G)")
 	cmd.MarkFlagRequired("telemetry")
@@ -95,7 +109,7 @@ Read the result with pandas (2.x, with pyarrow) or DuckDB:
 }
 
 func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
-	opt := correlate.Options{WindowNs: int64(o.rowSpanNs), Meta: commandMeta()}
+	opt := correlate.Options{WindowNs: int64(o.rowSpanNs), Meta: commandMeta(), Ports: o.ports}
 	var err error
 	switch o.format {
 	case "parquet":
@@ -177,24 +191,33 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 		return writeJSON(stdout, correlateSummary(res, time.Since(start)))
 	}
 	for _, s := range res.Series {
-		// A source that is only the file's name is not repeated.
-		label := s.File
-		if s.Source != filepath.Base(s.File) {
-			label += " " + s.Source
-		}
+		label := seriesLabel(s.File, s.Source)
 		if s.Estimate == nil {
 			fmt.Fprintf(stdout, "%s: offset %s (given)\n", termtext.Escape(label), units.FormatSignedNs(s.OffsetNs))
 			continue
 		}
 		e := s.Estimate
-		fmt.Fprintf(stdout, "%s: offset %s estimated, confidence r = %.3f over %d intervals (next best %s, r = %.3f; grid %s)\n",
-			termtext.Escape(label), units.FormatSignedNs(e.OffsetNs), e.R, e.Intervals, units.FormatSignedNs(e.NextOffsetNs), e.NextR, units.FormatNs(e.ResolutionNs))
-		if e.R < 0.5 || e.R-e.NextR < 0.1 {
-			warnf("%s: the offset estimate is weak (r = %.3f, next best r = %.3f); check it, or give --offset", label, e.R, e.NextR)
+		fmt.Fprintf(stdout, "%s: offset %s estimated, %s: r = %.3f over %d matched intervals of %s (next best %s, r = %.3f; grid %s)\n",
+			termtext.Escape(label), units.FormatSignedNs(e.OffsetNs), e.Quality(), e.R, e.Intervals, termtext.Escape(strings.Join(e.Counters, ", ")),
+			units.FormatSignedNs(e.NextOffsetNs), e.NextR, units.FormatNs(e.ResolutionNs))
+		if q := e.Quality(); q != correlate.OffsetClear {
+			warnf("%s: the offset estimate is %s: %s; check it, or give --offset", label, q, e.Why())
 		}
+	}
+	for _, s := range res.Skipped {
+		fmt.Fprintf(stdout, "%s\n", termtext.Escape(fmt.Sprintf("%s: not joined: %s (name it with --port %s to join it)", seriesLabel(s.File, s.Source), s.Reason, s.Source)))
 	}
 	fmt.Fprintf(stdout, "%s: %d rows from %d frames, %.2f s\n", termtext.Escape(res.Path), res.Rows, res.Frames, time.Since(start).Seconds())
 	return nil
+}
+
+// seriesLabel names a series in messages: its file and source, the source
+// left out when it is only the file's name.
+func seriesLabel(file, source string) string {
+	if source == filepath.Base(file) {
+		return file
+	}
+	return file + " " + source
 }
 
 // correlateSummary is the --json output: keys snake_case, times in ns.
@@ -206,17 +229,26 @@ func correlateSummary(res correlate.Result, took time.Duration) map[string]any {
 		if e := s.Estimate; e != nil {
 			m["r"], m["intervals"], m["next_offset_ns"], m["next_r"] = e.R, e.Intervals, e.NextOffsetNs, e.NextR
 			m["resolution_ns"], m["counters"], m["counted"] = e.ResolutionNs, e.Counters, map[bool]string{false: "bytes", true: "packets"}[e.Packets]
+			m["quality"], m["why"] = e.Quality().String(), e.Why()
 		}
 		series = append(series, m)
 	}
+	skipped := []map[string]any{}
+	for _, s := range res.Skipped {
+		m := map[string]any{"file": s.File, "source": s.Source, "reason": s.Reason}
+		if e := s.Estimate; e != nil {
+			m["offset_ns"], m["r"], m["intervals"] = e.OffsetNs, e.R, e.Intervals
+		}
+		skipped = append(skipped, m)
+	}
 	return map[string]any{"output": res.Path, "rows": res.Rows, "frames": res.Frames, "decode_errors": res.DecodeErrors,
 		"capture_first_ns": res.CaptureFirstNs, "capture_last_ns": res.CaptureLastNs, "direction_known": res.DirectionKnown,
-		"late_ipds": res.LateIPDs, "series": series, "seconds": took.Seconds()}
+		"late_ipds": res.LateIPDs, "series": series, "skipped": skipped, "seconds": took.Seconds()}
 }
 
 // correlateFlags maps the correlate.Options fields an OptionError names to
 // the flags that set them.
-var correlateFlags = map[string]string{"OffsetNs": "--offset", "WindowNs": "--row-span"}
+var correlateFlags = map[string]string{"OffsetNs": "--offset", "WindowNs": "--row-span", "Ports": "--port"}
 
 // withCorrelateFlag says which flag to change when err is about an option's
 // value ("...; give the offset with --offset").

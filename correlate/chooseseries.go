@@ -1,0 +1,101 @@
+package correlate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// SkippedSeries is a telemetry series Correlate did not join, and why.
+type SkippedSeries struct {
+	File, Source string
+	Reason       string
+	// Estimate is the offset estimate that showed the series' counters do
+	// not follow the capture; nil when there was none.
+	Estimate *OffsetEstimate
+}
+
+// chooseSeries aligns the series with the capture (alignSeries) and picks
+// the ones to join: the ports named (Options.Ports), else, with the offset
+// given, every series; else the series whose counters follow the capture
+// (an estimate that is not OffsetWeak): the ports the capture saw. A
+// series that cannot be aligned (no counters to estimate from, no overlap)
+// is left out while another is joined. When none follows the capture, the
+// ones that could be estimated are all joined, each estimate weak, for the
+// caller to warn about; when none could be, the first failure is the error.
+func chooseSeries(series []*inSeries, span captureSpan, opt Options) ([]*inSeries, []SkippedSeries, error) {
+	skip := func(in *inSeries, why string) SkippedSeries {
+		return SkippedSeries{File: in.file, Source: in.source(), Reason: why, Estimate: in.estimate}
+	}
+	if len(opt.Ports) > 0 {
+		if err := checkNamed(series, opt.Ports); err != nil {
+			return nil, nil, err
+		}
+		var named []*inSeries
+		var skipped []SkippedSeries
+		for _, in := range series {
+			if !slices.Contains(opt.Ports, in.source()) {
+				skipped = append(skipped, skip(in, "not a port named to join"))
+				continue
+			}
+			if err := alignSeries(in, span, opt); err != nil {
+				return nil, nil, err
+			}
+			named = append(named, in)
+		}
+		return named, skipped, nil
+	}
+	if opt.OffsetGiven {
+		for _, in := range series {
+			if err := alignSeries(in, span, opt); err != nil {
+				return nil, nil, err
+			}
+		}
+		return series, nil, nil
+	}
+	var follow, weak []*inSeries
+	var skipped, weakSkipped []SkippedSeries
+	var firstErr error
+	for _, in := range series {
+		if err := alignSeries(in, span, opt); err != nil {
+			firstErr = cmpErr(firstErr, err)
+			skipped = append(skipped, skip(in, err.Error()))
+			continue
+		}
+		if in.estimate != nil && in.estimate.Quality() == OffsetWeak {
+			weak = append(weak, in)
+			weakSkipped = append(weakSkipped, skip(in, "not a port the capture saw: "+in.estimate.Why()))
+			continue
+		}
+		follow = append(follow, in)
+	}
+	switch {
+	case len(follow) > 0:
+		return follow, append(skipped, weakSkipped...), nil
+	case len(weak) > 0:
+		return weak, skipped, nil
+	}
+	return nil, nil, firstErr
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// checkNamed refuses a named port the telemetry does not hold, listing
+// the ones it does.
+func checkNamed(series []*inSeries, ports []string) error {
+	var have []string
+	for _, in := range series {
+		have = append(have, in.source())
+	}
+	for _, p := range ports {
+		if !slices.Contains(have, p) {
+			return &OptionError{"Ports", fmt.Errorf("port %s is not in the telemetry, which describes %s", p, strings.Join(have, ", "))}
+		}
+	}
+	return nil
+}
