@@ -30,6 +30,8 @@ func (t Target) CheckTelemetry() error {
 // line the counters up with the packets.
 type Telemetry struct {
 	Path    string // the sidecar file
+	device  string
+	port    int
 	file    *os.File
 	sampler *telemetry.SysfsSampler
 	cancel  context.CancelFunc
@@ -58,21 +60,65 @@ func StartTelemetry(t Target, interval time.Duration, path string) (*Telemetry, 
 		return nil, fmt.Errorf("telemetry for %s port %d: %w", dev, port, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	tel := &Telemetry{Path: path, file: f, sampler: s, cancel: cancel, done: make(chan error, 1)}
+	tel := &Telemetry{Path: path, device: dev, port: port, file: f, sampler: s, cancel: cancel, done: make(chan error, 1)}
 	go func() { tel.done <- s.Run(ctx) }()
 	return tel, nil
 }
 
-// Stop takes the last sample, closes the sidecar and returns how many
-// samples it holds. Counter files that could not be read are reported in
-// the error, after the sampling went on without them.
-func (t *Telemetry) Stop() (samples uint64, err error) {
+// TelemetryReport says what a sampler left in its sidecar.
+type TelemetryReport struct {
+	Path     string // the sidecar
+	Device   string // the RDMA device sampled
+	Port     int
+	Samples  uint64 // samples written
+	Failures telemetry.SamplerFailures
+}
+
+// Warning says, in one line, what the sidecar lacks: the counter reads that
+// failed (their fields are empty) and how many were of a device that was
+// gone; "" when nothing failed.
+func (r TelemetryReport) Warning() string {
+	f := r.Failures
+	if f.Reads == 0 {
+		return ""
+	}
+	w := fmt.Sprintf("telemetry: %d counter reads failed in %d of %d samples of %s port %d", f.Reads, f.Samples, r.Samples, r.Device, r.Port)
+	if f.GoneReads > 0 {
+		w += fmt.Sprintf(" (%d of them while the device or its counters were absent from sysfs: device removed or driver reloading)", f.GoneReads)
+	}
+	w += "; their fields are empty in " + r.Path
+	if len(f.First) > 0 && f.GoneReads < f.Reads {
+		w += fmt.Sprintf("; first: %v", f.First[0])
+	}
+	return w
+}
+
+// Stop takes the last sample, closes the sidecar and says what it holds.
+// A device that went away and came back costs only its samples (see
+// TelemetryReport.Warning); the error is a sidecar that could not be
+// written, or counter files that would not read while they were there.
+func (t *Telemetry) Stop() (TelemetryReport, error) {
 	t.cancel()
 	runErr := <-t.done
 	closeErr := t.file.Close()
+	r := TelemetryReport{Path: t.Path, Device: t.device, Port: t.port, Samples: t.sampler.Samples(), Failures: t.sampler.Failures()}
 	var readErr error
-	if errs := t.sampler.Errors(); len(errs) > 0 {
-		readErr = fmt.Errorf("telemetry: %d counter reads failed, first: %w", len(errs), errs[0])
+	if f := r.Failures; f.Reads > f.GoneReads {
+		readErr = fmt.Errorf("telemetry: %d counter reads failed with the device present, first: %w", f.Reads-f.GoneReads, firstPresentError(f.First))
 	}
-	return t.sampler.Samples(), errors.Join(runErr, closeErr, readErr)
+	return r, errors.Join(runErr, closeErr, readErr)
+}
+
+// firstPresentError is the first kept failure that is not of a file that
+// was gone, or the first one.
+func firstPresentError(errs []error) error {
+	for _, e := range errs {
+		if !errors.Is(e, os.ErrNotExist) {
+			return e
+		}
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return errors.New("no error kept")
 }

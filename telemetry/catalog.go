@@ -315,10 +315,19 @@ var ibBySysfs, ibByPerfquery = func() (map[string]int, map[string]int) {
 // counts (unit in the map).
 var hwCounterGauges = map[string]Unit{"lifespan": UnitMs}
 
-// SysfsCounter gives the metadata of a sysfs counter file: dir is
-// "counters" or "hw_counters". IBA port counters follow the kernel's widths
-// (64-bit data and packet counters, saturating 4..32-bit error counters and
-// port_xmit_wait); hw_counters are 32-bit hardware counters that wrap.
+// hwCounters64 are hw_counters the driver reads from 64-bit fields: mlx5's
+// congestion counters (QUERY_CONG_STATISTICS gives each as a high and a
+// low 32-bit word). mlx5's other hw_counters are its 32-bit Q counters.
+var hwCounters64 = map[string]bool{RpCNPIgnored: true, RpCNPHandled: true, NpECNMarkedRoCEPackets: true, NpCNPSent: true}
+
+// SysfsCounter gives the metadata of a sysfs counter file of a hardware
+// RDMA device: dir is "counters" or "hw_counters". IBA port counters follow
+// the kernel's widths (64-bit data and packet counters, saturating
+// 4..32-bit error counters and port_xmit_wait); hw_counters are 32-bit
+// hardware counters that wrap, except those the driver reads as 64-bit
+// (hwCounters64). A software device's counters are wider: see
+// openSysfsPort, which also widens any counter whose file shows a value its
+// width cannot hold.
 func SysfsCounter(dir, name string) Counter {
 	if dir == "counters" {
 		if i, ok := ibBySysfs[name]; ok {
@@ -331,7 +340,20 @@ func SysfsCounter(dir, name string) Counter {
 	if u, ok := hwCounterGauges[name]; ok {
 		return Counter{Name: name, Unit: u, Kind: KindGauge, Width: 64}
 	}
+	if hwCounters64[name] {
+		return Counter{Name: name, Unit: unitFromName(name), Kind: KindCounter, Width: 64}
+	}
 	return Counter{Name: name, Unit: unitFromName(name), Kind: KindCounter, Width: 32}
+}
+
+// widenTo64 makes c a 64-bit wrapping counter when value, a reading of it,
+// is more than its width holds: the file says the counter is wider than
+// the catalogue thought. A saturating counter is left alone (its maximum
+// is its meaning); so is a gauge.
+func widenTo64(c *Counter, value uint64) {
+	if c.Kind == KindCounter && !c.Saturating && c.Width < 64 && value > c.Max() {
+		c.Width = 64
+	}
 }
 
 // PerfqueryCounter maps a perfquery field name to its canonical name and

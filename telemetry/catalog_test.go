@@ -111,8 +111,12 @@ func TestPortCounterTables(t *testing.T) {
 	if c.Width != 64 || c.Unit != UnitWords || c.Saturating {
 		t.Errorf("sysfs port_xmit_data %+v", c)
 	}
-	c = SysfsCounter("hw_counters", NpCNPSent)
+	c = SysfsCounter("hw_counters", OutOfSequence)
 	if c.Width != 32 || c.Saturating || c.Kind != KindCounter {
+		t.Errorf("out_of_sequence %+v", c)
+	}
+	c = SysfsCounter("hw_counters", NpCNPSent)
+	if c.Width != 64 || c.Saturating || c.Kind != KindCounter {
 		t.Errorf("np_cnp_sent %+v", c)
 	}
 	for in, want := range map[string]string{"PortXmitData": "port_xmit_data", "VL15Dropped": "vl15_dropped",

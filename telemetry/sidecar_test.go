@@ -9,7 +9,7 @@ import (
 func TestSidecarWithoutCounterLines(t *testing.T) {
 	text := "# ibscope-telemetry v1 source=mlx5_0/1 clock=host\n" +
 		"# a comment\n" +
-		"sample_id,start_ns,end_ns,port_xmit_wait,np_cnp_sent\n" +
+		"sample_id,start_ns,end_ns,port_xmit_wait,out_of_sequence\n" +
 		"0,10,20,4294967295,4294967295\n" +
 		"1,30,40,4294967295,3\n"
 	s, err := ReadSidecar(strings.NewReader(text), "s")
@@ -21,7 +21,7 @@ func TestSidecarWithoutCounterLines(t *testing.T) {
 		t.Errorf("port_xmit_wait from catalogue should saturate: %+v", d)
 	}
 	if d := g.Delta(1, 1); d.Value != 4 || d.Flags != FlagWrapped {
-		t.Errorf("np_cnp_sent from catalogue should wrap at 32 bits: %+v", d)
+		t.Errorf("out_of_sequence from catalogue should wrap at 32 bits: %+v", d)
 	}
 }
 

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -41,9 +43,31 @@ func SysfsPortDir(root, dev string, port int) string {
 	return filepath.Join(SysfsClassDir(root), dev, "ports", strconv.Itoa(port))
 }
 
+// SoftRoCEParent names the netdev a software RoCE device (rdma_rxe) is
+// bound to, from the "parent" attribute rdma_rxe alone gives its devices,
+// under the sysfs mount point root; "" for any other device. (siw, iWARP
+// and an RNIC node, is not RoCE and gets "".)
+func SoftRoCEParent(root, dev string) string {
+	dir := filepath.Join(SysfsClassDir(root), dev)
+	parent, err := os.ReadFile(filepath.Join(dir, "parent"))
+	if err != nil {
+		return ""
+	}
+	if nt, _ := os.ReadFile(filepath.Join(dir, "node_type")); bytes.Contains(nt, []byte("RNIC")) {
+		return ""
+	}
+	return string(bytes.TrimSpace(parent))
+}
+
+// openSysfsPort lists the counter files of dev/port and gives each its
+// catalogue metadata. A software RoCE device (rdma_rxe) keeps every
+// hw_counter as a 64-bit count in memory, so its hw_counters are 64-bit
+// (a restart at 0, when the device is deleted and added again, is then a
+// reset, not a wrap).
 func openSysfsPort(root, dev string, port int) (*sysfsPort, error) {
 	base := SysfsPortDir(root, dev, port)
 	p := &sysfsPort{src: Source{Device: dev, Port: port}, buf: make([]byte, 64)}
+	software := SoftRoCEParent(root, dev) != ""
 	seen := map[string]bool{}
 	found := 0
 	for _, dir := range []string{"counters", "hw_counters"} {
@@ -64,6 +88,9 @@ func openSysfsPort(root, dev string, port int) (*sysfsPort, error) {
 		sort.Strings(names)
 		for _, n := range names {
 			c := SysfsCounter(dir, n)
+			if software && dir == "hw_counters" && c.Kind == KindCounter {
+				c.Width = 64
+			}
 			if seen[c.Name] {
 				c.Name = "hw_" + c.Name
 			}
@@ -95,6 +122,16 @@ func (p *sysfsPort) read(values []uint64, missing []bool) error {
 		values[j], missing[j] = v, false
 	}
 	return errors.Join(errs...)
+}
+
+// widen gives 64 bits to every counter whose reading shows more than its
+// catalogue width holds (widenTo64).
+func (p *sysfsPort) widen(values []uint64, missing []bool) {
+	for j := range p.counters {
+		if !missing[j] {
+			widenTo64(&p.counters[j], values[j])
+		}
+	}
 }
 
 func (p *sysfsPort) readFile(path string) (uint64, error) {
@@ -138,13 +175,14 @@ func ReadSysfs(root, dev string, port int) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := NewSeries(p.src, ClockHost, p.counters)
-	s.setMeta("format", "sysfs")
 	values := make([]uint64, len(p.counters))
 	missing := make([]bool, len(p.counters))
 	start := time.Now().UnixNano()
 	rerr := p.read(values, missing)
 	end := time.Now().UnixNano()
+	p.widen(values, missing)
+	s := NewSeries(p.src, ClockHost, p.counters)
+	s.setMeta("format", "sysfs")
 	s.Append(0, start, end, values)
 	for j, m := range missing {
 		if m {
@@ -164,20 +202,49 @@ func ReadSysfs(root, dev string, port int) (*Series, error) {
 //	go func() { done <- s.Run(ctx) }()
 //
 // Every sample is written with one Write call and flushed (if the writer has
-// Flush), so a killed capture leaves a readable sidecar.
+// Flush), so a killed capture leaves a readable sidecar. A counter that
+// cannot be read leaves its field empty in that sample (FlagMissing for the
+// deltas across it) and sampling goes on: a device that goes away and comes
+// back (driver reload, rdma link del and add) costs the samples taken while
+// it was gone, counted apart in Failures.
 type SysfsSampler struct {
 	// OnError, if set before Run, receives each problem reading a counter
-	// file (the error names the file); sampling goes on. When nil, the
-	// problems are kept for Errors.
+	// file (the error names the file); sampling goes on. The problems are
+	// counted in Failures either way.
 	OnError func(error)
 
 	port     *sysfsPort
+	base     string // the port's sysfs directory
 	interval time.Duration
 	out      io.Writer
 
-	mu      sync.Mutex
-	errs    []error
-	samples uint64
+	mu       sync.Mutex
+	failures SamplerFailures
+	samples  uint64
+}
+
+// maxKeptErrors bounds the read errors a sampler keeps to show
+// (SamplerFailures.First); the counts go on.
+const maxKeptErrors = 10
+
+// SamplerFailures counts what a sampler could not read. The counts are
+// exact; only the errors kept to show are bounded.
+type SamplerFailures struct {
+	// Reads is every counter read that failed.
+	Reads uint64
+	// Samples is the samples with at least one counter unread (its field
+	// empty in the sidecar).
+	Samples uint64
+	// GoneReads is those of Reads that failed because the counter file or
+	// the whole port was not there: the device was being removed, or its
+	// driver reloading. The other failures are files that would not read
+	// or parse.
+	GoneReads uint64
+	// GoneSamples is those of Samples whose every failure was a gone one.
+	GoneSamples uint64
+	// First is the first failures, at most maxKeptErrors, each naming its
+	// file.
+	First []error
 }
 
 // NewSysfsSampler prepares a sampler of dev/port under root ("" means
@@ -194,7 +261,7 @@ func NewSysfsSampler(root, dev string, port int, interval time.Duration, w io.Wr
 	if err != nil {
 		return nil, err
 	}
-	return &SysfsSampler{port: p, interval: interval, out: w}, nil
+	return &SysfsSampler{port: p, base: SysfsPortDir(root, dev, port), interval: interval, out: w}, nil
 }
 
 // Samples is how many samples have been written so far.
@@ -204,33 +271,32 @@ func (s *SysfsSampler) Samples() uint64 {
 	return s.samples
 }
 
-// Errors returns the counter-read problems kept so far (at most 100) when
-// OnError is nil.
-func (s *SysfsSampler) Errors() []error {
+// Failures returns what could not be read so far.
+func (s *SysfsSampler) Failures() SamplerFailures {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]error(nil), s.errs...)
+	f := s.failures
+	f.First = append([]error(nil), f.First...)
+	return f
 }
 
 // Run writes the sidecar header, takes a sample at once and then every
 // interval, and a last one when ctx is cancelled, so the samples bracket the
-// capture. It returns nil after ctx is cancelled, or the first write error.
+// capture. The first sample is read before the header is written: a
+// counter whose value there is wider than its catalogue width is declared
+// 64-bit. It returns nil after ctx is cancelled, or the first write error.
 func (s *SysfsSampler) Run(ctx context.Context) error {
+	values := make([]uint64, len(s.port.counters))
+	missing := make([]bool, len(s.port.counters))
+	start, end := s.read(values, missing)
+	s.port.widen(values, missing)
 	meta := map[string]string{"interval_ns": strconv.FormatInt(s.interval.Nanoseconds(), 10)}
 	sw, err := NewSidecarWriter(s.out, s.port.src, ClockHost, s.port.counters, meta)
 	if err != nil {
 		return err
 	}
-	values := make([]uint64, len(s.port.counters))
-	missing := make([]bool, len(s.port.counters))
 	var id uint64
-	sample := func() error {
-		start := time.Now().UnixNano()
-		rerr := s.port.read(values, missing)
-		end := time.Now().UnixNano()
-		if rerr != nil {
-			s.report(rerr)
-		}
+	write := func() error {
 		var m []bool
 		for _, x := range missing {
 			if x {
@@ -247,7 +313,7 @@ func (s *SysfsSampler) Run(ctx context.Context) error {
 		s.mu.Unlock()
 		return nil
 	}
-	if err := sample(); err != nil {
+	if err := write(); err != nil {
 		return err
 	}
 	t := time.NewTicker(s.interval)
@@ -255,31 +321,61 @@ func (s *SysfsSampler) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return sample()
+			start, end = s.read(values, missing)
+			return write()
 		case <-t.C:
-			if err := sample(); err != nil {
+			start, end = s.read(values, missing)
+			if err := write(); err != nil {
 				return err
 			}
 		}
 	}
 }
 
-func (s *SysfsSampler) report(err error) {
+// read takes one sample into values and missing, accounts for what could
+// not be read, and returns when the reads began and ended.
+func (s *SysfsSampler) read(values []uint64, missing []bool) (startNs, endNs int64) {
+	startNs = time.Now().UnixNano()
+	rerr := s.port.read(values, missing)
+	endNs = time.Now().UnixNano()
+	if rerr == nil {
+		return startNs, endNs
+	}
 	var list []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
+	if j, ok := rerr.(interface{ Unwrap() []error }); ok {
 		list = j.Unwrap()
 	} else {
-		list = []error{err}
+		list = []error{rerr}
+	}
+	// A port directory that is not there is a device that went away: its
+	// files vanished with it. While the kernel removes a device, the
+	// counter files may go before the directory: a file that is not there
+	// (or whose device is) is gone too.
+	_, serr := os.Stat(s.base)
+	portGone := errors.Is(serr, os.ErrNotExist)
+	var gone uint64
+	for _, e := range list {
+		if portGone || errors.Is(e, os.ErrNotExist) || errors.Is(e, syscall.ENODEV) || errors.Is(e, syscall.ENXIO) {
+			gone++
+		}
+	}
+	s.mu.Lock()
+	s.failures.Reads += uint64(len(list))
+	s.failures.GoneReads += gone
+	s.failures.Samples++
+	if gone == uint64(len(list)) {
+		s.failures.GoneSamples++
 	}
 	for _, e := range list {
-		if s.OnError != nil {
-			s.OnError(e)
-			continue
+		if len(s.failures.First) < maxKeptErrors {
+			s.failures.First = append(s.failures.First, e)
 		}
-		s.mu.Lock()
-		if len(s.errs) < 100 {
-			s.errs = append(s.errs, e)
-		}
-		s.mu.Unlock()
 	}
+	s.mu.Unlock()
+	if s.OnError != nil {
+		for _, e := range list {
+			s.OnError(e)
+		}
+	}
+	return startNs, endNs
 }

@@ -126,7 +126,7 @@ func (b *syncBuffer) String() string {
 func TestSysfsSampler(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{PortXmitData: "0", PortXmitWait: "0"},
-		map[string]string{NpCNPSent: "4294967290", RpCNPHandled: "0"})
+		map[string]string{OutOfSequence: "4294967290", RpCNPHandled: "0"})
 	base := SysfsPortDir(dir, "mlx5_2", 1)
 	var out syncBuffer
 	s, err := NewSysfsSampler(dir, "mlx5_2", 1, 20*time.Millisecond, &out)
@@ -141,7 +141,8 @@ func TestSysfsSampler(t *testing.T) {
 	go func() { done <- s.Run(ctx) }()
 
 	// Rewrite the counters between samples: data grows 1000 words per step,
-	// np_cnp_sent wraps at 2^32, port_xmit_wait disappears for a while.
+	// out_of_sequence (a 32-bit Q counter) wraps at 2^32, port_xmit_wait
+	// disappears for a while.
 	waitSamples := func(n uint64) {
 		deadline := time.Now().Add(5 * time.Second)
 		for s.Samples() < n {
@@ -154,7 +155,7 @@ func TestSysfsSampler(t *testing.T) {
 	for step := 1; step <= 4; step++ {
 		waitSamples(uint64(2 * step))
 		writeFileAtomic(t, filepath.Join(base, "counters", PortXmitData), strconv.Itoa(1000*step))
-		writeFileAtomic(t, filepath.Join(base, "hw_counters", NpCNPSent), strconv.FormatUint((4294967290+uint64(10*step))&0xFFFFFFFF, 10))
+		writeFileAtomic(t, filepath.Join(base, "hw_counters", OutOfSequence), strconv.FormatUint((4294967290+uint64(10*step))&0xFFFFFFFF, 10))
 		if step == 2 {
 			os.Remove(filepath.Join(base, "counters", PortXmitWait))
 		}
@@ -191,7 +192,7 @@ func TestSysfsSampler(t *testing.T) {
 	if len(g.Warnings) != 0 {
 		t.Errorf("warnings %v", g.Warnings)
 	}
-	data, cnp, wait := g.Col(PortXmitData), g.Col(NpCNPSent), g.Col(PortXmitWait)
+	data, cnp, wait := g.Col(PortXmitData), g.Col(OutOfSequence), g.Col(PortXmitWait)
 	if g.Value(g.Len()-1, data) != 4000 {
 		t.Errorf("last port_xmit_data %d", g.Value(g.Len()-1, data))
 	}
@@ -204,7 +205,7 @@ func TestSysfsSampler(t *testing.T) {
 	}
 	c, err := g.DeltaWithin(cnp, g.TimeNs(0), g.TimeNs(g.Len()-1))
 	if err != nil || c.Value != 40 || c.Flags&FlagWrapped == 0 {
-		t.Errorf("np_cnp_sent across wrap %+v %v", c, err)
+		t.Errorf("out_of_sequence across wrap %+v %v", c, err)
 	}
 	missing := 0
 	for i := 0; i < g.Len(); i++ {
@@ -247,7 +248,7 @@ func TestSysfsSamplerErrors(t *testing.T) {
 	if err := s.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "write sidecar") {
 		t.Errorf("write failure: %v", err)
 	}
-	// Errors kept when OnError is nil.
+	// Failures counted, and kept to show, when OnError is nil.
 	os.WriteFile(filepath.Join(SysfsPortDir(dir, "mlx5_2", 1), "counters", PortXmitData), []byte("bad"), 0o644)
 	var buf bytes.Buffer
 	s, _ = NewSysfsSampler(dir, "mlx5_2", 1, time.Hour, &buf)
@@ -256,8 +257,8 @@ func TestSysfsSamplerErrors(t *testing.T) {
 	if err := s.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Errors()) != 2 || s.Samples() != 2 {
-		t.Errorf("kept errors %v samples %d", s.Errors(), s.Samples())
+	if f := s.Failures(); f.Reads != 2 || f.Samples != 2 || f.GoneSamples != 0 || len(f.First) != 2 || s.Samples() != 2 {
+		t.Errorf("failures %+v samples %d", f, s.Samples())
 	}
 }
 

@@ -44,9 +44,14 @@ func startTelemetry(f *flags, tel *capture.Target) (func() error, error) {
 		return nil, err
 	}
 	return func() error {
-		n, err := t.Stop()
+		r, err := t.Stop()
 		if !f.quiet {
-			fmt.Fprintf(os.Stderr, "%d telemetry samples of %s port %d in %s\n", n, tel.Device.Name, tel.Port.Num, t.Path)
+			fmt.Fprintf(os.Stderr, "%d telemetry samples of %s port %d in %s\n", r.Samples, r.Device, r.Port, r.Path)
+		}
+		// A device that went away and came back is normal operation: its
+		// missing samples are said, not an error of the capture.
+		if w := r.Warning(); w != "" && !f.quiet {
+			fmt.Fprintln(os.Stderr, "ibcap: warning: "+w)
 		}
 		return err
 	}, nil
