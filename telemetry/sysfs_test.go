@@ -158,6 +158,15 @@ func TestSysfsSampler(t *testing.T) {
 		writeFileAtomic(t, filepath.Join(base, "hw_counters", OutOfSequence), strconv.FormatUint((4294967290+uint64(10*step))&0xFFFFFFFF, 10))
 		if step == 2 {
 			os.Remove(filepath.Join(base, "counters", PortXmitWait))
+			// Until a sample missed it: on a busy machine two samples may
+			// come back to back, both before the removal.
+			deadline := time.Now().Add(5 * time.Second)
+			for s.Failures().Reads == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("no sample missed the removed port_xmit_wait")
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
 		}
 		if step == 3 {
 			writeFileAtomic(t, filepath.Join(base, "counters", PortXmitWait), "77")
