@@ -2,13 +2,12 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
-	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 )
 
@@ -56,8 +55,12 @@ func (o Options) withDefaults() (Options, error) {
 
 // Client queries one Prometheus server.
 type Client struct {
-	url string
-	api v1.API
+	url  string
+	http *http.Client
+	// MaxReplyBytes and MaxSeries bound each query's reply
+	// (DefaultMaxReplyBytes, DefaultMaxSeries).
+	MaxReplyBytes int64
+	MaxSeries     int
 }
 
 // NewClient checks address (http or https, with a host) and returns a
@@ -67,32 +70,15 @@ func NewClient(address string) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("prometheus URL %q: want http://HOST:PORT, e.g. %s", address, DefaultURL)
 	}
-	c, err := api.NewClient(api.Config{Address: address})
-	if err != nil {
-		return nil, fmt.Errorf("prometheus URL %q: %w", address, err)
-	}
-	return &Client{url: address, api: v1.NewAPI(c)}, nil
+	return &Client{url: strings.TrimSuffix(address, "/"), http: &http.Client{}, MaxReplyBytes: DefaultMaxReplyBytes, MaxSeries: DefaultMaxSeries}, nil
 }
 
-// vector runs an instant query whose result is a vector.
+// vector runs an instant query whose result is a vector, at most
+// c.MaxSeries samples.
 func (c *Client) vector(ctx context.Context, query string, at time.Time) (model.Vector, error) {
-	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
-	v, _, _, err := c.api.Query(ctx, query, at)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			// A refused connection, an unknown host, a timeout: say it
-			// on one line without the request's method and path.
-			return nil, fmt.Errorf("cannot reach Prometheus at %s: %w", c.url, ue.Err)
-		}
-		return nil, fmt.Errorf("prometheus at %s: query %s: %w", c.url, query, err)
-	}
-	vec, ok := v.(model.Vector)
-	if !ok {
-		return nil, fmt.Errorf("prometheus at %s: query %s: a %s, not a vector", c.url, query, v.Type())
-	}
-	return vec, nil
+	var vec model.Vector
+	err := c.eachSample(ctx, query, at, func(s *model.Sample) { vec = append(vec, s) })
+	return vec, err
 }
 
 // agentKey is one scraped target.
@@ -105,13 +91,10 @@ func keyOf(m model.Metric) agentKey {
 // byAgent runs a query summed by (job, instance) and returns its values by
 // agent.
 func (c *Client) byAgent(ctx context.Context, query string, at time.Time) (map[agentKey]float64, error) {
-	vec, err := c.vector(ctx, query, at)
+	m := map[agentKey]float64{}
+	err := c.eachSample(ctx, query, at, func(s *model.Sample) { m[keyOf(s.Metric)] += float64(s.Value) })
 	if err != nil {
 		return nil, err
-	}
-	m := make(map[agentKey]float64, len(vec))
-	for _, s := range vec {
-		m[keyOf(s.Metric)] += float64(s.Value)
 	}
 	return m, nil
 }

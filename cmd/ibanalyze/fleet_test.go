@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -99,4 +101,56 @@ func TestFleetCommandsEscapeLabels(t *testing.T) {
 			t.Errorf("%s --json does not keep the label as it is:\n%s", cmd, js)
 		}
 	}
+}
+
+// hugePrometheus answers every query with a vector of series series, each
+// with a label of labelBytes bytes, written as it is sent (never held).
+func hugePrometheus(t *testing.T, series, labelBytes int) string {
+	t.Helper()
+	label := strings.Repeat("x", labelBytes)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		bw := bufio.NewWriter(w)
+		bw.WriteString(`{"status":"success","data":{"resultType":"vector","result":[`)
+		for i := range series {
+			if i > 0 {
+				bw.WriteString(",")
+			}
+			fmt.Fprintf(bw, `{"metric":{"job":"ibcap","instance":"a:%d","host":"%s"},"value":[1700000000.5,"1"]}`, i, label)
+		}
+		bw.WriteString("]}}")
+		bw.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestFleetCommandsBoundReply: a 200 MB reply, or one of a million series,
+// is refused with one line naming the server, the bound and the flag that
+// raises it, read only up to the bound (before, status died out of memory
+// with a stack dump); raising the flag lets a reply in.
+func TestFleetCommandsBoundReply(t *testing.T) {
+	big := hugePrometheus(t, 2000, 100_000) // 200 MB
+	many := hugePrometheus(t, 1_000_000, 1)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "--prometheus", big}, "the reply is larger than 64 MB (--max-reply-mb); raise --max-reply-mb"},
+		{[]string{"nics", "--prometheus", big, "--max-reply-mb", "1"}, "the reply is larger than 1 MB (--max-reply-mb)"},
+		{[]string{"links", "--prometheus", big}, "the reply is larger than 64 MB"},
+		{[]string{"status", "--prometheus", many}, "the reply holds more than 100000 series (--max-series); raise --max-series"},
+		{[]string{"status", "--prometheus", many, "--max-series", "0"}, "--max-series 0: want 1 to 10000000"},
+		{[]string{"status", "--prometheus", many, "--max-reply-mb", "100000000"}, "--max-reply-mb 100000000: want 1 to 16384"},
+	} {
+		out, errOut, code := run(t, c.args...)
+		if code != 1 || out != "" || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and one line saying %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	small := hugePrometheus(t, 20, 100_000) // 2 MB
+	if _, errOut, code := run(t, "status", "--prometheus", small, "--max-reply-mb", "1"); code != 1 || !strings.Contains(errOut, "larger than 1 MB") {
+		t.Errorf("2 MB reply under --max-reply-mb 1: exit %d, %s", code, errOut)
+	}
+	wantInOutput(t, runOK(t, "status", "--prometheus", small, "--max-reply-mb", "3"), "agents: 0 alive")
 }

@@ -17,10 +17,28 @@ import (
 
 // fleetOpts are the flags status, nics and links share.
 type fleetOpts struct {
-	url      string
-	json     bool
-	rangeNs  units.DurationNs
-	lookback units.DurationNs
+	url        string
+	json       bool
+	rangeNs    units.DurationNs
+	lookback   units.DurationNs
+	maxReplyMB int64
+	maxSeries  int
+}
+
+// client is the Prometheus client the flags describe.
+func (o *fleetOpts) client() (*fleet.Client, error) {
+	if o.maxReplyMB < 1 || o.maxReplyMB > fleet.MaxMaxReplyBytes>>20 {
+		return nil, fmt.Errorf("--max-reply-mb %d: want 1 to %d", o.maxReplyMB, fleet.MaxMaxReplyBytes>>20)
+	}
+	if o.maxSeries < 1 || o.maxSeries > fleet.MaxMaxSeries {
+		return nil, fmt.Errorf("--max-series %d: want 1 to %d", o.maxSeries, fleet.MaxMaxSeries)
+	}
+	c, err := fleet.NewClient(o.url)
+	if err != nil {
+		return nil, fmt.Errorf("--prometheus: %w", err)
+	}
+	c.MaxReplyBytes, c.MaxSeries = o.maxReplyMB<<20, o.maxSeries
+	return c, nil
 }
 
 func addFleetFlags(f *pflag.FlagSet, o *fleetOpts) {
@@ -30,6 +48,8 @@ func addFleetFlags(f *pflag.FlagSet, o *fleetOpts) {
 	f.Var(&o.rangeNs, "range", "rates and counts over this `DURATION` (at least two scrapes)")
 	o.lookback = units.DurationNs(fleet.DefaultLookback)
 	f.Var(&o.lookback, "lookback", "list agents seen this far back (`DURATION`), stopped and stale ones included")
+	f.Int64Var(&o.maxReplyMB, "max-reply-mb", fleet.DefaultMaxReplyBytes>>20, "refuse a Prometheus reply larger than this (`MB`): it is read as it arrives, never past the bound")
+	f.IntVar(&o.maxSeries, "max-series", fleet.DefaultMaxSeries, "refuse a Prometheus reply of more series than this (`N`)")
 }
 
 // addFleetCommand gives cmd the fleet flags and a run that asks the
@@ -39,9 +59,9 @@ func addFleetCommand[R any](cmd *cobra.Command, fetch func(*fleet.Client, contex
 	var o fleetOpts
 	cmd.Args = cobra.NoArgs
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		c, err := fleet.NewClient(o.url)
+		c, err := o.client()
 		if err != nil {
-			return fmt.Errorf("--prometheus: %w", err)
+			return err
 		}
 		r, err := fetch(c, context.Background(), fleet.Options{Range: time.Duration(o.rangeNs), Lookback: time.Duration(o.lookback)})
 		if err != nil {
