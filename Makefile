@@ -1,6 +1,7 @@
 # ibscope build, test, benchmark and demo.
 #   make demo   build, then run the main jobs on bundled captures (no RDMA hardware needed)
-#   make test   install what is missing, then lint, unit + interop tests, fuzz smoke run
+#   make test   install what is missing, then lint, unit + interop tests, fuzz smoke run, VM bench
+#   make vmtest the SoftRoCE bench alone: Debian's kernel under qemu, rdma_rxe traffic checked
 #   make bench  Go benchmarks plus comparisons against tshark/tcpdump (figures on stdout)
 #   make install  the commands, man pages and bash/zsh/fish completions under PREFIX (/usr/local)
 # Every target installs what it needs (apt-get, Go modules, npm) when it is missing.
@@ -17,13 +18,19 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # bench. A command that is already there (whatever installed it) is not reinstalled.
 NEEDS := tshark:tshark tcpreplay:tcpreplay tcpdump:tcpdump ip:iproute2 gcc:gcc prometheus:prometheus \
 	/usr/include/infiniband/verbs.h:libibverbs-dev node:nodejs npm:npm /usr/bin/time:time
+# The VM bench (vmbench/, internal/vm) boots Debian's stock kernel under qemu with a busybox
+# initramfs, shares the host's root with the guest, and runs rxe traffic with perftest and rping.
+# The kernel package itself is fetched by the bench (apt-get download, into a cache folder).
+VM_NEEDS := qemu-system-x86_64:qemu-system-x86 /bin/busybox:busybox-static rdma-ndd:rdma-core \
+	ibv_devices:ibverbs-utils /etc/libibverbs.d/rxe.driver:ibverbs-providers ib_write_bw:perftest \
+	rping:rdmacm-utils tshark:tshark tc:iproute2 ss:iproute2
 # The demo's live capture replays traffic through a veth pair: as root it installs these.
 DEMO_NEEDS := tcpreplay:tcpreplay ip:iproute2
 FUZZTIME ?= 4s
 # Generators under testdata/, which ./... leaves out.
 TESTDATA_CMDS := ./testdata/gen ./correlate/testdata/benchtel
 
-.PHONY: all build deps demo-deps test lint unit fuzz-smoke bench demo clean man install
+.PHONY: all build deps vm-deps demo-deps test lint unit fuzz-smoke vmtest bench demo clean man install
 
 all: build
 
@@ -53,7 +60,7 @@ deps:
 	@for d in $$(git ls-files '*package-lock.json' | xargs -r -n1 dirname); do \
 	  [ -d $$d/node_modules ] || (cd $$d && npm install --no-save --no-audit --no-fund --loglevel=error) || exit 1; done
 
-test: deps lint unit fuzz-smoke
+test: deps lint unit fuzz-smoke vmtest
 
 lint:
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt needed: $$bad"; exit 1; fi
@@ -67,6 +74,17 @@ lint:
 
 unit:
 	@GO=$(GO) bash scripts/unit.sh
+
+# vm-deps installs what the VM bench needs; apt-get download needs the package lists, which a
+# fresh machine may not have yet.
+vm-deps:
+	$(call install_missing,$(VM_NEEDS))
+	@apt-cache show linux-image-amd64 >/dev/null 2>&1 || apt-get update -qq
+
+# vmtest runs the SoftRoCE bench (vmbench/): one guest booted, the traffic matrix, its table.
+# go test ./... alone skips it (IBSCOPE_VMBENCH unset).
+vmtest: vm-deps
+	IBSCOPE_VMBENCH=1 $(GO) test -count=1 -timeout 15m -v ./vmbench/
 
 # fuzz-smoke runs every fuzz target briefly; the seed corpora also run in `unit`.
 fuzz-smoke:
