@@ -50,7 +50,10 @@ type afpacketSource struct {
 	// stamped later went through the program (see keep).
 	attachedNs int64
 	notRoCE    uint64 // frames that reached the ring before the kernel filter
-	ifindex    int    // dev's index at open, to tell why the socket failed (0 if unknown)
+	// kernelFilter is set when the kernel program rejects frames (all but
+	// Config.All without an expression), which then go uncounted.
+	kernelFilter bool
+	ifindex      int // dev's index at open, to tell why the socket failed (0 if unknown)
 	// lastBlockRead is set once the socket failed and the ring's last,
 	// partly filled block was waited for (Next).
 	lastBlockRead bool
@@ -112,7 +115,8 @@ func openAFPacket(t Target, c Config) (Source, error) {
 	if err != nil {
 		return nil, afpacketOpenError(name, err)
 	}
-	s := &afpacketSource{tp: tp, dev: dev, name: name, snap: c.SnapLenBytes, filter: filter, untagged: untagged, any: any}
+	s := &afpacketSource{tp: tp, dev: dev, name: name, snap: c.SnapLenBytes, filter: filter, untagged: untagged, any: any,
+		kernelFilter: !c.All || c.FilterExpr != ""}
 	if ifi, err := net.InterfaceByName(dev); err == nil && !any {
 		s.ifindex = ifi.Index
 	}
@@ -390,7 +394,7 @@ func (s *afpacketSource) Stats() (Stats, error) {
 	}
 	// tp_packets counts the dropped frames too.
 	inRing := int64(v3.Packets()) - int64(v3.Drops())
-	return Stats{Received: uint64(v3.Packets()), KernelDrops: uint64(v3.Drops()), NotRoCE: s.notRoCE,
+	return Stats{Received: uint64(v3.Packets()), KernelDrops: uint64(v3.Drops()), NotRoCE: s.notRoCE, KernelFilter: s.kernelFilter,
 		RingFilled: uint64(max(inRing-returned.Packets, 0))}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -98,6 +99,11 @@ func TestAFPacketCapturesEveryRoCEFrame(t *testing.T) {
 	if rep.Written != uint64(len(roce)) || rep.KernelDrops != 0 || rep.Captured != rep.Written+rep.Filtered {
 		t.Errorf("report does not account for the frames:\n%s", rep.String())
 	}
+	// The kernel kept the other frames out uncounted: no "0 packets
+	// filtered out" (there were some), nothing said of filtering at all.
+	if !rep.KernelFilter || rep.Filtered != 0 || strings.Contains(rep.String(), "filtered") {
+		t.Errorf("the kernel filter's frames reported as a count:\n%s", rep.String())
+	}
 }
 
 // The snap length cuts frames but keeps their wire length.
@@ -168,8 +174,12 @@ func TestAFPacketRotation(t *testing.T) {
 // With --all the non-RoCE frames are kept too.
 func TestAFPacketAll(t *testing.T) {
 	_, all := mixedTraffic(300, false)
-	_, w := captureReplay(t, all, &Config{All: true}, WriterConfig{}, RunOptions{})
+	rep, w := captureReplay(t, all, &Config{All: true}, WriterConfig{}, RunOptions{})
 	recs, _ := readAll(t, w.Files()[0])
+	// No kernel filter: nothing kept out uncounted, so the count is said.
+	if rep.KernelFilter || !strings.Contains(rep.String(), "\n0 packets filtered out\n") {
+		t.Errorf("with --all:\n%s", rep.String())
+	}
 	// The namespace's own traffic (IPv6 neighbour discovery) may add frames.
 	i := 0
 	for _, r := range recs {

@@ -52,6 +52,10 @@ type Report struct {
 	// filters (--qp, --lid, --opcode), plus the frames dropped in user space
 	// because they are not RoCE (Stats.NotRoCE).
 	Filtered uint64
+	// KernelFilter is set when a kernel filter kept frames out before any
+	// count (Stats.KernelFilter): Filtered is then only what was filtered
+	// in user space, and what the kernel kept out is unknown.
+	KernelFilter bool
 	// Unwritten counts packets taken but lost to a write error.
 	Unwritten uint64
 	// KernelDrops counts packets the kernel dropped because the ring was full.
@@ -239,14 +243,24 @@ func fill(r Report, src Source, start time.Time) Report {
 		r.RingFilled, r.RingSlots = st.RingFilled, st.RingSlots
 		r.Captured += st.NotRoCE
 		r.Filtered += st.NotRoCE
+		r.KernelFilter = st.KernelFilter
 	}
 	return r
 }
 
 // String is the final report's text, one count per line.
 func (r *Report) String() string {
-	s := fmt.Sprintf("%d packets captured on %s in %.3f s\n%d packets written (%d bytes)\n%d packets filtered out\n%d packets dropped by the kernel\n",
-		r.Captured, r.Device, r.Elapsed.Seconds(), r.Written, r.Bytes, r.Filtered, r.KernelDrops)
+	s := fmt.Sprintf("%d packets captured on %s in %.3f s\n%d packets written (%d bytes)\n",
+		r.Captured, r.Device, r.Elapsed.Seconds(), r.Written, r.Bytes)
+	// A count is said only where it is the whole truth: the frames a
+	// kernel filter kept out were never counted.
+	switch {
+	case !r.KernelFilter:
+		s += fmt.Sprintf("%d packets filtered out\n", r.Filtered)
+	case r.Filtered > 0:
+		s += fmt.Sprintf("%d packets filtered out in ibcap (not counting what the kernel filter kept out)\n", r.Filtered)
+	}
+	s += fmt.Sprintf("%d packets dropped by the kernel\n", r.KernelDrops)
 	if r.DeviceDropsKnown {
 		s += fmt.Sprintf("%d packets dropped by the device (out_of_buffer)\n", r.DeviceDrops)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
@@ -47,5 +48,26 @@ func TestRunCount(t *testing.T) {
 	rep, err := Run(context.Background(), src, w, RunOptions{Count: 7})
 	if err != nil || rep.Written != 7 || rep.Captured != 7 {
 		t.Errorf("count 7: %v\n%s", err, rep.String())
+	}
+}
+
+// The report gives a filtered count only where it is the whole truth:
+// after a kernel filter, which counts nothing it rejects, only what ibcap
+// filtered itself, said as such, and nothing when that is none.
+func TestReportFilteredCount(t *testing.T) {
+	for _, c := range []struct {
+		r        Report
+		want     string
+		wantNone bool
+	}{
+		{Report{Filtered: 0}, "\n0 packets filtered out\n", false},
+		{Report{Filtered: 7}, "\n7 packets filtered out\n", false},
+		{Report{Filtered: 0, KernelFilter: true}, "", true},
+		{Report{Filtered: 7, KernelFilter: true}, "\n7 packets filtered out in ibcap (not counting what the kernel filter kept out)\n", false},
+	} {
+		s := c.r.String()
+		if c.wantNone && strings.Contains(s, "filtered") || !strings.Contains(s, c.want) {
+			t.Errorf("%+v:\n%s", c.r, s)
+		}
 	}
 }

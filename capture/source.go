@@ -49,6 +49,13 @@ type Stats struct {
 	// port, which has no kernel filter, every frame of the port the filter
 	// does not keep. Zero with Config.All.
 	NotRoCE uint64
+	// KernelFilter is set when a kernel filter keeps frames out of the
+	// ring (AF_PACKET, unless Config.All without an expression): the
+	// kernel counts no frame it rejects (tp_packets counts what it
+	// passed), so NotRoCE, and the Report's Filtered, count only what was
+	// filtered in user space, and how many frames the kernel kept out is
+	// not known.
+	KernelFilter bool
 	// RingFilled is how full the receive ring is now, in packets: on
 	// AF_PACKET, the frames the kernel put in the ring that Next has not
 	// returned yet; on a verbs port, the receive buffers the device filled

@@ -21,7 +21,7 @@ var (
 	descCapBytes    = counterDesc("ibscope_capture_bytes_captured_total", "Bytes of the frames taken from the ring (after the snap length).")
 	descWritten     = counterDesc("ibscope_capture_packets_written_total", "Packets written to the capture file (or kept, without -w).")
 	descWrittenB    = counterDesc("ibscope_capture_bytes_written_total", "Captured bytes of the packets written.")
-	descFiltered    = counterDesc("ibscope_capture_packets_filtered_total", "Packets taken but not written because of the filters (and non-RoCE frames).")
+	descFiltered    = counterDesc("ibscope_capture_packets_filtered_total", "Packets taken from the ring but not written because of the filters (and non-RoCE frames); frames a kernel filter kept out of the ring are not counted.")
 	descUnwritten   = counterDesc("ibscope_capture_packets_unwritten_total", "Packets taken but lost to a write error.")
 	descKernelDrops = counterDesc("ibscope_capture_packets_dropped_kernel_total", "Packets the kernel dropped because the ring was full (AF_PACKET).")
 	descDevDrops    = counterDesc("ibscope_capture_packets_dropped_device_total", "Packets the RDMA device dropped for lack of a posted buffer (out_of_buffer, whole port).")

@@ -29,8 +29,14 @@ func (s *statusLine) update(r capture.Report) {
 	}
 	pps := float64(r.Written-s.last.Written) / secs
 	bps := float64(r.Bytes-s.last.Bytes) * 8 / secs
-	fmt.Fprintf(s.out, "\r\x1b[K%d packets, %s, %.0f pkt/s, %s, %d filtered, %d dropped",
-		r.Written, units.FormatBytes(r.Bytes), pps, units.FormatBitRate(bps), r.Filtered, r.Dropped())
+	// As in the final report: no filtered count where it would be a false
+	// 0 (what a kernel filter keeps out is never counted).
+	filtered := ""
+	if !r.KernelFilter || r.Filtered > 0 {
+		filtered = fmt.Sprintf(", %d filtered", r.Filtered)
+	}
+	fmt.Fprintf(s.out, "\r\x1b[K%d packets, %s, %.0f pkt/s, %s%s, %d dropped",
+		r.Written, units.FormatBytes(r.Bytes), pps, units.FormatBitRate(bps), filtered, r.Dropped())
 	s.last, s.drawn = r, true
 }
 

@@ -20,6 +20,11 @@ func TestStatusLine(t *testing.T) {
 			t.Errorf("status line %q lacks %q", line, want)
 		}
 	}
+	// After a kernel filter, a filtered count of 0 would be false: left out.
+	s.update(capture.Report{Written: 4000, Bytes: 512_000, KernelFilter: true, Elapsed: 3 * time.Second})
+	if line := b.String()[strings.LastIndex(b.String(), "\r"):]; strings.Contains(line, "filtered") {
+		t.Errorf("status line %q says a filtered count the kernel filter does not give", line)
+	}
 	s.clear()
 	if !strings.HasSuffix(b.String(), "\r\x1b[K") {
 		t.Error("clear did not erase the line")
