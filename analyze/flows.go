@@ -373,7 +373,7 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 	}
 	verdict := protostate.PSNNone
 	if !op.IsAck() || p.HasAETH { // an ACK cut before its AETH may be a NAK
-		_, verdict = f.psn.Add(op, p.PSN, p.Syndrome, p.DMALenB)
+		_, verdict = f.psn.Add(op, p.PSN, p.Syndrome, p.DMALenB, p.TsNs)
 	}
 	f.msgs.add(op, verdict == protostate.PSNDuplicate)
 	switch sp := protostate.SpaceOf(op, p.Syndrome); {

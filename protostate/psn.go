@@ -18,6 +18,9 @@ type PSNStats struct {
 	OutOfOrder uint64 `json:"out_of_order"` // packets behind the head, not seen before (filling a gap)
 	Duplicates uint64 `json:"duplicates"`   // packets whose PSN was seen before: retransmissions
 	Lost       uint64 `json:"lost"`         // Missing never seen afterwards: lost before the capture point
+	// NewSequences counts the times the sequence started again: a QP
+	// number reused by a new connection (newsequence.go).
+	NewSequences uint64 `json:"new_sequences"`
 }
 
 // PSNVerdict is what one packet's PSN says about its sequence.
@@ -220,6 +223,10 @@ func (t *ResponsePSNs) Add(psn uint32, first, last bool) PSNVerdict {
 type QPSequences struct {
 	Requests  RequestPSNs
 	Responses ResponsePSNs
+	// lastNs is the time of the direction's latest packet of either
+	// sequence (a packet out of time order does not move it back), for
+	// startsAnew: a reused QP number leaves the whole direction idle.
+	lastNs int64
 }
 
 // SpaceOf says which sequence a packet of opcode op belongs to; syndrome is
@@ -242,16 +249,26 @@ func SpaceOf(op decode.Opcode, syndrome uint8) PSNSpace {
 	return SpaceRequests
 }
 
-// Add judges one packet: op and psn from its BTH, syndrome from its AETH
-// (ACK opcodes), readDMALenB the RETH's DMA length of an RDMA READ request.
-func (q *QPSequences) Add(op decode.Opcode, psn uint32, syndrome uint8, readDMALenB uint32) (PSNSpace, PSNVerdict) {
+// Add judges one packet captured at tsNs: op and psn from its BTH,
+// syndrome from its AETH (ACK opcodes), readDMALenB the RETH's DMA length
+// of an RDMA READ request. A PSN far from its sequence after the sequence
+// was idle begins a new one (startsAnew).
+func (q *QPSequences) Add(op decode.Opcode, psn uint32, syndrome uint8, readDMALenB uint32, tsNs int64) (PSNSpace, PSNVerdict) {
 	switch sp := SpaceOf(op, syndrome); sp {
 	case SpaceRequests:
 		if !decode.IsReadRequest(op) {
 			readDMALenB = 0
 		}
+		if q.Requests.startsAnew(psn, tsNs-q.lastNs) {
+			q.Requests.restart()
+		}
+		q.lastNs = max(q.lastNs, tsNs)
 		return sp, q.Requests.Add(psn, readDMALenB)
 	case SpaceResponses:
+		if q.Responses.startsAnew(psn, tsNs-q.lastNs) {
+			q.Responses.restart()
+		}
+		q.lastNs = max(q.lastNs, tsNs)
 		if op.IsAck() {
 			return sp, q.Responses.Add(psn, true, true)
 		}
@@ -272,5 +289,5 @@ func (q *QPSequences) AddFrame(f *decode.Frame) (PSNSpace, PSNVerdict) {
 	if f.Has&decode.HasRETH != 0 {
 		dmaLen = f.RETH.DMALen
 	}
-	return q.Add(f.BTH.OpCode, f.BTH.PSN, f.AETH.Syndrome, dmaLen)
+	return q.Add(f.BTH.OpCode, f.BTH.PSN, f.AETH.Syndrome, dmaLen, f.TsNs)
 }

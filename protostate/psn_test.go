@@ -165,7 +165,7 @@ func TestQPSequencesSplit(t *testing.T) {
 		{udSend, 5, 0, 0, SpaceNone, PSNNone},
 		{decode.OpcodeCNP, 0, 0, 0, SpaceNone, PSNNone},
 	} {
-		sp, v := q.Add(p.op, p.psn, p.syndrome, p.dmaLen)
+		sp, v := q.Add(p.op, p.psn, p.syndrome, p.dmaLen, int64(i)*1000)
 		if sp != p.space || v != p.want {
 			t.Errorf("packet %d (%s psn %d): space %d verdict %d, want %d %d", i, p.op, p.psn, sp, v, p.space, p.want)
 		}
@@ -179,15 +179,18 @@ func TestQPSequencesSplit(t *testing.T) {
 }
 
 // FuzzQPSequences: any packet sequence (8 bytes each: opcode, PSN,
-// syndrome, READ length) keeps the counts consistent with the verdicts.
+// syndrome, READ length), 300 ms apart so that sequences left idle start
+// anew, keeps the counts consistent with the verdicts.
 func FuzzQPSequences(f *testing.F) {
 	f.Add([]byte{0x04, 0, 0, 1, 0, 0, 0, 0, 0x0C, 0, 0, 2, 0, 0, 0x10, 0, 0x0D, 0, 0, 2, 0x1F, 0, 0, 0, 0x11, 0xFF, 0xFF, 0xFF, 0x1F, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var q QPSequences
 		var counts [3][5]uint64
+		var n uint64
 		for ; len(b) >= 8; b = b[8:] {
 			psn := uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
-			sp, v := q.Add(decode.Opcode(b[0]), psn, b[4], uint32(b[5])<<16|uint32(b[6])<<8|uint32(b[7]))
+			n++
+			sp, v := q.Add(decode.Opcode(b[0]), psn, b[4], uint32(b[5])<<16|uint32(b[6])<<8|uint32(b[7]), int64(n)*300_000_000)
 			if (sp == SpaceNone) != (v == PSNNone) || sp > SpaceResponses || v > PSNDuplicate {
 				t.Fatalf("opcode 0x%02x: space %d verdict %d", b[0], sp, v)
 			}
@@ -195,7 +198,8 @@ func FuzzQPSequences(f *testing.F) {
 		}
 		for sp, s := range map[PSNSpace]PSNStats{SpaceRequests: q.Requests.Stats(), SpaceResponses: q.Responses.Stats()} {
 			c := counts[sp]
-			if s.Gaps != c[PSNGap] || s.OutOfOrder != c[PSNLate] || s.Duplicates != c[PSNDuplicate] || s.Lost > s.Missing || s.Missing < s.Gaps {
+			if s.Gaps != c[PSNGap] || s.OutOfOrder != c[PSNLate] || s.Duplicates != c[PSNDuplicate] || s.Lost > s.Missing || s.Missing < s.Gaps ||
+				s.NewSequences > c[PSNInOrder] {
 				t.Fatalf("space %d: stats %+v, verdicts %v", sp, s, c)
 			}
 		}

@@ -47,7 +47,10 @@ peer's requests (ACKs and atomic ACKs, which carry the PSN of the request
 they acknowledge, and RDMA READ responses, which take the READ request's
 PSNs). The table's lost, dup and ooo add both; the details below it give
 each. ACKs coalesce, so the response sequence may jump between messages;
-inside a READ response its PSNs must follow one another.
+inside a READ response its PSNs must follow one another. A PSN more than
+65,536 from its sequence after its QP direction was idle for 1 s begins a
+new sequence (a QP number reused by a new connection), counted as such, not
+as a gap or a retransmission.
 
 Frame bytes are the frames as captured; wire bytes what they took on the
 link (RoCE: the frame plus FCS, preamble and inter-frame gap, 24 bytes).
@@ -206,8 +209,12 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 			p    protostate.PSNStats
 		}{{"request", f.PSN}, {"response", f.ResponsePSN}} {
 			if p := sq.p; p != (protostate.PSNStats{}) {
-				fmt.Fprintf(w, "  %s PSNs: %d gaps skipping %d PSNs, %d later filled out of order, %d lost; %d duplicates (retransmissions)\n",
+				fmt.Fprintf(w, "  %s PSNs: %d gaps skipping %d PSNs, %d later filled out of order, %d lost; %d duplicates (retransmissions)",
 					sq.name, p.Gaps, p.Missing, p.OutOfOrder, p.Lost, p.Duplicates)
+				if p.NewSequences > 0 {
+					fmt.Fprintf(w, "; %d new sequences (QP reused)", p.NewSequences)
+				}
+				fmt.Fprintln(w)
 			}
 		}
 		for _, n := range f.NAKs {

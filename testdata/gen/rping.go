@@ -19,6 +19,8 @@ type psnTruth struct {
 	OutOfOrder int `json:"out_of_order"`
 	Duplicates int `json:"duplicates"`
 	Lost       int `json:"lost"`
+	// NewSequences: the rping exchange uses each QP for one connection.
+	NewSequences int `json:"new_sequences"`
 }
 
 // rpingPMTUBytes is the path MTU of the rping capture.
