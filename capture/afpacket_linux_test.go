@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testenv"
@@ -51,6 +50,13 @@ func captureReplay(t *testing.T, frames [][]byte, cfg *Config, wcfg WriterConfig
 // closed writer.
 func captureWhile(t *testing.T, src Source, wcfg WriterConfig, opts RunOptions, send func()) (Report, *Writer) {
 	t.Helper()
+	return captureWhileWriting(t, src, wcfg, opts, func(*Writer) { send() })
+}
+
+// captureWhileWriting is captureWhile whose send sees the writer, to wait
+// for what it has written.
+func captureWhileWriting(t *testing.T, src Source, wcfg WriterConfig, opts RunOptions, send func(*Writer)) (Report, *Writer) {
+	t.Helper()
 	wcfg.LinkType = src.LinkType()
 	w, err := NewWriter(wcfg)
 	if err != nil {
@@ -67,7 +73,7 @@ func captureWhile(t *testing.T, src Source, wcfg WriterConfig, opts RunOptions, 
 		rep, err := Run(ctx, src, w, opts)
 		done <- result{rep, err}
 	}()
-	send()
+	send(w)
 	cancel() // Run drains the ring before it returns
 	res := <-done
 	if res.err != nil {
@@ -250,11 +256,13 @@ func TestAFPacketVLANTags(t *testing.T) {
 	}
 	tx := ns.OpenTx(t)
 	defer tx.Close()
-	rep, w := captureWhile(t, src, WriterConfig{Path: filepath.Join(t.TempDir(), "vlan.pcap")}, RunOptions{}, func() {
+	rep, w := captureWhileWriting(t, src, WriterConfig{Path: filepath.Join(t.TempDir(), "vlan.pcap")}, RunOptions{}, func(w *Writer) {
 		if _, err := tx.Send(sent, len(sent), 10_000); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(100 * time.Millisecond) // past the ring's block timeout
+		// Until the periodic flush wrote them all: the ring's block
+		// timeout hands them over however busy the machine is.
+		testenv.WaitFor(t, 0, "the frames sent in the file", func() bool { n, _ := w.Written(); return n >= uint64(len(want)) })
 	})
 	recs, _ := readAll(t, w.Files()[0])
 	if len(recs) != len(want) {
@@ -294,7 +302,11 @@ func TestAFPacketInterfaceGone(t *testing.T) {
 				if _, err := tx.Send(roce, len(roce), 10_000); err != nil {
 					t.Error(err)
 				}
-				time.Sleep(200 * time.Millisecond) // the ring's block timeout hands them over
+				// Until the ring's block timeout handed them over and a
+				// periodic flush wrote them, however busy the machine is.
+				if !testenv.Poll(0, func() bool { n, _ := w.Written(); return n >= uint64(len(roce)) }) {
+					t.Errorf("the %d frames sent did not reach the file", len(roce))
+				}
 				if out, err := exec.Command("ip", append([]string{"-n", ns.Name}, c.ip...)...).CombinedOutput(); err != nil {
 					t.Errorf("ip %v: %v: %s", c.ip, err, out)
 				}

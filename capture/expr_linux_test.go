@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ibscope/ibscope/capture/internal/libpcap"
+	"github.com/ibscope/ibscope/internal/testcap"
 	"github.com/ibscope/ibscope/internal/testenv"
 	"github.com/ibscope/ibscope/internal/testnetns"
 )
@@ -95,12 +96,18 @@ func captureBesideTcpdump(t *testing.T, ns *testnetns.NS, in string, sent map[st
 	// (256 KiB by default), so tcpdump's default 2 MB buffer holds 8 frames
 	// and a busy machine makes it drop; a 9216-byte snap (above every frame
 	// sent) and a 64 MB buffer hold the whole replay.
-	td := startTcpdumpIn(t, ns, "-i", ns.Capture, "-n", "--immediate-mode", "-s", "9216", "-B", "65536", "-Z", "root", "-w", theirs, expr)
+	td := startTcpdumpIn(t, ns, "-i", ns.Capture, "-n", "--immediate-mode", "-U", "-s", "9216", "-B", "65536", "-Z", "root", "-w", theirs, expr)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := Run(ctx, src, w, RunOptions{}); done <- err }()
 	ns.Replay(t, in)
-	time.Sleep(300 * time.Millisecond)
+	// Until both files hold the same frames of those sent (tcpdump -U
+	// writes each as it comes, Run at its periodic flush): what either
+	// still had in hand when stopped would be lost to the comparison.
+	testenv.Poll(0, func() bool {
+		a, b := sentOnlyNow(ours, sent), sentOnlyNow(theirs, sent)
+		return a > 0 && a == b
+	})
 	cancel()
 	td.Process.Signal(os.Interrupt)
 	if err := <-done; err != nil {
@@ -111,6 +118,19 @@ func captureBesideTcpdump(t *testing.T, ns *testnetns.NS, in string, sent map[st
 	}
 	<-td.waited
 	return sentOnly(t, ours, sent), sentOnly(t, theirs, sent), td.log.String()
+}
+
+// sentOnlyNow counts the frames among those sent that the capture file at
+// path holds so far, whole.
+func sentOnlyNow(path string, sent map[string]bool) int {
+	recs, _, _ := testcap.FileRecords(path)
+	n := 0
+	for _, r := range recs {
+		if sent[string(r)] {
+			n++
+		}
+	}
+	return n
 }
 
 // sentOnly reads a capture's frames that are among those sent, leaving out

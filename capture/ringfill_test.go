@@ -3,9 +3,9 @@ package capture
 import (
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/ibscope/ibscope/internal/fakeverbs"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // The AF_PACKET ring's fill level counts the frames the kernel put in it
@@ -34,9 +34,7 @@ func TestAFPacketRingFilled(t *testing.T) {
 		return st
 	}
 	// The frames cross the veth pair in a softirq: wait for the last.
-	for deadline := time.Now().Add(2 * time.Second); filled().RingFilled < want && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Poll(0, func() bool { return filled().RingFilled >= want })
 	if st := filled(); st.RingFilled != want || st.RingSlots != 0 {
 		t.Fatalf("before reading: ring filled %d of %d slots, want %d of 0 (slots unknown)", st.RingFilled, st.RingSlots, want)
 	}

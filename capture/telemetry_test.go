@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibscope/ibscope/internal/testenv"
 	"github.com/ibscope/ibscope/telemetry"
 )
 
@@ -49,14 +50,16 @@ func TestTelemetrySidecar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Let the counter move between samples, as traffic would.
-	for i := 0; i < 5; i++ {
-		time.Sleep(15 * time.Millisecond)
-		// Replace the file whole: sysfs never shows a half-written value.
-		tmp := filepath.Join(root, "new")
-		os.WriteFile(tmp, []byte("2000\n"), 0o644)
-		os.Rename(tmp, filepath.Join(telemetry.SysfsPortDir(root, "mlx5_1", 1), "counters/port_xmit_data"))
-	}
+	// Let the counter move between samples, as traffic would: a sample
+	// of the old value first, then of the new one, however slowly the
+	// sampler runs on a busy machine.
+	testenv.WaitFor(t, 0, "a first sample", func() bool { return tel.sampler.Samples() >= 1 })
+	// Replace the file whole: sysfs never shows a half-written value.
+	tmp := filepath.Join(root, "new")
+	os.WriteFile(tmp, []byte("2000\n"), 0o644)
+	os.Rename(tmp, filepath.Join(telemetry.SysfsPortDir(root, "mlx5_1", 1), "counters/port_xmit_data"))
+	after := tel.sampler.Samples()
+	testenv.WaitFor(t, 0, "a sample after the counter moved", func() bool { return tel.sampler.Samples() > after })
 	rep, err := tel.Stop()
 	if err != nil {
 		t.Fatal(err)
@@ -122,12 +125,8 @@ func TestTelemetryDeviceGoneIsNoError(t *testing.T) {
 	}
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d samples, failures %+v", what, tel.sampler.Samples(), tel.sampler.Failures())
-			}
-			time.Sleep(time.Millisecond)
+		if !testenv.Poll(0, ok) {
+			t.Fatalf("%s: %d samples, failures %+v", what, tel.sampler.Samples(), tel.sampler.Failures())
 		}
 	}
 	dev := filepath.Join(telemetry.SysfsClassDir(root), "rxe0")

@@ -17,6 +17,7 @@ import (
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // memSource hands out frames, then io.EOF: a capture without a device.
@@ -394,11 +395,7 @@ func TestAnalysisWakesAfterIdle(t *testing.T) {
 	defer l.Finish(capture.Report{})
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); !ok(); time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("after 5 s: %s", what)
-			}
-		}
+		testenv.WaitFor(t, 0, what, ok)
 	}
 	waitFor("the idle analysis has not parked", l.tap.parked.Load)
 	src := l.Source(flowFrames(t, 1, 3))

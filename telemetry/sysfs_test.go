@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 func TestReadSysfsFixture(t *testing.T) {
@@ -144,12 +146,8 @@ func TestSysfsSampler(t *testing.T) {
 	// out_of_sequence (a 32-bit Q counter) wraps at 2^32, port_xmit_wait
 	// disappears for a while.
 	waitSamples := func(n uint64) {
-		deadline := time.Now().Add(5 * time.Second)
-		for s.Samples() < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("sampler stuck at %d samples", s.Samples())
-			}
-			time.Sleep(2 * time.Millisecond)
+		if !testenv.Poll(0, func() bool { return s.Samples() >= n }) {
+			t.Fatalf("sampler stuck at %d samples", s.Samples())
 		}
 	}
 	for step := 1; step <= 4; step++ {
@@ -160,13 +158,7 @@ func TestSysfsSampler(t *testing.T) {
 			os.Remove(filepath.Join(base, "counters", PortXmitWait))
 			// Until a sample missed it: on a busy machine two samples may
 			// come back to back, both before the removal.
-			deadline := time.Now().Add(5 * time.Second)
-			for s.Failures().Reads == 0 {
-				if time.Now().After(deadline) {
-					t.Fatal("no sample missed the removed port_xmit_wait")
-				}
-				time.Sleep(2 * time.Millisecond)
-			}
+			testenv.WaitFor(t, 0, "a sample that missed the removed port_xmit_wait", func() bool { return s.Failures().Reads > 0 })
 		}
 		if step == 3 {
 			writeFileAtomic(t, filepath.Join(base, "counters", PortXmitWait), "77")

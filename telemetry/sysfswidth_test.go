@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // Counter widths come from what the device and the file say: mlx5's Q
@@ -96,12 +98,8 @@ func TestSysfsSamplerDeviceGoneAndBack(t *testing.T) {
 	go func() { done <- s.Run(ctx) }()
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d samples, failures %+v", what, s.Samples(), s.Failures())
-			}
-			time.Sleep(time.Millisecond)
+		if !testenv.Poll(0, ok) {
+			t.Fatalf("%s: %d samples, failures %+v", what, s.Samples(), s.Failures())
 		}
 	}
 	waitFor("samples before", func() bool { return s.Samples() >= 3 })

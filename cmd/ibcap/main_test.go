@@ -64,6 +64,7 @@ type ibcapProc struct {
 	cmd    *exec.Cmd
 	stderr bytes.Buffer
 	done   chan error
+	read   chan struct{} // closed when all of stderr has been read
 }
 
 // startIbcap starts ibcap in the namespace and waits until its capture is
@@ -78,7 +79,7 @@ func startIbcap(t *testing.T, ns *testnetns.NS, stdout io.Writer, args ...string
 // startCmd starts an ibcap command and waits until its capture is open.
 func startCmd(t *testing.T, cmd *exec.Cmd) *ibcapProc {
 	t.Helper()
-	p := &ibcapProc{cmd: cmd, done: make(chan error, 1)}
+	p := &ibcapProc{cmd: cmd, done: make(chan error, 1), read: make(chan struct{})}
 	pr, pw := io.Pipe()
 	p.cmd.Stderr = pw
 	if err := p.cmd.Start(); err != nil {
@@ -87,6 +88,7 @@ func startCmd(t *testing.T, cmd *exec.Cmd) *ibcapProc {
 	t.Cleanup(func() { p.cmd.Process.Kill() })
 	ready := make(chan bool, 1)
 	go func() {
+		defer close(p.read)
 		sc := bufio.NewScanner(pr)
 		said := false
 		for sc.Scan() {
@@ -110,7 +112,7 @@ func startCmd(t *testing.T, cmd *exec.Cmd) *ibcapProc {
 		if !ok {
 			t.Fatalf("ibcap exited before capturing: %v\n%s", <-p.done, p.stderr.String())
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(testenv.WaitDeadline):
 		t.Fatalf("ibcap did not start capturing:\n%s", p.stderr.String())
 	}
 	return p
@@ -120,7 +122,7 @@ func (p *ibcapProc) wait(t *testing.T) error {
 	t.Helper()
 	select {
 	case err := <-p.done:
-		time.Sleep(10 * time.Millisecond) // let the stderr reader finish
+		<-p.read // all it said, to the last line
 		return err
 	case <-time.After(60 * time.Second):
 		t.Fatalf("ibcap did not exit:\n%s", p.stderr.String())
@@ -198,24 +200,14 @@ func TestIbcapSIGKILL(t *testing.T) {
 	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out)
 	ns.Replay(t, bundled, "--pps=50000")
 	// No signal: the periodic flush alone must bring every frame to disk.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got, err := readRecords(t, out)
-		if err == nil && len(got) == len(want) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 20 s the file holds %d of %d frames (%v)", len(got), len(want), err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitRecords(t, out, len(want))
 	// Now kill it while traffic flows, in the middle of whatever it does.
 	replay := ns.Command("tcpreplay", "-q", "-i", "vsend", "--loop=0", "--pps=20000", bundled)
 	if err := replay.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer replay.Process.Kill()
-	time.Sleep(1500 * time.Millisecond)
+	waitRecords(t, out, len(want)+1) // a periodic flush brought some of it
 	p.cmd.Process.Kill()
 	p.wait(t)
 	replay.Process.Kill()
@@ -414,5 +406,20 @@ func TestIbcapPcapngDescribesCapture(t *testing.T) {
 		if !strings.Contains(string(info), s) {
 			t.Errorf("capinfos does not say %q:\n%s", s, info)
 		}
+	}
+}
+
+// waitRecords waits until the capture file at path holds at least n
+// whole records (the periodic flush writes them), failing after
+// testenv.WaitDeadline.
+func waitRecords(t *testing.T, path string, n int) {
+	t.Helper()
+	var got [][]byte
+	var err error
+	if !testenv.Poll(0, func() bool {
+		got, err = readRecords(t, path)
+		return len(got) >= n
+	}) {
+		t.Fatalf("after %v %s holds %d of %d records (%v)", testenv.WaitDeadline, path, len(got), n, err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ibscope/ibscope/internal/fakeverbs"
 	"github.com/ibscope/ibscope/internal/testcap"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // freeAddr is a loopback address with a port nothing listens on now.
@@ -114,7 +115,7 @@ func TestMetricsDuringCapture(t *testing.T) {
 	p := v.start(t, "-i", "fake_1", "--metrics", addr, "--metrics-flows", "3", "--metrics-linger", "60s",
 		"--metrics-ipd-edges", "500ns,1us,2us,1ms")
 	var mf map[string]*dto.MetricFamily
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testenv.WaitDeadline)
 	for {
 		mf = scrape(t, addr)
 		if n, _ := value(mf, "ibscope_flow_packets_total"); n > 0 {
@@ -185,7 +186,7 @@ func TestMetricsDuringCapture(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(10 * time.Second)
+	deadline = time.Now().Add(testenv.WaitDeadline)
 	for {
 		mf = scrape(t, addr)
 		if s, _ := value(mf, "ibscope_capture_stopped"); s == 1 {

@@ -24,17 +24,22 @@ func TestIbcapBesideTcpdump(t *testing.T) {
 	ns := newNetns(t)
 	testenv.MustHaveTool(t, "tcpdump")
 	dir := t.TempDir()
-	ib, td := startBoth(t, ns, dir)
+	ib, td := startBoth(t, ns, dir, "--immediate-mode", "-U")
 	ns.Replay(t, bundled, "--pps=20000")
-	// Past libpcap's 1 s TPACKET_V3 block timeout, so that tcpdump has
-	// written what it took before it is stopped.
-	time.Sleep(1500 * time.Millisecond)
-	stopBoth(t, ib, td)
-
 	var want [][]byte
 	for _, f := range bundledRoCE(t) {
 		want = append(want, f[:min(len(f), 128)])
 	}
+	// Both have written what they took before they are stopped: ibcap
+	// every frame, tcpdump (--immediate-mode -U: each frame as it comes,
+	// not at libpcap's block timeout) at least one.
+	waitRecords(t, filepath.Join(dir, "ibcap.pcap"), len(want))
+	testenv.WaitFor(t, 0, "tcpdump's first frame in its file", func() bool {
+		recs, _ := readRecords(t, filepath.Join(dir, "tcpdump.pcap"))
+		return len(recs) > 0
+	})
+	stopBoth(t, ib, td)
+
 	got, err := readRecords(t, filepath.Join(dir, "ibcap.pcap"))
 	if err != nil {
 		t.Fatal(err)
@@ -61,12 +66,13 @@ func TestIbcapBesideTcpdump(t *testing.T) {
 }
 
 // startBoth starts ibcap and tcpdump side by side on vcap, alike: snap
-// length 128, RoCE frames only, writing ibcap.pcap and tcpdump.pcap in dir.
-func startBoth(t *testing.T, ns *testnetns.NS, dir string) (*ibcapProc, *exec.Cmd) {
+// length 128, RoCE frames only, writing ibcap.pcap and tcpdump.pcap in dir;
+// tcpdumpExtra are more options of tcpdump's.
+func startBoth(t *testing.T, ns *testnetns.NS, dir string, tcpdumpExtra ...string) (*ibcapProc, *exec.Cmd) {
 	t.Helper()
 	ib := startIbcap(t, ns, nil, "-i", "vcap", "-s", "128", "-w", filepath.Join(dir, "ibcap.pcap"))
-	td := startTcpdump(t, ns, "-i", "vcap", "-s", "128", "-n", "-Z", "root", "-w", filepath.Join(dir, "tcpdump.pcap"),
-		"udp dst port 4791 or ether proto 0x8915")
+	args := append([]string{"-i", "vcap", "-s", "128", "-n", "-Z", "root", "-w", filepath.Join(dir, "tcpdump.pcap")}, tcpdumpExtra...)
+	td := startTcpdump(t, ns, append(args, "udp dst port 4791 or ether proto 0x8915")...)
 	return ib, td
 }
 

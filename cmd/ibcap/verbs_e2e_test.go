@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -281,18 +282,7 @@ func TestIbcapVerbsSIGKILL(t *testing.T) {
 	v := newVerbsCaseGap(t, 2500, 200, false, 2_000_000, fakeverbs.Config{Pace: true})
 	out := filepath.Join(t.TempDir(), "out.pcap")
 	p := v.start(t, "-i", "fake_1", "-w", out)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		recs, _, err := testcap.FileRecords(out)
-		if err == nil && len(recs) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 20 s the file holds no frame (%v)", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond)
+	waitRecords(t, out, 1) // killed while the feed runs, whenever that is
 	p.cmd.Process.Kill()
 	p.wait(t)
 	recs, frames := readPackets(t, out)
@@ -309,7 +299,10 @@ func TestIbcapVerbsTelemetry(t *testing.T) {
 	v := newVerbsCase(t, 20, 200, false, fakeverbs.Config{})
 	out := filepath.Join(t.TempDir(), "out.pcap")
 	p := v.start(t, "-i", "fake_1", "-w", out, "--telemetry", "50ms")
-	time.Sleep(300 * time.Millisecond)
+	testenv.WaitFor(t, 0, "two telemetry samples", func() bool {
+		b, _ := os.ReadFile(out + capture.TelemetrySuffix)
+		return bytes.Count(b, []byte("\n1,")) > 0 && bytes.Count(b, []byte("\n2,")) > 0
+	})
 	p.cmd.Process.Signal(os.Interrupt)
 	if err := p.wait(t); err != nil {
 		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())

@@ -37,7 +37,7 @@ func Poll(timeout time.Duration, cond func() bool) bool {
 			return false
 		}
 		time.Sleep(pause)
-		pause = min(2*pause, 50*time.Millisecond)
+		pause = min(2*pause, 200*time.Millisecond)
 	}
 	return true
 }
