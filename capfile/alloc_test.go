@@ -20,7 +20,7 @@ func memCapture(t testing.TB, linkType, n int, frames ...[]byte) []byte {
 		t.Fatal(err)
 	}
 	for i := 0; i < n; i++ {
-		if err := w.WritePacket(int64(i)*137, frames[i%len(frames)], uint8(i%2)); err != nil {
+		if err := w.WritePacket(&Packet{TsNs: int64(i) * 137, Data: frames[i%len(frames)], Iface: uint8(i % 2)}); err != nil {
 			t.Fatal(err)
 		}
 	}

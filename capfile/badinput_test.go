@@ -107,7 +107,7 @@ func writeCapture(t testing.TB, linkType int, pkts ...[]byte) string {
 		t.Fatal(err)
 	}
 	for i, p := range pkts {
-		if err := w.WritePacket(int64(i+1)*1000, p, 0); err != nil {
+		if err := w.WritePacket(&Packet{TsNs: int64(i+1) * 1000, Data: p}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -45,10 +45,10 @@ func erfTwins(t testing.TB) (raw, pcap []byte) {
 		{decode.ERFTypeInfiniBand, ib[:30], len(ib), 0, 1_700_000_001_000_000_000, false},
 	}
 	for _, p := range pkts {
-		if raw, err = rawEnc.AppendERF(raw, p.tsNs, p.typ, p.data, p.wireLen, p.iface); err != nil {
+		if raw, err = rawEnc.AppendPacket(raw, &Packet{TsNs: p.tsNs, ERFType: p.typ, Data: p.data, WireLenBytes: p.wireLen, Iface: p.iface}); err != nil {
 			t.Fatal(err)
 		}
-		if pcap, err = pcapEnc.AppendERF(pcap, p.tsNs, p.typ, p.data, p.wireLen, p.iface); err != nil {
+		if pcap, err = pcapEnc.AppendPacket(pcap, &Packet{TsNs: p.tsNs, ERFType: p.typ, Data: p.data, WireLenBytes: p.wireLen, Iface: p.iface}); err != nil {
 			t.Fatal(err)
 		}
 		if p.padAfter { // a padding record (type 48): no packet

@@ -27,8 +27,8 @@ func ExamplePcapWriter() {
 	decode.SealNative(pkt)                                                                   // ICRC and VCRC
 	check(gopacket.SerializeLayers(buf, opts, &decode.LinkFCP{FCTBS: 10, VL: 0, FCCL: 200})) // LPCRC computed
 	fcp := append([]byte(nil), buf.Bytes()...)
-	check(w.WritePacket(1_000_000_000, pkt, 0))
-	check(w.WritePacket(1_000_000_500, fcp, 1))
+	check(w.WritePacket(&capfile.Packet{TsNs: 1_000_000_000, Data: pkt}))
+	check(w.WritePacket(&capfile.Packet{TsNs: 1_000_000_500, Data: fcp, Iface: 1}))
 	check(w.Flush())
 
 	r, err := capfile.NewReader(&file, "example.pcap")

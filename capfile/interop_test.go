@@ -420,7 +420,7 @@ func erfCopy(t *testing.T, path string) string {
 			data = append(data[:decode.LinkFCPLen:decode.LinkFCPLen], make([]byte, linkPadBytes-decode.LinkFCPLen)...)
 			fr.WireLen = linkPadBytes
 		}
-		if err := w.WriteERF(fr.TsNs, typ, data, fr.WireLen, iface); err != nil {
+		if err := w.WritePacket(&Packet{TsNs: fr.TsNs, ERFType: typ, Data: data, WireLenBytes: fr.WireLen, Iface: iface}); err != nil {
 			t.Fatal(err)
 		}
 	}

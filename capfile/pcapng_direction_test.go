@@ -21,7 +21,7 @@ func TestPcapngDirection(t *testing.T) {
 		}
 		for i, d := range dirs {
 			pkt := make([]byte, 61+i) // an Ethernet frame of odd size; its contents do not matter here
-			if err := w.WritePacketDir(int64(1_700_000_000_000_000_000+i), pkt, len(pkt), 0, d); err != nil {
+			if err := w.WritePacket(&Packet{TsNs: int64(1_700_000_000_000_000_000 + i), Data: pkt, Direction: d}); err != nil {
 				t.Fatal(err)
 			}
 		}

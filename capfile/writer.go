@@ -83,7 +83,7 @@ func NewEncoder(cfg EncoderConfig) (*Encoder, error) {
 // LinkType returns the link type the file declares.
 func (e *Encoder) LinkType() int { return e.cfg.LinkType }
 
-// MaxRecordBytes is the most AppendPacket or AppendERF appends for one
+// MaxRecordBytes is the most AppendPacket appends for one
 // packet: the record or block header, the ERF record's overhead and
 // padding, and SnapLenBytes of packet.
 func (e *Encoder) MaxRecordBytes() int {
@@ -144,37 +144,60 @@ func (e *Encoder) ngTime(tsNs int64) uint64 {
 	return uint64(tsNs)
 }
 
-// AppendPacket appends the record of a packet of wireLenBytes captured at
-// tsNs (ns since the Unix epoch), of which captured was kept. iface is the
-// capture interface or direction (0-3); only ERF records keep it. In an ERF
-// file the record type follows from EncoderConfig.ERFEthernet and the
-// packet's length (ERFTypeFor). dir, when known, goes in a pcapng
-// packet block's epb_flags.
-func (e *Encoder) AppendPacket(dst []byte, tsNs int64, captured []byte, wireLenBytes int, iface uint8, dir decode.Direction) ([]byte, error) {
-	if e.cfg.LinkType != decode.LinkTypeERF {
-		return e.appendRecord(dst, tsNs, captured, wireLenBytes, dir), nil
+// Packet is one packet as a capture file records it, from the capture
+// backend that took it (capture.Source) to the record that keeps it.
+type Packet struct {
+	// Data holds the captured bytes: the whole packet, or its first bytes
+	// when a snap length cut it. A backend's Data is only valid until its
+	// next packet, because backends hand out their ring memory.
+	Data []byte
+	// TsNs is the capture time in ns since the Unix epoch.
+	TsNs int64
+	// WireLenBytes is the packet's length on the wire in bytes, larger than
+	// len(Data) when a snap length cut it (an ERF record then sets its
+	// truncated flag); 0 means len(Data), the whole packet.
+	WireLenBytes int
+	// Iface is the capture interface or direction (0-3) an ERF record
+	// keeps in its flags; other formats drop it.
+	Iface uint8
+	// Direction is which way the packet went, when known; a pcapng packet
+	// block keeps it in epb_flags.
+	Direction decode.Direction
+	// ERFType is the record type in an ERF file (types 21, 25, 2, ...); 0
+	// takes it from the packet's length and EncoderConfig.ERFEthernet
+	// (ERFTypeFor). Only ERF files have one.
+	ERFType uint8
+}
+
+// wireLen is the packet's length on the wire.
+func (p *Packet) wireLen() int {
+	if p.WireLenBytes == 0 {
+		return len(p.Data)
 	}
-	return e.appendERF(dst, tsNs, ERFTypeFor(wireLenBytes, e.cfg.ERFEthernet), captured, wireLenBytes, iface, dir)
+	return p.WireLenBytes
 }
 
-// AppendERF appends the record of an ERF record of type erfType holding
-// captured (AppendERFRecord). Only for LinkTypeERF files.
-func (e *Encoder) AppendERF(dst []byte, tsNs int64, erfType uint8, captured []byte, wireLenBytes int, iface uint8) ([]byte, error) {
-	return e.appendERF(dst, tsNs, erfType, captured, wireLenBytes, iface, decode.DirectionUnknown)
-}
-
-func (e *Encoder) appendERF(dst []byte, tsNs int64, erfType uint8, captured []byte, wireLenBytes int, iface uint8, dir decode.Direction) ([]byte, error) {
+// AppendPacket appends the record of packet p.
+func (e *Encoder) AppendPacket(dst []byte, p *Packet) ([]byte, error) {
+	wire := p.wireLen()
 	if e.cfg.LinkType != decode.LinkTypeERF {
-		return dst, fmt.Errorf("ERF record in a file of link type %d", e.cfg.LinkType)
+		if p.ERFType != 0 {
+			return dst, fmt.Errorf("ERF record in a file of link type %d", e.cfg.LinkType)
+		}
+		return e.appendRecord(dst, p.TsNs, p.Data, wire, p.Direction), nil
+	}
+	erfType := p.ERFType
+	if erfType == 0 {
+		erfType = ERFTypeFor(wire, e.cfg.ERFEthernet)
+	}
+	if e.cfg.RawERF {
+		return AppendERFRecord(dst, p.TsNs, erfType, p.Data, wire, p.Iface)
 	}
 	var err error
-	if e.cfg.RawERF {
-		return AppendERFRecord(dst, tsNs, erfType, captured, wireLenBytes, iface)
-	}
-	if e.rec, err = AppendERFRecord(e.rec[:0], tsNs, erfType, captured, wireLenBytes, iface); err != nil {
+	if e.rec, err = AppendERFRecord(e.rec[:0], p.TsNs, erfType, p.Data, wire, p.Iface); err != nil {
 		return dst, err
 	}
-	return e.appendRecord(dst, tsNs, e.rec, erfWireLenBytes(len(e.rec), len(captured), wireLenBytes), dir), nil
+	return e.appendRecord(dst, p.TsNs, e.rec, erfWireLenBytes(len(e.rec), len(p.Data), wire), p.Direction), nil
 }
 
 func (e *Encoder) appendRecord(dst []byte, tsNs int64, data []byte, wireLenBytes int, dir decode.Direction) []byte {
@@ -231,33 +254,10 @@ func NewPcapWriterConfig(w io.Writer, cfg EncoderConfig) (*PcapWriter, error) {
 	return pw, nil
 }
 
-// WritePacket writes one whole packet captured at tsNs (ns since the Unix
-// epoch). iface is the capture interface or direction (0-3); only ERF records
-// keep it.
-func (w *PcapWriter) WritePacket(tsNs int64, pkt []byte, iface uint8) error {
-	return w.WritePacketCut(tsNs, pkt, len(pkt), iface)
-}
-
-// WritePacketCut writes a packet of wireLenBytes of which only captured was
-// kept (a snap length cut; an ERF record says so with its truncated flag).
-func (w *PcapWriter) WritePacketCut(tsNs int64, captured []byte, wireLenBytes int, iface uint8) error {
-	return w.WritePacketDir(tsNs, captured, wireLenBytes, iface, decode.DirectionUnknown)
-}
-
-// WritePacketDir is WritePacketCut for a packet that went in direction dir,
-// which a pcapng file records in epb_flags.
-func (w *PcapWriter) WritePacketDir(tsNs int64, captured []byte, wireLenBytes int, iface uint8, dir decode.Direction) error {
+// WritePacket writes the record of packet p.
+func (w *PcapWriter) WritePacket(p *Packet) error {
 	var err error
-	w.buf, err = w.enc.AppendPacket(w.buf[:0], tsNs, captured, wireLenBytes, iface, dir)
-	return w.write(err)
-}
-
-// WriteERF writes one ERF record of type erfType holding captured, the first
-// bytes of a packet of wireLenBytes (for Ethernet types, wireLenBytes counts
-// the FCS when captured ends with one). Only for LinkTypeERF files.
-func (w *PcapWriter) WriteERF(tsNs int64, erfType uint8, captured []byte, wireLenBytes int, iface uint8) error {
-	var err error
-	w.buf, err = w.enc.AppendERF(w.buf[:0], tsNs, erfType, captured, wireLenBytes, iface)
+	w.buf, err = w.enc.AppendPacket(w.buf[:0], p)
 	return w.write(err)
 }
 

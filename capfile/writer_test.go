@@ -160,7 +160,7 @@ func TestEncoderFiles(t *testing.T) {
 			b := enc.AppendHeader(nil)
 			for _, r := range writerRecs {
 				n := len(b)
-				if b, err = enc.AppendPacket(b, r.tsNs, r.data, r.wire, uint8(r.iface), decode.DirectionUnknown); err != nil {
+				if b, err = enc.AppendPacket(b, &Packet{TsNs: r.tsNs, Data: r.data, WireLenBytes: r.wire, Iface: uint8(r.iface)}); err != nil {
 					t.Fatal(err)
 				}
 				if len(b)-n > enc.MaxRecordBytes() {

@@ -15,6 +15,7 @@ import (
 	"github.com/gopacket/gopacket/afpacket"
 	"golang.org/x/sys/unix"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -214,19 +215,19 @@ func ringHeader(data []byte, ifindex int) ([]byte, bool) {
 // 802.1ad) tag after the SLL2 header, the protocol naming it, as one sent
 // in line is. Frames of interfaces without an Ethernet header are refused:
 // RoCE runs on Ethernet.
-func (s *afpacketSource) sll2Record(data []byte, ci gopacket.CaptureInfo, tsNs int64) (Packet, bool) {
+func (s *afpacketSource) sll2Record(data []byte, ci gopacket.CaptureInfo, tsNs int64) (capfile.Packet, bool) {
 	if len(data) < etherHeaderLen {
-		return Packet{}, false
+		return capfile.Packet{}, false
 	}
 	hdr, ok := ringHeader(data, ci.InterfaceIndex)
 	if !ok {
-		return Packet{}, false
+		return capfile.Packet{}, false
 	}
 	ne := binary.NativeEndian
 	sll := hdr[afpHdrSockaddr:]
 	hatype, pkttype := ne.Uint16(sll[8:]), sll[10]
 	if hatype != unix.ARPHRD_ETHER && hatype != unix.ARPHRD_LOOPBACK {
-		return Packet{}, false
+		return capfile.Packet{}, false
 	}
 	proto := binary.BigEndian.Uint16(data[etherTypeOffset:])
 	status := ne.Uint32(hdr[afpHdrStatus:])
@@ -256,7 +257,7 @@ func (s *afpacketSource) sll2Record(data []byte, ci gopacket.CaptureInfo, tsNs i
 	if len(r) > s.snap {
 		r = r[:s.snap]
 	}
-	return Packet{Data: r, TsNs: tsNs, WireLenBytes: wire, Direction: pktDirection(pkttype)}, true
+	return capfile.Packet{Data: r, TsNs: tsNs, WireLenBytes: wire, Direction: pktDirection(pkttype)}, true
 }
 
 // pktDirection is the direction of a frame of sll_pkttype t.
@@ -280,12 +281,12 @@ func afpacketOpenError(dev string, err error) error {
 	return fmt.Errorf("capture on %s: %w", dev, err)
 }
 
-func (s *afpacketSource) Next() (Packet, error) {
+func (s *afpacketSource) Next() (capfile.Packet, error) {
 	for {
 		data, ci, err := s.tp.ZeroCopyReadPacketData()
 		if err != nil {
 			if errors.Is(err, afpacket.ErrTimeout) {
-				return Packet{}, ErrTimeout
+				return capfile.Packet{}, ErrTimeout
 			}
 			if errors.Is(err, afpacket.ErrPoll) {
 				if !s.lastBlockRead {
@@ -297,9 +298,9 @@ func (s *afpacketSource) Next() (Packet, error) {
 					time.Sleep(2 * afpBlockTimeout)
 					continue
 				}
-				return Packet{}, s.pollError(err)
+				return capfile.Packet{}, s.pollError(err)
 			}
-			return Packet{}, fmt.Errorf("capture on %s: %w", s.name, err)
+			return capfile.Packet{}, fmt.Errorf("capture on %s: %w", s.name, err)
 		}
 		// The socket sees every frame between its creation and the filter's
 		// attachment; those few are dropped here by the same rule.
@@ -320,7 +321,7 @@ func (s *afpacketSource) Next() (Packet, error) {
 		if len(data) > s.snap {
 			data = data[:s.snap]
 		}
-		return Packet{Data: data, TsNs: tsNs, WireLenBytes: ci.Length, Direction: dir}, nil
+		return capfile.Packet{Data: data, TsNs: tsNs, WireLenBytes: ci.Length, Direction: dir}, nil
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -15,13 +16,13 @@ type memSource struct {
 	i, n   int
 }
 
-func (s *memSource) Next() (Packet, error) {
+func (s *memSource) Next() (capfile.Packet, error) {
 	if s.i >= s.n {
-		return Packet{}, io.EOF
+		return capfile.Packet{}, io.EOF
 	}
 	f := s.frames[s.i%len(s.frames)]
 	s.i++
-	return Packet{Data: f[:min(128, len(f))], TsNs: int64(s.i), WireLenBytes: len(f)}, nil
+	return capfile.Packet{Data: f[:min(128, len(f))], TsNs: int64(s.i), WireLenBytes: len(f)}, nil
 }
 func (s *memSource) LinkType() int         { return decode.LinkTypeEthernet }
 func (s *memSource) Stats() (Stats, error) { return Stats{}, nil }

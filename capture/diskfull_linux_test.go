@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testenv"
 )
@@ -26,7 +27,7 @@ func TestWriterDiskFull(t *testing.T) {
 	var werr error
 	n := 0
 	for ; n < 1000 && werr == nil; n++ {
-		werr = w.Write(&Packet{Data: frame, TsNs: int64(n), WireLenBytes: len(frame)})
+		werr = w.Write(&capfile.Packet{Data: frame, TsNs: int64(n), WireLenBytes: len(frame)})
 		if werr == nil && n%10 == 9 {
 			werr = w.Flush()
 		}
@@ -37,7 +38,7 @@ func TestWriterDiskFull(t *testing.T) {
 	if !errors.Is(werr, syscall.ENOSPC) || !strings.Contains(werr.Error(), "last whole record") {
 		t.Errorf("error %q: want ENOSPC and where the file ends", werr)
 	}
-	if err := w.Write(&Packet{Data: frame, WireLenBytes: len(frame)}); err == nil {
+	if err := w.Write(&capfile.Packet{Data: frame, WireLenBytes: len(frame)}); err == nil {
 		t.Error("write after a failed write succeeded")
 	}
 	w.Close()

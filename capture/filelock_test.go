@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -31,7 +32,7 @@ func TestWriterSecondCaptureRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range 40 {
-				if err := first.Write(&Packet{Data: frame, TsNs: int64(i+1) * 1e6, WireLenBytes: len(frame)}); err != nil {
+				if err := first.Write(&capfile.Packet{Data: frame, TsNs: int64(i+1) * 1e6, WireLenBytes: len(frame)}); err != nil {
 					t.Fatal(err)
 				}
 			}

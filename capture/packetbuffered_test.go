@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 )
 
@@ -37,7 +38,7 @@ type watchedSource struct {
 	seenAt []int
 }
 
-func (s *watchedSource) Next() (Packet, error) {
+func (s *watchedSource) Next() (capfile.Packet, error) {
 	s.seenAt = append(s.seenAt, s.out.Len())
 	return s.memSource.Next()
 }

@@ -58,22 +58,9 @@ type Report struct {
 	KernelFilter bool
 	// Unwritten counts packets taken but lost to a write error.
 	Unwritten uint64
-	// KernelDrops counts packets the kernel dropped because the ring was full.
-	KernelDrops uint64
-	// DeviceDrops counts packets the RDMA device dropped for lack of a
-	// posted buffer (hw_counters/out_of_buffer, whole port); valid when
-	// DeviceDropsKnown.
-	DeviceDrops      uint64
-	DeviceDropsKnown bool
-	// CompletionErrors counts packets the verbs backend lost to receive errors.
-	CompletionErrors uint64
-	// RingEmptied counts the times the verbs receive ring ran out of
-	// posted buffers (Stats.RingEmptied).
-	RingEmptied uint64
-	// RingFilled is how full the receive ring was when the report was
-	// made, in packets not yet taken (Stats.RingFilled), of RingSlots
-	// (Stats.RingSlots; 0 when the ring's size is in bytes, AF_PACKET).
-	RingFilled, RingSlots uint64
+	// Stats are the source's counters when the report was made: its
+	// drops (kernel, device, receive completions) and how full its ring is.
+	Stats
 	// Elapsed is the capture's duration so far.
 	Elapsed time.Duration
 }
@@ -137,7 +124,7 @@ func Run(ctx context.Context, src Source, w *Writer, opts RunOptions) (Report, e
 	var runErr error
 	// One Packet for the whole run: the writer takes it by pointer through
 	// an interface, which would otherwise move each one to the heap.
-	var p Packet
+	var p capfile.Packet
 	var err error
 loop:
 	for {
@@ -236,11 +223,7 @@ loop:
 func fill(r Report, src Source, start time.Time) Report {
 	r.Elapsed = time.Since(start)
 	if st, err := src.Stats(); err == nil {
-		r.KernelDrops = st.KernelDrops
-		r.DeviceDrops, r.DeviceDropsKnown = st.DeviceDrops, st.DeviceDropsKnown
-		r.CompletionErrors = st.CompletionErrors
-		r.RingEmptied = st.RingEmptied
-		r.RingFilled, r.RingSlots = st.RingFilled, st.RingSlots
+		r.Stats = st
 		r.Captured += st.NotRoCE
 		r.Filtered += st.NotRoCE
 		r.KernelFilter = st.KernelFilter

@@ -60,7 +60,7 @@ func TestSnapRecordsMatchSim(t *testing.T) {
 				if len(pkt) < int(e.WLen) {
 					cutPackets++
 				}
-				if err := w.Write(&capture.Packet{TsNs: e.TimestampNs(), Data: pkt, WireLenBytes: int(e.WLen), Iface: e.Interface()}); err != nil {
+				if err := w.Write(&capfile.Packet{TsNs: e.TimestampNs(), Data: pkt, WireLenBytes: int(e.WLen), Iface: e.Interface()}); err != nil {
 					t.Fatal(err)
 				}
 			}

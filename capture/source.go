@@ -2,6 +2,8 @@ package capture
 
 import (
 	"errors"
+
+	"github.com/ibscope/ibscope/capfile"
 )
 
 // Source is an open capture: a ring that packets arrive in.
@@ -9,7 +11,7 @@ type Source interface {
 	// Next returns the next packet. It returns ErrTimeout when none arrived
 	// within the poll interval (Config.PollTimeout), so callers can check for
 	// a stop request; the packet's Data is valid until the next call.
-	Next() (Packet, error)
+	Next() (capfile.Packet, error)
 	// LinkType is the pcap link type of the packets: decode.LinkTypeEthernet
 	// or decode.LinkTypeInfiniBand (native IB, LRH first).
 	LinkType() int

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/internal/fakeverbs"
 	"github.com/ibscope/ibscope/internal/testcap"
 	"github.com/ibscope/ibscope/internal/testenv"
@@ -58,9 +59,9 @@ func openFake(t *testing.T, env *fakeverbs.Env, device string, c Config) (Source
 
 // drainVerbs reads packets until the source times out or fails; it returns
 // copies of them and the error that ended it (nil for a timeout).
-func drainVerbs(t *testing.T, src Source) ([]Packet, error) {
+func drainVerbs(t *testing.T, src Source) ([]capfile.Packet, error) {
 	t.Helper()
-	var out []Packet
+	var out []capfile.Packet
 	for {
 		p, err := src.Next()
 		if errors.Is(err, ErrTimeout) {
@@ -77,7 +78,7 @@ func drainVerbs(t *testing.T, src Source) ([]Packet, error) {
 // captureFake opens device (a fake_N of env) and reads it until it times
 // out, failing the test on an error; the source is closed at cleanup
 // (Close may be called again).
-func captureFake(t *testing.T, env *fakeverbs.Env, device string, c Config) (Source, []Packet) {
+func captureFake(t *testing.T, env *fakeverbs.Env, device string, c Config) (Source, []capfile.Packet) {
 	t.Helper()
 	src, err := openFake(t, env, device, c)
 	if err != nil {
@@ -134,7 +135,7 @@ func TestVerbsCaptureRoCEPort(t *testing.T) {
 // the double (c/fakeverbs.c): frame i at feed start + ts[i] - ts[0]. The
 // spacing must be exact within tolNs (one clock cycle); the offset is the
 // anchor's error, at most half the round trip of the clock query.
-func checkVerbsTimestamps(t *testing.T, got []Packet, ts []int64, log fakeverbs.Log, tolNs int64) {
+func checkVerbsTimestamps(t *testing.T, got []capfile.Packet, ts []int64, log fakeverbs.Log, tolNs int64) {
 	t.Helper()
 	for i := range got {
 		d := (got[i].TsNs - got[0].TsNs) - (ts[i] - ts[0])
@@ -222,7 +223,7 @@ func TestVerbsWallclock(t *testing.T) {
 
 // sameVerbsFrames checks that got holds the frames of want, in order, but
 // for the feed indexes in dropped.
-func sameVerbsFrames(t *testing.T, got []Packet, want [][]byte, dropped []int) {
+func sameVerbsFrames(t *testing.T, got []capfile.Packet, want [][]byte, dropped []int) {
 	t.Helper()
 	skip := map[int]bool{}
 	for _, d := range dropped {

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/capture/internal/ibverbs"
 	"github.com/ibscope/ibscope/decode"
 )
@@ -188,7 +189,7 @@ func (v *verbsSource) post(ids []uint32) error {
 	return nil
 }
 
-func (v *verbsSource) Next() (Packet, error) {
+func (v *verbsSource) Next() (capfile.Packet, error) {
 	for {
 		if v.last >= 0 {
 			// The caller is done with the last packet: its slot may go back.
@@ -196,13 +197,13 @@ func (v *verbsSource) Next() (Packet, error) {
 			// repost(false), without a call per packet.
 			if ids := v.ring.toRepost(false); len(ids) > 0 {
 				if err := v.post(ids); err != nil {
-					return Packet{}, err
+					return capfile.Packet{}, err
 				}
 			}
 		}
 		if v.next >= len(v.comps) {
 			if err := v.poll(); err != nil {
-				return Packet{}, err
+				return capfile.Packet{}, err
 			}
 		}
 		for v.next < len(v.comps) {
@@ -210,14 +211,14 @@ func (v *verbsSource) Next() (Packet, error) {
 			v.next++
 			off, err := v.ring.completed(c.WRID)
 			if err != nil {
-				return Packet{}, fmt.Errorf("capture on %s: %w", v.name, err)
+				return capfile.Packet{}, fmt.Errorf("capture on %s: %w", v.name, err)
 			}
 			v.last = int64(c.WRID)
 			if c.Status == ibverbs.StatusFlushErr {
 				// The queue is in the error state (after a failed
 				// completion, or a device error): every buffer comes
 				// back flushed, empty, at once. Polling on would spin.
-				return Packet{}, queueErrorState(v.name, v.firstErr)
+				return capfile.Packet{}, queueErrorState(v.name, v.firstErr)
 			}
 			if c.Status != ibverbs.StatusSuccess {
 				// Lost: a frame larger than a slot.
@@ -240,7 +241,7 @@ func (v *verbsSource) Next() (Packet, error) {
 			if v.clock != nil {
 				ts = v.clock.toNs(c.TS)
 			}
-			return Packet{Data: whole[:min(len(whole), v.snap)], TsNs: ts, WireLenBytes: n}, nil
+			return capfile.Packet{Data: whole[:min(len(whole), v.snap)], TsNs: ts, WireLenBytes: n}, nil
 		}
 	}
 }

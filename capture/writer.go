@@ -235,7 +235,7 @@ func (w *Writer) startFile() {
 // Write appends one packet. A write error closes the file, cut back to its
 // last whole record, and is returned for this or a later call and for
 // every call after it; the packets appended meanwhile are not written.
-func (w *Writer) Write(p *Packet) error {
+func (w *Writer) Write(p *capfile.Packet) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -250,7 +250,7 @@ func (w *Writer) Write(p *Packet) error {
 	c := w.cur
 	n := len(c.buf)
 	var err error
-	if c.buf, err = w.enc.AppendPacket(c.buf, p.TsNs, p.Data, p.WireLenBytes, p.Iface, p.Direction); err != nil {
+	if c.buf, err = w.enc.AppendPacket(c.buf, p); err != nil {
 		c.buf = c.buf[:n]
 		return fmt.Errorf("%s: packet %d: %w", w.name, w.packets+1, err)
 	}
@@ -264,7 +264,7 @@ func (w *Writer) Write(p *Packet) error {
 	return nil
 }
 
-func (w *Writer) shouldRotate(p *Packet) bool {
+func (w *Writer) shouldRotate(p *capfile.Packet) bool {
 	if w.cfg.RotateBytes > 0 && w.fileBytes >= w.cfg.RotateBytes {
 		return true
 	}

@@ -36,7 +36,7 @@ func nativeIBPacket(psn uint32) []byte {
 	return pkt
 }
 
-func writePackets(t *testing.T, cfg WriterConfig, pkts []Packet) *Writer {
+func writePackets(t *testing.T, cfg WriterConfig, pkts []capfile.Packet) *Writer {
 	t.Helper()
 	w, err := NewWriter(cfg)
 	if err != nil {
@@ -77,13 +77,13 @@ func TestWriterFormatsRoundTrip(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.format.String()+"-"+strconv.Itoa(c.src), func(t *testing.T) {
 			const snap = 90 // past every header of the test frames: a cut payload still decodes
-			var pkts []Packet
+			var pkts []capfile.Packet
 			for i, f := range c.frames {
 				data := f
 				if i%2 == 1 {
 					data = f[:min(snap, len(f))]
 				}
-				pkts = append(pkts, Packet{Data: data, TsNs: 1_700_000_000_123_456_789 + int64(i)*7, WireLenBytes: len(f)})
+				pkts = append(pkts, capfile.Packet{Data: data, TsNs: 1_700_000_000_123_456_789 + int64(i)*7, WireLenBytes: len(f)})
 			}
 			path := filepath.Join(t.TempDir(), "out")
 			w := writePackets(t, WriterConfig{Path: path, Format: c.format, LinkType: c.src}, pkts)
@@ -125,21 +125,21 @@ func TestWriterFormatsRoundTrip(t *testing.T) {
 func TestWriterFilesOpenInTshark(t *testing.T) {
 	testenv.MustHaveTool(t, "tshark")
 	roce, _ := mixedTraffic(10, false)
-	var ib []Packet
+	var ib []capfile.Packet
 	for i := range 10 {
 		p := nativeIBPacket(uint32(i / 5)) // PSNs as mixedTraffic numbers them
-		ib = append(ib, Packet{Data: p, TsNs: int64(i) + 1e18, WireLenBytes: len(p)})
+		ib = append(ib, capfile.Packet{Data: p, TsNs: int64(i) + 1e18, WireLenBytes: len(p)})
 	}
-	var eth []Packet
+	var eth []capfile.Packet
 	for i, f := range roce {
-		eth = append(eth, Packet{Data: f, TsNs: int64(i) + 1e18, WireLenBytes: len(f)})
+		eth = append(eth, capfile.Packet{Data: f, TsNs: int64(i) + 1e18, WireLenBytes: len(f)})
 	}
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name   string
 		format Format
 		src    int
-		pkts   []Packet
+		pkts   []capfile.Packet
 	}{
 		{"roce.pcapng", FormatPcapNG, decode.LinkTypeEthernet, eth},
 		{"roce-erf.pcap", FormatERF, decode.LinkTypeEthernet, eth},
@@ -192,9 +192,9 @@ func TestWriterConfigErrors(t *testing.T) {
 func TestWriterRotationRing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ring.pcap")
 	frame := rocev2Frame(opSendOnly, 1, 0, 100, false, false)
-	var pkts []Packet
+	var pkts []capfile.Packet
 	for i := range 100 {
-		pkts = append(pkts, Packet{Data: frame, TsNs: int64(i+1) * 1e8, WireLenBytes: len(frame)})
+		pkts = append(pkts, capfile.Packet{Data: frame, TsNs: int64(i+1) * 1e8, WireLenBytes: len(frame)})
 	}
 	w := writePackets(t, WriterConfig{Path: path, LinkType: decode.LinkTypeEthernet, RotateEveryNs: 1e9, MaxFiles: 3}, pkts)
 	if len(w.Files()) != 10 {
@@ -251,7 +251,7 @@ func TestWriterOutputKinds(t *testing.T) {
 		t.Errorf("link target now %q", b)
 	}
 
-	w := writePackets(t, WriterConfig{Path: "/dev/null", LinkType: decode.LinkTypeInfiniBand}, []Packet{{Data: nativeIBPacket(1)}})
+	w := writePackets(t, WriterConfig{Path: "/dev/null", LinkType: decode.LinkTypeInfiniBand}, []capfile.Packet{{Data: nativeIBPacket(1)}})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestWriterOutputKinds(t *testing.T) {
 		b, _ := os.ReadFile(fifo)
 		got <- b
 	}()
-	w = writePackets(t, WriterConfig{Path: fifo, LinkType: decode.LinkTypeInfiniBand}, []Packet{{Data: nativeIBPacket(1)}})
+	w = writePackets(t, WriterConfig{Path: fifo, LinkType: decode.LinkTypeInfiniBand}, []capfile.Packet{{Data: nativeIBPacket(1)}})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -289,13 +289,13 @@ func TestWriterPcapngDescribesCapture(t *testing.T) {
 	testenv.MustHaveTool(t, "capinfos")
 	testenv.MustHaveTool(t, "tshark")
 	roce, _ := mixedTraffic(40, false)
-	var pkts []Packet
+	var pkts []capfile.Packet
 	for i, f := range roce {
 		dir := decode.DirectionInbound
 		if i%2 == 1 {
 			dir = decode.DirectionOutbound
 		}
-		pkts = append(pkts, Packet{Data: f, TsNs: 1_700_000_000_000_000_000 + int64(i)*1000, WireLenBytes: len(f), Direction: dir})
+		pkts = append(pkts, capfile.Packet{Data: f, TsNs: 1_700_000_000_000_000_000 + int64(i)*1000, WireLenBytes: len(f), Direction: dir})
 	}
 	path := filepath.Join(t.TempDir(), "roce.pcapng")
 	writePackets(t, WriterConfig{Path: path, Format: FormatPcapNG, LinkType: decode.LinkTypeEthernet,
@@ -363,10 +363,10 @@ func TestWriterPcapngDescribesCapture(t *testing.T) {
 // ibscope reads the files back as the erf-pcap file of the same packets.
 func TestWriterRawERF(t *testing.T) {
 	testenv.MustHaveTool(t, "capinfos")
-	var ib []Packet
+	var ib []capfile.Packet
 	for i := range 40 {
 		p := nativeIBPacket(uint32(i))
-		ib = append(ib, Packet{Data: p, TsNs: int64(i)*1000 + 1e18, WireLenBytes: len(p)})
+		ib = append(ib, capfile.Packet{Data: p, TsNs: int64(i)*1000 + 1e18, WireLenBytes: len(p)})
 	}
 	path := filepath.Join(t.TempDir(), "ib.erf")
 	writePackets(t, WriterConfig{Path: path, Format: FormatERFRaw, LinkType: decode.LinkTypeInfiniBand, RotateBytes: 1000}, ib)
@@ -419,9 +419,9 @@ func TestWriterRawERF(t *testing.T) {
 func TestWriterMicroseconds(t *testing.T) {
 	testenv.MustHaveTool(t, "tshark")
 	roce, _ := mixedTraffic(4, false)
-	var pkts []Packet
+	var pkts []capfile.Packet
 	for i, f := range roce {
-		pkts = append(pkts, Packet{Data: f, TsNs: 1_700_000_000_123_456_789 + int64(i)*1_000_001, WireLenBytes: len(f)})
+		pkts = append(pkts, capfile.Packet{Data: f, TsNs: 1_700_000_000_123_456_789 + int64(i)*1_000_001, WireLenBytes: len(f)})
 	}
 	dir := t.TempDir()
 	for _, c := range []struct {
@@ -490,13 +490,13 @@ func TestWriterPcapngEditcapMergecap(t *testing.T) {
 	testenv.MustHaveTool(t, "mergecap")
 	testenv.MustHaveTool(t, "capinfos")
 	roce, _ := mixedTraffic(40, false)
-	var pkts []Packet
+	var pkts []capfile.Packet
 	for i, f := range roce {
 		dir := decode.DirectionInbound
 		if i%3 == 0 {
 			dir = decode.DirectionOutbound
 		}
-		pkts = append(pkts, Packet{Data: f, TsNs: 1_700_000_000_000_000_000 + int64(i)*1001, WireLenBytes: len(f), Direction: dir})
+		pkts = append(pkts, capfile.Packet{Data: f, TsNs: 1_700_000_000_000_000_000 + int64(i)*1001, WireLenBytes: len(f), Direction: dir})
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "roce.pcapng")

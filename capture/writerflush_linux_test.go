@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testenv"
 )
@@ -59,7 +60,7 @@ func TestWriterRotationOpenFails(t *testing.T) {
 	frame := rocev2Frame(opSendOnly, 1, 0, 1000, false, false)
 	var werr error
 	for i := 0; i < 1000 && werr == nil; i++ {
-		werr = w.Write(&Packet{Data: frame, TsNs: int64(i + 1), WireLenBytes: len(frame)})
+		werr = w.Write(&capfile.Packet{Data: frame, TsNs: int64(i + 1), WireLenBytes: len(frame)})
 	}
 	if werr == nil {
 		werr = w.Flush()
@@ -67,7 +68,7 @@ func TestWriterRotationOpenFails(t *testing.T) {
 	if werr == nil || !strings.Contains(werr.Error(), RotatedName(path, 1)) {
 		t.Fatalf("error %v: want one naming %s", werr, RotatedName(path, 1))
 	}
-	if err := w.Write(&Packet{Data: frame, WireLenBytes: len(frame)}); err == nil {
+	if err := w.Write(&capfile.Packet{Data: frame, WireLenBytes: len(frame)}); err == nil {
 		t.Error("write after a failed rotation succeeded")
 	}
 	n, _ := w.Written()

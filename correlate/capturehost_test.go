@@ -23,7 +23,7 @@ func TestExportCaptureHosts(t *testing.T) {
 	b := enc.AppendHeader(nil)
 	for _, p := range pkts {
 		f := testcap.RoCEFrame(t, p)
-		if b, err = enc.AppendPacket(b, p.TsNs, f, len(f), 0, decode.DirectionUnknown); err != nil {
+		if b, err = enc.AppendPacket(b, &capfile.Packet{TsNs: p.TsNs, Data: f}); err != nil {
 			t.Fatal(err)
 		}
 	}

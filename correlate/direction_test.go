@@ -132,7 +132,7 @@ func TestDirectionFromPcapngFlags(t *testing.T) {
 		if fr.Number%2 == 1 {
 			d = decode.DirectionOutbound
 		}
-		if err := w.WritePacketDir(fr.TsNs, data, fr.WireLen, 0, d); err != nil {
+		if err := w.WritePacket(&capfile.Packet{TsNs: fr.TsNs, Data: data, WireLenBytes: fr.WireLen, Direction: d}); err != nil {
 			t.Fatal(err)
 		}
 		frames++

@@ -242,7 +242,7 @@ func TestQueriedNamesServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Finish(capture.Report{DeviceDropsKnown: true, RingSlots: 1})
+	l.Finish(capture.Report{Stats: capture.Stats{DeviceDropsKnown: true, RingSlots: 1}})
 	mfs, err := l.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
@@ -27,13 +28,13 @@ type memSource struct {
 	i, n   int // next frame; frames to hand out (cycling)
 }
 
-func (s *memSource) Next() (capture.Packet, error) {
+func (s *memSource) Next() (capfile.Packet, error) {
 	if s.i >= s.n {
-		return capture.Packet{}, io.EOF
+		return capfile.Packet{}, io.EOF
 	}
 	j := s.i % len(s.frames)
 	s.i++
-	return capture.Packet{Data: s.frames[j], TsNs: s.ts[j] + int64(s.i), WireLenBytes: len(s.frames[j])}, nil
+	return capfile.Packet{Data: s.frames[j], TsNs: s.ts[j] + int64(s.i), WireLenBytes: len(s.frames[j])}, nil
 }
 func (s *memSource) LinkType() int                 { return decode.LinkTypeEthernet }
 func (s *memSource) Stats() (capture.Stats, error) { return capture.Stats{}, nil }
@@ -145,7 +146,7 @@ func TestTopFlowsAndOther(t *testing.T) {
 // counted, never waited for.
 func TestQueueFullIsCounted(t *testing.T) {
 	tp := newTap(4)
-	p := capture.Packet{Data: make([]byte, 300)}
+	p := capfile.Packet{Data: make([]byte, 300)}
 	for range 10 {
 		tp.put(&p)
 	}
@@ -240,7 +241,7 @@ func BenchmarkCaptureLoopMetrics(b *testing.B) { benchLoop(b, true) }
 // metrics: a copy of the headers into the queue and two atomic stores.
 func BenchmarkTapPut(b *testing.B) {
 	src := flowFrames(b, 1, 1)
-	p := capture.Packet{Data: src.frames[0], WireLenBytes: len(src.frames[0])}
+	p := capfile.Packet{Data: src.frames[0], WireLenBytes: len(src.frames[0])}
 	tp := newTap(DefaultQueuePackets)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -277,7 +278,7 @@ func TestRingOccupancy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Finish(capture.Report{})
-	l.Status(capture.Report{RingFilled: 30, RingSlots: 120})
+	l.Status(capture.Report{Stats: capture.Stats{RingFilled: 30, RingSlots: 120}})
 	mf := gather(t, l)
 	if got := mf["ibscope_capture_ring_used_ratio"].GetMetric()[0].GetGauge().GetValue(); got != 0.25 {
 		t.Errorf("ring used %v, want 0.25", got)
@@ -285,7 +286,7 @@ func TestRingOccupancy(t *testing.T) {
 	if got := mf["ibscope_capture_ring_filled_packets"].GetMetric()[0].GetGauge().GetValue(); got != 30 {
 		t.Errorf("ring filled %v, want 30", got)
 	}
-	l.Status(capture.Report{RingFilled: 7}) // AF_PACKET: a ring sized in bytes
+	l.Status(capture.Report{Stats: capture.Stats{RingFilled: 7}}) // AF_PACKET: a ring sized in bytes
 	mf = gather(t, l)
 	if _, ok := mf["ibscope_capture_ring_used_ratio"]; ok {
 		t.Error("a ring without a count of slots has a used ratio")
@@ -305,11 +306,11 @@ func BenchmarkAnalyse(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var p capture.Packet
+	var p capfile.Packet
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		j := i % len(src.frames)
-		p = capture.Packet{Data: src.frames[j], TsNs: src.ts[j] + int64(i)*2000, WireLenBytes: len(src.frames[j])}
+		p = capfile.Packet{Data: src.frames[j], TsNs: src.ts[j] + int64(i)*2000, WireLenBytes: len(src.frames[j])}
 		l.tap.put(&p)
 		if i%analyseBatch == analyseBatch-1 {
 			l.analyseQueued()
@@ -365,7 +366,7 @@ func TestTapParkNeverMissesAPacket(t *testing.T) {
 			n++
 		}
 	}()
-	p := capture.Packet{Data: make([]byte, 60)}
+	p := capfile.Packet{Data: make([]byte, 60)}
 	deadline := time.Now().Add(10 * time.Second)
 	for i := range bursts {
 		for range 1 + i%5 {

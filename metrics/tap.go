@@ -3,6 +3,7 @@ package metrics
 import (
 	"sync/atomic"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/capture"
 )
 
@@ -59,7 +60,7 @@ func newTap(packets int) *tap {
 }
 
 // put queues p's headers, or counts p lost when the ring is full.
-func (t *tap) put(p *capture.Packet) {
+func (t *tap) put(p *capfile.Packet) {
 	h := t.head.Load() // only put stores head: a plain load
 	if h-t.tailSeen > t.mask {
 		if t.tailSeen = t.tail.Load(); h-t.tailSeen > t.mask {
@@ -120,7 +121,7 @@ type tapSource struct {
 	t *tap
 }
 
-func (s tapSource) Next() (capture.Packet, error) {
+func (s tapSource) Next() (capfile.Packet, error) {
 	p, err := s.Source.Next()
 	if err == nil {
 		s.t.put(&p)

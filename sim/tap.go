@@ -146,7 +146,7 @@ func (t *tapWriter) write(atPs int64, pkt *packet, iface uint8) {
 	if iface == IfaceRx {
 		dir = decode.DirectionInbound
 	}
-	if err := t.w.WritePacketDir(ns, data, wire, iface, dir); err != nil {
+	if err := t.w.WritePacket(&capfile.Packet{TsNs: ns, Data: data, WireLenBytes: wire, Iface: iface, Direction: dir}); err != nil {
 		t.err = t.file.Err() // a write error names the file
 		if t.err == nil {
 			t.err = fmt.Errorf("%s: %w", t.name, err)

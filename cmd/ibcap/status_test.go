@@ -12,8 +12,8 @@ import (
 func TestStatusLine(t *testing.T) {
 	var b bytes.Buffer
 	s := newStatusLine(&b, true)
-	s.update(capture.Report{Written: 1000, Bytes: 128_000, Filtered: 3, KernelDrops: 2, Elapsed: time.Second})
-	s.update(capture.Report{Written: 3000, Bytes: 384_000, Filtered: 5, KernelDrops: 2, DeviceDrops: 1, Elapsed: 2 * time.Second})
+	s.update(capture.Report{Written: 1000, Bytes: 128_000, Filtered: 3, Stats: capture.Stats{KernelDrops: 2}, Elapsed: time.Second})
+	s.update(capture.Report{Written: 3000, Bytes: 384_000, Filtered: 5, Stats: capture.Stats{KernelDrops: 2, DeviceDrops: 1}, Elapsed: 2 * time.Second})
 	line := b.String()[strings.LastIndex(b.String(), "\r"):]
 	for _, want := range []string{"3000 packets", "375 KiB", "2000 pkt/s", "2.05 Mb/s", "5 filtered", "3 dropped"} {
 		if !strings.Contains(line, want) {

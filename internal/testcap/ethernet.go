@@ -39,7 +39,7 @@ func writePcap(t testing.TB, path string, linkType int, frames []Frame) string {
 		t.Fatal(err)
 	}
 	for _, fr := range frames {
-		if err := w.WritePacket(fr.TsNs, fr.B, 0); err != nil {
+		if err := w.WritePacket(&capfile.Packet{TsNs: fr.TsNs, Data: fr.B}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -37,7 +37,7 @@ func writeBench(path string, frames int, native bool) error {
 	tsNs := baseNs
 	for n := 0; n < frames; n++ {
 		tsNs += 113 + int64(n%7)*11 // about 8 M packets/s, not evenly spaced
-		if err := w.WritePacket(tsNs, b.next(), uint8(n%2)); err != nil {
+		if err := w.WritePacket(&capfile.Packet{TsNs: tsNs, Data: b.next(), Iface: uint8(n % 2)}); err != nil {
 			return fmt.Errorf("%s: frame %d: %w", path, n+1, err)
 		}
 	}

@@ -84,12 +84,11 @@ func (c *capture) write(dir string) error {
 			return err
 		}
 		for _, r := range c.recs {
+			p := capfile.Packet{TsNs: r.tsNs, Data: r.data, WireLenBytes: r.wireLen}
 			if c.linkType == decode.LinkTypeERF {
-				err = w.WriteERF(r.tsNs, r.erfType, r.data, r.wireLen, r.erfIface)
-			} else {
-				err = w.WritePacketCut(r.tsNs, r.data, r.wireLen, 0)
+				p.ERFType, p.Iface = r.erfType, r.erfIface
 			}
-			if err != nil {
+			if err := w.WritePacket(&p); err != nil {
 				return err
 			}
 		}
