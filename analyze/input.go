@@ -22,6 +22,7 @@ type Input struct {
 	DecodeErrors int      `json:"decode_errors"` // frames that could not be decoded
 	NoTime       int      `json:"no_time"`       // frames without a timestamp, skipped
 	FileErrors   int      `json:"file_errors"`   // damaged files (reading stopped)
+	SeenTwice    int      `json:"seen_twice"`    // second records of frames a Linux capture saw on two interfaces, counted once
 	Disorder     Disorder `json:"timestamp_order"`
 }
 
@@ -29,7 +30,7 @@ type Input struct {
 func (s *Stream) Input() Input {
 	st := s.Stats()
 	in := Input{Files: s.Names(), Frames: st.Frames, Packets: st.Packets, NotIB: st.NotIB, LinkPackets: st.LinkPackets,
-		DecodeErrors: st.DecodeErrors, NoTime: st.NoTime, FileErrors: st.FileErrors,
+		DecodeErrors: st.DecodeErrors, NoTime: st.NoTime, FileErrors: st.FileErrors, SeenTwice: st.SeenTwice,
 		Disorder: Disorder{OutOfOrder: st.OutOfOrder, MaxStepBackNs: st.MaxStepBackNs, WindowPackets: s.window, Late: st.Late}}
 	if st.OutOfOrder > 0 {
 		w := st.FirstOutOfOrder

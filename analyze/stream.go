@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"hash/maphash"
 	"io"
 
 	"github.com/ibscope/ibscope/capfile"
@@ -58,6 +59,10 @@ type StreamStats struct {
 	// order; they are handed out with Packet.Late set. FirstLate is the first.
 	Late      int
 	FirstLate capfile.Where
+	// SeenTwice counts the second records of frames a Linux capture on
+	// every interface saw leaving one interface of the host and arriving at
+	// another (seentwice.go): not handed out, the packet counted once.
+	SeenTwice int
 }
 
 // Stream is the packets of a capfile.Stream (one or more captures merged in
@@ -79,6 +84,7 @@ type Stream struct {
 
 	outStarted bool
 	lastOutNs  int64
+	twice      seenTwice
 }
 
 // OpenStream opens every capture ("-" for standard input).
@@ -163,6 +169,7 @@ func (s *Stream) start(in *capfile.Stream, opts StreamOptions) {
 		size *= 2
 	}
 	s.in, s.window, s.ring = in, w, make([]Packet, size)
+	s.twice.seed = maphash.MakeSeed()
 	s.ethernet = opts.Ethernet || opts.MACControl
 	var eth []EthernetFields
 	if s.ethernet {
@@ -205,6 +212,10 @@ func (s *Stream) Next(p *Packet) error {
 		if err != nil { // io.EOF: decode errors are skipped, not handed out
 			s.eof = true
 			break
+		}
+		if lt := s.in.LinkType(file); s.twice.again(f, file, lt == decode.LinkTypeLinuxSLL || lt == decode.LinkTypeLinuxSLL2) {
+			s.stats.SeenTwice++
+			continue
 		}
 		s.push(f, file)
 	}

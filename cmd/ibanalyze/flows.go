@@ -157,7 +157,11 @@ func writeFlowsReport(out io.Writer, r *analyze.FlowsResult, o flowsOpts) error 
 
 func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 	in := r.Input
-	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets, %d flows\n", termtext.Escape(strings.Join(in.Files, ", ")), in.Frames, in.Packets, r.NumFlows())
+	twice := ""
+	if in.SeenTwice > 0 {
+		twice = fmt.Sprintf(" (%d frames recorded twice, leaving one interface and arriving at another, counted once)", in.SeenTwice)
+	}
+	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets%s, %d flows\n", termtext.Escape(strings.Join(in.Files, ", ")), in.Frames, in.Packets, twice, r.NumFlows())
 	if !crc {
 		fmt.Fprintln(w, "CRCs not checked (--no-crc)")
 	}
