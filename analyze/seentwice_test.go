@@ -83,6 +83,8 @@ func TestFlowsAnyInterfaceCountsOnce(t *testing.T) {
 	if res.Input.Frames != 2*len(pkts) || res.Input.SeenTwice != len(pkts) || res.Input.Packets != len(pkts) {
 		t.Errorf("input %+v: want %d frames, %d seen twice, %d packets", res.Input, 2*len(pkts), len(pkts), len(pkts))
 	}
+	t.Logf("%d records, %d packets, %d seen twice; %d messages, %d lost, %d resent (%d duplicates)",
+		res.Input.Frames, res.Input.Packets, res.Input.SeenTwice, w.Messages.Total, truth.Lost, truth.Resent, w.PSN.Duplicates)
 	if w.Messages.Total != 100 || w.PSN.Duplicates != uint64(truth.Resent) || w.PSN.Gaps != uint64(truth.Lost) {
 		t.Errorf("messages %+v, PSN %+v; want 100 messages, %d duplicates, %d gaps", w.Messages, w.PSN, truth.Resent, truth.Lost)
 	}
