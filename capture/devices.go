@@ -175,9 +175,9 @@ func portOfNetdev(devs []RDMADevice, netdev string) (*RDMADevice, RDMAPort, bool
 	return nil, RDMAPort{}, false
 }
 
-// ParseRDMAName splits "mlx5_0:2" into the device and port 2; a name without
+// parseRDMAName splits "mlx5_0:2" into the device and port 2; a name without
 // a port suffix gives port 0, meaning the first port.
-func ParseRDMAName(s string) (name string, port int, err error) {
+func parseRDMAName(s string) (name string, port int, err error) {
 	name, ps, ok := strings.Cut(s, ":")
 	if !ok {
 		return s, 0, nil

@@ -99,13 +99,13 @@ func TestParseRDMAName(t *testing.T) {
 		name string
 		port int
 	}{"mlx5_0": {"mlx5_0", 0}, "mlx5_0:2": {"mlx5_0", 2}} {
-		n, p, err := ParseRDMAName(in)
+		n, p, err := parseRDMAName(in)
 		if err != nil || n != want.name || p != want.port {
 			t.Errorf("%s: %s %d %v", in, n, p, err)
 		}
 	}
 	for _, bad := range []string{"mlx5_0:", "mlx5_0:x", "mlx5_0:0", "mlx5_0:256"} {
-		if _, _, err := ParseRDMAName(bad); err == nil {
+		if _, _, err := parseRDMAName(bad); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
 	}

@@ -83,7 +83,7 @@ func Resolve(name, sysfs string) (Target, error) {
 		return Target{}, err
 	}
 	t := Target{Name: name, Sysfs: sysfs}
-	if devName, port, err := ParseRDMAName(name); err == nil {
+	if devName, port, err := parseRDMAName(name); err == nil {
 		if d := findRDMA(devs, devName); d != nil {
 			p, err := selectPort(*d, port)
 			if err != nil {

@@ -83,7 +83,10 @@ func (r TelemetryReport) Warning() string {
 		return ""
 	}
 	w := fmt.Sprintf("telemetry: %d counter reads failed in %d of %d samples of %s port %d", f.Reads, f.Samples, r.Samples, r.Device, r.Port)
-	if f.GoneReads > 0 {
+	switch {
+	case f.GoneReads == f.Reads:
+		w += ", all while the device or its counters were absent from sysfs (device removed or driver reloading)"
+	case f.GoneReads > 0:
 		w += fmt.Sprintf(" (%d of them while the device or its counters were absent from sysfs: device removed or driver reloading)", f.GoneReads)
 	}
 	w += "; their fields are empty in " + r.Path
