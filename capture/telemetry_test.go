@@ -148,7 +148,8 @@ func TestTelemetryDeviceGoneIsNoError(t *testing.T) {
 	f := rep.Failures
 	want := fmt.Sprintf("telemetry: %d counter reads failed in %d of %d samples of rxe0 port 1, all while the device",
 		f.Reads, f.Samples, rep.Samples)
-	if f.Reads != 2*f.Samples || !strings.HasPrefix(rep.Warning(), want) || !strings.Contains(rep.Warning(), path) {
+	// Two counters: a sample that straddles the removal misses one.
+	if f.Reads < f.Samples || f.Reads > 2*f.Samples || f.GoneReads != f.Reads || !strings.HasPrefix(rep.Warning(), want) || !strings.Contains(rep.Warning(), path) {
 		t.Errorf("warning %q; failures %+v", rep.Warning(), f)
 	}
 	if b, _ := os.ReadFile(path); !strings.Contains(string(b), "# counter sent_pkts unit=count width=64") {
