@@ -50,12 +50,10 @@ type Report struct {
 	Bytes    uint64 // captured bytes of the written packets (after the snap length)
 	// Filtered counts packets taken but not written because of the header
 	// filters (--qp, --lid, --opcode), plus the frames dropped in user space
-	// because they are not RoCE (Stats.NotRoCE).
+	// because they are not RoCE (Stats.NotRoCE). After a kernel filter
+	// (Stats.KernelFilter) it is only what was filtered in user space:
+	// what the kernel kept out is unknown.
 	Filtered uint64
-	// KernelFilter is set when a kernel filter kept frames out before any
-	// count (Stats.KernelFilter): Filtered is then only what was filtered
-	// in user space, and what the kernel kept out is unknown.
-	KernelFilter bool
 	// Unwritten counts packets taken but lost to a write error.
 	Unwritten uint64
 	// Stats are the source's counters when the report was made: its
@@ -226,7 +224,6 @@ func fill(r Report, src Source, start time.Time) Report {
 		r.Stats = st
 		r.Captured += st.NotRoCE
 		r.Filtered += st.NotRoCE
-		r.KernelFilter = st.KernelFilter
 	}
 	return r
 }

@@ -62,8 +62,8 @@ func TestReportFilteredCount(t *testing.T) {
 	}{
 		{Report{Filtered: 0}, "\n0 packets filtered out\n", false},
 		{Report{Filtered: 7}, "\n7 packets filtered out\n", false},
-		{Report{Filtered: 0, KernelFilter: true}, "", true},
-		{Report{Filtered: 7, KernelFilter: true}, "\n7 packets filtered out in ibcap (not counting what the kernel filter kept out)\n", false},
+		{Report{Filtered: 0, Stats: Stats{KernelFilter: true}}, "", true},
+		{Report{Filtered: 7, Stats: Stats{KernelFilter: true}}, "\n7 packets filtered out in ibcap (not counting what the kernel filter kept out)\n", false},
 	} {
 		s := c.r.String()
 		if c.wantNone && strings.Contains(s, "filtered") || !strings.Contains(s, c.want) {

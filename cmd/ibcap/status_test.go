@@ -21,7 +21,7 @@ func TestStatusLine(t *testing.T) {
 		}
 	}
 	// After a kernel filter, a filtered count of 0 would be false: left out.
-	s.update(capture.Report{Written: 4000, Bytes: 512_000, KernelFilter: true, Elapsed: 3 * time.Second})
+	s.update(capture.Report{Written: 4000, Bytes: 512_000, Stats: capture.Stats{KernelFilter: true}, Elapsed: 3 * time.Second})
 	if line := b.String()[strings.LastIndex(b.String(), "\r"):]; strings.Contains(line, "filtered") {
 		t.Errorf("status line %q says a filtered count the kernel filter does not give", line)
 	}
