@@ -267,11 +267,9 @@ func (d *Decoder) udp(data []byte, off, ipLen, udpLen int, f *Frame) error {
 	}
 	end := u + l
 	if end > len(data) {
-		if f.Truncated() {
-			f.IBLen = l - 8
-			return d.transport(data[u+8:], u+8, f, true)
-		}
-		return frameErr(u+4, "UDP length %d runs past the %d-byte frame", l, len(data)-u)
+		f.cutUnsaid(end - len(data))
+		f.IBLen = l - 8
+		return d.transport(data[u+8:], u+8, f, true)
 	}
 	f.IBLen = l - 8
 	if err := d.transport(data[u+8:end], u+8, f, false); err != nil {
@@ -300,9 +298,10 @@ func (d *Decoder) ifa(data []byte, off, ipLen, ipPayload int, f *Frame) error {
 	udpLen := int(binary.BigEndian.Uint16(data[u+4:]))
 	end := h + ipPayload
 	cut := end > len(data)
+	if cut {
+		f.cutUnsaid(end - len(data))
+	}
 	switch {
-	case cut && !f.Truncated():
-		return frameErr(h, "IP payload of %d bytes runs past the %d-byte frame", ipPayload, len(data)-h)
 	case f.IFA.Version != IFAVersion2:
 		return frameErr(h, "IFA version %d is not 2", f.IFA.Version)
 	case f.IFA.Flags&(IFAFlagMF|IFAFlagC) != 0:
@@ -399,9 +398,7 @@ func (d *Decoder) rocev1(data []byte, off int, f *Frame) error {
 	}
 	f.IBLen = GRHLen + int(f.GRH.PayLen)
 	if end > len(data) {
-		if !f.Truncated() {
-			return frameErr(off+4, "GRH payload length %d runs past the %d-byte frame", f.GRH.PayLen, len(data)-off)
-		}
+		f.cutUnsaid(end - len(data))
 		return d.transport(data[off+GRHLen:], off+GRHLen, f, true)
 	}
 	if err := d.transport(data[off+GRHLen:end], off+GRHLen, f, false); err != nil {
@@ -423,10 +420,11 @@ func (d *Decoder) native(data []byte, off int, f *Frame) error {
 	pktLen := int(f.LRH.PktLen) * 4
 	f.IBLen = pktLen + 2
 	end := off + pktLen
+	if end > len(data) {
+		f.cutUnsaid(off + f.IBLen - len(data)) // the packet and its VCRC
+	}
 	cut := f.Truncated()
 	switch {
-	case end > len(data) && !cut:
-		return frameErr(off+4, "LRH PktLen %d words (%d bytes) runs past the %d-byte packet", f.LRH.PktLen, pktLen, len(data)-off)
 	case !cut && len(data)-end > 2:
 		return frameErr(off+4, "LRH PktLen %d words (%d bytes) leaves %d bytes unaccounted for after the VCRC", f.LRH.PktLen, pktLen, len(data)-end-2)
 	}
@@ -478,6 +476,20 @@ func (d *Decoder) link(data []byte, off int, f *Frame) error {
 		f.Has |= CRCsCheck
 	}
 	return nil
+}
+
+// cutUnsaid takes a frame whose headers say it runs missing bytes past
+// the bytes captured for cut, whatever its record claims: a capture tool
+// that cut frames at its snap length and recorded that length as the
+// original too (issue 21: frames cut at 243 bytes, recorded as 243 bytes
+// long, whose UDP length said 4,136). The headers that are there are
+// decoded, the CRCs are not checked, and the frame's length on the wire
+// becomes what its headers give, so that byte counts are those the wire
+// carried.
+func (f *Frame) cutUnsaid(missing int) {
+	if !f.Truncated() {
+		f.WireLen = f.CapLen + missing
+	}
 }
 
 // transport decodes the BTH, the extended headers its opcode implies and the
