@@ -80,13 +80,13 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 	if err := stopOnSignal(senders, []string{receiver}); err != nil {
 		return err
 	}
-	in := newInput()
-	ss, err := analyze.OpenStream(senders, in.opts)
+	in := newInput(analyze.StreamOptions{})
+	ss, err := in.open(senders)
 	if err != nil {
 		return err
 	}
 	defer ss.Close()
-	recv, err := analyze.OpenStream([]string{receiver}, in.opts)
+	recv, err := in.open([]string{receiver})
 	if err != nil {
 		return err
 	}
@@ -100,13 +100,13 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 	if err == nil {
 		rep, err = analyze.Run(recv, a, rs.runOptions(nil))
 	}
-	if err = in.failed(err); err != nil {
+	if err != nil {
 		return tooManyPackets(err)
 	}
 	for _, wn := range rep.Warnings {
 		warnf("%s", wn)
 	}
-	return rs.totals(rep)
+	return in.damaged(rs.totals(rep))
 }
 
 // writeBufferJSON writes the report, with the occupancy series if asked.

@@ -71,17 +71,22 @@ func runCredits(w io.Writer, paths []string, o creditsOpts) error {
 			return err
 		}
 	}
-	in := newInput()
-	rs := newReports(w, o.interval, o.json, func(w io.Writer, rep *analyze.CreditReport) error {
+	in := newInput(analyze.StreamOptions{LinkPackets: true})
+	write := func(w io.Writer, rep *analyze.CreditReport) error {
 		return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, rep) }, func(w io.Writer) { printCredits(w, rep) })
-	})
-	var rep *analyze.CreditReport
-	if ok {
-		rep, err = runCreditsOnce(paths, in.opts, opts, rs)
-	} else {
-		rep, err = analyze.Credits(analyze.Files(paths, in.opts), opts) // two passes: no stop on a signal
 	}
-	err = in.failed(err)
+	var rep *analyze.CreditReport
+	var rs *reports[*analyze.CreditReport]
+	if ok { // one pass, with reports so far and the stop on a signal
+		var run streamed[*analyze.CreditReport]
+		run, err = runStreamed(w, paths, "credits", in, o.interval, o.json, func(*analyze.Stream) (analyze.Analysis[*analyze.CreditReport], error) {
+			return analyze.NewCreditsAnalysis(opts, nil)
+		}, write)
+		rep, rs = run.report, run.reports
+	} else { // two passes, the first to infer the byte time: no stop on a signal
+		rep, err = analyze.Credits(analyze.Files(paths, in.opts), opts)
+		rs = newReports(w, o.interval, o.json, write)
+	}
 	if errors.Is(err, analyze.ErrNoFCP) {
 		return fmt.Errorf("%w; credits needs a capture of a link with its flow-control packets. "+
 			"To estimate a switch buffer from data packets alone, run: ibanalyze buffer SENDER-CAPTURE... RECEIVER-CAPTURE", err)
@@ -97,25 +102,7 @@ func runCredits(w io.Writer, paths []string, o creditsOpts) error {
 			return err
 		}
 	}
-	return rs.totals(rep)
-}
-
-// runCreditsOnce is analyze.Credits with the byte time given: one pass,
-// which makes reports so far and stops on a signal.
-func runCreditsOnce(paths []string, base analyze.StreamOptions, opts analyze.CreditOptions, rs *reports[*analyze.CreditReport]) (*analyze.CreditReport, error) {
-	a, err := analyze.NewCreditsAnalysis(opts, nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := stopOnSignal(paths); err != nil {
-		return nil, err
-	}
-	s, err := analyze.Files(paths, base)(analyze.StreamOptions{LinkPackets: true})
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	return analyze.Run(s, a, rs.runOptions(nil))
+	return in.damaged(rs.totals(rep))
 }
 
 func printCredits(w io.Writer, rep *analyze.CreditReport) {

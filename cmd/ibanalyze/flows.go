@@ -90,26 +90,19 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 			return err
 		}
 	}
-	if err := stopOnSignal(paths); err != nil {
+	if err := checkWindow(o.window); err != nil {
 		return err
 	}
-	s, err := openStream(paths, o.window, !o.noCRC)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	_, total := s.Progress()
-	prog := newProgress("flows", total, o.json)
-	rs := newReports(stdout, o.interval, o.json, func(w io.Writer, r *analyze.FlowsResult) error { return writeFlowsReport(w, r, o) })
-	r, err := analyze.Run(s, analyze.NewFlowsAnalysis(analyze.FlowsOptions{MaxFlows: o.maxFlows}), rs.runOptions(streamProgress(prog)))
-	prog.done()
-	st := s.Stats()
+	in := newInput(analyze.StreamOptions{WindowPackets: o.window, CheckCRC: !o.noCRC})
+	run, err := runStreamed(stdout, paths, "flows", in, o.interval, o.json, analysis(analyze.NewFlowsAnalysis(analyze.FlowsOptions{MaxFlows: o.maxFlows})),
+		func(w io.Writer, r *analyze.FlowsResult) error { return writeFlowsReport(w, r, o) })
 	if errors.Is(err, analyze.ErrNoPackets) {
-		return noPackets(s.Input())
+		return noPackets(run.stream.Input())
 	}
 	if err != nil {
 		return err
 	}
+	r, rs := run.report, run.reports
 	warnInput(r.Input)
 	if r.MaxFlows > 0 {
 		warnf("more than %d flows: the packets of those after the first %d (%d packets) are counted together as %q, without PSN sequences or ACK matching; --max-flows raises the bound (about %d bytes a flow)",
@@ -133,10 +126,7 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 			return err
 		}
 	}
-	if st.FileErrors > 0 || st.DecodeErrors > 0 {
-		return errReported
-	}
-	return nil
+	return in.damaged(nil)
 }
 
 // writeFlowsReport writes the text or the JSON (one flow at a time)

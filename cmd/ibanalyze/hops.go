@@ -174,13 +174,15 @@ func runHops(stdout io.Writer, paths []string, o hopsOpts) error {
 	if err != nil {
 		return err
 	}
-	r, rs, err := runStreamed(stdout, paths, "hops", analyze.StreamOptions{WindowPackets: o.window, Ethernet: true}, o.interval, o.json, a,
+	in := newInput(analyze.StreamOptions{WindowPackets: o.window, Ethernet: true})
+	run, err := runStreamed(stdout, paths, "hops", in, o.interval, o.json, analysis(a),
 		func(w io.Writer, r *analyze.HopsReport) error {
 			return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, hopsJSON(r, o.series)) }, func(w io.Writer) { writeHopsText(w, r, o.top) })
 		})
 	if err != nil {
 		return err
 	}
+	r := run.report
 	if r.Input.Packets == 0 {
 		return noPackets(r.Input)
 	}
@@ -194,13 +196,7 @@ func runHops(stdout io.Writer, paths []string, o hopsOpts) error {
 	if r.MaxFlows > 0 {
 		warnf("more than %d flows: %d probes of later ones counted for their ports only; --max-flows raises the bound", r.MaxFlows, r.OtherProbes)
 	}
-	if err := rs.totals(r); err != nil {
-		return err
-	}
-	if r.Input.DecodeErrors > 0 {
-		return errReported
-	}
-	return nil
+	return in.damaged(run.reports.totals(r))
 }
 
 // hopsJSON is the report as --json writes it: without the series unless

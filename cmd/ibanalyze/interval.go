@@ -64,33 +64,6 @@ type reports[R any] struct {
 	err     error // the first write that failed: no reports after it
 }
 
-// runStreamed runs a over paths read as one stream (what opts sets of the
-// window and the frames handed out; decode errors told as they come): the
-// first signal stops the reading, progress shows on a terminal, and
-// --interval reports so far go through write, as the totals will
-// (reports.totals). The error is the run's, or after a whole run the
-// damaged files'.
-func runStreamed[R any](stdout io.Writer, paths []string, label string, opts analyze.StreamOptions, interval intervalFlag, jsonOut bool,
-	a analyze.Analysis[R], write func(io.Writer, R) error) (R, *reports[R], error) {
-	var zero R
-	if err := stopOnSignal(paths); err != nil {
-		return zero, nil, err
-	}
-	in := newInput()
-	in.opts.WindowPackets, in.opts.Ethernet, in.opts.MACControl = opts.WindowPackets, opts.Ethernet, opts.MACControl
-	s, err := analyze.OpenStream(paths, in.opts)
-	if err != nil {
-		return zero, nil, err
-	}
-	defer s.Close()
-	_, total := s.Progress()
-	prog := newProgress(label, total, jsonOut)
-	rs := newReports(stdout, interval, jsonOut, write)
-	r, err := analyze.Run(s, a, rs.runOptions(streamProgress(prog)))
-	prog.done()
-	return r, rs, in.failed(err)
-}
-
 func newReports[R any](out io.Writer, interval intervalFlag, json bool, write func(w io.Writer, r R) error) *reports[R] {
 	return &reports[R]{out: out, json: json, everyNs: int64(interval.DurationNs), write: write}
 }

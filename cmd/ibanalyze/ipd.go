@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
-	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/plots"
 	"github.com/ibscope/ibscope/internal/units"
@@ -176,124 +175,44 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 	return cfg, nil
 }
 
-// openStream opens files as one stream, with warnings for bad frames and files.
-func openStream(paths []string, window int, checkCRC bool) (*analyze.Stream, error) {
-	if err := checkWindow(window); err != nil {
-		return nil, err
-	}
-	dw := new(decodeWarnings)
-	return analyze.OpenStream(paths, analyze.StreamOptions{
-		WindowPackets: window,
-		CheckCRC:      checkCRC,
-		OnDecodeError: dw.warn, // the frame is skipped; the stream's input counts say how many
-		OnFileError:   func(err error) { warnf("%v (the rest of this file is not read)", err) },
-	})
-}
-
-// input is the stream options of an analysis that fails on a damaged file
-// after reading what it can of the others: bad frames and files are
-// told on stderr as they come, and failed returns the damage.
-type input struct {
-	opts    analyze.StreamOptions
-	damaged []error
-}
-
-func newInput() *input {
-	in := &input{}
-	in.opts = analyze.StreamOptions{OnDecodeError: new(decodeWarnings).warn, OnFileError: func(err error) { in.damaged = append(in.damaged, err) }}
-	return in
-}
-
-// failed returns err, or the damage to the files when there is no err.
-func (in *input) failed(err error) error {
-	if err != nil {
-		return err
-	}
-	return errors.Join(in.damaged...)
-}
-
-// stdinOnce refuses "-" given to both sides of a two-sided command (ipd
-// --compare, buffer), which open a stream each: standard input is read once.
-func stdinOnce(paths []string) error {
-	n := 0
-	for _, p := range paths {
-		if p == capfile.Stdin {
-			n++
-		}
-	}
-	if n > 1 {
-		return errors.New("- (standard input) is given twice: each input is read once, give it once")
-	}
-	return nil
-}
-
-// streamProgress reports a stream's progress on a terminal.
-func streamProgress(p *progress) func(s *analyze.Stream) {
-	return func(s *analyze.Stream) {
-		done, _ := s.Progress()
-		p.update(s.Stats().Frames, done)
-	}
-}
-
-// warnInput reports what the input held that the user should know about.
-func warnInput(in analyze.Input) {
-	d := in.Disorder
-	if d.OutOfOrder > 0 {
-		what := "frames are"
-		if d.OutOfOrder == 1 {
-			what = "frame is"
-		}
-		warnf("%d %s stamped earlier than the frame before them (first: %s; largest step back %s); sorted within a window of %d packets",
-			d.OutOfOrder, what, d.First, units.FormatNs(d.MaxStepBackNs), d.WindowPackets)
-	}
-	if d.Late > 0 {
-		warnf("%d packets were out of order beyond the window (first: %s): kept in the file's order and given no IPD; try a larger --window", d.Late, d.FirstLate)
-	}
-}
-
-// noPackets explains an input with nothing to analyse.
-func noPackets(in analyze.Input) error {
-	return fmt.Errorf("no IB or RoCE transport packets in %s: %d frames read, %d neither IB nor RoCE, %d link packets, %d could not be decoded",
-		strings.Join(in.Files, ", "), in.Frames, in.NotIB, in.LinkPackets, in.DecodeErrors)
-}
-
 func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 	cfg, err := ipdConfig(o)
 	if err != nil {
 		return err
 	}
-	if err := stopOnSignal(paths); err != nil {
+	if err := checkWindow(o.window); err != nil {
 		return err
 	}
-	s, err := openStream(paths, o.window, false)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	a, err := analyze.NewIPDAnalysis(cfg, s.ResolutionNs)
-	if err == nil {
-		err = cfg.Hist.Validate(s.ResolutionNs())
-	}
-	if err != nil {
-		return binsHint(err, cfg.Hist.Mode, s.ResolutionNs())
-	}
-	_, total := s.Progress()
-	prog := newProgress("ipd", total, o.json)
-	rs := newReports(stdout, o.interval, o.json, func(w io.Writer, r *analyze.IPDResult) error {
+	in := newInput(analyze.StreamOptions{WindowPackets: o.window})
+	ran := false // the analysis was made: its errors are the run's
+	run, err := runStreamed(stdout, paths, "ipd", in, o.interval, o.json, func(s *analyze.Stream) (analyze.Analysis[*analyze.IPDResult], error) {
+		a, err := analyze.NewIPDAnalysis(cfg, s.ResolutionNs)
+		if err == nil {
+			err = cfg.Hist.Validate(s.ResolutionNs())
+		}
+		if err != nil {
+			return nil, binsHint(err, cfg.Hist.Mode, s.ResolutionNs())
+		}
+		ran = true
+		return a, nil
+	}, func(w io.Writer, r *analyze.IPDResult) error {
 		return writeReport(w, o.json, r.WriteJSON, func(w io.Writer) { writeIPDText(w, r, o.top) })
 	})
-	r, err := analyze.Run(s, a, rs.runOptions(streamProgress(prog)))
-	prog.done()
-	in := s.Stats()
+	if err != nil && !ran {
+		return err
+	}
+	s := run.stream
 	if err != nil {
+		packets := s.Stats().Packets
 		switch {
-		case errors.Is(err, analyze.ErrNoIPD) && in.Packets == 0:
+		case errors.Is(err, analyze.ErrNoIPD) && packets == 0:
 			return noPackets(s.Input())
 		case errors.Is(err, analyze.ErrNoIPD):
-			return noIPD(err, paths, in.Packets, cfg.By, o.opcodes)
+			return noIPD(err, paths, packets, cfg.By, o.opcodes)
 		}
 		return binsHint(err, cfg.Hist.Mode, s.ResolutionNs())
 	}
+	r, rs := run.report, run.reports
 	warnInput(r.Input)
 	if r.MaxFlows > 0 {
 		warnf("more than %d %ss: the packets of those after the first %d (%d packets) are counted together as %q, without IPDs; --max-flows raises the bound (about 430 bytes a %s)",
@@ -312,10 +231,7 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 			return err
 		}
 	}
-	if in.FileErrors > 0 || in.DecodeErrors > 0 {
-		return errReported
-	}
-	return nil
+	return in.damaged(nil)
 }
 
 // noIPD says plainly what the input held when no group had two counted

@@ -27,12 +27,16 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 	if err := stdinOnce(paths); err != nil {
 		return err
 	}
-	a, err := openStream(paths[:1], o.window, false)
+	if err := checkWindow(o.window); err != nil {
+		return err
+	}
+	in := newInput(analyze.StreamOptions{WindowPackets: o.window})
+	a, err := in.open(paths[:1])
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	b, err := openStream(paths[1:], o.window, false)
+	b, err := in.open(paths[1:])
 	if err != nil {
 		return err
 	}
@@ -76,10 +80,7 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 			return err
 		}
 	}
-	if r.A.FileErrors+r.B.FileErrors+r.A.DecodeErrors+r.B.DecodeErrors > 0 {
-		return errReported
-	}
-	return nil
+	return in.damaged(nil)
 }
 
 // compareBarWidth is each side's longest bar in the side-by-side table.

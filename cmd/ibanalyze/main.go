@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/internal/cmddoc"
 	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/version"
@@ -92,20 +91,6 @@ func parseLink(rate, width string) (r protostate.LinkRate, lanes int, ok bool, e
 	}
 	lanes, err = protostate.ParseLinkWidth(width)
 	return r, lanes, err == nil, err
-}
-
-// decodeWarnings warns about the first maxWarnings frames that could not be
-// decoded and counts them all.
-type decodeWarnings struct{ n int }
-
-func (d *decodeWarnings) warn(err *capfile.DecodeError) {
-	d.n++
-	switch {
-	case d.n <= maxWarnings:
-		warnf("%v", err)
-	case d.n == maxWarnings+1:
-		warnf("more frames could not be decoded; counting them without messages")
-	}
 }
 
 // warnf prints a warning to stderr unless --quiet.

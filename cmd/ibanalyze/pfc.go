@@ -144,13 +144,15 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 	if err != nil {
 		return err
 	}
-	r, rs, err := runStreamed(stdout, paths, "pfc", analyze.StreamOptions{WindowPackets: o.window, MACControl: true}, o.interval, o.json, a,
+	in := newInput(analyze.StreamOptions{WindowPackets: o.window, MACControl: true})
+	run, err := runStreamed(stdout, paths, "pfc", in, o.interval, o.json, analysis(a),
 		func(w io.Writer, r *analyze.PFCReport) error {
 			return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, r) }, func(w io.Writer) { writePFCText(w, r, o.top) })
 		})
 	if err != nil {
 		return err
 	}
+	r := run.report
 	if r.Input.Packets == 0 {
 		return fmt.Errorf("no PFC, PAUSE or RoCE frames in %s: %d frames read, %d of other kinds, %d could not be decoded",
 			strings.Join(r.Input.Files, ", "), r.Input.Frames, r.Input.NotIB+r.Input.LinkPackets, r.Input.DecodeErrors)
@@ -171,13 +173,7 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 	if r.UnattributedPackets > 0 {
 		warnf("%d RoCE packets without Ethernet addresses (a cooked capture): not matched to a link direction", r.UnattributedPackets)
 	}
-	if err := rs.totals(r); err != nil {
-		return err
-	}
-	if r.Input.DecodeErrors > 0 {
-		return errReported
-	}
-	return nil
+	return in.damaged(run.reports.totals(r))
 }
 
 func writePFCText(w io.Writer, r *analyze.PFCReport, top int) {

@@ -101,26 +101,18 @@ func runTick(w io.Writer, paths []string, o tickOpts) error {
 	if err != nil {
 		return err
 	}
-	if err := stopOnSignal(paths); err != nil {
-		return err
-	}
-	in := newInput()
-	s, err := analyze.OpenStream(paths, in.opts)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	rs := newReports(w, o.interval, o.json, func(w io.Writer, rep *analyze.TickReport) error {
+	in := newInput(analyze.StreamOptions{})
+	run, err := runStreamed(w, paths, "tick", in, o.interval, o.json, analysis(a), func(w io.Writer, rep *analyze.TickReport) error {
 		return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, rep) }, func(w io.Writer) { writeTickText(w, rep) })
 	})
-	rep, err := analyze.Run(s, a, rs.runOptions(nil))
-	if err = in.failed(err); err != nil {
+	if err != nil {
 		return tooManyPackets(err)
 	}
+	rep := run.report
 	for _, wn := range rep.Warnings {
 		warnf("%s: %s", rep.File, wn)
 	}
-	return rs.totals(rep)
+	return in.damaged(run.reports.totals(rep))
 }
 
 func writeTickText(w io.Writer, rep *analyze.TickReport) {

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/capfile"
+	"github.com/ibscope/ibscope/internal/units"
+)
+
+// Every analysis command reads its captures the same way: an input, with
+// one policy for what could not be used, and for a command with one stream
+// runStreamed, which opens it, runs the analysis with progress, reports so
+// far and the stop on a signal.
+
+// input is a command's reading of its captures. Its policy for what could
+// not be used: a frame that could not be decoded and a damaged file are
+// told on stderr as they come, naming the file, the frame and the byte
+// offset (frames past the first maxWarnings only counted), the rest of the
+// input is read to the end and analysed, the report is written, and then
+// damaged makes the command exit with status 1. The reports' input counts
+// (decode_errors, file_errors) say how many.
+type input struct {
+	opts                     analyze.StreamOptions
+	warnings                 decodeWarnings
+	decodeErrors, fileErrors int
+}
+
+// newInput reads with opts (the window, CRC checks, the frames the
+// analysis needs) and the policy above.
+func newInput(opts analyze.StreamOptions) *input {
+	in := &input{opts: opts}
+	in.opts.OnDecodeError = func(err *capfile.DecodeError) {
+		in.decodeErrors++
+		in.warnings.warn(err)
+	}
+	in.opts.OnFileError = func(err error) {
+		in.fileErrors++
+		warnf("%v (the rest of this file is not read)", err)
+	}
+	return in
+}
+
+// open opens paths as one stream.
+func (in *input) open(paths []string) (*analyze.Stream, error) {
+	return analyze.OpenStream(paths, in.opts)
+}
+
+// damaged returns err, or, when there is none, errReported if a frame or a
+// file could not be used (each was told as it came).
+func (in *input) damaged(err error) error {
+	if err == nil && in.decodeErrors+in.fileErrors > 0 {
+		return errReported
+	}
+	return err
+}
+
+// decodeWarnings warns about the first maxWarnings frames that could not be
+// decoded and counts them all.
+type decodeWarnings struct{ n int }
+
+func (d *decodeWarnings) warn(err *capfile.DecodeError) {
+	d.n++
+	switch {
+	case d.n <= maxWarnings:
+		warnf("%v", err)
+	case d.n == maxWarnings+1:
+		warnf("more frames could not be decoded; counting them without messages")
+	}
+}
+
+// streamed is what runStreamed gives: the analysis' report, the writer of
+// the reports (whose totals the command writes after its warnings), and the
+// stream read, closed, for its counts.
+type streamed[R any] struct {
+	report  R
+	reports *reports[R]
+	stream  *analyze.Stream
+}
+
+// runStreamed opens paths as one stream through in, makes the analysis for
+// it (newAnalysis may look at the stream: its timestamp resolution) and
+// runs it to the end: the first signal stops the reading, progress shows
+// on a terminal, and --interval reports so far go through write, as the
+// totals will (reports.totals). The error is the analysis' (or opening's);
+// damage to the input is left to in.damaged.
+func runStreamed[R any](stdout io.Writer, paths []string, label string, in *input, interval intervalFlag, jsonOut bool,
+	newAnalysis func(s *analyze.Stream) (analyze.Analysis[R], error), write func(io.Writer, R) error) (streamed[R], error) {
+	var run streamed[R]
+	if err := stopOnSignal(paths); err != nil {
+		return run, err
+	}
+	s, err := in.open(paths)
+	if err != nil {
+		return run, err
+	}
+	defer s.Close()
+	run.stream = s
+	a, err := newAnalysis(s)
+	if err != nil {
+		return run, err
+	}
+	_, total := s.Progress()
+	prog := newProgress(label, total, jsonOut)
+	run.reports = newReports(stdout, interval, jsonOut, write)
+	run.report, err = analyze.Run(s, a, run.reports.runOptions(streamProgress(prog)))
+	prog.done()
+	return run, err
+}
+
+// analysis is newAnalysis for runStreamed when the analysis is made
+// before the stream.
+func analysis[R any](a analyze.Analysis[R]) func(*analyze.Stream) (analyze.Analysis[R], error) {
+	return func(*analyze.Stream) (analyze.Analysis[R], error) { return a, nil }
+}
+
+// stdinOnce refuses "-" given to both sides of a two-sided command (ipd
+// --compare, buffer), which open a stream each: standard input is read once.
+func stdinOnce(paths []string) error {
+	n := 0
+	for _, p := range paths {
+		if p == capfile.Stdin {
+			n++
+		}
+	}
+	if n > 1 {
+		return errors.New("- (standard input) is given twice: each input is read once, give it once")
+	}
+	return nil
+}
+
+// streamProgress reports a stream's progress on a terminal.
+func streamProgress(p *progress) func(s *analyze.Stream) {
+	return func(s *analyze.Stream) {
+		done, _ := s.Progress()
+		p.update(s.Stats().Frames, done)
+	}
+}
+
+// warnInput reports what the input held that the user should know about.
+func warnInput(in analyze.Input) {
+	d := in.Disorder
+	if d.OutOfOrder > 0 {
+		what := "frames are"
+		if d.OutOfOrder == 1 {
+			what = "frame is"
+		}
+		warnf("%d %s stamped earlier than the frame before them (first: %s; largest step back %s); sorted within a window of %d packets",
+			d.OutOfOrder, what, d.First, units.FormatNs(d.MaxStepBackNs), d.WindowPackets)
+	}
+	if d.Late > 0 {
+		warnf("%d packets were out of order beyond the window (first: %s): kept in the file's order and given no IPD; try a larger --window", d.Late, d.FirstLate)
+	}
+}
+
+// noPackets explains an input with nothing to analyse.
+func noPackets(in analyze.Input) error {
+	return fmt.Errorf("no IB or RoCE transport packets in %s: %d frames read, %d neither IB nor RoCE, %d link packets, %d could not be decoded",
+		strings.Join(in.Files, ", "), in.Frames, in.NotIB, in.LinkPackets, in.DecodeErrors)
+}
