@@ -14,9 +14,10 @@ const (
 	FlagWrapped DeltaFlags = 1 << iota
 	// FlagReset: the counter went backwards in a way no single wrap explains
 	// (a saturating counter; a 64-bit one; or a wrap the counter could not
-	// have made in the time, see Series.Delta): it was reset. The increase
-	// over the interval is unknown; Value is the later reading, a lower
-	// bound, and there is no rate.
+	// have made in the time, see Series.Delta), or the source recorded that
+	// the device was reset in the interval (Series.SetReset): it was reset.
+	// The increase over the interval is unknown; Value is the later
+	// reading, a lower bound, and there is no rate.
 	FlagReset
 	// FlagSaturated: a saturating counter sits at its maximum; Value is a
 	// lower bound.
@@ -158,6 +159,12 @@ func (s *Series) step(j, i, col int) Delta {
 	d := Delta{Value: v, StartNs: s.TimeNs(j), EndNs: s.TimeNs(i), Flags: f}
 	if f&FlagWrapped != 0 && !s.plausibleWrap(c, v, d.StartNs, d.EndNs) {
 		d.Value, d.Flags = cur, f&^FlagWrapped|FlagReset
+	}
+	if c.Kind != KindGauge && !c.ClearOnSample && s.resetWithin(j, i) {
+		// The device came back with its counters restarted: whatever the
+		// readings, the increase is unknown; the later reading is a lower
+		// bound, as for any reset.
+		d.Value, d.Flags = cur, d.Flags&^FlagWrapped|FlagReset
 	}
 	for k := j + 1; k <= i; k++ {
 		if s.discontinuity(k) {
@@ -348,8 +355,8 @@ func (s *Series) warnResets(file string) {
 					continue
 				}
 			}
-			if s.Value(i, col) >= s.Value(j, col) {
-				continue
+			if s.Value(i, col) >= s.Value(j, col) || s.resetWithin(j, i) {
+				continue // no drop, or a recorded reset the reader warned of
 			}
 			dc := s.step(j, i, col)
 			if dc.Flags&FlagReset == 0 {

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -199,6 +200,10 @@ type Series struct {
 	// missing marks values that could not be read (bit i*len(Counters)+col);
 	// nil when every value is present.
 	missing []uint64
+	// resets lists, in order, the samples before which every counter was
+	// reset (the device was removed and created again, or its driver
+	// reloaded): a delta into such a sample is unknown (SetReset).
+	resets []int
 
 	// Meta holds facts about the origin worth keeping: "format" (the reader:
 	// "doca_diag_csv", "sysfs", "perfquery", "sidecar"), "doca_format" ("0",
@@ -410,6 +415,24 @@ func (s *Series) SetMissing(i, col int) {
 	}
 	s.missing[b>>6] |= 1 << (b & 63)
 	s.Values[b] = 0
+}
+
+// SetReset records that every counter was reset between sample i-1 and
+// sample i, the device having gone away and come back (the sidecar's
+// "# reset" line): a delta ending at i, or spanning it, has FlagReset
+// whatever the readings, since a counter that restarted can have grown
+// past its old value. Samples are marked in order; i is the last so far.
+func (s *Series) SetReset(i int) {
+	if n := len(s.resets); n == 0 || s.resets[n-1] < i {
+		s.resets = append(s.resets, i)
+	}
+}
+
+// resetWithin reports whether a reset is recorded before a sample in
+// (j, i].
+func (s *Series) resetWithin(j, i int) bool {
+	k := sort.SearchInts(s.resets, j+1)
+	return k < len(s.resets) && s.resets[k] <= i
 }
 
 // LostBefore is how many samples the sample_id sequence skips between sample

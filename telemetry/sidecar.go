@@ -30,6 +30,9 @@ import (
 //     bytes, words4, ns, ticks, ms), width (bits), kind (counter, gauge),
 //     data_id, and the flags saturating and clear_on_sample. A column
 //     without one gets the catalogue's metadata for its name.
+//   - "# reset" before a data line: every counter was reset since the
+//     previous sample (the device was removed and came back, or its driver
+//     reloaded), so deltas into that sample are unknown (Series.SetReset).
 //   - Other lines starting with '#' are comments.
 //   - The column line starts "sample_id,start_ns,end_ns"; then one column
 //     per counter.
@@ -44,13 +47,23 @@ import (
 // warning (the writer was killed mid-line).
 const sidecarMagic = "# ibscope-telemetry v1"
 
+// sidecarReset is the line that says the counters were reset before the
+// next sample.
+const sidecarReset = "# reset"
+
 // SidecarWriter appends samples to a sidecar, one Write call per line.
 type SidecarWriter struct {
 	w     io.Writer
 	n     int
 	buf   []byte
 	flush func() error
+	reset bool // the next sample is preceded by a "# reset" line
 }
+
+// Reset records that every counter was reset since the last sample
+// written: the next Write puts a "# reset" line before its sample, in the
+// same write.
+func (sw *SidecarWriter) Reset() { sw.reset = true }
 
 // NewSidecarWriter writes the sidecar header for the given columns and
 // returns a writer for the samples. meta adds key=value pairs to the first
@@ -140,6 +153,10 @@ func (sw *SidecarWriter) Write(sampleID uint64, startNs, endNs int64, values []u
 		return fmt.Errorf("telemetry: sidecar sample has %d values for %d columns", len(values), sw.n)
 	}
 	b := sw.buf[:0]
+	if sw.reset {
+		b = append(b, sidecarReset...)
+		b = append(b, '\n')
+	}
 	b = strconv.AppendUint(b, sampleID, 10)
 	b = append(b, ',')
 	b = strconv.AppendInt(b, startNs, 10)
@@ -153,7 +170,11 @@ func (sw *SidecarWriter) Write(sampleID uint64, startNs, endNs int64, values []u
 	}
 	b = append(b, '\n')
 	sw.buf = b
-	return sw.put(b)
+	if err := sw.put(b); err != nil {
+		return err
+	}
+	sw.reset = false
+	return nil
 }
 
 // parseCounterLine reads "# counter NAME k=v ... flags".
@@ -231,6 +252,7 @@ func ReadSidecar(r io.Reader, file string) ([]*Series, error) {
 	var pending []byte // last line not ending in '\n'
 	pendingLine := 0
 	seenMagic := false
+	resetNext := false // a "# reset" line came before the next data line
 	for {
 		line, err := lr.next()
 		if err == io.EOF {
@@ -272,6 +294,10 @@ func ReadSidecar(r io.Reader, file string) ([]*Series, error) {
 				}
 				meta = map[string]Counter{}
 				n = -1
+			case s == sidecarReset:
+				if cur != nil && n >= 0 {
+					resetNext = true
+				}
 			case strings.HasPrefix(s, "# counter "):
 				if !seenMagic {
 					return out, perr(file, lr.line, "counter line before the %q line", sidecarMagic)
@@ -331,6 +357,12 @@ func ReadSidecar(r io.Reader, file string) ([]*Series, error) {
 		fields = splitComma(t, fields)
 		if msg := parseSidecarRow(cur, fields, row, &miss, file, lr.line); msg != "" {
 			cur.warnf(file, lr.line, "%s; line skipped", msg)
+		} else if resetNext {
+			cur.SetReset(cur.Len() - 1)
+			if cur.Len() > 1 {
+				cur.warnf(file, lr.line, "counters reset: the device went away and came back before this sample; deltas into it are unknown")
+			}
+			resetNext = false
 		}
 	}
 	if pending != nil {

@@ -101,3 +101,54 @@ func TestSidecarBadInput(t *testing.T) {
 		}
 	}
 }
+
+// "# reset" says the counters started over before the next sample (the
+// device went away and came back): the delta into it is a reset even when
+// the counter has grown past its old value, the next ones are plain, and
+// the writer puts the line and the sample in one write.
+func TestSidecarReset(t *testing.T) {
+	var b bytes.Buffer
+	sw, err := NewSidecarWriter(&b, Source{"rxe0", 1}, ClockHost, []Counter{SysfsCounter("hw_counters", "rcvd_pkts")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := 0
+	for i, v := range []uint64{100, 0, 500, 600} {
+		var missing []bool
+		if i == 1 {
+			missing = []bool{true}
+		}
+		if i == 2 {
+			sw.Reset()
+		}
+		before := b.Len()
+		if err := sw.Write(uint64(i), int64(10+20*i), int64(20+20*i), []uint64{v}, missing); err != nil {
+			t.Fatal(err)
+		}
+		if i == 2 && !strings.HasPrefix(b.String()[before:], "# reset\n2,") {
+			t.Errorf("sample 2 written as %q", b.String()[before:])
+		}
+		writes++
+	}
+	if strings.Count(b.String(), "# reset") != 1 {
+		t.Errorf("reset written %d times:\n%s", strings.Count(b.String(), "# reset"), b.String())
+	}
+	s, err := ReadSidecar(strings.NewReader(b.String()), "s")
+	if err != nil || len(s) != 1 || s[0].Len() != writes {
+		t.Fatalf("%v, %d series", err, len(s))
+	}
+	g := s[0]
+	if d := g.Delta(2, 0); d.Value != 500 || d.Flags != FlagReset|FlagMissing {
+		t.Errorf("delta into the reset: %+v", d)
+	}
+	if d := g.Delta(3, 0); d.Value != 100 || d.Flags != 0 {
+		t.Errorf("delta after the reset: %+v", d)
+	}
+	if d, err := g.DeltaWithin(0, 0, 100); err != nil || d.Value != 600 || d.Flags&FlagReset == 0 {
+		t.Errorf("delta across the reset: %+v, %v", d, err)
+	}
+	if r, f := g.Rate(2, 0); r != 0 || f&FlagReset == 0 {
+		t.Errorf("rate into the reset: %v %v", r, f)
+	}
+	wantWarning(t, g, 7, "counters reset: the device went away and came back")
+}

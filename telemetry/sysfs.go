@@ -218,9 +218,27 @@ type SysfsSampler struct {
 	interval time.Duration
 	out      io.Writer
 
+	// wasGone is set when a sample found the port absent from sysfs, until
+	// a sample reads it again: the device came back, its counters reset.
+	wasGone bool
+
 	mu       sync.Mutex
 	failures SamplerFailures
 	samples  uint64
+}
+
+// cameBack reports, once, that the last sample read counters of a port
+// that an earlier one found absent: the device was created again (or its
+// driver reloaded), and its counters started over.
+func (s *SysfsSampler) cameBack() bool {
+	if !s.wasGone {
+		return false
+	}
+	if _, err := os.Stat(s.base); err != nil {
+		return false
+	}
+	s.wasGone = false
+	return true
 }
 
 // maxKeptErrors bounds the read errors a sampler keeps to show
@@ -297,6 +315,9 @@ func (s *SysfsSampler) Run(ctx context.Context) error {
 	}
 	var id uint64
 	write := func() error {
+		if s.cameBack() {
+			sw.Reset()
+		}
 		var m []bool
 		for _, x := range missing {
 			if x {
@@ -353,6 +374,9 @@ func (s *SysfsSampler) read(values []uint64, missing []bool) (startNs, endNs int
 	// (or whose device is) is gone too.
 	_, serr := os.Stat(s.base)
 	portGone := errors.Is(serr, os.ErrNotExist)
+	if portGone {
+		s.wasGone = true
+	}
 	var gone uint64
 	for _, e := range list {
 		if portGone || errors.Is(e, os.ErrNotExist) || errors.Is(e, syscall.ENODEV) || errors.Is(e, syscall.ENXIO) {

@@ -76,8 +76,10 @@ func writeSoftRoCE(t *testing.T, hw map[string]string) string {
 // A software RoCE device deleted and added again during sampling (rdma
 // link del, rdma link add: its counters restart at 0) costs the samples
 // taken while it was gone, each counted, with every read failure counted
-// however many there are; the sidecar declares the counters 64-bit, so the
-// restart reads as a reset, never as a wrap of 2^32 minus the old value.
+// however many there are; the sidecar declares the counters 64-bit and
+// marks the return ("# reset"), so the delta across the gap is a reset,
+// never a wrap of 2^32 minus the old value, nor an increase when the
+// counter has grown past its old value by then.
 func TestSysfsSamplerDeviceGoneAndBack(t *testing.T) {
 	// 20 counters: 6 samples while gone fail 120 reads, past any cap of 100.
 	hw := map[string]string{}
@@ -112,10 +114,13 @@ func TestSysfsSamplerDeviceGoneAndBack(t *testing.T) {
 	}
 	// 8 samples: at most the first and the last straddle the removal.
 	waitFor("samples while gone", func() bool { return s.Failures().GoneSamples >= 8 })
-	// rdma link add: the same device, its counters from 0.
+	// rdma link add: the same device, its counters from 0; rcvd_pkts has
+	// grown past its old value by the first sample after, which no value
+	// drop would show.
 	for k := range hw {
 		writeFileAtomic(t, filepath.Join(gone, "ports", "1", "hw_counters", k), "0")
 	}
+	writeFileAtomic(t, filepath.Join(gone, "ports", "1", "hw_counters", "rcvd_pkts"), "9000")
 	if err := os.Rename(gone, dev); err != nil {
 		t.Fatal(err)
 	}
@@ -162,17 +167,21 @@ func TestSysfsSamplerDeviceGoneAndBack(t *testing.T) {
 			continue
 		}
 		d := g.Delta(i, col)
-		if d.Flags&FlagWrapped != 0 || d.Value > 2500 {
-			t.Errorf("sample %d: delta %d flags %v: the restart taken for a wrap", i, d.Value, d.Flags)
+		if d.Flags&FlagWrapped != 0 || d.Flags&FlagReset == 0 && d.Value > 500 {
+			t.Errorf("sample %d: delta %d flags %v: the restart taken for a wrap or an increase", i, d.Value, d.Flags)
 		}
 		if d.Flags&FlagReset != 0 {
 			resets++
-			if d.Flags&FlagMissing == 0 {
-				t.Errorf("sample %d: the delta across the missing samples is not flagged missing: %v", i, d.Flags)
+			if d.Flags&FlagMissing == 0 || d.Value != 9000 {
+				t.Errorf("sample %d: the delta across the gap is %d, %v; want the later reading 9000, reset and missing", i, d.Value, d.Flags)
 			}
 		}
 	}
-	if uint64(missing) != f.Samples || resets != 1 {
-		t.Errorf("%d samples missing (sampler counted %d), %d resets; want one reset after the gap", missing, f.Samples, resets)
+	if uint64(missing) != f.Samples || resets != 1 || strings.Count(out.String(), "\n# reset\n") != 1 {
+		t.Errorf("%d samples missing (sampler counted %d), %d resets; want one reset after the gap, marked once in the sidecar",
+			missing, f.Samples, resets)
+	}
+	if len(g.Warnings) != 1 || !strings.Contains(g.Warnings[0].String(), "counters reset: the device went away and came back") {
+		t.Errorf("warnings %v", g.Warnings)
 	}
 }
