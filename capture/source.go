@@ -102,7 +102,7 @@ type Config struct {
 	// the frames it keeps are the frames captured. "" keeps RoCE (or every
 	// frame with All). Kept here so writers can record it (pcapng if_filter).
 	FilterExpr string
-	// TimestampType is where timestamps come from (TimestampTypes lists a
+	// TimestampType is where timestamps come from (Target.TimestampTypes lists a
 	// device's): "" is the device's default, host on a netdev, adapter on
 	// an RDMA device.
 	TimestampType string

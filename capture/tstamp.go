@@ -16,17 +16,6 @@ const (
 	TimestampAdapterUnsynced = "adapter_unsynced"
 )
 
-// TimestampTypes lists the time stamp types device (resolved under the
-// sysfs mount point sysfsRoot, "" for SysfsRoot()) offers, the default
-// first: see Target.TimestampTypes.
-func TimestampTypes(device, sysfsRoot string) ([]string, error) {
-	t, err := Resolve(device, sysfsRoot)
-	if err != nil {
-		return nil, err
-	}
-	return t.TimestampTypes()
-}
-
 // TimestampTypes lists the time stamp types the target's capture path
 // offers, the default first: a verbs port offers adapter; an AF_PACKET
 // capture (a software RoCE device's included) host, and adapter_unsynced

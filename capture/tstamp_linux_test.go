@@ -35,7 +35,7 @@ func TestTPacketFD(t *testing.T) {
 func TestTimestampTypes(t *testing.T) {
 	ns := newVethNS(t)
 	var types []string
-	if err := ns.Do(t, func() (err error) { types, err = TimestampTypes(ns.Capture, t.TempDir()); return err }); err != nil {
+	if err := ns.Do(t, func() (err error) { types, err = timestampTypes(ns.Capture, t.TempDir()); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if len(types) != 1 || types[0] != TimestampHost {
@@ -50,7 +50,7 @@ func TestTimestampTypes(t *testing.T) {
 	}
 
 	env := fakeverbs.New(t, fakeverbs.Config{})
-	if types, err := TimestampTypes("fake_1", env.Sysfs); err != nil || len(types) != 1 || types[0] != TimestampAdapter {
+	if types, err := timestampTypes("fake_1", env.Sysfs); err != nil || len(types) != 1 || types[0] != TimestampAdapter {
 		t.Errorf("RDMA device: %v, %v", types, err)
 	}
 	// Refused before libibverbs is loaded.
@@ -60,4 +60,13 @@ func TestTimestampTypes(t *testing.T) {
 	if err := checkTimestampType("x", "bogus", nil); err == nil || !strings.Contains(err.Error(), "want host, adapter or adapter_unsynced") {
 		t.Errorf("bogus: %v", err)
 	}
+}
+
+// timestampTypes is what -J lists for device: its target's types.
+func timestampTypes(device, sysfs string) ([]string, error) {
+	t, err := Resolve(device, sysfs)
+	if err != nil {
+		return nil, err
+	}
+	return t.TimestampTypes()
 }
