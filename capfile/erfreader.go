@@ -21,21 +21,21 @@ const (
 	erfTypePad      = 48
 )
 
-// erfSniffRecords is how many records' headers must make sense for a file
-// without a magic number to be taken as raw ERF.
-const erfSniffRecords = 2
-
-// looksLikeERF reports whether the file starts with ERF records: the first
-// erfSniffRecords (or as many as the file holds, at least one) have a known
-// type, a length that covers their header and fits the file, and a
-// timestamp after 1970 (ERF has no magic number: Wireshark guesses from
-// the records too).
+// looksLikeERF reports whether the file starts with ERF records: its
+// first packet record (after any padding records, which must be whole and
+// make sense too) has a known type, a length that covers its headers and
+// that the file holds, and a timestamp after 1970 (ERF has no magic
+// number: Wireshark guesses from the records too). The file is recognised
+// by that first good record alone, so that damage further on is reported
+// where it is, after the records before it are read, rather than the
+// whole file refused as not a capture. Padding alone is not enough: a
+// text file with '0' (type 48) at byte 8 would pass for it.
 func looksLikeERF(r *Reader) bool {
 	off := 0
-	for n := 0; n < erfSniffRecords; n++ {
+	for {
 		hdr, _ := r.br.Peek(off + decode.ERFHeaderLen)
 		if len(hdr) < off+decode.ERFHeaderLen {
-			return n > 0 && len(hdr) == off // the file ends after whole records
+			return false // no packet record, or one cut short, before the end
 		}
 		h := hdr[off:]
 		rlen, ok := erfRecordLen(h)
@@ -43,11 +43,13 @@ func looksLikeERF(r *Reader) bool {
 			return false
 		}
 		if rec, _ := r.br.Peek(off + rlen); len(rec) < off+rlen {
-			return false
+			return false // cut short, or padding past the read buffer
+		}
+		if h[8]&0x7F != erfTypePad {
+			return true
 		}
 		off += rlen
 	}
-	return true
 }
 
 // erfRecordLen is the length of the record whose header h starts, when its

@@ -2,6 +2,7 @@ package capfile
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -150,8 +151,62 @@ func TestRawERFDetection(t *testing.T) {
 	}
 }
 
+// Damage in the second or third record of a raw ERF file (a length of 0,
+// an unknown type, a length past the end) is reported at that record, and
+// the records before it are read: the file is recognised by its first
+// good record (it used to be refused whole at byte 0 as "not a pcap or
+// pcapng file (magic 0xbe0b0000), nor raw ERF records").
+func TestRawERFDamageAfterFirstRecord(t *testing.T) {
+	raw, _ := erfTwins(t)
+	var offs []int // where each record starts
+	for off := 0; off < len(raw); off += int(raw[off+10])<<8 | int(raw[off+11]) {
+		offs = append(offs, off)
+	}
+	for _, c := range []struct {
+		name   string
+		record int // 0-based index of the damaged record
+		damage func(rec []byte)
+		says   string
+	}{
+		{"2nd rlen 0", 1, func(rec []byte) { rec[10], rec[11] = 0, 0 }, "ERF record of type 2 claims 0 bytes"},
+		{"2nd unknown type", 1, func(rec []byte) { rec[8] = 99 }, "ERF record of type 99 claims"},
+		{"3rd rlen 0", 2, func(rec []byte) { rec[10], rec[11] = 0, 0 }, "ERF record of type 48 claims 0 bytes"},
+		{"3rd unknown type", 2, func(rec []byte) { rec[8] = 0x7F }, "ERF record of type 127 claims"},
+		{"2nd past the end", 1, func(rec []byte) { rec[10], rec[11] = 0xFF, 0xF0 }, "last ERF record cut short: its header says 65520 bytes"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := append([]byte(nil), raw...)
+			c.damage(b[offs[c.record]:])
+			frames, err := readFrames(t, b, "x.erf")
+			var fe *FileError
+			if !errors.As(err, &fe) || fe.Offset != int64(offs[c.record]) || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("error %v, want %q at byte offset %d", err, c.says, offs[c.record])
+			}
+			// Records before the damage, padding aside, are read.
+			want := min(c.record, 2) // the third record is the padding after the second packet
+			if len(frames) != want {
+				t.Errorf("%d frames read before the damage, want %d", len(frames), want)
+			}
+		})
+	}
+}
+
 func FuzzReaderERF(f *testing.F) {
 	raw, _ := erfTwins(f)
 	f.Add(raw)
+	// The hostile rounds' damage: the second and third records with a
+	// length of 0 or an unknown type, and a text file with '0' (padding,
+	// type 48) at byte 8.
+	second := int(raw[10])<<8 | int(raw[11])
+	third := second + (int(raw[second+10])<<8 | int(raw[second+11]))
+	for _, at := range []int{second, third} {
+		zero := append([]byte(nil), raw...)
+		zero[at+10], zero[at+11] = 0, 0
+		unknown := append([]byte(nil), raw...)
+		unknown[at+8] = 99
+		f.Add(zero)
+		f.Add(unknown)
+	}
+	f.Add([]byte("frame,ti0e,opcode\n1,0.5,RC_SEND_ONLY\n" + strings.Repeat("x", 30000)))
 	f.Fuzz(checkReaderOn)
 }
