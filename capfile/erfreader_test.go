@@ -134,6 +134,9 @@ func TestRawERFDetection(t *testing.T) {
 	}{
 		{"text", "frame,time,opcode\n1,0.5,RC_SEND_ONLY\n", "not a pcap or pcapng file"},
 		{"zeros", string(make([]byte, 64)), "not a pcap or pcapng file"},
+		// '0' at byte 8 reads as a padding record (type 48) of 0x2c31 bytes:
+		// padding alone does not make a file ERF.
+		{"text like padding", "frame,ti0e,1,opcode\n" + strings.Repeat("x", 20000), "not a pcap or pcapng file"},
 		{"first record only, cut", string(raw[:20]), "not a pcap or pcapng file"},
 	} {
 		_, err := NewReader(strings.NewReader(c.file), "x.erf")
