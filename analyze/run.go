@@ -62,6 +62,12 @@ const progressEvery = 1 << 16
 // and returns a's report on every packet read.
 func Run[R any](s *Stream, a Analysis[R], o RunOptions[R]) (R, error) {
 	var p Packet
+	if o.Stop != nil {
+		// The stream looks at it too, before every frame it reads: one
+		// that skips a long run of frames it does not hand out (not IB,
+		// not decodable) stops within it.
+		s.in.SetStop(o.Stop)
+	}
 	every := o.EveryNs > 0 && o.OnReport != nil
 	var nextNs int64
 	for n := 1; ; n++ {

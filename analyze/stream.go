@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"sync/atomic"
 
 	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
@@ -47,6 +48,10 @@ type StreamOptions struct {
 	// OnFileError is told when a file turns out damaged; the stream stops
 	// reading that file and goes on with the others.
 	OnFileError func(err error)
+	// Stop, once set, ends the reading as at the end of the files
+	// (capfile.StreamOptions.Stop): from the open on, which reads up to
+	// the first packet, and within any run of frames skipped.
+	Stop *atomic.Bool
 }
 
 // StreamStats counts what a Stream read and what it did about disorder.
@@ -119,6 +124,9 @@ func Files(paths []string, base StreamOptions) Opener {
 			need.OnFileError = base.OnFileError
 		}
 		need.CheckCRC = need.CheckCRC || base.CheckCRC
+		if need.Stop == nil {
+			need.Stop = base.Stop
+		}
 		return OpenStream(paths, need)
 	}
 }
@@ -142,7 +150,7 @@ func checkWindow(w int) error {
 // asked) and counts the rest.
 func (s *Stream) decodeOptions(opts StreamOptions) capfile.StreamOptions {
 	keepLink, keepMAC := opts.LinkPackets, opts.MACControl
-	return capfile.StreamOptions{CheckCRC: opts.CheckCRC, OnDecodeError: opts.OnDecodeError, OnFileError: opts.OnFileError,
+	return capfile.StreamOptions{CheckCRC: opts.CheckCRC, OnDecodeError: opts.OnDecodeError, OnFileError: opts.OnFileError, Stop: opts.Stop,
 		Keep: func(f *decode.Frame) bool {
 			switch {
 			case keepMAC && f.Has&(decode.HasPFC|decode.HasPause) != 0:

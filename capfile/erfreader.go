@@ -85,6 +85,9 @@ func (r *Reader) openERF() (*Reader, error) {
 func (r *Reader) recordERF(f *decode.Frame) ([]byte, error) {
 	f.Dir = decode.DirectionUnknown
 	for {
+		if r.stopped() {
+			return nil, io.EOF
+		}
 		hdr, err := r.br.Peek(decode.ERFHeaderLen)
 		if len(hdr) < decode.ERFHeaderLen {
 			if len(hdr) == 0 && (err == nil || err == io.EOF) {

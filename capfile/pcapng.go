@@ -129,6 +129,9 @@ func (r *Reader) ngConsume(n int) {
 // consumed) and its type, io.EOF at the end, or a FileError.
 func (r *Reader) ngBlocksToPacket() ([]byte, uint32, error) {
 	for {
+		if r.stopped() {
+			return nil, 0, io.EOF
+		}
 		block, typ, order, err := r.ngBlock()
 		if err != nil {
 			return nil, 0, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/ibscope/ibscope/decode"
 )
@@ -39,7 +40,18 @@ type Reader struct {
 	ngIfaces []ngInterface
 	// captureHost is the host the first section header names (NgCaptureHost).
 	captureHost string
+	// stop, once set, ends the file as if it ended there (SetStop).
+	stop *atomic.Bool
 }
+
+// SetStop makes the reader look at stop wherever it reads on without
+// handing out a frame (pcapng blocks that are not packets, ERF padding):
+// once stop is set, it returns io.EOF as at the end of the file. A file of
+// nothing but such records then still stops when asked.
+func (r *Reader) SetStop(stop *atomic.Bool) { r.stop = stop }
+
+// stopped reports whether the reader was asked to stop.
+func (r *Reader) stopped() bool { return r.stop != nil && r.stop.Load() }
 
 // FileError is damage to the file itself, after which no later frame can be
 // trusted: a bad header, a record cut short, an impossible record length.

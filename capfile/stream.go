@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/samefile"
@@ -65,6 +66,12 @@ type StreamOptions struct {
 	// naming file, frame and byte offset); the stream stops reading that
 	// file and goes on with the others.
 	OnFileError func(err error)
+	// Stop, once set, ends the stream as if every file ended there (an
+	// interrupted command). It is looked at before every frame read,
+	// those Keep leaves out and those that cannot be decoded included: a
+	// long run of frames that are not handed out must not make the stream
+	// deaf to it (a zstd file of non-RoCE frames ran 630 s past SIGINT).
+	Stop *atomic.Bool
 }
 
 // StreamStats counts what a Stream read.
@@ -146,6 +153,7 @@ func NewStream(readers []*Reader, opts StreamOptions) *Stream {
 	s := &Stream{opts: opts, last: -1, dataResNs: 1_000_000_000, formatResNs: 1}
 	for _, r := range readers {
 		r.SetCheckCRC(opts.CheckCRC)
+		r.SetStop(opts.Stop)
 		sf := &streamFile{r: r}
 		if fi, err := os.Stat(r.Name()); err == nil && fi.Mode().IsRegular() {
 			sf.size = fi.Size()
@@ -173,6 +181,15 @@ func (s *Stream) Close() error {
 		}
 	}
 	return first
+}
+
+// SetStop sets StreamOptions.Stop after the stream is opened (analyze.Run
+// takes the flag with the stream already open).
+func (s *Stream) SetStop(stop *atomic.Bool) {
+	s.opts.Stop = stop
+	for _, f := range s.files {
+		f.r.SetStop(stop)
+	}
 }
 
 // Stats returns the counts so far.
@@ -249,6 +266,9 @@ func (s *Stream) advance(i int) {
 	sf := s.files[i]
 	sf.ok, sf.err = false, nil
 	for {
+		if s.opts.Stop != nil && s.opts.Stop.Load() {
+			return // as at the end of the file: nothing more is read
+		}
 		f := &sf.f
 		if err := s.read(sf); err != nil {
 			if !s.frameFailed(sf, err) {

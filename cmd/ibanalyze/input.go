@@ -41,6 +41,9 @@ func newInput(opts analyze.StreamOptions) *input {
 		in.fileErrors++
 		warnf("%v (the rest of this file is not read)", err)
 	}
+	// From the open on, which reads up to the first packet: a signal is
+	// heard inside any run of frames the stream skips (stopReading).
+	in.opts.Stop = readingStopped
 	return in
 }
 
