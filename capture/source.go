@@ -102,9 +102,10 @@ type Config struct {
 	// the frames it keeps are the frames captured. "" keeps RoCE (or every
 	// frame with All). Kept here so writers can record it (pcapng if_filter).
 	FilterExpr string
-	// TimestampType is where timestamps come from (Target.TimestampTypes lists a
-	// device's): "" is the device's default, host on a netdev, adapter on
-	// an RDMA device.
+	// TimestampType is where timestamps come from (Target.TimestampTypes
+	// lists a device's): "" is the default of its capture path, host on
+	// AF_PACKET (a software RoCE device's included), adapter on a verbs
+	// port.
 	TimestampType string
 	// Promiscuous puts the netdev in promiscuous mode (AF_PACKET).
 	Promiscuous bool
