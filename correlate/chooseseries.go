@@ -11,21 +11,25 @@ type SkippedSeries struct {
 	File, Source string
 	Reason       string
 	// Estimate is the offset estimate that showed the series' counters do
-	// not follow the capture; nil when there was none.
+	// not follow the capture; nil when there was none (a given offset).
 	Estimate *OffsetEstimate
+	// Evidence is how well they follow it at the offset estimated or
+	// given; nil when there was none.
+	Evidence *OffsetEvidence
 }
 
 // chooseSeries aligns the series with the capture (alignSeries) and picks
-// the ones to join: the ports named (Options.Ports), else, with the offset
-// given, every series; else the series whose counters follow the capture
-// (an estimate that is not OffsetWeak): the ports the capture saw. A
-// series that cannot be aligned (no counters to estimate from, no overlap)
-// is left out while another is joined. When none follows the capture, the
-// ones that could be estimated are all joined, each estimate weak, for the
-// caller to warn about; when none could be, the first failure is the error.
+// the ones to join: the ports named (Options.Ports); else the series whose
+// counters follow the capture at their offset, estimated or given (not
+// weak: followsCapture), the ports the capture saw, with the series whose
+// counters cannot be compared (no byte or packet counters, too few
+// intervals). A series that cannot be aligned (no counters to estimate
+// from, no overlap) is left out while another is joined. When none
+// follows the capture, the weak ones are all joined, for the caller to
+// warn about; when none could be aligned, the first failure is the error.
 func chooseSeries(series []*inSeries, span captureSpan, opt Options) ([]*inSeries, []SkippedSeries, error) {
 	skip := func(in *inSeries, why string) SkippedSeries {
-		return SkippedSeries{File: in.file, Source: in.source(), Reason: why, Estimate: in.estimate}
+		return SkippedSeries{File: in.file, Source: in.source(), Reason: why, Estimate: in.estimate, Evidence: in.evidence}
 	}
 	if len(opt.Ports) > 0 {
 		if err := checkNamed(series, opt.Ports); err != nil {
@@ -45,14 +49,6 @@ func chooseSeries(series []*inSeries, span captureSpan, opt Options) ([]*inSerie
 		}
 		return named, skipped, nil
 	}
-	if opt.OffsetGiven {
-		for _, in := range series {
-			if err := alignSeries(in, span, opt); err != nil {
-				return nil, nil, err
-			}
-		}
-		return series, nil, nil
-	}
 	var follow, weak []*inSeries
 	var skipped, weakSkipped []SkippedSeries
 	var firstErr error
@@ -62,9 +58,9 @@ func chooseSeries(series []*inSeries, span captureSpan, opt Options) ([]*inSerie
 			skipped = append(skipped, skip(in, err.Error()))
 			continue
 		}
-		if in.estimate != nil && in.estimate.Quality() == OffsetWeak {
+		if ok, why := in.followsCapture(); !ok {
 			weak = append(weak, in)
-			weakSkipped = append(weakSkipped, skip(in, "not a port the capture saw: "+in.estimate.Why()))
+			weakSkipped = append(weakSkipped, skip(in, "not a port the capture saw: "+why))
 			continue
 		}
 		follow = append(follow, in)
@@ -76,6 +72,21 @@ func chooseSeries(series []*inSeries, span captureSpan, opt Options) ([]*inSerie
 		return weak, skipped, nil
 	}
 	return nil, nil, firstErr
+}
+
+// followsCapture reports whether the series' counters follow the capture
+// at its offset, and if not, why: an estimate that is not OffsetWeak, or
+// at a given offset r >= MinFollowR. A series without evidence cannot be
+// told apart and counts as following.
+func (in *inSeries) followsCapture() (bool, string) {
+	switch {
+	case in.estimate != nil:
+		return in.estimate.Quality() != OffsetWeak, in.estimate.Why()
+	case in.evidence != nil && !(in.evidence.R >= MinFollowR):
+		return false, fmt.Sprintf("the counters hardly follow the capture at the given offset: r = %.3f over %d intervals, below %.1f",
+			in.evidence.R, in.evidence.Intervals, MinFollowR)
+	}
+	return true, ""
 }
 
 func cmpErr(first, err error) error {

@@ -115,3 +115,48 @@ func TestCorrelateNamedPorts(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// A given offset comes with its evidence too, picks the ports the same way,
+// and is questioned when the counters fit clearly better elsewhere: the
+// telemetry 1 ms behind, --offset 1ms joins lid:3/1 and lid:4/3 at r near
+// 1; --offset 0 joins them too (r about 0.94 over the intervals still
+// inside) but names +1 ms as the better fit.
+func TestCorrelateGivenOffsetEvidence(t *testing.T) {
+	dir := t.TempDir()
+	s, err := sim.Preset("incast-small-roce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, err := sim.Run(s, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel := filepath.Join(dir, "perfquery1ms.txt")
+	shiftPerfquery(t, filepath.Join(dir, truth.Telemetry.File), tel, 1_000_000)
+	for _, given := range []int64{1_000_000, 0} {
+		res, err := Correlate([]string{filepath.Join(dir, "r.pcapng")}, []string{tel}, filepath.Join(dir, "j.parquet"),
+			Options{OffsetGiven: true, OffsetNs: given})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var joined []string
+		for _, sr := range res.Series {
+			joined = append(joined, sr.Source)
+			ev := sr.Evidence
+			if sr.Estimate != nil || ev == nil || ev.R < MinFollowR || ev.Intervals < minOffsetIntervals {
+				t.Errorf("given %d: %s: estimate %v, evidence %+v (%s)", given, sr.Source, sr.Estimate, ev, sr.NoEvidence)
+				continue
+			}
+			switch b := sr.Better; {
+			case given == 1_000_000 && b != nil:
+				t.Errorf("given the true offset: %s names %d ns as better (r = %.3f against %.3f)", sr.Source, b.OffsetNs, b.R, ev.R)
+			case given == 0 && (b == nil || b.OffsetNs < 1_000_000-b.ResolutionNs || b.OffsetNs > 1_000_000+b.ResolutionNs):
+				t.Errorf("given 0 against a true 1 ms: %s better %+v (evidence r = %.3f)", sr.Source, b, ev.R)
+			}
+		}
+		slices.Sort(joined)
+		if !slices.Equal(joined, []string{"lid:3/1", "lid:4/3"}) || len(res.Skipped) != 4 {
+			t.Errorf("given %d: joined %v, skipped %d", given, joined, len(res.Skipped))
+		}
+	}
+}

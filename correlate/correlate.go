@@ -66,7 +66,16 @@ type SeriesResult struct {
 	Clock    string
 	OffsetNs int64           // capture time = telemetry time + OffsetNs
 	Estimate *OffsetEstimate // nil when the offset was given
-	Rows     int
+	// Evidence is how well the counters follow the capture at OffsetNs
+	// (the estimate's, or checked at a given offset); nil when it could not
+	// be had, NoEvidence saying why.
+	Evidence   *OffsetEvidence
+	NoEvidence string
+	// Better is, for a given offset, an estimate at which the counters
+	// follow the capture clearly better (OffsetEstimate.fitsBetterThan):
+	// the given offset is likely wrong. Nil otherwise.
+	Better *OffsetEstimate
+	Rows   int
 }
 
 // Result says what Correlate wrote.
@@ -108,21 +117,21 @@ func Correlate(captures, telemetryFiles []string, out string, opt Options) (Resu
 
 	// Pass 1: the captures' time range, and their byte rate when offsets
 	// are to be estimated.
+	// An estimate, and the evidence for a given offset, compare the
+	// capture's counts per time bin with the counters.
 	var want histWant
-	if !opt.OffsetGiven {
-		for _, in := range series {
-			// A series that cannot be estimated fails in alignSeries, after
-			// the plainer complaint that it does not overlap at all.
-			sig, err := offsetSignalOf(in.s)
-			if err != nil {
-				continue
-			}
-			if b, err := histBinNs(in.s, sig); err == nil && (want.binNs == 0 || b < want.binNs) {
-				want.binNs = b
-			}
-			want.bytes = want.bytes || !sig.packets
-			want.packets = want.packets || sig.packets
+	for _, in := range series {
+		// A series that cannot be estimated fails in alignSeries, after
+		// the plainer complaint that it does not overlap at all.
+		sig, err := offsetSignalOf(in.s)
+		if err != nil {
+			continue
 		}
+		if b, err := histBinNs(in.s, sig); err == nil && (want.binNs == 0 || b < want.binNs) {
+			want.binNs = b
+		}
+		want.bytes = want.bytes || !sig.packets
+		want.packets = want.packets || sig.packets
 	}
 	span, err := scanCaptures(captures, want)
 	if err != nil {
@@ -151,7 +160,7 @@ func Correlate(captures, telemetryFiles []string, out string, opt Options) (Resu
 	}
 	for _, in := range series {
 		res.Series = append(res.Series, SeriesResult{File: in.file, Source: in.source(), Clock: in.s.Clock.String(),
-			OffsetNs: in.offsetNs, Estimate: in.estimate})
+			OffsetNs: in.offsetNs, Estimate: in.estimate, Evidence: in.evidence, NoEvidence: in.noEvidence, Better: in.better})
 	}
 	if len(span.damaged) > 0 { // out is written, from the records before the damage
 		return res, fmt.Errorf("%w; %s written from the %d frames before it", errors.Join(span.damaged...), out, res.Frames)
@@ -166,6 +175,16 @@ func alignSeries(in *inSeries, span captureSpan, opt Options) error {
 	switch {
 	case opt.OffsetGiven:
 		in.offsetNs = opt.OffsetNs
+		if overlaps(in, span) {
+			ev, err := evidenceAt(span, in.s, in.offsetNs)
+			if err != nil {
+				in.noEvidence = err.Error()
+			}
+			in.evidence = ev
+			if est, err := estimateOffset(span, in.s); err == nil && ev != nil && est.fitsBetterThan(in.offsetNs, ev) {
+				in.better = &est
+			}
+		}
 	case epoch && !overlaps(in, span):
 		// Clocks on the same epoch that do not even overlap are not a
 		// matter for estimation: the files do not belong together, or the
@@ -176,7 +195,7 @@ func alignSeries(in *inSeries, span captureSpan, opt Options) error {
 		if err != nil {
 			return &OptionError{"OffsetNs", fmt.Errorf("cannot estimate the clock offset of %s: %v; give the offset", in.name(), err)}
 		}
-		in.offsetNs, in.estimate = est.OffsetNs, &est
+		in.offsetNs, in.estimate, in.evidence = est.OffsetNs, &est, &est.OffsetEvidence
 	}
 	if !overlaps(in, span) {
 		return noOverlap(in, span, "")

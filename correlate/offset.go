@@ -11,28 +11,35 @@ import (
 	"github.com/ibscope/ibscope/telemetry"
 )
 
+// OffsetEvidence is how well a series' counters follow the capture at an
+// offset (estimated, or given with --offset): the evidence an offset is
+// judged by (OffsetEstimate.Quality, chooseSeries).
+type OffsetEvidence struct {
+	// R is the Pearson correlation, at the offset, between the telemetry's
+	// per-interval counter deltas and the capture's bytes (or packets) in
+	// the same (shifted) intervals: 1 is a perfect match.
+	R         float64
+	Intervals int // telemetry intervals inside the capture at the offset: the matched samples
+	Counters  []string
+	// Packets says the counters count packets (the series has no byte
+	// counters): the capture's frames were matched against them.
+	Packets bool
+}
+
 // OffsetEstimate is the clock offset between a telemetry series and the
 // capture found by cross-correlating the capture's rate with the series'
 // counters (byte counters, or packet counters where it has none): capture
-// time = telemetry time + OffsetNs.
+// time = telemetry time + OffsetNs. Its evidence (R, the confidence) is
+// that at OffsetNs.
 type OffsetEstimate struct {
 	OffsetNs int64
-	// R is the Pearson correlation, at OffsetNs, between the telemetry's
-	// per-interval counter deltas and the capture's bytes (or packets) in
-	// the same (shifted) intervals: 1 is a perfect match. It is the
-	// confidence.
-	R float64
+	OffsetEvidence
 	// NextOffsetNs and NextR are the best other candidate, at least two
 	// sample intervals away: a NextR close to R means the traffic is too
 	// regular to pin the offset down.
 	NextOffsetNs int64
 	NextR        float64
-	Intervals    int   // telemetry intervals inside the capture at OffsetNs: the matched samples
 	ResolutionNs int64 // grid step of the search; the result is refined below it
-	Counters     []string
-	// Packets says the counters count packets (the series has no byte
-	// counters): the capture's frames were matched against them.
-	Packets bool
 }
 
 // offsetInterval is one telemetry interval with its counters' delta.
@@ -154,7 +161,7 @@ func estimateOffset(span captureSpan, s *telemetry.Series) (OffsetEstimate, erro
 		return OffsetEstimate{}, fmt.Errorf("no capture histogram of %ss was made", sig.what()) // a bug: Correlate asks for what the series need
 	}
 	capFirstNs, capLastNs := span.firstNs, span.lastNs
-	est := OffsetEstimate{Packets: sig.packets}
+	est := OffsetEstimate{OffsetEvidence: OffsetEvidence{Packets: sig.packets}}
 	for _, c := range sig.cols {
 		est.Counters = append(est.Counters, s.Counters[c].Name)
 	}
@@ -251,6 +258,36 @@ func estimateOffset(span captureSpan, s *telemetry.Series) (OffsetEstimate, erro
 		est.NextR, _ = rAt(est.NextOffsetNs)
 	}
 	return est, nil
+}
+
+// evidenceAt is the evidence for a given offset: how well the series'
+// counters follow the capture at it. It fails when the series has no
+// counters to compare or too few intervals inside the capture.
+func evidenceAt(span captureSpan, s *telemetry.Series, offNs int64) (*OffsetEvidence, error) {
+	sig, err := offsetSignalOf(s)
+	if err != nil {
+		return nil, err
+	}
+	ivs := telemetryIntervals(s, sig)
+	if len(ivs) < minOffsetIntervals {
+		return nil, fmt.Errorf("it has %d usable intervals of %s counters, need %d", len(ivs), sig.what(), minOffsetIntervals)
+	}
+	h := span.bytes
+	if sig.packets {
+		h = span.packets
+	}
+	if h == nil {
+		return nil, fmt.Errorf("no capture histogram of %ss was made", sig.what()) // a bug: Correlate asks for what the series need
+	}
+	r, n := intervalR(h, h.cumulative(), ivs, offNs, span.firstNs, span.lastNs)
+	if n < minOffsetIntervals || math.IsNaN(r) {
+		return nil, fmt.Errorf("%d of its intervals of %s counters fall inside the capture at the offset (need %d, with varying traffic)", n, sig.what(), minOffsetIntervals)
+	}
+	ev := &OffsetEvidence{R: r, Intervals: n, Packets: sig.packets}
+	for _, c := range sig.cols {
+		ev.Counters = append(ev.Counters, s.Counters[c].Name)
+	}
+	return ev, nil
 }
 
 // demean subtracts the mean over the covered entries (all when covered is

@@ -84,3 +84,14 @@ func (e *OffsetEstimate) Why() string {
 	}
 	return fmt.Sprintf("r = %.3f; the next best offset, %s, r = %.3f", e.R, units.FormatSignedNs(e.NextOffsetNs), e.NextR)
 }
+
+// fitsBetterThan reports whether the estimate lines the counters up with
+// the capture clearly better than a given offset with evidence ev does: it
+// is more than a grid step away, not weak, and ev leaves more than
+// ambiguousFactor times its unexplained share (plus ambiguousMargin)
+// unexplained; the rule that tells an ambiguous estimate, turned round.
+func (e *OffsetEstimate) fitsBetterThan(givenNs int64, ev *OffsetEvidence) bool {
+	d := e.OffsetNs - givenNs
+	return (d > e.ResolutionNs || d < -e.ResolutionNs) && e.Quality() != OffsetWeak &&
+		unexplained(ev.R) >= ambiguousFactor*unexplained(e.R)+ambiguousMargin
+}

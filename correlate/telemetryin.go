@@ -16,8 +16,13 @@ type inSeries struct {
 	file     string
 	offsetNs int64           // capture time = telemetry time + offsetNs
 	estimate *OffsetEstimate // nil when the offset was given
-	times    []int64         // nominal sample times, on the capture clock
-	set      *binner         // the capture binned into this series' intervals (not with Options.WindowNs)
+	// evidence is how well the counters follow the capture at offsetNs;
+	// nil when it could not be had, noEvidence saying why.
+	evidence   *OffsetEvidence
+	noEvidence string
+	better     *OffsetEstimate // for a given offset, one the counters fit clearly better
+	times      []int64         // nominal sample times, on the capture clock
+	set        *binner         // the capture binned into this series' intervals (not with Options.WindowNs)
 }
 
 // name is how messages refer to the series.

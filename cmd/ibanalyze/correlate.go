@@ -64,10 +64,11 @@ Telemetry that does not overlap the capture in time is refused.
 
 Which ports are joined: those named by --port (as the source column writes
 them: DEVICE/PORT, lid:N/PORT for perfquery, or the file's name for a file
-that names no port); with --offset, every port in the telemetry; otherwise
+that names no port); otherwise
 the ports the capture saw, those whose counters follow the capture's
-(estimate r >= 0.8), the others listed as skipped with their evidence. When
-no port's counters follow the capture, all are joined, each with a warning.
+(r >= 0.8 at the offset, estimated or given), the others listed as skipped
+with their evidence. When no port's counters follow the capture, all are
+joined, each with a warning. A given offset is printed with its evidence too.
 Each estimate is labelled by its evidence: clear (r >= 0.8, no other offset
 nearly as good), ambiguous (another offset two samples or more away leaves
 less than twice as much unexplained, 1 - r^2, plus 0.01: regular traffic)
@@ -193,7 +194,18 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	for _, s := range res.Series {
 		label := seriesLabel(s.File, s.Source)
 		if s.Estimate == nil {
-			fmt.Fprintf(stdout, "%s: offset %s (given)\n", termtext.Escape(label), units.FormatSignedNs(s.OffsetNs))
+			ev := "its counters could not be checked against the capture: " + s.NoEvidence
+			if e := s.Evidence; e != nil {
+				ev = fmt.Sprintf("r = %.3f over %d matched intervals of %s", e.R, e.Intervals, strings.Join(e.Counters, ", "))
+			}
+			fmt.Fprintf(stdout, "%s: offset %s (given), %s\n", termtext.Escape(label), units.FormatSignedNs(s.OffsetNs), termtext.Escape(ev))
+			if e := s.Evidence; e != nil && !(e.R >= correlate.MinFollowR) {
+				warnf("%s: the counters hardly follow the capture at the given offset (r = %.3f, below %.1f); check it", label, e.R, correlate.MinFollowR)
+			}
+			if b := s.Better; b != nil {
+				warnf("%s: the counters follow the capture clearly better at %s (r = %.3f) than at the given %s (r = %.3f); check --offset",
+					label, units.FormatSignedNs(b.OffsetNs), b.R, units.FormatSignedNs(s.OffsetNs), s.Evidence.R)
+			}
 			continue
 		}
 		e := s.Estimate
@@ -226,9 +238,16 @@ func correlateSummary(res correlate.Result, took time.Duration) map[string]any {
 	for _, s := range res.Series {
 		m := map[string]any{"file": s.File, "source": s.Source, "clock": s.Clock, "offset_ns": s.OffsetNs,
 			"offset_estimated": s.Estimate != nil}
+		if e := s.Evidence; e != nil {
+			m["r"], m["intervals"], m["counters"], m["counted"] = e.R, e.Intervals, e.Counters, map[bool]string{false: "bytes", true: "packets"}[e.Packets]
+		} else {
+			m["no_evidence"] = s.NoEvidence
+		}
+		if b := s.Better; b != nil {
+			m["better_offset_ns"], m["better_r"] = b.OffsetNs, b.R
+		}
 		if e := s.Estimate; e != nil {
-			m["r"], m["intervals"], m["next_offset_ns"], m["next_r"] = e.R, e.Intervals, e.NextOffsetNs, e.NextR
-			m["resolution_ns"], m["counters"], m["counted"] = e.ResolutionNs, e.Counters, map[bool]string{false: "bytes", true: "packets"}[e.Packets]
+			m["next_offset_ns"], m["next_r"], m["resolution_ns"] = e.NextOffsetNs, e.NextR, e.ResolutionNs
 			m["quality"], m["why"] = e.Quality().String(), e.Why()
 		}
 		series = append(series, m)
@@ -237,7 +256,10 @@ func correlateSummary(res correlate.Result, took time.Duration) map[string]any {
 	for _, s := range res.Skipped {
 		m := map[string]any{"file": s.File, "source": s.Source, "reason": s.Reason}
 		if e := s.Estimate; e != nil {
-			m["offset_ns"], m["r"], m["intervals"] = e.OffsetNs, e.R, e.Intervals
+			m["offset_ns"] = e.OffsetNs
+		}
+		if e := s.Evidence; e != nil {
+			m["r"], m["intervals"] = e.R, e.Intervals
 		}
 		skipped = append(skipped, m)
 	}
