@@ -55,7 +55,7 @@ as a gap or a retransmission.
 Frame bytes are the frames as captured; wire bytes what they took on the
 link (RoCE: the frame plus FCS, preamble and inter-frame gap, 24 bytes).
 
-Memory: about 550 bytes per flow while the capture is read. Past
+Memory: about 590 bytes per flow while the capture is read. Past
 --max-flows flows, the packets of later flows are counted together in one
 flow named "other" (without PSN sequence or ACK matching), with a warning.
 The JSON is written one flow at a time.
