@@ -43,9 +43,12 @@ type Messages struct {
 	Middle uint64 `json:"middle"`
 	Last   uint64 `json:"last"`
 	Only   uint64 `json:"only"`
-	Total  uint64 `json:"total"` // messages begun: First + Only, each start PSN once
-	// Resent counts FIRST and ONLY packets whose PSN was seen before:
-	// message starts sent again, not in Total.
+	// Requests counts RDMA READ requests and atomic requests (compare and
+	// swap, fetch and add): messages of one packet without payload.
+	Requests uint64 `json:"requests"`
+	Total    uint64 `json:"total"` // messages begun: First + Only + Requests, each start PSN once
+	// Resent counts FIRST, ONLY and request packets whose PSN was seen
+	// before: message starts sent again, not in Total.
 	Resent uint64 `json:"resent"`
 }
 
@@ -137,16 +140,19 @@ type flowState struct {
 }
 
 // msgCounts counts packets by their place in a message (Messages).
-type msgCounts struct{ first, middle, last, only, resent uint64 }
+type msgCounts struct{ first, middle, last, only, requests, resent uint64 }
 
 // add counts a packet of opcode op; resent says its PSN was seen before in
 // its sequence, so that it begins or continues no message of its own.
 func (m *msgCounts) add(op decode.Opcode, resent bool) {
+	request := decode.IsReadRequest(op) || decode.IsAtomicRequest(op)
 	switch {
 	case resent:
-		if op.IsFirst() {
+		if op.IsFirst() || request {
 			m.resent++
 		}
+	case request:
+		m.requests++
 	case op.IsFirst() && op.IsLast():
 		m.only++
 	case op.IsFirst():

@@ -69,7 +69,7 @@ func (r *FlowsResult) Flow(i int) *FlowHealth {
 	f := r.flows[i]
 	h := &FlowHealth{Packets: f.packets, FrameBytes: f.frameBytes, WireBytes: f.wireBytes, FirstNs: f.firstNs, LastNs: f.lastNs,
 		PSN: f.psn.Requests.Stats(), ResponsePSN: f.psn.Responses.Stats(), Acks: f.acks,
-		Messages: Messages{First: f.msgs.first, Middle: f.msgs.middle, Last: f.msgs.last, Only: f.msgs.only, Total: f.msgs.first + f.msgs.only,
+		Messages: Messages{First: f.msgs.first, Middle: f.msgs.middle, Last: f.msgs.last, Only: f.msgs.only, Requests: f.msgs.requests, Total: f.msgs.first + f.msgs.only + f.msgs.requests,
 			Resent: f.msgs.resent}}
 	if f.other {
 		h.Key = GroupKey{Transport: "other"}

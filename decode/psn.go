@@ -27,3 +27,10 @@ func IsReadResponse(op Opcode) bool {
 func IsReadRequest(op Opcode) bool {
 	return op.Valid() && op.Family() < FamilyCNP && uint8(op)&0x1F == 0x0C
 }
+
+// IsAtomicRequest reports the atomic request opcodes (COMPARE_SWAP,
+// FETCH_ADD) of RC, RD and XRC.
+func IsAtomicRequest(op Opcode) bool {
+	low := uint8(op) & 0x1F
+	return op.Valid() && op.Family() < FamilyCNP && (low == 0x13 || low == 0x14)
+}

@@ -32,8 +32,9 @@ func init() {
 		Use:   "flows FILE [FILE...]",
 		Short: "Per-flow health: packets, messages, throughput, PSN gaps, retransmissions, NAKs, CNP/ECN, CRC, ACK latency",
 		Long: `flows reports, per flow (IB: SLID, DLID, DestQP; RoCE: source, destination,
-DestQP): packets, wire bytes, messages (first/middle/last/only, each PSN
-once: a message resent go-back-N or after an RNR NAK counts once), throughput
+DestQP): packets, wire bytes, messages (first/middle/last/only, and RDMA
+READ and atomic requests; each PSN once: a message resent go-back-N or after
+an RNR NAK counts once), throughput
 over time, the opcode mix, PSN gaps (missing and lost), duplicate PSNs
 (retransmissions), out-of-order PSNs, NAKs by kind (PSN sequence error, RNR
 with its timer, remote access, remote operational, invalid request), CNPs,
@@ -197,7 +198,8 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 		if m.Resent > 0 {
 			resent = fmt.Sprintf("; %d message starts resent, counted once", m.Resent)
 		}
-		fmt.Fprintf(w, "  messages: %d (first %d, middle %d, last %d, only %d%s)\n", m.Total, m.First, m.Middle, m.Last, m.Only, resent)
+		fmt.Fprintf(w, "  messages: %d (first %d, middle %d, last %d, only %d, READ and atomic requests %d%s)\n",
+			m.Total, m.First, m.Middle, m.Last, m.Only, m.Requests, resent)
 		for _, sq := range []struct {
 			name string
 			p    protostate.PSNStats
