@@ -522,6 +522,9 @@ func (d *Decoder) transport(b []byte, off int, f *Frame, cut bool) error {
 		if e == extNone {
 			break
 		}
+		if dcConnectAbsent(e, f.BTH.SE) {
+			continue
+		}
 		// The Frame's headers are decoded by direct calls: an interface or
 		// a table of functions would make every Frame given to Decode
 		// escape to the heap.
@@ -545,6 +548,10 @@ func (d *Decoder) transport(b []byte, off int, f *Frame, cut bool) error {
 			err = f.ImmDt.DecodeFromBytes(rest, nilDF)
 		case extIETH:
 			err = f.IETH.DecodeFromBytes(rest, nilDF)
+		case extDCHeader:
+			err = f.DCHeader.DecodeFromBytes(rest, nilDF)
+		case extDCConnect:
+			err = f.DCConnect.DecodeFromBytes(rest, nilDF)
 		}
 		if err != nil && cut {
 			return nil // the capture ends inside this header
@@ -563,9 +570,27 @@ func (d *Decoder) transport(b []byte, off int, f *Frame, cut bool) error {
 		pos += extLen[e]
 	}
 	f.Payload = rest
+	if f.Has&HasDETH != 0 && isMADPacket(op, f.BTH.DestQP, f.DETH.SrcQP) {
+		return d.mad(rest, pos, f, cut)
+	}
+	return nil
+}
+
+// mad decodes the management datagram that is the payload b (at off) of a
+// UD packet on QP0 or QP1. A MAD shorter than its common header is an
+// error, unless the capture cut it.
+func (d *Decoder) mad(b []byte, off int, f *Frame, cut bool) error {
+	if len(b) < MADHeaderLen {
+		if cut {
+			return nil
+		}
+		return frameErr(off, "MAD on QP%d: %d bytes, need %d for the common header", min(f.BTH.DestQP, f.DETH.SrcQP), len(b), MADHeaderLen)
+	}
+	_ = f.MAD.DecodeFromBytes(b, nilDF)
+	f.Has |= HasMAD
 	return nil
 }
 
 var hasExt = [...]Has{extRDETH: HasRDETH, extDETH: HasDETH, extXRCETH: HasXRCETH, extRETH: HasRETH,
 	extAtomicETH: HasAtomicETH, extAETH: HasAETH, extAtomicAckETH: HasAtomicAckETH,
-	extImmDt: HasImmDt, extIETH: HasIETH, extCNPPad: HasCNP}
+	extImmDt: HasImmDt, extIETH: HasIETH, extCNPPad: HasCNP, extDCHeader: HasDCHeader, extDCConnect: HasDCConnect}

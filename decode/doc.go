@@ -1,7 +1,9 @@
 // Package decode owns the InfiniBand and RoCE wire formats: one gopacket layer
 // per header (LRH, GRH, BTH and every extended transport header, link-level
 // flow-control packets, ERF records, and the congestion signals RoCE answers:
-// PFC and PAUSE frames, IFA probes), the ICRC/VCRC/LPCRC checks, and a
+// PFC and PAUSE frames, IFA probes), Mellanox DC's headers (the RD family is
+// read as DC, dc.go), management datagrams (the MAD header, and the SMP, SA,
+// PerfMgt and CM layouts as field tables), the ICRC/VCRC/LPCRC checks, and a
 // zero-allocation fast path (Decoder, Frame) for every link type ibscope
 // supports. It keeps the wire and nothing else: the capture files that hold
 // the packets are capfile's, the state analyses keep across packets

@@ -61,6 +61,10 @@ func newExtLayer(e ext, op Opcode) extLayer {
 		return &ImmDt{extBase: b}
 	case extIETH:
 		return &IETH{extBase: b}
+	case extDCHeader:
+		return &DCHeader{extBase: b}
+	case extDCConnect:
+		return &DCConnect{extBase: b}
 	}
 	return &CNPReserved{extBase: b}
 }

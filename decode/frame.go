@@ -60,7 +60,10 @@ const (
 	HasPause  // an 802.3x PAUSE frame (Transport stays TransportNone)
 	HasIFA    // an IFA 2.0 header (a RoCEv2 probe, draft-kumar-ippm-ifa-08)
 	HasIFAMetadata
-	HasIFA1 // an IFA 1.0 header (its probe marker was given to the Decoder)
+	HasIFA1      // an IFA 1.0 header (its probe marker was given to the Decoder)
+	HasDCHeader  // the 8 bytes after a DC packet's BTH (dc.go)
+	HasDCConnect // a DC connect packet's 16-byte header
+	HasMAD       // a management datagram (QP0/QP1): MAD holds its common header
 )
 
 // Frame is one decoded packet, reused from packet to packet by the fast path:
@@ -110,6 +113,9 @@ type Frame struct {
 	IFA          IFA   // IFA 2.0 header, between IP and UDP
 	IFAMetadata  IFAMetadata
 	IFA1         IFA1
+	DCHeader     DCHeader
+	DCConnect    DCConnect
+	MAD          MAD // a UD SEND to or from QP0 or QP1; Payload is the MAD too
 
 	// Payload is the message data: after the last header, before pad and ICRC.
 	Payload []byte

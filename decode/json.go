@@ -49,6 +49,12 @@ func (f *Frame) AppendJSON(dst []byte, errMsg string) []byte {
 		dst = appendInt(dst, "pkey", int64(b.PKey))
 		dst = appendInt(dst, "pad", int64(b.PadCnt))
 	}
+	if f.Has&HasDCHeader != 0 { // dc.go
+		dst = append(dst, `,"dc":{"header":`...)
+		dst = strconv.AppendUint(dst, f.DCHeader.Bytes, 10)
+		dst = appendBool(dst, "connect", f.Has&HasDCConnect != 0)
+		dst = append(dst, '}')
+	}
 	if f.Has&HasRDETH != 0 {
 		dst = append(dst, `,"rdeth":{"ee_cnxt":`...)
 		dst = strconv.AppendUint(dst, uint64(f.RDETH.EECnxt), 10)
@@ -99,6 +105,9 @@ func (f *Frame) AppendJSON(dst []byte, errMsg string) []byte {
 	}
 	if f.Has&HasIETH != 0 {
 		dst = appendInt(dst, "ieth", int64(f.IETH.RKey))
+	}
+	if f.Has&HasMAD != 0 { // mad.go
+		dst = f.MAD.appendJSON(dst)
 	}
 	if f.Has&CRCsCheck != 0 {
 		if f.Has&HasICRC != 0 {

@@ -28,6 +28,9 @@ var (
 	LayerTypeIFA          = gopacket.RegisterLayerType(1517, gopacket.LayerTypeMetadata{Name: "IFA", Decoder: gopacket.DecodeFunc(decodeIFA)})
 	LayerTypeIFAMetadata  = gopacket.RegisterLayerType(1518, gopacket.LayerTypeMetadata{Name: "IFAMetadata", Decoder: gopacket.DecodeFunc(decodeIFAMetadata)})
 	LayerTypeIFA1         = gopacket.RegisterLayerType(1519, gopacket.LayerTypeMetadata{Name: "IFA1", Decoder: gopacket.DecodeFunc(decodeIFA1)})
+	LayerTypeMAD          = gopacket.RegisterLayerType(1520, gopacket.LayerTypeMetadata{Name: "MAD", Decoder: gopacket.DecodeFunc(decodeMAD)})
+	LayerTypeDCHeader     = gopacket.RegisterLayerType(1521, gopacket.LayerTypeMetadata{Name: "DCHeader", Decoder: extDecoder(extDCHeader)})
+	LayerTypeDCConnect    = gopacket.RegisterLayerType(1522, gopacket.LayerTypeMetadata{Name: "DCConnect", Decoder: extDecoder(extDCConnect)})
 )
 
 // Link types ibscope reads beyond gopacket's enum.
@@ -52,7 +55,8 @@ const (
 var extLayerTypes = [...]*gopacket.LayerType{extRDETH: &LayerTypeRDETH, extDETH: &LayerTypeDETH,
 	extXRCETH: &LayerTypeXRCETH, extRETH: &LayerTypeRETH, extAtomicETH: &LayerTypeAtomicETH,
 	extAETH: &LayerTypeAETH, extAtomicAckETH: &LayerTypeAtomicAckETH, extImmDt: &LayerTypeImmDt,
-	extIETH: &LayerTypeIETH, extCNPPad: &LayerTypeCNPPad}
+	extIETH: &LayerTypeIETH, extCNPPad: &LayerTypeCNPPad, extDCHeader: &LayerTypeDCHeader,
+	extDCConnect: &LayerTypeDCConnect}
 
 func init() {
 	layers.RegisterUDPPortLayerType(UDPPortRoCEv2, LayerTypeBTH)
@@ -99,6 +103,11 @@ func (e extDecoder) Decode(data []byte, p gopacket.PacketBuilder) error {
 			op = b.OpCode
 		}
 	}
+	if pk, ok := p.(gopacket.Packet); ok && ext(e) == extDCConnect {
+		if b, ok := pk.Layer(LayerTypeBTH).(*BTH); ok && dcConnectAbsent(extDCConnect, b.SE) {
+			return decodeIBPayload(data, p, op)
+		}
+	}
 	l := newExtLayer(ext(e), op)
 	if err := l.DecodeFromBytes(data, p); err != nil {
 		return err
@@ -111,12 +120,41 @@ func (e extDecoder) Decode(data []byte, p gopacket.PacketBuilder) error {
 	return p.NextDecoder(next)
 }
 
-// decodeIBPayload adds the message payload (pad bytes removed) as the last layer.
-func decodeIBPayload(data []byte, p gopacket.PacketBuilder, _ Opcode) error {
+// decodeIBPayload adds the message payload (pad bytes removed) as the last
+// layer: a MAD on QP0 and QP1 (mad.go), data otherwise.
+func decodeIBPayload(data []byte, p gopacket.PacketBuilder, op Opcode) error {
 	if len(data) == 0 {
 		return nil
 	}
+	if pk, ok := p.(gopacket.Packet); ok && len(data) >= MADHeaderLen {
+		// The layers are found by type: naming LayerTypeBTH here would make
+		// its registration depend on itself.
+		var b *BTH
+		var d *DETH
+		for _, l := range pk.Layers() {
+			switch l := l.(type) {
+			case *BTH:
+				b = l
+			case *DETH:
+				d = l
+			}
+		}
+		if b != nil && d != nil && isMADPacket(op, b.DestQP, d.SrcQP) {
+			return decodeMAD(data, p)
+		}
+	}
 	p.AddLayer(gopacket.Payload(data))
+	p.SetApplicationLayer(gopacket.Payload(data))
+	return nil
+}
+
+// decodeMAD decodes a MAD as the last layer of a packet.
+func decodeMAD(data []byte, p gopacket.PacketBuilder) error {
+	m := &MAD{}
+	if err := m.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(m)
 	p.SetApplicationLayer(gopacket.Payload(data))
 	return nil
 }

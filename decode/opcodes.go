@@ -37,16 +37,18 @@ const (
 	extAtomicAckETH
 	extImmDt
 	extIETH
-	extCNPPad // 16 reserved bytes after a RoCEv2 CNP's BTH
+	extCNPPad    // 16 reserved bytes after a RoCEv2 CNP's BTH
+	extDCHeader  // 8 bytes after a DC packet's BTH (dc.go)
+	extDCConnect // 16 bytes of a DC connect packet
 )
 
 var extLen = [...]int{extRDETH: 4, extDETH: 8, extXRCETH: 4, extRETH: 16, extAtomicETH: 28,
-	extAETH: 4, extAtomicAckETH: 8, extImmDt: 4, extIETH: 4, extCNPPad: 16}
+	extAETH: 4, extAtomicAckETH: 8, extImmDt: 4, extIETH: 4, extCNPPad: 16, extDCHeader: 8, extDCConnect: 16}
 
 // opInfo is what an opcode implies: its name and the headers after the BTH.
 type opInfo struct {
 	name  string
-	exts  [4]ext // extNone-terminated
+	exts  [6]ext // extNone-terminated
 	valid bool
 	// data is true for opcodes that carry a message payload (SEND, WRITE,
 	// READ response); first/last mark message boundaries.
@@ -93,7 +95,8 @@ var operations = map[uint8]operation{
 	0x17: {"SEND_ONLY_WITH_INVALIDATE", []ext{extIETH}, true, true, true, []uint8{FamilyRC, FamilyXRC}},
 }
 
-var familyNames = map[uint8]string{FamilyRC: "RC", FamilyUC: "UC", FamilyRD: "RD", FamilyUD: "UD", FamilyXRC: "XRC"}
+// The RD family is named DC: ibscope reads it as Mellanox DC (dc.go).
+var familyNames = map[uint8]string{FamilyRC: "RC", FamilyUC: "UC", FamilyRD: "DC", FamilyUD: "UD", FamilyXRC: "XRC"}
 
 // opTable is built once from operations: every one of the 256 opcodes.
 var opTable = buildOpTable()
@@ -104,22 +107,22 @@ func buildOpTable() (t [256]opInfo) {
 			info := opInfo{name: familyNames[fam] + "_" + op.name, valid: true, data: op.data, first: op.first, last: op.last}
 			var chain []ext
 			switch {
-			case fam == FamilyRD && (low == 0x11 || low == 0x12 || (low >= 0x0D && low <= 0x10)):
-				chain = append(chain, extRDETH) // RD responses: RDETH only
 			case fam == FamilyRD:
-				chain = append(chain, extRDETH, extDETH)
+				chain = dcChain(low, op.exts) // read as Mellanox DC (dc.go)
 			case fam == FamilyUD:
 				chain = append(chain, extDETH)
 			case fam == FamilyXRC && !(low == 0x11 || low == 0x12 || (low >= 0x0D && low <= 0x10)):
 				chain = append(chain, extXRCETH) // XRC requests carry the XRC SRQ
 			}
-			chain = append(chain, op.exts...)
+			if fam != FamilyRD {
+				chain = append(chain, op.exts...)
+			}
 			copy(info.exts[:], chain)
 			t[fam|low] = info
 		}
 	}
 	t[0x80] = opInfo{name: "CNP_IB", valid: true}
-	t[OpcodeCNP] = opInfo{name: "CNP", valid: true, exts: [4]ext{extCNPPad}}
+	t[OpcodeCNP] = opInfo{name: "CNP", valid: true, exts: [6]ext{extCNPPad}}
 	for op := FamilyVendor; op <= 0xFF; op++ {
 		t[op] = opInfo{name: "VENDOR_0x" + strconv.FormatUint(uint64(op), 16), valid: true, data: true}
 	}
@@ -162,7 +165,8 @@ func (o Opcode) IsAck() bool {
 
 // Headers appends to dst the layer types of the extended transport headers
 // that follow the BTH for this opcode, in wire order (e.g. RETH then ImmDt for
-// RDMA_WRITE_ONLY_WITH_IMMEDIATE; the CNP's reserved block for 0x81).
+// RDMA_WRITE_ONLY_WITH_IMMEDIATE; the CNP's reserved block for 0x81). DC's 0x55
+// lists DCConnect, present only when the BTH's solicited event bit is clear.
 func (o Opcode) Headers(dst []gopacket.LayerType) []gopacket.LayerType {
 	for _, e := range opTable[o].exts {
 		if e == extNone {

@@ -235,6 +235,9 @@ func appendSummary(dst []byte, f *decode.Frame, errMsg string) []byte {
 			dst = append(dst, " BECN"...)
 		}
 	}
+	if f.Has&decode.HasMAD != 0 {
+		dst = f.MAD.AppendSummary(dst)
+	}
 	switch {
 	case f.Has&decode.HasIFAMetadata != 0:
 		m := &f.IFAMetadata

@@ -29,6 +29,14 @@ type tspec struct {
 	exact   bool
 	dmaLenB uint32
 	msn     uint32
+	// payload, when not nil, is the payload (a MAD, mad.go); mad sets the
+	// DETH to QP1's Q_Key and the source QP srcQP.
+	payload []byte
+	mad     bool
+	srcQP   uint32
+	// va and rkey, with exact, are the RETH's.
+	va   uint64
+	rkey uint32
 }
 
 func (s tspec) layers() []gopacket.SerializableLayer {
@@ -36,9 +44,14 @@ func (s tspec) layers() []gopacket.SerializableLayer {
 		BECN: s.becn, DestQP: s.qp & 0xFFFFFF, AckReq: s.ackReq, PSN: s.psn & 0xFFFFFF}
 	ls := []gopacket.SerializableLayer{bth}
 	for _, lt := range s.op.Headers(nil) {
+		if lt == decode.LayerTypeDCConnect && s.se {
+			continue // a DC connect header only with the solicited event bit clear
+		}
 		ls = append(ls, s.ext(lt))
 	}
-	if s.payloadBytes > 0 {
+	if s.payload != nil {
+		ls = append(ls, gopacket.Payload(s.payload))
+	} else if s.payloadBytes > 0 {
 		p := make([]byte, s.payloadBytes)
 		for i := range p {
 			p[i] = byte(s.seq*31 + i)
@@ -54,10 +67,16 @@ func (s tspec) ext(lt gopacket.LayerType) gopacket.SerializableLayer {
 	case decode.LayerTypeRDETH:
 		return &decode.RDETH{EECnxt: uint32(0x100 + n)}
 	case decode.LayerTypeDETH:
+		if s.mad {
+			return &decode.DETH{QKey: madQKey, SrcQP: s.srcQP}
+		}
 		return &decode.DETH{QKey: uint32(0x80010000 + n), SrcQP: uint32(0x200 + n)}
 	case decode.LayerTypeXRCETH:
 		return &decode.XRCETH{XRCSRQ: uint32(0x300 + n)}
 	case decode.LayerTypeRETH:
+		if s.exact && s.va != 0 {
+			return &decode.RETH{VA: s.va, RKey: s.rkey, DMALen: s.dmaLenB}
+		}
 		if s.exact {
 			return &decode.RETH{VA: 0x7f00_1234_0000, RKey: 0x4321, DMALen: s.dmaLenB}
 		}
@@ -77,6 +96,10 @@ func (s tspec) ext(lt gopacket.LayerType) gopacket.SerializableLayer {
 		return &decode.IETH{RKey: uint32(0x6000 + n)}
 	case decode.LayerTypeCNPPad:
 		return &decode.CNPReserved{}
+	case decode.LayerTypeDCHeader:
+		return &decode.DCHeader{Bytes: 0xDC00_0000_0000_0000 + n}
+	case decode.LayerTypeDCConnect:
+		return &decode.DCConnect{Bytes: [16]byte{0xDC, 0xCC, byte(n)}}
 	}
 	panic(fmt.Sprintf("gen: no builder for %v", lt))
 }

@@ -46,7 +46,7 @@ func writeAll(dir string) error {
 		return err
 	}
 	cs := []*capture{ibERF(), ib247(), roceV4(), roceV6(), roceV1(), roceERFEth(), roceSLL(), roceSLL2(),
-		mixedNG(), roceMicro(), roceSnap(), roceRping()}
+		mixedNG(), roceMicro(), roceSnap(), roceRping(), ibMAD(), roceCM()}
 	for _, c := range cs {
 		if err := c.write(dir); err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
