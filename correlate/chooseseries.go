@@ -1,6 +1,7 @@
 package correlate
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -54,7 +55,7 @@ func chooseSeries(series []*inSeries, span captureSpan, opt Options) ([]*inSerie
 	var firstErr error
 	for _, in := range series {
 		if err := alignSeries(in, span, opt); err != nil {
-			firstErr = cmpErr(firstErr, err)
+			firstErr = cmp.Or(firstErr, err)
 			skipped = append(skipped, skip(in, err.Error()))
 			continue
 		}
@@ -87,13 +88,6 @@ func (in *inSeries) followsCapture() (bool, string) {
 			in.evidence.R, in.evidence.Intervals, MinFollowR)
 	}
 	return true, ""
-}
-
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
 }
 
 // checkNamed refuses a named port the telemetry does not hold, listing
