@@ -40,8 +40,9 @@ const (
 type ngInterface struct {
 	linkType  int
 	snapLen   int
-	tsResol   uint8 // if_tsresol as stored: high bit set for 2^-n, else 10^-n
-	tsOffsetS int64 // if_tsoffset, seconds added to every timestamp
+	tsResol   uint8  // if_tsresol as stored: high bit set for 2^-n, else 10^-n
+	tsOffsetS int64  // if_tsoffset, seconds added to every timestamp
+	speedBps  uint64 // if_speed, bits per second; 0 when not said
 }
 
 // ngDefaultTsResol is if_tsresol when the option is absent: microseconds.
@@ -188,6 +189,8 @@ func (r *Reader) ngInterface(block []byte, order binary.ByteOrder) error {
 			ifc.tsResol = val[0]
 		case code == ngOptTsOffset && n >= 8:
 			ifc.tsOffsetS = int64(order.Uint64(val))
+		case code == NgOptIfSpeed && n >= 8:
+			ifc.speedBps = order.Uint64(val)
 		}
 		opts = opts[4+(n+3)&^3:]
 	}

@@ -23,6 +23,7 @@ const (
 	NgOptSHBUserAppl   = 4  // shb_userappl
 	NgOptIfName        = 2  // if_name
 	NgOptIfDescription = 3  // if_description
+	NgOptIfSpeed       = 8  // if_speed: 64 bits, the interface's speed in bits per second
 	NgOptIfFilter      = 11 // if_filter: a type byte (0: libpcap string) then the filter
 	NgOptIfOS          = 12 // if_os
 	NgOptIfHardware    = 15 // if_hardware

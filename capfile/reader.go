@@ -229,6 +229,15 @@ func (r *Reader) SnapLen() int {
 // section header names it (ibcap writes NgCaptureHost), "" when unknown.
 func (r *Reader) CaptureHost() string { return r.captureHost }
 
+// LinkBitsPerSec returns the speed the file records for its first
+// interface (pcapng if_speed), bits per second; 0 when it says none.
+func (r *Reader) LinkBitsPerSec() uint64 {
+	if len(r.ngIfaces) == 0 {
+		return 0
+	}
+	return r.ngIfaces[0].speedBps
+}
+
 // ResolutionNs returns the timestamp unit the file format declares, in ns:
 // 1000 for microsecond pcap, 1 for nanosecond pcap and pcapng (whose
 // interfaces may still stamp more coarsely: analyses check the data too).

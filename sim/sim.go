@@ -230,12 +230,12 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 		if err != nil {
 			return r, err
 		}
-		w, err := newTapWriter(f, t, s.EpochNs, t.QuantizeNs, s.MTUBytes, s.ethernet())
+		p := portByName[t.Port]
+		w, err := newTapWriter(f, t, s.EpochNs, t.QuantizeNs, s.MTUBytes, s.ethernet(), uint64(math.Round(p.rate.DataGbps(p.lanes)*1e9)))
 		if err != nil {
 			return r, err
 		}
 		w.noFCP, w.snap = t.DataOnly, t.SnapBytes
-		p := portByName[t.Port]
 		if t.Direction != TapRx {
 			p.taps = append(p.taps, w)
 		}

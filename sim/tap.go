@@ -57,7 +57,9 @@ const tapSnapLenBytes = 65535 - capfile.ERFRecordMaxOverheadBytes
 
 var serializeOpts = gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
 
-func newTapWriter(f *outfile.File, t Tap, epochNs, quantNs int64, mtuBytes int, ethernet bool) (*tapWriter, error) {
+// A pcapng tap records the port's data rate as if_speed (bits per second),
+// which the analyses take for --rate.
+func newTapWriter(f *outfile.File, t Tap, epochNs, quantNs int64, mtuBytes int, ethernet bool, speedBps uint64) (*tapWriter, error) {
 	cfg := capfile.EncoderConfig{LinkType: decode.LinkTypeERF, ERFEthernet: ethernet, SnapLenBytes: tapSnapLenBytes}
 	what := "InfiniBand"
 	if ethernet {
@@ -71,7 +73,8 @@ func newTapWriter(f *outfile.File, t Tap, epochNs, quantNs int64, mtuBytes int, 
 		cfg.PcapNG = true
 		cfg.SectionOptions = []capfile.NgOption{capfile.NgString(capfile.NgOptSHBUserAppl, version.Application("ibsim"))}
 		cfg.InterfaceOptions = []capfile.NgOption{capfile.NgString(capfile.NgOptIfName, t.Port),
-			capfile.NgString(capfile.NgOptIfDescription, fmt.Sprintf("ibsim tap on port %s (%s), %s in ERF records", t.Port, dir, what))}
+			capfile.NgString(capfile.NgOptIfDescription, fmt.Sprintf("ibsim tap on port %s (%s), %s in ERF records", t.Port, dir, what)),
+			capfile.NgUint64(capfile.NgOptIfSpeed, speedBps)}
 	}
 	w, err := capfile.NewPcapWriterConfig(f, cfg)
 	if err != nil {

@@ -15,8 +15,7 @@ import (
 type bufferOpts struct {
 	json       bool
 	series     bool
-	rate       string
-	width      string
+	rate       rateFlag
 	cutThrough bool
 	maxPkts    int
 	interval   intervalFlag
@@ -50,8 +49,7 @@ receiver capture's packet time.`,
 	f := cmd.Flags()
 	f.BoolVar(&o.json, "json", false, "JSON report")
 	f.BoolVar(&o.series, "series", false, "with --json, include each sender's occupancy over time (downsampled)")
-	f.StringVar(&o.rate, "rate", "", "rate of the link into the receiver (SDR..NDR); default: inferred from back-to-back packets")
-	f.StringVar(&o.width, "width", "4x", "link width with --rate (1x, 4x, 8x, 12x)")
+	addRateFlag(f, &o.rate, "of the link into the receiver", "inferred from back-to-back packets")
 	f.IntVar(&o.maxPkts, "max-packets", analyze.DefaultMaxPackets, maxPacketsHelp("buffer", 80))
 	f.BoolVar(&o.cutThrough, "cut-through", false, "the switch forwards packets while receiving them (holds one packet time, not two)")
 	addIntervalFlag(f, &o.interval, "buffer estimate")
@@ -63,12 +61,12 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 		return err
 	}
 	opts := analyze.BufferOptions{CutThrough: o.cutThrough, MaxPackets: o.maxPkts}
-	r, lanes, ok, err := parseLink(o.rate, o.width)
+	r, _, ok, err := o.rate.resolve([]string{receiver})
 	if err != nil {
 		return err
 	}
 	if ok {
-		opts.NsPerByte = 8 / r.DataGbps(lanes)
+		opts.NsPerByte = r.NsPerByte()
 	}
 	if err := stdinOnce(append(slices.Clone(senders), receiver)); err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/ibscope/ibscope/internal/outfile"
 	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/units"
+	"github.com/ibscope/ibscope/protostate"
 	"github.com/ibscope/ibscope/telemetry"
 	"github.com/spf13/cobra"
 )
@@ -103,7 +104,7 @@ Read the result with pandas (2.x, with pyarrow) or DuckDB:
 	f.StringVar(&o.source, "source", "", "`DEVICE/PORT` the telemetry describes, for files that do not say (telemetry_diag CSV; without it their rows carry the file's name as source)")
 	f.StringArrayVar(&o.ports, "port", nil, "join only this telemetry `DEVICE/PORT` (repeatable; default: the ports the capture saw)")
 	f.BoolVar(&o.json, "json", false, "print the summary (rows, offsets and their confidence) as JSON")
-	f.StringVar(&o.pauseRate, "pause-rate", "", "link rate PFC/PAUSE quanta count at for cap_paused_ns_p*, as pfc's --rate (default 100G)")
+	f.StringVar(&o.pauseRate, "pause-rate", "", "link `RATE` PFC/PAUSE quanta count at for cap_paused_ns_p*, as pfc's --rate: "+protostate.RateSyntax+" (default: the capture's recorded speed, else 100G)")
 	cmd.MarkFlagRequired("telemetry")
 	cmd.MarkFlagRequired("output")
 	rootCmd.AddCommand(cmd)
@@ -136,8 +137,14 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	if opt.Local, err = correlate.ParseLocal(o.local); err != nil {
 		return fmt.Errorf("--local: %w", err)
 	}
-	if opt.PauseBitsPerSec, err = parsePauseRate("--pause-rate", o.pauseRate, "4x"); err != nil {
-		return err
+	if o.pauseRate != "" {
+		r, err := protostate.ParseRate(o.pauseRate, 4)
+		if err != nil {
+			return fmt.Errorf("--pause-rate: %w", err)
+		}
+		opt.PauseBitsPerSec = r.BitsPerSec()
+	} else if r, ok := recordedRate(captures); ok {
+		opt.PauseBitsPerSec = r.BitsPerSec()
 	}
 	topt := &telemetry.Options{ClearOnSample: o.clearOnSample}
 	if o.source != "" {

@@ -14,8 +14,7 @@ import (
 type creditsOpts struct {
 	json     bool
 	plot     string
-	rate     string
-	width    string
+	rate     rateFlag
 	interval intervalFlag
 }
 
@@ -43,8 +42,7 @@ infer the link's byte time, and a signal ends it at once.`,
 	f := cmd.Flags()
 	f.BoolVar(&o.json, "json", false, "JSON report (with a downsampled time series per direction)")
 	f.StringVar(&o.plot, "plot", "", "plot credits and blocks in flight over time to `FILE` (.png, .svg, .pdf)")
-	f.StringVar(&o.rate, "rate", "", "link rate (SDR..NDR) for packet end times; default: inferred from back-to-back packets")
-	f.StringVar(&o.width, "width", "4x", "link width with --rate (1x, 4x, 8x, 12x)")
+	addRateFlag(f, &o.rate, "for packet end times", "inferred from back-to-back packets (a second reading)")
 	addIntervalFlag(f, &o.interval, "credit accounting (with --rate)")
 	rootCmd.AddCommand(cmd)
 }
@@ -56,15 +54,15 @@ func runCredits(w io.Writer, paths []string, o creditsOpts) error {
 		}
 	}
 	opts := analyze.CreditOptions{}
-	r, lanes, ok, err := parseLink(o.rate, o.width)
+	r, _, ok, err := o.rate.resolve(paths)
 	if err != nil {
 		return err
 	}
 	if ok {
-		opts.NsPerByte = 8 / r.DataGbps(lanes)
+		opts.NsPerByte = r.NsPerByte()
 	}
 	if !ok && o.interval.DurationNs > 0 {
-		return errors.New("--interval needs --rate: without it credits reads its input twice, first to infer the link's byte time, and has no report so far to give")
+		return errors.New("--interval needs --rate (or a capture that records its link speed): without it credits reads its input twice, first to infer the link's byte time, and has no report so far to give")
 	}
 	if !ok {
 		if paths, err = spoolStdin(paths, "without --rate credits reads its input twice (to infer the link's byte time)"); err != nil {

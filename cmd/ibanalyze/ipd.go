@@ -21,8 +21,7 @@ type ipdOpts struct {
 	bins         int
 	exp          bool
 	edges        string
-	rate         string
-	width        string
+	rate         rateFlag
 	gbps         float64
 	phases       bool
 	phasePackets int
@@ -86,9 +85,9 @@ the reading: on a slow live stream a smaller --window brings reports sooner.`,
 	f.IntVar(&o.bins, "bins", 0, "number of bins (default: picked from the data)")
 	f.BoolVar(&o.exp, "exp", false, "exponential bins: [0,b), [b,2b), [2b,4b), ...")
 	f.StringVar(&o.edges, "edges", "", "free bin edges, e.g. 0,1us,2us,4us,10us")
-	f.StringVar(&o.rate, "rate", "", "link rate for the expected IPD: SDR, DDR, QDR, FDR, EDR, HDR, NDR")
-	f.StringVar(&o.width, "width", "4x", "link width with --rate: 1x, 4x, 8x, 12x")
-	f.Float64Var(&o.gbps, "gbps", 0, "link data rate in Gb/s for the expected IPD (instead of --rate)")
+	addRateFlag(f, &o.rate, "for the expected IPD", "none")
+	f.Float64Var(&o.gbps, "gbps", 0, "link data rate in Gb/s for the expected IPD")
+	_ = f.MarkDeprecated("gbps", "use --rate G (--rate 40 or --rate 40G is --gbps 40)")
 	f.BoolVar(&o.phases, "phases", false, "detect where the IPD regime changes and report each phase")
 	f.IntVar(&o.phasePackets, "phase-packets", analyze.DefaultPhasePackets, "shortest phase reported, in packets")
 	f.BoolVar(&o.json, "json", false, "JSON output (the ipd contract)")
@@ -103,8 +102,9 @@ the reading: on a slow live stream a smaller --window brings reports sooner.`,
 	rootCmd.AddCommand(cmd)
 }
 
-// ipdConfig turns the flags into an analysis configuration.
-func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
+// ipdConfig turns the flags into an analysis configuration; the rate, when
+// --rate gives none, is the one the captures of paths record.
+func ipdConfig(o ipdOpts, paths []string) (analyze.IPDConfig, error) {
 	cfg := analyze.IPDConfig{Phases: o.phases, PhasePackets: o.phasePackets, MaxFlows: o.maxFlows}
 	var err error
 	if cfg.By, err = analyze.ParseGroupBy(o.by); err != nil {
@@ -142,21 +142,21 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 			return cfg, fmt.Errorf("--edges: %w", err)
 		}
 	}
-	switch {
-	case o.rate != "" && o.gbps != 0:
-		return cfg, errors.New("give --rate or --gbps, not both")
-	case o.rate != "":
-		r, lanes, _, err := parseLink(o.rate, o.width)
-		if err != nil {
-			return cfg, err
+	if o.gbps != 0 {
+		if o.rate.rate != "" {
+			return cfg, errors.New("give --rate, not both --rate and --gbps")
 		}
-		cfg.DataGbps = r.DataGbps(lanes)
-		cfg.RateName = fmt.Sprintf("%s %dx (%s, %.6g Gb/s data)", r.Name, lanes, r.Encoding, cfg.DataGbps)
-	case o.gbps < 0:
-		return cfg, fmt.Errorf("--gbps %g: must be positive", o.gbps)
-	case o.gbps > 0:
-		cfg.DataGbps = o.gbps
-		cfg.RateName = fmt.Sprintf("%g Gb/s", o.gbps)
+		o.rate.rate = strconv.FormatFloat(o.gbps, 'g', -1, 64)
+	}
+	r, from, ok, err := o.rate.resolve(paths)
+	if err != nil {
+		return cfg, err
+	}
+	if ok {
+		cfg.DataGbps, cfg.RateName = r.DataGbps, r.String()
+		if from == rateFromCapture {
+			cfg.RateName += ", as the capture records it"
+		}
 	}
 	if o.phasePackets < 1 || o.phasePackets > analyze.MaxPhasePackets {
 		return cfg, fmt.Errorf("--phase-packets %d: want 1 to %d", o.phasePackets, analyze.MaxPhasePackets)
@@ -176,7 +176,7 @@ func ipdConfig(o ipdOpts) (analyze.IPDConfig, error) {
 }
 
 func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
-	cfg, err := ipdConfig(o)
+	cfg, err := ipdConfig(o, paths)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func studyPackets() []testcap.Packet {
 
 func TestIPDText(t *testing.T) {
 	path := testcap.Write(t, "study.pcap", false, studyPackets())
-	out := runOK(t, "ipd", "--bin", "1us", "--bins", "10", "--gbps", "8", path)
+	out := runOK(t, "ipd", "--bin", "1us", "--bins", "10", "--rate", "8", path)
 	wantInOutput(t, out,
 		"timestamp resolution 1us",
 		"flow rocev2 192.168.7.1>192.168.7.2 qp 0x000012: 500 packets",

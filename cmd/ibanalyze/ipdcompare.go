@@ -16,7 +16,7 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 	if len(paths) != 2 {
 		return fmt.Errorf("--compare takes two captures, A (sender side) and B (receiver side); got %d", len(paths))
 	}
-	cfg, err := ipdConfig(o)
+	cfg, err := ipdConfig(o, paths)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/ibscope/ibscope/internal/cmddoc"
 	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/version"
-	"github.com/ibscope/ibscope/protostate"
 )
 
 var rootCmd = &cobra.Command{
@@ -78,19 +77,6 @@ func writeReport(out io.Writer, jsonOut bool, jsonTo func(io.Writer) error, text
 		err = fmt.Errorf("write output: %w", ferr)
 	}
 	return err
-}
-
-// parseLink parses the --rate and --width flags the analyses share; ok is
-// false when no --rate was given.
-func parseLink(rate, width string) (r protostate.LinkRate, lanes int, ok bool, err error) {
-	if rate == "" {
-		return r, 0, false, nil
-	}
-	if r, err = protostate.ParseLinkRate(rate); err != nil {
-		return r, 0, false, err
-	}
-	lanes, err = protostate.ParseLinkWidth(width)
-	return r, lanes, err == nil, err
 }
 
 // warnf prints a warning to stderr unless --quiet.

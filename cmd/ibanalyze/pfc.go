@@ -13,8 +13,7 @@ import (
 )
 
 type pfcOpts struct {
-	rate      string
-	width     string
+	rate      rateFlag
 	storm     units.DurationNs
 	dscpMap   string
 	json      bool
@@ -64,8 +63,7 @@ direction and priority (at most 4,096 link directions), and at most
 		RunE: func(cmd *cobra.Command, args []string) error { return runPFC(cmd.OutOrStdout(), args, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.rate, "rate", "", "link rate pause quanta count at: an Ethernet speed (100G, 400GbE, 25) or an IB name with --width (HDR); default 100G, with a warning")
-	f.StringVar(&o.width, "width", "4x", "link width with an IB --rate name: 1x, 4x, 8x, 12x")
+	addRateFlag(f, &o.rate, "pause quanta count at", "100 Gb/s, with a warning")
 	f.Var(&o.storm, "storm", "a pause longer than `DURATION` without a gap is a storm")
 	f.StringVar(&o.dscpMap, "dscp-map", "", "DSCP to priority for untagged RoCE packets, e.g. 26=3,46=5 (the rest: DSCP>>3)")
 	f.BoolVar(&o.json, "json", false, "JSON output")
@@ -75,28 +73,6 @@ direction and priority (at most 4,096 link directions), and at most
 	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart, about 220 bytes each; later ones are counted in other_packets (at most %d)", analyze.MaxFlowsLimit))
 	addIntervalFlag(f, &o.interval, "pauses")
 	rootCmd.AddCommand(cmd)
-}
-
-// parsePauseRate reads the flag named flag (--rate): an Ethernet speed in
-// Gb/s ("100G", "400GbE", "25", "2.5G") or an IB rate name at width lanes
-// (its data rate: HDR 4x is 200 Gb/s). "" is 0: the analysis's default.
-func parsePauseRate(flag, rate, width string) (bitsPerSec int64, err error) {
-	s := strings.ToLower(strings.TrimSpace(rate))
-	if s == "" {
-		return 0, nil
-	}
-	num := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(s, "gbe"), "gb/s"), "gbps"), "g")
-	if g, perr := strconv.ParseFloat(num, 64); perr == nil {
-		if !(g >= 1e-9 && g <= 100_000) {
-			return 0, fmt.Errorf("%s %s: want a link rate from 1 b/s to 100,000 Gb/s", flag, rate)
-		}
-		return int64(g*1e9 + 0.5), nil
-	}
-	r, lanes, _, err := parseLink(rate, width)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w, or an Ethernet speed such as 100G", flag, err)
-	}
-	return int64(r.DataGbps(lanes)*1e9 + 0.5), nil
 }
 
 // parseDSCPMap reads --dscp-map "26=3,46=5" over the default DSCP>>3.
@@ -134,8 +110,18 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 	if err := checkWindow(o.window); err != nil {
 		return err
 	}
-	if opts.LinkBitsPerSec, err = parsePauseRate("--rate", o.rate, o.width); err != nil {
+	rate, from, ok, err := o.rate.resolve(paths)
+	if err != nil {
 		return err
+	}
+	if ok {
+		opts.LinkBitsPerSec = rate.BitsPerSec()
+		if from == rateFromCapture {
+			warnf("pause quanta counted at %s, the link speed the capture records (--rate to change)", rate)
+		}
+	} else {
+		// Said before the reading, so before any table (--interval).
+		warnf("no --rate, and the capture records no link speed: pause quanta counted at 100 Gb/s (5.12 ns each); pause times scale with 100 Gb/s over the real rate")
 	}
 	if opts.DSCPPriority, err = parseDSCPMap(o.dscpMap); err != nil {
 		return err
@@ -160,9 +146,6 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 	warnInput(r.Input)
 	if r.PFCFrames+r.PauseFrames == 0 {
 		warnf("no PFC or PAUSE frames in %s: nothing paused (they are seen only where link-level frames are captured: a port mirror, a NIC in sniffer mode)", strings.Join(r.Input.Files, ", "))
-	} else if r.RateAssumed {
-		// Only pause frames have quanta: without them the rate changes nothing.
-		warnf("no --rate: pause quanta counted at 100 Gb/s (5.12 ns each); pause times scale with 100 Gb/s over the real rate")
 	}
 	if r.OtherLinkFrames > 0 {
 		warnf("pause frames from more than 4096 link directions: %d frames of the later ones not analysed", r.OtherLinkFrames)
@@ -180,7 +163,7 @@ func writePFCText(w io.Writer, r *analyze.PFCReport, top int) {
 	in := r.Input
 	rate := units.FormatBitRate(r.RateGbps * 1e9)
 	if r.RateAssumed {
-		rate += " (assumed: no --rate)"
+		rate += " (assumed: no --rate, and the capture records no speed)"
 	}
 	fmt.Fprintf(w, "%s: %d frames, %d PFC, %d PAUSE; quanta at %s; span %s\n", termtext.Escape(strings.Join(in.Files, ", ")), in.Frames, r.PFCFrames, r.PauseFrames, rate, units.FormatNs(r.SpanNs))
 	fmt.Fprintf(w, "\npauses per link direction (the port that sent them) and priority; a storm is a pause longer than %s\n", units.FormatNs(r.StormNs))

@@ -15,8 +15,7 @@ import (
 type tickOpts struct {
 	telemetry string
 	json      bool
-	rate      string
-	width     string
+	rate      rateFlag
 	iface     int
 	source    string
 	minPhase  int
@@ -49,8 +48,7 @@ it cannot yet.`,
 	f := cmd.Flags()
 	f.StringVar(&o.telemetry, "telemetry", "", "telemetry `FILE` with PortXmitWait samples (required)")
 	f.BoolVar(&o.json, "json", false, "JSON report")
-	f.StringVar(&o.rate, "rate", "", "link rate (SDR..NDR); default: inferred from back-to-back packets (4x preferred)")
-	f.StringVar(&o.width, "width", "4x", "link width with --rate (1x, 4x, 8x, 12x)")
+	addRateFlag(f, &o.rate, "whose symbol time the tick is counted in", "inferred from back-to-back packets (4x preferred)")
 	f.IntVar(&o.iface, "iface", -1, "capture interface (direction) the port sends on; -1: the one with the most data packets")
 	f.StringVar(&o.source, "source", "", "telemetry series to use, e.g. lid:1/1 (default: the LID of the captured packets' source)")
 	f.IntVar(&o.minPhase, "phase-packets", analyze.DefaultPhasePackets, "shortest IPD phase in packets, as ipd's --phase-packets")
@@ -74,12 +72,19 @@ func runTick(w io.Writer, paths []string, o tickOpts) error {
 		return err
 	}
 	opts := analyze.TickOptions{Iface: o.iface, MinPhasePackets: o.minPhase, MaxPackets: o.maxPkts}
-	r, lanes, ok, err := parseLink(o.rate, o.width)
+	r, from, ok, err := o.rate.resolve(paths)
 	if err != nil {
 		return err
 	}
 	if ok {
-		opts.Rate, opts.Lanes = r, lanes
+		// The tick is counted in symbol times: an IB speed's.
+		ib, isIB := r.AsIB()
+		switch {
+		case isIB:
+			opts.Rate, opts.Lanes = ib.IB, ib.Lanes
+		case from == rateFromFlag:
+			return fmt.Errorf("--rate %s: tick counts in an IB lane's symbol times; want an IB speed (HDR, 4x EDR) or a data rate one has (200G)", o.rate.rate)
+		}
 	}
 	if o.source != "" {
 		src, err := telemetry.ParseSource(o.source)
