@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 
 	"github.com/ibscope/ibscope/decode"
@@ -21,11 +22,12 @@ import (
 // The two records of a frame lie next to each other in time: the kernel
 // taps a frame leaving at the transmit of the device (after any qdisc, so
 // after netem's delay) and hands it to the peer at once. The stream keeps
-// the last seenTwiceRecent records of Linux cooked captures and pairs a
-// record with an unpaired one of the other direction among them, stamped
-// at most seenTwiceWindowNs apart. Each record pairs once, so a
-// retransmission (the same packet sent again) is paired with its own
-// second sighting, not with the first transmission's.
+// the last seenTwiceRecent records of Linux cooked captures, indexed by
+// their packet's fingerprint, and pairs a record with an unpaired one of
+// the other direction among them, stamped at most seenTwiceWindowNs apart.
+// Each record pairs once, so a retransmission (the same packet sent again)
+// is paired with its own second sighting, not with the first
+// transmission's.
 const (
 	seenTwiceRecent   = 256
 	seenTwiceWindowNs = 10_000_000
@@ -48,47 +50,47 @@ type sighting struct {
 type seenTwice struct {
 	seed   maphash.Seed
 	recent [seenTwiceRecent]sighting
-	n      int // records in recent (up to seenTwiceRecent)
-	next   int // where the next goes
+	byFP   map[uint64]int // fingerprint -> its latest record's slot in recent
+	n      int            // records in recent (up to seenTwiceRecent)
+	next   int            // where the next goes
+	buf    [96]byte       // packetPrint's scratch
 }
 
-// packetFields is what a fingerprint covers besides the payload: the
-// transport packet as it crossed, not the link header (its interface index
-// differs between the two records).
-type packetFields struct {
-	key             decode.FlowKey
-	op              decode.Opcode
-	destQP, psn     uint32
-	icrc            uint32
-	pkey            uint16
-	udpSrc          uint16
-	flags           uint8 // AckReq, FECN, BECN, SE, ECN
-	syndrome        uint8
-	msn             uint32
-	va              uint64
-	rkey, dmaLen    uint32
-	wireLen, capLen int
-}
-
-// packetPrint fingerprints f's transport packet.
+// packetPrint fingerprints f's transport packet as it crossed: flow key,
+// BTH, AETH, RETH, lengths, UDP source port, ECN and payload; not the link
+// header, whose interface differs between the two records. A Frame keeps
+// the fields of headers it did not hold from the frame before: only those
+// its Has bits name are read.
 func (s *seenTwice) packetPrint(f *decode.Frame) uint64 {
-	b := &f.BTH
-	flags := f.ECN | b2u8(b.AckReq)<<2 | b2u8(b.FECN)<<3 | b2u8(b.BECN)<<4 | b2u8(b.SE)<<5
-	pf := packetFields{key: f.FlowKey(), op: b.OpCode, destQP: b.DestQP, psn: b.PSN, pkey: b.PKey, udpSrc: f.UDPSrc, flags: flags,
-		wireLen: f.WireLen, capLen: f.CapLen}
-	// A Frame keeps the fields of headers it did not hold from the frame
-	// before: only those its Has bits name are read.
-	if b.HasICRC {
-		pf.icrc = b.ICRC
+	k := f.FlowKey()
+	b := s.buf[:0]
+	src, dst := k.Src.As16(), k.Dst.As16()
+	b = append(b, byte(k.Transport))
+	b = append(b, src[:]...)
+	b = append(b, dst[:]...)
+	b = binary.BigEndian.AppendUint16(b, k.SLID)
+	b = binary.BigEndian.AppendUint16(b, k.DLID)
+	h := &f.BTH
+	b = append(b, byte(h.OpCode), f.ECN, b2u8(h.AckReq)|b2u8(h.FECN)<<1|b2u8(h.BECN)<<2|b2u8(h.SE)<<3)
+	b = binary.BigEndian.AppendUint32(b, h.DestQP)
+	b = binary.BigEndian.AppendUint32(b, h.PSN)
+	b = binary.BigEndian.AppendUint16(b, h.PKey)
+	b = binary.BigEndian.AppendUint16(b, f.UDPSrc)
+	if h.HasICRC {
+		b = binary.BigEndian.AppendUint32(b, h.ICRC)
 	}
 	if f.Has&decode.HasAETH != 0 {
-		pf.syndrome, pf.msn = f.AETH.Syndrome, f.AETH.MSN
+		b = append(b, f.AETH.Syndrome)
+		b = binary.BigEndian.AppendUint32(b, f.AETH.MSN)
 	}
 	if f.Has&decode.HasRETH != 0 {
-		pf.va, pf.rkey, pf.dmaLen = f.RETH.VA, f.RETH.RKey, f.RETH.DMALen
+		b = binary.BigEndian.AppendUint64(b, f.RETH.VA)
+		b = binary.BigEndian.AppendUint32(b, f.RETH.RKey)
+		b = binary.BigEndian.AppendUint32(b, f.RETH.DMALen)
 	}
-	h := maphash.Comparable(s.seed, pf)
-	return h ^ maphash.Bytes(s.seed, f.Payload)*0x9E3779B97F4A7C15
+	b = binary.BigEndian.AppendUint32(b, uint32(f.WireLen))
+	b = binary.BigEndian.AppendUint32(b, uint32(f.CapLen))
+	return maphash.Bytes(s.seed, b) ^ maphash.Bytes(s.seed, f.Payload)*0x9E3779B97F4A7C15
 }
 
 func b2u8(b bool) uint8 {
@@ -105,18 +107,26 @@ func (s *seenTwice) again(f *decode.Frame, file int, linuxCooked bool) bool {
 	if !linuxCooked || f.Has&decode.HasBTH == 0 || f.NoTs {
 		return false
 	}
+	if s.byFP == nil {
+		s.byFP = make(map[uint64]int, seenTwiceRecent)
+	}
 	me := sighting{fp: s.packetPrint(f), tsNs: f.TsNs, file: file, sent: f.Iface == linuxOutgoing}
-	for k := 1; k <= s.n; k++ {
-		o := &s.recent[(s.next-k+seenTwiceRecent)%seenTwiceRecent]
-		if d := me.tsNs - o.tsNs; d > seenTwiceWindowNs || d < -seenTwiceWindowNs {
-			continue
-		}
-		if !o.paired && o.fp == me.fp && o.file == me.file && o.sent != me.sent {
+	if i, ok := s.byFP[me.fp]; ok {
+		o := &s.recent[i]
+		d := me.tsNs - o.tsNs
+		if !o.paired && o.file == me.file && o.sent != me.sent && d <= seenTwiceWindowNs && d >= -seenTwiceWindowNs {
 			o.paired = true
+			delete(s.byFP, me.fp)
 			return true
 		}
 	}
+	if s.n == seenTwiceRecent { // the oldest leaves
+		if old := s.recent[s.next].fp; s.byFP[old] == s.next {
+			delete(s.byFP, old)
+		}
+	}
 	s.recent[s.next] = me
+	s.byFP[me.fp] = s.next
 	s.next = (s.next + 1) % seenTwiceRecent
 	s.n = min(s.n+1, seenTwiceRecent)
 	return false

@@ -3,6 +3,7 @@ package analyze
 import (
 	"bufio"
 	"fmt"
+	"hash/maphash"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ibscope/ibscope/capfile"
+	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
 	"github.com/ibscope/ibscope/internal/testenv"
 	"github.com/ibscope/ibscope/internal/testnetns"
@@ -87,5 +89,38 @@ func TestFlowsAnyInterfaceCountsOnce(t *testing.T) {
 		res.Input.Frames, res.Input.Packets, res.Input.SeenTwice, w.Messages.Total, truth.Lost, truth.Resent, w.PSN.Duplicates)
 	if w.Messages.Total != 100 || w.PSN.Duplicates != uint64(truth.Resent) || w.PSN.Gaps != uint64(truth.Lost) {
 		t.Errorf("messages %+v, PSN %+v; want 100 messages, %d duplicates, %d gaps", w.Messages, w.PSN, truth.Resent, truth.Lost)
+	}
+}
+
+// BenchmarkSeenTwice is the cost a record of a Linux cooked capture pays
+// to be checked against the recent ones: "pairs", each frame sent then
+// received (a veth pair); "unpaired", every frame only sent (a NIC), the
+// whole window searched each time.
+func BenchmarkSeenTwice(b *testing.B) {
+	d := decode.Decoder{LinkType: decode.LinkTypeEthernet}
+	frames := make([]decode.Frame, 4096)
+	for i := range frames {
+		p := testcap.Packet{TsNs: testcap.BaseNs + int64(i)*100, Src: 1, Dst: 2, QP: 0x11, PSN: uint32(i), Op: 0x0A, Payload: 64, DMALen: 64}
+		if err := d.Decode(testcap.RoCEFrame(b, p), &frames[i]); err != nil {
+			b.Fatal(err)
+		}
+		frames[i].TsNs = p.TsNs
+	}
+	for _, paired := range []bool{true, false} {
+		b.Run(map[bool]string{true: "pairs", false: "unpaired"}[paired], func(b *testing.B) {
+			s := seenTwice{seed: maphash.MakeSeed()}
+			for i := 0; b.Loop(); i++ {
+				f := &frames[(i/2)%len(frames)]
+				f.Iface = linuxOutgoing
+				if paired && i%2 == 1 {
+					f.Iface = 0
+				}
+				if !paired {
+					f = &frames[i%len(frames)]
+					f.Iface = linuxOutgoing
+				}
+				s.again(f, 0, true)
+			}
+		})
 	}
 }
