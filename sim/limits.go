@@ -57,6 +57,28 @@ const (
 	MaxPeriodicLines = 1 << 28 // FCP timer events and telemetry samples the run's length implies at least
 )
 
+// Bounds on the scenario's size: a fabric of thousands of nodes, well
+// beyond what a simulation to read packet by packet needs, and far below
+// the 150,000 switches in a chain that ran for ten minutes at 800 MB
+// before these bounds.
+const (
+	MaxHosts    = 8192
+	MaxSwitches = 8192
+	MaxLinks    = 32768
+	MaxFlows    = 65536
+	MaxTaps     = 1024
+)
+
+// SizeLimits bound how many of each list a scenario may hold; Validate
+// refuses more before it looks at any of them.
+var SizeLimits = []Limit{
+	{"hosts", 0, MaxHosts, "hosts"},
+	{"switches", 0, MaxSwitches, "switches"},
+	{"links", 0, MaxLinks, "links"},
+	{"flows", 0, MaxFlows, "flows"},
+	{"taps", 0, MaxTaps, "taps"},
+}
+
 // Limits is every numeric key's range, in one place; Validate names the key
 // of a value outside it. Integer keys must be whole numbers, tick_ns a
 // finite one.
@@ -275,6 +297,27 @@ func (s *Scenario) checkWorkload() error {
 	for _, f := range s.Flows {
 		lastStartNs = max(lastStartNs, f.StartNs)
 	}
+	// The shortest the run can be: the last start, the idle tail, and the
+	// time the flow with the longest path takes to cross it, at least one
+	// MTU packet's serialisation at the fastest link and the shortest
+	// propagation a hop. A long path keeps every link's FCP timer going
+	// for as long.
+	flowHops := s.pathHops()
+	hops, events, longestNs := 0, 0.0, 0.0
+	hopNs := s.minHopNs()
+	for i, f := range s.Flows {
+		n := float64(flowPackets(f.Bytes, f.MessageBytes, int64(s.MTUBytes)))
+		hops = max(hops, flowHops[i])
+		events += 2 * float64(flowHops[i]) * n // a send and an arrival a hop
+		// Its packets one after the other on its first link, the last
+		// then across the rest of the path.
+		longestNs = max(longestNs, (n-1+float64(flowHops[i]))*hopNs)
+	}
+	if events > MaxEvents {
+		return keyErr("flows", "the flows' packets cross up to %d hops on their way: about %.3g simulator events, at most %d (send fewer bytes, or shorten the paths)",
+			hops, events, uint64(MaxEvents))
+	}
+	minRunNs := float64(lastStartNs+s.TailNs) + longestNs
 	var timers float64
 	for _, l := range s.Links {
 		if s.ethernet() {
@@ -285,17 +328,17 @@ func (s *Scenario) checkWorkload() error {
 			rate, _ := protostate.ParseLinkRate(l.Rate)
 			period = 65536 * rate.SymbolTimeNs
 		}
-		timers += 2 * float64(lastStartNs+s.TailNs) / period
+		timers += 2 * minRunNs / period
 	}
 	if timers > MaxPeriodicLines {
-		return keyErr("fcp_period_ns", "the flows run at least %d ns (the last start plus tail_ns): %.3g FCP timer events at this period, at most %d",
-			lastStartNs+s.TailNs, timers, MaxPeriodicLines)
+		return keyErr("fcp_period_ns", "the flows run at least %.0f ns (the last start, tail_ns and the longest path, %d hops): %.3g FCP timer events on %d links at this period, at most %d",
+			minRunNs, hops, timers, len(s.Links), MaxPeriodicLines)
 	}
 	if t := s.Telemetry; t != nil {
-		lines := float64(len(s.samplePortRefs())) * float64(lastStartNs+s.TailNs) / float64(t.PeriodNs)
+		lines := float64(len(s.samplePortRefs())) * minRunNs / float64(t.PeriodNs)
 		if lines > MaxPeriodicLines {
-			return keyErr("telemetry.period_ns", "the flows run at least %d ns (the last start plus tail_ns): %.3g port samples at this period, at most %d",
-				lastStartNs+s.TailNs, lines, MaxPeriodicLines)
+			return keyErr("telemetry.period_ns", "the flows run at least %.0f ns (the last start, tail_ns and the longest path): %.3g port samples at this period, at most %d",
+				minRunNs, lines, MaxPeriodicLines)
 		}
 	}
 	return nil
@@ -310,4 +353,66 @@ func flowPackets(bytes, messageBytes, mtuBytes int64) int64 {
 		n += (rest + mtuBytes - 1) / mtuBytes
 	}
 	return n
+}
+
+// pathHops returns the links each flow's path crosses (breadth-first from
+// its source: the shortest path, which the switches route), 0 for flows
+// between unlinked hosts, which the build refuses.
+func (s *Scenario) pathHops() []int {
+	hosts := make(map[string]bool, len(s.Hosts))
+	for _, h := range s.Hosts {
+		hosts[h.Name] = true
+	}
+	adj := make(map[string][]string, len(s.Hosts)+len(s.Switches))
+	for _, l := range s.Links {
+		adj[l.A] = append(adj[l.A], l.B)
+		adj[l.B] = append(adj[l.B], l.A)
+	}
+	dist := map[string]map[string]int{}
+	hops := make([]int, len(s.Flows))
+	for i, f := range s.Flows {
+		d, ok := dist[f.Src]
+		if !ok {
+			d = map[string]int{f.Src: 0}
+			frontier := []string{f.Src}
+			for len(frontier) > 0 {
+				var next []string
+				for _, n := range frontier {
+					for _, m := range adj[n] {
+						if _, seen := d[m]; !seen {
+							d[m] = d[n] + 1
+							if !hosts[m] {
+								next = append(next, m) // hosts forward nothing
+							}
+						}
+					}
+				}
+				frontier = next
+			}
+			dist[f.Src] = d
+		}
+		hops[i] = d[f.Dst]
+	}
+	return hops
+}
+
+// minHopNs is the least time a data packet takes across one hop: an MTU
+// packet's serialisation at the fastest link of the scenario, and the
+// shortest propagation.
+func (s *Scenario) minHopNs() float64 {
+	hop := math.Inf(1)
+	for _, l := range s.Links {
+		var psPerByte float64
+		if s.ethernet() {
+			psPerByte = 8000 / ethernetRate(l.Gbps).DataGbps(1)
+		} else {
+			rate, _ := protostate.ParseLinkRate(l.Rate)
+			psPerByte = 8000 / rate.DataGbps(l.Lanes)
+		}
+		hop = min(hop, float64(l.PropagationNs)+psPerByte*float64(s.MTUBytes)/1000)
+	}
+	if math.IsInf(hop, 1) {
+		return 0
+	}
+	return hop
 }

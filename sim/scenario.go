@@ -265,6 +265,12 @@ func keyErr(key, format string, a ...any) error {
 // Limits, output names, the work and output the whole implies), returning a
 // *KeyError naming the first bad key.
 func (s *Scenario) Validate() error {
+	// The size first: what follows walks the topology.
+	for i, n := range []int{len(s.Hosts), len(s.Switches), len(s.Links), len(s.Flows), len(s.Taps)} {
+		if l := SizeLimits[i]; n > int(l.Max) {
+			return keyErr(l.Key, "%d %s: at most %d in one scenario", n, l.Unit, int(l.Max))
+		}
+	}
 	// The name is printed and written in truth.json: printable characters
 	// only, so that it cannot act on the terminal that shows it.
 	if !termtext.IsPlain(s.Name) {

@@ -58,9 +58,15 @@ when the whole run has succeeded: a failed or interrupted run leaves none of
 its files and replaces none of an earlier run's. A write error stops the run
 at once. Numbers out of these ranges are refused before anything is
 written, naming the key:
-` + limitsHelp() + `
-and a run is refused if its flows send more than ` + fmt.Sprint(sim.MaxDataPackets) + ` data packets or its
-captures would exceed ` + fmt.Sprint(sim.MaxCaptureBytes>>30) + ` GiB.
+` + limitsHelp(sim.Limits) + `
+A scenario holds at most:
+` + limitsHelp(sim.SizeLimits) + `
+and a run is refused if its flows send more than ` + fmt.Sprint(sim.MaxDataPackets) + ` data packets, take
+more than ` + fmt.Sprint(uint64(sim.MaxEvents)) + ` simulator events across their paths (a send and an
+arrival a hop for each packet), or imply more than ` + fmt.Sprint(sim.MaxPeriodicLines) + ` FCP timer
+events or telemetry samples over the shortest the run can be (the last start, tail_ns and the time
+the longest flow takes across its path), or if its captures would exceed ` + fmt.Sprint(sim.MaxCaptureBytes>>30) + ` GiB.
+SIGINT or SIGTERM stops a run at once, at any size, and removes its files.
 
 Presets: ` + fmt.Sprint(sim.PresetNames()),
 	Args:          cobra.MaximumNArgs(1),
@@ -84,10 +90,10 @@ func init() {
 	rootCmd.SetVersionTemplate(version.Template)
 }
 
-// limitsHelp lists sim.Limits, one key a line.
-func limitsHelp() string {
+// limitsHelp lists limits, one key a line.
+func limitsHelp(limits []sim.Limit) string {
 	var b strings.Builder
-	for _, l := range sim.Limits {
+	for _, l := range limits {
 		fmt.Fprintf(&b, "  %-24s %s to %s %s\n", l.Key, strconv.FormatFloat(l.Min, 'f', -1, 64), strconv.FormatFloat(l.Max, 'f', -1, 64), l.Unit)
 	}
 	return b.String()

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -236,5 +237,54 @@ func TestMissingScenarioNamedOnce(t *testing.T) {
 	if code == 0 || strings.Count(stderr, missing) != 1 || strings.Count(stderr, "open ") != 1 ||
 		!strings.Contains(stderr, "no such file or directory") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestIbsimInterruptedLarge: SIGINT stops a run of the largest size a
+// scenario may have at once, wherever it is (a chain of 8000 switches that
+// a 64 MiB flow would cross for minutes): exit 130, nothing left.
+func TestIbsimInterruptedLarge(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: chain\nhosts: [{name: a}, {name: b}]\nswitches:\n")
+	const switches = 8000
+	for i := range switches {
+		fmt.Fprintf(&b, "  - {name: s%d}\n", i)
+	}
+	b.WriteString("links:\n  - {a: a, b: s0}\n")
+	for i := range switches - 1 {
+		fmt.Fprintf(&b, "  - {a: s%d, b: s%d}\n", i, i+1)
+	}
+	fmt.Fprintf(&b, "  - {a: s%d, b: b}\nflows: [{src: a, dst: b, bytes: %d}]\ntaps: [{port: a/1, file: a.pcap}]\n", switches-1, 64<<20)
+	dir := t.TempDir()
+	scenario, out := filepath.Join(dir, "chain.yaml"), filepath.Join(dir, "out")
+	if err := os.WriteFile(scenario, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(ibsimBin, scenario, "-o", out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	testenv.WaitFor(t, 0, "the run's temporary files", func() bool {
+		m, _ := filepath.Glob(filepath.Join(out, ".*.tmp"))
+		return len(m) > 0
+	})
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "partial output removed") {
+			t.Errorf("after SIGINT: %v, stderr %q; want exit 130", err, stderr.String())
+		}
+	case <-time.After(testenv.WaitDeadline):
+		cmd.Process.Kill()
+		t.Fatalf("still running %v after SIGINT", testenv.WaitDeadline)
+	}
+	if _, err := os.Lstat(out); err == nil {
+		es, _ := os.ReadDir(out)
+		t.Errorf("left behind %v", es)
 	}
 }
