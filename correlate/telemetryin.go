@@ -107,7 +107,8 @@ func lineReason(w telemetry.Warning) string {
 func (in *inSeries) checkOrder() error {
 	s := in.s
 	if s.Clock == telemetry.ClockNone {
-		return fmt.Errorf("%s: the samples carry no timestamps, so they cannot be put on the capture's time axis", in.name())
+		return fmt.Errorf("%s: the samples carry no timestamps, so they cannot be put on the capture's time axis; "+
+			"save a date line before each sample (perfquery: while sleep 1; do date; perfquery -x; done)", in.name())
 	}
 	for i := 1; i < s.Len(); i++ {
 		if s.TimeNs(i) >= s.TimeNs(i-1) {

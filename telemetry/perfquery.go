@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // ReadPerfquery reads the text output of `perfquery` or `perfquery -x`
@@ -20,13 +19,15 @@ import (
 // port_xmit_wait, PortXmitPkts -> port_xmit_packets). Without -x the IBA
 // PortCounters widths apply and counters saturate; with -x they are 64-bit.
 //
-// Timestamps are optional lines the user adds; each stamps the NEXT snapshot:
-//
-//   - a bare number, seconds since the Unix epoch with an optional decimal
-//     fraction (`date +%s.%N`: "1700000000.5" is half a second past);
-//   - "# ts=SECONDS[.FRACTION]" (same meaning), "# ts_ns=NANOSECONDS";
-//   - an RFC 3339 time, bare or as "# ts=..." (`date -Ins`: a ',' before
-//     the fraction is accepted).
+// Timestamps are optional lines the user adds; each stamps the NEXT
+// snapshot. Every common form of `date` output is read (PerfqueryTimeForms
+// lists them): plain `date` ("Thu Nov 26 09:10:11 UTC 2026"), `date -R`,
+// `date -Iseconds`/`-Ins`/`--rfc-3339`, `date +%s.%N` (a bare number of
+// seconds since the epoch, with an optional fraction), and the comments
+// "# ts=SECONDS[.FRACTION]", "# ts=RFC3339", "# ts_ns=NANOSECONDS". A
+// date whose zone is a name this machine cannot place (not UTC or GMT, not
+// the local zone's) refuses the file, as a silently wrong hour would be
+// worse.
 //
 // When two or more timestamp lines sit between two snapshots, the first is
 // taken as the end of the earlier snapshot and the last as the start of the
@@ -46,6 +47,9 @@ func ReadPerfquery(r io.Reader, file string) ([]*Series, error) {
 			return nil, perr(file, lr.line, "%v", err)
 		}
 		p.line(trimSpace(line), lr.line)
+	}
+	if p.err != nil {
+		return nil, p.err
 	}
 	p.dropCut(!lr.newline && p.fieldLine == lr.line)
 	p.flush()
@@ -116,6 +120,7 @@ type pqParser struct {
 	lastTimed   bool
 	fieldLine   int       // the line of the last counter added to snap
 	common      []Warning // warnings not tied to one series
+	err         error     // the first timestamp that cannot be read right: the file is refused
 }
 
 func (p *pqParser) warnAll(line int, format string, args ...any) {
@@ -131,7 +136,11 @@ func (p *pqParser) line(t []byte, n int) {
 		return
 	}
 	p.sawAny = true
-	if ts, ok := parseTimestampLine(t); ok {
+	ts, ok, err := parseTimestampLine(t)
+	if err != nil && p.err == nil {
+		p.err = perr(p.file, n, "%v", err)
+	}
+	if ok {
 		p.flush()
 		p.pendingTs = append(p.pendingTs, ts)
 		p.pendingLine = append(p.pendingLine, n)
@@ -242,29 +251,25 @@ func splitPerfField(t []byte) (string, []byte, bool) {
 }
 
 // parseTimestampLine recognises the timestamp lines ReadPerfquery accepts.
-func parseTimestampLine(t []byte) (int64, bool) {
+func parseTimestampLine(t []byte) (int64, bool, error) {
 	if bytes.HasPrefix(t, []byte("#")) {
 		u := trimSpace(t[1:])
 		switch {
 		case bytes.HasPrefix(u, []byte("ts_ns=")):
-			return parseInt64(trimSpace(u[6:]))
+			ns, ok := parseInt64(trimSpace(u[6:]))
+			return ns, ok, nil
 		case bytes.HasPrefix(u, []byte("ts=")):
 			u = trimSpace(u[3:])
 		default:
-			return 0, false
+			return 0, false, nil
 		}
 		t = u
 	}
 	if ns, ok := parseSecondsDecimal(t); ok {
-		return ns, true
+		return ns, true, nil
 	}
-	if len(t) >= 20 && t[4] == '-' && t[10] == 'T' {
-		s := strings.Replace(string(t), ",", ".", 1)
-		if tm, err := time.Parse(time.RFC3339Nano, s); err == nil {
-			return tm.UnixNano(), true
-		}
-	}
-	return 0, false
+	ns, matched, err := parseDateLine(t)
+	return ns, matched, err
 }
 
 func (p *pqParser) begin(header string, n int) {

@@ -55,7 +55,9 @@ the interval holding its timestamp; coverage and partial flag intervals the
 capture covers only in part.
 
 Telemetry files are DOCA telemetry_diag CSV, ibscope sidecars (ibcap
---telemetry) or perfquery text. The clock offset (capture time = telemetry
+--telemetry) or perfquery text. ` + perfqueryHelp + `
+
+The clock offset (capture time = telemetry
 time + offset) is --offset, or estimated per source by cross-correlating the
 capture's byte rate with the telemetry's byte counters (its packet rate with
 the packet counters where there are no byte counters, as on SoftRoCE:

@@ -36,9 +36,9 @@ samples, allowing for only whole ticks counting. It reports the tick in ns and
 in symbol times of the link (SDR: 4 ns), and the plain ratio of episode length
 to PortXmitWait increase for comparison.
 
-The telemetry is perfquery text (with "# ts_ns=" or date lines), an ibscope
-sidecar or DOCA telemetry_diag CSV, and must hold PortXmitWait of the
-sending port, sampled at least twice within the episode.
+The telemetry is perfquery text, an ibscope sidecar or DOCA telemetry_diag
+CSV, and must hold PortXmitWait of the sending port, sampled at least twice
+within the episode. ` + perfqueryHelp + `
 
 ` + intervalHelp + `A report so far finds the episode among the packets so far, or says why
 it cannot yet.`,
