@@ -38,12 +38,14 @@ PortXmitWait:....................300
 func TestPerfqueryDateForms(t *testing.T) {
 	t0 := time.Date(2026, 11, 6, 9, 10, 11, 0, time.UTC)
 	forms := map[string]func(time.Time) string{
-		"date":            func(tm time.Time) string { return tm.Format("Mon Jan _2 15:04:05 MST 2006") },
-		"date (2-digit)":  func(tm time.Time) string { return tm.Format("Mon Jan 02 15:04:05 MST 2006") },
-		"date en_US":      func(tm time.Time) string { return tm.Format("Mon 02 Jan 2006 03:04:05 PM MST") },
-		"date -R":         func(tm time.Time) string { return tm.Format("Mon, 02 Jan 2006 15:04:05 -0700") },
-		"date -Iseconds":  func(tm time.Time) string { return tm.Format("2006-01-02T15:04:05-07:00") },
-		"date -Ins":       func(tm time.Time) string { return strings.Replace(tm.Format("2006-01-02T15:04:05.000000000-07:00"), ".", ",", 1) },
+		"date":           func(tm time.Time) string { return tm.Format("Mon Jan _2 15:04:05 MST 2006") },
+		"date (2-digit)": func(tm time.Time) string { return tm.Format("Mon Jan 02 15:04:05 MST 2006") },
+		"date en_US":     func(tm time.Time) string { return tm.Format("Mon 02 Jan 2006 03:04:05 PM MST") },
+		"date -R":        func(tm time.Time) string { return tm.Format("Mon, 02 Jan 2006 15:04:05 -0700") },
+		"date -Iseconds": func(tm time.Time) string { return tm.Format("2006-01-02T15:04:05-07:00") },
+		"date -Ins": func(tm time.Time) string {
+			return strings.Replace(tm.Format("2006-01-02T15:04:05.000000000-07:00"), ".", ",", 1)
+		},
 		"date --rfc-3339": func(tm time.Time) string { return tm.Format("2006-01-02 15:04:05.999999999-07:00") },
 		"date +%s.%N":     func(tm time.Time) string { return fmt.Sprintf("%d.%09d", tm.Unix(), tm.Nanosecond()) },
 		"# ts_ns=":        func(tm time.Time) string { return fmt.Sprintf("# ts_ns=%d", tm.UnixNano()) },
