@@ -139,6 +139,9 @@ func describeColumn(name string) string {
 	if d, ok := columnDescriptions[name]; ok {
 		return d
 	}
+	if d, ok := madDescriptions[name]; ok {
+		return d
+	}
 	if p, ok := strings.CutPrefix(name, "pfc_quanta_"); ok && len(p) == 1 && p[0] >= '0' && p[0] < '0'+decode.PFCPriorities {
 		return "PFC pause time of priority " + p + ", quanta of 512 bit times (0 resumes); null for frames that are not PFC"
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,6 +70,7 @@ func contractRowsCRC(t testing.TB, capture string, checkCRC bool) []map[string]s
 		}
 		row := map[string]string{}
 		flatten("", obj, row)
+		madRow(row)
 		// What the capture file says of the frame, beside the contract.
 		row["cap_len"] = fmt.Sprint(f.CapLen)
 		row["file"] = filepath.Base(capture)
@@ -79,6 +81,48 @@ func contractRowsCRC(t testing.TB, capture string, checkCRC bool) []map[string]s
 			row["direction"] = [...]string{dirTx: "tx", dirRx: "rx"}[d]
 		}
 		rows = append(rows, row)
+	}
+}
+
+// madRow turns the flattened decode JSON of a MAD or DC packet into the
+// export's columns (madcols.go): the common header's keys as they are, a
+// CM message's identifiers under cm_*, the names and the attributes'
+// fields left out (the decode JSON keeps them).
+func madRow(row map[string]string) {
+	cmKeys := map[string]string{"local_comm_id": "cm_local_comm_id", "remote_comm_id": "cm_remote_comm_id",
+		"local_qpn": "cm_qpn", "qpn": "cm_qpn", "remote_qpn": "cm_qpn", "starting_psn": "cm_starting_psn",
+		"service_id": "cm_service_id", "reason": "cm_reject_reason"}
+	for k, v := range row {
+		if k == "dc_connect" {
+			delete(row, k) // export keeps the DC header only
+		}
+		rest, ok := strings.CutPrefix(k, "mad_")
+		if !ok {
+			continue
+		}
+		delete(row, k)
+		switch {
+		case slices.Contains([]string{"base_version", "mgmt_class", "class_version", "method", "status",
+			"class_specific", "transaction_id", "attribute_id", "attribute_modifier"}, rest):
+			row[k] = v
+		case rest == "ip_cm_src_ip" || rest == "ip_cm_dst_ip" || rest == "ip_cm_src_port":
+			row["cm_"+strings.TrimPrefix(rest, "ip_cm_")] = v
+		case rest == "ip_cm_service_dst_port":
+			row["cm_dst_port"] = v
+		case strings.HasPrefix(rest, "cm_sidr_req_request_id"):
+			row["cm_local_comm_id"] = v
+		case strings.HasPrefix(rest, "cm_sidr_rep_request_id"):
+			row["cm_remote_comm_id"] = v
+		case strings.HasPrefix(rest, "cm_"):
+			for field, col := range cmKeys {
+				if strings.HasSuffix(rest, "_"+field) && !strings.Contains(rest, "alternate") && !strings.HasSuffix(rest, "_"+field+"_") {
+					if field == "qpn" && (strings.HasSuffix(rest, "local_qpn") || strings.HasSuffix(rest, "remote_qpn")) {
+						continue
+					}
+					row[col] = v
+				}
+			}
+		}
 	}
 }
 

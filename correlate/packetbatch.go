@@ -12,7 +12,7 @@ import (
 	"github.com/ibscope/ibscope/decode"
 )
 
-// addrDict is how the address columns (src, dst, sgid, dgid) travel from the
+// addrDict is how the address columns (src, dst, sgid, dgid, cm_*_ip) travel from the
 // builder to the writers: int32 indices into the batch's distinct addresses.
 // Parquet stores them as its dictionary page and indices without hashing a
 // string per row; the Arrow IPC writer turns them back into strings. The
@@ -20,7 +20,7 @@ import (
 var addrDict = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 
 // addrColumns are the columns that travel as addrDict.
-var addrColumns = map[string]bool{"src": true, "dst": true, "sgid": true, "dgid": true}
+var addrColumns = map[string]bool{"src": true, "dst": true, "sgid": true, "dgid": true, "cm_src_ip": true, "cm_dst_ip": true}
 
 // batchSchema is the schema of the record batches the builder makes for
 // files of the given schema: the address columns as addrDict.
@@ -191,6 +191,7 @@ type packetBatch struct {
 	lpcrcOK, lpcrcV     bitmap
 
 	rare rareCols
+	mad  madCols // madcols.go
 
 	errOffsets []int32
 	errData    []byte
@@ -199,10 +200,10 @@ type packetBatch struct {
 
 // bitmaps lists every bitmap of the batch, for reset.
 func (b *packetBatch) bitmaps() []*bitmap {
-	return []*bitmap{&b.ifaceV, &b.dirV, &b.trV, &b.lrhV, &b.ipV, &b.grhV, &b.ackReq, &b.fecn, &b.becn, &b.solicited, &b.bthV,
+	return append([]*bitmap{&b.ifaceV, &b.dirV, &b.trV, &b.lrhV, &b.ipV, &b.grhV, &b.ackReq, &b.fecn, &b.becn, &b.solicited, &b.bthV,
 		&b.rdethV, &b.xrcV, &b.rethV, &b.aethV, &b.dethV, &b.atomicV, &b.atomicAckV, &b.immV, &b.iethV,
 		&b.icrcOK, &b.icrcV, &b.vcrcOK, &b.vcrcV, &b.linkV, &b.lpcrcOK, &b.lpcrcV, &b.errV,
-		&b.rare.pfcV, &b.rare.pauseV, &b.rare.ifaV, &b.rare.ifaMDV, &b.rare.ifa1V}
+		&b.rare.pfcV, &b.rare.pauseV, &b.rare.ifaV, &b.rare.ifaMDV, &b.rare.ifa1V}, b.mad.bitmaps()...)
 }
 
 func newPacketBatch(schema *arrow.Schema, files arrow.Array) *packetBatch {
@@ -228,6 +229,7 @@ func newPacketBatch(schema *arrow.Schema, files arrow.Array) *packetBatch {
 	b.imm, b.ieth = make([]uint32, n), make([]uint32, n)
 	b.linkOp, b.linkVL, b.linkFCTBS, b.linkFCCL = make([]uint8, n), make([]uint8, n), make([]uint16, n), make([]uint16, n)
 	b.rare.make(n)
+	b.mad.make(n)
 	b.errOffsets = make([]int32, 1, n+1)
 	for _, m := range b.bitmaps() {
 		m.bits = make([]byte, (n+7)/8)
@@ -245,6 +247,7 @@ func (b *packetBatch) reset() {
 		c.reset()
 	}
 	b.rare.reset(b.n)
+	b.mad.reset(b.n)
 	b.errOffsets, b.errData = b.errOffsets[:1], b.errData[:0]
 	b.n = 0
 }
@@ -391,6 +394,7 @@ func (b *packetBatch) add(f *decode.Frame, file int, way dir, errMsg string) {
 	} else {
 		b.rare.add(f, i)
 	}
+	b.mad.add(f, i)
 
 	if errMsg == "" {
 		b.errV.nulls++
@@ -627,6 +631,7 @@ func (b *packetBatch) record() arrow.RecordBatch {
 		bools(&b.lpcrcOK, &b.lpcrcV, n),
 	}
 	cols = b.rare.arrays(cols, n)
+	cols = b.mad.arrays(cols, n)
 	cols = append(cols, b.errors(n))
 	defer func() {
 		for _, c := range cols {

@@ -57,7 +57,7 @@ var transportDict, opcodeDict, directionDict = func() (arrow.Array, arrow.Array,
 // pandas filter and aggregate as they do any other (a Parquet list reads
 // as an object column of arrays in pandas), with min/max statistics per
 // priority, and nothing but null levels to write in a capture without PFC.
-var packetFields = describe([]arrow.Field{
+var packetFields = describe(append(append([]arrow.Field{
 	{Name: "frame", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "ts_ns", Type: timestampNs},
 	{Name: "len", Type: arrow.PrimitiveTypes.Uint32},
@@ -140,8 +140,7 @@ var packetFields = describe([]arrow.Field{
 	{Name: "ifa1_cur_len", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
 	{Name: "ifa1_sender_handle", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
 	{Name: "ifa1_seq", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
-	{Name: "error", Type: arrow.BinaryTypes.String, Nullable: true},
-})
+}, madFields...), arrow.Field{Name: "error", Type: arrow.BinaryTypes.String, Nullable: true}))
 
 // PacketSchema is the schema of the per-packet table, with meta as its
 // metadata (nil for none).

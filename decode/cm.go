@@ -238,7 +238,7 @@ type CMMessage struct {
 	LocalCommID   uint32
 	RemoteCommID  uint32
 	ServiceID     uint64 // REQ, SIDR_REQ, SIDR_REP
-	QPN           uint32 // REQ, REP, SIDR_REP: the sender's QP (DREQ: the remote QP)
+	QPN           uint32 // REQ, REP, SIDR_REP: the sender's QP (DREQ, LAP: the remote QP)
 	StartingPSN   uint32 // REQ, REP
 	RejectReason  uint16 // REJ
 	MessageTarget uint8  // REJ: message rejected; MRA: message MRAed (0 REQ, 1 REP, 2 LAP)
@@ -286,6 +286,8 @@ func (m *MAD) CM() (c CMMessage, ok bool) {
 		c.MessageTarget = byteAt(b, 8) >> 6
 	case CMDisconnectRequest:
 		c.QPN = be24(b, 8)
+	case CMLoadAltPath:
+		c.QPN = be24(b, 12)
 	case CMSIDRRequest:
 		c.LocalCommID, c.RemoteCommID = be32(b, 0), 0
 		c.ServiceID = be64(b, 8)
