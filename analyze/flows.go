@@ -350,6 +350,10 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 	if !a.started {
 		a.started, a.firstNs = true, p.TsNs
 	}
+	var idleNs int64 // since the flow's (QP direction's) previous packet, for a new PSN sequence
+	if f.packets > 0 {
+		idleNs = p.TsNs - f.lastNs
+	}
 	f.packets++
 	f.frameBytes += uint64(p.FrameBytes)
 	f.wireBytes += uint64(p.WireBytes)
@@ -379,7 +383,7 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 	}
 	verdict := protostate.PSNNone
 	if !op.IsAck() || p.HasAETH { // an ACK cut before its AETH may be a NAK
-		_, verdict = f.psn.Add(op, p.PSN, p.Syndrome, p.DMALenB, p.TsNs)
+		_, verdict = f.psn.Add(op, p.PSN, p.Syndrome, p.DMALenB, idleNs)
 	}
 	f.msgs.add(op, verdict == protostate.PSNDuplicate)
 	switch sp := protostate.SpaceOf(op, p.Syndrome); {

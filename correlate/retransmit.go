@@ -11,24 +11,36 @@ import (
 // that fills a gap is not a retransmission; CNPs, NAKs and UD packets keep
 // no sequence.
 type retransmits struct {
-	seqs map[decode.FlowKey]*protostate.QPSequences
+	seqs map[decode.FlowKey]*qpDirection
+}
+
+// qpDirection is one QP direction's sequences and its latest packet's
+// time, which tells a reused QP number (protostate.QPSequences.Add).
+type qpDirection struct {
+	protostate.QPSequences
+	lastNs int64
 }
 
 func newRetransmits() *retransmits {
-	return &retransmits{seqs: make(map[decode.FlowKey]*protostate.QPSequences)}
+	return &retransmits{seqs: make(map[decode.FlowKey]*qpDirection)}
 }
 
 // seen records f and reports whether it is a retransmission.
 func (r *retransmits) seen(f *decode.Frame) bool {
-	if f.Has&decode.HasBTH == 0 || protostate.SpaceOf(f.BTH.OpCode, f.AETH.Syndrome) == protostate.SpaceNone {
+	if f.Has&decode.HasBTH == 0 {
 		return false
 	}
 	k := f.FlowKey()
 	q := r.seqs[k]
 	if q == nil {
-		q = new(protostate.QPSequences)
+		q = &qpDirection{lastNs: f.TsNs}
 		r.seqs[k] = q
 	}
-	_, v := q.AddFrame(f)
+	idleNs := f.TsNs - q.lastNs
+	q.lastNs = max(q.lastNs, f.TsNs)
+	if protostate.SpaceOf(f.BTH.OpCode, f.AETH.Syndrome) == protostate.SpaceNone {
+		return false // a CNP, NAK or UD packet: no sequence, but the direction was not idle
+	}
+	_, v := q.AddFrame(f, idleNs)
 	return v == protostate.PSNDuplicate
 }

@@ -14,7 +14,8 @@ import "github.com/ibscope/ibscope/decode"
 //     ahead or behind: farther than a requester goes back to resend
 //     (go-back-N resends from the oldest unacknowledged PSN, and a
 //     requester keeps far fewer outstanding: SoftRoCE at most 128), and
-//   - its QP direction was idle for at least NewSequenceIdleNs before it:
+//   - its QP direction was idle for at least NewSequenceIdleNs before it
+//     (the caller says how long: QPSequences.Add):
 //     longer than the retransmission timeouts and RNR delays of a live
 //     connection's resends, so that a capture that dropped many packets
 //     of a busy flow still counts a gap.

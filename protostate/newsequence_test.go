@@ -40,7 +40,11 @@ func TestNewSequenceRule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var q QPSequences
 			for i, st := range tc.steps {
-				if _, v := q.Add(st.op, st.psn, 0, 0, st.tsNs); v != st.want {
+				var idleNs int64
+				if i > 0 {
+					idleNs = st.tsNs - tc.steps[i-1].tsNs
+				}
+				if _, v := q.Add(st.op, st.psn, 0, 0, idleNs); v != st.want {
 					t.Errorf("step %d, PSN %d at %d ns: verdict %d, want %d", i, st.psn, st.tsNs, v, st.want)
 				}
 			}
@@ -59,7 +63,7 @@ func TestNewSequenceRule(t *testing.T) {
 	q = QPSequences{}
 	q.Add(send, 100, 0, 0, 0)
 	q.Restart()
-	if _, v := q.Add(send, 90, 0, 0, 1); v != PSNInOrder || q.Requests.Stats() != (PSNStats{NewSequences: 1}) {
+	if _, v := q.Add(send, 90, 0, 0, 1000); v != PSNInOrder || q.Requests.Stats() != (PSNStats{NewSequences: 1}) {
 		t.Errorf("after Restart: verdict %d, stats %+v", v, q.Requests.Stats())
 	}
 }

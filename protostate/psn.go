@@ -223,10 +223,6 @@ func (t *ResponsePSNs) Add(psn uint32, first, last bool) PSNVerdict {
 type QPSequences struct {
 	Requests  RequestPSNs
 	Responses ResponsePSNs
-	// lastNs is the time of the direction's latest packet of either
-	// sequence (a packet out of time order does not move it back), for
-	// startsAnew: a reused QP number leaves the whole direction idle.
-	lastNs int64
 }
 
 // SpaceOf says which sequence a packet of opcode op belongs to; syndrome is
@@ -249,26 +245,26 @@ func SpaceOf(op decode.Opcode, syndrome uint8) PSNSpace {
 	return SpaceRequests
 }
 
-// Add judges one packet captured at tsNs: op and psn from its BTH,
-// syndrome from its AETH (ACK opcodes), readDMALenB the RETH's DMA length
-// of an RDMA READ request. A PSN far from its sequence after the sequence
-// was idle begins a new one (startsAnew).
-func (q *QPSequences) Add(op decode.Opcode, psn uint32, syndrome uint8, readDMALenB uint32, tsNs int64) (PSNSpace, PSNVerdict) {
+// Add judges one packet: op and psn from its BTH, syndrome from its AETH
+// (ACK opcodes), readDMALenB the RETH's DMA length of an RDMA READ
+// request; idleNs is the time since the QP direction's previous packet (0
+// or less for its first, or one out of time order), which the caller
+// keeps: a flow already holds its latest time. A PSN far from its sequence
+// after the direction was idle begins a new one (startsAnew).
+func (q *QPSequences) Add(op decode.Opcode, psn uint32, syndrome uint8, readDMALenB uint32, idleNs int64) (PSNSpace, PSNVerdict) {
 	switch sp := SpaceOf(op, syndrome); sp {
 	case SpaceRequests:
 		if !decode.IsReadRequest(op) {
 			readDMALenB = 0
 		}
-		if q.Requests.startsAnew(psn, tsNs-q.lastNs) {
+		if q.Requests.startsAnew(psn, idleNs) {
 			q.Requests.restart()
 		}
-		q.lastNs = max(q.lastNs, tsNs)
 		return sp, q.Requests.Add(psn, readDMALenB)
 	case SpaceResponses:
-		if q.Responses.startsAnew(psn, tsNs-q.lastNs) {
+		if q.Responses.startsAnew(psn, idleNs) {
 			q.Responses.restart()
 		}
-		q.lastNs = max(q.lastNs, tsNs)
 		if op.IsAck() {
 			return sp, q.Responses.Add(psn, true, true)
 		}
@@ -277,8 +273,9 @@ func (q *QPSequences) Add(op decode.Opcode, psn uint32, syndrome uint8, readDMAL
 	return SpaceNone, PSNNone
 }
 
-// AddFrame judges a decoded frame's PSN (frames without a BTH have none).
-func (q *QPSequences) AddFrame(f *decode.Frame) (PSNSpace, PSNVerdict) {
+// AddFrame judges a decoded frame's PSN (frames without a BTH have none),
+// idleNs as for Add.
+func (q *QPSequences) AddFrame(f *decode.Frame, idleNs int64) (PSNSpace, PSNVerdict) {
 	if f.Has&decode.HasBTH == 0 {
 		return SpaceNone, PSNNone
 	}
@@ -289,5 +286,5 @@ func (q *QPSequences) AddFrame(f *decode.Frame) (PSNSpace, PSNVerdict) {
 	if f.Has&decode.HasRETH != 0 {
 		dmaLen = f.RETH.DMALen
 	}
-	return q.Add(f.BTH.OpCode, f.BTH.PSN, f.AETH.Syndrome, dmaLen, f.TsNs)
+	return q.Add(f.BTH.OpCode, f.BTH.PSN, f.AETH.Syndrome, dmaLen, idleNs)
 }

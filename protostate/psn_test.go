@@ -165,7 +165,7 @@ func TestQPSequencesSplit(t *testing.T) {
 		{udSend, 5, 0, 0, SpaceNone, PSNNone},
 		{decode.OpcodeCNP, 0, 0, 0, SpaceNone, PSNNone},
 	} {
-		sp, v := q.Add(p.op, p.psn, p.syndrome, p.dmaLen, int64(i)*1000)
+		sp, v := q.Add(p.op, p.psn, p.syndrome, p.dmaLen, 1000)
 		if sp != p.space || v != p.want {
 			t.Errorf("packet %d (%s psn %d): space %d verdict %d, want %d %d", i, p.op, p.psn, sp, v, p.space, p.want)
 		}
@@ -179,8 +179,8 @@ func TestQPSequencesSplit(t *testing.T) {
 }
 
 // FuzzQPSequences: any packet sequence (8 bytes each: opcode, PSN,
-// syndrome, READ length), 300 ms apart so that sequences left idle start
-// anew, keeps the counts consistent with the verdicts.
+// syndrome, READ length), every fifth after 1.6 s idle so that sequences
+// start anew, keeps the counts consistent with the verdicts.
 func FuzzQPSequences(f *testing.F) {
 	f.Add([]byte{0x04, 0, 0, 1, 0, 0, 0, 0, 0x0C, 0, 0, 2, 0, 0, 0x10, 0, 0x0D, 0, 0, 2, 0x1F, 0, 0, 0, 0x11, 0xFF, 0xFF, 0xFF, 0x1F, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -190,7 +190,7 @@ func FuzzQPSequences(f *testing.F) {
 		for ; len(b) >= 8; b = b[8:] {
 			psn := uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 			n++
-			sp, v := q.Add(decode.Opcode(b[0]), psn, b[4], uint32(b[5])<<16|uint32(b[6])<<8|uint32(b[7]), int64(n)*300_000_000)
+			sp, v := q.Add(decode.Opcode(b[0]), psn, b[4], uint32(b[5])<<16|uint32(b[6])<<8|uint32(b[7]), int64(n%5)*400_000_000)
 			if (sp == SpaceNone) != (v == PSNNone) || sp > SpaceResponses || v > PSNDuplicate {
 				t.Fatalf("opcode 0x%02x: space %d verdict %d", b[0], sp, v)
 			}
