@@ -85,7 +85,7 @@ func contractRowsCRC(t testing.TB, capture string, checkCRC bool) []map[string]s
 }
 
 // madRow turns the flattened decode JSON of a MAD or DC packet into the
-// export's columns (madcols.go): the common header's keys as they are, a
+// export's columns (decode's dcMADColumns): the common header's keys as they are, a
 // CM message's identifiers under cm_*, the names and the attributes'
 // fields left out (the decode JSON keeps them).
 func madRow(row map[string]string) {

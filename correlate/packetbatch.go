@@ -12,15 +12,26 @@ import (
 	"github.com/ibscope/ibscope/decode"
 )
 
-// addrDict is how the address columns (src, dst, sgid, dgid, cm_*_ip) travel from the
+// addrDict is how the address columns (src, dst, sgid, dgid) travel from the
 // builder to the writers: int32 indices into the batch's distinct addresses.
 // Parquet stores them as its dictionary page and indices without hashing a
 // string per row; the Arrow IPC writer turns them back into strings. The
 // files' schema says string either way (see isDictOf).
 var addrDict = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 
-// addrColumns are the columns that travel as addrDict.
-var addrColumns = map[string]bool{"src": true, "dst": true, "sgid": true, "dgid": true, "cm_src_ip": true, "cm_dst_ip": true}
+// addrColumns are the columns that travel as addrDict: the headers'
+// addresses (decode.ColumnAddr).
+var addrColumns = func() map[string]bool {
+	m := map[string]bool{}
+	for _, g := range decode.ColumnGroups() {
+		for _, c := range g.Columns {
+			if c.Type == decode.ColumnAddr {
+				m[c.Name] = true
+			}
+		}
+	}
+	return m
+}()
 
 // batchSchema is the schema of the record batches the builder makes for
 // files of the given schema: the address columns as addrDict.
@@ -115,10 +126,12 @@ func (c *addrCol) array(n int, v *bitmap) arrow.Array {
 }
 
 // packetBatch holds up to BatchRows rows of the per-packet table as plain
-// slices, filled by add with no per-value calls and reused from batch to
-// batch: record wraps them, without copying, in a record batch that must be
-// released (and, where it is written on another goroutine, written) before
-// the batch is reset.
+// slices, filled by add and reused from batch to batch: record wraps them,
+// without copying, in a record batch that must be released (and, where it
+// is written on another goroutine, written) before the batch is reset. The
+// frame's own columns come first; then each decode.ColumnGroup's, whose
+// values are written only in the rows that have the group (values under a
+// null are zero: a group's are cleared at reset only when a row had it).
 type packetBatch struct {
 	n      int
 	schema *arrow.Schema // of the records it makes (batchSchema)
@@ -138,72 +151,100 @@ type packetBatch struct {
 	transport []uint8 // index into transportDict
 	trV       bitmap
 
-	slid, dlid []uint16
-	sl, vl     []uint8
-	lrhV       bitmap
-
-	src, dst addrCol
-	ecn      []uint8
-	ipV      bitmap
-
-	sgid, dgid addrCol
-	grhV       bitmap
-
-	opcode                        []uint8 // also the index into opcodeDict
-	destQP, psn                   []uint32
-	ackReq, fecn, becn, solicited bitmap
-	pkey                          []uint16
-	pad                           []uint8
-	bthV                          bitmap
-
-	rdethEECnxt []uint32
-	rdethV      bitmap
-	xrcSRQ      []uint32
-	xrcV        bitmap
-
-	rethVA               []uint64
-	rethRKey, rethDMALen []uint32
-	rethV                bitmap
-
-	aethSyndrome []uint8
-	aethMSN      []uint32
-	aethV        bitmap
-
-	dethQKey, dethSrcQP []uint32
-	dethV               bitmap
-
-	atomicVA, atomicSwapAdd, atomicCompare []uint64
-	atomicRKey                             []uint32
-	atomicV                                bitmap
-
-	atomicAckOrig []uint64
-	atomicAckV    bitmap
-
-	imm, ieth   []uint32
-	immV, iethV bitmap
-
-	icrcOK, icrcV bitmap
-	vcrcOK, vcrcV bitmap
-
-	linkOp, linkVL      []uint8
-	linkFCTBS, linkFCCL []uint16
-	linkV               bitmap
-	lpcrcOK, lpcrcV     bitmap
-
-	rare rareCols
-	mad  madCols // madcols.go
+	groups []columnGroup
+	vals   decode.ColumnValues // one group's values of the frame being added
 
 	errOffsets []int32
 	errData    []byte
 	errV       bitmap
 }
 
+// columnGroup is the batch's columns of one decode.ColumnGroup, present or
+// null together.
+type columnGroup struct {
+	*decode.ColumnGroup
+	valid bitmap
+	cols  []column
+	used  bool // a row of the batch has the group
+}
+
+// column holds one header column's values, in the slice of its type.
+type column struct {
+	typ  decode.ColumnType
+	u8   []uint8 // ColumnUint8, and ColumnOpcodeName's index into opcodeDict
+	u16  []uint16
+	u32  []uint32
+	u64  []uint64
+	bits bitmap   // ColumnBool
+	addr *addrCol // ColumnAddr
+}
+
+// put sets row i to value k of v.
+func (c *column) put(i int, v *decode.ColumnValues, k int) {
+	switch c.typ {
+	case decode.ColumnUint8, decode.ColumnOpcodeName:
+		c.u8[i] = uint8(v.Num[k])
+	case decode.ColumnUint16:
+		c.u16[i] = uint16(v.Num[k])
+	case decode.ColumnUint32:
+		c.u32[i] = uint32(v.Num[k])
+	case decode.ColumnUint64:
+		c.u64[i] = v.Num[k]
+	case decode.ColumnBool:
+		c.bits.put(i, v.Num[k] != 0)
+	case decode.ColumnAddr:
+		c.addr.put(i, v.Addr[k])
+	}
+}
+
+// clear zeroes the first n rows' values.
+func (c *column) clear(n int) {
+	switch c.typ {
+	case decode.ColumnUint8, decode.ColumnOpcodeName:
+		clear(c.u8[:n])
+	case decode.ColumnUint16:
+		clear(c.u16[:n])
+	case decode.ColumnUint32:
+		clear(c.u32[:n])
+	case decode.ColumnUint64:
+		clear(c.u64[:n])
+	case decode.ColumnAddr:
+		clear(c.addr.idx[:n])
+	}
+}
+
+// array makes the column's Arrow array for n rows with validity v.
+func (c *column) array(n int, v *bitmap) arrow.Array {
+	switch c.typ {
+	case decode.ColumnUint8:
+		return fixed(arrow.PrimitiveTypes.Uint8, c.u8, n, v)
+	case decode.ColumnOpcodeName:
+		return dict(c.u8, n, v, opcodeDict)
+	case decode.ColumnUint16:
+		return fixed(arrow.PrimitiveTypes.Uint16, c.u16, n, v)
+	case decode.ColumnUint32:
+		return fixed(arrow.PrimitiveTypes.Uint32, c.u32, n, v)
+	case decode.ColumnUint64:
+		return fixed(arrow.PrimitiveTypes.Uint64, c.u64, n, v)
+	case decode.ColumnBool:
+		return bools(&c.bits, v, n)
+	}
+	return c.addr.array(n, v)
+}
+
 // bitmaps lists every bitmap of the batch, for reset.
 func (b *packetBatch) bitmaps() []*bitmap {
-	return append([]*bitmap{&b.ifaceV, &b.dirV, &b.trV, &b.lrhV, &b.ipV, &b.grhV, &b.ackReq, &b.fecn, &b.becn, &b.solicited, &b.bthV,
-		&b.rdethV, &b.xrcV, &b.rethV, &b.aethV, &b.dethV, &b.atomicV, &b.atomicAckV, &b.immV, &b.iethV,
-		&b.icrcOK, &b.icrcV, &b.vcrcOK, &b.vcrcV, &b.linkV, &b.lpcrcOK, &b.lpcrcV, &b.errV,
-		&b.rare.pfcV, &b.rare.pauseV, &b.rare.ifaV, &b.rare.ifaMDV, &b.rare.ifa1V}, b.mad.bitmaps()...)
+	ms := []*bitmap{&b.ifaceV, &b.dirV, &b.trV, &b.errV}
+	for gi := range b.groups {
+		g := &b.groups[gi]
+		ms = append(ms, &g.valid)
+		for ci := range g.cols {
+			if g.cols[ci].typ == decode.ColumnBool {
+				ms = append(ms, &g.cols[ci].bits)
+			}
+		}
+	}
+	return ms
 }
 
 func newPacketBatch(schema *arrow.Schema, files arrow.Array) *packetBatch {
@@ -212,24 +253,26 @@ func newPacketBatch(schema *arrow.Schema, files arrow.Array) *packetBatch {
 	b.frame, b.ts, b.length, b.capLen = make([]int64, n), make([]int64, n), make([]uint32, n), make([]uint32, n)
 	b.iface, b.direction, b.file = make([]int8, n), make([]uint8, n), make([]int32, n)
 	b.transport = make([]uint8, n)
-	b.slid, b.dlid, b.sl, b.vl = make([]uint16, n), make([]uint16, n), make([]uint8, n), make([]uint8, n)
-	for _, c := range []*addrCol{&b.src, &b.dst, &b.sgid, &b.dgid} {
-		c.idx = make([]int32, n)
-		c.index = make(map[netip.Addr]int32)
+	for _, g := range decode.ColumnGroups() {
+		cg := columnGroup{ColumnGroup: g}
+		for _, c := range g.Columns {
+			col := column{typ: c.Type}
+			switch c.Type {
+			case decode.ColumnUint8, decode.ColumnOpcodeName:
+				col.u8 = make([]uint8, n)
+			case decode.ColumnUint16:
+				col.u16 = make([]uint16, n)
+			case decode.ColumnUint32:
+				col.u32 = make([]uint32, n)
+			case decode.ColumnUint64:
+				col.u64 = make([]uint64, n)
+			case decode.ColumnAddr:
+				col.addr = &addrCol{idx: make([]int32, n), index: make(map[netip.Addr]int32)}
+			}
+			cg.cols = append(cg.cols, col)
+		}
+		b.groups = append(b.groups, cg)
 	}
-	b.ecn = make([]uint8, n)
-	b.opcode, b.destQP, b.psn = make([]uint8, n), make([]uint32, n), make([]uint32, n)
-	b.pkey, b.pad = make([]uint16, n), make([]uint8, n)
-	b.rdethEECnxt, b.xrcSRQ = make([]uint32, n), make([]uint32, n)
-	b.rethVA, b.rethRKey, b.rethDMALen = make([]uint64, n), make([]uint32, n), make([]uint32, n)
-	b.aethSyndrome, b.aethMSN = make([]uint8, n), make([]uint32, n)
-	b.dethQKey, b.dethSrcQP = make([]uint32, n), make([]uint32, n)
-	b.atomicVA, b.atomicSwapAdd, b.atomicCompare = make([]uint64, n), make([]uint64, n), make([]uint64, n)
-	b.atomicRKey, b.atomicAckOrig = make([]uint32, n), make([]uint64, n)
-	b.imm, b.ieth = make([]uint32, n), make([]uint32, n)
-	b.linkOp, b.linkVL, b.linkFCTBS, b.linkFCCL = make([]uint8, n), make([]uint8, n), make([]uint16, n), make([]uint16, n)
-	b.rare.make(n)
-	b.mad.make(n)
 	b.errOffsets = make([]int32, 1, n+1)
 	for _, m := range b.bitmaps() {
 		m.bits = make([]byte, (n+7)/8)
@@ -243,11 +286,18 @@ func (b *packetBatch) reset() {
 		clear(m.bits[:(b.n+7)/8])
 		m.nulls = 0
 	}
-	for _, c := range []*addrCol{&b.src, &b.dst, &b.sgid, &b.dgid} {
-		c.reset()
+	for gi := range b.groups {
+		g := &b.groups[gi]
+		for ci := range g.cols {
+			if c := &g.cols[ci]; c.addr != nil {
+				c.addr.reset()
+			}
+			if g.used {
+				g.cols[ci].clear(b.n)
+			}
+		}
+		g.used = false
 	}
-	b.rare.reset(b.n)
-	b.mad.reset(b.n)
 	b.errOffsets, b.errData = b.errOffsets[:1], b.errData[:0]
 	b.n = 0
 }
@@ -255,11 +305,10 @@ func (b *packetBatch) reset() {
 // add appends one frame of file number file, which went in direction way;
 // errMsg is why it could not be decoded ("" if it was). Field validity
 // follows f.Has, so a frame that failed half-way keeps the headers decoded
-// before the problem. Values under a null are zero.
+// before the problem.
 func (b *packetBatch) add(f *decode.Frame, file int, way dir, errMsg string) {
 	i := b.n
 	b.n++
-	h := f.Has
 	b.frame[i], b.ts[i], b.length[i], b.capLen[i] = int64(f.Number), f.TsNs, uint32(f.WireLen), uint32(f.CapLen)
 	b.file[i] = int32(file)
 	if f.Iface >= 0 {
@@ -283,119 +332,19 @@ func (b *packetBatch) add(f *decode.Frame, file int, way dir, errMsg string) {
 		b.transport[i] = uint8(f.Transport - decode.TransportIB)
 		b.trV.set(i)
 	}
-
-	if h&decode.HasLRH != 0 {
-		b.lrhV.set(i)
-		b.slid[i], b.dlid[i], b.sl[i], b.vl[i] = f.LRH.SLID, f.LRH.DLID, f.LRH.SL, f.LRH.VL
-	} else {
-		b.lrhV.nulls++
-		b.slid[i], b.dlid[i], b.sl[i], b.vl[i] = 0, 0, 0, 0
+	for gi := range b.groups {
+		g := &b.groups[gi]
+		if !g.Present(f) {
+			g.valid.nulls++
+			continue
+		}
+		g.valid.set(i)
+		g.used = true
+		g.Values(f, &b.vals)
+		for k := range g.cols {
+			g.cols[k].put(i, &b.vals, k)
+		}
 	}
-
-	if h&(decode.HasIPv4|decode.HasIPv6) != 0 {
-		b.ipV.set(i)
-		b.src.put(i, f.Src)
-		b.dst.put(i, f.Dst)
-		b.ecn[i] = f.ECN
-	} else {
-		b.ipV.nulls++
-		b.src.idx[i], b.dst.idx[i], b.ecn[i] = 0, 0, 0
-	}
-
-	if h&decode.HasGRH != 0 {
-		b.grhV.set(i)
-		b.sgid.put(i, f.GRH.SrcGID())
-		b.dgid.put(i, f.GRH.DstGID())
-	} else {
-		b.grhV.nulls++
-		b.sgid.idx[i], b.dgid.idx[i] = 0, 0
-	}
-
-	// Each header's columns take the header's values, or zeros when it is
-	// absent (t, e, ... point at a zero header then).
-	t := &f.BTH
-	if h&decode.HasBTH != 0 {
-		b.bthV.set(i)
-		b.ackReq.put(i, t.AckReq)
-		b.fecn.put(i, t.FECN)
-		b.becn.put(i, t.BECN)
-		b.solicited.put(i, t.SE)
-	} else {
-		b.bthV.nulls++
-		t = &decode.BTH{}
-	}
-	b.opcode[i], b.destQP[i], b.psn[i] = uint8(t.OpCode), t.DestQP, t.PSN
-	b.pkey[i], b.pad[i] = t.PKey, t.PadCnt
-
-	b.rdethEECnxt[i] = f.RDETH.EECnxt * present(h&decode.HasRDETH, &b.rdethV, i)
-	b.xrcSRQ[i] = f.XRCETH.XRCSRQ * present(h&decode.HasXRCETH, &b.xrcV, i)
-	b.imm[i] = f.ImmDt.Imm * present(h&decode.HasImmDt, &b.immV, i)
-	b.ieth[i] = f.IETH.RKey * present(h&decode.HasIETH, &b.iethV, i)
-	b.atomicAckOrig[i] = f.AtomicAckETH.OrigRemData * uint64(present(h&decode.HasAtomicAckETH, &b.atomicAckV, i))
-
-	r := &f.RETH
-	if present(h&decode.HasRETH, &b.rethV, i) == 0 {
-		r = &decode.RETH{}
-	}
-	b.rethVA[i], b.rethRKey[i], b.rethDMALen[i] = r.VA, r.RKey, r.DMALen
-
-	a := &f.AETH
-	if present(h&decode.HasAETH, &b.aethV, i) == 0 {
-		a = &decode.AETH{}
-	}
-	b.aethSyndrome[i], b.aethMSN[i] = a.Syndrome, a.MSN
-
-	d := &f.DETH
-	if present(h&decode.HasDETH, &b.dethV, i) == 0 {
-		d = &decode.DETH{}
-	}
-	b.dethQKey[i], b.dethSrcQP[i] = d.QKey, d.SrcQP
-
-	at := &f.AtomicETH
-	if present(h&decode.HasAtomicETH, &b.atomicV, i) == 0 {
-		at = &decode.AtomicETH{}
-	}
-	b.atomicVA[i], b.atomicRKey[i], b.atomicSwapAdd[i], b.atomicCompare[i] = at.VA, at.RKey, at.SwapAdd, at.Compare
-
-	checked := h&decode.CRCsCheck != 0
-	if checked && h&decode.HasICRC != 0 {
-		b.icrcV.set(i)
-		b.icrcOK.put(i, f.ICRCOK)
-	} else {
-		b.icrcV.nulls++
-	}
-	// A link packet's VCRC bit means its LPCRC, reported as link_lpcrc_ok.
-	if checked && h&decode.HasVCRC != 0 && h&decode.HasLink == 0 {
-		b.vcrcV.set(i)
-		b.vcrcOK.put(i, f.VCRCOK)
-	} else {
-		b.vcrcV.nulls++
-	}
-
-	l := &f.Link
-	if present(h&decode.HasLink, &b.linkV, i) == 0 {
-		l = &decode.LinkFCP{}
-	} else if checked {
-		b.lpcrcV.set(i)
-		b.lpcrcOK.put(i, f.VCRCOK)
-	}
-	if h&decode.HasLink == 0 || !checked {
-		b.lpcrcV.nulls++
-	}
-	b.linkOp[i], b.linkFCTBS[i], b.linkVL[i], b.linkFCCL[i] = l.Op, l.FCTBS, l.VL, l.FCCL
-
-	if h&rareHeaders == 0 {
-		r := &b.rare
-		r.pfcV.nulls++
-		r.pauseV.nulls++
-		r.ifaV.nulls++
-		r.ifaMDV.nulls++
-		r.ifa1V.nulls++
-	} else {
-		b.rare.add(f, i)
-	}
-	b.mad.add(f, i)
-
 	if errMsg == "" {
 		b.errV.nulls++
 	} else {
@@ -403,163 +352,6 @@ func (b *packetBatch) add(f *decode.Frame, file int, way dir, errMsg string) {
 		b.errData = append(b.errData, errMsg...)
 	}
 	b.errOffsets = append(b.errOffsets, int32(len(b.errData)))
-}
-
-// rareHeaders are the headers of rareCols.
-const rareHeaders = decode.HasPFC | decode.HasPause | decode.HasIFA | decode.HasIFAMetadata | decode.HasIFA1
-
-// rareCols are the columns of the headers few frames carry: PFC, PAUSE,
-// IFA 2.0 (header and metadata header) and IFA 1.0. A row without any of
-// them costs five null counts: their values are written only where a row
-// has the header, and cleared at reset only when one did (values under a
-// null are zero, as in the other columns).
-type rareCols struct {
-	used bool // a row of the batch has one of the headers
-
-	pfcOpcode, pfcClassEnable []uint16
-	pfcQuanta                 [decode.PFCPriorities][]uint16
-	pfcV                      bitmap
-
-	pauseQuanta []uint16
-	pauseV      bitmap
-
-	ifa  [5][]uint8 // version, gns, next_hdr, flags, max_len
-	ifaV bitmap
-
-	ifaMD  [4][]uint8 // request_vector, action_vector, hop_limit, cur_len
-	ifaMDV bitmap
-
-	ifa1Marker []uint64
-	ifa1U8     [4][]uint8  // version, msg_type, hop_limit, hop_count
-	ifa1U16    [7][]uint16 // flags, request_vector, action_vector, max_len, cur_len, sender_handle, seq
-	ifa1V      bitmap
-}
-
-// u8s and u16s list the value slices, for make and reset.
-func (r *rareCols) u8s() [][]uint8 {
-	s := append(r.ifa[:], r.ifaMD[:]...)
-	return append(s, r.ifa1U8[:]...)
-}
-
-func (r *rareCols) u16s() []*[]uint16 {
-	s := []*[]uint16{&r.pfcOpcode, &r.pfcClassEnable, &r.pauseQuanta}
-	for k := range r.pfcQuanta {
-		s = append(s, &r.pfcQuanta[k])
-	}
-	for k := range r.ifa1U16 {
-		s = append(s, &r.ifa1U16[k])
-	}
-	return s
-}
-
-func (r *rareCols) make(n int) {
-	for _, c := range r.u16s() {
-		*c = make([]uint16, n)
-	}
-	for k := range r.ifa {
-		r.ifa[k] = make([]uint8, n)
-	}
-	for k := range r.ifaMD {
-		r.ifaMD[k] = make([]uint8, n)
-	}
-	for k := range r.ifa1U8 {
-		r.ifa1U8[k] = make([]uint8, n)
-	}
-	r.ifa1Marker = make([]uint64, n)
-}
-
-// reset zeroes the values of the first n rows if any was written.
-func (r *rareCols) reset(n int) {
-	if !r.used {
-		return
-	}
-	for _, c := range r.u16s() {
-		clear((*c)[:n])
-	}
-	for _, c := range r.u8s() {
-		clear(c[:n])
-	}
-	clear(r.ifa1Marker[:n])
-	r.used = false
-}
-
-// add fills row i from f, which has at least one of rareHeaders.
-func (r *rareCols) add(f *decode.Frame, i int) {
-	r.used = true
-	h := f.Has
-	if present(h&decode.HasPFC, &r.pfcV, i) != 0 {
-		r.pfcOpcode[i], r.pfcClassEnable[i] = f.PFC.Opcode, f.PFC.ClassEnable
-		for k, q := range f.PFC.Quanta {
-			r.pfcQuanta[k][i] = q
-		}
-	}
-	if present(h&decode.HasPause, &r.pauseV, i) != 0 {
-		r.pauseQuanta[i] = f.Pause.Quanta
-	}
-	if present(h&decode.HasIFA, &r.ifaV, i) != 0 {
-		a := &f.IFA
-		for k, v := range [...]uint8{a.Version, a.GNS, a.NextHdr, a.Flags, a.MaxLength} {
-			r.ifa[k][i] = v
-		}
-	}
-	md := h & decode.HasIFAMetadata
-	if h&decode.HasIFA == 0 {
-		md = 0 // the decode JSON has the metadata header's keys only inside "ifa"
-	}
-	if present(md, &r.ifaMDV, i) != 0 {
-		m := &f.IFAMetadata
-		for k, v := range [...]uint8{m.RequestVector, m.ActionVector, m.HopLimit, m.CurrentLength} {
-			r.ifaMD[k][i] = v
-		}
-	}
-	if present(h&decode.HasIFA1, &r.ifa1V, i) != 0 {
-		a := &f.IFA1
-		r.ifa1Marker[i] = a.ProbeMarker
-		for k, v := range [...]uint8{a.Version, a.MsgType, a.HopLimit, a.HopCount} {
-			r.ifa1U8[k][i] = v
-		}
-		for k, v := range [...]uint16{a.Flags, a.RequestVector, a.ActionVector, a.MaxLength, a.CurrentLength, a.SenderHandle, a.SeqNumber} {
-			r.ifa1U16[k][i] = v
-		}
-	}
-}
-
-// arrays appends the columns of the first n rows to cols, in the order of
-// packetFields.
-func (r *rareCols) arrays(cols []arrow.Array, n int) []arrow.Array {
-	u8, u16 := arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Uint16
-	cols = append(cols, fixed(u16, r.pfcOpcode, n, &r.pfcV), fixed(u16, r.pfcClassEnable, n, &r.pfcV))
-	for _, q := range r.pfcQuanta {
-		cols = append(cols, fixed(u16, q, n, &r.pfcV))
-	}
-	cols = append(cols, fixed(u16, r.pauseQuanta, n, &r.pauseV))
-	for _, c := range r.ifa {
-		cols = append(cols, fixed(u8, c, n, &r.ifaV))
-	}
-	for _, c := range r.ifaMD {
-		cols = append(cols, fixed(u8, c, n, &r.ifaMDV))
-	}
-	cols = append(cols, fixed(arrow.PrimitiveTypes.Uint64, r.ifa1Marker, n, &r.ifa1V),
-		fixed(u8, r.ifa1U8[0], n, &r.ifa1V), fixed(u8, r.ifa1U8[1], n, &r.ifa1V))
-	for _, c := range r.ifa1U16[:3] { // flags, request_vector, action_vector
-		cols = append(cols, fixed(u16, c, n, &r.ifa1V))
-	}
-	cols = append(cols, fixed(u8, r.ifa1U8[2], n, &r.ifa1V), fixed(u8, r.ifa1U8[3], n, &r.ifa1V))
-	for _, c := range r.ifa1U16[3:] { // max_len, cur_len, sender_handle, seq
-		cols = append(cols, fixed(u16, c, n, &r.ifa1V))
-	}
-	return cols
-}
-
-// present marks row i of validity v as set when has is non-zero, null
-// otherwise, and returns 1 or 0 accordingly.
-func present[H ~uint32](has H, v *bitmap, i int) uint32 {
-	if has != 0 {
-		v.set(i)
-		return 1
-	}
-	v.nulls++
-	return 0
 }
 
 // fixed wraps the first n values of vals, with validity v (nil for a column
@@ -594,7 +386,7 @@ func dict(idx []uint8, n int, v *bitmap, d arrow.Array) arrow.Array {
 // shares the batch's memory: release it before the batch is reset.
 func (b *packetBatch) record() arrow.RecordBatch {
 	n := b.n
-	u8, u16, u32, u64 := arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Uint16, arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Uint64
+	u32 := arrow.PrimitiveTypes.Uint32
 	cols := []arrow.Array{
 		fixed(arrow.PrimitiveTypes.Int64, b.frame, n, nil),
 		fixed(timestampNs, b.ts, n, nil),
@@ -604,34 +396,13 @@ func (b *packetBatch) record() arrow.RecordBatch {
 		dict(b.direction, n, &b.dirV, directionDict),
 		b.fileColumn(n),
 		dict(b.transport, n, &b.trV, transportDict),
-		fixed(u16, b.slid, n, &b.lrhV), fixed(u16, b.dlid, n, &b.lrhV),
-		fixed(u8, b.sl, n, &b.lrhV), fixed(u8, b.vl, n, &b.lrhV),
-		b.src.array(n, &b.ipV), b.dst.array(n, &b.ipV),
-		fixed(u8, b.ecn, n, &b.ipV),
-		b.sgid.array(n, &b.grhV), b.dgid.array(n, &b.grhV),
-		fixed(u8, b.opcode, n, &b.bthV),
-		dict(b.opcode, n, &b.bthV, opcodeDict),
-		fixed(u32, b.destQP, n, &b.bthV), fixed(u32, b.psn, n, &b.bthV),
-		bools(&b.ackReq, &b.bthV, n), bools(&b.fecn, &b.bthV, n),
-		bools(&b.becn, &b.bthV, n), bools(&b.solicited, &b.bthV, n),
-		fixed(u16, b.pkey, n, &b.bthV),
-		fixed(u8, b.pad, n, &b.bthV),
-		fixed(u32, b.rdethEECnxt, n, &b.rdethV),
-		fixed(u32, b.xrcSRQ, n, &b.xrcV),
-		fixed(u64, b.rethVA, n, &b.rethV), fixed(u32, b.rethRKey, n, &b.rethV), fixed(u32, b.rethDMALen, n, &b.rethV),
-		fixed(u8, b.aethSyndrome, n, &b.aethV), fixed(u32, b.aethMSN, n, &b.aethV),
-		fixed(u32, b.dethQKey, n, &b.dethV), fixed(u32, b.dethSrcQP, n, &b.dethV),
-		fixed(u64, b.atomicVA, n, &b.atomicV), fixed(u32, b.atomicRKey, n, &b.atomicV),
-		fixed(u64, b.atomicSwapAdd, n, &b.atomicV), fixed(u64, b.atomicCompare, n, &b.atomicV),
-		fixed(u64, b.atomicAckOrig, n, &b.atomicAckV),
-		fixed(u32, b.imm, n, &b.immV), fixed(u32, b.ieth, n, &b.iethV),
-		bools(&b.icrcOK, &b.icrcV, n), bools(&b.vcrcOK, &b.vcrcV, n),
-		fixed(u8, b.linkOp, n, &b.linkV), fixed(u16, b.linkFCTBS, n, &b.linkV),
-		fixed(u8, b.linkVL, n, &b.linkV), fixed(u16, b.linkFCCL, n, &b.linkV),
-		bools(&b.lpcrcOK, &b.lpcrcV, n),
 	}
-	cols = b.rare.arrays(cols, n)
-	cols = b.mad.arrays(cols, n)
+	for gi := range b.groups {
+		g := &b.groups[gi]
+		for ci := range g.cols {
+			cols = append(cols, g.cols[ci].array(n, &g.valid))
+		}
+	}
 	cols = append(cols, b.errors(n))
 	defer func() {
 		for _, c := range cols {

@@ -2,6 +2,8 @@ package decode
 
 import (
 	"encoding/binary"
+	"fmt"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 )
@@ -92,4 +94,36 @@ func (h *AETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOpti
 		b[0] = h.Syndrome
 	}
 	return err
+}
+
+// aethFields: "aeth": {syndrome, msn}; its summary words are the BTH's
+// (appendSummary).
+var aethFields = headerFields{
+	has: HasAETH,
+	json: func(dst []byte, f *Frame) []byte {
+		dst = append(dst, `,"aeth":{"syndrome":`...)
+		dst = strconv.AppendUint(dst, uint64(f.AETH.Syndrome), 10)
+		dst = appendInt(dst, "msn", int64(f.AETH.MSN))
+		return append(dst, '}')
+	},
+	columns: []ColumnGroup{{any: HasAETH, Columns: []Column{
+		{"aeth_syndrome", ColumnUint8, "AETH syndrome"},
+		{"aeth_msn", ColumnUint32, "AETH message sequence number (24 bits)"},
+	}, values: func(f *Frame, v *ColumnValues) {
+		v.Num[0], v.Num[1] = uint64(f.AETH.Syndrome), uint64(f.AETH.MSN)
+	}}},
+}
+
+// appendSummary appends the AETH's words for a packet of opcode op. An ACK
+// says what it is; an RDMA READ response carries an AETH too, whose
+// syndrome is shown only when it is not the ACK it must be, so that the
+// line does not read as an ACK.
+func (h *AETH) appendSummary(dst []byte, op Opcode) []byte {
+	if k := h.Kind(); op.IsAck() || k != AckKindACK {
+		dst = fmt.Appendf(dst, " %s", k)
+		if k == AckKindNAK {
+			dst = fmt.Appendf(dst, " %s", NAKName(h.Value()))
+		}
+	}
+	return fmt.Appendf(dst, " msn %d", h.MSN)
 }

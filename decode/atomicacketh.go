@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/binary"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 )
@@ -39,4 +40,17 @@ func (h *AtomicAckETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.Seria
 		binary.BigEndian.PutUint64(b, h.OrigRemData)
 	}
 	return err
+}
+
+// atomicAckETHFields: "atomic_ack_eth": {orig_rem_data}.
+var atomicAckETHFields = headerFields{
+	has: HasAtomicAckETH,
+	json: func(dst []byte, f *Frame) []byte {
+		dst = append(dst, `,"atomic_ack_eth":{"orig_rem_data":`...)
+		dst = strconv.AppendUint(dst, f.AtomicAckETH.OrigRemData, 10)
+		return append(dst, '}')
+	},
+	columns: []ColumnGroup{{any: HasAtomicAckETH, Columns: []Column{
+		{"atomic_ack_eth_orig_rem_data", ColumnUint64, "AtomicAckETH original remote data"},
+	}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = f.AtomicAckETH.OrigRemData }}},
 }

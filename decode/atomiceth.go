@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/binary"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 )
@@ -49,4 +50,29 @@ func (h *AtomicETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.Serializ
 		binary.BigEndian.PutUint64(b[20:], h.Compare)
 	}
 	return err
+}
+
+// atomicETHFields: "atomic_eth": {va, rkey, swap_add, compare}.
+var atomicETHFields = headerFields{
+	has: HasAtomicETH,
+	json: func(dst []byte, f *Frame) []byte {
+		a := &f.AtomicETH
+		dst = append(dst, `,"atomic_eth":{"va":`...)
+		dst = strconv.AppendUint(dst, a.VA, 10)
+		dst = appendInt(dst, "rkey", int64(a.RKey))
+		dst = append(dst, `,"swap_add":`...)
+		dst = strconv.AppendUint(dst, a.SwapAdd, 10)
+		dst = append(dst, `,"compare":`...)
+		dst = strconv.AppendUint(dst, a.Compare, 10)
+		return append(dst, '}')
+	},
+	columns: []ColumnGroup{{any: HasAtomicETH, Columns: []Column{
+		{"atomic_eth_va", ColumnUint64, "AtomicETH virtual address"},
+		{"atomic_eth_rkey", ColumnUint32, "AtomicETH remote key"},
+		{"atomic_eth_swap_add", ColumnUint64, "AtomicETH swap or add data"},
+		{"atomic_eth_compare", ColumnUint64, "AtomicETH compare data"},
+	}, values: func(f *Frame, v *ColumnValues) {
+		a := &f.AtomicETH
+		v.Num[0], v.Num[1], v.Num[2], v.Num[3] = a.VA, uint64(a.RKey), a.SwapAdd, a.Compare
+	}}},
 }

@@ -46,3 +46,31 @@ func BenchmarkDecodeNativeIB(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) { benchDecode(b, LinkTypeInfiniBand, frame, c.crc) })
 	}
 }
+
+// BenchmarkAppendJSON writes the decode JSON of one decoded frame: an RC
+// RDMA WRITE FIRST over RoCEv2 (IP, BTH, RETH, ICRC) and a native IB ACK
+// (LRH, BTH, AETH, ICRC, VCRC).
+func BenchmarkAppendJSON(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		linkType int
+		frame    []byte
+	}{
+		{"rocev2", LinkTypeEthernet, rocePacket(b, 0x06, 128)},
+		{"native", LinkTypeInfiniBand, ibPacket(b, 0x11, 0)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			d := Decoder{LinkType: c.linkType, CheckCRC: true}
+			var f Frame
+			f.CapLen, f.WireLen = len(c.frame), len(c.frame)
+			if err := d.Decode(c.frame, &f); err != nil {
+				b.Fatal(err)
+			}
+			var line []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				line = f.AppendJSON(line[:0], "")
+			}
+		})
+	}
+}

@@ -165,3 +165,54 @@ var EndpointQP = gopacket.RegisterEndpointType(1500, gopacket.EndpointTypeMetada
 	}
 	return fmt.Sprintf("QP 0x%06x", uint32(b[0])<<16|uint32(b[1])<<8|uint32(b[2]))
 }})
+
+// bthFields: the BTH's fields, and in the summary the AETH's words, which
+// say what an ACK is between the BTH's QP and PSN and its flags.
+var bthFields = headerFields{
+	has: HasBTH,
+	json: func(dst []byte, f *Frame) []byte {
+		b := &f.BTH
+		dst = appendInt(dst, "opcode", int64(b.OpCode))
+		dst = appendStr(dst, "opcode_name", b.OpCode.String())
+		dst = appendInt(dst, "dest_qp", int64(b.DestQP))
+		dst = appendInt(dst, "psn", int64(b.PSN))
+		dst = appendBool(dst, "ack_req", b.AckReq)
+		dst = appendBool(dst, "fecn", b.FECN)
+		dst = appendBool(dst, "becn", b.BECN)
+		dst = appendBool(dst, "solicited", b.SE)
+		dst = appendInt(dst, "pkey", int64(b.PKey))
+		return appendInt(dst, "pad", int64(b.PadCnt))
+	},
+	role: summaryTransport,
+	summary: func(dst []byte, f *Frame) []byte {
+		b := &f.BTH
+		dst = fmt.Appendf(dst, "  %s qp 0x%06x psn %d", b.OpCode, b.DestQP, b.PSN)
+		if f.Has&HasAETH != 0 {
+			dst = f.AETH.appendSummary(dst, b.OpCode)
+		}
+		if b.FECN {
+			dst = append(dst, " FECN"...)
+		}
+		if b.BECN {
+			dst = append(dst, " BECN"...)
+		}
+		return dst
+	},
+	columns: []ColumnGroup{{any: HasBTH, Columns: []Column{
+		{"opcode", ColumnUint8, "BTH opcode"},
+		{"opcode_name", ColumnOpcodeName, "BTH opcode name"},
+		{"dest_qp", ColumnUint32, "BTH destination QP (24 bits)"},
+		{"psn", ColumnUint32, "BTH packet sequence number (24 bits)"},
+		{"ack_req", ColumnBool, "BTH AckReq bit"},
+		{"fecn", ColumnBool, "BTH FECN bit"},
+		{"becn", ColumnBool, "BTH BECN bit"},
+		{"solicited", ColumnBool, "BTH solicited-event bit"},
+		{"pkey", ColumnUint16, "BTH partition key"},
+		{"pad", ColumnUint8, "BTH pad count, bytes"},
+	}, values: func(f *Frame, v *ColumnValues) {
+		b := &f.BTH
+		v.Num[0], v.Num[1], v.Num[2], v.Num[3] = uint64(b.OpCode), uint64(b.OpCode), uint64(b.DestQP), uint64(b.PSN)
+		v.Num[4], v.Num[5], v.Num[6], v.Num[7] = b2u(b.AckReq), b2u(b.FECN), b2u(b.BECN), b2u(b.SE)
+		v.Num[8], v.Num[9] = uint64(b.PKey), uint64(b.PadCnt)
+	}}},
+}

@@ -252,3 +252,26 @@ func SealNative(pkt []byte) {
 	}
 	binary.LittleEndian.PutUint16(pkt[pktLen:], VCRC(pkt[:pktLen]))
 }
+
+// crcFields: whether a checked packet's ICRC and VCRC are right (a link
+// packet's LPCRC is linkFields'). The summary line says it at its end.
+var crcFields = headerFields{
+	has: CRCsCheck,
+	json: func(dst []byte, f *Frame) []byte {
+		if f.Has&HasICRC != 0 {
+			dst = appendBool(dst, "icrc_ok", f.ICRCOK)
+		}
+		if f.Has&HasVCRC != 0 && f.Has&HasLink == 0 {
+			dst = appendBool(dst, "vcrc_ok", f.VCRCOK)
+		}
+		return dst
+	},
+	columns: []ColumnGroup{
+		{all: CRCsCheck | HasICRC, Columns: []Column{
+			{"icrc_ok", ColumnBool, "ICRC verified correct; null when not checked or absent"},
+		}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = b2u(f.ICRCOK) }},
+		{all: CRCsCheck | HasVCRC, none: HasLink, Columns: []Column{
+			{"vcrc_ok", ColumnBool, "VCRC verified correct; null when not checked or absent"},
+		}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = b2u(f.VCRCOK) }},
+	},
+}

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/binary"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 )
@@ -111,3 +112,15 @@ func dcChain(low uint8, opExts []ext) []ext {
 // dcConnectAbsent reports whether a chain's DCConnect is left out: it is
 // there only when the solicited event bit is clear.
 func dcConnectAbsent(e ext, se bool) bool { return e == extDCConnect && se }
+
+// dcFields: "dc": {header, connect}: a DC packet's 8-byte header after the
+// BTH, and whether a connect header follows.
+var dcFields = headerFields{
+	has: HasDCHeader,
+	json: func(dst []byte, f *Frame) []byte {
+		dst = append(dst, `,"dc":{"header":`...)
+		dst = strconv.AppendUint(dst, f.DCHeader.Bytes, 10)
+		dst = appendBool(dst, "connect", f.Has&HasDCConnect != 0)
+		return append(dst, '}')
+	},
+}

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/binary"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 )
@@ -42,4 +43,21 @@ func (h *DETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOpti
 		binary.BigEndian.PutUint32(b[4:], h.SrcQP&0xFFFFFF)
 	}
 	return err
+}
+
+// dethFields: "deth": {qkey, src_qp}.
+var dethFields = headerFields{
+	has: HasDETH,
+	json: func(dst []byte, f *Frame) []byte {
+		dst = append(dst, `,"deth":{"qkey":`...)
+		dst = strconv.AppendUint(dst, uint64(f.DETH.QKey), 10)
+		dst = appendInt(dst, "src_qp", int64(f.DETH.SrcQP))
+		return append(dst, '}')
+	},
+	columns: []ColumnGroup{{any: HasDETH, Columns: []Column{
+		{"deth_qkey", ColumnUint32, "DETH queue key"},
+		{"deth_src_qp", ColumnUint32, "DETH source QP (24 bits)"},
+	}, values: func(f *Frame, v *ColumnValues) {
+		v.Num[0], v.Num[1] = uint64(f.DETH.QKey), uint64(f.DETH.SrcQP)
+	}}},
 }

@@ -21,6 +21,10 @@
 //     (IP protocol 253), and every layer serializes for building packets.
 //   - Building packets: SealNative, SealRoCE and SealFrame fill in the CRCs
 //     of packets built with the serializers (capfile writes them to files).
+//   - Each header writes its own share of the per-frame outputs beside its
+//     layer (fields.go): its decode JSON keys (Frame.AppendJSON), its words
+//     in the summary line (Frame.AppendSummary) and its columns of the
+//     per-frame table ibanalyze export writes (ColumnGroups).
 //   - Opcode names, families and the headers each opcode implies (Opcode.Headers)
 //     come from one table, used for decoding, printing, JSON and parsing
 //     (ParseOpcode, ParseOpcodes) alike.

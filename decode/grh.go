@@ -102,3 +102,22 @@ func decodeGRH(data []byte, p gopacket.PacketBuilder) error {
 func (g *GRH) NetworkFlow() gopacket.Flow {
 	return gopacket.NewFlow(layers.EndpointIPv6, g.SGID[:], g.DGID[:])
 }
+
+// grhFields: the GRH's GIDs.
+var grhFields = headerFields{
+	has: HasGRH,
+	json: func(dst []byte, f *Frame) []byte {
+		dst = appendAddr(dst, "sgid", f.GRH.SrcGID())
+		return appendAddr(dst, "dgid", f.GRH.DstGID())
+	},
+	role: summaryAddresses,
+	summary: func(dst []byte, f *Frame) []byte {
+		return fmt.Appendf(dst, "%s -> %s", f.GRH.SrcGID(), f.GRH.DstGID())
+	},
+	columns: []ColumnGroup{{any: HasGRH, Columns: []Column{
+		{"sgid", ColumnAddr, "GRH source GID"},
+		{"dgid", ColumnAddr, "GRH destination GID"},
+	}, values: func(f *Frame, v *ColumnValues) {
+		v.Addr[0], v.Addr[1] = f.GRH.SrcGID(), f.GRH.DstGID()
+	}}},
+}

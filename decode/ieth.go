@@ -40,3 +40,12 @@ func (h *IETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOpti
 	}
 	return err
 }
+
+// iethFields: "ieth", the invalidated remote key.
+var iethFields = headerFields{
+	has:  HasIETH,
+	json: func(dst []byte, f *Frame) []byte { return appendInt(dst, "ieth", int64(f.IETH.RKey)) },
+	columns: []ColumnGroup{{any: HasIETH, Columns: []Column{
+		{"ieth", ColumnUint32, "IETH invalidated remote key"},
+	}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = uint64(f.IETH.RKey) }}},
+}

@@ -3,6 +3,7 @@ package decode
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -377,4 +378,130 @@ func (b *icrcBuf) roceV2IFA(ip, udp, bthToICRC []byte, inserted int) uint32 {
 	n += 8
 	n += b.putBTH(n, bthToICRC)
 	return b.finish(s, n, bthToICRC[BTHLen:])
+}
+
+// appendIFA appends the IFA 2.0 header, metadata header and hops: "ifa":
+// {version, gns, next_hdr, flags, max_len, request_vector, action_vector,
+// hop_limit, cur_len, hops: [{lns, device_id, ttl, port_speed, congestion,
+// queue, rx_sec, rx_ns, egress_port, ingress_port, residence_ns}]}; lengths
+// in 4-byte words, the newest hop first.
+func (f *Frame) appendIFA(dst []byte) []byte {
+	h := &f.IFA
+	dst = append(dst, `,"ifa":{"version":`...)
+	dst = strconv.AppendUint(dst, uint64(h.Version), 10)
+	dst = appendInt(dst, "gns", int64(h.GNS))
+	dst = appendInt(dst, "next_hdr", int64(h.NextHdr))
+	dst = appendInt(dst, "flags", int64(h.Flags))
+	dst = appendInt(dst, "max_len", int64(h.MaxLength))
+	if f.Has&HasIFAMetadata != 0 {
+		m := &f.IFAMetadata
+		dst = appendInt(dst, "request_vector", int64(m.RequestVector))
+		dst = appendInt(dst, "action_vector", int64(m.ActionVector))
+		dst = appendInt(dst, "hop_limit", int64(m.HopLimit))
+		dst = appendInt(dst, "cur_len", int64(m.CurrentLength))
+		dst = append(dst, `,"hops":[`...)
+		for i := range m.Hops() {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			hop := m.Hop(i)
+			dst = append(dst, `{"lns":`...)
+			dst = strconv.AppendUint(dst, uint64(hop.LNS), 10)
+			dst = appendInt(dst, "device_id", int64(hop.DeviceID))
+			dst = appendInt(dst, "ttl", int64(hop.IPTTL))
+			dst = appendInt(dst, "port_speed", int64(hop.EgressPortSpeed))
+			dst = appendInt(dst, "congestion", int64(hop.Congestion))
+			dst = appendInt(dst, "queue", int64(hop.QueueID))
+			dst = appendInt(dst, "rx_sec", int64(hop.RxTimeSec))
+			dst = appendInt(dst, "rx_ns", int64(hop.RxTimeNs))
+			dst = appendInt(dst, "egress_port", int64(hop.EgressPort))
+			dst = appendInt(dst, "ingress_port", int64(hop.IngressPort))
+			dst = appendInt(dst, "residence_ns", int64(hop.ResidenceNs))
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
+
+// ifaFields: the IFA 2.0 header and metadata header (appendIFA); in the
+// table the metadata header's columns only where the frame has both, and
+// no column for the hops.
+var ifaFields = headerFields{
+	has:        HasIFA,
+	json:       func(dst []byte, f *Frame) []byte { return f.appendIFA(dst) },
+	role:       summaryProbe,
+	summaryHas: HasIFA | HasIFAMetadata,
+	summary: func(dst []byte, f *Frame) []byte {
+		if f.Has&HasIFAMetadata == 0 {
+			return append(dst, "  IFA"...)
+		}
+		m := &f.IFAMetadata
+		return fmt.Appendf(dst, "  IFA %d hops (%d words of %d) hop limit %d", m.Hops(), m.CurrentLength, f.IFA.MaxLength, m.HopLimit)
+	},
+	columns: []ColumnGroup{
+		{any: HasIFA, Columns: []Column{
+			{"ifa_version", ColumnUint8, "IFA 2.0 header version (2); null for frames without IFA"},
+			{"ifa_gns", ColumnUint8, "IFA global namespace (15: each hop's LNS decides)"},
+			{"ifa_next_hdr", ColumnUint8, "IFA next header: the IP protocol the IFA header displaced (17 UDP)"},
+			{"ifa_flags", ColumnUint8, "IFA flags: 0x10 MF, 0x08 TS, 0x04 I, 0x02 TA, 0x01 C"},
+			{"ifa_max_len", ColumnUint8, "IFA maximum metadata length, 4-byte words"},
+		}, values: func(f *Frame, v *ColumnValues) {
+			a := &f.IFA
+			v.Num[0], v.Num[1], v.Num[2], v.Num[3], v.Num[4] = uint64(a.Version), uint64(a.GNS), uint64(a.NextHdr), uint64(a.Flags), uint64(a.MaxLength)
+		}},
+		{all: HasIFA | HasIFAMetadata, Columns: []Column{
+			{"ifa_request_vector", ColumnUint8, "IFA metadata header request vector"},
+			{"ifa_action_vector", ColumnUint8, "IFA metadata header action vector (bit 7 loss, bit 6 color)"},
+			{"ifa_hop_limit", ColumnUint8, "IFA hops that may still insert metadata"},
+			{"ifa_cur_len", ColumnUint8, "IFA metadata stack length, 4-byte words"},
+		}, values: func(f *Frame, v *ColumnValues) {
+			m := &f.IFAMetadata
+			v.Num[0], v.Num[1], v.Num[2], v.Num[3] = uint64(m.RequestVector), uint64(m.ActionVector), uint64(m.HopLimit), uint64(m.CurrentLength)
+		}},
+	},
+}
+
+// ifa1Fields: "ifa1": the IFA 1.0 header's fields.
+var ifa1Fields = headerFields{
+	has: HasIFA1,
+	json: func(dst []byte, f *Frame) []byte {
+		h := &f.IFA1
+		dst = append(dst, `,"ifa1":{"probe_marker":`...)
+		dst = strconv.AppendUint(dst, h.ProbeMarker, 10)
+		for _, kv := range [...]struct {
+			k string
+			v uint16
+		}{{"version", uint16(h.Version)}, {"msg_type", uint16(h.MsgType)}, {"flags", h.Flags},
+			{"request_vector", h.RequestVector}, {"action_vector", h.ActionVector},
+			{"hop_limit", uint16(h.HopLimit)}, {"hop_count", uint16(h.HopCount)}, {"max_len", h.MaxLength},
+			{"cur_len", h.CurrentLength}, {"sender_handle", h.SenderHandle}, {"seq", h.SeqNumber}} {
+			dst = appendInt(dst, kv.k, int64(kv.v))
+		}
+		return append(dst, '}')
+	},
+	role: summaryProbe,
+	summary: func(dst []byte, f *Frame) []byte {
+		h := &f.IFA1
+		return fmt.Appendf(dst, "  IFA1 hops %d of %d seq %d", h.HopCount, h.HopLimit, h.SeqNumber)
+	},
+	columns: []ColumnGroup{{any: HasIFA1, Columns: []Column{
+		{"ifa1_probe_marker", ColumnUint64, "IFA 1.0 probe marker (the operator's two 32-bit markers); null for frames without IFA 1.0"},
+		{"ifa1_version", ColumnUint8, "IFA 1.0 version"},
+		{"ifa1_msg_type", ColumnUint8, "IFA 1.0 message type"},
+		{"ifa1_flags", ColumnUint16, "IFA 1.0 flags"},
+		{"ifa1_request_vector", ColumnUint16, "IFA 1.0 request vector"},
+		{"ifa1_action_vector", ColumnUint16, "IFA 1.0 action vector"},
+		{"ifa1_hop_limit", ColumnUint8, "IFA 1.0 hop limit: the most hops that may stamp the probe"},
+		{"ifa1_hop_count", ColumnUint8, "IFA 1.0 hop count: the hops that have stamped it"},
+		{"ifa1_max_len", ColumnUint16, "IFA 1.0 maximum metadata length"},
+		{"ifa1_cur_len", ColumnUint16, "IFA 1.0 current metadata length"},
+		{"ifa1_sender_handle", ColumnUint16, "IFA 1.0 sender handle"},
+		{"ifa1_seq", ColumnUint16, "IFA 1.0 sequence number"},
+	}, values: func(f *Frame, v *ColumnValues) {
+		h := &f.IFA1
+		v.Num[0], v.Num[1], v.Num[2], v.Num[3] = h.ProbeMarker, uint64(h.Version), uint64(h.MsgType), uint64(h.Flags)
+		v.Num[4], v.Num[5], v.Num[6], v.Num[7] = uint64(h.RequestVector), uint64(h.ActionVector), uint64(h.HopLimit), uint64(h.HopCount)
+		v.Num[8], v.Num[9], v.Num[10], v.Num[11] = uint64(h.MaxLength), uint64(h.CurrentLength), uint64(h.SenderHandle), uint64(h.SeqNumber)
+	}}},
 }

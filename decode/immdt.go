@@ -40,3 +40,12 @@ func (h *ImmDt) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOpt
 	}
 	return err
 }
+
+// immDtFields: "imm".
+var immDtFields = headerFields{
+	has:  HasImmDt,
+	json: func(dst []byte, f *Frame) []byte { return appendInt(dst, "imm", int64(f.ImmDt.Imm)) },
+	columns: []ColumnGroup{{any: HasImmDt, Columns: []Column{
+		{"imm", ColumnUint32, "immediate data"},
+	}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = uint64(f.ImmDt.Imm) }}},
+}

@@ -3,6 +3,7 @@ package decode
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -96,3 +97,40 @@ var EndpointLID = gopacket.RegisterEndpointType(1501, gopacket.EndpointTypeMetad
 	}
 	return fmt.Sprintf("LID %d", uint16(b[0])<<8|uint16(b[1]))
 }})
+
+// linkFields: "link": {op, fctbs, vl, fccl, lpcrc_ok}; the LPCRC only
+// when the CRCs were checked.
+var linkFields = headerFields{
+	has: HasLink,
+	json: func(dst []byte, f *Frame) []byte {
+		l := &f.Link
+		dst = append(dst, `,"link":{"op":`...)
+		dst = strconv.AppendUint(dst, uint64(l.Op), 10)
+		dst = appendInt(dst, "fctbs", int64(l.FCTBS))
+		dst = appendInt(dst, "vl", int64(l.VL))
+		dst = appendInt(dst, "fccl", int64(l.FCCL))
+		if f.Has&CRCsCheck != 0 {
+			dst = appendBool(dst, "lpcrc_ok", f.VCRCOK)
+		}
+		return append(dst, '}')
+	},
+	role: summaryAddresses,
+	summary: func(dst []byte, f *Frame) []byte {
+		l := &f.Link
+		return fmt.Appendf(dst, "FCP op %d vl %d fctbs %d fccl %d", l.Op, l.VL, l.FCTBS, l.FCCL)
+	},
+	columns: []ColumnGroup{
+		{any: HasLink, Columns: []Column{
+			{"link_op", ColumnUint8, "link (flow control) packet op"},
+			{"link_fctbs", ColumnUint16, "link packet FCTBS, 64-byte blocks mod 4096"},
+			{"link_vl", ColumnUint8, "link packet VL"},
+			{"link_fccl", ColumnUint16, "link packet FCCL, 64-byte blocks mod 4096"},
+		}, values: func(f *Frame, v *ColumnValues) {
+			l := &f.Link
+			v.Num[0], v.Num[1], v.Num[2], v.Num[3] = uint64(l.Op), uint64(l.FCTBS), uint64(l.VL), uint64(l.FCCL)
+		}},
+		{all: HasLink | CRCsCheck, Columns: []Column{
+			{"link_lpcrc_ok", ColumnBool, "link packet LPCRC verified correct"},
+		}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = b2u(f.VCRCOK) }},
+	},
+}

@@ -125,3 +125,26 @@ func decodeLRH(data []byte, p gopacket.PacketBuilder) error {
 	p.SetLinkLayer(l)
 	return p.NextDecoder(l.NextLayerType())
 }
+
+// lrhFields: the LRH's addresses, service level and lane.
+var lrhFields = headerFields{
+	has: HasLRH,
+	json: func(dst []byte, f *Frame) []byte {
+		dst = appendInt(dst, "slid", int64(f.LRH.SLID))
+		dst = appendInt(dst, "dlid", int64(f.LRH.DLID))
+		dst = appendInt(dst, "sl", int64(f.LRH.SL))
+		return appendInt(dst, "vl", int64(f.LRH.VL))
+	},
+	role: summaryAddresses,
+	summary: func(dst []byte, f *Frame) []byte {
+		return fmt.Appendf(dst, "LID %d -> %d sl %d vl %d", f.LRH.SLID, f.LRH.DLID, f.LRH.SL, f.LRH.VL)
+	},
+	columns: []ColumnGroup{{any: HasLRH, Columns: []Column{
+		{"slid", ColumnUint16, "LRH source LID (native IB)"},
+		{"dlid", ColumnUint16, "LRH destination LID (native IB)"},
+		{"sl", ColumnUint8, "LRH service level"},
+		{"vl", ColumnUint8, "LRH virtual lane"},
+	}, values: func(f *Frame, v *ColumnValues) {
+		v.Num[0], v.Num[1], v.Num[2], v.Num[3] = uint64(f.LRH.SLID), uint64(f.LRH.DLID), uint64(f.LRH.SL), uint64(f.LRH.VL)
+	}}},
+}

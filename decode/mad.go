@@ -321,3 +321,89 @@ func (m *MAD) AppendSummary(dst []byte) []byte {
 	}
 	return dst
 }
+
+// madFields: "mad", a management datagram's common header and attribute
+// (appendJSON), and its words after the BTH's in the summary line.
+var madFields = headerFields{
+	has:     HasMAD,
+	json:    func(dst []byte, f *Frame) []byte { return f.MAD.appendJSON(dst) },
+	role:    summaryTransport,
+	summary: func(dst []byte, f *Frame) []byte { return f.MAD.AppendSummary(dst) },
+}
+
+// dcMADColumns are the per-frame table's columns of DC and management
+// datagrams (their JSON is dcFields' and madFields'): the DC header, the
+// common MAD header and a CM message's identifiers (CMMessage), each null
+// on rows without it. The attributes' fields stay in the decode JSON (a
+// column per field of 22 layouts would be ~500 mostly empty columns).
+var dcMADColumns = headerFields{
+	columns: []ColumnGroup{
+		{any: HasDCHeader, Columns: []Column{
+			{"dc_header", ColumnUint64, "the 8 bytes after a DC packet's BTH (the RD opcodes, read as Mellanox DC), big-endian"},
+		}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = f.DCHeader.Bytes }},
+		{any: HasMAD, Columns: []Column{
+			{"mad_base_version", ColumnUint8, "MAD common header: BaseVersion"},
+			{"mad_mgmt_class", ColumnUint8, "MAD common header: management class (1 SMP LID routed, 0x81 directed route, 3 SA, 4 PerfMgt, 7 CM)"},
+			{"mad_class_version", ColumnUint8, "MAD common header: ClassVersion"},
+			{"mad_method", ColumnUint8, "MAD common header: Method (0x80 = response)"},
+			{"mad_status", ColumnUint16, "MAD common header: Status (a directed-route SMP: D bit and status)"},
+			{"mad_class_specific", ColumnUint16, "MAD common header: ClassSpecific (a directed-route SMP: hop pointer and hop count)"},
+			{"mad_transaction_id", ColumnUint64, "MAD common header: TransactionID"},
+			{"mad_attribute_id", ColumnUint16, "MAD common header: AttributeID (for CM, the message: 0x10 REQ .. 0x1A APR)"},
+			{"mad_attribute_modifier", ColumnUint32, "MAD common header: AttributeModifier"},
+		}, values: func(f *Frame, v *ColumnValues) {
+			m := &f.MAD
+			v.Num[0], v.Num[1], v.Num[2], v.Num[3] = uint64(m.BaseVersion), uint64(m.MgmtClass), uint64(m.ClassVersion), uint64(m.Method)
+			v.Num[4], v.Num[5], v.Num[6] = uint64(m.Status), uint64(m.ClassSpecific), m.TransactionID
+			v.Num[7], v.Num[8] = uint64(m.AttributeID), uint64(m.AttributeModifier)
+		}},
+		cmColumn("cm_local_comm_id", ColumnUint32, "CM: the sender's communication ID (SIDR_REQ: the request ID)",
+			func(c *CMMessage) bool { return c.Message != CMSIDRReply }, func(c *CMMessage) uint64 { return uint64(c.LocalCommID) }),
+		cmColumn("cm_remote_comm_id", ColumnUint32, "CM: the receiver's communication ID (SIDR_REP: the request ID)",
+			func(c *CMMessage) bool { return c.Message != CMRequest && c.Message != CMSIDRRequest },
+			func(c *CMMessage) uint64 { return uint64(c.RemoteCommID) }),
+		cmColumn("cm_qpn", ColumnUint32, "CM: REQ, REP, SIDR_REP the sender's QP; DREQ, LAP the remote QP",
+			func(c *CMMessage) bool {
+				switch c.Message {
+				case CMRequest, CMReply, CMSIDRReply, CMDisconnectRequest, CMLoadAltPath:
+					return true
+				}
+				return false
+			}, func(c *CMMessage) uint64 { return uint64(c.QPN) }),
+		cmColumn("cm_starting_psn", ColumnUint32, "CM: REQ, REP the starting PSN of the sender's QP",
+			func(c *CMMessage) bool { return c.Message == CMRequest || c.Message == CMReply },
+			func(c *CMMessage) uint64 { return uint64(c.StartingPSN) }),
+		cmColumn("cm_service_id", ColumnUint64, "CM: REQ, SIDR_REQ, SIDR_REP service ID",
+			func(c *CMMessage) bool {
+				return c.Message == CMRequest || c.Message == CMSIDRRequest || c.Message == CMSIDRReply
+			}, func(c *CMMessage) uint64 { return c.ServiceID }),
+		cmColumn("cm_reject_reason", ColumnUint16, "CM: REJ reason (IBA table 112)",
+			func(c *CMMessage) bool { return c.Message == CMReject }, func(c *CMMessage) uint64 { return uint64(c.RejectReason) }),
+		{any: HasMAD, present: func(f *Frame) bool {
+			c, ok := f.MAD.CM()
+			return ok && c.SrcIP.IsValid()
+		}, Columns: []Column{
+			{"cm_src_ip", ColumnAddr, "CM: rdma_cm REQ private data, the connecting end's IP"},
+			{"cm_dst_ip", ColumnAddr, "CM: rdma_cm REQ private data, the listening end's IP"},
+			{"cm_src_port", ColumnUint16, "CM: rdma_cm REQ private data, the connecting end's port"},
+			{"cm_dst_port", ColumnUint16, "CM: rdma_cm service ID, the listening port"},
+		}, values: func(f *Frame, v *ColumnValues) {
+			c, _ := f.MAD.CM()
+			v.Addr[0], v.Addr[1], v.Num[2], v.Num[3] = c.SrcIP, c.DstIP, uint64(c.SrcPort), uint64(c.DstPort)
+		}},
+	},
+}
+
+// cmColumn is a column of one CM message field, present on the messages
+// that have it.
+func cmColumn(name string, t ColumnType, doc string, has func(*CMMessage) bool, value func(*CMMessage) uint64) ColumnGroup {
+	return ColumnGroup{any: HasMAD, Columns: []Column{{name, t, doc}},
+		present: func(f *Frame) bool {
+			c, ok := f.MAD.CM()
+			return ok && has(&c)
+		},
+		values: func(f *Frame, v *ColumnValues) {
+			c, _ := f.MAD.CM()
+			v.Num[0] = value(&c)
+		}}
+}

@@ -3,6 +3,7 @@ package decode
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -209,4 +210,76 @@ func decodeMACControl(data []byte, p gopacket.PacketBuilder) error {
 		p.AddLayer(l) // a header with a bad field is still all there
 	}
 	return err
+}
+
+// pfcFields: "pfc": {opcode, class_enable, quanta [8]}; in the table the
+// quanta are eight columns pfc_quanta_0..7.
+var pfcFields = headerFields{
+	has: HasPFC,
+	json: func(dst []byte, f *Frame) []byte {
+		dst = append(dst, `,"pfc":{"opcode":`...)
+		dst = strconv.AppendUint(dst, uint64(f.PFC.Opcode), 10)
+		dst = appendInt(dst, "class_enable", int64(f.PFC.ClassEnable))
+		dst = append(dst, `,"quanta":[`...)
+		for n, q := range f.PFC.Quanta {
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendUint(dst, uint64(q), 10)
+		}
+		return append(dst, ']', '}')
+	},
+	role:    summaryAddresses,
+	summary: func(dst []byte, f *Frame) []byte { return f.PFC.appendSummary(dst) },
+	columns: []ColumnGroup{{any: HasPFC, Columns: []Column{
+		{"pfc_opcode", ColumnUint16, "PFC MAC control opcode (0x0101); null for frames that are not PFC"},
+		{"pfc_class_enable", ColumnUint16, "PFC priority-enable vector: bit N set means pfc_quanta_N applies to priority N"},
+		{"pfc_quanta_0", ColumnUint16, "PFC pause time of priority 0, quanta of 512 bit times (0 resumes); null for frames that are not PFC"},
+		{"pfc_quanta_1", ColumnUint16, "PFC pause time of priority 1, quanta of 512 bit times (0 resumes); null for frames that are not PFC"},
+		{"pfc_quanta_2", ColumnUint16, "PFC pause time of priority 2, quanta of 512 bit times (0 resumes); null for frames that are not PFC"},
+		{"pfc_quanta_3", ColumnUint16, "PFC pause time of priority 3, quanta of 512 bit times (0 resumes); null for frames that are not PFC"},
+		{"pfc_quanta_4", ColumnUint16, "PFC pause time of priority 4, quanta of 512 bit times (0 resumes); null for frames that are not PFC"},
+		{"pfc_quanta_5", ColumnUint16, "PFC pause time of priority 5, quanta of 512 bit times (0 resumes); null for frames that are not PFC"},
+		{"pfc_quanta_6", ColumnUint16, "PFC pause time of priority 6, quanta of 512 bit times (0 resumes); null for frames that are not PFC"},
+		{"pfc_quanta_7", ColumnUint16, "PFC pause time of priority 7, quanta of 512 bit times (0 resumes); null for frames that are not PFC"},
+	}, values: func(f *Frame, v *ColumnValues) {
+		v.Num[0], v.Num[1] = uint64(f.PFC.Opcode), uint64(f.PFC.ClassEnable)
+		for k, q := range f.PFC.Quanta {
+			v.Num[2+k] = uint64(q)
+		}
+	}}},
+}
+
+// appendSummary shows a PFC frame as its enabled priorities and their
+// quanta, "PFC pri 3:65535 4:0" (0 resumes a priority), and the vector
+// when it is odd.
+func (p *PFC) appendSummary(dst []byte) []byte {
+	dst = append(dst, "PFC"...)
+	if p.ClassEnable&0xFF != 0 {
+		dst = append(dst, " pri"...)
+	}
+	for n, q := range p.Quanta {
+		if p.Enabled(n) {
+			dst = fmt.Appendf(dst, " %d:%d", n, q)
+		}
+	}
+	if p.ClassEnable&0xFF == 0 || p.ClassEnable>>8 != 0 {
+		dst = fmt.Appendf(dst, " vector 0x%04x", p.ClassEnable)
+	}
+	return dst
+}
+
+// pauseFields: "pause": {quanta}.
+var pauseFields = headerFields{
+	has: HasPause,
+	json: func(dst []byte, f *Frame) []byte {
+		dst = append(dst, `,"pause":{"quanta":`...)
+		dst = strconv.AppendUint(dst, uint64(f.Pause.Quanta), 10)
+		return append(dst, '}')
+	},
+	role:    summaryAddresses,
+	summary: func(dst []byte, f *Frame) []byte { return fmt.Appendf(dst, "PAUSE quanta %d", f.Pause.Quanta) },
+	columns: []ColumnGroup{{any: HasPause, Columns: []Column{
+		{"pause_quanta", ColumnUint16, "802.3x PAUSE time, quanta of 512 bit times (0 resumes); null for frames that are not PAUSE"},
+	}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = uint64(f.Pause.Quanta) }}},
 }

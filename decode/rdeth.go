@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/binary"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 )
@@ -39,4 +40,17 @@ func (h *RDETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOpt
 		binary.BigEndian.PutUint32(b, h.EECnxt&0xFFFFFF)
 	}
 	return err
+}
+
+// rdethFields: "rdeth": {ee_cnxt}.
+var rdethFields = headerFields{
+	has: HasRDETH,
+	json: func(dst []byte, f *Frame) []byte {
+		dst = append(dst, `,"rdeth":{"ee_cnxt":`...)
+		dst = strconv.AppendUint(dst, uint64(f.RDETH.EECnxt), 10)
+		return append(dst, '}')
+	},
+	columns: []ColumnGroup{{any: HasRDETH, Columns: []Column{
+		{"rdeth_ee_cnxt", ColumnUint32, "RDETH EE context"},
+	}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = uint64(f.RDETH.EECnxt) }}},
 }

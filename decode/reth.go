@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/binary"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 )
@@ -46,4 +47,23 @@ func (h *RETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOpti
 		binary.BigEndian.PutUint32(b[12:], h.DMALen)
 	}
 	return err
+}
+
+// rethFields: "reth": {va, rkey, dma_len}.
+var rethFields = headerFields{
+	has: HasRETH,
+	json: func(dst []byte, f *Frame) []byte {
+		dst = append(dst, `,"reth":{"va":`...)
+		dst = strconv.AppendUint(dst, f.RETH.VA, 10)
+		dst = appendInt(dst, "rkey", int64(f.RETH.RKey))
+		dst = appendInt(dst, "dma_len", int64(f.RETH.DMALen))
+		return append(dst, '}')
+	},
+	columns: []ColumnGroup{{any: HasRETH, Columns: []Column{
+		{"reth_va", ColumnUint64, "RETH virtual address"},
+		{"reth_rkey", ColumnUint32, "RETH remote key"},
+		{"reth_dma_len", ColumnUint32, "RETH DMA length, bytes"},
+	}, values: func(f *Frame, v *ColumnValues) {
+		v.Num[0], v.Num[1], v.Num[2] = f.RETH.VA, uint64(f.RETH.RKey), uint64(f.RETH.DMALen)
+	}}},
 }

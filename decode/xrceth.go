@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/binary"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 )
@@ -39,4 +40,17 @@ func (h *XRCETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOp
 		binary.BigEndian.PutUint32(b, h.XRCSRQ&0xFFFFFF)
 	}
 	return err
+}
+
+// xrcethFields: "xrceth": {xrc_srq}.
+var xrcethFields = headerFields{
+	has: HasXRCETH,
+	json: func(dst []byte, f *Frame) []byte {
+		dst = append(dst, `,"xrceth":{"xrc_srq":`...)
+		dst = strconv.AppendUint(dst, uint64(f.XRCETH.XRCSRQ), 10)
+		return append(dst, '}')
+	},
+	columns: []ColumnGroup{{any: HasXRCETH, Columns: []Column{
+		{"xrceth_xrc_srq", ColumnUint32, "XRCETH XRC SRQ"},
+	}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = uint64(f.XRCETH.XRCSRQ) }}},
 }

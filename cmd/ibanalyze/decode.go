@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
@@ -177,124 +176,11 @@ func decodeFile(w *bufio.Writer, s *capfile.Stream, path string, o decodeOpts) (
 			line = f.AppendJSON(line[:0], msg)
 			line = append(line, '\n')
 		} else {
-			line = appendSummary(line[:0], f, msg)
+			line = f.AppendSummary(line[:0], msg)
 		}
 		if _, err := w.Write(line); err != nil {
 			return t, fmt.Errorf("write output: %w", err)
 		}
 	}
 	return t, nil
-}
-
-// appendSummary formats one human line: number, time of day (UTC, ns),
-// transport, addresses, opcode, QP, PSN, lengths, CRC status.
-func appendSummary(dst []byte, f *decode.Frame, errMsg string) []byte {
-	if f.NoTs { // a pcapng simple packet block carries no time
-		dst = fmt.Appendf(dst, "%6d %-18s %-6s ", f.Number, "(no time)", f.Transport)
-	} else {
-		ts := time.Unix(0, f.TsNs).UTC()
-		dst = fmt.Appendf(dst, "%6d %s.%09d %-6s ", f.Number, ts.Format("15:04:05"), ts.Nanosecond(), f.Transport)
-	}
-	switch {
-	case f.Has&decode.HasPFC != 0:
-		dst = appendPFC(dst, &f.PFC)
-	case f.Has&decode.HasPause != 0:
-		dst = fmt.Appendf(dst, "PAUSE quanta %d", f.Pause.Quanta)
-	case f.Has&decode.HasLink != 0:
-		l := &f.Link
-		dst = fmt.Appendf(dst, "FCP op %d vl %d fctbs %d fccl %d", l.Op, l.VL, l.FCTBS, l.FCCL)
-	case f.Has&decode.HasLRH != 0:
-		dst = fmt.Appendf(dst, "LID %d -> %d sl %d vl %d", f.LRH.SLID, f.LRH.DLID, f.LRH.SL, f.LRH.VL)
-	case f.Has&(decode.HasIPv4|decode.HasIPv6) != 0:
-		dst = fmt.Appendf(dst, "%s -> %s", f.Src, f.Dst)
-		if f.ECN == 3 {
-			dst = append(dst, " CE"...)
-		}
-	case f.Has&decode.HasGRH != 0:
-		dst = fmt.Appendf(dst, "%s -> %s", f.GRH.SrcGID(), f.GRH.DstGID())
-	}
-	if f.Has&decode.HasBTH != 0 {
-		b := &f.BTH
-		dst = fmt.Appendf(dst, "  %s qp 0x%06x psn %d", b.OpCode, b.DestQP, b.PSN)
-		if f.Has&decode.HasAETH != 0 {
-			// An ACK says what it is; an RDMA READ response carries an AETH
-			// too, whose syndrome is shown only when it is not the ACK it
-			// must be, so that the line does not read as an ACK.
-			if k := f.AETH.Kind(); b.OpCode.IsAck() || k != decode.AckKindACK {
-				dst = fmt.Appendf(dst, " %s", k)
-				if k == decode.AckKindNAK {
-					dst = fmt.Appendf(dst, " %s", decode.NAKName(f.AETH.Value()))
-				}
-			}
-			dst = fmt.Appendf(dst, " msn %d", f.AETH.MSN)
-		}
-		if b.FECN {
-			dst = append(dst, " FECN"...)
-		}
-		if b.BECN {
-			dst = append(dst, " BECN"...)
-		}
-	}
-	if f.Has&decode.HasMAD != 0 {
-		dst = f.MAD.AppendSummary(dst)
-	}
-	switch {
-	case f.Has&decode.HasIFAMetadata != 0:
-		m := &f.IFAMetadata
-		dst = fmt.Appendf(dst, "  IFA %d hops (%d words of %d) hop limit %d", m.Hops(), m.CurrentLength, f.IFA.MaxLength, m.HopLimit)
-	case f.Has&decode.HasIFA != 0:
-		dst = append(dst, "  IFA"...)
-	case f.Has&decode.HasIFA1 != 0:
-		h := &f.IFA1
-		dst = fmt.Appendf(dst, "  IFA1 hops %d of %d seq %d", h.HopCount, h.HopLimit, h.SeqNumber)
-	}
-	dst = fmt.Appendf(dst, "  len %d", f.WireLen)
-	if f.Has&decode.HasBTH != 0 {
-		dst = fmt.Appendf(dst, " payload %d", len(f.Payload))
-	}
-	if f.Truncated() {
-		dst = fmt.Appendf(dst, " cut at %d bytes, CRCs not checked", f.CapLen)
-	}
-	if f.Has&decode.CRCsCheck != 0 {
-		if f.Has&decode.HasICRC != 0 {
-			dst = append(dst, crcWord(" icrc", f.ICRCOK)...)
-		}
-		if f.Has&decode.HasVCRC != 0 {
-			name := " vcrc"
-			if f.Has&decode.HasLink != 0 {
-				name = " lpcrc"
-			}
-			dst = append(dst, crcWord(name, f.VCRCOK)...)
-		}
-	}
-	if errMsg != "" {
-		dst = append(dst, "  error: "...)
-		dst = append(dst, errMsg...)
-	}
-	return append(dst, '\n')
-}
-
-// appendPFC shows a PFC frame as its enabled priorities and their quanta,
-// "PFC pri 3:65535 4:0" (0 resumes a priority), and the vector when it is odd.
-func appendPFC(dst []byte, p *decode.PFC) []byte {
-	dst = append(dst, "PFC"...)
-	if p.ClassEnable&0xFF != 0 {
-		dst = append(dst, " pri"...)
-	}
-	for n, q := range p.Quanta {
-		if p.Enabled(n) {
-			dst = fmt.Appendf(dst, " %d:%d", n, q)
-		}
-	}
-	if p.ClassEnable&0xFF == 0 || p.ClassEnable>>8 != 0 {
-		dst = fmt.Appendf(dst, " vector 0x%04x", p.ClassEnable)
-	}
-	return dst
-}
-
-func crcWord(name string, ok bool) string {
-	if ok {
-		return name + " ok"
-	}
-	return name + " BAD"
 }

@@ -1,0 +1,75 @@
+package decode
+
+import (
+	"fmt"
+	"time"
+)
+
+// AppendSummary appends the frame as one human line (what ibanalyze decode
+// prints): its number, time of day (UTC, ns) and transport; who sent it,
+// what it is and what it measures, each header in its own words
+// (fieldTable); its lengths, a snap-length cut, the CRCs' verdicts, and
+// errMsg when not empty. The line ends with a newline.
+func (f *Frame) AppendSummary(dst []byte, errMsg string) []byte {
+	if f.NoTs { // a pcapng simple packet block carries no time
+		dst = fmt.Appendf(dst, "%6d %-18s %-6s ", f.Number, "(no time)", f.Transport)
+	} else {
+		ts := time.Unix(0, f.TsNs).UTC()
+		dst = fmt.Appendf(dst, "%6d %s.%09d %-6s ", f.Number, ts.Format("15:04:05"), ts.Nanosecond(), f.Transport)
+	}
+	dst = f.appendWords(dst, summaryAddresses, true)
+	dst = f.appendWords(dst, summaryTransport, false)
+	dst = f.appendWords(dst, summaryProbe, true)
+	dst = fmt.Appendf(dst, "  len %d", f.WireLen)
+	if f.Has&HasBTH != 0 {
+		dst = fmt.Appendf(dst, " payload %d", len(f.Payload))
+	}
+	if f.Truncated() {
+		dst = fmt.Appendf(dst, " cut at %d bytes, CRCs not checked", f.CapLen)
+	}
+	if f.Has&CRCsCheck != 0 {
+		if f.Has&HasICRC != 0 {
+			dst = appendVerdict(dst, " icrc", f.ICRCOK)
+		}
+		if f.Has&HasVCRC != 0 {
+			name := " vcrc"
+			if f.Has&HasLink != 0 {
+				name = " lpcrc"
+			}
+			dst = appendVerdict(dst, name, f.VCRCOK)
+		}
+	}
+	if errMsg != "" {
+		dst = append(dst, "  error: "...)
+		dst = append(dst, errMsg...)
+	}
+	return append(dst, '\n')
+}
+
+// appendWords appends the words of the frame's headers of role, in
+// fieldTable's order; only the first header present's when first.
+func (f *Frame) appendWords(dst []byte, role summaryRole, first bool) []byte {
+	for _, h := range fieldTable {
+		has := h.summaryHas
+		if has == 0 {
+			has = h.has
+		}
+		if h.role != role || f.Has&has == 0 {
+			continue
+		}
+		dst = h.summary(dst, f)
+		if first {
+			break
+		}
+	}
+	return dst
+}
+
+// appendVerdict appends a CRC's name and whether it is right.
+func appendVerdict(dst []byte, name string, ok bool) []byte {
+	dst = append(dst, name...)
+	if ok {
+		return append(dst, " ok"...)
+	}
+	return append(dst, " BAD"...)
+}
