@@ -50,6 +50,9 @@ func TestBadInput(t *testing.T) {
 		"sample_id,start_ns,end_ns,np_cnp_sent\n"+
 		"0,1767000000002000000,1767000000002000000,1\n"+
 		"1,1767000000004000000,1767000000004000000,2\n")
+	docaNamed := writeFile(t, filepath.Join(dir, "doca.csv"), "sample_id,sample_time_start,sample_time_end,port_xmit_data\n"+
+		"0,1767000000002000000,1767000000002000000,1\n"+
+		"1,1767000000004000000,1767000000004000000,2\n")
 	out := filepath.Join(dir, "out.parquet")
 	given := Options{OffsetGiven: true}
 	for _, tc := range []struct {
@@ -63,7 +66,11 @@ func TestBadInput(t *testing.T) {
 		{"empty capture", []string{emptyCap}, []string{sc.telemetry}, given, []string{emptyCap, "empty"}},
 		{"empty telemetry", []string{sc.capture}, []string{emptyTel}, given, []string{emptyTel, "empty file"}},
 		{"time goes backwards", []string{sc.capture}, []string{back}, given, []string{back + ":5:", "backwards", "out of time order"}},
-		{"no byte counters to estimate from", []string{sc.capture}, []string{noBytes}, Options{}, []string{noBytes, "no byte counters", "give the offset"}},
+		{"no byte counters to estimate from", []string{sc.capture}, []string{noBytes}, Options{}, []string{noBytes, "none of its counters is known to count bytes or packets (np_cnp_sent (count))", "give the offset"}},
+		// A DOCA CSV whose column is named as perfquery's byte counter is
+		// not one: its unit comes from its data ID. The words said "it has
+		// no byte counters (port_xmit_data, ...)" of a file holding port_xmit_data.
+		{"DOCA column named port_xmit_data", []string{sc.capture}, []string{docaNamed}, Options{}, []string{docaNamed, "(port_xmit_data (count))", "whose data ID the catalogue knows"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Correlate(tc.captures, tc.tels, out, tc.opt)

@@ -1,10 +1,10 @@
 package correlate
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 
@@ -64,8 +64,27 @@ func offsetSignalOf(s *telemetry.Series) (offsetSignal, error) {
 	if cols := telemetry.PacketCounters(s); len(cols) > 0 {
 		return offsetSignal{cols: cols, packets: true}, nil
 	}
-	return offsetSignal{}, errors.New("it has no byte counters (port_xmit_data, port_rcv_data, tx_bytes, ...) nor packet counters " +
-		"(port_xmit_packets and port_rcv_packets, rxe's sent_pkts and rcvd_pkts, tx_packets and rx_packets) to compare with the capture")
+	return offsetSignal{}, fmt.Errorf("none of its counters is known to count bytes or packets (%s): a byte counter is one whose unit is bytes "+
+		"(perfquery's and sysfs' port_xmit_data, in 4-byte words; a DOCA column whose data ID the catalogue knows, or whose name ends in _bytes), "+
+		"a packet counter port_xmit_packets, port_rcv_packets, rxe's sent_pkts, rcvd_pkts, tx_packets or rx_packets", counterUnits(s))
+}
+
+// counterUnits lists a series' first counters with their units, as the
+// reader took them: "port_xmit_data (count), np_cnp_sent (count), and 3 more".
+func counterUnits(s *telemetry.Series) string {
+	const shown = 4
+	var parts []string
+	for i, c := range s.Counters {
+		if i == shown {
+			parts = append(parts, fmt.Sprintf("and %d more", len(s.Counters)-shown))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", c.Name, c.Unit))
+	}
+	if len(parts) == 0 {
+		return "it has none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // byteCounters are the columns whose deltas are bytes moved: what the
