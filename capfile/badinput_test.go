@@ -467,3 +467,51 @@ func TestBadPFCFrameInFile(t *testing.T) {
 		}
 	}
 }
+
+// TestGzipTrailingGarbage: bytes after the end of a gzip capture's
+// compressed data are said to be that, after every record is read (it
+// said "record header cut short: 0 of 16 bytes"); a second gzip member
+// goes on where the first ended, as gzip -d reads it.
+func TestGzipTrailingGarbage(t *testing.T) {
+	src := filepath.Join(pcapsDir, "rocev2_ipv4.pcap")
+	plain, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := len(readAll(t, src))
+	member := func(b []byte) []byte {
+		var out bytes.Buffer
+		zw := gzip.NewWriter(&out)
+		zw.Write(b)
+		zw.Close()
+		return out.Bytes()
+	}
+	whole := member(plain)
+	for _, c := range []struct {
+		name string
+		data []byte
+		says string
+	}{
+		{"text after", append(append([]byte(nil), whole...), "garbage after the gzip stream"...), "trailing garbage"},
+		{"zeros after", append(append([]byte(nil), whole...), 0, 0, 0, 0), "trailing garbage"},
+		{"two members", append(member(plain[:len(plain)/2]), member(plain[len(plain)/2:])...), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := NewReader(bytes.NewReader(c.data), "x.pcap.gz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := framesBeforeError(r, nil)
+			if c.says == "" {
+				if err != io.EOF || n != want {
+					t.Errorf("%d frames, then %v; want %d and the end", n, err, want)
+				}
+				return
+			}
+			var fe *FileError
+			if n != want || !errors.As(err, &fe) || !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), "cut short") {
+				t.Errorf("%d frames, then %v; want %d, then %q", n, err, want, c.says)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package capfile
 
 import (
+	"bufio"
 	"bytes"
 	"compress/bzip2"
 	"compress/gzip"
@@ -23,7 +24,7 @@ type compression struct {
 }
 
 var compressions = []compression{
-	{name: "gzip", magic: []byte{0x1f, 0x8b}, open: func(r io.Reader) (io.ReadCloser, error) { return gzip.NewReader(r) }},
+	{name: "gzip", magic: []byte{0x1f, 0x8b}, open: openGzip},
 	{name: "bzip2", magic: []byte("BZh"), open: func(r io.Reader) (io.ReadCloser, error) { return io.NopCloser(bzip2.NewReader(r)), nil }},
 	{name: "zstd", magic: []byte{0x28, 0xb5, 0x2f, 0xfd}, open: openZstd},
 	{name: "xz", magic: []byte{0xfd, '7', 'z', 'X', 'Z', 0}, decomp: "xz -d"},
@@ -31,6 +32,47 @@ var compressions = []compression{
 	{name: "lzma", magic: []byte{0x5d, 0, 0}, decomp: "xz -d --format=lzma"},
 	{name: "zip", magic: []byte("PK\x03\x04"), decomp: "unzip"},
 }
+
+// gzipMembers reads a gzip file member after member (as gzip -d does) and
+// says so when what follows the last member is not gzip: gzip.Reader's
+// "invalid header" there reads as a capture cut short.
+type gzipMembers struct {
+	z   *gzip.Reader
+	src *bufio.Reader
+}
+
+func openGzip(r io.Reader) (io.ReadCloser, error) {
+	src := bufio.NewReader(r)
+	z, err := gzip.NewReader(src)
+	if err != nil {
+		return nil, err
+	}
+	z.Multistream(false)
+	return &gzipMembers{z: z, src: src}, nil
+}
+
+func (g *gzipMembers) Read(p []byte) (int, error) {
+	for {
+		n, err := g.z.Read(p)
+		if err != io.EOF {
+			return n, err
+		}
+		if n > 0 {
+			return n, nil
+		}
+		// The end of a member: another one, the end of the file, or bytes
+		// that are no gzip.
+		if _, perr := g.src.Peek(1); perr == io.EOF {
+			return 0, io.EOF
+		}
+		if err := g.z.Reset(g.src); err != nil {
+			return 0, fmt.Errorf("the file goes on after the end of its gzip data with bytes that are not gzip (trailing garbage: %v); the records before them are read", err)
+		}
+		g.z.Multistream(false)
+	}
+}
+
+func (g *gzipMembers) Close() error { return g.z.Close() }
 
 // maxZstdWindowBytes bounds the memory a zstd stream may ask for (zstd -19
 // uses 8 MiB; --long=27 128 MiB).

@@ -77,6 +77,9 @@ func (r *Reader) ngBlock() (block []byte, typ uint32, order binary.ByteOrder, er
 		return nil, 0, nil, io.EOF
 	}
 	if len(hdr) < 12 {
+		if readErr(perr) != nil {
+			return nil, 0, nil, r.ngFail(readErr(perr))
+		}
 		return nil, 0, nil, r.ngFail(fmt.Errorf("pcapng block header cut short: %d of 12 bytes (file ends)", len(hdr)))
 	}
 	order = r.ngOrder

@@ -325,6 +325,9 @@ func (r *Reader) record(f *decode.Frame) ([]byte, error) {
 			r.err = io.EOF
 			return nil, io.EOF
 		}
+		if readErr(err) != nil {
+			return nil, r.fail(readErr(err)) // the decompressor's words, not "cut short"
+		}
 		return nil, r.fail(fmt.Errorf("record header cut short: %d of 16 bytes (file ends)", len(hdr)))
 	}
 	var sec, sub, capLen, wireLen uint32
@@ -367,6 +370,15 @@ func (r *Reader) record(f *decode.Frame) ([]byte, error) {
 		return data, &recordError{fmt.Sprintf("record header: original length %d below captured length %d; frame skipped", wireLen, capLen)}
 	}
 	return data, nil
+}
+
+// readErr is err when it is a failure to read (a damaged compressed
+// stream, trailing garbage, an I/O error), nil when the file just ended.
+func readErr(err error) error {
+	if err == nil || err == io.EOF || err == bufio.ErrBufferFull {
+		return nil
+	}
+	return err
 }
 
 func errOrEOF(err error) error {
