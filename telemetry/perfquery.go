@@ -2,7 +2,9 @@ package telemetry
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -256,8 +258,14 @@ func parseTimestampLine(t []byte) (int64, bool, error) {
 		u := trimSpace(t[1:])
 		switch {
 		case bytes.HasPrefix(u, []byte("ts_ns=")):
-			ns, ok := parseInt64(trimSpace(u[6:]))
-			return ns, ok, nil
+			v := trimSpace(u[6:])
+			ns, ok := parseInt64(v)
+			if !ok || ns < 0 {
+				// Said, not passed over as a comment: that left the
+				// snapshot untimed without a word.
+				return 0, false, fmt.Errorf("timestamp line # ts_ns=%s: want whole nanoseconds since the Unix epoch, 0 to %d", quoted(v), int64(math.MaxInt64))
+			}
+			return ns, true, nil
 		case bytes.HasPrefix(u, []byte("ts=")):
 			u = trimSpace(u[3:])
 		default:

@@ -124,3 +124,17 @@ func TestPerfqueryNoTimestamps(t *testing.T) {
 		}
 	}
 }
+
+// A # ts_ns= line whose value is no time (past int64, as 999...9, or
+// negative, or not a number) refuses the file naming the line, as any
+// timestamp that cannot be read right does; it was passed over as a
+// comment, which left the snapshot untimed without a word.
+func TestPerfqueryBadTimestampLine(t *testing.T) {
+	for _, bad := range []string{"99999999999999999999999", "-5", "12abc"} {
+		text := "# ts_ns=" + bad + "\n# Port counters: Lid 5 port 1\nPortXmitData:.....10\n"
+		_, err := ReadPerfquery(strings.NewReader(text), "pq.txt")
+		if err == nil || !strings.Contains(err.Error(), "pq.txt:1") || !strings.Contains(err.Error(), "want whole nanoseconds since the Unix epoch") {
+			t.Errorf("# ts_ns=%s: %v", bad, err)
+		}
+	}
+}
