@@ -95,6 +95,7 @@ type TickAnalysis struct {
 	kept          int
 	byIface       map[int8][]txPkt
 	slids         map[int8]map[uint16]int
+	roce          int // RoCE packets read, which tick cannot time
 }
 
 // NewTickAnalysis checks opts and starts the analysis.
@@ -125,6 +126,9 @@ func Tick(s *Stream, series []*telemetry.Series, telemetryName string, opts Tick
 
 // Add keeps a native IB data packet.
 func (a *TickAnalysis) Add(p *Packet) {
+	if p.Key.Transport == decode.TransportRoCEv1 || p.Key.Transport == decode.TransportRoCEv2 {
+		a.roce++
+	}
 	if p.Key.Transport != decode.TransportIB || !p.OpCode.IsData() || a.kept > a.maxPackets {
 		return
 	}
@@ -165,7 +169,14 @@ func (a *TickAnalysis) Report(in *Stream) (*TickReport, error) {
 	}
 	pkts := byIface[iface]
 	rep.Iface, rep.Packets = int(iface), len(pkts)
-	if len(pkts) < 2 {
+	switch {
+	case len(byIface) == 0 && a.roce > 0:
+		return rep, fmt.Errorf("%s: no native IB data packets, %d RoCE packets: tick times the waits of native InfiniBand links (PortXmitWait), which RoCE captures do not show", path, a.roce)
+	case len(byIface) == 0:
+		return rep, fmt.Errorf("%s: no native IB data packets on any interface: too few to time", path)
+	case len(pkts) < 2 && opts.Iface < 0:
+		return rep, fmt.Errorf("%s: %d native IB data packets on interface %d, the busiest: too few to time", path, len(pkts), iface)
+	case len(pkts) < 2:
 		return rep, fmt.Errorf("%s: %d native IB data packets on interface %d: too few to time", path, len(pkts), iface)
 	}
 	for l, n := range slids[iface] {
