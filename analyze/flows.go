@@ -22,7 +22,7 @@ const pendingAcks = 1024
 // place in the list. Past FlowsOptions.MaxFlows distinct flows, the packets
 // of new flows are counted together in one flow keyed {"transport":
 // "other"}, so memory stays bounded whatever the capture holds.
-const FlowStateBytes = 600
+const FlowStateBytes = 650
 
 // FlowsOptions tunes a flows analysis.
 type FlowsOptions struct {
@@ -32,6 +32,8 @@ type FlowsOptions struct {
 	// capture's metrics would otherwise pay a cache miss a packet and up to
 	// 4 KB a flow for them.
 	NoThroughput bool
+	// LinkGbps is the link's data rate when known: no peak is above it.
+	LinkGbps float64
 }
 
 // Messages counts a flow's packets by their place in a message, each PSN
@@ -80,14 +82,17 @@ type FlowHealth struct {
 	// FrameBytes adds the frames' lengths as captured (Packet.FrameBytes);
 	// WireBytes what they took on the link (Packet.WireBytes: for RoCE the
 	// frame plus FCS, preamble and inter-frame gap, 24 bytes more).
-	FrameBytes uint64        `json:"frame_bytes"`
-	WireBytes  uint64        `json:"wire_bytes"`
-	FirstNs    int64         `json:"first_ns"`
-	LastNs     int64         `json:"last_ns"`
-	MeanGbps   float64       `json:"mean_gbps"` // wire bytes over first..last
-	PeakGbps   float64       `json:"peak_gbps"` // busiest throughput bin
-	Messages   Messages      `json:"messages"`
-	Opcodes    []OpcodeCount `json:"opcodes"`
+	FrameBytes uint64  `json:"frame_bytes"`
+	WireBytes  uint64  `json:"wire_bytes"`
+	FirstNs    int64   `json:"first_ns"`
+	LastNs     int64   `json:"last_ns"`
+	MeanGbps   float64 `json:"mean_gbps"` // wire bytes over first..last
+	// PeakGbps is the highest throughput over PeakWindowPackets
+	// consecutive packets of the flow (peakWindow), at most the link rate
+	// where it is known.
+	PeakGbps float64       `json:"peak_gbps"`
+	Messages Messages      `json:"messages"`
+	Opcodes  []OpcodeCount `json:"opcodes"`
 	// PSN is the sequence of the flow's own requests (SEND, RDMA WRITE,
 	// RDMA READ and atomic requests); ResponsePSN that of its responses to
 	// the peer's requests (ACKs, atomic ACKs, RDMA READ responses), which
@@ -133,6 +138,7 @@ type flowState struct {
 	psn        protostate.QPSequences
 	acks       uint64
 	thr        rateSeries
+	peak       peakWindow
 	marks      *flowMarks // made on the first NAK, CNP or mark
 	timing     *ackTiming // made on the first request with AckReq or ACK
 	sameHash   *flowState // the next flow whose key has the same hash (FlowsAnalysis.index)
@@ -275,6 +281,7 @@ type FlowsAnalysis struct {
 	byPair   map[uint64]*flowState // flows waiting for ACKs, by hash of (source, destination), chained by ackTiming.samePair
 	maxFlows int
 	noThr    bool       // FlowsOptions.NoThroughput
+	linkGbps float64    // FlowsOptions.LinkGbps
 	other    *flowState // packets of flows beyond maxFlows
 	lastKey  decode.FlowKey
 	last     *flowState
@@ -288,7 +295,7 @@ func NewFlowsAnalysis(opts FlowsOptions) *FlowsAnalysis {
 		opts.MaxFlows = DefaultMaxFlows
 	}
 	return &FlowsAnalysis{seed: maphash.MakeSeed(), index: make(map[uint64]*flowState), byPair: make(map[uint64]*flowState), maxFlows: opts.MaxFlows,
-		noThr: opts.NoThroughput}
+		noThr: opts.NoThroughput, linkGbps: opts.LinkGbps}
 }
 
 func pairOf(k decode.FlowKey) decode.FlowKey {
@@ -358,9 +365,13 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 	f.frameBytes += uint64(p.FrameBytes)
 	f.wireBytes += uint64(p.WireBytes)
 	f.firstNs = min(f.firstNs, p.TsNs)
+	prevNs := f.lastNs
 	f.lastNs = max(f.lastNs, p.TsNs)
 	if !a.noThr {
 		f.thr.add(a.firstNs, p.TsNs, uint64(p.WireBytes))
+		if !p.Late {
+			f.peak.add(p.TsNs, prevNs, uint32(p.WireBytes))
+		}
 	}
 	op := p.OpCode
 	f.opcodes.add(op)

@@ -95,7 +95,7 @@ func TestFlowsWriteJSONShape(t *testing.T) {
 	doc := struct {
 		Flows []*FlowHealth `json:"flows"`
 		flowsHead
-	}{r.Flows, flowsHead{r.FirstNs, r.ThroughputBinNs, r.Input, r.MaxFlows, r.OtherPackets}}
+	}{r.Flows, flowsHead{r.FirstNs, r.ThroughputBinNs, r.PeakPackets, r.LinkGbps, r.Input, r.MaxFlows, r.OtherPackets}}
 	if err := enc.Encode(doc); err != nil {
 		t.Fatal(err)
 	}

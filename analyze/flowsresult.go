@@ -20,7 +20,11 @@ type FlowsResult struct {
 	flows           []*flowState
 	FirstNs         int64 // first packet of the capture
 	ThroughputBinNs int64 // width of each ThroughputGbps bin
-	Input           Input // what the input held
+	// PeakPackets is the window of PeakGbps, packets; LinkGbps the link
+	// rate peaks are capped at (0: not known).
+	PeakPackets int
+	LinkGbps    float64
+	Input       Input // what the input held
 	// MaxFlows is the bound on flows when the capture held more (0 when
 	// every flow was kept apart); OtherPackets counts the packets of the
 	// flows beyond it, held in the flow keyed {"transport": "other"}.
@@ -36,7 +40,7 @@ func (a *FlowsAnalysis) Result() (*FlowsResult, error) {
 	if len(a.order) == 0 && a.other == nil {
 		return nil, ErrNoPackets
 	}
-	r := &FlowsResult{FirstNs: a.firstNs, ThroughputBinNs: DefaultThroughputBinNs}
+	r := &FlowsResult{FirstNs: a.firstNs, ThroughputBinNs: DefaultThroughputBinNs, PeakPackets: PeakWindowPackets, LinkGbps: a.linkGbps}
 	r.flows = slices.Clone(a.order)
 	if a.other != nil {
 		r.flows = append(r.flows, a.other)
@@ -80,9 +84,7 @@ func (r *FlowsResult) Flow(i int) *FlowHealth {
 		h.MeanGbps = float64(f.wireBytes) * 8 / float64(d)
 	}
 	h.ThroughputGbps = f.thr.gbps(r.ThroughputBinNs)
-	for _, g := range h.ThroughputGbps {
-		h.PeakGbps = max(h.PeakGbps, g)
-	}
+	h.PeakGbps = f.peak.gbps(f.lastNs, r.LinkGbps)
 	h.Opcodes = f.opcodes.result()
 	if m := f.marks; m != nil {
 		h.CNPs, h.ECNCE, h.FECN, h.BECN, h.ICRCBad, h.VCRCBad, h.Late = m.cnps, m.ecnCE, m.fecn, m.becn, m.icrcBad, m.vcrcBad, m.late
@@ -113,11 +115,13 @@ func (r *FlowsResult) Flow(i int) *FlowHealth {
 // flowsHead is the JSON document's fields after "flows", in the order
 // writeJSON (json.Encoder with two-space indent) would write them.
 type flowsHead struct {
-	FirstNs         int64  `json:"first_ns"`
-	ThroughputBinNs int64  `json:"throughput_bin_ns"`
-	Input           Input  `json:"input"`
-	MaxFlows        int    `json:"max_flows,omitempty"`
-	OtherPackets    uint64 `json:"other_packets,omitempty"`
+	FirstNs         int64   `json:"first_ns"`
+	ThroughputBinNs int64   `json:"throughput_bin_ns"`
+	PeakPackets     int     `json:"peak_packets"`
+	LinkGbps        float64 `json:"link_gbps,omitempty"`
+	Input           Input   `json:"input"`
+	MaxFlows        int     `json:"max_flows,omitempty"`
+	OtherPackets    uint64  `json:"other_packets,omitempty"`
 }
 
 // WriteJSON writes the `ibanalyze flows --json` document, indented by two
@@ -143,7 +147,7 @@ func (r *FlowsResult) WriteJSON(out io.Writer) error {
 		w.WriteString("\n  ")
 	}
 	w.WriteString("],\n  ")
-	b, err := json.MarshalIndent(flowsHead{r.FirstNs, r.ThroughputBinNs, r.Input, r.MaxFlows, r.OtherPackets}, "", "  ")
+	b, err := json.MarshalIndent(flowsHead{r.FirstNs, r.ThroughputBinNs, r.PeakPackets, r.LinkGbps, r.Input, r.MaxFlows, r.OtherPackets}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode flows summary: %w", err)
 	}

@@ -23,6 +23,7 @@ type flowsOpts struct {
 	window   int
 	maxFlows int
 	noCRC    bool
+	rate     rateFlag
 	interval intervalFlag
 }
 
@@ -55,8 +56,14 @@ as a gap or a retransmission.
 
 Frame bytes are the frames as captured; wire bytes what they took on the
 link (RoCE: the frame plus FCS, preamble and inter-frame gap, 24 bytes).
+rate is the mean: wire bytes over the flow's first to last packet. peak is
+the highest rate over 100 consecutive packets of the flow (windows counted
+from its first packet, each ending at the next window's first packet, whose
+bytes it leaves out; a flow of fewer packets: over all of them), at most the
+link rate where it is known (--rate, or the speed the capture records):
+the same figure however long the capture and with or without --interval.
 
-Memory: about 590 bytes per flow while the capture is read. Past
+Memory: about 650 bytes per flow while the capture is read. Past
 --max-flows flows, the packets of later flows are counted together in one
 flow named "other" (without PSN sequence or ACK matching), with a warning.
 The JSON is written one flow at a time.
@@ -74,6 +81,7 @@ stream a smaller --window brings reports sooner.`,
 	f.IntVar(&o.top, "top", 20, "text output and plot: the `N` busiest flows (0: all)")
 	addWindowFlag(f, &o.window)
 	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart, about %d bytes each; packets of later ones are counted together as \"other\" (at most %d)", analyze.FlowStateBytes, analyze.MaxFlowsLimit))
+	addRateFlag(f, &o.rate, "no peak is above", "none")
 	f.BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC (faster; CRC failures are then not counted)")
 	addIntervalFlag(f, &o.interval, "flows")
 	rootCmd.AddCommand(cmd)
@@ -94,8 +102,16 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 	if err := checkWindow(o.window); err != nil {
 		return err
 	}
+	rate, _, ok, err := o.rate.resolve(paths)
+	if err != nil {
+		return err
+	}
+	opts := analyze.FlowsOptions{MaxFlows: o.maxFlows}
+	if ok {
+		opts.LinkGbps = rate.DataGbps
+	}
 	in := newInput(analyze.StreamOptions{WindowPackets: o.window, CheckCRC: !o.noCRC})
-	run, err := runStreamed(stdout, paths, "flows", in, o.interval, o.json, analysis(analyze.NewFlowsAnalysis(analyze.FlowsOptions{MaxFlows: o.maxFlows})),
+	run, err := runStreamed(stdout, paths, "flows", in, o.interval, o.json, analysis(analyze.NewFlowsAnalysis(opts)),
 		func(w io.Writer, r *analyze.FlowsResult) error { return writeFlowsReport(w, r, o) })
 	if errors.Is(err, analyze.ErrNoPackets) {
 		return noPackets(run.stream.Input())
@@ -162,6 +178,11 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 	}
 	fmt.Fprintln(w, "frame bytes: as captured; wire bytes: on the link (RoCE: + FCS, preamble, inter-frame gap = 24 per frame)")
 	fmt.Fprintln(w, "lost, dup, ooo: request and response PSN sequences together (details below)")
+	peak := "rate: wire bytes over first to last packet; peak: the highest rate over 100 consecutive packets"
+	if r.LinkGbps > 0 {
+		peak += ", at most the link's " + units.FormatBitRate(r.LinkGbps*1e9)
+	}
+	fmt.Fprintln(w, peak)
 	fmt.Fprintln(w)
 	t := table{leftCols: 1, header: []string{"flow", "packets", "frame bytes", "wire bytes", "msgs", "rate", "peak", "lost", "dup", "ooo",
 		"NAK", "RNR", "CNP", "ECN-CE", "CRC", "ack p50", "ack p99"}}
@@ -191,7 +212,7 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
 		}
 		fmt.Fprintf(w, "  opcodes: %s\n", strings.Join(ops, ", "))
 		if line, binNs := sparkline(f.ThroughputGbps, r.ThroughputBinNs); line != "" {
-			fmt.Fprintf(w, "  throughput per %s from the capture's start (peak %s): %s\n", units.FormatNs(binNs), units.FormatBitRate(f.PeakGbps*1e9), line)
+			fmt.Fprintf(w, "  throughput per %s from the capture's start (peak over 100 packets %s): %s\n", units.FormatNs(binNs), units.FormatBitRate(f.PeakGbps*1e9), line)
 		}
 		m := f.Messages
 		resent := ""

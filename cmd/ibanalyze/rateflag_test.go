@@ -53,15 +53,7 @@ func TestRateOneSyntax(t *testing.T) {
 // (if_speed), which pfc and ipd take when --rate is not given; pfc says
 // so before its table instead of assuming 100G.
 func TestRateFromCapture(t *testing.T) {
-	s, err := sim.Preset("incast-small-roce")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if _, err := sim.Run(s, dir); err != nil {
-		t.Fatal(err)
-	}
-	r := filepath.Join(dir, "r.pcapng")
+	r := filepath.Join(simPreset(t, "incast-small-roce"), "r.pcapng")
 	// Wireshark reads the speed ibsim records as it is (capinfos: "Speed = 40000000000").
 	info, err := exec.Command(testenv.MustHaveTool(t, "capinfos"), r).CombinedOutput()
 	if err != nil || !strings.Contains(string(info), "Speed = 40000000000") {
@@ -81,4 +73,17 @@ func TestRateFromCapture(t *testing.T) {
 	if !strings.Contains(stderr, "no --rate, and the capture records no link speed") {
 		t.Errorf("pfc on a pcap: %s", stderr)
 	}
+}
+
+// simPreset runs an ibsim preset into a temporary directory.
+func simPreset(t *testing.T, name string) (dir string) {
+	s, err := sim.Preset(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	if _, err := sim.Run(s, dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
