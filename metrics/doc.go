@@ -33,5 +33,6 @@
 //     and add no series.
 //   - ibscope_flow_ipd_seconds: one histogram, its buckets from Config.IPD
 //     (at most 200).
-//   - ibscope_flows{device}: the flows seen.
+//   - ibscope_flows{device}: the distinct flows seen, up to the analysis
+//     bound (maxAnalyzedFlows); those past it count as one.
 package metrics

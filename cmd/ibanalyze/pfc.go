@@ -81,6 +81,7 @@ func parseDSCPMap(s string) (*[64]uint8, error) {
 	if strings.TrimSpace(s) == "" {
 		return m, nil
 	}
+	given := map[int]int{} // DSCP to the entry that mapped it
 	for i, kv := range strings.Split(s, ",") {
 		d, p, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		dscp, err1 := strconv.Atoi(strings.TrimSpace(d))
@@ -88,6 +89,11 @@ func parseDSCPMap(s string) (*[64]uint8, error) {
 		if !ok || err1 != nil || err2 != nil || dscp < 0 || dscp > 63 || prio < 0 || prio > 7 {
 			return nil, fmt.Errorf("--dscp-map entry %d %q: want DSCP=PRIORITY, DSCP 0 to 63 and priority 0 to 7 (e.g. 26=3)", i+1, kv)
 		}
+		// Which of two priorities the user meant cannot be guessed.
+		if j, dup := given[dscp]; dup {
+			return nil, fmt.Errorf("--dscp-map entry %d %q: DSCP %d is mapped already by entry %d; give each DSCP once", i+1, kv, dscp, j)
+		}
+		given[dscp] = i + 1
 		m[dscp] = uint8(prio)
 	}
 	return m, nil

@@ -87,6 +87,7 @@ func TestPFCCommandRefuses(t *testing.T) {
 		{[]string{"--rate", "0"}, `--rate: link rate "0": want a data rate`},
 		{[]string{"--storm", "0"}, "--storm 0ns: want a positive duration"},
 		{[]string{"--dscp-map", "64=1"}, `--dscp-map entry 1 "64=1"`},
+		{[]string{"--dscp-map", "26=3,26=4"}, `--dscp-map entry 2 "26=4": DSCP 26 is mapped already by entry 1; give each DSCP once`},
 		{[]string{"--max-pauses", "0"}, "--max-pauses 0"},
 		{[]string{"--max-flows", "0"}, "--max-flows 0: want 1 to"},
 	} {

@@ -141,14 +141,34 @@ func startMetrics(f *flags, t capture.Target, src capture.Source, filter *captur
 		return nil, fmt.Errorf("--metrics: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", live.Handler())
+	mux.Handle("/metrics", onlyGetHead(live.Handler()))
 	lm := &liveMetrics{live: live, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, served: make(chan error, 1),
 		linger: m.linger, quiet: f.quiet}
 	go func() { lm.served <- lm.srv.Serve(ln) }()
 	if !f.quiet {
 		fmt.Fprintf(os.Stderr, "ibcap: metrics on http://%s/metrics\n", ln.Addr())
 	}
+	// Said even with -q: whoever reaches the host reaches the metrics.
+	if a, ok := ln.Addr().(*net.TCPAddr); ok && a.IP.IsUnspecified() {
+		fmt.Fprintf(os.Stderr, "ibcap: note: --metrics %s listens on every interface of this host (%s): give an address, e.g. --metrics 127.0.0.1:%d, to keep it local\n",
+			m.addr, ln.Addr(), a.Port)
+	}
 	return lm, nil
+}
+
+// onlyGetHead answers what a scraper asks, GET and HEAD, and refuses the
+// rest with 405 Method Not Allowed and Allow: GET, HEAD (RFC 9110 15.5.6):
+// a POST, PUT, DELETE or TRACE to /metrics changes nothing and is not
+// answered as if it did.
+func onlyGetHead(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed: /metrics answers GET and HEAD", http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // source is src with its packets also fed to the flow metrics.
