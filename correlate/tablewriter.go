@@ -51,6 +51,7 @@ type TableWriter struct {
 	bw     *bufio.Writer
 	pq     *parquetWriter
 	ipcw   *ipc.FileWriter
+	text   *textTable    // CSV or JSON Lines
 	schema *arrow.Schema // of the Arrow IPC file
 	closed bool
 	noRepl bool // Commit refuses to replace an existing file
@@ -108,6 +109,8 @@ func newTable(out *outfile.File, format Format, schema *arrow.Schema, parallel b
 		w.schema = schema
 		w.ipcw, err = ipc.NewFileWriter(w.bw, ipc.WithSchema(schema), ipc.WithZstd(),
 			ipc.WithCompressConcurrency(runtime.GOMAXPROCS(0)))
+	case FormatCSV, FormatJSONL:
+		w.text, err = newTextTable(w.bw, schema, format)
 	default:
 		err = fmt.Errorf("unknown format %d", format)
 	}
@@ -124,9 +127,12 @@ func (w *TableWriter) Path() string { return w.out.Name() }
 // Write appends a record batch (one Parquet row group per batch).
 func (w *TableWriter) Write(rec arrow.RecordBatch) error {
 	var err error
-	if w.pq != nil {
+	switch {
+	case w.pq != nil:
 		err = w.pq.write(rec)
-	} else {
+	case w.text != nil:
+		err = w.text.write(rec)
+	default:
 		err = w.writeIPC(rec)
 	}
 	if err != nil {
@@ -169,9 +175,10 @@ func (w *TableWriter) Close() error {
 	}
 	w.closed = true
 	var err error
-	if w.pq != nil {
+	switch {
+	case w.pq != nil:
 		err = w.pq.close()
-	} else {
+	case w.ipcw != nil:
 		err = w.ipcw.Close()
 	}
 	if err == nil {

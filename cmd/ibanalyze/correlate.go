@@ -80,7 +80,9 @@ or weak (r < 0.8); ambiguous and weak ones are warned about.
 Read the result with pandas (2.x, with pyarrow) or DuckDB:
   df = pd.read_parquet("joined.parquet")
   df.plot(x="cap_bytes", y="port_xmit_data_rate", kind="scatter")
-  df = duckdb.sql("select * from 'joined.parquet'").df()`,
+  df = duckdb.sql("select * from 'joined.parquet'").df()
+The format follows the extension of -o (.parquet, .arrow, .csv, .jsonl) or
+--format. ` + textFormatsHelp,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
@@ -93,7 +95,7 @@ Read the result with pandas (2.x, with pyarrow) or DuckDB:
 	f := cmd.Flags()
 	f.StringSliceVar(&o.telemetry, "telemetry", nil, "telemetry `FILE`s (repeat or comma-separate)")
 	f.StringVarP(&o.out, "output", "o", "", "output `FILE`: .parquet or .arrow")
-	f.StringVar(&o.format, "format", "", "parquet or arrow (default: from the extension of -o)")
+	f.StringVar(&o.format, "format", "", correlate.FormatNames+" (default: from the extension of -o: .parquet, .arrow, .csv, .jsonl)")
 	f.StringVar(&o.offset, "offset", "auto", "clock offset, capture time = telemetry time + `OFFSET` (-1.5ms, 250us, ns), or auto to estimate it")
 	f.Var(&o.rowSpanNs, "row-span", "one row per fixed span of time of this `DURATION` (e.g. 1ms) instead of one per telemetry interval")
 	// --window was this flag's first name; ipd's and flows' --window is a
@@ -115,17 +117,13 @@ Read the result with pandas (2.x, with pyarrow) or DuckDB:
 func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	opt := correlate.Options{WindowNs: int64(o.rowSpanNs), Meta: commandMeta(), Ports: o.ports}
 	var err error
-	switch o.format {
-	case "parquet":
-		opt.Format = correlate.FormatParquet
-	case "arrow":
-		opt.Format = correlate.FormatArrow
-	case "":
-		if opt.Format, err = correlate.FormatFromPath(o.out); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("--format %q: want parquet or arrow", o.format)
+	if o.format != "" {
+		opt.Format, err = correlate.ParseFormat(o.format)
+	} else {
+		opt.Format, err = correlate.FormatFromPath(o.out)
+	}
+	if err != nil {
+		return err
 	}
 	if o.rowSpanNs < 0 {
 		return fmt.Errorf("--row-span %s: must be positive", o.rowSpanNs)

@@ -34,8 +34,9 @@ cap_len, iface, direction (tx/rx, or null when the file does not say) and
 file (the capture's name, which tells several captures apart);
 zstd-compressed, in row groups of 65536 rows. Each column carries a
 description in its field metadata; the file's metadata holds the captures'
-names, link types and timestamp resolution and this command line. The format follows the extension of -o (.parquet or
-.arrow) or --format.
+names, link types and timestamp resolution and this command line. The format follows the extension of -o (.parquet,
+.arrow, .csv, .jsonl) or --format.
+` + textFormatsHelp + `
 
 With --partition-by, -o names a directory that receives a Hive-style
 partitioned Parquet dataset, e.g. --partition-by host=node17,date,transport
@@ -55,7 +56,7 @@ standard input.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runExport(cmd, args, o) },
 	}
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "output `FILE` (.parquet or .arrow), or directory with --partition-by")
-	cmd.Flags().StringVar(&o.format, "format", "", "parquet or arrow (default: from the extension of -o; parquet for datasets)")
+	cmd.Flags().StringVar(&o.format, "format", "", correlate.FormatNames+" (default: from the extension of -o: .parquet, .arrow, .csv, .jsonl; parquet for datasets)")
 	cmd.Flags().StringVar(&o.partitionBy, "partition-by", "", "write a Hive-style dataset partitioned by `KEYS` (date, hour, transport, NAME=VALUE)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary (rows, files) as JSON")
 	cmd.Flags().BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC/LPCRC (icrc_ok, vcrc_ok, link_lpcrc_ok are null)")
@@ -67,18 +68,19 @@ func runExport(cmd *cobra.Command, captures []string, o exportOpts) error {
 	opt := correlate.ExportOptions{NoCRC: o.noCRC, Meta: commandMeta()}
 	var err error
 	switch {
-	case o.format == "parquet":
-		opt.Format = correlate.FormatParquet
-	case o.format == "arrow":
-		opt.Format = correlate.FormatArrow
 	case o.format != "":
-		return fmt.Errorf("--format %q: want parquet or arrow", o.format)
+		if opt.Format, err = correlate.ParseFormat(o.format); err != nil {
+			return err
+		}
 	case o.partitionBy == "":
 		if opt.Format, err = correlate.FormatFromPath(o.out); err != nil {
 			return err
 		}
 	}
 	if o.partitionBy != "" {
+		if opt.Format != correlate.FormatParquet && opt.Format != correlate.FormatArrow {
+			return fmt.Errorf("--partition-by writes a Parquet or Arrow dataset, not %s", opt.Format)
+		}
 		if opt.PartitionBy, err = correlate.ParsePartitionBy(o.partitionBy); err != nil {
 			return fmt.Errorf("--partition-by: %w", err)
 		}

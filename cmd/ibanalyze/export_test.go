@@ -48,7 +48,7 @@ func TestExportCommandRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"export", rocev2Pcap, "-o", filepath.Join(dir, "p.csv")}, "cannot tell the format from the extension"},
+		{[]string{"export", rocev2Pcap, "-o", filepath.Join(dir, "p.txt")}, "cannot tell the format from the extension"},
 		{[]string{"export", rocev2Pcap}, `required flag(s) "output" not set`},
 		{[]string{"export", rocev2Pcap, "-o", filepath.Join(dir, "d"), "--partition-by", "qp"}, `partition key "qp": want date, hour, transport or NAME=VALUE`},
 		{[]string{"export", cut, "-o", filepath.Join(dir, "cut.parquet")}, cut + ": frame 77"},

@@ -1,0 +1,229 @@
+package correlate
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// The text tables, for readers without Arrow or Parquet (pandas without
+// pyarrow, as Debian 12 ships it; awk; a spreadsheet): the same columns
+// and rows as the Parquet file, written row by row from the same record
+// batches.
+//
+// CSV: a first line "# " followed by a JSON object giving each column's
+// pandas dtype (nullable: "Int64", "UInt16", "boolean", "string",
+// "float64"), then a header row, then one row per record; null is an
+// empty field; timestamps are integers, ns since the epoch (UTC), as are
+// the *_ns columns everywhere; booleans true/false. So:
+//
+//	dtype = json.loads(open("p.csv").readline()[1:])
+//	df = pd.read_csv("p.csv", skiprows=1, dtype=dtype)
+//
+// JSON Lines: one object per row, keys the column names, null values left
+// out (as decode --json does), timestamps integer ns, NaN and infinities
+// null: pd.read_json("p.jsonl", lines=True).
+type textTable struct {
+	bw     *bufio.Writer
+	csv    bool
+	fields []arrow.Field
+	line   []byte
+	names  [][]byte // JSON: each column's quoted name and colon
+}
+
+// newTextTable writes the CSV's dtype line and header, or nothing for
+// JSON Lines.
+func newTextTable(bw *bufio.Writer, schema *arrow.Schema, format Format) (*textTable, error) {
+	t := &textTable{bw: bw, csv: format == FormatCSV, fields: schema.Fields()}
+	if !t.csv {
+		for _, f := range t.fields {
+			q, _ := json.Marshal(f.Name)
+			t.names = append(t.names, append(q, ':'))
+		}
+		return t, nil
+	}
+	b := []byte("# {")
+	for i, f := range t.fields {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendJSONString(b, f.Name)
+		b = append(b, ": "...)
+		b = appendJSONString(b, pandasDtype(f.Type))
+	}
+	b = append(b, "}\n"...)
+	for i, f := range t.fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendCSVField(b, f.Name)
+	}
+	b = append(b, '\n')
+	_, err := bw.Write(b)
+	return t, err
+}
+
+// pandasDtype is the pandas dtype a column of type t reads as: the
+// nullable integer and boolean types, since any column may hold nulls.
+func pandasDtype(t arrow.DataType) string {
+	switch t.ID() {
+	case arrow.INT8:
+		return "Int8"
+	case arrow.INT16:
+		return "Int16"
+	case arrow.INT32:
+		return "Int32"
+	case arrow.INT64, arrow.TIMESTAMP:
+		return "Int64"
+	case arrow.UINT8:
+		return "UInt8"
+	case arrow.UINT16:
+		return "UInt16"
+	case arrow.UINT32:
+		return "UInt32"
+	case arrow.UINT64:
+		return "UInt64"
+	case arrow.FLOAT32, arrow.FLOAT64:
+		return "float64"
+	case arrow.BOOL:
+		return "boolean"
+	}
+	return "string"
+}
+
+// write writes the batch's rows.
+func (t *textTable) write(rec arrow.RecordBatch) error {
+	cols := rec.Columns()
+	if len(cols) != len(t.fields) {
+		return fmt.Errorf("batch of %d columns for a table of %d", len(cols), len(t.fields))
+	}
+	for r := range int(rec.NumRows()) {
+		b := t.line[:0]
+		if t.csv {
+			for c, col := range cols {
+				if c > 0 {
+					b = append(b, ',')
+				}
+				if !col.IsNull(r) {
+					b = appendValue(b, col, r, true)
+				}
+			}
+		} else {
+			b = append(b, '{')
+			first := true
+			for c, col := range cols {
+				if col.IsNull(r) || isNaNOrInf(col, r) {
+					continue
+				}
+				if !first {
+					b = append(b, ',')
+				}
+				first = false
+				b = append(b, t.names[c]...)
+				b = appendValue(b, col, r, false)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, '\n')
+		t.line = b
+		if _, err := t.bw.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isNaNOrInf: JSON has no such numbers; the value is left out as null.
+func isNaNOrInf(col arrow.Array, r int) bool {
+	switch a := col.(type) {
+	case *array.Float64:
+		v := a.Value(r)
+		return math.IsNaN(v) || math.IsInf(v, 0)
+	case *array.Float32:
+		v := float64(a.Value(r))
+		return math.IsNaN(v) || math.IsInf(v, 0)
+	}
+	return false
+}
+
+// appendValue appends row r of col, not null, as a CSV field or a JSON
+// value.
+func appendValue(b []byte, col arrow.Array, r int, csv bool) []byte {
+	switch a := col.(type) {
+	case *array.Int8:
+		return strconv.AppendInt(b, int64(a.Value(r)), 10)
+	case *array.Int16:
+		return strconv.AppendInt(b, int64(a.Value(r)), 10)
+	case *array.Int32:
+		return strconv.AppendInt(b, int64(a.Value(r)), 10)
+	case *array.Int64:
+		return strconv.AppendInt(b, a.Value(r), 10)
+	case *array.Timestamp:
+		return strconv.AppendInt(b, int64(a.Value(r)), 10) // ns: the tables' only unit
+	case *array.Uint8:
+		return strconv.AppendUint(b, uint64(a.Value(r)), 10)
+	case *array.Uint16:
+		return strconv.AppendUint(b, uint64(a.Value(r)), 10)
+	case *array.Uint32:
+		return strconv.AppendUint(b, uint64(a.Value(r)), 10)
+	case *array.Uint64:
+		return strconv.AppendUint(b, a.Value(r), 10)
+	case *array.Float64:
+		return strconv.AppendFloat(b, a.Value(r), 'g', -1, 64)
+	case *array.Float32:
+		return strconv.AppendFloat(b, float64(a.Value(r)), 'g', -1, 32)
+	case *array.Boolean:
+		return strconv.AppendBool(b, a.Value(r))
+	case *array.String:
+		return appendText(b, a.Value(r), csv)
+	case *array.Dictionary:
+		d, ok := a.Dictionary().(*array.String)
+		if !ok {
+			return appendText(b, a.ValueStr(r), csv)
+		}
+		return appendText(b, d.Value(a.GetValueIndex(r)), csv)
+	}
+	return appendText(b, col.ValueStr(r), csv)
+}
+
+func appendText(b []byte, s string, csv bool) []byte {
+	if csv {
+		return appendCSVField(b, s)
+	}
+	return appendJSONString(b, s)
+}
+
+// appendCSVField quotes s as RFC 4180 says when it must be: a comma, a
+// quote, a line break, a leading '#' (which a reader might take for a
+// comment) or nothing at all (an empty string, not a null).
+func appendCSVField(b []byte, s string) []byte {
+	quote := s == "" || s[0] == '#'
+	for i := 0; i < len(s) && !quote; i++ {
+		switch s[i] {
+		case ',', '"', '\n', '\r':
+			quote = true
+		}
+	}
+	if !quote {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
+
+// appendJSONString appends s as a JSON string (encoding/json's escaping).
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
