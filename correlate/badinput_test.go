@@ -70,6 +70,7 @@ func TestBadInput(t *testing.T) {
 		// A DOCA CSV whose column is named as perfquery's byte counter is
 		// not one: its unit comes from its data ID. The words said "it has
 		// no byte counters (port_xmit_data, ...)" of a file holding port_xmit_data.
+		{"telemetry past the bound", []string{sc.capture}, []string{sc.telemetry}, Options{OffsetGiven: true, MaxTelemetryValues: 5}, []string{sc.telemetry, "past the bound of 5 (--max-telemetry-values)"}},
 		{"DOCA column named port_xmit_data", []string{sc.capture}, []string{docaNamed}, Options{}, []string{docaNamed, "(port_xmit_data (count))", "whose data ID the catalogue knows"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

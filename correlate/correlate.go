@@ -1,6 +1,7 @@
 package correlate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -46,7 +47,20 @@ type Options struct {
 	// PauseBitsPerSec is the link rate PFC and PAUSE quanta are counted at
 	// for the cap_paused_ns_p* columns (0: DefaultPauseBitsPerSec).
 	PauseBitsPerSec int64
+	// MaxTelemetryValues bounds the telemetry held, all files together, in
+	// values (samples × (counters + 3 times and ID)); 0 is
+	// DefaultMaxTelemetryValues. Past it the files are refused, naming it.
+	MaxTelemetryValues int64
 }
+
+// DefaultMaxTelemetryValues is 32 million values, ~1.3 GB while
+// correlating: about 40 bytes a value as measured (a 2-million-row sidecar
+// of two counters, 10 million values, took 424 MB RSS), 8 million samples
+// of a sidecar of one counter.
+const DefaultMaxTelemetryValues = 32_000_000
+
+// MaxMaxTelemetryValues is the most --max-telemetry-values takes.
+const MaxMaxTelemetryValues = 1 << 36
 
 // OptionError is an Options value that does not suit the input: Field
 // names it ("OffsetNs", "WindowNs") so that a command can name the flag that
@@ -109,7 +123,7 @@ func Correlate(captures, telemetryFiles []string, out string, opt Options) (Resu
 	if slices.Contains(captures, capfile.Stdin) {
 		return res, errors.New("correlate reads its captures twice (their time range and byte rate, then the join), and standard input can be read once: save it to a file first")
 	}
-	series, warnings, err := readTelemetry(telemetryFiles, opt.Telemetry)
+	series, warnings, err := readTelemetry(telemetryFiles, opt.Telemetry, cmp.Or(opt.MaxTelemetryValues, DefaultMaxTelemetryValues))
 	if err != nil {
 		return res, err
 	}

@@ -208,7 +208,7 @@ func newJoinedBuilder(schema *arrow.Schema, counters int) *joinedBuilder {
 
 // appendCapture appends the capture columns of interval i of b.
 func (j *joinedBuilder) appendCapture(b *binner, i int) {
-	startNs, endNs, st := b.startNs[i], b.endNs[i], &b.stats[i]
+	startNs, endNs, st := b.startNs[i], b.endNs[i], b.statsAt(i)
 	cov := coverage(startNs, endNs, j.capFirstNs, j.capLastNs)
 	j.coverage.Append(cov)
 	j.partial.Append(cov > 0 && cov < 1)

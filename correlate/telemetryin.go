@@ -41,16 +41,24 @@ func (in *inSeries) source() string {
 // readTelemetry reads every series of every file. A file without samples, or
 // a series whose time goes backwards, is refused: its intervals would not
 // tile the time axis.
-func readTelemetry(paths []string, opts *telemetry.Options) ([]*inSeries, []string, error) {
+func readTelemetry(paths []string, opts *telemetry.Options, maxValues int64) ([]*inSeries, []string, error) {
 	if err := samefile.Check(paths); err != nil {
 		return nil, nil, fmt.Errorf("telemetry: %w", err)
 	}
 	var out []*inSeries
 	var warnings []string
+	var values int64
 	for _, p := range paths {
 		ss, err := telemetry.ReadFile(p, opts)
 		if err != nil {
 			return nil, nil, err // "telemetry: FILE:LINE: ...", context enough
+		}
+		for _, s := range ss {
+			values += int64(s.Len()) * int64(len(s.Counters)+3)
+		}
+		if values > maxValues {
+			return nil, nil, fmt.Errorf("%s: the telemetry read so far holds %d values (samples × (counters + 3)), past the bound of %d (--max-telemetry-values): "+
+				"cut the telemetry to the capture's time, or raise --max-telemetry-values (each value costs ~40 bytes while correlating)", p, values, maxValues)
 		}
 		n, problems := 0, 0
 		var reasons []string

@@ -31,6 +31,7 @@ type correlateOpts struct {
 	source        string
 	pauseRate     string
 	ports         []string
+	maxValues     int64
 }
 
 func init() {
@@ -109,13 +110,18 @@ The format follows the extension of -o (.parquet, .arrow, .csv, .jsonl) or
 	f.StringArrayVar(&o.ports, "port", nil, "join only this telemetry `DEVICE/PORT` (repeatable; default: the ports the capture saw)")
 	f.BoolVar(&o.json, "json", false, "print the summary (rows, offsets and their confidence) as JSON")
 	f.StringVar(&o.pauseRate, "pause-rate", "", "link `RATE` PFC/PAUSE quanta count at for cap_paused_ns_p*, as pfc's --rate: "+protostate.RateSyntax+" (default: the capture's recorded speed, else 100G)")
+	f.Int64Var(&o.maxValues, "max-telemetry-values", correlate.DefaultMaxTelemetryValues,
+		"refuse telemetry of more than `N` values, all files together (samples × (counters + 3); ~40 bytes each while correlating)")
 	cmd.MarkFlagRequired("telemetry")
 	cmd.MarkFlagRequired("output")
 	rootCmd.AddCommand(cmd)
 }
 
 func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
-	opt := correlate.Options{WindowNs: int64(o.rowSpanNs), Meta: commandMeta(), Ports: o.ports}
+	if o.maxValues < 1 || o.maxValues > correlate.MaxMaxTelemetryValues {
+		return fmt.Errorf("--max-telemetry-values %d: want 1 to %d", o.maxValues, int64(correlate.MaxMaxTelemetryValues))
+	}
+	opt := correlate.Options{WindowNs: int64(o.rowSpanNs), Meta: commandMeta(), Ports: o.ports, MaxTelemetryValues: o.maxValues}
 	var err error
 	if o.format != "" {
 		opt.Format, err = correlate.ParseFormat(o.format)
