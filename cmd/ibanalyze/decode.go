@@ -18,6 +18,9 @@ type decodeOpts struct {
 	json    bool
 	noCRC   bool
 	summary bool
+	// lineBuffered writes each frame as it is decoded (-l, as tcpdump's),
+	// as it does anyway when the input is a pipe, a FIFO or a terminal.
+	lineBuffered bool
 }
 
 func init() {
@@ -31,13 +34,17 @@ transport, opcode, QP, PSN, lengths and CRC status. Frames that are not IB or
 RoCE are counted and skipped. A frame cut by the snap length (ibcap -s) has
 its headers decoded and its CRCs left unchecked; stderr says how many frames
 were cut and names the first. The exit code is non-zero when any file or frame
-could not be decoded (a frame cut inside its headers is one).`,
+could not be decoded (a frame cut inside its headers is one).
+
+When the input is a pipe, a FIFO or a terminal (ibcap -w - -U | ibanalyze
+decode -), each frame is written as it comes; -l does so for any input.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runDecode(cmd.OutOrStdout(), args, o) },
 	}
 	cmd.Flags().IntVarP(&o.count, "count", "c", 0, "stop after `N` frames per file (0: all)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "JSON Lines, one object per frame (the decode contract)")
 	cmd.Flags().BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC/LPCRC")
+	cmd.Flags().BoolVarP(&o.lineBuffered, "line-buffered", "l", false, "write each frame as it is decoded (the default when the input is a pipe, a FIFO or a terminal)")
 	cmd.Flags().BoolVar(&o.summary, "summary", false, "print only each file's counts (frames, decoded, skipped, errors, bad CRCs)")
 	rootCmd.AddCommand(cmd)
 }
@@ -75,7 +82,9 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 			warnf("%v", err)
 			continue
 		}
-		t, err := decodeFile(w, s, path, o)
+		fo := o
+		fo.lineBuffered = o.lineBuffered || liveInput(path)
+		t, err := decodeFile(w, s, path, fo)
 		s.Close()
 		if err == nil {
 			err = damaged // what came before it was printed
@@ -181,6 +190,24 @@ func decodeFile(w *bufio.Writer, s *capfile.Stream, path string, o decodeOpts) (
 		if _, err := w.Write(line); err != nil {
 			return t, fmt.Errorf("write output: %w", err)
 		}
+		if o.lineBuffered {
+			if err := w.Flush(); err != nil {
+				return t, fmt.Errorf("write output: %w", err)
+			}
+		}
 	}
 	return t, nil
+}
+
+// liveInput reports whether path (- for standard input) is a pipe, a FIFO
+// or a terminal: a capture still being written, to be shown as it comes.
+func liveInput(path string) bool {
+	var fi os.FileInfo
+	var err error
+	if path == capfile.Stdin {
+		fi, err = os.Stdin.Stat()
+	} else {
+		fi, err = os.Stat(path)
+	}
+	return err == nil && fi.Mode()&(os.ModeNamedPipe|os.ModeCharDevice) != 0
 }
