@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -352,5 +353,15 @@ func TestRenamedLongNamesStayBounded(t *testing.T) {
 	s := readDiag(t, "sample_id, sample_time_start, sample_time_end, "+long+", "+long+"\n0, 1.0, 1.1, 1, 2\n", nil)
 	if n := s.Counters[1].Name; len(n) != maxNameBytes || !strings.HasSuffix(n, "_2") || s.Col(n) != 1 {
 		t.Errorf("renamed long name %d bytes, ends %q", len(n), n[len(n)-4:])
+	}
+}
+
+// A data-IDs JSON past its bound is refused naming the bound, before it is
+// parsed (it was read whole, whatever its size).
+func TestDataIDsBound(t *testing.T) {
+	big := io.MultiReader(strings.NewReader(`{"data-ids": [`), strings.NewReader(strings.Repeat(" ", maxDataIDsBytes)), strings.NewReader(`]}`))
+	_, err := ReadDataIDs(big, "ids.json")
+	if err == nil || !strings.Contains(err.Error(), "ids.json") || !strings.Contains(err.Error(), "larger than 16 MB") {
+		t.Errorf("error %v", err)
 	}
 }

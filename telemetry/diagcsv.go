@@ -43,6 +43,9 @@ func (f DiagFormat) String() string {
 	return "auto"
 }
 
+// maxDataIDsBytes bounds a data-IDs JSON, which is read whole.
+const maxDataIDsBytes = 16 << 20
+
 // DataIDName names one data ID, as an entry of the DOCA data-IDs JSON.
 type DataIDName struct {
 	Name string
@@ -56,9 +59,12 @@ type DataIDName struct {
 // data_id may be a hex string or a JSON number. name names the CSV column.
 // Errors name the line of the entry (or of the syntax error) at fault.
 func ReadDataIDs(r io.Reader, file string) ([]DataIDName, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, maxDataIDsBytes+1))
 	if err != nil {
 		return nil, perr(file, 0, "data-IDs JSON: %v", err)
+	}
+	if len(data) > maxDataIDsBytes {
+		return nil, perr(file, 0, "data-IDs JSON larger than %d MB: the catalogue of every data ID a device has is a few hundred kB; this is not one", maxDataIDsBytes>>20)
 	}
 	var doc struct {
 		DataIDs []json.RawMessage `json:"data-ids"`
