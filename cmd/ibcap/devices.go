@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ibscope/ibscope/capture"
+	"github.com/ibscope/ibscope/internal/termtext"
 )
 
 // listDevices prints what -D shows: RDMA ports first (from sysfs, which
@@ -43,7 +44,7 @@ func printDevices(out io.Writer, devs []capture.RDMADevice, nets []capture.Netde
 			if p.LinkLayer == "InfiniBand" {
 				lid = fmt.Sprintf("0x%x", p.LID)
 			}
-			fmt.Fprintf(tw, "%d\t%s:%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", num, d.Name, p.Num, orDash(p.LinkLayer), orDash(p.State),
+			fmt.Fprintf(tw, "%d\t%s:%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", num, termtext.Escape(d.Name), p.Num, orDash(p.LinkLayer), orDash(p.State),
 				orDash(p.PhysState), orDash(p.Rate), lid, orDash(p.Netdev), capturedBy(d, p))
 		}
 	}
@@ -59,7 +60,7 @@ func printDevices(out io.Writer, devs []capture.RDMADevice, nets []capture.Netde
 		if n.Up {
 			state = "up"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\n", num, n.Name, state, n.MTU)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\n", num, termtext.Escape(n.Name), state, n.MTU)
 	}
 	// Last, as in tcpdump -D: the pseudo-device of every interface.
 	fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", num+1, capture.AnyDevice, "(every interface, Linux cooked v2 records)", "-")
@@ -84,11 +85,12 @@ func needsVerbs(devs []capture.RDMADevice) bool {
 	return false
 }
 
+// orDash is s as the table shows it (sysfs' words, escaped), "-" for none.
 func orDash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return termtext.Escape(s)
 }
 
 // targetNote is the one line ibcap says of what it captures when the
