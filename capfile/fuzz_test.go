@@ -48,6 +48,9 @@ func fuzzReader(f *testing.F, ng bool) {
 		zw.Write(pcapFile(true, rocePacket(f, 0x04, 8)))
 		zw.Close()
 		f.Add(gz.Bytes())
+		// The second hostile round: bytes after the compressed data (it
+		// read as a record header cut short).
+		f.Add(append(append([]byte(nil), gz.Bytes()...), "garbage after the gzip stream"...))
 	}
 	f.Fuzz(checkReaderOn)
 }

@@ -116,6 +116,12 @@ func FuzzLoadScenario(f *testing.F) {
 	// Ethernet: PFC at the ends of its ranges, probes on every packet.
 	f.Add([]byte(strings.Replace(strings.Replace(ethernetYAML, "{name: sw}", "{name: sw, pfc: {xoff_bytes: 2, xon_bytes: 1, headroom_bytes: 1, pause_quanta: 65535, refresh_ns: 1}}", 1),
 		"bytes: 65536", "bytes: 65536, ifa_every: 1", 1)+"gbps: 1600\nvls: 8\n"), false)
+	// The second hostile round: names that act on a terminal or that the
+	// file system refuses late, and a chain far past the size bounds.
+	f.Add([]byte(strings.Replace(goodYAML, "file: a.pcap", `file: "a\u202Epacp.exe"`, 1)), false)
+	f.Add([]byte(strings.Replace(goodYAML, "file: a.pcap", `file: "a\0.pcap"`, 1)), false)
+	f.Add([]byte("name: \"\\e]0;owned\\a\"\n"+goodYAML), false)
+	f.Add([]byte(chainYAML(MaxSwitches+1, 4096, "")), false)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte, isJSON bool) {
 		name := filepath.Join(dir, "s.yaml")

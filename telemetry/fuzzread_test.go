@@ -103,6 +103,8 @@ func FuzzTelemetryDiagCSV(f *testing.F) {
 func FuzzPerfquery(f *testing.F) {
 	addFileSeeds(f, "testdata/perfquery.txt", "testdata/perfquery_x.txt")
 	f.Add([]byte("# ts=1.5\n# ts=2\n# Port counters: Lid 1 port 1\nPortXmitWait:....0xffffffff\n3\n"))
+	// The second hostile round: a ts_ns past int64 (silently untimed before).
+	f.Add([]byte("# ts_ns=99999999999999999999999\n# Port counters: Lid 1 port 1\nPortXmitData:....7\n"))
 	// A reset of a saturating counter, then a last snapshot cut short.
 	f.Add([]byte("# ts=1\n# Port counters: Lid 1 port 1\nPortXmitWait:....900\nPortXmitData:....7\n# ts=2\n# Port counters: Lid 1 port 1\nPortXmitWait:....4\nPortXmitData:....9\n# ts=3\n# Port counters: Lid 1 port 1\nPortXmitWait:....5\nPortXmitDa"))
 	f.Fuzz(func(t *testing.T, b []byte) {
