@@ -68,9 +68,9 @@ func factsOf(f *decode.Frame, d dir, rt *retransmits) packetFacts {
 type binner struct {
 	startNs, endNs []int64
 	stats          [][]intervalStats // in chunks of statsChunk intervals, nil until a packet falls in one
-	cur            int        // interval of the latest packet, -1 before any
-	ipds           [3][]int64 // inter-packet delays of interval cur, per slot
-	lastNs         [3]int64   // time of the previous packet, per slot
+	cur            int               // interval of the latest packet, -1 before any
+	ipds           [3][]int64        // inter-packet delays of interval cur, per slot
+	lastNs         [3]int64          // time of the previous packet, per slot
 	haveLast       [3]bool
 	lateIPDs       int64
 	cong           congestion // pauses and IFA probes (congestion.go)
