@@ -334,7 +334,12 @@ func (a *FlowsAnalysis) flow(p *Packet) *flowState {
 }
 
 // Add counts one packet.
-func (a *FlowsAnalysis) Add(p *Packet) { a.count(a.flow(p), p) }
+func (a *FlowsAnalysis) Add(p *Packet) {
+	if p.CM != nil && p.CM.Message != 0 { // flowscm.go
+		a.restartFor(p)
+	}
+	a.count(a.flow(p), p)
+}
 
 // AddGap counts one packet as Add does and returns the time since its
 // flow's latest packet before it, for a caller that also wants the
@@ -343,6 +348,9 @@ func (a *FlowsAnalysis) Add(p *Packet) { a.count(a.flow(p), p) }
 // latest, and for the flows past FlowsOptions.MaxFlows (counted together,
 // they have no gaps of their own).
 func (a *FlowsAnalysis) AddGap(p *Packet) (gapNs int64, ok bool) {
+	if p.CM != nil && p.CM.Message != 0 { // flowscm.go
+		a.restartFor(p)
+	}
 	f := a.flow(p)
 	prevNs, seen := f.lastNs, f.packets > 0 && !f.other
 	a.count(f, p)

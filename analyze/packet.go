@@ -54,6 +54,11 @@ type Packet struct {
 	// pay for its copy (216 bytes a packet with it inline, 160 without);
 	// it is valid until the next packet is taken.
 	*EthernetFields
+	// CM is the packet's communication management message (CM.Message is
+	// 0 on other packets, and on every packet without StreamOptions.CM);
+	// like EthernetFields it lives beside the window and is valid until the
+	// next packet is taken.
+	CM *decode.CMMessage
 }
 
 // EthernetFields is what a Packet carries of its Ethernet frame.

@@ -41,6 +41,10 @@ type StreamOptions struct {
 	// requests, IFA hops), which the pfc and hops analyses read; without
 	// it they are all zero, and the other analyses read a packet faster.
 	Ethernet bool
+	// CM fills Packet.CM on a communication management MAD's packet
+	// (decode.MAD.CM), which the cm analysis reads and flows uses to start
+	// a connection's PSN sequences afresh (88 bytes a packet of the window).
+	CM bool
 	// OnDecodeError is told of every frame that could not be decoded, and
 	// of every frame without a timestamp (a pcapng simple packet block,
 	// whose Err says so); the stream skips the frame and goes on.
@@ -82,10 +86,14 @@ type Stream struct {
 	// at noEthernet, which stays zero.
 	ethernet   bool
 	noEthernet EthernetFields
-	head       int
-	n          int
-	stats      StreamStats
-	eof        bool
+	// cm is set when the packets' CM messages are filled (StreamOptions.CM),
+	// the same way: each slot its own, else all at noCM.
+	cm    bool
+	noCM  decode.CMMessage
+	head  int
+	n     int
+	stats StreamStats
+	eof   bool
 
 	outStarted bool
 	lastOutNs  int64
@@ -189,6 +197,17 @@ func (s *Stream) start(in *capfile.Stream, opts StreamOptions) {
 			s.ring[i].EthernetFields = &eth[i]
 		}
 	}
+	s.cm = opts.CM
+	var cms []decode.CMMessage
+	if s.cm {
+		cms = make([]decode.CMMessage, size)
+	}
+	for i := range s.ring {
+		s.ring[i].CM = &s.noCM
+		if s.cm {
+			s.ring[i].CM = &cms[i]
+		}
+	}
 }
 
 // Close closes every file.
@@ -259,6 +278,12 @@ func (s *Stream) push(f *decode.Frame, file int) {
 	s.ring[i].fill(f, file)
 	if s.ethernet {
 		s.ring[i].EthernetFields.fill(f)
+	}
+	if s.cm {
+		*s.ring[i].CM = decode.CMMessage{}
+		if f.Has&decode.HasMAD != 0 {
+			*s.ring[i].CM, _ = f.MAD.CM()
+		}
 	}
 	s.n++
 	if s.outStarted && s.ring[i].TsNs < s.lastOutNs {

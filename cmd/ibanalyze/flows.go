@@ -110,7 +110,7 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 	if ok {
 		opts.LinkGbps = rate.DataGbps
 	}
-	in := newInput(analyze.StreamOptions{WindowPackets: o.window, CheckCRC: !o.noCRC})
+	in := newInput(analyze.StreamOptions{WindowPackets: o.window, CheckCRC: !o.noCRC, CM: true})
 	run, err := runStreamed(stdout, paths, "flows", in, o.interval, o.json, analysis(analyze.NewFlowsAnalysis(opts)),
 		func(w io.Writer, r *analyze.FlowsResult) error { return writeFlowsReport(w, r, o) })
 	if errors.Is(err, analyze.ErrNoPackets) {

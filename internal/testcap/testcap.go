@@ -31,6 +31,8 @@ type Packet struct {
 	Payload  int    // payload bytes
 	DMALen   uint32 // RETH DMA length, bytes
 	BadICRC  bool   // RoCE only: the ICRC is corrupted after sealing
+	// MAD, when set, is the payload of a UD packet from QP1 (CMMAD builds one).
+	MAD []byte
 }
 
 // transport is the packet's BTH, the extended headers its opcode carries,
@@ -48,6 +50,10 @@ func (p Packet) transport() []gopacket.SerializableLayer {
 		case decode.LayerTypeCNPPad:
 			ls = append(ls, &decode.CNPReserved{})
 		case decode.LayerTypeDETH:
+			if p.MAD != nil {
+				ls = append(ls, &decode.DETH{QKey: 0x80010000, SrcQP: 1})
+				continue
+			}
 			ls = append(ls, &decode.DETH{QKey: 1, SrcQP: 2})
 		case decode.LayerTypeAtomicETH:
 			ls = append(ls, &decode.AtomicETH{})
@@ -57,7 +63,9 @@ func (p Packet) transport() []gopacket.SerializableLayer {
 			ls = append(ls, &decode.IETH{})
 		}
 	}
-	if p.Payload > 0 {
+	if p.MAD != nil {
+		ls = append(ls, gopacket.Payload(p.MAD))
+	} else if p.Payload > 0 {
 		ls = append(ls, gopacket.Payload(make([]byte, p.Payload)))
 	}
 	return ls
