@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/protostate"
@@ -67,12 +68,14 @@ func (p *rateFlag) resolve(paths []string) (r protostate.Rate, from string, ok b
 }
 
 // recordedRate is the link speed every file of paths records (pcapng
-// if_speed); none when one is standard input, cannot be opened (the
+// if_speed); none when one is standard input or any other file that is
+// not a regular one (a FIFO: reading its header here would take it from
+// the analysis, which could never read it again), cannot be opened (the
 // analysis then says why), records none or they differ.
 func recordedRate(paths []string) (protostate.Rate, bool) {
 	var bps uint64
 	for i, path := range paths {
-		if path == capfile.Stdin {
+		if fi, err := os.Stat(path); path == capfile.Stdin || err != nil || !fi.Mode().IsRegular() {
 			return protostate.Rate{}, false
 		}
 		rd, err := capfile.Open(path)
