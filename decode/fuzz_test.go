@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"reflect"
@@ -211,6 +212,12 @@ func fuzzDecoder(f *testing.F, linkType int) {
 			_ = fr.Transport.String()
 			_ = fr.BTH.OpCode.String()
 			_ = fr.FlowKey()
+			if js := fr.AppendJSON(nil, ""); !json.Valid(js) { // a MAD's layouts read as far as the bytes go
+				t.Fatalf("invalid JSON: %s", js)
+			}
+			if fr.Has&HasMAD != 0 {
+				_ = fr.MAD.AppendSummary(nil)
+			}
 		}
 		p := gopacket.NewPacket(data, layers.LinkType(linkType), gopacket.DecodeOptions{SkipDecodeRecovery: true})
 		for _, l := range p.Layers() {

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -124,6 +125,34 @@ func TestMADShort(t *testing.T) {
 	}
 }
 
+// TestMADTooShort: a UD SEND on QP1 whose payload cannot hold the MAD
+// header, not cut by the snap length, is an error at the payload's byte,
+// the headers before it kept.
+func TestMADTooShort(t *testing.T) {
+	eth := &layers.Ethernet{SrcMAC: []byte{2, 0, 0, 0, 0, 1}, DstMAC: []byte{2, 0, 0, 0, 0, 2}, EthernetType: layers.EthernetTypeIPv4}
+	ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: []byte{10, 0, 0, 1}, DstIP: []byte{10, 0, 0, 2}}
+	udp := &layers.UDP{SrcPort: 50000, DstPort: UDPPortRoCEv2}
+	buf := gopacket.NewSerializeBuffer()
+	err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true}, eth, ip, udp,
+		&BTH{OpCode: 0x64, DestQP: 1, PKey: 0xFFFF}, &DETH{QKey: 0x80010000, SrcQP: 1}, gopacket.Payload(make([]byte, 12)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := append([]byte(nil), buf.Bytes()...)
+	if err := SealRoCE(b); err != nil {
+		t.Fatal(err)
+	}
+	d := Decoder{LinkType: LinkTypeEthernet}
+	var f Frame
+	f.CapLen, f.WireLen = len(b), len(b)
+	err = d.Decode(b, &f)
+	var fe *FrameError
+	want := 14 + 20 + 8 + BTHLen + 8
+	if !errors.As(err, &fe) || fe.Offset != want || f.Has&HasDETH == 0 || f.Has&HasMAD != 0 {
+		t.Fatalf("error %v (want one at byte %d), DETH kept %v, MAD %v", err, want, f.Has&HasDETH != 0, f.Has&HasMAD != 0)
+	}
+}
+
 // FuzzMAD decodes arbitrary bytes as a MAD: its JSON must be valid and
 // never panic, CM() must stay inside the bytes, and what decodes
 // serializes back to the same header.
@@ -136,6 +165,10 @@ func FuzzMAD(f *testing.F) {
 		f.Add(append([]byte(nil), fm.MAD.Data...))
 		f.Add(append([]byte(nil), fm.MAD.Data[:len(fm.MAD.Data)/2]...))
 	}
+	// A REJ cut right after its communication IDs: CM() once read past it.
+	rej := make([]byte, MADHeaderLen+8)
+	rej[1], rej[17] = MgmtClassCM, byte(CMReject)
+	f.Add(rej)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var m MAD
 		if err := m.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
