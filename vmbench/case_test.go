@@ -14,11 +14,12 @@ import (
 // traffic is one case of the matrix: a perftest tool (or rping) run from
 // rxe0 to rxe1 while ibcap captures on va, rxe0's netdev.
 type traffic struct {
-	name  string
-	tool  string   // ib_write_bw, ib_send_bw, ..., or rping
-	args  []string // perftest flags for both sides (-c UC, -s 64, -q 2, ...)
-	iters int      // perftest -n, rping -C
-	ipv6  bool     // use the devices' IPv6 GIDs
+	name     string
+	tool     string   // ib_write_bw, ib_send_bw, ..., rping, or perftest-rdma-cm (perftest -R)
+	perftest string   // the perftest tool of perftest-rdma-cm
+	args     []string // perftest flags for both sides (-c UC, -s 64, -q 2, ...)
+	iters    int      // perftest -n, rping -C
+	ipv6     bool     // use the devices' IPv6 GIDs
 	// netem qdiscs on va (rxe0's packets, before the tap) and vb (rxe1's
 	// packets, before they reach va): tc netem arguments, or empty.
 	netemA, netemB string
@@ -34,21 +35,27 @@ func (b *bench) caseDir(name string) (host, guest string) {
 // counters again, stop ibcap.
 func (b *bench) script(c traffic) string {
 	_, dir := b.caseDir(c.name)
-	v := "4"
-	if c.ipv6 {
-		v = "6"
-	}
 	var s strings.Builder
 	fmt.Fprintf(&s, `set -u
 D=%s
 mkdir -p $D && cd $D
-fail() { echo "FAIL: $*"; exit 1; }
+fail() { echo "FAIL: $*"; echo "kernel log:"; dmesg | tail -20; exit 1; }
+# Whatever way the script ends, nothing it started outlives it.
+trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT
 waitfor() { # waitfor WHAT COMMAND...: retry up to 60 s
   what=$1; shift
   for i in $(seq 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
   fail "timed out waiting for $what"
 }
 counters() { grep -H . /sys/class/infiniband/rxe[01]/ports/1/hw_counters/* > $1; }
+gid() { # gid DEV PATTERN: the index of the device's RoCE v2 GID matching PATTERN, read now
+  for i in $(seq 0 15); do
+    read -r v < /sys/class/infiniband/$1/ports/1/gids/$i || continue
+    case $v in $2) echo $i; return 0;; esac
+  done
+  echo "no GID $2 on $1:"; grep -H . /sys/class/infiniband/$1/ports/1/gids/[0-9] >&2
+  return 1
+}
 qdiscs() { tc -s qdisc show dev va > $1.va; tc -s qdisc show dev vb > $1.vb; }
 drained() { ! tc -s qdisc show dev va dev vb | grep -q 'backlog [1-9]' && ! tc -s qdisc show dev vb | grep -q 'backlog [1-9]'; }
 tc qdisc del dev va root 2>/dev/null; tc qdisc del dev vb root 2>/dev/null
@@ -59,26 +66,48 @@ tc qdisc del dev va root 2>/dev/null; tc qdisc del dev vb root 2>/dev/null
 	if c.netemB != "" {
 		fmt.Fprintf(&s, "tc qdisc add dev vb root netem %s || fail netem vb\n", c.netemB)
 	}
-	fmt.Fprintf(&s, `%[1]s/ibcap -i va -w $D/va.pcap -B 8192 2>ibcap.err & cap=$!
+	fmt.Fprintf(&s, `%[1]s/ibcap -i va -w $D/va.pcap 2>ibcap.err & cap=$!
 waitfor "ibcap to start" grep -q 'capturing on' ibcap.err
 counters before; qdiscs before
 `, b.bin)
 	switch c.tool {
 	case "rping":
+		// -I binds the client to rxe0's address: without it rdma_cm
+		// resolves rxe1's local address to rxe1 itself, and nothing
+		// crosses the pair.
 		fmt.Fprintf(&s, `rping -s -a %[1]s -C %[2]d -v > server.out 2>&1 & srv=$!
 ok=0
 for i in $(seq 100); do
-  if rping -c -a %[1]s -C %[2]d -v > client.out 2>&1; then ok=1; break; fi
+  if rping -c -I %[3]s -a %[1]s -C %[2]d -v > client.out 2>&1; then ok=1; break; fi
   sleep 0.2
 done
 [ $ok = 1 ] || fail "rping client: $(cat client.out)"
-`, ip4B, c.iters)
+`, ip4B, c.iters, ip4A)
+	case "perftest-rdma-cm":
+		// rdma_cm listens out of ss's sight: the client retries until the
+		// server answers; --source_ip keeps it on rxe0 (as rping's -I).
+		args := strings.Join(c.args, " ")
+		fmt.Fprintf(&s, `%[1]s -d rxe1 -R -n %[2]d -F %[3]s > server.out 2>&1 & srv=$!
+ok=0
+for i in $(seq 100); do
+  if %[1]s -d rxe0 -R --source_ip %[4]s -n %[2]d -F %[3]s %[5]s > client.out 2>&1; then ok=1; break; fi
+  sleep 0.2
+done
+[ $ok = 1 ] || fail "%[1]s client: $(cat client.out)"
+`, c.perftest, c.iters, args, ip4A, ip4B)
 	default:
 		args := strings.Join(c.args, " ")
-		fmt.Fprintf(&s, `%[1]s -d rxe1 -x %[2]d -n %[3]d -F %[4]s > server.out 2>&1 & srv=$!
+		// The GID indices are read as the case starts: the table is the
+		// kernel's to change when addresses come and go.
+		pat := "*:ffff:0a00:000?"
+		if c.ipv6 {
+			pat = "fd00:*"
+		}
+		fmt.Fprintf(&s, `ga=$(gid rxe0 '%[5]s') || fail "$ga"; gb=$(gid rxe1 '%[5]s') || fail "$gb"
+%[1]s -d rxe1 -x $gb -n %[2]d -F %[3]s > server.out 2>&1 & srv=$!
 waitfor "%[1]s to listen" sh -c "ss -Hltn | grep -q ':18515 '"
-%[1]s -d rxe0 -x %[5]d -n %[3]d -F %[4]s %[6]s > client.out 2>&1 || fail "%[1]s client: $(cat client.out)"
-`, c.tool, b.gid["rxe1/"+v], c.iters, args, b.gid["rxe0/"+v], ip4B)
+%[1]s -d rxe0 -x $ga -n %[2]d -F %[3]s %[4]s > client.out 2>&1 || fail "%[1]s client (GIDs $ga, $gb): $(cat client.out; ip -6 neigh; ip -6 route show table 10; grep -H . /sys/class/infiniband/rxe[01]/ports/1/gids/[0-9])"
+`, c.tool, c.iters, args, ip4B, pat)
 	}
 	fmt.Fprintf(&s, `wait $srv || fail "server: $(cat server.out)"
 waitfor "the qdiscs to drain" drained

@@ -1,31 +1,301 @@
 package vmbench
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-func TestWriteCount(t *testing.T) {
+// matrix is the traffic the bench runs, rxe0 (client) to rxe1 (server).
+// Sizes: rxe's path MTU on the veth pair is 1024 (-m 1024 pins it).
+var matrix = []traffic{
+	{name: "rc-send", tool: "ib_send_bw", args: []string{"-s", "4096"}, iters: 100},
+	{name: "rc-write", tool: "ib_write_bw", args: []string{"-s", "4096"}, iters: 100},
+	{name: "rc-read", tool: "ib_read_bw", args: []string{"-s", "4096"}, iters: 100},
+	{name: "rc-fetch-add", tool: "ib_atomic_bw", args: []string{"-A", "FETCH_AND_ADD"}, iters: 100},
+	{name: "rc-cmp-swap", tool: "ib_atomic_bw", args: []string{"-A", "CMP_AND_SWAP"}, iters: 100},
+	{name: "uc-send", tool: "ib_send_bw", args: []string{"-c", "UC", "-s", "4096"}, iters: 100},
+	{name: "uc-write", tool: "ib_write_bw", args: []string{"-c", "UC", "-s", "4096"}, iters: 100},
+	{name: "ud-send", tool: "ib_send_bw", args: []string{"-c", "UD", "-s", "1024"}, iters: 100},
+	{name: "rc-send-inline-64", tool: "ib_send_bw", args: []string{"-s", "64", "-I", "64"}, iters: 100},
+	{name: "rc-send-noinline-64", tool: "ib_send_bw", args: []string{"-s", "64", "-I", "0"}, iters: 100},
+	{name: "rc-write-below-mtu", tool: "ib_write_bw", args: []string{"-s", "1000", "-m", "1024"}, iters: 100},
+	{name: "rc-write-at-mtu", tool: "ib_write_bw", args: []string{"-s", "1024", "-m", "1024"}, iters: 100},
+	{name: "rc-write-above-mtu", tool: "ib_write_bw", args: []string{"-s", "1025", "-m", "1024"}, iters: 100},
+	{name: "rc-write-4qp", tool: "ib_write_bw", args: []string{"-s", "2048", "-q", "4"}, iters: 100},
+	{name: "rping", tool: "rping", iters: 20},
+	{name: "rc-write-ipv6", tool: "ib_write_bw", args: []string{"-s", "4096"}, iters: 200, ipv6: true},
+	{name: "rc-write-loss-data", tool: "ib_write_bw", args: []string{"-s", "4096"}, iters: 200, netemA: "loss 2%"},
+	{name: "rc-send-loss-ack", tool: "ib_send_bw", args: []string{"-s", "4096"}, iters: 200, netemB: "loss 5%"},
+	{name: "rc-write-reorder", tool: "ib_write_bw", args: []string{"-s", "4096"}, iters: 50, netemA: "delay 1ms 900us"},
+	{name: "rc-write-dup-data", tool: "ib_write_bw", args: []string{"-s", "4096"}, iters: 200, netemA: "duplicate 3%"},
+	{name: "rc-write-dup-ack", tool: "ib_write_bw", args: []string{"-s", "4096"}, iters: 200, netemB: "duplicate 5%"},
+	{name: "rc-write-delay-ack", tool: "ib_write_bw", args: []string{"-s", "4096"}, iters: 200, netemB: "delay 2ms"},
+}
+
+// knownFindings are differences the bench found in ibscope and reported
+// (issue 20) that are not fixed yet: the table says FINDING and the test
+// logs them instead of failing, so that what holds stays asserted.
+var knownFindings = map[string]string{
+	"rc-fetch-add/messages": "flows counts atomic requests as no message",
+	"rc-cmp-swap/messages":  "flows counts atomic requests as no message",
+}
+
+// row is one case's result for the table.
+type row struct {
+	name  string
+	cells map[string]string
+}
+
+var columns = []string{"packets", "counters", "decode=tshark", "messages", "naks", "dups/gaps"}
+
+// TestMatrix runs the cases one after another in the guest; each case's
+// checks on the host (tshark, ibanalyze) overlap the next case's traffic,
+// as the subtests are parallel and the guest runs one script at a time.
+func TestMatrix(t *testing.T) {
 	b := need(t)
-	c := traffic{name: "rc-write", tool: "ib_write_bw", args: []string{"-s", "4096"}, iters: 200}
-	dir, d := b.runCase(t, c)
-	out, err := exec.Command("tshark", "-r", filepath.Join(dir, "va.pcap"), "-T", "fields", "-e", "ip.src").Output()
-	if err != nil {
-		t.Fatalf("tshark: %v", err)
+	var rows []*row
+	t.Cleanup(func() { printTable(rows) })
+	for _, c := range matrix {
+		r := &row{name: c.name, cells: map[string]string{}}
+		rows = append(rows, r)
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b.check(t, c, r)
+		})
 	}
-	var sent, rcvd uint64
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		switch l {
-		case ip4A:
-			sent++
-		case ip4B:
-			rcvd++
+}
+
+func printTable(rows []*row) {
+	var s strings.Builder
+	fmt.Fprintf(&s, "| case | %s |\n|---|%s\n", strings.Join(columns, " | "), strings.Repeat("---|", len(columns)))
+	for _, r := range rows {
+		fmt.Fprintf(&s, "| %s |", r.name)
+		for _, c := range columns {
+			v := r.cells[c]
+			if v == "" {
+				v = "-"
+			}
+			fmt.Fprintf(&s, " %s |", v)
+		}
+		s.WriteString("\n")
+	}
+	fmt.Printf("vmbench: the matrix (pass: what was compared; FAIL: what differed)\n%s", s.String())
+}
+
+var qdiscSent = regexp.MustCompile(`Sent \d+ bytes (\d+) pkt \(dropped (\d+),`)
+
+// qdiscStats reads the root qdisc's packets sent and dropped from tc -s.
+func qdiscStats(t *testing.T, path string) (sent, dropped uint64) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("qdisc stats: %v", err)
+	}
+	m := qdiscSent.FindSubmatch(b)
+	if m == nil {
+		return 0, 0
+	}
+	sent, _ = strconv.ParseUint(string(m[1]), 10, 64)
+	dropped, _ = strconv.ParseUint(string(m[2]), 10, 64)
+	return sent, dropped
+}
+
+func (b *bench) check(t *testing.T, c traffic, r *row) {
+	dir, d := b.runCase(t, c)
+	pcap := filepath.Join(dir, "va.pcap")
+	cell := func(col string, ok bool, format string, a ...any) {
+		msg := fmt.Sprintf(format, a...)
+		if ok {
+			r.cells[col] = msg
+			return
+		}
+		r.cells[col] = "FAIL: " + msg
+		t.Errorf("%s: %s", col, msg)
+	}
+	frames, err := tsharkRead(pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcA, srcB := ip4A, ip4B
+	if c.ipv6 {
+		srcA, srcB = ip6A, ip6B
+	}
+	var out, in uint64
+	for _, f := range frames {
+		switch f.src() {
+		case srcA:
+			out++
+		case srcB:
+			in++
 		}
 	}
-	t.Logf("capture: %d from rxe0, %d to it; counters: %v", sent, rcvd, d)
-	if sent != d["rxe0/sent_pkts"] || rcvd != d["rxe0/rcvd_pkts"] {
-		t.Errorf("capture holds %d packets from rxe0 and %d to it; rxe0 counted sent_pkts %d, rcvd_pkts %d", sent, rcvd, d["rxe0/sent_pkts"], d["rxe0/rcvd_pkts"])
+	// The capture against rxe's counters and netem's statistics: va's
+	// netem drops rxe0's packets before the tap, and vb's drops rxe1's
+	// before they reach va; duplicates are made before the tap.
+	sentA, dropA := qdiscDelta(t, dir, "va")
+	sentB, dropB := qdiscDelta(t, dir, "vb")
+	okCount := in == d["rxe0/rcvd_pkts"] && out == expectedOut(c, d, sentA)
+	detail := fmt.Sprintf("%d out, %d in", out, in)
+	if c.netemA != "" {
+		okCount = okCount && out == sentA
+		detail += fmt.Sprintf("; va netem sent %d dropped %d", sentA, dropA)
+		if !strings.Contains(c.netemA, "duplicate") {
+			okCount = okCount && out+dropA == d["rxe0/sent_pkts"]
+		}
+	} else {
+		okCount = okCount && out == d["rxe0/sent_pkts"]
 	}
+	if c.netemB != "" {
+		okCount = okCount && in == sentB
+		detail += fmt.Sprintf("; vb netem sent %d dropped %d", sentB, dropB)
+		if !strings.Contains(c.netemB, "duplicate") {
+			okCount = okCount && in+dropB == d["rxe1/sent_pkts"]
+		}
+	} else {
+		okCount = okCount && in == d["rxe1/sent_pkts"]
+	}
+	// What ibcap says the kernel dropped (its ring full) is missing from
+	// the file; the counts must still add up with it.
+	drops := kernelDrops(t, filepath.Join(dir, "ibcap.err"))
+	if drops > 0 {
+		detail += fmt.Sprintf("; ibcap: %d dropped by the kernel", drops)
+		okCount = out+in+drops == expectedOut(c, d, sentA)+d["rxe0/rcvd_pkts"] && in <= d["rxe0/rcvd_pkts"]
+	}
+	cell("packets", okCount, "%s", detail)
+	if !okCount {
+		t.Logf("rxe0 sent %d rcvd %d, rxe1 sent %d rcvd %d", d["rxe0/sent_pkts"], d["rxe0/rcvd_pkts"], d["rxe1/sent_pkts"], d["rxe1/rcvd_pkts"])
+	}
+	r.cells["counters"] = fmt.Sprintf("rxe0 %d/%d, rxe1 %d/%d", d["rxe0/sent_pkts"], d["rxe0/rcvd_pkts"], d["rxe1/sent_pkts"], d["rxe1/rcvd_pkts"])
+	for _, k := range []string{"out_of_seq_request", "duplicate_request", "completer_retry_err", "retry_exceeded_err", "rcvd_seq_err"} {
+		for _, dev := range []string{"rxe0", "rxe1"} {
+			if v := d[dev+"/"+k]; v != 0 {
+				r.cells["counters"] += fmt.Sprintf(", %s %s %d", dev, k, v)
+			}
+		}
+	}
+
+	// decode = tshark, field for field.
+	js, err := exec.Command(b.hostBin+"/ibanalyze", "decode", "--json", pcap).Output()
+	if err != nil {
+		t.Fatalf("ibanalyze decode --json %s: %v", pcap, err)
+	}
+	n, diffs := compareDecode(js, frames)
+	cell("decode=tshark", len(diffs) == 0, "%d frames, %d fields%s", len(frames), n, strings.Join(append([]string{""}, diffs...), "; "))
+
+	// flows: messages, NAKs, duplicates and gaps.
+	fj, err := exec.Command(b.hostBin+"/ibanalyze", "flows", "--json", pcap).Output()
+	if err != nil {
+		t.Fatalf("ibanalyze flows --json %s: %v", pcap, err)
+	}
+	flows, err := parseFlows(fj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs, naks uint64
+	var fromA psnJSON
+	for _, f := range flows {
+		msgs += f.Messages.Total
+		if f.Key.Src == srcA {
+			fromA.Gaps += f.PSN.Gaps
+			fromA.Missing += f.PSN.Missing
+			fromA.Duplicates += f.PSN.Duplicates
+			fromA.OutOfOrder += f.PSN.OutOfOrder
+		}
+		if f.Key.Src == srcB {
+			for _, n := range f.NAKs {
+				if n.Name == "PSN_SEQUENCE_ERROR" {
+					naks += n.Count
+				}
+			}
+		}
+	}
+	if c.tool != "rping" {
+		qps := uint64(1)
+		if i := index(c.args, "-q"); i >= 0 {
+			q, _ := strconv.Atoi(c.args[i+1])
+			qps = uint64(q)
+		}
+		want := uint64(c.iters) * qps
+		// Both directions: a READ's message is its response.
+		msg := fmt.Sprintf("%d, %d iterations x %d QPs", msgs, c.iters, qps)
+		if f, ok := knownFindings[c.name+"/messages"]; ok && msgs != want {
+			r.cells["messages"] = "FINDING: " + msg + " (" + f + ")"
+			t.Logf("known finding: messages: %s (%s)", msg, f)
+		} else {
+			cell("messages", msgs == want, "%s", msg)
+		}
+	}
+	// Sequence-error NAKs: rxe1 sends one per out_of_seq_request; all reach
+	// va unless vb's netem drops some.
+	if drops > 0 {
+		// The capture is short of what crossed: its PSNs cannot be held
+		// against the counters.
+		r.cells["naks"] = fmt.Sprintf("not compared: the capture lost %d", drops)
+		return
+	}
+	if !strings.Contains(c.netemB, "loss") && c.tool != "rping" {
+		cell("naks", naks == d["rxe1/out_of_seq_request"], "%d PSN sequence NAKs, rxe1 out_of_seq_request %d", naks, d["rxe1/out_of_seq_request"])
+	}
+	if c.tool != "ib_read_bw" && c.tool != "ib_atomic_bw" && c.tool != "rping" && !contains(c.args, "UD") {
+		_, truth := psnTruth(frames, srcA)
+		ok := truth == fromA
+		msg := fmt.Sprintf("flows %+v, tshark's PSNs %+v", fromA, truth)
+		if c.netemA == "" || strings.HasPrefix(c.netemA, "duplicate") {
+			// Without loss or reordering on the way, what rxe1 received is
+			// what left va, and each resent PSN reaches it behind its
+			// expected one: its duplicate count is the capture's. (Under
+			// reordering, go-back-N resends PSNs rxe1 has not accepted yet,
+			// which it drops as out of sequence, not as duplicates.)
+			ok = ok && fromA.Duplicates == d["rxe1/duplicate_request"]
+			msg += fmt.Sprintf(", rxe1 duplicate_request %d", d["rxe1/duplicate_request"])
+		}
+		cell("dups/gaps", ok, "%s", msg)
+	}
+}
+
+// expectedOut is how many of rxe0's packets leave va: what va's netem sent,
+// or without one what rxe0 sent (as rxe1 received them).
+func expectedOut(c traffic, d map[string]uint64, netemSent uint64) uint64 {
+	if c.netemA != "" {
+		return netemSent
+	}
+	return d["rxe1/rcvd_pkts"]
+}
+
+var droppedByKernel = regexp.MustCompile(`(\d+) packets dropped by the kernel`)
+
+// kernelDrops reads ibcap's report of packets the kernel dropped.
+func kernelDrops(t *testing.T, path string) uint64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("ibcap's report: %v", err)
+	}
+	m := droppedByKernel.FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("ibcap's report in %s says nothing of kernel drops:\n%s", path, b)
+	}
+	n, _ := strconv.ParseUint(string(m[1]), 10, 64)
+	return n
+}
+
+func qdiscDelta(t *testing.T, dir, dev string) (sent, dropped uint64) {
+	s0, d0 := qdiscStats(t, filepath.Join(dir, "before."+dev))
+	s1, d1 := qdiscStats(t, filepath.Join(dir, "after."+dev))
+	return s1 - s0, d1 - d0
+}
+
+func contains(args []string, s string) bool { return index(args, s) >= 0 }
+
+func index(args []string, s string) int {
+	for i, a := range args {
+		if a == s {
+			return i
+		}
+	}
+	return -1
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -52,8 +53,8 @@ type Guest struct {
 // initScript runs as the guest's PID 1: it loads the modules, mounts the
 // host's root read-only with tmpfs over the folders programs write to,
 // mounts the share, and then runs each script the host names on the
-// control line (ttyS1) chrooted into the host's root, answering
-// "done N RC".
+// control line (ttyS1, "N SECONDS") chrooted into the host's root, killed
+// after SECONDS (exit 124), answering "done N RC".
 const initScript = `#!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -74,8 +75,8 @@ stty -F /dev/ttyS1 raw -echo
 exec 3<>/dev/ttyS1
 echo "vm init: ready for commands on ttyS1"
 echo ready >&3
-while read -r n <&3; do
-  chroot /newroot /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp \
+while read -r n secs <&3; do
+  chroot /newroot /usr/bin/timeout -k 5 "$secs" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp \
     /bin/bash /tmp/share/cmd-$n.sh </dev/null >/newroot/tmp/share/out-$n 2>&1
   echo "done $n $?" >&3
 done
@@ -176,6 +177,9 @@ func boot(qemu string, c Config, initrd, accel string, timeout time.Duration) (*
 	var stderr bytes.Buffer
 	g.cmd = exec.Command(qemu, args...)
 	g.cmd.Stderr = &stderr
+	// A test binary that dies (go test's timeout panics past every
+	// cleanup) takes its guest with it.
+	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	start := time.Now()
 	if err := g.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start qemu: %w", err)
@@ -224,8 +228,9 @@ type Result struct {
 	Took time.Duration
 }
 
-// Run runs script with bash in the guest, chrooted into the host's root,
-// and waits at most timeout for it.
+// Run runs script with bash in the guest, chrooted into the host's root;
+// the guest kills it after timeout (exit code 124), and the host gives up
+// waiting 30 s later.
 func (g *Guest) Run(script string, timeout time.Duration) (Result, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -236,8 +241,8 @@ func (g *Guest) Run(script string, timeout time.Duration) (Result, error) {
 		return Result{}, fmt.Errorf("write %s: %w", name, err)
 	}
 	start := time.Now()
-	g.conn.SetDeadline(start.Add(timeout))
-	if _, err := fmt.Fprintf(g.conn, "%d\n", n); err != nil {
+	g.conn.SetDeadline(start.Add(timeout + 30*time.Second))
+	if _, err := fmt.Fprintf(g.conn, "%d %d\n", n, int(timeout.Seconds())); err != nil {
 		return Result{}, fmt.Errorf("send command %d: %w", n, err)
 	}
 	want := fmt.Sprintf("done %d ", n)
