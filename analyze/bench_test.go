@@ -73,7 +73,7 @@ func benchRun(b *testing.B, opts StreamOptions, run func(s *Stream) error) {
 // BenchmarkIPD is `ibanalyze ipd` end to end: file reading, decoding, IPD per flow.
 func BenchmarkIPD(b *testing.B) {
 	benchRun(b, StreamOptions{}, func(s *Stream) error {
-		_, err := RunIPD(s, IPDConfig{}, nil)
+		_, err := runIPD(s, IPDOptions{}, nil)
 		return err
 	})
 }
@@ -81,7 +81,7 @@ func BenchmarkIPD(b *testing.B) {
 // BenchmarkFlows is `ibanalyze flows` end to end, CRCs checked.
 func BenchmarkFlows(b *testing.B) {
 	benchRun(b, StreamOptions{CheckCRC: true}, func(s *Stream) error {
-		_, err := RunFlows(s, nil)
+		_, err := runFlows(s, nil)
 		return err
 	})
 }

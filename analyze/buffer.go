@@ -11,7 +11,7 @@ import (
 	"github.com/ibscope/ibscope/internal/units"
 )
 
-// Buffer estimates the buffer between senders and a receiver without
+// runBuffer estimates the buffer between senders and a receiver without
 // flow-control packets, from data packets alone, as the 2015 study did by
 // counting packets during a congestion episode. Each data packet a sender
 // capture shows is matched by flow and PSN to the receiver capture; after
@@ -111,26 +111,13 @@ type matchedPkt struct {
 	bytes          int32
 }
 
-// Buffer matches the senders' data packets with the receiver's and
-// estimates, per sender, the buffer its packets filled: senders holds the
-// sender captures (Packet.File tells them apart: one file per sender),
-// receiver the receiver's. Memory grows with the packets of the sender
-// captures: 16 bytes each as read, about 80 once matched (the match, and
-// while a report is made a copy of it and two occupancy steps); past
-// opts.MaxPackets it stops with ErrTooManyPackets.
-func Buffer(senders, receiver *Stream, opts BufferOptions) (*BufferReport, error) {
-	a, err := NewBufferAnalysis(opts)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := Run(senders, a.Sent(), RunOptions[[]BufferSender]{}); err != nil {
-		return nil, err
-	}
-	return Run(receiver, a, RunOptions[*BufferReport]{})
-}
-
-// BufferAnalysis takes the senders' packets first (Sent), then the
-// receiver's (Add), and reports on the two.
+// BufferAnalysis matches the senders' data packets with the receiver's and
+// estimates, per sender, the buffer its packets filled. It takes the sender
+// captures' packets first (Sent; Packet.File tells them apart: one file per
+// sender), then the receiver's (Add), and reports on the two. Memory grows
+// with the packets of the sender captures: 16 bytes each as read, about 80
+// once matched (the match, and while a report is made a copy of it and two
+// occupancy steps); past opts.MaxPackets it stops with ErrTooManyPackets.
 type BufferAnalysis struct {
 	opts       BufferOptions
 	maxPackets int

@@ -20,14 +20,14 @@ func TestBufferWithoutCongestion(t *testing.T) {
 	if _, err := sim.Run(s, dir); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := analyze.Buffer(openT(t, filepath.Join(dir, "s1.pcap")), openT(t, filepath.Join(dir, "r.pcap")), analyze.BufferOptions{})
+	rep, err := analyze.RunBuffer(openT(t, filepath.Join(dir, "s1.pcap")), openT(t, filepath.Join(dir, "r.pcap")), analyze.BufferOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if bs := rep.Senders[0]; bs.Congested || bs.EstimateBytes != 0 || bs.Matched != 128 {
 		t.Errorf("sender alone: congested %v, estimate %d, matched %d; want no estimate from 128 matched packets", bs.Congested, bs.EstimateBytes, bs.Matched)
 	}
-	_, err = analyze.Buffer(openT(t, filepath.Join(dir, "s1.pcap")), openT(t, filepath.Join(dir, "s2.pcap")), analyze.BufferOptions{NsPerByte: 0.25})
+	_, err = analyze.RunBuffer(openT(t, filepath.Join(dir, "s1.pcap")), openT(t, filepath.Join(dir, "s2.pcap")), analyze.BufferOptions{NsPerByte: 0.25})
 	if err == nil || !strings.Contains(err.Error(), "no data packet") {
 		t.Errorf("unrelated captures: error %v, want one saying nothing matched", err)
 	}
@@ -48,7 +48,7 @@ func TestBufferCapturesOfDifferentRuns(t *testing.T) {
 		return dir
 	}
 	qdr, sdr := run("QDR"), run("SDR")
-	rep, err := analyze.Buffer(openT(t, filepath.Join(qdr, "s1.pcap")), openT(t, filepath.Join(sdr, "r.pcap")), analyze.BufferOptions{})
+	rep, err := analyze.RunBuffer(openT(t, filepath.Join(qdr, "s1.pcap")), openT(t, filepath.Join(sdr, "r.pcap")), analyze.BufferOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestBufferSameFlowTwice(t *testing.T) {
 	if err := os.WriteFile(cp, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = analyze.Buffer(openT(t, s1, cp), openT(t, filepath.Join(dir, "r.pcap")), analyze.BufferOptions{})
+	_, err = analyze.RunBuffer(openT(t, s1, cp), openT(t, filepath.Join(dir, "r.pcap")), analyze.BufferOptions{})
 	want := cp + ": flow ib lid 1>3 qp 0x000100 also appears in " + s1 + "; give each sender's capture once"
 	if err == nil || err.Error() != want {
 		t.Errorf("same capture twice: %v, want %q", err, want)

@@ -51,9 +51,9 @@ type CompareFlow struct {
 // Hists returns the flow's two histograms (same edges).
 func (f *CompareFlow) Hists() (a, b *Histogram) { return f.histA, f.histB }
 
-// CompareResult is `ibanalyze ipd --compare A B --json`. Its flows are
+// CompareReport is `ibanalyze ipd --compare A B --json`. Its flows are
 // built one at a time (Flow, WriteJSON), never all at once.
-type CompareResult struct {
+type CompareReport struct {
 	ResolutionNs  int64     `json:"resolution_ns"`
 	By            GroupBy   `json:"by"`
 	MatchWindowNs int64     `json:"match_window_ns"`
@@ -82,10 +82,10 @@ type compareGroup struct {
 }
 
 // NumFlows returns how many flows the result holds.
-func (r *CompareResult) NumFlows() int { return len(r.groups) }
+func (r *CompareReport) NumFlows() int { return len(r.groups) }
 
 // Flow returns flow i, busiest first (the other flow, if any, last).
-func (r *CompareResult) Flow(i int) *CompareFlow {
+func (r *CompareReport) Flow(i int) *CompareFlow {
 	g := r.groups[i]
 	f := &CompareFlow{}
 	if g.other {
@@ -122,13 +122,13 @@ func (r *CompareResult) Flow(i int) *CompareFlow {
 
 // WriteJSON writes the document exactly as encoding/json indents it by two
 // spaces, encoding one flow at a time.
-func (r *CompareResult) WriteJSON(w io.Writer) error {
-	type fields CompareResult // the same fields, without the methods
+func (r *CompareReport) WriteJSON(w io.Writer) error {
+	type fields CompareReport // the same fields, without the methods
 	return writeFlowsDoc(w, len(r.groups), func(i int) any { return r.Flow(i) }, (*fields)(r))
 }
 
 // MarshalJSON returns what WriteJSON writes.
-func (r *CompareResult) MarshalJSON() ([]byte, error) {
+func (r *CompareReport) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	err := r.WriteJSON(&b)
 	return b.Bytes(), err
@@ -262,7 +262,7 @@ func sketchSample(s *sketch) (vals, weights []float64) {
 // RunCompare reads two captures of the same traffic (a: sender side, b:
 // receiver side) in merged time order: an IPD analysis of each with aligned
 // bins, and packets matched by (flow, PSN) within matchWindowNs.
-func RunCompare(a, b *Stream, cfg IPDConfig, matchWindowNs int64, progress func()) (*CompareResult, error) {
+func RunCompare(a, b *Stream, cfg IPDOptions, matchWindowNs int64, progress func()) (*CompareReport, error) {
 	if matchWindowNs <= 0 {
 		matchWindowNs = DefaultMatchWindowNs
 	}
@@ -316,7 +316,7 @@ func RunCompare(a, b *Stream, cfg IPDConfig, matchWindowNs int64, progress func(
 	if bins.err != nil {
 		return nil, bins.err
 	}
-	r := &CompareResult{ResolutionNs: res(), By: ia.cfg.By, MatchWindowNs: matchWindowNs,
+	r := &CompareReport{ResolutionNs: res(), By: ia.cfg.By, MatchWindowNs: matchWindowNs,
 		Matched: m.total.matched, OnlyA: m.total.onlyA, OnlyB: m.total.onlyB, A: a.Input(), B: b.Input()}
 	if m.total.delay.Count() > 0 {
 		st := statsOf(&m.total.delay)

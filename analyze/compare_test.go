@@ -40,7 +40,7 @@ func TestCompareSenderReceiver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	r, err := RunCompare(a, b, IPDConfig{Hist: HistSpec{Mode: ModeLinear, BinNs: 1000, Bins: 50}}, 0, nil)
+	r, err := RunCompare(a, b, IPDOptions{Hist: HistSpec{Mode: ModeLinear, BinNs: 1000, Bins: 50}}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -147,7 +147,8 @@ const maxMismatchesKept = 20
 
 // maxPacketBlocks is the credit cost of the largest IB packet: a 4 KiB MTU
 // first RDMA WRITE (LRH 8 + BTH 12 + RETH 16 + 4096 + ICRC 4 + VCRC 2).
-const maxPacketBlocks = (8 + 12 + 16 + 4096 + 4 + 2 + decode.BlockBytes - 1) / decode.BlockBytes
+const maxPacketBlocks = (decode.LRHLen + decode.BTHLen + decode.RETHLen + decode.MaxMTUBytes + decode.ICRCLen + decode.VCRCLen +
+	decode.BlockBytes - 1) / decode.BlockBytes
 
 // blocksOf is the credit cost of a packet of ibBytes, LRH through VCRC:
 // 64-byte blocks, rounded up (IBA Vol. 1, 7.9.4; the 2015 study's 2074-byte
@@ -159,24 +160,31 @@ func blocksOf(ibBytes int) int { return (ibBytes + decode.BlockBytes - 1) / deco
 type CreditsAnalysis struct {
 	rep       CreditReport
 	nsPerByte float64
-	inferErr  error // why the byte time could not be inferred
+	inferErr  error // why there is no byte time: not given, or not inferred
 	links     map[[2]int]*CreditLink
 	step      tsStep
 	noDir     *Packet // the first packet whose direction the capture does not record
 }
 
 // NewCreditsAnalysis starts the accounting. Without a byte time
-// (opts.NsPerByte 0) inferErr says why it could not be inferred: the buffer
-// is then still read from the FCPs, and only the credit stalls, which need
-// packet end times, are left out.
-func NewCreditsAnalysis(opts CreditOptions, inferErr error) (*CreditsAnalysis, error) {
+// (opts.NsPerByte 0) the buffer is still read from the FCPs, and only the
+// credit stalls, which need packet end times, are left out, with a note
+// saying why (Credits, which infers the byte time, says why that failed).
+func NewCreditsAnalysis(opts CreditOptions) (*CreditsAnalysis, error) {
 	points, err := seriesPoints(opts.MaxPoints)
 	if err != nil {
 		return nil, err
 	}
-	return &CreditsAnalysis{rep: CreditReport{NsPerByte: opts.NsPerByte, points: points}, nsPerByte: opts.NsPerByte,
-		inferErr: inferErr, links: map[[2]int]*CreditLink{}}, nil
+	a := &CreditsAnalysis{rep: CreditReport{NsPerByte: opts.NsPerByte, points: points}, nsPerByte: opts.NsPerByte,
+		links: map[[2]int]*CreditLink{}}
+	if opts.NsPerByte <= 0 {
+		a.inferErr = errNoByteTime
+	}
+	return a, nil
 }
+
+// errNoByteTime is the credit stalls' note when no byte time was given.
+var errNoByteTime = errors.New("no byte time: the link rate was not given")
 
 // Credits reads the captures open gives (twice when the byte time is to be
 // inferred) and accounts for credits per link direction and VL.
@@ -195,9 +203,12 @@ func Credits(open Opener, opts CreditOptions) (*CreditReport, error) {
 		opts.NsPerByte, inferErr = InferNsPerByte(s)
 		s.Close()
 	}
-	a, err := NewCreditsAnalysis(opts, inferErr)
+	a, err := NewCreditsAnalysis(opts)
 	if err != nil {
 		return nil, err
+	}
+	if inferErr != nil {
+		a.inferErr = inferErr
 	}
 	s, err := open(StreamOptions{LinkPackets: true})
 	if err != nil {

@@ -112,7 +112,7 @@ func TestGroundTruthSweep(t *testing.T) {
 				t.Errorf("credit stall %d ns, truth %d (%.1f%%)", l.CreditStallNs, stallTruth, 100*e)
 			}
 
-			br, err := analyze.Buffer(openT(t, filepath.Join(dir, "s1.pcap"), filepath.Join(dir, "s2.pcap")), openT(t, filepath.Join(dir, "r.pcap")), analyze.BufferOptions{})
+			br, err := analyze.RunBuffer(openT(t, filepath.Join(dir, "s1.pcap"), filepath.Join(dir, "s2.pcap")), openT(t, filepath.Join(dir, "r.pcap")), analyze.BufferOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,7 +134,7 @@ func TestGroundTruthSweep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tk, err := analyze.Tick(openT(t, filepath.Join(dir, "s1.pcap")), series, "perfquery.txt", analyze.TickOptions{Iface: -1})
+			tk, err := analyze.RunTick(openT(t, filepath.Join(dir, "s1.pcap")), series, "perfquery.txt", analyze.TickOptions{Iface: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +201,7 @@ func TestGroundTruthMicrosecondTimestamps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			br, err := analyze.Buffer(openT(t, filepath.Join(dir, "s1.pcap"), filepath.Join(dir, "s2.pcap")), openT(t, filepath.Join(dir, "r.pcap")), analyze.BufferOptions{NsPerByte: 8 / lr.DataGbps(4)})
+			br, err := analyze.RunBuffer(openT(t, filepath.Join(dir, "s1.pcap"), filepath.Join(dir, "s2.pcap")), openT(t, filepath.Join(dir, "r.pcap")), analyze.BufferOptions{NsPerByte: 8 / lr.DataGbps(4)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +214,7 @@ func TestGroundTruthMicrosecondTimestamps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tk, err := analyze.Tick(openT(t, filepath.Join(dir, "s1.pcap")), series, "perfquery.txt", analyze.TickOptions{Iface: -1, Rate: lr, Lanes: 4})
+			tk, err := analyze.RunTick(openT(t, filepath.Join(dir, "s1.pcap")), series, "perfquery.txt", analyze.TickOptions{Iface: -1, Rate: lr, Lanes: 4})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,7 +255,7 @@ func BenchmarkCredits(b *testing.B) {
 func BenchmarkBuffer(b *testing.B) {
 	dir := benchIncast(b)
 	for b.Loop() {
-		if _, err := analyze.Buffer(openT(b, filepath.Join(dir, "s1.pcap"), filepath.Join(dir, "s2.pcap")), openT(b, filepath.Join(dir, "r.pcap")), analyze.BufferOptions{}); err != nil {
+		if _, err := analyze.RunBuffer(openT(b, filepath.Join(dir, "s1.pcap"), filepath.Join(dir, "s2.pcap")), openT(b, filepath.Join(dir, "r.pcap")), analyze.BufferOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -268,7 +268,7 @@ func BenchmarkTick(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := analyze.Tick(openT(b, filepath.Join(dir, "s1.pcap")), series, "perfquery.txt", analyze.TickOptions{Iface: -1}); err != nil {
+		if _, err := analyze.RunTick(openT(b, filepath.Join(dir, "s1.pcap")), series, "perfquery.txt", analyze.TickOptions{Iface: -1}); err != nil {
 			b.Fatal(err)
 		}
 	}

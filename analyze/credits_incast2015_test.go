@@ -66,7 +66,7 @@ func TestGroundTruthIncast2015(t *testing.T) {
 	if got := cr.Links[0].BufferBytes; got != 32<<10 {
 		t.Errorf("credits: buffer %d bytes, want 32 KiB", got)
 	}
-	br, err := analyze.Buffer(openT(t, s1, filepath.Join(dir, "s2.pcapng")), openT(t, filepath.Join(dir, "r.pcapng")), analyze.BufferOptions{})
+	br, err := analyze.RunBuffer(openT(t, s1, filepath.Join(dir, "s2.pcapng")), openT(t, filepath.Join(dir, "r.pcapng")), analyze.BufferOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestGroundTruthIncast2015(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, err := analyze.Tick(openT(t, s1), series, "perfquery.txt", analyze.TickOptions{Iface: -1})
+	tk, err := analyze.RunTick(openT(t, s1), series, "perfquery.txt", analyze.TickOptions{Iface: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

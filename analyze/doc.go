@@ -12,19 +12,19 @@
 // (standard input, several files, a rotated set) is the stream's business.
 // Report is the report so far and changes nothing, so Run can also hand
 // out reports on the way, every so much packet time (RunOptions.EveryNs).
-// Buffer takes two streams, the senders' (Packet.File tells them apart)
+// runBuffer takes two streams, the senders' (Packet.File tells them apart)
 // and then the receiver's.
 //
 // The IPD, flow-health and credit analyses stream: their memory grows with
 // the number of flows, bins and phases, never with the number of packets
-// (IPD: about 430 bytes a flow, up to IPDConfig.MaxFlows; flow health:
+// (IPD: about 430 bytes a flow, up to IPDOptions.MaxFlows; flow health:
 // about 650, up to FlowsOptions.MaxFlows; credits: one
 // state and a downsampled series per link direction and VL). Two do not:
-// Tick keeps 16 bytes of each native IB data packet it reads, and Buffer
+// runTick keeps 16 bytes of each native IB data packet it reads, and Buffer
 // up to about 80 bytes of each data packet of the sender captures (16 as
 // read, then its match and two occupancy steps); both stop with
 // ErrTooManyPackets past a bound in packets (DefaultMaxPackets unless the
 // caller says). RunCompare keeps, besides both sides' IPD state (bounded
-// by IPDConfig.MaxFlows), every packet inside the match window (at most
+// by IPDOptions.MaxFlows), every packet inside the match window (at most
 // MaxMatchWindowNs), and builds its report whole.
 package analyze

@@ -125,7 +125,7 @@ type FlowHealth struct {
 // flowState is one flow while the capture is read. It is kept small (see
 // FlowStateBytes): what most flows never need (NAKs, congestion marks, CRC
 // failures, ACK timing) lives in parts made on first use. key and other
-// never change once it is made (FlowsResult.Key reads them unlocked).
+// never change once it is made (FlowsReport.Key reads them unlocked).
 type flowState struct {
 	key        decode.FlowKey
 	packets    uint64

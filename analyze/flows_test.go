@@ -80,7 +80,7 @@ func healthCapture(t *testing.T) (string, []testcap.Packet) {
 
 // flowsOut is a flows result with every flow made into its FlowHealth.
 type flowsOut struct {
-	*FlowsResult
+	*FlowsReport
 	Flows []*FlowHealth
 }
 
@@ -97,7 +97,7 @@ func runFlowsWith(t *testing.T, opts StreamOptions, paths ...string) *flowsOut {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	r, err := RunFlows(s, nil)
+	r, err := runFlows(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ type FlowCounts struct {
 
 // Counts returns flow i's counts, busiest first as Flow. Like Flow, it
 // reads the analysis' state: not while packets are added.
-func (r *FlowsResult) Counts(i int) FlowCounts {
+func (r *FlowsReport) Counts(i int) FlowCounts {
 	f := r.flows[i]
 	psn := f.psn.Requests.Stats()
 	c := FlowCounts{Packets: f.packets, WireBytes: f.wireBytes, Retrans: psn.Duplicates, PSNGaps: psn.Gaps, Other: f.other}
@@ -32,7 +32,7 @@ func (r *FlowsResult) Counts(i int) FlowCounts {
 
 // Key returns flow i's key, as Flow(i).Key. A flow's key never changes
 // once the flow is made, so Key may be called while packets are added.
-func (r *FlowsResult) Key(i int) GroupKey {
+func (r *FlowsReport) Key(i int) GroupKey {
 	if f := r.flows[i]; !f.other {
 		return keyJSON(f.key, ByFlow)
 	}

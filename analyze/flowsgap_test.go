@@ -89,7 +89,7 @@ func TestFlowsCounts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := RunFlows(s, nil, FlowsOptions{MaxFlows: maxFlows})
+		r, err := runFlows(s, nil, FlowsOptions{MaxFlows: maxFlows})
 		s.Close()
 		if err != nil {
 			t.Fatal(err)

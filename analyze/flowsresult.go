@@ -12,11 +12,11 @@ import (
 	"github.com/ibscope/ibscope/decode"
 )
 
-// FlowsResult is the result of a flows analysis: the flows, busiest
+// FlowsReport is the result of a flows analysis: the flows, busiest
 // first, each made into a FlowHealth only when asked for (Flow, Top,
 // WriteJSON), so that a capture of a million flows is never held as a
 // million FlowHealth values.
-type FlowsResult struct {
+type FlowsReport struct {
 	flows           []*flowState
 	FirstNs         int64 // first packet of the capture
 	ThroughputBinNs int64 // width of each ThroughputGbps bin
@@ -36,11 +36,11 @@ type FlowsResult struct {
 var ErrNoPackets = errors.New("no IB or RoCE transport packets")
 
 // Result finishes the analysis.
-func (a *FlowsAnalysis) Result() (*FlowsResult, error) {
+func (a *FlowsAnalysis) Result() (*FlowsReport, error) {
 	if len(a.order) == 0 && a.other == nil {
 		return nil, ErrNoPackets
 	}
-	r := &FlowsResult{FirstNs: a.firstNs, ThroughputBinNs: DefaultThroughputBinNs, PeakPackets: PeakWindowPackets, LinkGbps: a.linkGbps}
+	r := &FlowsReport{FirstNs: a.firstNs, ThroughputBinNs: DefaultThroughputBinNs, PeakPackets: PeakWindowPackets, LinkGbps: a.linkGbps}
 	r.flows = slices.Clone(a.order)
 	if a.other != nil {
 		r.flows = append(r.flows, a.other)
@@ -54,10 +54,10 @@ func (a *FlowsAnalysis) Result() (*FlowsResult, error) {
 }
 
 // NumFlows is the number of flows (the "other" flow included).
-func (r *FlowsResult) NumFlows() int { return len(r.flows) }
+func (r *FlowsReport) NumFlows() int { return len(r.flows) }
 
 // Top returns the n busiest flows (all for n <= 0).
-func (r *FlowsResult) Top(n int) []*FlowHealth {
+func (r *FlowsReport) Top(n int) []*FlowHealth {
 	if n <= 0 || n > len(r.flows) {
 		n = len(r.flows)
 	}
@@ -69,7 +69,7 @@ func (r *FlowsResult) Top(n int) []*FlowHealth {
 }
 
 // Flow returns flow i, busiest first.
-func (r *FlowsResult) Flow(i int) *FlowHealth {
+func (r *FlowsReport) Flow(i int) *FlowHealth {
 	f := r.flows[i]
 	h := &FlowHealth{Packets: f.packets, FrameBytes: f.frameBytes, WireBytes: f.wireBytes, FirstNs: f.firstNs, LastNs: f.lastNs,
 		PSN: f.psn.Requests.Stats(), ResponsePSN: f.psn.Responses.Stats(), Acks: f.acks,
@@ -129,7 +129,7 @@ type flowsHead struct {
 // "input", "max_flows" and "other_packets" when flows were merged}. The
 // flows are encoded one at a time, so memory does not grow with their
 // number.
-func (r *FlowsResult) WriteJSON(out io.Writer) error {
+func (r *FlowsReport) WriteJSON(out io.Writer) error {
 	w := bufio.NewWriterSize(out, 1<<16)
 	w.WriteString("{\n  \"flows\": [")
 	for i := range r.flows {
@@ -163,20 +163,10 @@ func (r *FlowsResult) WriteJSON(out io.Writer) error {
 func (a *FlowsAnalysis) Err() error { return nil }
 
 // Report finishes the analysis of the packets of s.
-func (a *FlowsAnalysis) Report(s *Stream) (*FlowsResult, error) {
+func (a *FlowsAnalysis) Report(s *Stream) (*FlowsReport, error) {
 	r, err := a.Result()
 	if r != nil {
 		r.Input = s.Input()
 	}
 	return r, err
-}
-
-// RunFlows reads the stream to its end through a flows analysis, with
-// opts if given. progress, if not nil, is called every 65536 packets.
-func RunFlows(s *Stream, progress func(s *Stream), opts ...FlowsOptions) (*FlowsResult, error) {
-	var o FlowsOptions
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	return Run(s, NewFlowsAnalysis(o), RunOptions[*FlowsResult]{Progress: progress})
 }

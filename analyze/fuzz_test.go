@@ -38,14 +38,14 @@ func FuzzAnalyses(f *testing.F) {
 	// coverage noisy and it then spends its time minimising.
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for i, run := range []func(s *Stream){
-			func(s *Stream) { RunIPD(s, IPDConfig{Phases: true, PhasePackets: 4, Opcodes: allOpcodes()}, nil) },
-			func(s *Stream) { RunFlows(s, nil) },
+			func(s *Stream) { runIPD(s, IPDOptions{Phases: true, PhasePackets: 4, Opcodes: allOpcodes()}, nil) },
+			func(s *Stream) { runFlows(s, nil) },
 			func(s *Stream) { // the pfc analysis reads PFC and PAUSE frames (MACControl)
-				a, _ := NewPFC(PFCOptions{StormNs: 100, MaxIntervals: 2, MaxFlows: 2})
+				a, _ := NewPFCAnalysis(PFCOptions{StormNs: 100, MaxIntervals: 2, MaxFlows: 2})
 				Run(s, a, RunOptions[*PFCReport]{EveryNs: 50, OnReport: func(int64, *PFCReport, error) {}})
 			},
 			func(s *Stream) {
-				a, _ := NewHops(HopsOptions{IntervalNs: 1, MaxFlows: 2})
+				a, _ := NewHopsAnalysis(HopsOptions{IntervalNs: 1, MaxFlows: 2})
 				Run(s, a, RunOptions[*HopsReport]{EveryNs: 50, OnReport: func(int64, *HopsReport, error) {}})
 			},
 		} {

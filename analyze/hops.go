@@ -310,8 +310,8 @@ func resolveHopHist(h HistSpec, what string, firstBin int64) (*Histogram, error)
 	return NewHistogram(h)
 }
 
-// NewHops returns a hops analysis, or an error naming an option out of range.
-func NewHops(o HopsOptions) (*HopsAnalysis, error) {
+// NewHopsAnalysis returns a hops analysis, or an error naming an option out of range.
+func NewHopsAnalysis(o HopsOptions) (*HopsAnalysis, error) {
 	if o.IntervalNs < 0 {
 		return nil, fmt.Errorf("series interval of %d ns: want a positive duration (0 for the default 1us)", o.IntervalNs)
 	}

@@ -40,7 +40,7 @@ func runHops(t *testing.T, frames []rawFrame, o HopsOptions) *HopsReport {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	a, err := NewHops(o)
+	a, err := NewHopsAnalysis(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,10 +172,10 @@ func TestHopsHistogramModes(t *testing.T) {
 	if o := p.OccupancyHistogram; o.Bins[0].Count != 1 || o.Bins[1].Count != 1 || o.Above != 2 {
 		t.Errorf("occupancy, linear: %+v", o)
 	}
-	if _, err := NewHops(HopsOptions{Residence: HistSpec{Mode: ModeLinear}}); err == nil {
+	if _, err := NewHopsAnalysis(HopsOptions{Residence: HistSpec{Mode: ModeLinear}}); err == nil {
 		t.Error("linear bins without a width accepted")
 	}
-	if _, err := NewHops(HopsOptions{IntervalNs: -1}); err == nil {
+	if _, err := NewHopsAnalysis(HopsOptions{IntervalNs: -1}); err == nil {
 		t.Error("negative interval accepted")
 	}
 }
@@ -192,7 +192,7 @@ func TestHopsSeriesBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	a, _ := NewHops(HopsOptions{})
+	a, _ := NewHopsAnalysis(HopsOptions{})
 	reports := 0
 	r, err := Run(s, a, RunOptions[*HopsReport]{EveryNs: 100_000, OnReport: func(int64, *HopsReport, error) { reports++ }})
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 	"github.com/ibscope/ibscope/decode"
 )
 
-// IPDConfig says what the IPD analysis measures.
-type IPDConfig struct {
+// IPDOptions says what the IPD analysis measures.
+type IPDOptions struct {
 	By      GroupBy         // ByFlow (default), ByLink or ByQP
 	Opcodes []decode.Opcode // opcodes counted; nil counts data-carrying opcodes (decode.Opcode.IsData)
 	Hist    HistSpec
@@ -88,10 +88,10 @@ type IPDFlow struct {
 // Hist returns the group's histogram.
 func (f *IPDFlow) Hist() *Histogram { return f.hist }
 
-// IPDResult is the whole IPD analysis, the `ibanalyze ipd --json` document.
+// IPDReport is the whole IPD analysis, the `ibanalyze ipd --json` document.
 // Its flows are built one at a time (Flow, WriteJSON), never all at once:
 // a capture of a million flows writes its report in bounded memory.
-type IPDResult struct {
+type IPDReport struct {
 	ResolutionNs int64    `json:"resolution_ns"` // timestamp resolution detected, ns
 	By           GroupBy  `json:"by"`
 	Opcodes      []string `json:"opcodes"` // opcodes counted; ["data"] for the default
@@ -112,20 +112,20 @@ type IPDResult struct {
 }
 
 // NumFlows returns how many groups the result holds.
-func (r *IPDResult) NumFlows() int { return len(r.groups) }
+func (r *IPDReport) NumFlows() int { return len(r.groups) }
 
 // Flow returns group i, busiest first (the other group, if any, last).
-func (r *IPDResult) Flow(i int) *IPDFlow { return r.a.flowResult(r.groups[i], r.bins) }
+func (r *IPDReport) Flow(i int) *IPDFlow { return r.a.flowResult(r.groups[i], r.bins) }
 
 // WriteJSON writes the document exactly as encoding/json indents it by two
 // spaces, encoding one flow at a time.
-func (r *IPDResult) WriteJSON(w io.Writer) error {
-	type fields IPDResult // the same fields, without the methods
+func (r *IPDReport) WriteJSON(w io.Writer) error {
+	type fields IPDReport // the same fields, without the methods
 	return writeFlowsDoc(w, len(r.groups), func(i int) any { return r.Flow(i) }, (*fields)(r))
 }
 
 // MarshalJSON returns what WriteJSON writes.
-func (r *IPDResult) MarshalJSON() ([]byte, error) {
+func (r *IPDReport) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	err := r.WriteJSON(&b)
 	return b.Bytes(), err
@@ -165,7 +165,7 @@ func checkMaxFlows(n int) error {
 
 // IPDAnalysis accumulates IPDs from a packet stream.
 type IPDAnalysis struct {
-	cfg   IPDConfig
+	cfg   IPDOptions
 	want  [256]bool
 	index map[decode.FlowKey]*ipdGroup
 	// chunks hold the groups in order of their first packet; a chunk is
@@ -292,11 +292,11 @@ func (b *binner) histogram(c *binCounts) *Histogram {
 
 // NewIPDAnalysis checks cfg and returns an empty analysis whose histogram
 // bins follow the resolution resNs reports.
-func NewIPDAnalysis(cfg IPDConfig, resNs func() int64) (*IPDAnalysis, error) {
+func NewIPDAnalysis(cfg IPDOptions, resNs func() int64) (*IPDAnalysis, error) {
 	return newIPDAnalysis(cfg, newBinner(cfg.Hist, resNs))
 }
 
-func newIPDAnalysis(cfg IPDConfig, b *binner) (*IPDAnalysis, error) {
+func newIPDAnalysis(cfg IPDOptions, b *binner) (*IPDAnalysis, error) {
 	var err error
 	if cfg.By, err = ParseGroupBy(string(cfg.By)); err != nil {
 		return nil, err
@@ -412,7 +412,7 @@ func (a *IPDAnalysis) Err() error { return a.bins.err }
 // Result finishes the analysis, deciding its bins (Compare's two sides
 // share them): finalResNs is the timestamp resolution of the whole input,
 // against which the bins are checked once more.
-func (a *IPDAnalysis) Result(finalResNs int64) (*IPDResult, error) {
+func (a *IPDAnalysis) Result(finalResNs int64) (*IPDReport, error) {
 	a.bins.decide()
 	if a.bins.err != nil {
 		return nil, a.bins.err
@@ -422,7 +422,7 @@ func (a *IPDAnalysis) Result(finalResNs int64) (*IPDResult, error) {
 
 // result is the result on bins (the analysis's, or a view of them) checked
 // against resNs.
-func (a *IPDAnalysis) result(bins *binner, resNs int64) (*IPDResult, error) {
+func (a *IPDAnalysis) result(bins *binner, resNs int64) (*IPDReport, error) {
 	var ipds uint64
 	a.eachGroup(func(g *ipdGroup) { ipds += g.ipd.Count() })
 	if bins.proto == nil || ipds == 0 {
@@ -437,7 +437,7 @@ func (a *IPDAnalysis) result(bins *binner, resNs int64) (*IPDResult, error) {
 	if err := spec.Validate(resNs); err != nil {
 		return nil, err
 	}
-	r := &IPDResult{ResolutionNs: resNs, By: a.cfg.By, Rate: a.cfg.RateName, DataGbps: a.cfg.DataGbps, Counted: a.counted, a: a, bins: bins}
+	r := &IPDReport{ResolutionNs: resNs, By: a.cfg.By, Rate: a.cfg.RateName, DataGbps: a.cfg.DataGbps, Counted: a.counted, a: a, bins: bins}
 	if a.cfg.Opcodes == nil {
 		r.Opcodes = []string{"data"}
 	}
@@ -479,7 +479,7 @@ func (a *IPDAnalysis) flowResult(g *ipdGroup, bins *binner) *IPDFlow {
 
 // Report is the analysis of the packets of s so far. Bins still to be
 // decided are tried on the sample so far without deciding them (binner.view).
-func (a *IPDAnalysis) Report(s *Stream) (*IPDResult, error) {
+func (a *IPDAnalysis) Report(s *Stream) (*IPDReport, error) {
 	bins, err := a.bins.view()
 	if err != nil {
 		return nil, err
@@ -489,17 +489,4 @@ func (a *IPDAnalysis) Report(s *Stream) (*IPDResult, error) {
 		r.Input = s.Input()
 	}
 	return r, err
-}
-
-// RunIPD reads the stream to its end through an IPD analysis. progress, if
-// not nil, is called every 65536 packets.
-func RunIPD(s *Stream, cfg IPDConfig, progress func(s *Stream)) (*IPDResult, error) {
-	a, err := NewIPDAnalysis(cfg, s.ResolutionNs)
-	if err != nil {
-		return nil, err
-	}
-	if err := cfg.Hist.Validate(s.ResolutionNs()); err != nil {
-		return nil, err
-	}
-	return Run(s, a, RunOptions[*IPDResult]{Progress: progress})
 }

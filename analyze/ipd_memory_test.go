@@ -11,7 +11,7 @@ import (
 
 // manyFlows feeds an IPD analysis flows RoCEv2 flows of packets packets
 // each, 1 us apart within a flow, the flows interleaved.
-func manyFlows(t testing.TB, cfg IPDConfig, flows, packets int) *IPDAnalysis {
+func manyFlows(t testing.TB, cfg IPDOptions, flows, packets int) *IPDAnalysis {
 	a, err := NewIPDAnalysis(cfg, func() int64 { return 1 })
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestIPDMemoryPerFlow(t *testing.T) {
 	}
 	const flows = 500_000
 	before := heapBytes()
-	a := manyFlows(t, IPDConfig{Hist: HistSpec{Mode: ModeLinear, BinNs: 500, Bins: 4}}, flows, 3)
+	a := manyFlows(t, IPDOptions{Hist: HistSpec{Mode: ModeLinear, BinNs: 500, Bins: 4}}, flows, 3)
 	perFlow := float64(heapBytes()-before) / flows
 	t.Logf("IPD state: %.0f bytes per flow (%d flows of 3 packets)", perFlow, flows)
 	if perFlow > 450 {
@@ -88,7 +88,7 @@ func TestIPDMemoryPerFlow(t *testing.T) {
 // Past MaxFlows, packets of new flows are counted in one "other" group,
 // without IPDs, and the result says how many.
 func TestIPDMaxFlows(t *testing.T) {
-	r, err := manyFlows(t, IPDConfig{MaxFlows: 10}, 25, 4).Result(1)
+	r, err := manyFlows(t, IPDOptions{MaxFlows: 10}, 25, 4).Result(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestIPDMaxFlows(t *testing.T) {
 	if len(doc.Flows) != 11 || doc.Flows[10].Key["transport"] != "other" || len(doc.Flows[10].Key) != 1 || doc.MaxFlows != 10 || doc.OtherPackets != 60 {
 		t.Errorf("JSON: %s", b[:min(len(b), 300)])
 	}
-	if _, err := NewIPDAnalysis(IPDConfig{MaxFlows: MaxFlowsLimit + 1}, nil); err == nil {
+	if _, err := NewIPDAnalysis(IPDOptions{MaxFlows: MaxFlowsLimit + 1}, nil); err == nil {
 		t.Error("a bound past MaxFlowsLimit accepted")
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // flowList builds every flow of a (small) result.
-func flowList(r *IPDResult) []*IPDFlow {
+func flowList(r *IPDReport) []*IPDFlow {
 	out := make([]*IPDFlow, r.NumFlows())
 	for i := range out {
 		out[i] = r.Flow(i)
@@ -20,14 +20,14 @@ func flowList(r *IPDResult) []*IPDFlow {
 	return out
 }
 
-func runIPDFiles(t *testing.T, cfg IPDConfig, paths ...string) (*IPDResult, error) {
+func runIPDFiles(t *testing.T, cfg IPDOptions, paths ...string) (*IPDReport, error) {
 	t.Helper()
 	s, err := OpenStream(paths, StreamOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	return RunIPD(s, cfg, nil)
+	return runIPD(s, cfg, nil)
 }
 
 // The study's transfer: 2074-byte native IB packets (2048 bytes of payload)
@@ -43,7 +43,7 @@ func TestIPDStudyExact(t *testing.T) {
 	})
 	path := testcap.Write(t, "study.pcap", true, pkts)
 	sdr, _ := protostate.ParseLinkRate("SDR")
-	r, err := runIPDFiles(t, IPDConfig{Hist: HistSpec{Mode: ModeLinear, BinNs: 1000, Bins: 10}, DataGbps: sdr.DataGbps(4), RateName: "SDR 4x"}, path)
+	r, err := runIPDFiles(t, IPDOptions{Hist: HistSpec{Mode: ModeLinear, BinNs: 1000, Bins: 10}, DataGbps: sdr.DataGbps(4), RateName: "SDR 4x"}, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,21 +93,21 @@ func TestIPDGroupingAndOpcodes(t *testing.T) {
 	slices.SortStableFunc(all, func(x, y testcap.Packet) int { return int(x.TsNs - y.TsNs) })
 	path := testcap.Write(t, "two.pcap", false, all)
 
-	r, err := runIPDFiles(t, IPDConfig{}, path)
+	r, err := runIPDFiles(t, IPDOptions{}, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(flowList(r)) != 2 || flowList(r)[0].IPDNs.P50 != 4000 || r.Counted != 200 {
 		t.Fatalf("by flow: %d flows, counted %d", len(flowList(r)), r.Counted)
 	}
-	r, err = runIPDFiles(t, IPDConfig{By: ByLink}, path)
+	r, err = runIPDFiles(t, IPDOptions{By: ByLink}, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(flowList(r)) != 1 || flowList(r)[0].IPDNs.P50 != 2000 || flowList(r)[0].Key.DestQP != nil || flowList(r)[0].Key.Dst != "192.168.7.3" {
 		t.Fatalf("by link: %+v", flowList(r)[0])
 	}
-	r, err = runIPDFiles(t, IPDConfig{Opcodes: []decode.Opcode{0x11}}, path)
+	r, err = runIPDFiles(t, IPDOptions{Opcodes: []decode.Opcode{0x11}}, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,11 +121,11 @@ func TestIPDGroupingAndOpcodes(t *testing.T) {
 func TestIPDResolutionRule(t *testing.T) {
 	pkts := testcap.Stream(200, 1, 2, 5, 0, 512, testcap.BaseNs, func(i int) int64 { return 2074 })
 	micro := testcap.WriteMicro(t, "micro.pcap", pkts)
-	_, err := runIPDFiles(t, IPDConfig{Hist: HistSpec{BinNs: 100}}, micro)
+	_, err := runIPDFiles(t, IPDOptions{Hist: HistSpec{BinNs: 100}}, micro)
 	if err == nil || !strings.Contains(err.Error(), "finer than the capture's timestamp resolution 1us") {
 		t.Fatalf("100 ns bins on a microsecond pcap: %v", err)
 	}
-	r, err := runIPDFiles(t, IPDConfig{}, micro)
+	r, err := runIPDFiles(t, IPDOptions{}, micro)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,10 +137,10 @@ func TestIPDResolutionRule(t *testing.T) {
 		pkts[i].TsNs = pkts[i].TsNs / 1000 * 1000
 	}
 	nano := testcap.Write(t, "nano-us.pcap", false, pkts)
-	if _, err := runIPDFiles(t, IPDConfig{Hist: HistSpec{Mode: ModeEdges, EdgesNs: []int64{0, 500, 1000, 5000}}}, nano); err == nil {
+	if _, err := runIPDFiles(t, IPDOptions{Hist: HistSpec{Mode: ModeEdges, EdgesNs: []int64{0, 500, 1000, 5000}}}, nano); err == nil {
 		t.Error("500 ns edges accepted on microsecond data")
 	}
-	r, err = runIPDFiles(t, IPDConfig{Hist: HistSpec{Mode: ModeExp, BinNs: 1000, Bins: 4}}, nano)
+	r, err = runIPDFiles(t, IPDOptions{Hist: HistSpec{Mode: ModeExp, BinNs: 1000, Bins: 4}}, nano)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestIPDTwoPhases(t *testing.T) {
 		return 2074
 	})
 	path := testcap.Write(t, "phases.pcap", true, pkts)
-	r, err := runIPDFiles(t, IPDConfig{Phases: true}, path)
+	r, err := runIPDFiles(t, IPDOptions{Phases: true}, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestIPDOutOfOrder(t *testing.T) {
 	pkts := testcap.Stream(100, 1, 2, 7, 0, 64, testcap.BaseNs, func(int) int64 { return 1000 })
 	pkts[10], pkts[11] = pkts[11], pkts[10]
 	path := testcap.Write(t, "ooo.pcap", false, pkts)
-	r, err := runIPDFiles(t, IPDConfig{}, path)
+	r, err := runIPDFiles(t, IPDOptions{}, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestIPDOutOfOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	r, err = RunIPD(s, IPDConfig{}, nil)
+	r, err = runIPD(s, IPDOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestStreamLateKeepsFileOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer si.Close()
-	ri, err := RunIPD(si, IPDConfig{}, nil)
+	ri, err := runIPD(si, IPDOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestStreamRotatedFiles(t *testing.T) {
 	p1 := testcap.Write(t, "part1.pcap", false, pkts[:100])
 	p2 := testcap.Write(t, "part2.pcap", false, pkts[100:200])
 	p3 := testcap.Write(t, "part3.pcap", false, pkts[200:])
-	r, err := runIPDFiles(t, IPDConfig{}, p3, p1, p2)
+	r, err := runIPDFiles(t, IPDOptions{}, p3, p1, p2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,11 +269,11 @@ func TestStreamRotatedFiles(t *testing.T) {
 
 func TestIPDBadInput(t *testing.T) {
 	one := testcap.Write(t, "one.pcap", false, testcap.Stream(1, 1, 2, 7, 0, 64, testcap.BaseNs, nil))
-	if _, err := runIPDFiles(t, IPDConfig{}, one); !errors.Is(err, ErrNoIPD) {
+	if _, err := runIPDFiles(t, IPDOptions{}, one); !errors.Is(err, ErrNoIPD) {
 		t.Errorf("one packet: %v", err)
 	}
 	empty := testcap.Write(t, "empty.pcap", false, nil)
-	if _, err := runIPDFiles(t, IPDConfig{}, empty); !errors.Is(err, ErrNoIPD) {
+	if _, err := runIPDFiles(t, IPDOptions{}, empty); !errors.Is(err, ErrNoIPD) {
 		t.Errorf("no packets: %v", err)
 	}
 }
@@ -296,7 +296,7 @@ func TestIPDIncast(t *testing.T) {
 		ts += 2074
 	}
 	path := testcap.Write(t, "incast.pcap", true, pkts)
-	r, err := runIPDFiles(t, IPDConfig{Phases: true}, path)
+	r, err := runIPDFiles(t, IPDOptions{Phases: true}, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestIPDIncast(t *testing.T) {
 	if f2 := flowList(r)[1]; len(f2.Phases) != 1 || f2.Phases[0].MedianIPDNs != 4148 {
 		t.Errorf("sender 2: %+v", f2.Phases)
 	}
-	r, err = runIPDFiles(t, IPDConfig{Phases: true, By: ByLink}, path)
+	r, err = runIPDFiles(t, IPDOptions{Phases: true, By: ByLink}, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestIPDLateFlowHistogram(t *testing.T) {
 	b := testcap.Stream(500, 2, 3, 0x20, 0, 256, a[len(a)-1].TsNs+1000, func(int) int64 { return 3000 })
 	path := testcap.Write(t, "late.pcap", true, append(a, b...))
 	for _, spec := range []HistSpec{{}, {Mode: ModeLinear, BinNs: 1000, Bins: 5}} {
-		r, err := runIPDFiles(t, IPDConfig{Hist: spec}, path)
+		r, err := runIPDFiles(t, IPDOptions{Hist: spec}, path)
 		if err != nil {
 			t.Fatal(err)
 		}

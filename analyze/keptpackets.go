@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Tick and Buffer are not streaming: tick times the waits between every
+// runTick and Buffer are not streaming: tick times the waits between every
 // pair of a port's packets, and buffer matches every sent packet with its
 // arrival, so both keep each data packet they read (tick 16 bytes, buffer
 // up to about 80 bytes with its matching and occupancy steps). A bound on

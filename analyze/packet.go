@@ -106,13 +106,6 @@ type IFAHop struct {
 	Congestion     uint8 // 2 bits: the ECN the hop saw or set
 }
 
-// ethernetOverheadBytes is what an Ethernet frame costs on the wire beyond
-// its captured bytes: preamble and start delimiter (8) and inter-frame gap (12).
-const ethernetOverheadBytes = 20
-
-// fcsBytes is the Ethernet frame check sequence, usually not captured.
-const fcsBytes = 4
-
 // fill copies the analysed fields of f into p.
 func (p *Packet) fill(f *decode.Frame, file int) {
 	p.TsNs = f.TsNs
@@ -141,7 +134,7 @@ func (p *Packet) fill(f *decode.Frame, file int) {
 	if f.Transport == decode.TransportIB {
 		p.WireBytes = f.IBLen
 	} else {
-		p.WireBytes = f.WireLen + fcsBytes + ethernetOverheadBytes
+		p.WireBytes = f.WireLen + decode.EthernetFCSLen + decode.EthernetGapBytes
 	}
 	checked := f.Has&decode.CRCsCheck != 0
 	p.ICRCBad = checked && f.Has&decode.HasICRC != 0 && !f.ICRCOK

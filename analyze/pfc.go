@@ -256,8 +256,8 @@ type PFCAnalysis struct {
 	otherPkts   int
 }
 
-// NewPFC returns a pfc analysis, or an error naming an option out of range.
-func NewPFC(o PFCOptions) (*PFCAnalysis, error) {
+// NewPFCAnalysis returns a pfc analysis, or an error naming an option out of range.
+func NewPFCAnalysis(o PFCOptions) (*PFCAnalysis, error) {
 	a := &PFCAnalysis{links: map[pauseLinkKey]*pauseLink{}, flows: map[pfcFlowKey]*pfcFlow{}}
 	switch {
 	case o.LinkBitsPerSec < 0 || o.LinkBitsPerSec > 100e12:

@@ -44,7 +44,7 @@ func runPFC(t *testing.T, path string, o PFCOptions) *PFCReport {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	a, err := NewPFC(o)
+	a, err := NewPFCAnalysis(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestPFCReportSoFar(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	a, _ := NewPFC(PFCOptions{})
+	a, _ := NewPFCAnalysis(PFCOptions{})
 	var mid []int64
 	r, err := Run(s, a, RunOptions[*PFCReport]{EveryNs: 2000, OnReport: func(_ int64, r *PFCReport, _ error) {
 		mid = append(mid, findPrio(t, r, 9, 3).PausedNs)
@@ -230,7 +230,7 @@ func TestPFCNeedsMACControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	a, _ := NewPFC(PFCOptions{})
+	a, _ := NewPFCAnalysis(PFCOptions{})
 	r, _ := Run(s, a, RunOptions[*PFCReport]{})
 	if r.PFCFrames != 0 || r.Input.NotIB != 1 || r.Input.Packets != 1 {
 		t.Errorf("PFC frames %d, not IB %d, packets %d", r.PFCFrames, r.Input.NotIB, r.Input.Packets)
@@ -239,7 +239,7 @@ func TestPFCNeedsMACControl(t *testing.T) {
 
 func TestPFCOptionsRefused(t *testing.T) {
 	for _, o := range []PFCOptions{{LinkBitsPerSec: -1}, {StormNs: -1}, {MaxIntervals: MaxPauseIntervals + 1}, {MaxFlows: -1}} {
-		if _, err := NewPFC(o); err == nil {
+		if _, err := NewPFCAnalysis(o); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
 	}

@@ -22,7 +22,7 @@ import (
 func reportJSON(t *testing.T, r any, err error) string {
 	t.Helper()
 	var b bytes.Buffer
-	if f, ok := r.(*analyze.FlowsResult); ok && f != nil {
+	if f, ok := r.(*analyze.FlowsReport); ok && f != nil {
 		if werr := f.WriteJSON(&b); werr != nil {
 			t.Fatal(werr)
 		}
@@ -100,9 +100,9 @@ func opener(t *testing.T, opts analyze.StreamOptions, paths ...string) func() *a
 }
 
 func creditsAnalysis(t *testing.T, open func() *analyze.Stream) func() analyze.Analysis[*analyze.CreditReport] {
-	nsPerByte, inferErr := analyze.InferNsPerByte(open())
+	nsPerByte, _ := analyze.InferNsPerByte(open()) // 0 when it cannot be inferred: no credit stalls then
 	return func() analyze.Analysis[*analyze.CreditReport] {
-		a, err := analyze.NewCreditsAnalysis(analyze.CreditOptions{NsPerByte: nsPerByte}, inferErr)
+		a, err := analyze.NewCreditsAnalysis(analyze.CreditOptions{NsPerByte: nsPerByte})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,8 +126,8 @@ func TestReportsSoFarCaptures(t *testing.T) {
 				var s *analyze.Stream
 				streamOf := func() *analyze.Stream { s = open(); return s }
 				// The IPD analysis takes its resolution from the stream it reads.
-				ipd := func(cfg analyze.IPDConfig) func() analyze.Analysis[*analyze.IPDResult] {
-					return func() analyze.Analysis[*analyze.IPDResult] {
+				ipd := func(cfg analyze.IPDOptions) func() analyze.Analysis[*analyze.IPDReport] {
+					return func() analyze.Analysis[*analyze.IPDReport] {
 						a, err := analyze.NewIPDAnalysis(cfg, func() int64 { return s.ResolutionNs() })
 						if err != nil {
 							t.Fatal(err)
@@ -135,9 +135,9 @@ func TestReportsSoFarCaptures(t *testing.T) {
 						return a
 					}
 				}
-				checkReportsSoFar(t, streamOf, ipd(analyze.IPDConfig{}), every)
-				checkReportsSoFar(t, streamOf, ipd(analyze.IPDConfig{By: analyze.ByLink, Phases: true, Opcodes: allOpcodes(t)}), every)
-				checkReportsSoFar(t, open, func() analyze.Analysis[*analyze.FlowsResult] { return analyze.NewFlowsAnalysis(analyze.FlowsOptions{}) }, every)
+				checkReportsSoFar(t, streamOf, ipd(analyze.IPDOptions{}), every)
+				checkReportsSoFar(t, streamOf, ipd(analyze.IPDOptions{By: analyze.ByLink, Phases: true, Opcodes: allOpcodes(t)}), every)
+				checkReportsSoFar(t, open, func() analyze.Analysis[*analyze.FlowsReport] { return analyze.NewFlowsAnalysis(analyze.FlowsOptions{}) }, every)
 				checkReportsSoFar(t, openLink, creditsAnalysis(t, openLink), every)
 			}
 		})
@@ -175,8 +175,8 @@ func reportsSoFarIncast(t *testing.T, c sweepCase) {
 		every := max(spanNs(t, open)/20, 1)
 		var s *analyze.Stream
 		streamOf := func() *analyze.Stream { s = open(); return s }
-		ipd := func() analyze.Analysis[*analyze.IPDResult] {
-			a, err := analyze.NewIPDAnalysis(analyze.IPDConfig{Phases: true}, func() int64 { return s.ResolutionNs() })
+		ipd := func() analyze.Analysis[*analyze.IPDReport] {
+			a, err := analyze.NewIPDAnalysis(analyze.IPDOptions{Phases: true}, func() int64 { return s.ResolutionNs() })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +184,7 @@ func reportsSoFarIncast(t *testing.T, c sweepCase) {
 		}
 		for name, n := range map[string]int{
 			"ipd":     checkReportsSoFar(t, streamOf, ipd, every),
-			"flows":   checkReportsSoFar(t, open, func() analyze.Analysis[*analyze.FlowsResult] { return analyze.NewFlowsAnalysis(analyze.FlowsOptions{}) }, every),
+			"flows":   checkReportsSoFar(t, open, func() analyze.Analysis[*analyze.FlowsReport] { return analyze.NewFlowsAnalysis(analyze.FlowsOptions{}) }, every),
 			"credits": checkReportsSoFar(t, openLink, creditsAnalysis(t, openLink), every),
 		} {
 			if n < 10 {

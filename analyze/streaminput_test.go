@@ -83,7 +83,7 @@ func TestBufferUntimedFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rs.Close()
-	if _, err := Buffer(ss, rs, BufferOptions{NsPerByte: 0.1}); err != nil {
+	if _, err := runBuffer(ss, rs, BufferOptions{NsPerByte: 0.1}); err != nil {
 		t.Fatal(err)
 	}
 	if len(told) != 1 || !strings.Contains(told[0], "s.pcapng: frame 4 (record at byte offset ") || !strings.Contains(told[0], "no timestamp") {

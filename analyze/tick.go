@@ -114,16 +114,6 @@ func NewTickAnalysis(series []*telemetry.Series, telemetryName string, opts Tick
 		byIface: map[int8][]txPkt{}, slids: map[int8]map[uint16]int{}}, nil
 }
 
-// Tick estimates the PortXmitWait tick from a capture of the port's
-// transmissions and the port's telemetry.
-func Tick(s *Stream, series []*telemetry.Series, telemetryName string, opts TickOptions) (*TickReport, error) {
-	a, err := NewTickAnalysis(series, telemetryName, opts)
-	if err != nil {
-		return nil, err
-	}
-	return Run(s, a, RunOptions[*TickReport]{})
-}
-
 // Add keeps a native IB data packet.
 func (a *TickAnalysis) Add(p *Packet) {
 	if p.Key.Transport == decode.TransportRoCEv1 || p.Key.Transport == decode.TransportRoCEv2 {

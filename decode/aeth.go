@@ -8,6 +8,9 @@ import (
 	"github.com/gopacket/gopacket"
 )
 
+// AETHLen is the AETH's size in bytes.
+const AETHLen = 4
+
 // AETH is the ACK Extended Transport Header (4 bytes): syndrome and MSN.
 type AETH struct {
 	extBase

@@ -42,8 +42,8 @@ const (
 	extDCConnect // 16 bytes of a DC connect packet
 )
 
-var extLen = [...]int{extRDETH: 4, extDETH: 8, extXRCETH: 4, extRETH: 16, extAtomicETH: 28,
-	extAETH: 4, extAtomicAckETH: 8, extImmDt: 4, extIETH: 4, extCNPPad: 16, extDCHeader: 8, extDCConnect: 16}
+var extLen = [...]int{extRDETH: 4, extDETH: 8, extXRCETH: 4, extRETH: RETHLen, extAtomicETH: 28,
+	extAETH: AETHLen, extAtomicAckETH: 8, extImmDt: 4, extIETH: 4, extCNPPad: 16, extDCHeader: 8, extDCConnect: 16}
 
 // opInfo is what an opcode implies: its name and the headers after the BTH.
 type opInfo struct {

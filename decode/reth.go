@@ -7,6 +7,9 @@ import (
 	"github.com/gopacket/gopacket"
 )
 
+// RETHLen is the RETH's size in bytes.
+const RETHLen = 16
+
 // RETH is the RDMA Extended Transport Header (16 bytes): where an RDMA WRITE
 // or READ goes.
 type RETH struct {

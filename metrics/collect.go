@@ -108,7 +108,7 @@ func (l *Live) Collect(ch chan<- prometheus.Metric) {
 const otherFlow = "other"
 
 // collectFlows sends the top flows by bytes and the rest as flow="other".
-// Only the counts are taken under the lock (analyze.FlowsResult.Counts,
+// Only the counts are taken under the lock (analyze.FlowsReport.Counts,
 // cheap for every flow); the flows are ranked without it, and only those
 // served are named (Key, which needs no lock).
 func (l *Live) collectFlows(ch chan<- prometheus.Metric) {

@@ -9,10 +9,10 @@ const blockBytes = decode.BlockBytes
 const (
 	lrhBytes  = decode.LRHLen
 	bthBytes  = decode.BTHLen
-	rethBytes = 16
-	aethBytes = 4
+	rethBytes = decode.RETHLen
+	aethBytes = decode.AETHLen
 	icrcBytes = decode.ICRCLen
-	vcrcBytes = 2
+	vcrcBytes = decode.VCRCLen
 )
 
 // packet is one frame on a link: a data packet (RDMA WRITE, SEND, ACK) or a

@@ -22,10 +22,10 @@ const (
 	ethHeaderBytes = 14 + 4 // MAC header with the priority tag
 	ipv4Bytes      = 20
 	udpBytes       = 8
-	fcsBytes       = 4
+	fcsBytes       = decode.EthernetFCSLen
 	// ethGapBytes is what a frame costs on the wire beyond its bytes:
 	// preamble and start delimiter (8) and the inter-frame gap (12).
-	ethGapBytes = 8 + 12
+	ethGapBytes = decode.EthernetGapBytes
 	// pfcFrameBytes is a PFC frame with its FCS: the 64-byte minimum.
 	pfcFrameBytes = 64
 	// roceTOS is the IPv4 traffic class: DSCP 26, ECN-capable (ECT(0)),

@@ -217,7 +217,7 @@ func checkPFCAnalysis(t *testing.T, dir string, senders, gbps, prios int, tr *si
 		t.Fatal(err)
 	}
 	defer st.Close()
-	a, err := analyze.NewPFC(analyze.PFCOptions{LinkBitsPerSec: int64(gbps) * 1e9})
+	a, err := analyze.NewPFCAnalysis(analyze.PFCOptions{LinkBitsPerSec: int64(gbps) * 1e9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func checkHopsAnalysis(t *testing.T, dir string, tr *sim.Truth) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	a, err := analyze.NewHops(analyze.HopsOptions{})
+	a, err := analyze.NewHopsAnalysis(analyze.HopsOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestRoCETwoSwitches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	pa, _ := analyze.NewPFC(analyze.PFCOptions{LinkBitsPerSec: 100e9})
+	pa, _ := analyze.NewPFCAnalysis(analyze.PFCOptions{LinkBitsPerSec: 100e9})
 	pr, err := analyze.Run(st, pa, analyze.RunOptions[*analyze.PFCReport]{})
 	if err != nil {
 		t.Fatal(err)
@@ -372,7 +372,7 @@ func TestRoCETwoSwitches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st2.Close()
-	ha, _ := analyze.NewHops(analyze.HopsOptions{})
+	ha, _ := analyze.NewHopsAnalysis(analyze.HopsOptions{})
 	hr, err := analyze.Run(st2, ha, analyze.RunOptions[*analyze.HopsReport]{})
 	if err != nil {
 		t.Fatal(err)

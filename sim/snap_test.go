@@ -45,18 +45,29 @@ func incastReports(t *testing.T, snap int) (dir string, reports map[string]strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	ipd, err := analyze.RunIPD(st, analyze.IPDConfig{Phases: true}, nil)
+	ipd, err := runAnalysis(st, func() (analyze.Analysis[*analyze.IPDReport], error) {
+		return analyze.NewIPDAnalysis(analyze.IPDOptions{Phases: true}, st.ResolutionNs)
+	})
 	st.Close()
 	add("ipd", ipd, err)
 	cr, err := analyze.Credits(files(s1), analyze.CreditOptions{})
 	add("credits", cr, err)
-	br, err := analyze.Buffer(openT(t, s1, s2), openT(t, r), analyze.BufferOptions{})
+	ba, err := analyze.NewBufferAnalysis(analyze.BufferOptions{})
+	if err == nil {
+		_, err = analyze.Run(openT(t, s1, s2), ba.Sent(), analyze.RunOptions[[]analyze.BufferSender]{})
+	}
+	var br *analyze.BufferReport
+	if err == nil {
+		br, err = analyze.Run(openT(t, r), ba, analyze.RunOptions[*analyze.BufferReport]{})
+	}
 	add("buffer", br, err)
 	series, err := telemetry.ReadFile(filepath.Join(dir, "perfquery.txt"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, err := analyze.Tick(openT(t, s1), series, "perfquery.txt", analyze.TickOptions{Iface: -1})
+	tk, err := runAnalysis(openT(t, s1), func() (analyze.Analysis[*analyze.TickReport], error) {
+		return analyze.NewTickAnalysis(series, "perfquery.txt", analyze.TickOptions{Iface: -1})
+	})
 	add("tick", tk, err)
 	return dir, reports
 }
@@ -145,3 +156,13 @@ func openT(t testing.TB, paths ...string) *analyze.Stream {
 
 // files opens paths for analyze.Credits.
 func files(paths ...string) analyze.Opener { return analyze.Files(paths, analyze.StreamOptions{}) }
+
+// runAnalysis runs the analysis newAnalysis makes over s to its end.
+func runAnalysis[R any](s *analyze.Stream, newAnalysis func() (analyze.Analysis[R], error)) (R, error) {
+	a, err := newAnalysis()
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	return analyze.Run(s, a, analyze.RunOptions[R]{})
+}

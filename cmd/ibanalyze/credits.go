@@ -78,7 +78,7 @@ func runCredits(w io.Writer, paths []string, o creditsOpts) error {
 	if ok { // one pass, with reports so far and the stop on a signal
 		var run streamed[*analyze.CreditReport]
 		run, err = runStreamed(w, paths, "credits", in, o.interval, o.json, func(*analyze.Stream) (analyze.Analysis[*analyze.CreditReport], error) {
-			return analyze.NewCreditsAnalysis(opts, nil)
+			return analyze.NewCreditsAnalysis(opts)
 		}, write)
 		rep, rs = run.report, run.reports
 	} else { // two passes, the first to infer the byte time: no stop on a signal

@@ -112,7 +112,7 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 	}
 	in := newInput(analyze.StreamOptions{WindowPackets: o.window, CheckCRC: !o.noCRC, CM: true})
 	run, err := runStreamed(stdout, paths, "flows", in, o.interval, o.json, analysis(analyze.NewFlowsAnalysis(opts)),
-		func(w io.Writer, r *analyze.FlowsResult) error { return writeFlowsReport(w, r, o) })
+		func(w io.Writer, r *analyze.FlowsReport) error { return writeFlowsReport(w, r, o) })
 	if errors.Is(err, analyze.ErrNoPackets) {
 		return noPackets(run.stream.Input())
 	}
@@ -148,7 +148,7 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 
 // writeFlowsReport writes the text or the JSON (one flow at a time)
 // through one buffered writer.
-func writeFlowsReport(out io.Writer, r *analyze.FlowsResult, o flowsOpts) error {
+func writeFlowsReport(out io.Writer, r *analyze.FlowsReport, o flowsOpts) error {
 	w := bufio.NewWriter(out)
 	var err error
 	if o.json {
@@ -162,7 +162,7 @@ func writeFlowsReport(out io.Writer, r *analyze.FlowsResult, o flowsOpts) error 
 	return err
 }
 
-func writeFlowsText(w io.Writer, r *analyze.FlowsResult, top int, crc bool) {
+func writeFlowsText(w io.Writer, r *analyze.FlowsReport, top int, crc bool) {
 	in := r.Input
 	twice := ""
 	if in.SeenTwice > 0 {

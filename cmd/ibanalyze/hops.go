@@ -170,7 +170,7 @@ func runHops(stdout io.Writer, paths []string, o hopsOpts) error {
 	if err != nil {
 		return err
 	}
-	a, err := analyze.NewHops(opts)
+	a, err := analyze.NewHopsAnalysis(opts)
 	if err != nil {
 		return err
 	}

@@ -104,8 +104,8 @@ the reading: on a slow live stream a smaller --window brings reports sooner.`,
 
 // ipdConfig turns the flags into an analysis configuration; the rate, when
 // --rate gives none, is the one the captures of paths record.
-func ipdConfig(o ipdOpts, paths []string) (analyze.IPDConfig, error) {
-	cfg := analyze.IPDConfig{Phases: o.phases, PhasePackets: o.phasePackets, MaxFlows: o.maxFlows}
+func ipdConfig(o ipdOpts, paths []string) (analyze.IPDOptions, error) {
+	cfg := analyze.IPDOptions{Phases: o.phases, PhasePackets: o.phasePackets, MaxFlows: o.maxFlows}
 	var err error
 	if cfg.By, err = analyze.ParseGroupBy(o.by); err != nil {
 		return cfg, fmt.Errorf("--by: %w", err)
@@ -185,7 +185,7 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 	}
 	in := newInput(analyze.StreamOptions{WindowPackets: o.window})
 	ran := false // the analysis was made: its errors are the run's
-	run, err := runStreamed(stdout, paths, "ipd", in, o.interval, o.json, func(s *analyze.Stream) (analyze.Analysis[*analyze.IPDResult], error) {
+	run, err := runStreamed(stdout, paths, "ipd", in, o.interval, o.json, func(s *analyze.Stream) (analyze.Analysis[*analyze.IPDReport], error) {
 		a, err := analyze.NewIPDAnalysis(cfg, s.ResolutionNs)
 		if err == nil {
 			err = cfg.Hist.Validate(s.ResolutionNs())
@@ -195,7 +195,7 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 		}
 		ran = true
 		return a, nil
-	}, func(w io.Writer, r *analyze.IPDResult) error {
+	}, func(w io.Writer, r *analyze.IPDReport) error {
 		return writeReport(w, o.json, r.WriteJSON, func(w io.Writer) { writeIPDText(w, r, o.top) })
 	})
 	if err != nil && !ran {
@@ -300,7 +300,7 @@ const maxPlotFlows = 50
 // barWidth is the longest histogram bar in the text output, in characters.
 const barWidth = 50
 
-func writeIPDText(w io.Writer, r *analyze.IPDResult, top int) {
+func writeIPDText(w io.Writer, r *analyze.IPDReport, top int) {
 	in := r.Input
 	opcodes := strings.Join(r.Opcodes, ",")
 	if len(r.Opcodes) == 256 {

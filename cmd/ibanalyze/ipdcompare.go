@@ -86,7 +86,7 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 // compareBarWidth is each side's longest bar in the side-by-side table.
 const compareBarWidth = 24
 
-func writeCompareText(w io.Writer, r *analyze.CompareResult, top int) {
+func writeCompareText(w io.Writer, r *analyze.CompareReport, top int) {
 	fs := units.FormatNs
 	fmt.Fprintf(w, "A: %s (%d packets)\nB: %s (%d packets)\ntimestamp resolution %s\n",
 		strings.Join(r.A.Files, ", "), r.A.Packets, strings.Join(r.B.Files, ", "), r.B.Packets, fs(r.ResolutionNs))

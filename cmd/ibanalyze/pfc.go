@@ -132,7 +132,7 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 	if opts.DSCPPriority, err = parseDSCPMap(o.dscpMap); err != nil {
 		return err
 	}
-	a, err := analyze.NewPFC(opts)
+	a, err := analyze.NewPFCAnalysis(opts)
 	if err != nil {
 		return err
 	}
