@@ -265,6 +265,54 @@ func keyErr(key, format string, a ...any) error {
 // Limits, output names, the work and output the whole implies), returning a
 // *KeyError naming the first bad key.
 func (s *Scenario) Validate() error {
+	if err := s.checkGlobals(); err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	maxPkt := maxPacketBlocks(s.MTUBytes) * blockBytes
+	for i := range s.Hosts {
+		if err := s.checkHost(&s.Hosts[i], fmt.Sprintf("hosts[%d]", i), names, maxPkt); err != nil {
+			return err
+		}
+	}
+	for i := range s.Switches {
+		if err := s.checkSwitch(&s.Switches[i], fmt.Sprintf("switches[%d]", i), names, maxPkt); err != nil {
+			return err
+		}
+	}
+	if len(s.Hosts) < 2 {
+		return keyErr("hosts", "%d hosts: a scenario needs at least 2", len(s.Hosts))
+	}
+	for i := range s.Links {
+		if err := s.checkLink(&s.Links[i], fmt.Sprintf("links[%d]", i), names); err != nil {
+			return err
+		}
+	}
+	if len(s.Flows) == 0 {
+		return keyErr("flows", "no flows: nothing to simulate")
+	}
+	for i := range s.Flows {
+		if err := s.checkFlow(&s.Flows[i], fmt.Sprintf("flows[%d]", i)); err != nil {
+			return err
+		}
+	}
+	for i := range s.Taps {
+		if err := s.checkTap(&s.Taps[i], fmt.Sprintf("taps[%d]", i)); err != nil {
+			return err
+		}
+	}
+	if err := s.checkTelemetry(); err != nil {
+		return err
+	}
+	if err := s.checkOutputs(); err != nil {
+		return err
+	}
+	return s.checkWorkload()
+}
+
+// checkGlobals checks the scenario's own keys and fills their defaults:
+// the size, name, epoch, link layer and rate, MTU, VLs and times.
+func (s *Scenario) checkGlobals() error {
 	// The size first: what follows walks the topology.
 	for i, n := range []int{len(s.Hosts), len(s.Switches), len(s.Links), len(s.Flows), len(s.Taps)} {
 		if l := SizeLimits[i]; n > int(l.Max) {
@@ -329,195 +377,191 @@ func (s *Scenario) Validate() error {
 	if err := checkInt("tail_ns", s.TailNs); err != nil {
 		return err
 	}
-	if err := checkInt("credit_jitter_ns", s.CreditJitterNs); err != nil {
+	return checkInt("credit_jitter_ns", s.CreditJitterNs)
+}
+
+// checkHost checks host h (at key) and fills its defaults; names collects
+// the names of hosts and switches.
+func (s *Scenario) checkHost(h *Host, key string, names map[string]bool, maxPkt int) error {
+	if err := checkName(names, h.Name, key+".name"); err != nil {
 		return err
 	}
-	names := map[string]bool{}
-	maxPkt := maxPacketBlocks(s.MTUBytes) * blockBytes
-	for i := range s.Hosts {
-		h := &s.Hosts[i]
-		key := fmt.Sprintf("hosts[%d]", i)
-		if err := checkName(names, h.Name, key+".name"); err != nil {
-			return err
-		}
-		if h.VLBufferBytes == 0 {
-			h.VLBufferBytes = 65536
-		}
-		if err := checkInt(key+".vl_buffer_bytes", int64(h.VLBufferBytes)); err != nil {
-			return err
-		}
-		if err := checkVLBuffer(h.VLBufferBytes, maxPkt, key+".vl_buffer_bytes"); err != nil {
-			return err
-		}
+	if h.VLBufferBytes == 0 {
+		h.VLBufferBytes = 65536
 	}
-	for i := range s.Switches {
-		w := &s.Switches[i]
-		key := fmt.Sprintf("switches[%d]", i)
-		if err := checkName(names, w.Name, key+".name"); err != nil {
-			return err
-		}
-		if w.PortBufferBytes == 0 {
-			w.PortBufferBytes = 131072
-		}
-		if w.BufferVLs == 0 {
-			w.BufferVLs = 4
-		}
-		if err := checkInt(key+".port_buffer_bytes", int64(w.PortBufferBytes)); err != nil {
-			return err
-		}
-		if err := checkInt(key+".buffer_vls", int64(w.BufferVLs)); err != nil {
-			return err
-		}
-		if w.BufferVLs < s.VLs {
-			return keyErr(key+".buffer_vls", "%d buffer VLs cannot hold the scenario's %d data VLs", w.BufferVLs, s.VLs)
-		}
-		if len(w.VLBufferBytes) == 0 {
-			// Split from the port buffer: a share too small is that key's fault.
-			if msg := vlBufferProblem(w.PortBufferBytes/w.BufferVLs, maxPkt); msg != "" {
-				return keyErr(key+".port_buffer_bytes", "%d bytes over %d VLs, per VL: %s", w.PortBufferBytes, w.BufferVLs, msg)
-			}
-			for range s.VLs {
-				w.VLBufferBytes = append(w.VLBufferBytes, w.PortBufferBytes/w.BufferVLs)
-			}
-		}
-		if err := s.checkPFC(w, key+".pfc"); err != nil {
-			return err
-		}
-		if len(w.VLBufferBytes) < s.VLs {
-			return keyErr(key+".vl_buffer_bytes", "%d entries for %d data VLs", len(w.VLBufferBytes), s.VLs)
-		}
-		for j, b := range w.VLBufferBytes {
-			k := fmt.Sprintf("%s.vl_buffer_bytes[%d]", key, j)
-			if err := checkInt(k, int64(b)); err != nil {
-				return err
-			}
-			if err := checkVLBuffer(b, maxPkt, k); err != nil {
-				return err
-			}
-		}
-	}
-	if len(s.Hosts) < 2 {
-		return keyErr("hosts", "%d hosts: a scenario needs at least 2", len(s.Hosts))
-	}
-	for i := range s.Links {
-		l := &s.Links[i]
-		key := fmt.Sprintf("links[%d]", i)
-		if !names[l.A] {
-			return keyErr(key+".a", "no host or switch named %q", l.A)
-		}
-		if !names[l.B] {
-			return keyErr(key+".b", "no host or switch named %q", l.B)
-		}
-		if l.A == l.B {
-			return keyErr(key+".b", "link from %q to itself", l.A)
-		}
-		if err := s.checkLinkRate(key+".", &l.Rate, &l.Lanes, &l.Gbps, s.Rate, s.Lanes, s.Gbps); err != nil {
-			return err
-		}
-		if l.PropagationNs == 0 {
-			l.PropagationNs = s.PropagationNs
-		}
-		if err := checkInt(key+".propagation_ns", l.PropagationNs); err != nil {
-			return err
-		}
-	}
-	if len(s.Flows) == 0 {
-		return keyErr("flows", "no flows: nothing to simulate")
-	}
-	for i := range s.Flows {
-		f := &s.Flows[i]
-		key := fmt.Sprintf("flows[%d]", i)
-		if !s.isHost(f.Src) {
-			return keyErr(key+".src", "no host named %q", f.Src)
-		}
-		if !s.isHost(f.Dst) || f.Dst == f.Src {
-			return keyErr(key+".dst", "no other host named %q", f.Dst)
-		}
-		if f.Op == "" {
-			f.Op = "write"
-		}
-		if f.Op != "write" && f.Op != "send" {
-			return keyErr(key+".op", "%q: want write or send", f.Op)
-		}
-		if err := checkInt(key+".bytes", f.Bytes); err != nil {
-			return err
-		}
-		if f.MessageBytes == 0 {
-			f.MessageBytes = min(f.Bytes, 1<<20)
-		}
-		if err := checkInt(key+".message_bytes", f.MessageBytes); err != nil {
-			return err
-		}
-		if err := checkInt(key+".start_ns", f.StartNs); err != nil {
-			return err
-		}
-		if err := checkInt(key+".sl", int64(f.SL)); err != nil {
-			return err
-		}
-		if f.SL >= s.VLs {
-			return keyErr(key+".sl", "SL %d has no data VL (the scenario has %d)", f.SL, s.VLs)
-		}
-		if err := checkInt(key+".ack_every", int64(f.AckEvery)); err != nil {
-			return err
-		}
-		if err := checkInt(key+".jitter_ns", f.JitterNs); err != nil {
-			return err
-		}
-		if err := checkInt(key+".ifa_every", int64(f.IFAEvery)); err != nil {
-			return err
-		}
-		if f.IFAEvery > 0 && !s.ethernet() {
-			return keyErr(key+".ifa_every", "IFA probes are RoCE's: set link_layer: %s", LinkEthernet)
-		}
-	}
-	for i := range s.Taps {
-		t := &s.Taps[i]
-		key := fmt.Sprintf("taps[%d]", i)
-		if t.File == "" {
-			return keyErr(key+".file", "missing file name")
-		}
-		if err := checkInt(key+".quantize_ns", t.QuantizeNs); err != nil {
-			return err
-		}
-		if err := checkInt(key+".snap_bytes", int64(t.SnapBytes)); err != nil {
-			return err
-		}
-		if s.ethernet() && t.SnapBytes > 0 && t.SnapBytes < MinRoCESnapBytes {
-			return keyErr(key+".snap_bytes", "%d bytes cannot hold a RoCEv2 frame's headers through the BTH (%d bytes); want 0 (whole frames) or at least %d",
-				t.SnapBytes, MinRoCESnapBytes, MinRoCESnapBytes)
-		}
-		if t.SnapBytes > 0 && t.SnapBytes < MinSnapBytes {
-			return keyErr(key+".snap_bytes", "%d bytes cannot hold the LRH and BTH (%d bytes); want 0 (whole packets) or at least %d",
-				t.SnapBytes, MinSnapBytes, MinSnapBytes)
-		}
-		if err := s.checkPort(t.Port, key+".port"); err != nil {
-			return err
-		}
-		switch t.Direction {
-		case "":
-			t.Direction = TapBoth
-		case TapBoth, TapTx, TapRx:
-		default:
-			return keyErr(key+".direction", "%q: want both, tx or rx", t.Direction)
-		}
-	}
-	if t := s.Telemetry; t != nil {
-		if err := checkInt("telemetry.period_ns", t.PeriodNs); err != nil {
-			return err
-		}
-		if t.File == "" {
-			t.File = "perfquery.txt"
-		}
-		for j, p := range t.Ports {
-			if err := s.checkPort(p, fmt.Sprintf("telemetry.ports[%d]", j)); err != nil {
-				return err
-			}
-		}
-	}
-	if err := s.checkOutputs(); err != nil {
+	if err := checkInt(key+".vl_buffer_bytes", int64(h.VLBufferBytes)); err != nil {
 		return err
 	}
-	return s.checkWorkload()
+	return checkVLBuffer(h.VLBufferBytes, maxPkt, key+".vl_buffer_bytes")
+}
+
+// checkSwitch checks switch w (at key), its PFC and its VL buffers, and
+// fills their defaults.
+func (s *Scenario) checkSwitch(w *Switch, key string, names map[string]bool, maxPkt int) error {
+	if err := checkName(names, w.Name, key+".name"); err != nil {
+		return err
+	}
+	if w.PortBufferBytes == 0 {
+		w.PortBufferBytes = 131072
+	}
+	if w.BufferVLs == 0 {
+		w.BufferVLs = 4
+	}
+	if err := checkInt(key+".port_buffer_bytes", int64(w.PortBufferBytes)); err != nil {
+		return err
+	}
+	if err := checkInt(key+".buffer_vls", int64(w.BufferVLs)); err != nil {
+		return err
+	}
+	if w.BufferVLs < s.VLs {
+		return keyErr(key+".buffer_vls", "%d buffer VLs cannot hold the scenario's %d data VLs", w.BufferVLs, s.VLs)
+	}
+	if len(w.VLBufferBytes) == 0 {
+		// Split from the port buffer: a share too small is that key's fault.
+		if msg := vlBufferProblem(w.PortBufferBytes/w.BufferVLs, maxPkt); msg != "" {
+			return keyErr(key+".port_buffer_bytes", "%d bytes over %d VLs, per VL: %s", w.PortBufferBytes, w.BufferVLs, msg)
+		}
+		for range s.VLs {
+			w.VLBufferBytes = append(w.VLBufferBytes, w.PortBufferBytes/w.BufferVLs)
+		}
+	}
+	if err := s.checkPFC(w, key+".pfc"); err != nil {
+		return err
+	}
+	if len(w.VLBufferBytes) < s.VLs {
+		return keyErr(key+".vl_buffer_bytes", "%d entries for %d data VLs", len(w.VLBufferBytes), s.VLs)
+	}
+	for j, b := range w.VLBufferBytes {
+		k := fmt.Sprintf("%s.vl_buffer_bytes[%d]", key, j)
+		if err := checkInt(k, int64(b)); err != nil {
+			return err
+		}
+		if err := checkVLBuffer(b, maxPkt, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkLink checks link l (at key): its ends are named hosts or switches,
+// its rate and propagation delay.
+func (s *Scenario) checkLink(l *Link, key string, names map[string]bool) error {
+	if !names[l.A] {
+		return keyErr(key+".a", "no host or switch named %q", l.A)
+	}
+	if !names[l.B] {
+		return keyErr(key+".b", "no host or switch named %q", l.B)
+	}
+	if l.A == l.B {
+		return keyErr(key+".b", "link from %q to itself", l.A)
+	}
+	if err := s.checkLinkRate(key+".", &l.Rate, &l.Lanes, &l.Gbps, s.Rate, s.Lanes, s.Gbps); err != nil {
+		return err
+	}
+	if l.PropagationNs == 0 {
+		l.PropagationNs = s.PropagationNs
+	}
+	return checkInt(key+".propagation_ns", l.PropagationNs)
+}
+
+// checkFlow checks flow f (at key) and fills its defaults.
+func (s *Scenario) checkFlow(f *Flow, key string) error {
+	if !s.isHost(f.Src) {
+		return keyErr(key+".src", "no host named %q", f.Src)
+	}
+	if !s.isHost(f.Dst) || f.Dst == f.Src {
+		return keyErr(key+".dst", "no other host named %q", f.Dst)
+	}
+	if f.Op == "" {
+		f.Op = "write"
+	}
+	if f.Op != "write" && f.Op != "send" {
+		return keyErr(key+".op", "%q: want write or send", f.Op)
+	}
+	if err := checkInt(key+".bytes", f.Bytes); err != nil {
+		return err
+	}
+	if f.MessageBytes == 0 {
+		f.MessageBytes = min(f.Bytes, 1<<20)
+	}
+	if err := checkInt(key+".message_bytes", f.MessageBytes); err != nil {
+		return err
+	}
+	if err := checkInt(key+".start_ns", f.StartNs); err != nil {
+		return err
+	}
+	if err := checkInt(key+".sl", int64(f.SL)); err != nil {
+		return err
+	}
+	if f.SL >= s.VLs {
+		return keyErr(key+".sl", "SL %d has no data VL (the scenario has %d)", f.SL, s.VLs)
+	}
+	if err := checkInt(key+".ack_every", int64(f.AckEvery)); err != nil {
+		return err
+	}
+	if err := checkInt(key+".jitter_ns", f.JitterNs); err != nil {
+		return err
+	}
+	if err := checkInt(key+".ifa_every", int64(f.IFAEvery)); err != nil {
+		return err
+	}
+	if f.IFAEvery > 0 && !s.ethernet() {
+		return keyErr(key+".ifa_every", "IFA probes are RoCE's: set link_layer: %s", LinkEthernet)
+	}
+	return nil
+}
+
+// checkTap checks tap t (at key) and fills its defaults.
+func (s *Scenario) checkTap(t *Tap, key string) error {
+	if t.File == "" {
+		return keyErr(key+".file", "missing file name")
+	}
+	if err := checkInt(key+".quantize_ns", t.QuantizeNs); err != nil {
+		return err
+	}
+	if err := checkInt(key+".snap_bytes", int64(t.SnapBytes)); err != nil {
+		return err
+	}
+	if s.ethernet() && t.SnapBytes > 0 && t.SnapBytes < MinRoCESnapBytes {
+		return keyErr(key+".snap_bytes", "%d bytes cannot hold a RoCEv2 frame's headers through the BTH (%d bytes); want 0 (whole frames) or at least %d",
+			t.SnapBytes, MinRoCESnapBytes, MinRoCESnapBytes)
+	}
+	if t.SnapBytes > 0 && t.SnapBytes < MinSnapBytes {
+		return keyErr(key+".snap_bytes", "%d bytes cannot hold the LRH and BTH (%d bytes); want 0 (whole packets) or at least %d",
+			t.SnapBytes, MinSnapBytes, MinSnapBytes)
+	}
+	if err := s.checkPort(t.Port, key+".port"); err != nil {
+		return err
+	}
+	switch t.Direction {
+	case "":
+		t.Direction = TapBoth
+	case TapBoth, TapTx, TapRx:
+	default:
+		return keyErr(key+".direction", "%q: want both, tx or rx", t.Direction)
+	}
+	return nil
+}
+
+// checkTelemetry checks the telemetry section, if any, and fills its
+// defaults.
+func (s *Scenario) checkTelemetry() error {
+	t := s.Telemetry
+	if t == nil {
+		return nil
+	}
+	if err := checkInt("telemetry.period_ns", t.PeriodNs); err != nil {
+		return err
+	}
+	if t.File == "" {
+		t.File = "perfquery.txt"
+	}
+	for j, p := range t.Ports {
+		if err := s.checkPort(p, fmt.Sprintf("telemetry.ports[%d]", j)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func checkName(names map[string]bool, name, key string) error {
