@@ -129,6 +129,14 @@ func TestFlowsRestartOnCM(t *testing.T) {
 			case !withCM && f.PSN == clean:
 				t.Errorf("without the CM, %s: %+v: the jump 10 ms later should not start a new sequence", f.Key, f.PSN)
 			}
+			fromActive := *f.Key.DestQP == 0x22 // host 1 sent the REQ: its packets go to the REP's QP
+			want := &FlowConnection{ServiceID: 0x0000000001061C06, ActiveCommID: 7, FromActive: fromActive, PassivePort: 7174}
+			switch {
+			case withCM && (f.Connection == nil || *f.Connection != *want):
+				t.Errorf("with the CM, %s: connection %+v, want %+v", f.Key, f.Connection, want)
+			case !withCM && f.Connection != nil:
+				t.Errorf("without the CM, %s: connection %+v", f.Key, f.Connection)
+			}
 		}
 	}
 }

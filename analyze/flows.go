@@ -117,6 +117,9 @@ type FlowHealth struct {
 	AckLatencyNs *IPDStats `json:"ack_latency_ns,omitempty"`
 	// AckPeer is the flow whose ACKs answered this one's requests.
 	AckPeer *GroupKey `json:"ack_peer,omitempty"`
+	// Connection names the CM connection whose REQ or REP named this
+	// flow's QP (flowscm.go); absent without one.
+	Connection *FlowConnection `json:"connection,omitempty"`
 	// ThroughputGbps is the flow's wire throughput per bin of the result's
 	// ThroughputBinNs, from the result's FirstNs.
 	ThroughputGbps []float64 `json:"throughput_gbps"`
@@ -287,6 +290,7 @@ type FlowsAnalysis struct {
 	last     *flowState
 	firstNs  int64
 	started  bool
+	conns    flowConns // flowscm.go
 }
 
 // NewFlowsAnalysis returns an empty analysis.

@@ -30,6 +30,7 @@ type FlowsReport struct {
 	// flows beyond it, held in the flow keyed {"transport": "other"}.
 	MaxFlows     int
 	OtherPackets uint64
+	conns        map[decode.FlowKey]FlowConnection // flowscm.go
 }
 
 // ErrNoPackets is returned when the input held no IB or RoCE transport packet.
@@ -42,6 +43,7 @@ func (a *FlowsAnalysis) Result() (*FlowsReport, error) {
 	}
 	r := &FlowsReport{FirstNs: a.firstNs, ThroughputBinNs: DefaultThroughputBinNs, PeakPackets: PeakWindowPackets, LinkGbps: a.linkGbps}
 	r.flows = slices.Clone(a.order)
+	r.conns = a.connections()
 	if a.other != nil {
 		r.flows = append(r.flows, a.other)
 		r.MaxFlows, r.OtherPackets = a.maxFlows, a.other.packets
@@ -108,6 +110,9 @@ func (r *FlowsReport) Flow(i int) *FlowHealth {
 			k := keyJSON(t.answered.key, ByFlow)
 			h.AckPeer = &k
 		}
+	}
+	if c, ok := r.conns[f.key]; ok && !f.other {
+		h.Connection = &c
 	}
 	return h
 }

@@ -269,11 +269,14 @@ func (m *MAD) CM() (c CMMessage, ok bool) {
 		c.StartingPSN = be24(b, 44)
 		if IsIPCMServiceID(c.ServiceID) && len(b) >= cmReqPrivateOff+36 {
 			p := b[cmReqPrivateOff:]
-			c.SrcPort, c.DstPort = be16(p, 2), uint16(c.ServiceID)
-			if p[1]>>4 == 6 {
+			c.DstPort = uint16(c.ServiceID)
+			switch p[1] >> 4 { // rdma_cm's header: IP version 4 or 6, else not its header
+			case 6:
 				c.SrcIP, c.DstIP = netip.AddrFrom16([16]byte(p[4:20])), netip.AddrFrom16([16]byte(p[20:36]))
-			} else {
+				c.SrcPort = be16(p, 2)
+			case 4:
 				c.SrcIP, c.DstIP = netip.AddrFrom4([4]byte(p[16:20])), netip.AddrFrom4([4]byte(p[32:36]))
+				c.SrcPort = be16(p, 2)
 			}
 		}
 	case CMReply:
