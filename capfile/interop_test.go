@@ -46,11 +46,15 @@ var interopFields = []string{
 	// frames we pass over too.
 	"frame.time_epoch", "ip.src", "ip.dst", "ip.dsfield.ecn", "ipv6.src", "ipv6.dst", "ipv6.tclass.ecn",
 	"udp.srcport", "erf.flags.cap", "sll.pkttype",
+	"eth.src", "eth.dst", "vlan.id", "vlan.priority", "vlan.dei", "ip.dsfield.dscp", "ip.ttl",
+	"ipv6.tclass.dscp", "ipv6.hlim", "ipv6.flow",
 }
 
 // outerFields are compared only on frames where we report them.
 var outerFields = map[string]bool{"frame.time_epoch": true, "ip.src": true, "ip.dst": true, "ip.dsfield.ecn": true,
-	"ipv6.src": true, "ipv6.dst": true, "ipv6.tclass.ecn": true, "udp.srcport": true, "erf.flags.cap": true, "sll.pkttype": true}
+	"ipv6.src": true, "ipv6.dst": true, "ipv6.tclass.ecn": true, "udp.srcport": true, "erf.flags.cap": true, "sll.pkttype": true,
+	"eth.src": true, "eth.dst": true, "vlan.id": true, "vlan.priority": true, "vlan.dei": true, "ip.dsfield.dscp": true, "ip.ttl": true,
+	"ipv6.tclass.dscp": true, "ipv6.hlim": true, "ipv6.flow": true}
 
 // Wireshark's payload heuristics (RPC-over-RDMA, SMB Direct, ...) claim our
 // synthetic payloads and then throw "Malformed", which hides the CRC fields.
@@ -198,6 +202,8 @@ func canonical(name, v string) (string, error) {
 	switch {
 	case name == "frame.time_epoch":
 		return v, nil
+	case name == "eth.src" || name == "eth.dst":
+		return strings.ToLower(v), nil
 	case strings.HasSuffix(name, "gid") || strings.HasSuffix(name, ".src") && name != "udp.srcport" || strings.HasSuffix(name, ".dst"):
 		a, err := netip.ParseAddr(v)
 		if err != nil {
@@ -242,13 +248,27 @@ func ourFields(f *decoded, linkType int) map[string]string {
 	default:
 		u("erf.flags.cap", uint64(f.Iface))
 	}
+	if f.Has&decode.HasEthernet != 0 {
+		m["eth.src"] = string(decode.AppendMAC(nil, macBits(f.SrcMAC)))
+		m["eth.dst"] = string(decode.AppendMAC(nil, macBits(f.DstMAC)))
+	}
+	if f.NumVLANs > 0 { // tshark's first occurrence: the outer tag
+		u("vlan.id", uint64(f.VLANs[0].ID))
+		u("vlan.priority", uint64(f.VLANs[0].PCP))
+		b("vlan.dei", f.VLANs[0].DEI)
+	}
 	if f.Transport == decode.TransportRoCEv2 {
 		if f.Has&decode.HasIPv4 != 0 {
 			m["ip.src"], m["ip.dst"] = f.Src.String(), f.Dst.String()
 			u("ip.dsfield.ecn", uint64(f.ECN))
+			u("ip.dsfield.dscp", uint64(f.DSCP))
+			u("ip.ttl", uint64(f.TTL))
 		} else {
 			m["ipv6.src"], m["ipv6.dst"] = f.Src.String(), f.Dst.String()
 			u("ipv6.tclass.ecn", uint64(f.ECN))
+			u("ipv6.tclass.dscp", uint64(f.DSCP))
+			u("ipv6.hlim", uint64(f.TTL))
+			u("ipv6.flow", uint64(f.FlowLabel))
 		}
 		u("udp.srcport", uint64(f.UDPSrc))
 	}
@@ -504,4 +524,9 @@ func TestInteropTsharkMACControl(t *testing.T) {
 		}
 	}
 	t.Logf("%d MAC control field values equal across %d frames", equal, len(pkts))
+}
+
+// macBits is a MAC address as decode.AppendMAC takes it.
+func macBits(m [6]byte) uint64 {
+	return uint64(m[0])<<40 | uint64(m[1])<<32 | uint64(m[2])<<24 | uint64(m[3])<<16 | uint64(m[4])<<8 | uint64(m[5])
 }

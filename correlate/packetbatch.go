@@ -25,7 +25,7 @@ var addrColumns = func() map[string]bool {
 	m := map[string]bool{}
 	for _, g := range decode.ColumnGroups() {
 		for _, c := range g.Columns {
-			if c.Type == decode.ColumnAddr {
+			if c.Type == decode.ColumnAddr || c.Type == decode.ColumnMAC {
 				m[c.Name] = true
 			}
 		}
@@ -66,20 +66,26 @@ func b2u8(v bool) byte {
 }
 
 // addrCol is one address column of a batch: an index per row into the
-// batch's distinct addresses.
-type addrCol struct {
+// batch's distinct addresses, IP addresses and GIDs (netip.Addr) or MAC
+// addresses (decode.ColumnMAC: 48 bits in a uint64).
+type addrCol[K comparable] struct {
 	idx   []int32
-	addrs []netip.Addr
-	index map[netip.Addr]int32
+	addrs []K
+	index map[K]int32
 	// The last few addresses looked up: a capture's packets come from a
 	// handful of hosts, and a map lookup is a good part of a row's cost.
-	recent    [4]netip.Addr
+	recent    [4]K
 	recentIdx [4]int32
 	recentN   int
 	next      int
+	text      func(dst []byte, a K) []byte
 }
 
-func (c *addrCol) put(i int, a netip.Addr) {
+func newAddrCol[K comparable](n int, text func([]byte, K) []byte) *addrCol[K] {
+	return &addrCol[K]{idx: make([]int32, n), index: make(map[K]int32), text: text}
+}
+
+func (c *addrCol[K]) put(i int, a K) {
 	for k := range c.recentN {
 		if c.recent[k] == a {
 			c.idx[i] = c.recentIdx[k]
@@ -99,20 +105,20 @@ func (c *addrCol) put(i int, a netip.Addr) {
 	c.idx[i] = x
 }
 
-func (c *addrCol) reset() {
+func (c *addrCol[K]) reset() {
 	c.addrs = c.addrs[:0]
 	clear(c.index)
 	c.recentN, c.next = 0, 0
 }
 
 // array makes the column's Arrow array for n rows with validity v.
-func (c *addrCol) array(n int, v *bitmap) arrow.Array {
+func (c *addrCol[K]) array(n int, v *bitmap) arrow.Array {
 	sb := array.NewStringBuilder(memory.DefaultAllocator)
 	defer sb.Release()
 	sb.Reserve(len(c.addrs))
 	var text []byte
 	for _, a := range c.addrs {
-		text = a.AppendTo(text[:0])
+		text = c.text(text[:0], a)
 		sb.BinaryBuilder.Append(text)
 	}
 	dict := sb.NewArray()
@@ -124,6 +130,8 @@ func (c *addrCol) array(n int, v *bitmap) arrow.Array {
 	defer d.Release()
 	return array.MakeFromData(d)
 }
+
+func appendIP(dst []byte, a netip.Addr) []byte { return a.AppendTo(dst) }
 
 // packetBatch holds up to BatchRows rows of the per-packet table as plain
 // slices, filled by add and reused from batch to batch: record wraps them,
@@ -175,8 +183,9 @@ type column struct {
 	u16  []uint16
 	u32  []uint32
 	u64  []uint64
-	bits bitmap   // ColumnBool
-	addr *addrCol // ColumnAddr
+	bits bitmap               // ColumnBool
+	addr *addrCol[netip.Addr] // ColumnAddr
+	mac  *addrCol[uint64]     // ColumnMAC
 }
 
 // put sets row i to value k of v.
@@ -194,6 +203,8 @@ func (c *column) put(i int, v *decode.ColumnValues, k int) {
 		c.bits.put(i, v.Num[k] != 0)
 	case decode.ColumnAddr:
 		c.addr.put(i, v.Addr[k])
+	case decode.ColumnMAC:
+		c.mac.put(i, v.Num[k])
 	}
 }
 
@@ -210,6 +221,8 @@ func (c *column) clear(n int) {
 		clear(c.u64[:n])
 	case decode.ColumnAddr:
 		clear(c.addr.idx[:n])
+	case decode.ColumnMAC:
+		clear(c.mac.idx[:n])
 	}
 }
 
@@ -228,6 +241,8 @@ func (c *column) array(n int, v *bitmap) arrow.Array {
 		return fixed(arrow.PrimitiveTypes.Uint64, c.u64, n, v)
 	case decode.ColumnBool:
 		return bools(&c.bits, v, n)
+	case decode.ColumnMAC:
+		return c.mac.array(n, v)
 	}
 	return c.addr.array(n, v)
 }
@@ -267,7 +282,9 @@ func newPacketBatch(schema *arrow.Schema, files arrow.Array) *packetBatch {
 			case decode.ColumnUint64:
 				col.u64 = make([]uint64, n)
 			case decode.ColumnAddr:
-				col.addr = &addrCol{idx: make([]int32, n), index: make(map[netip.Addr]int32)}
+				col.addr = newAddrCol(n, appendIP)
+			case decode.ColumnMAC:
+				col.mac = newAddrCol(n, decode.AppendMAC)
 			}
 			cg.cols = append(cg.cols, col)
 		}
@@ -291,6 +308,8 @@ func (b *packetBatch) reset() {
 		for ci := range g.cols {
 			if c := &g.cols[ci]; c.addr != nil {
 				c.addr.reset()
+			} else if c.mac != nil {
+				c.mac.reset()
 			}
 			if g.used {
 				g.cols[ci].clear(b.n)

@@ -86,6 +86,7 @@ var columnTypes = map[decode.ColumnType]arrow.DataType{
 	decode.ColumnUint64:     arrow.PrimitiveTypes.Uint64,
 	decode.ColumnBool:       arrow.FixedWidthTypes.Boolean,
 	decode.ColumnAddr:       arrow.BinaryTypes.String,
+	decode.ColumnMAC:        arrow.BinaryTypes.String,
 	decode.ColumnOpcodeName: dictString,
 }
 

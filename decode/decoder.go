@@ -103,6 +103,7 @@ func (d *Decoder) ethernet(data []byte, off int, f *Frame) error {
 	et := binary.BigEndian.Uint16(data[off+12:])
 	f.DstMAC, f.SrcMAC = [6]byte(data[off:off+6]), [6]byte(data[off+6:off+12])
 	f.Ethernet = true
+	f.Has |= HasEthernet
 	return d.taggedEtherType(et, data, off+14, f)
 }
 
@@ -116,6 +117,11 @@ func (d *Decoder) taggedEtherType(et uint16, data []byte, off int, f *Frame) err
 		}
 		if !f.VLANTagged {
 			f.VLANPCP, f.VLANTagged = data[off]>>5, true
+		}
+		if f.NumVLANs < MaxVLANTags {
+			tci := binary.BigEndian.Uint16(data[off:])
+			f.VLANs[f.NumVLANs] = VLANTag{TPID: et, PCP: uint8(tci >> 13), DEI: tci&0x1000 != 0, ID: tci & 0xFFF}
+			f.NumVLANs++
 		}
 		et = binary.BigEndian.Uint16(data[off+2:])
 		off += 4
@@ -211,6 +217,7 @@ func (d *Decoder) ipv4(data []byte, off int, f *Frame) error {
 	f.Src = netip.AddrFrom4([4]byte(ip[12:16]))
 	f.Dst = netip.AddrFrom4([4]byte(ip[16:20]))
 	f.ECN, f.DSCP = ip[1]&3, ip[1]>>2
+	f.TTL = ip[8]
 	f.Has |= HasIPv4
 	if total < l4+8 {
 		return frameErr(off+2, "IPv4 total length %d is shorter than its headers", total)
@@ -238,8 +245,10 @@ func (d *Decoder) ipv6(data []byte, off int, f *Frame) error {
 	}
 	f.Src = netip.AddrFrom16([16]byte(ip[8:24]))
 	f.Dst = netip.AddrFrom16([16]byte(ip[24:40]))
-	tc := uint8(binary.BigEndian.Uint32(ip) >> 20)
+	vtf := binary.BigEndian.Uint32(ip)
+	tc := uint8(vtf >> 20)
 	f.ECN, f.DSCP = tc&3, tc>>2
+	f.TTL, f.FlowLabel = ip[7], vtf&0xFFFFF
 	f.Has |= HasIPv6
 	if ifa {
 		return d.ifa(data, off, 40, int(binary.BigEndian.Uint16(ip[4:])), f)

@@ -42,7 +42,7 @@ const (
 // order of the JSON keys and the table's columns; the DC and MAD columns
 // come last (dcMADColumns), where export first put them.
 var fieldTable = [...]*headerFields{
-	&lrhFields, &ipFields, &grhFields, &bthFields, &dcFields, &rdethFields, &xrcethFields, &rethFields,
+	&ethFields, &lrhFields, &ipFields, &grhFields, &bthFields, &dcFields, &rdethFields, &xrcethFields, &rethFields,
 	&aethFields, &dethFields, &atomicETHFields, &atomicAckETHFields, &immDtFields, &iethFields,
 	&madFields, &crcFields, &linkFields, &pfcFields, &pauseFields, &ifaFields, &ifa1Fields,
 	&dcMADColumns,
@@ -61,6 +61,7 @@ const (
 	ColumnBool
 	ColumnAddr       // an IP address or GID, written as text
 	ColumnOpcodeName // a BTH opcode's name; the value is the opcode
+	ColumnMAC        // a MAC address, its 48 bits as the value, written as text (AppendMAC)
 )
 
 // Column is one column of the per-frame table: named as the decode JSON's

@@ -64,7 +64,20 @@ const (
 	HasDCHeader  // the 8 bytes after a DC packet's BTH (dc.go)
 	HasDCConnect // a DC connect packet's 16-byte header
 	HasMAD       // a management datagram (QP0/QP1): MAD holds its common header
+	HasEthernet  // an Ethernet header: SrcMAC, DstMAC, and its VLAN tags (VLANs)
 )
+
+// MaxVLANTags is how many VLAN tags of a stack a Frame keeps (QinQ has
+// two); tags past them are skipped over.
+const MaxVLANTags = 4
+
+// VLANTag is one 802.1Q / 802.1ad tag.
+type VLANTag struct {
+	TPID uint16 // 0x8100 (C-tag) or 0x88A8 (S-tag)
+	PCP  uint8  // priority code point, 0-7
+	DEI  bool   // drop eligible
+	ID   uint16 // VLAN identifier, 0-4095
+}
 
 // Frame is one decoded packet, reused from packet to packet by the fast path:
 // decoding into it allocates nothing. Header fields are valid when the
@@ -90,12 +103,18 @@ type Frame struct {
 	Ethernet, VLANTagged bool
 	SrcMAC, DstMAC       [6]byte
 	VLANPCP              uint8
+	// VLANs are the tags in the frame's order, outermost first, NumVLANs
+	// of them (at most MaxVLANTags).
+	VLANs    [MaxVLANTags]VLANTag
+	NumVLANs uint8
 
 	// RoCE outer headers.
-	Src, Dst netip.Addr // IP addresses (RoCEv2); RoCEv1 uses the GRH's GIDs
-	ECN      uint8      // IP ECN bits: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
-	DSCP     uint8      // IP DSCP (RoCEv2), the traffic class's upper 6 bits
-	UDPSrc   uint16     // UDP source port (RoCEv2 entropy)
+	Src, Dst  netip.Addr // IP addresses (RoCEv2); RoCEv1 uses the GRH's GIDs
+	ECN       uint8      // IP ECN bits: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
+	DSCP      uint8      // IP DSCP (RoCEv2), the traffic class's upper 6 bits
+	UDPSrc    uint16     // UDP source port (RoCEv2 entropy)
+	TTL       uint8      // IPv4 TTL or IPv6 hop limit (RoCEv2)
+	FlowLabel uint32     // IPv6 flow label (RoCEv2 over IPv6)
 
 	BTH          BTH
 	RDETH        RDETH
@@ -168,6 +187,8 @@ func (f *Frame) Reset() {
 	f.IBLen = 0
 	f.ECN, f.DSCP = 0, 0
 	f.Ethernet, f.VLANTagged = false, false
+	f.NumVLANs = 0
+	f.TTL, f.FlowLabel = 0, 0
 	f.UDPSrc = 0
 	f.ICRCOK, f.VCRCOK = false, false
 }

@@ -103,7 +103,7 @@ func TestIFAProbe(t *testing.T) {
 			if err := d.Decode(p, &f); err != nil {
 				t.Fatal(err)
 			}
-			wantHas := HasIPv4 | HasUDP | HasIFA | HasIFAMetadata | HasBTH | HasRETH | HasICRC | CRCsCheck
+			wantHas := HasEthernet | HasIPv4 | HasUDP | HasIFA | HasIFAMetadata | HasBTH | HasRETH | HasICRC | CRCsCheck
 			if f.Has != wantHas || f.Transport != TransportRoCEv2 || !f.ICRCOK {
 				t.Errorf("Has %b, transport %s, ICRC ok %v; want %b, rocev2, the ICRC of the packet before IFA", f.Has, f.Transport, f.ICRCOK, wantHas)
 			}

@@ -11,13 +11,48 @@ import (
 // (fieldTable); its lengths, a snap-length cut, the CRCs' verdicts, and
 // errMsg when not empty. The line ends with a newline.
 func (f *Frame) AppendSummary(dst []byte, errMsg string) []byte {
+	return f.AppendSummaryWith(dst, errMsg, SummaryOptions{})
+}
+
+// SummaryOptions add to the summary line what tcpdump's -e and -v add to
+// its own.
+type SummaryOptions struct {
+	// Link adds the Ethernet addresses and each VLAN tag (ID, PCP) before
+	// the addresses (-e).
+	Link bool
+	// Verbose adds the IP header's DSCP, ECN, TTL (hop limit), flow label
+	// and the UDP source port after them (-v).
+	Verbose bool
+}
+
+// AppendSummaryWith is AppendSummary with what opts add.
+func (f *Frame) AppendSummaryWith(dst []byte, errMsg string, opts SummaryOptions) []byte {
 	if f.NoTs { // a pcapng simple packet block carries no time
 		dst = fmt.Appendf(dst, "%6d %-18s %-6s ", f.Number, "(no time)", f.Transport)
 	} else {
 		ts := time.Unix(0, f.TsNs).UTC()
 		dst = fmt.Appendf(dst, "%6d %s.%09d %-6s ", f.Number, ts.Format("15:04:05"), ts.Nanosecond(), f.Transport)
 	}
+	if opts.Link && f.Has&HasEthernet != 0 {
+		dst = AppendMAC(dst, macUint(f.SrcMAC))
+		dst = append(dst, " > "...)
+		dst = AppendMAC(dst, macUint(f.DstMAC))
+		for _, t := range f.VLANs[:f.NumVLANs] {
+			dst = fmt.Appendf(dst, " vlan %d pcp %d", t.ID, t.PCP)
+			if t.DEI {
+				dst = append(dst, " dei"...)
+			}
+		}
+		dst = append(dst, ", "...)
+	}
 	dst = f.appendWords(dst, summaryAddresses, true)
+	if opts.Verbose && f.Has&(HasIPv4|HasIPv6) != 0 {
+		dst = fmt.Appendf(dst, " (dscp %d ecn %d ttl %d", f.DSCP, f.ECN, f.TTL)
+		if f.Has&HasIPv6 != 0 {
+			dst = fmt.Appendf(dst, " flow 0x%05x", f.FlowLabel)
+		}
+		dst = fmt.Appendf(dst, " sport %d)", f.UDPSrc)
+	}
 	dst = f.appendWords(dst, summaryTransport, false)
 	dst = f.appendWords(dst, summaryProbe, true)
 	dst = fmt.Appendf(dst, "  len %d", f.WireLen)

@@ -21,6 +21,7 @@ type decodeOpts struct {
 	// lineBuffered writes each frame as it is decoded (-l, as tcpdump's),
 	// as it does anyway when the input is a pipe, a FIFO or a terminal.
 	lineBuffered bool
+	summaryOpts  decode.SummaryOptions // -e, -v
 }
 
 func init() {
@@ -44,6 +45,8 @@ decode -), each frame is written as it comes; -l does so for any input.`,
 	cmd.Flags().IntVarP(&o.count, "count", "c", 0, "stop after `N` frames per file (0: all)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "JSON Lines, one object per frame (the decode contract)")
 	cmd.Flags().BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC/LPCRC")
+	cmd.Flags().BoolVarP(&o.summaryOpts.Link, "link", "e", false, "text: each frame's Ethernet addresses and VLAN tags (ID, PCP), as tcpdump -e")
+	cmd.Flags().BoolVarP(&o.summaryOpts.Verbose, "verbose", "v", false, "text: each RoCEv2 frame's DSCP, ECN, TTL or hop limit, IPv6 flow label and UDP source port, as tcpdump -v")
 	cmd.Flags().BoolVarP(&o.lineBuffered, "line-buffered", "l", false, "write each frame as it is decoded (the default when the input is a pipe, a FIFO or a terminal)")
 	cmd.Flags().BoolVar(&o.summary, "summary", false, "print only each file's counts (frames, decoded, skipped, errors, bad CRCs)")
 	rootCmd.AddCommand(cmd)
@@ -185,7 +188,7 @@ func decodeFile(w *bufio.Writer, s *capfile.Stream, path string, o decodeOpts) (
 			line = f.AppendJSON(line[:0], msg)
 			line = append(line, '\n')
 		} else {
-			line = f.AppendSummary(line[:0], msg)
+			line = f.AppendSummaryWith(line[:0], msg, o.summaryOpts)
 		}
 		if _, err := w.Write(line); err != nil {
 			return t, fmt.Errorf("write output: %w", err)

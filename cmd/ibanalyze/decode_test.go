@@ -165,6 +165,8 @@ var contractKeys = map[string]string{
 	"icrc_ok": "bool", "vcrc_ok": "bool", "link": "op fctbs vl fccl lpcrc_ok", "error": "string",
 	"rdeth": "ee_cnxt", "xrceth": "xrc_srq", "atomic_ack_eth": "orig_rem_data",
 	"dc": "header connect", "mad": madCommonKeys,
+	"eth_src": "string", "eth_dst": "string", "vlans": "[]dei id pcp tpid",
+	"dscp": "number", "ttl": "number", "flow_label": "number", "udp_src_port": "number",
 }
 
 // madCommonKeys are the keys of every "mad" object; the class's headers
@@ -192,6 +194,11 @@ func jsonKind(v any) string {
 		return "string"
 	case bool:
 		return "bool"
+	case []any: // an array of objects of one shape (vlans)
+		if len(v) == 0 {
+			return "[]"
+		}
+		return "[]" + jsonKind(v[0])
 	case map[string]any:
 		keys := make([]string, 0, len(v))
 		for k := range v {
