@@ -44,6 +44,17 @@ func New(t testing.TB, sendMAC, captureMAC net.HardwareAddr) *NS {
 	if captureMAC != nil {
 		ns.IP(t, "link", "set", ns.Capture, "address", captureMAC.String())
 	}
+	// No IPv6 on the pair: its neighbour discovery, router solicitations
+	// and MLD reports, sent when the links come up, would otherwise reach
+	// a capture at a moment that depends on the machine's load (a frame
+	// before a socket's kernel filter is attached is counted as filtered
+	// by ibcap). Frames the tests send are written raw and still arrive.
+	for _, dev := range []string{ns.Send, ns.Capture} {
+		knob := "/proc/sys/net/ipv6/conf/" + dev + "/disable_ipv6"
+		if out, err := ns.Command("sh", "-c", "[ ! -e "+knob+" ] || echo 1 > "+knob).CombinedOutput(); err != nil {
+			t.Fatalf("disable IPv6 on %s in %s: %v: %s", dev, ns.Name, err, out)
+		}
+	}
 	for _, args := range [][]string{
 		{"link", "set", "lo", "up"},
 		{"link", "set", ns.Send, "up"},
