@@ -300,12 +300,54 @@ func (a *BufferAnalysis) Report(receiver *Stream) (*BufferReport, error) {
 // plateau for the plateau to count as a full buffer.
 const minPlateauDrains = 8
 
-// estimate finds the offset, the plateau and the buffer. The timestamps
-// are centred in their steps; stepNs is the coarser capture's step. Of many
-// uncongested packets, rounding makes the shortest latency seen half a
-// step shorter than the true one (the receiver's stamp rounded most, or the
-// sender's least), so the offset adds that half step back.
+// estimate finds the offset, the plateau and the buffer.
 func (bs *BufferSender) estimate(m []matchedPkt, maxPoints int, nsPerByte, holdPackets float64, stepNs int64) {
+	bs.measure(m, stepNs)
+	steps := occupancySteps(m, bs.OffsetNs)
+	for level, i := 0, 0; i < len(steps); i++ {
+		level += int(steps[i].delta)
+		bs.PeakBlocks = max(bs.PeakBlocks, level)
+	}
+	// The plateau: the longest stretch where the occupancy stays within one
+	// packet of the peak, and within what rounded timestamps can add: one
+	// packet more per packet time in a step.
+	noise := 0
+	if pktNs := float64(bs.PacketBytes) * nsPerByte; stepNs > 1 && pktNs > 0 {
+		noise = int(math.Ceil(float64(stepNs) / pktNs))
+	}
+	bestStart, bestEnd := longestAbove(steps, bs.PeakBlocks-bs.PacketBlocks*(1+noise))
+	bs.PlateauStartNs, bs.PlateauEndNs = bestStart, bestEnd
+	bs.plateauLevel(steps, maxPoints)
+	bs.DrainNs = medianGapNs(m, bestStart, bestEnd)
+	if bs.DrainNs <= 0 || 2*bs.PlateauBlocks < bs.PacketBlocks {
+		bs.NoEstimate = "no queue built up: the receiver took this sender's packets as fast as they came, so there is no plateau to read a buffer from"
+		return
+	}
+	// A full buffer stays full while packets drain through it; a "plateau"
+	// shorter than a few drain periods is a blip (or captures that are not of
+	// the same traffic), not a buffer.
+	if bestEnd-bestStart < minPlateauDrains*bs.DrainNs {
+		bs.NoEstimate = fmt.Sprintf("the occupancy stayed at its peak for only %s, under %d drain periods of %s: no sustained queue to read a buffer from (are the captures of the same traffic?)",
+			units.FormatNs(bestEnd-bestStart), minPlateauDrains, units.FormatNs(bs.DrainNs))
+		return
+	}
+	bs.Congested = true
+	wireNs := float64(bs.PacketBytes) * nsPerByte
+	bs.HeldPackets = holdPackets * wireNs / float64(bs.DrainNs)
+	bs.BufferPackets = int(math.Round(float64(bs.PlateauBlocks)/float64(bs.PacketBlocks) + bs.HeldPackets))
+	bs.EstimateBlocks = int(math.Round((float64(bs.BufferPackets) + 0.5) * float64(bs.PacketBlocks)))
+	bs.EstimateBytes = bs.EstimateBlocks * decode.BlockBytes
+	bs.LowBytes = bs.BufferPackets * bs.PacketBlocks * decode.BlockBytes
+	bs.HighBytes = (bs.BufferPackets + 1) * bs.PacketBlocks * decode.BlockBytes
+}
+
+// measure sets the sender's clock offset and its most common packet size.
+// The timestamps are centred in their steps; stepNs is the coarser
+// capture's step. Of many uncongested packets, rounding makes the shortest
+// latency seen half a step shorter than the true one (the receiver's stamp
+// rounded most, or the sender's least), so the offset adds that half step
+// back.
+func (bs *BufferSender) measure(m []matchedPkt, stepNs int64) {
 	bs.OffsetNs = math.MaxInt64
 	bs.FirstNs = m[0].sendNs
 	sizes := map[int32]int{}
@@ -320,35 +362,34 @@ func (bs *BufferSender) estimate(m []matchedPkt, maxPoints int, nsPerByte, holdP
 		}
 	}
 	bs.PacketBlocks = blocksOf(bs.PacketBytes)
-	// Occupancy steps: +blocks when sent, −blocks when delivered (receiver
-	// time moved to the sender clock and uncongested latency).
-	type step struct {
-		tsNs  int64
-		delta int32
-	}
-	steps := make([]step, 0, 2*len(m))
+}
+
+// occupancyStep is a change of the blocks a sender has in flight at tsNs.
+type occupancyStep struct {
+	tsNs  int64
+	delta int32
+}
+
+// occupancySteps are the occupancy's changes in time order: +blocks when a
+// packet is sent, −blocks when it is delivered (receiver time moved to the
+// sender's clock by offsetNs, the uncongested latency).
+func occupancySteps(m []matchedPkt, offsetNs int64) []occupancyStep {
+	steps := make([]occupancyStep, 0, 2*len(m))
 	for _, p := range m {
-		steps = append(steps, step{p.sendNs, p.blocks}, step{p.recvNs - bs.OffsetNs, -p.blocks})
+		steps = append(steps, occupancyStep{p.sendNs, p.blocks}, occupancyStep{p.recvNs - offsetNs, -p.blocks})
 	}
 	sort.Slice(steps, func(i, j int) bool {
 		return steps[i].tsNs < steps[j].tsNs || steps[i].tsNs == steps[j].tsNs && steps[i].delta < steps[j].delta
 	})
-	level := 0
-	for _, s := range steps {
-		level += int(s.delta)
-		bs.PeakBlocks = max(bs.PeakBlocks, level)
-	}
-	// The plateau: the longest stretch where the occupancy stays within one
-	// packet of the peak, and within what rounded timestamps can add: one
-	// packet more per packet time in a step.
-	noise := 0
-	if pktNs := float64(bs.PacketBytes) * nsPerByte; stepNs > 1 && pktNs > 0 {
-		noise = int(math.Ceil(float64(stepNs) / pktNs))
-	}
-	floor := bs.PeakBlocks - bs.PacketBlocks*(1+noise)
-	var bestStart, bestEnd, runStart int64
+	return steps
+}
+
+// longestAbove is the longest stretch [start, end) in which the occupancy
+// stays at floor or above (steps at one time taken together).
+func longestAbove(steps []occupancyStep, floor int) (start, end int64) {
+	var runStart int64
 	in := false
-	level = 0
+	level := 0
 	for i, s := range steps {
 		level += int(s.delta)
 		if i+1 < len(steps) && steps[i+1].tsNs == s.tsNs {
@@ -359,17 +400,22 @@ func (bs *BufferSender) estimate(m []matchedPkt, maxPoints int, nsPerByte, holdP
 			in, runStart = true, s.tsNs
 		case level < floor && in:
 			in = false
-			if s.tsNs-runStart > bestEnd-bestStart {
-				bestStart, bestEnd = runStart, s.tsNs
+			if s.tsNs-runStart > end-start {
+				start, end = runStart, s.tsNs
 			}
 		}
 	}
-	bs.PlateauStartNs, bs.PlateauEndNs = bestStart, bestEnd
-	// The plateau's level: the time-weighted upper quartile of the
-	// occupancy, since a full buffer sits at its top level and dips only
-	// while a freed credit travels back to the sender. And the series.
+	return start, end
+}
+
+// plateauLevel sets the plateau's level: the time-weighted upper quartile
+// of the occupancy within it, since a full buffer sits at its top level and
+// dips only while a freed credit travels back to the sender. And the
+// occupancy series, at most about maxPoints of it.
+func (bs *BufferSender) plateauLevel(steps []occupancyStep, maxPoints int) {
+	bestStart, bestEnd := bs.PlateauStartNs, bs.PlateauEndNs
 	timeAt := map[int]int64{}
-	level = 0
+	level := 0
 	prev := steps[0].tsNs
 	stride := max(1, len(steps)/maxPoints)
 	for i, s := range steps {
@@ -395,38 +441,25 @@ func (bs *BufferSender) estimate(m []matchedPkt, maxPoints int, nsPerByte, holdP
 			break
 		}
 	}
+}
+
+// medianGapNs is the median time between the receiver's arrivals of the
+// packets sent within [startNs, endNs]: how fast the queue drained; 0 with
+// fewer than two such packets.
+func medianGapNs(m []matchedPkt, startNs, endNs int64) int64 {
 	var gaps []int64
 	var last int64 = -1
 	for _, p := range m {
-		if p.sendNs >= bestStart && p.sendNs <= bestEnd {
+		if p.sendNs >= startNs && p.sendNs <= endNs {
 			if last >= 0 {
 				gaps = append(gaps, p.recvNs-last)
 			}
 			last = p.recvNs
 		}
 	}
-	if len(gaps) > 0 {
-		sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
-		bs.DrainNs = gaps[len(gaps)/2]
+	if len(gaps) == 0 {
+		return 0
 	}
-	if bs.DrainNs <= 0 || 2*bs.PlateauBlocks < bs.PacketBlocks {
-		bs.NoEstimate = "no queue built up: the receiver took this sender's packets as fast as they came, so there is no plateau to read a buffer from"
-		return
-	}
-	// A full buffer stays full while packets drain through it; a "plateau"
-	// shorter than a few drain periods is a blip (or captures that are not of
-	// the same traffic), not a buffer.
-	if bestEnd-bestStart < minPlateauDrains*bs.DrainNs {
-		bs.NoEstimate = fmt.Sprintf("the occupancy stayed at its peak for only %s, under %d drain periods of %s: no sustained queue to read a buffer from (are the captures of the same traffic?)",
-			units.FormatNs(bestEnd-bestStart), minPlateauDrains, units.FormatNs(bs.DrainNs))
-		return
-	}
-	bs.Congested = true
-	wireNs := float64(bs.PacketBytes) * nsPerByte
-	bs.HeldPackets = holdPackets * wireNs / float64(bs.DrainNs)
-	bs.BufferPackets = int(math.Round(float64(bs.PlateauBlocks)/float64(bs.PacketBlocks) + bs.HeldPackets))
-	bs.EstimateBlocks = int(math.Round((float64(bs.BufferPackets) + 0.5) * float64(bs.PacketBlocks)))
-	bs.EstimateBytes = bs.EstimateBlocks * decode.BlockBytes
-	bs.LowBytes = bs.BufferPackets * bs.PacketBlocks * decode.BlockBytes
-	bs.HighBytes = (bs.BufferPackets + 1) * bs.PacketBlocks * decode.BlockBytes
+	sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
+	return gaps[len(gaps)/2]
 }
