@@ -97,10 +97,27 @@ func captureFake(t *testing.T, env *fakeverbs.Env, device string, c Config) (Sou
 // the 48-bit counter, and the first within the anchor's error of the time
 // the feed started.
 func TestVerbsCaptureRoCEPort(t *testing.T) {
-	feed, want, ts := verbsFeed(t, 100, false)
 	// The counter wraps 600 ms after the device is opened: inside the
-	// 990 ms the feed's timestamps span, even when a loaded machine starts
-	// the feed a few hundred ms after the open (218 ms was seen).
+	// 990 ms the feed's timestamps span when the feed starts within 600 ms
+	// of the open. A loaded machine may start it later (1.46 s was seen
+	// under stress-ng): the case is then run again, until the wrap falls
+	// inside, a few times at most.
+	for attempt := 1; ; attempt++ {
+		wrapped := verbsCaptureRoCEPort(t)
+		if wrapped || t.Failed() {
+			return
+		}
+		if attempt == 5 {
+			t.Fatalf("in %d runs the feed never started within 600 ms of the open, so the clock never wrapped within it", attempt)
+		}
+		t.Logf("run %d: the feed started after the clock wrapped (a loaded machine); again", attempt)
+	}
+}
+
+// verbsCaptureRoCEPort is one run of TestVerbsCaptureRoCEPort; it reports
+// whether the clock wrapped within the feed.
+func verbsCaptureRoCEPort(t *testing.T) (wrapped bool) {
+	feed, want, ts := verbsFeed(t, 100, false)
 	const mask = uint64(1)<<48 - 1
 	env := fakeverbs.New(t, fakeverbs.Config{Feed: feed, MaskBits: 48, ClockOrigin: mask + 1 - 600_000_000})
 	src, got := captureFake(t, env, "fake_1", Config{})
@@ -119,16 +136,14 @@ func TestVerbsCaptureRoCEPort(t *testing.T) {
 		}
 	}
 	checkVerbsTimestamps(t, got, ts, log, 1)
-	wrapNs := log.OpenNs + 600_000_000
-	if wrapNs <= log.FeedStartNs || wrapNs >= log.FeedStartNs+ts[len(ts)-1]-ts[0] {
-		t.Errorf("the clock did not wrap within the feed (open %d, feed start %d)", log.OpenNs, log.FeedStartNs)
-	}
 	if st.Received != uint64(len(want)) || st.CompletionErrors != 0 || !st.DeviceDropsKnown || st.DeviceDrops != 0 {
 		t.Errorf("stats %+v", st)
 	}
 	if log.Opens != 1 || log.Closes != 1 {
 		t.Errorf("%d opens, %d closes", log.Opens, log.Closes)
 	}
+	wrapNs := log.OpenNs + 600_000_000
+	return wrapNs > log.FeedStartNs && wrapNs < log.FeedStartNs+ts[len(ts)-1]-ts[0]
 }
 
 // checkVerbsTimestamps compares the packets' timestamps with the truth of
