@@ -501,84 +501,110 @@ func (p *diagParser) row(f [][]byte, line int) error {
 	}
 	var start, end int64
 	if p.format0 {
-		if !p.idsKnown {
-			ids := make([]DataID, len(p.row64))
-			for j := range ids {
-				id, err := ParseDataID(string(f[1+3*j]))
-				if err != nil {
-					s.warnf(p.file, line, "column %d: %v; row skipped", 2+3*j, err)
-					return nil
-				}
-				ids[j] = id
-			}
-			p.columnsFromIDs(ids)
-		}
-		for j := range p.row64 {
-			id, ok := parseHexField(f[1+3*j])
-			if !ok {
-				s.warnf(p.file, line, "column %d: data ID %s does not parse; row skipped", 2+3*j, quoted(f[1+3*j]))
-				return nil
-			}
-			if DataID(id) != p.ids[j] {
-				s.warnf(p.file, line, "column %d: data ID %s where earlier rows have %s; row skipped", 2+3*j, DataID(id), p.ids[j])
-				return nil
-			}
-			ns, ok := p.stamp(f[2+3*j], line, "sample_time")
-			if !ok {
-				return nil
-			}
-			v, ok := parseUint(f[3+3*j])
-			if !ok {
-				s.warnf(p.file, line, "column %d (%s): value %s is not an unsigned integer; row skipped", 4+3*j, clipped(s.Counters[j].Name), quoted(f[3+3*j]))
-				return nil
-			}
-			p.row64[j], p.rowNs[j] = v, ns
-			if j == 0 || ns < start {
-				start = ns
-			}
-			if j == 0 || ns > end {
-				end = ns
-			}
-		}
+		start, end, ok = p.format0Row(f, line)
 	} else {
-		var ok bool
-		if start, ok = p.stamp(f[1], line, "sample_time_start"); !ok {
-			return nil
-		}
-		if end, ok = p.stamp(f[2], line, "sample_time_end"); !ok {
-			return nil
-		}
-		for j := range p.row64 {
-			v, ok := parseUint(f[3+j])
-			if !ok {
-				s.warnf(p.file, line, "column %d (%s): value %s is not an unsigned integer; row skipped", 4+j, clipped(s.Counters[j].Name), quoted(f[3+j]))
-				return nil
+		start, end, ok = p.intervalRow(f, line)
+	}
+	if ok {
+		p.appendRow(rawID, start, end, line)
+	}
+	return nil
+}
+
+// format0Row reads a row of format 0 (data ID, sample time and value per
+// counter) into p.row64 and p.rowNs: its time span, or ok false when it is
+// skipped (warned).
+func (p *diagParser) format0Row(f [][]byte, line int) (start, end int64, ok bool) {
+	s := p.s
+	if !p.idsKnown {
+		ids := make([]DataID, len(p.row64))
+		for j := range ids {
+			id, err := ParseDataID(string(f[1+3*j]))
+			if err != nil {
+				s.warnf(p.file, line, "column %d: %v; row skipped", 2+3*j, err)
+				return 0, 0, false
 			}
-			p.row64[j] = v
+			ids[j] = id
 		}
-		if end < start {
-			// Older samples printed the end's high word without carrying the
-			// low word's wrap: one second for RTC, 2^32 ns for FRC. An end
-			// that one carry puts at or after the start is taken as that
-			// (the row kept, end moved, warned); any other is set to start.
-			carry, unit := int64(1e9), "1 s"
-			if p.rtc < 0 {
-				carry, unit = 1<<32, "2^32 ns"
-			}
-			p.endBefore++
-			if end+carry >= start {
-				if p.endBefore <= maxEndWarnings {
-					s.warnf(p.file, line, "sample_time_end %s before sample_time_start %s: taken as the missed carry of older DOCA samples, end moved %s later", quoted(f[2]), quoted(f[1]), unit)
-				}
-				end += carry
-			} else {
-				if p.endBefore <= maxEndWarnings {
-					s.warnf(p.file, line, "sample_time_end %s before sample_time_start %s by more than a carry (%s); end set to start", quoted(f[2]), quoted(f[1]), unit)
-				}
-				end = start
-			}
+		p.columnsFromIDs(ids)
+	}
+	for j := range p.row64 {
+		id, ok := parseHexField(f[1+3*j])
+		if !ok {
+			s.warnf(p.file, line, "column %d: data ID %s does not parse; row skipped", 2+3*j, quoted(f[1+3*j]))
+			return 0, 0, false
+		}
+		if DataID(id) != p.ids[j] {
+			s.warnf(p.file, line, "column %d: data ID %s where earlier rows have %s; row skipped", 2+3*j, DataID(id), p.ids[j])
+			return 0, 0, false
+		}
+		ns, ok := p.stamp(f[2+3*j], line, "sample_time")
+		if !ok {
+			return 0, 0, false
+		}
+		v, ok := parseUint(f[3+3*j])
+		if !ok {
+			s.warnf(p.file, line, "column %d (%s): value %s is not an unsigned integer; row skipped", 4+3*j, clipped(s.Counters[j].Name), quoted(f[3+3*j]))
+			return 0, 0, false
+		}
+		p.row64[j], p.rowNs[j] = v, ns
+		if j == 0 || ns < start {
+			start = ns
+		}
+		if j == 0 || ns > end {
+			end = ns
 		}
 	}
+	return start, end, true
+}
+
+// intervalRow reads a row of one start and end time for all its counters
+// into p.row64: its time span, or ok false when it is skipped (warned).
+func (p *diagParser) intervalRow(f [][]byte, line int) (start, end int64, ok bool) {
+	s := p.s
+	if start, ok = p.stamp(f[1], line, "sample_time_start"); !ok {
+		return 0, 0, false
+	}
+	if end, ok = p.stamp(f[2], line, "sample_time_end"); !ok {
+		return 0, 0, false
+	}
+	for j := range p.row64 {
+		v, ok := parseUint(f[3+j])
+		if !ok {
+			s.warnf(p.file, line, "column %d (%s): value %s is not an unsigned integer; row skipped", 4+j, clipped(s.Counters[j].Name), quoted(f[3+j]))
+			return 0, 0, false
+		}
+		p.row64[j] = v
+	}
+	if end < start {
+		// Older samples printed the end's high word without carrying the
+		// low word's wrap: one second for RTC, 2^32 ns for FRC. An end
+		// that one carry puts at or after the start is taken as that
+		// (the row kept, end moved, warned); any other is set to start.
+		carry, unit := int64(1e9), "1 s"
+		if p.rtc < 0 {
+			carry, unit = 1<<32, "2^32 ns"
+		}
+		p.endBefore++
+		if end+carry >= start {
+			if p.endBefore <= maxEndWarnings {
+				s.warnf(p.file, line, "sample_time_end %s before sample_time_start %s: taken as the missed carry of older DOCA samples, end moved %s later", quoted(f[2]), quoted(f[1]), unit)
+			}
+			end += carry
+		} else {
+			if p.endBefore <= maxEndWarnings {
+				s.warnf(p.file, line, "sample_time_end %s before sample_time_start %s by more than a carry (%s); end set to start", quoted(f[2]), quoted(f[1]), unit)
+			}
+			end = start
+		}
+	}
+	return start, end, true
+}
+
+// appendRow appends the row read to the series: its sample_id unwrapped
+// and checked against the previous row's, its time span, and its values.
+func (p *diagParser) appendRow(rawID uint64, start, end int64, line int) {
+	s := p.s
 	for _, v := range p.row64 {
 		if v > p.maxValue {
 			p.maxValue = v
@@ -612,7 +638,6 @@ func (p *diagParser) row(f [][]byte, line int) error {
 		s.ValueNs = append(s.ValueNs, p.rowNs...)
 	}
 	s.setLine(n, line)
-	return nil
 }
 
 func parseHexField(b []byte) (uint64, bool) {
