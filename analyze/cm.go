@@ -41,8 +41,9 @@ type CMConnection struct {
 	ActivePort  uint16 `json:"active_port,omitempty"`
 	PassiveIP   string `json:"passive_ip,omitempty"`
 	PassivePort uint16 `json:"passive_port,omitempty"`
-	// The QPs and the PSNs each end starts its requests at (REQ: active,
-	// REP: passive).
+	// The QPs (REQ: active, REP: passive) and the PSNs each end starts its
+	// requests at: the REP's starting PSN is the active end's, the REQ's
+	// the passive end's (each names the PSN its sender expects to receive).
 	ActiveQPN   uint32 `json:"active_qpn,omitempty"`
 	ActivePSN   uint32 `json:"active_psn,omitempty"`
 	PassiveQPN  uint32 `json:"passive_qpn,omitempty"`
@@ -139,7 +140,7 @@ func (a *CMAnalysis) Add(p *Packet) {
 		if c.REQNs == 0 {
 			c.REQNs = p.TsNs
 		}
-		c.ServiceID, c.ActiveQPN, c.ActivePSN = m.ServiceID, m.QPN, m.StartingPSN
+		c.ServiceID, c.ActiveQPN, c.PassivePSN = m.ServiceID, m.QPN, m.StartingPSN
 		if m.SrcIP.IsValid() {
 			c.ActiveIP, c.ActivePort, c.PassiveIP, c.PassivePort = m.SrcIP.String(), m.SrcPort, m.DstIP.String(), m.DstPort
 		}
@@ -154,7 +155,7 @@ func (a *CMAnalysis) Add(p *Packet) {
 	c.LastNs = p.TsNs
 	switch m.Message {
 	case decode.CMReply:
-		c.PassiveCommID, c.PassiveQPN, c.PassivePSN = m.LocalCommID, m.QPN, m.StartingPSN
+		c.PassiveCommID, c.PassiveQPN, c.ActivePSN = m.LocalCommID, m.QPN, m.StartingPSN
 		a.passive[cmKey{from, m.LocalCommID}] = c
 		if c.REPNs == 0 {
 			c.REPNs = p.TsNs

@@ -48,7 +48,7 @@ func TestCMConnections(t *testing.T) {
 	c := r.Connections[0]
 	want := CMConnection{Transport: "rocev2", Active: "192.168.7.1", Passive: "192.168.7.2", ActiveCommID: 0x1001, PassiveCommID: 0x2001,
 		ServiceID: 0x0000000001061C06, ActiveIP: "192.168.7.1", ActivePort: 50000, PassiveIP: "192.168.7.2", PassivePort: 7174,
-		ActiveQPN: 0x11, ActivePSN: 1000, PassiveQPN: 0x22, PassivePSN: 0xFFFFF8,
+		ActiveQPN: 0x11, ActivePSN: 0xFFFFF8, PassiveQPN: 0x22, PassivePSN: 1000,
 		REQNs: ts(1), REPNs: ts(3), RTUNs: ts(4), REQToREPNs: ts(3) - ts(1), REPToRTUNs: ts(4) - ts(3),
 		REQs: 1, MRAs: 1, PathChanges: 1, DREQNs: ts(13), DREPNs: ts(14), State: "disconnected", FirstNs: ts(1), LastNs: ts(14)}
 	if c != want {
@@ -57,7 +57,7 @@ func TestCMConnections(t *testing.T) {
 	if c := r.Connections[1]; c.State != "rejected" || c.RejectReason != 28 || c.RejectReasonName != "CONSUMER_DEFINED" || c.ActiveQPN != 0x12 || *c.RejectedMessage != 0 {
 		t.Errorf("connection 2: %+v", c)
 	}
-	if c := r.Connections[2]; c.State != "incomplete" || c.ActiveQPN != 0x13 || c.ActivePSN != 7000 || c.REPNs != 0 {
+	if c := r.Connections[2]; c.State != "incomplete" || c.ActiveQPN != 0x13 || c.PassivePSN != 7000 || c.REPNs != 0 {
 		t.Errorf("connection 3: %+v", c)
 	}
 	if c := r.Connections[3]; c.State != "rejected" || c.RejectReason != 1 || c.ActiveIP != "fd00:1b00:0:7::1" || c.Transport != "rocev2" {
@@ -107,8 +107,8 @@ func TestFlowsRestartOnCM(t *testing.T) {
 		send(11*ms+2, 1, 2, 0x22, 9_000_001), send(11*ms+3, 2, 1, 0x11, 3_000_001),
 	}
 	cm := []testcap.Packet{
-		mad(10*ms, 1, 2, testcap.CMMAD(decode.CMRequest, 7, 0, 0x11, 9_000_000)),
-		mad(10*ms+1, 2, 1, testcap.CMMAD(decode.CMReply, 8, 7, 0x22, 3_000_000)),
+		mad(10*ms, 1, 2, testcap.CMMAD(decode.CMRequest, 7, 0, 0x11, 3_000_000)),
+		mad(10*ms+1, 2, 1, testcap.CMMAD(decode.CMReply, 8, 7, 0x22, 9_000_000)),
 		mad(10*ms+2, 1, 2, testcap.CMMAD(decode.CMReadyToUse, 7, 8, 0, 0)),
 	}
 	for _, withCM := range []bool{true, false} {

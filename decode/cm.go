@@ -239,7 +239,11 @@ type CMMessage struct {
 	RemoteCommID  uint32
 	ServiceID     uint64 // REQ, SIDR_REQ, SIDR_REP
 	QPN           uint32 // REQ, REP, SIDR_REP: the sender's QP (DREQ, LAP: the remote QP)
-	StartingPSN   uint32 // REQ, REP
+	// StartingPSN (REQ, REP) is the PSN the *other* end starts its
+	// requests at: a REQ's is the passive end's first request PSN (the
+	// active QP's expected receive PSN), a REP's the active end's (Linux's
+	// ib_cm sets the passive QP's send PSN from the REQ's, as captures show).
+	StartingPSN   uint32
 	RejectReason  uint16 // REJ
 	MessageTarget uint8  // REJ: message rejected; MRA: message MRAed (0 REQ, 1 REP, 2 LAP)
 	// rdma_cm's private data of an IP CM REQ: the connecting end's and the

@@ -370,7 +370,7 @@ var dcMADColumns = headerFields{
 				}
 				return false
 			}, func(c *CMMessage) uint64 { return uint64(c.QPN) }),
-		cmColumn("cm_starting_psn", ColumnUint32, "CM: REQ, REP the starting PSN of the sender's QP",
+		cmColumn("cm_starting_psn", ColumnUint32, "CM: REQ the PSN the passive end starts its requests at, REP the active end's (each what its sender expects to receive)",
 			func(c *CMMessage) bool { return c.Message == CMRequest || c.Message == CMReply },
 			func(c *CMMessage) uint64 { return uint64(c.StartingPSN) }),
 		cmColumn("cm_service_id", ColumnUint64, "CM: REQ, SIDR_REQ, SIDR_REP service ID",

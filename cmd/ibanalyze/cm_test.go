@@ -14,7 +14,7 @@ func TestCMCommand(t *testing.T) {
 	path := filepath.Join("..", "..", "testdata", "pcaps", "rocev2_cm.pcap")
 	out, _, _ := run(t, "cm", path)
 	for _, want := range []string{"4 connections: 1 established, 2 rejected, 1 never completed", "192.168.7.1:50000", "disconnected",
-		"rejected CONSUMER_DEFINED (28)", "incomplete", "0x000011/1000", "0x000022/16777208"} {
+		"rejected CONSUMER_DEFINED (28)", "incomplete", "0x000011/16777208", "0x000022/1000"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}

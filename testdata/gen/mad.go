@@ -193,12 +193,12 @@ func roceCM() *capture {
 		put24(b, 44, 0xFFFFF8)
 	}), 2, 1)
 	mad(cmMsg(decode.CMReadyToUse, 0x100, seq, func(b []byte) { cmIDs(b, 0x1001, 0x2001) }), 1, 2)
-	for i := range 3 { // SENDs each way, from the PSNs the REQ and REP named
-		t := tfor(0x04, seq)
-		t.qp, t.psn = 0x22, 1000+uint32(i)
+	for i := range 3 { // SENDs each way: the active end's from the REP's PSN, the passive end's from the REQ's
+		t := tfor(0x04, seq) // no ACK asked: the capture holds none
+		t.qp, t.psn, t.ackReq = 0x22, (0xFFFFF8+uint32(i))&0xFFFFFF, false
 		add(t, 1, 2)
 		t = tfor(0x04, seq)
-		t.qp, t.psn = 0x11, (0xFFFFF8+uint32(i))&0xFFFFFF
+		t.qp, t.psn, t.ackReq = 0x11, 1000+uint32(i), false
 		add(t, 2, 1)
 	}
 	mad(cmMsg(decode.CMLoadAltPath, 0x101, seq, func(b []byte) { cmIDs(b, 0x1001, 0x2001) }), 1, 2)
