@@ -234,11 +234,11 @@ func cmNested(m *MAD, fn func(off int, l *madLayout)) {
 // queue pairs and PSNs that set up and tear down a connection. Fields a
 // message does not carry are 0.
 type CMMessage struct {
-	Message       uint16 // attribute ID: CMRequest, CMReply, ...
-	LocalCommID   uint32
-	RemoteCommID  uint32
-	ServiceID     uint64 // REQ, SIDR_REQ, SIDR_REP
-	QPN           uint32 // REQ, REP, SIDR_REP: the sender's QP (DREQ, LAP: the remote QP)
+	Message      uint16 // attribute ID: CMRequest, CMReply, ...
+	LocalCommID  uint32
+	RemoteCommID uint32
+	ServiceID    uint64 // REQ, SIDR_REQ, SIDR_REP
+	QPN          uint32 // REQ, REP, SIDR_REP: the sender's QP (DREQ, LAP: the remote QP)
 	// StartingPSN (REQ, REP) is the PSN the *other* end starts its
 	// requests at: a REQ's is the passive end's first request PSN (the
 	// active QP's expected receive PSN), a REP's the active end's (Linux's
