@@ -149,28 +149,8 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 }
 
 func run(parent context.Context, f *flags) error {
-	if f.device == "" {
-		return errors.New("no device: give -i DEVICE (ibcap -D lists them)")
-	}
-	if f.file == "" && f.metrics.addr == "" {
-		return errors.New("no output: give -w FILE (or -w - for stdout), or --metrics ADDR to watch without writing")
-	}
-	if err := f.metrics.check(); err != nil {
-		return err
-	}
-	format, err := capture.ParseFormat(f.format)
+	format, filter, err := checkFlags(f)
 	if err != nil {
-		return err
-	}
-	if f.format == capture.FormatERFOldName && !f.quiet {
-		fmt.Fprintln(os.Stderr, "ibcap: note: --format erf is the old name of erf-pcap: a pcap of ERF records (link type 197), "+
-			"not the raw .erf file tshark -F erf writes (that is --format erf-raw)")
-	}
-	filter, err := parseFilter(f)
-	if err != nil {
-		return err
-	}
-	if err := checkNumbers(f); err != nil {
 		return err
 	}
 	// What -i names is looked up once: the backend, RDMA port and netdev
@@ -184,58 +164,13 @@ func run(parent context.Context, f *flags) error {
 	if err != nil {
 		return err
 	}
-
-	src, err := capture.OpenTarget(target, &capture.Config{
-		SnapLenBytes:  f.snapLenBytes,
-		RingBytes:     f.ringKiB << 10,
-		All:           f.all,
-		FilterExpr:    f.filterExpr,
-		TimestampType: f.tsType,
-		Promiscuous:   f.promisc,
-	})
+	src, err := openSource(f, target, filter)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	if len(filter.LIDs) > 0 && src.LinkType() != decode.LinkTypeInfiniBand {
-		return fmt.Errorf("--lid: %s gives Ethernet (RoCE) frames, which carry no LID, so nothing would be written; "+
-			"filter RoCE by --qp or --opcode", src.Device())
-	}
-	if note := targetNote(target); note != "" && !f.quiet {
-		fmt.Fprintln(os.Stderr, "ibcap: note: "+note)
-	}
-	if f.user != "" {
-		if err := capture.DropPrivileges(f.user); err != nil {
-			return err
-		}
-	}
-	snap := f.snapLenBytes
-	if snap == 0 {
-		snap = capture.DefaultSnapLenBytes
-	}
-	path, out := f.file, io.Writer(nil)
-	if path == "" {
-		path, out = "-", io.Discard // --metrics alone: capture and count, write nothing
-	}
-	w, err := capture.NewWriter(capture.WriterConfig{
-		Path:          path,
-		Stdout:        out,
-		Format:        format,
-		LinkType:      src.LinkType(),
-		SnapLenBytes:  snap,
-		RotateBytes:   f.rotateMB * 1_000_000,
-		RotateEveryNs: int64(f.rotateSec) * 1e9,
-		MaxFiles:      f.maxFiles,
-		Micro:         f.tsPrecision == "micro",
-		// What a pcapng file says of its capture, as dumpcap's do.
-		SectionOptions:   sectionOptions(),
-		InterfaceOptions: interfaceOptions(f, target, src),
-		Counts:           capture.InterfaceCounts(src),
-	})
+	w, err := openWriter(f, format, target, src)
 	if err != nil {
-		if f.user != "" && errors.Is(err, os.ErrPermission) {
-			return fmt.Errorf("%w (the file is created after switching to user %s, as with tcpdump -Z)", err, f.user)
-		}
 		return err
 	}
 
@@ -275,6 +210,111 @@ func run(parent context.Context, f *flags) error {
 	if errors.Is(runErr, closeErr) {
 		closeErr = nil // the write error Run met, which Close returns again
 	}
+	return errors.Join(reportRun(f, rep, w, runErr, closeErr), stopTelemetry(), lm.finish(rep))
+}
+
+// checkFlags checks what the flags ask before anything is opened, and
+// returns the file format and the header filter they give.
+func checkFlags(f *flags) (capture.Format, *capture.Filter, error) {
+	var format capture.Format
+	if f.device == "" {
+		return format, nil, errors.New("no device: give -i DEVICE (ibcap -D lists them)")
+	}
+	if f.file == "" && f.metrics.addr == "" {
+		return format, nil, errors.New("no output: give -w FILE (or -w - for stdout), or --metrics ADDR to watch without writing")
+	}
+	if err := f.metrics.check(); err != nil {
+		return format, nil, err
+	}
+	format, err := capture.ParseFormat(f.format)
+	if err != nil {
+		return format, nil, err
+	}
+	if f.format == capture.FormatERFOldName && !f.quiet {
+		fmt.Fprintln(os.Stderr, "ibcap: note: --format erf is the old name of erf-pcap: a pcap of ERF records (link type 197), "+
+			"not the raw .erf file tshark -F erf writes (that is --format erf-raw)")
+	}
+	filter, err := parseFilter(f)
+	if err != nil {
+		return format, nil, err
+	}
+	if err := checkNumbers(f); err != nil {
+		return format, nil, err
+	}
+	return format, filter, nil
+}
+
+// openSource opens the capture on target, notes what the user should know
+// of it, and drops privileges (-Z) once it is open.
+func openSource(f *flags, target capture.Target, filter *capture.Filter) (capture.Source, error) {
+	src, err := capture.OpenTarget(target, &capture.Config{
+		SnapLenBytes:  f.snapLenBytes,
+		RingBytes:     f.ringKiB << 10,
+		All:           f.all,
+		FilterExpr:    f.filterExpr,
+		TimestampType: f.tsType,
+		Promiscuous:   f.promisc,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(filter.LIDs) > 0 && src.LinkType() != decode.LinkTypeInfiniBand {
+		src.Close()
+		return nil, fmt.Errorf("--lid: %s gives Ethernet (RoCE) frames, which carry no LID, so nothing would be written; "+
+			"filter RoCE by --qp or --opcode", src.Device())
+	}
+	if note := targetNote(target); note != "" && !f.quiet {
+		fmt.Fprintln(os.Stderr, "ibcap: note: "+note)
+	}
+	if f.user != "" {
+		if err := capture.DropPrivileges(f.user); err != nil {
+			src.Close()
+			return nil, err
+		}
+	}
+	return src, nil
+}
+
+// openWriter creates the output (-w, or nothing with --metrics alone) in
+// the format asked, with what a pcapng file says of its capture.
+func openWriter(f *flags, format capture.Format, target capture.Target, src capture.Source) (*capture.Writer, error) {
+	snap := f.snapLenBytes
+	if snap == 0 {
+		snap = capture.DefaultSnapLenBytes
+	}
+	path, out := f.file, io.Writer(nil)
+	if path == "" {
+		path, out = "-", io.Discard // --metrics alone: capture and count, write nothing
+	}
+	w, err := capture.NewWriter(capture.WriterConfig{
+		Path:          path,
+		Stdout:        out,
+		Format:        format,
+		LinkType:      src.LinkType(),
+		SnapLenBytes:  snap,
+		RotateBytes:   f.rotateMB * 1_000_000,
+		RotateEveryNs: int64(f.rotateSec) * 1e9,
+		MaxFiles:      f.maxFiles,
+		Micro:         f.tsPrecision == "micro",
+		// What a pcapng file says of its capture, as dumpcap's do.
+		SectionOptions:   sectionOptions(),
+		InterfaceOptions: interfaceOptions(f, target, src),
+		Counts:           capture.InterfaceCounts(src),
+	})
+	if err != nil {
+		if f.user != "" && errors.Is(err, os.ErrPermission) {
+			return nil, fmt.Errorf("%w (the file is created after switching to user %s, as with tcpdump -Z)", err, f.user)
+		}
+		return nil, err
+	}
+	return w, nil
+}
+
+// reportRun tells on stderr how the capture ended (unless --quiet): the
+// report and the files written. It returns the run's and the close's
+// errors, but none when the reader of stdout closed the pipe: that ended
+// the capture as a count or a signal would.
+func reportRun(f *flags, rep capture.Report, w *capture.Writer, runErr, closeErr error) error {
 	readerGone := f.file == "-" && (errors.Is(runErr, syscall.EPIPE) || errors.Is(closeErr, syscall.EPIPE))
 	if readerGone {
 		runErr, closeErr = nil, nil // the reader's choice to stop, as a count or a signal would be
@@ -290,7 +330,7 @@ func run(parent context.Context, f *flags) error {
 			fmt.Fprintf(os.Stderr, "%d files: %s ... %s\n", len(files), files[0], files[len(files)-1])
 		}
 	}
-	return errors.Join(runErr, closeErr, stopTelemetry(), lm.finish(rep))
+	return errors.Join(runErr, closeErr)
 }
 
 // Bounds of the numeric flags: beyond them a value is a typo (or would
