@@ -238,149 +238,184 @@ func SidecarDefault(name string) Counter {
 // several). It returns one series per segment that cannot be joined to the
 // previous one.
 func ReadSidecar(r io.Reader, file string) ([]*Series, error) {
-	lr := newLineReader(r)
-	var out []*Series
-	var cur *Series
-	var meta map[string]Counter
-	var src Source
-	var clock Clock
-	var extra map[string]string
-	var n int
-	var fields [][]byte
-	var row []uint64
-	var miss []int
+	sr := &sidecarReader{file: file, lr: newLineReader(r)}
 	var pending []byte // last line not ending in '\n'
 	pendingLine := 0
-	seenMagic := false
-	resetNext := false // a "# reset" line came before the next data line
 	for {
-		line, err := lr.next()
+		line, err := sr.lr.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return out, perr(file, lr.line, "%v", err)
+			return sr.out, perr(file, sr.lr.line, "%v", err)
 		}
 		t := trimSpace(line)
 		if len(t) == 0 {
 			continue
 		}
 		if t[0] == '#' {
-			s := string(t)
-			switch {
-			case strings.HasPrefix(s, "# ibscope-telemetry"):
-				if !strings.HasPrefix(s, sidecarMagic) || len(s) > len(sidecarMagic) && s[len(sidecarMagic)] != ' ' {
-					return out, perr(file, lr.line, "unsupported sidecar version: %s", quoted(s))
-				}
-				seenMagic = true
-				src, clock, extra = Source{}, ClockNone, map[string]string{}
-				for _, kv := range strings.Fields(s[len(sidecarMagic):]) {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok {
-						continue
-					}
-					switch k {
-					case "source":
-						if src, err = ParseSource(v); err != nil {
-							return out, perr(file, lr.line, "%v", err)
-						}
-					case "clock":
-						if clock, err = ParseClock(v); err != nil {
-							return out, perr(file, lr.line, "%v", err)
-						}
-					default:
-						extra[k] = v
-					}
-				}
-				meta = map[string]Counter{}
-				n = -1
-			case s == sidecarReset:
-				if cur != nil && n >= 0 {
-					resetNext = true
-				}
-			case strings.HasPrefix(s, "# counter "):
-				if !seenMagic {
-					return out, perr(file, lr.line, "counter line before the %q line", sidecarMagic)
-				}
-				c, err := parseCounterLine(s)
-				if err != nil {
-					return out, perr(file, lr.line, "%v", err)
-				}
-				meta[c.Name] = c
+			if err := sr.comment(string(t)); err != nil {
+				return sr.out, err
 			}
 			continue
 		}
-		if !seenMagic {
-			return out, perr(file, lr.line, "not an ibscope telemetry sidecar: first line must start with %q", sidecarMagic)
+		if !sr.seenMagic {
+			return sr.out, perr(file, sr.lr.line, "not an ibscope telemetry sidecar: first line must start with %q", sidecarMagic)
 		}
 		if bytes.HasPrefix(t, []byte("sample_id,")) || bytes.HasPrefix(t, []byte("sample_id ")) {
-			f := splitComma(t, nil)
-			if len(f) < 3 || string(f[1]) != "start_ns" || string(f[2]) != "end_ns" {
-				return out, perr(file, lr.line, "column line must start sample_id,start_ns,end_ns")
+			if err := sr.columns(t); err != nil {
+				return sr.out, err
 			}
-			if err := checkColumns(file, lr.line, len(f)-3); err != nil {
-				return out, err
-			}
-			counters := make([]Counter, len(f)-3)
-			for j, name := range f[3:] {
-				if c, ok := meta[string(name)]; ok {
-					counters[j] = c
-				} else {
-					counters[j] = SidecarDefault(string(name))
-				}
-			}
-			tmp := Series{Counters: counters}
-			tmp.uniqueColumns(file, lr.line, 4, 1)
-			if cur != nil && cur.Source == src && cur.Clock == clock && sameColumns(cur.Counters, counters) {
-				cur.warnf(file, lr.line, "sampler restarted: appended segment joined to the series")
-			} else {
-				cur = NewSeries(src, clock, counters)
-				cur.Warnings = tmp.Warnings
-				cur.warnTotal = tmp.warnTotal
-				cur.setMeta("format", "sidecar")
-				for k, v := range extra {
-					cur.setMeta(k, v)
-				}
-				out = append(out, cur)
-			}
-			n = len(counters)
-			row = make([]uint64, n)
 			continue
 		}
-		if cur == nil || n < 0 {
-			return out, perr(file, lr.line, "sample line before the sample_id,start_ns,end_ns column line")
+		if sr.cur == nil || sr.n < 0 {
+			return sr.out, perr(file, sr.lr.line, "sample line before the sample_id,start_ns,end_ns column line")
 		}
-		if !lr.newline {
-			pending, pendingLine = append(pending[:0], t...), lr.line
+		if !sr.lr.newline {
+			pending, pendingLine = append(pending[:0], t...), sr.lr.line
 			break
 		}
-		fields = splitComma(t, fields)
-		if msg := parseSidecarRow(cur, fields, row, &miss, file, lr.line); msg != "" {
-			cur.warnf(file, lr.line, "%s; line skipped", msg)
-		} else if resetNext {
-			cur.SetReset(cur.Len() - 1)
-			if cur.Len() > 1 {
-				cur.warnf(file, lr.line, "counters reset: the device went away and came back before this sample; deltas into it are unknown")
-			}
-			resetNext = false
-		}
+		sr.sample(t)
 	}
 	if pending != nil {
-		fields = splitComma(pending, fields)
-		if msg := parseSidecarRow(cur, fields, row, &miss, file, pendingLine); msg != "" {
-			cur.warnf(file, pendingLine, "incomplete last line (writer stopped mid-line?): %s; dropped", msg)
+		sr.fields = splitComma(pending, sr.fields)
+		if msg := parseSidecarRow(sr.cur, sr.fields, sr.row, &sr.miss, file, pendingLine); msg != "" {
+			sr.cur.warnf(file, pendingLine, "incomplete last line (writer stopped mid-line?): %s; dropped", msg)
 		}
 	}
-	if !seenMagic {
+	if !sr.seenMagic {
 		return nil, perr(file, 0, "empty file: no %q header", sidecarMagic)
 	}
-	if len(out) == 0 {
-		return nil, perr(file, lr.line, "no sample_id,start_ns,end_ns column line")
+	if len(sr.out) == 0 {
+		return nil, perr(file, sr.lr.line, "no sample_id,start_ns,end_ns column line")
 	}
-	for _, s := range out {
+	for _, s := range sr.out {
 		s.warnResets(file)
 	}
-	return out, nil
+	return sr.out, nil
+}
+
+// sidecarReader is what ReadSidecar knows as it reads: the segment's
+// header (source, clock, counters described, the columns) and the series
+// made so far.
+type sidecarReader struct {
+	file  string
+	lr    *lineReader
+	out   []*Series
+	cur   *Series // the series the sample lines go to
+	meta  map[string]Counter
+	src   Source
+	clock Clock
+	extra map[string]string
+	n     int // columns of values; -1 before the segment's column line
+
+	fields    [][]byte
+	row       []uint64
+	miss      []int
+	seenMagic bool
+	resetNext bool // a "# reset" line came before the next data line
+}
+
+// comment reads a line starting with '#': a segment's header, a counter's
+// description, or the mark of a device that went away and came back.
+func (sr *sidecarReader) comment(s string) error {
+	switch {
+	case strings.HasPrefix(s, "# ibscope-telemetry"):
+		if !strings.HasPrefix(s, sidecarMagic) || len(s) > len(sidecarMagic) && s[len(sidecarMagic)] != ' ' {
+			return perr(sr.file, sr.lr.line, "unsupported sidecar version: %s", quoted(s))
+		}
+		sr.seenMagic = true
+		sr.src, sr.clock, sr.extra = Source{}, ClockNone, map[string]string{}
+		for _, kv := range strings.Fields(s[len(sidecarMagic):]) {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				continue
+			}
+			var err error
+			switch k {
+			case "source":
+				sr.src, err = ParseSource(v)
+			case "clock":
+				sr.clock, err = ParseClock(v)
+			default:
+				sr.extra[k] = v
+			}
+			if err != nil {
+				return perr(sr.file, sr.lr.line, "%v", err)
+			}
+		}
+		sr.meta = map[string]Counter{}
+		sr.n = -1
+	case s == sidecarReset:
+		if sr.cur != nil && sr.n >= 0 {
+			sr.resetNext = true
+		}
+	case strings.HasPrefix(s, "# counter "):
+		if !sr.seenMagic {
+			return perr(sr.file, sr.lr.line, "counter line before the %q line", sidecarMagic)
+		}
+		c, err := parseCounterLine(s)
+		if err != nil {
+			return perr(sr.file, sr.lr.line, "%v", err)
+		}
+		sr.meta[c.Name] = c
+	}
+	return nil
+}
+
+// columns reads a segment's column line: a new series, or the previous
+// one when the segment continues it (a sampler restarted on the same
+// device, clock and counters).
+func (sr *sidecarReader) columns(t []byte) error {
+	file, line := sr.file, sr.lr.line
+	f := splitComma(t, nil)
+	if len(f) < 3 || string(f[1]) != "start_ns" || string(f[2]) != "end_ns" {
+		return perr(file, line, "column line must start sample_id,start_ns,end_ns")
+	}
+	if err := checkColumns(file, line, len(f)-3); err != nil {
+		return err
+	}
+	counters := make([]Counter, len(f)-3)
+	for j, name := range f[3:] {
+		if c, ok := sr.meta[string(name)]; ok {
+			counters[j] = c
+		} else {
+			counters[j] = SidecarDefault(string(name))
+		}
+	}
+	tmp := Series{Counters: counters}
+	tmp.uniqueColumns(file, line, 4, 1)
+	if cur := sr.cur; cur != nil && cur.Source == sr.src && cur.Clock == sr.clock && sameColumns(cur.Counters, counters) {
+		cur.warnf(file, line, "sampler restarted: appended segment joined to the series")
+	} else {
+		sr.cur = NewSeries(sr.src, sr.clock, counters)
+		sr.cur.Warnings = tmp.Warnings
+		sr.cur.warnTotal = tmp.warnTotal
+		sr.cur.setMeta("format", "sidecar")
+		for k, v := range sr.extra {
+			sr.cur.setMeta(k, v)
+		}
+		sr.out = append(sr.out, sr.cur)
+	}
+	sr.n = len(counters)
+	sr.row = make([]uint64, sr.n)
+	return nil
+}
+
+// sample reads a sample line into the series, marking it a reset when a
+// "# reset" line came before it.
+func (sr *sidecarReader) sample(t []byte) {
+	cur, file, line := sr.cur, sr.file, sr.lr.line
+	sr.fields = splitComma(t, sr.fields)
+	if msg := parseSidecarRow(cur, sr.fields, sr.row, &sr.miss, file, line); msg != "" {
+		cur.warnf(file, line, "%s; line skipped", msg)
+	} else if sr.resetNext {
+		cur.SetReset(cur.Len() - 1)
+		if cur.Len() > 1 {
+			cur.warnf(file, line, "counters reset: the device went away and came back before this sample; deltas into it are unknown")
+		}
+		sr.resetNext = false
+	}
 }
 
 func sameColumns(a, b []Counter) bool {
