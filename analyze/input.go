@@ -16,13 +16,14 @@ type Disorder struct {
 type Input struct {
 	Files        []string `json:"files"`
 	Frames       int      `json:"frames"`
-	Packets      int      `json:"packets"`       // IB/RoCE transport packets
-	NotIB        int      `json:"not_ib"`        // frames neither IB nor RoCE
-	LinkPackets  int      `json:"link_packets"`  // link-level flow-control packets
-	DecodeErrors int      `json:"decode_errors"` // frames that could not be decoded
-	NoTime       int      `json:"no_time"`       // frames without a timestamp, skipped
-	FileErrors   int      `json:"file_errors"`   // damaged files (reading stopped)
-	SeenTwice    int      `json:"seen_twice"`    // second records of frames a Linux capture saw on two interfaces, counted once
+	Packets      int      `json:"packets"`                // IB/RoCE transport packets
+	NotIB        int      `json:"not_ib"`                 // frames neither IB nor RoCE
+	LinkPackets  int      `json:"link_packets"`           // link-level flow-control packets
+	DecodeErrors int      `json:"decode_errors"`          // frames that could not be decoded
+	NoTime       int      `json:"no_time"`                // frames without a timestamp, skipped
+	FileErrors   int      `json:"file_errors"`            // damaged files (reading stopped)
+	SeenTwice    int      `json:"seen_twice"`             // second records of frames a Linux capture saw on two interfaces, counted once
+	NotSelected  int      `json:"not_selected,omitempty"` // packets --select, --from, --to or -c left out
 	Disorder     Disorder `json:"timestamp_order"`
 }
 
@@ -30,7 +31,7 @@ type Input struct {
 func (s *Stream) Input() Input {
 	st := s.Stats()
 	in := Input{Files: s.Names(), Frames: st.Frames, Packets: st.Packets, NotIB: st.NotIB, LinkPackets: st.LinkPackets,
-		DecodeErrors: st.DecodeErrors, NoTime: st.NoTime, FileErrors: st.FileErrors, SeenTwice: st.SeenTwice,
+		DecodeErrors: st.DecodeErrors, NoTime: st.NoTime, FileErrors: st.FileErrors, SeenTwice: st.SeenTwice, NotSelected: st.NotSelected,
 		Disorder: Disorder{OutOfOrder: st.OutOfOrder, MaxStepBackNs: st.MaxStepBackNs, WindowPackets: s.window, Late: st.Late}}
 	if st.OutOfOrder > 0 {
 		w := st.FirstOutOfOrder

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/filter"
 )
 
 // The reorder window of a Stream, in packets.
@@ -56,6 +57,11 @@ type StreamOptions struct {
 	// (capfile.StreamOptions.Stop): from the open on, which reads up to
 	// the first packet, and within any run of frames skipped.
 	Stop *atomic.Bool
+	// Select, when set, chooses the packets handed out (ibanalyze's
+	// --select, --from, --to, -c), in time order before the reorder
+	// window; the others are counted in NotSelected. Once its count is
+	// reached the reading ends.
+	Select *filter.Selection
 }
 
 // StreamStats counts what a Stream read and what it did about disorder.
@@ -72,6 +78,8 @@ type StreamStats struct {
 	// every interface saw leaving one interface of the host and arriving at
 	// another (seentwice.go): not handed out, the packet counted once.
 	SeenTwice int
+	// NotSelected counts the packets StreamOptions.Select left out.
+	NotSelected int
 }
 
 // Stream is the packets of a capfile.Stream (one or more captures merged in
@@ -79,6 +87,7 @@ type StreamStats struct {
 // file sorted back within a bounded window.
 type Stream struct {
 	in     *capfile.Stream
+	sel    *filter.Selection // StreamOptions.Select, nil when it selects all
 	window int
 	ring   []Packet // sorted by TsNs from head, a circular buffer of power-of-two size
 	// ethernet is set when the packets' EthernetFields are filled: each
@@ -198,6 +207,10 @@ func (s *Stream) start(in *capfile.Stream, opts StreamOptions) {
 		}
 	}
 	s.cm = opts.CM
+	if opts.Select.Active() {
+		sel := *opts.Select // a stream's own count and first packet: credits reads twice, ipd --compare two streams
+		s.sel = &sel
+	}
 	var cms []decode.CMMessage
 	if s.cm {
 		cms = make([]decode.CMMessage, size)
@@ -239,6 +252,17 @@ func (s *Stream) Next(p *Packet) error {
 		if err != nil { // io.EOF: decode errors are skipped, not handed out
 			s.eof = true
 			break
+		}
+		if s.sel != nil {
+			keep, done := s.sel.Keep(f)
+			if done {
+				s.eof = true
+				break
+			}
+			if !keep {
+				s.stats.NotSelected++
+				continue
+			}
 		}
 		if lt := s.in.LinkType(file); s.twice.again(f, file, lt == decode.LinkTypeLinuxSLL || lt == decode.LinkTypeLinuxSLL2) {
 			s.stats.SeenTwice++

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/filter"
 	"github.com/ibscope/ibscope/internal/outfile"
 )
 
@@ -35,6 +36,10 @@ type ExportOptions struct {
 	// OnDecodeError is told about each frame that could not be decoded (the
 	// frame still gets a row, with the reason in the error column).
 	OnDecodeError func(*capfile.DecodeError)
+	// Select, when set, chooses the frames that get a row (ibanalyze's
+	// --select, --from, --to, -c), in time order; its count reached, the
+	// reading ends.
+	Select *filter.Selection
 	// Progress, if set, is called every 64K frames with the frames read and
 	// the bytes read of the captures.
 	Progress func(frames int, offsetBytes int64)
@@ -44,6 +49,7 @@ type ExportOptions struct {
 type ExportStats struct {
 	Frames       int64    // rows written, one per frame
 	DecodeErrors int64    // frames that could not be decoded
+	NotSelected  int64    // frames ExportOptions.Select left out
 	Files        []string // files written, in the order they were first opened
 }
 
@@ -80,6 +86,16 @@ func Export(captures []string, out string, opt ExportOptions) (ExportStats, erro
 		f, file, err := in.Next()
 		if err == io.EOF {
 			break
+		}
+		if opt.Select != nil {
+			keep, done := opt.Select.Keep(f)
+			if done {
+				break
+			}
+			if !keep {
+				st.NotSelected++
+				continue
+			}
 		}
 		var de *capfile.DecodeError
 		switch {

@@ -53,6 +53,7 @@ receiver capture's packet time.`,
 	f.IntVar(&o.maxPkts, "max-packets", analyze.DefaultMaxPackets, maxPacketsHelp("buffer", 80))
 	f.BoolVar(&o.cutThrough, "cut-through", false, "the switch forwards packets while receiving them (holds one packet time, not two)")
 	addIntervalFlag(f, &o.interval, "buffer estimate")
+	addSelectFlags(f, &selected, true)
 	rootCmd.AddCommand(cmd)
 }
 
@@ -78,7 +79,10 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 	if err := stopOnSignal(senders, []string{receiver}); err != nil {
 		return err
 	}
-	in := newInput(analyze.StreamOptions{})
+	in, err := newInput(analyze.StreamOptions{})
+	if err != nil {
+		return err
+	}
 	ss, err := in.open(senders)
 	if err != nil {
 		return err

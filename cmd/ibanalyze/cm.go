@@ -52,6 +52,7 @@ input. Memory: about 300 bytes a connection, at most --max-connections.
 	f.IntVar(&o.maxConns, "max-connections", analyze.DefaultMaxConnections,
 		fmt.Sprintf("keep at most `N` connections apart; the messages of later ones are only counted (at most %d)", analyze.MaxConnectionsLimit))
 	addIntervalFlag(f, &o.interval, "cm")
+	addSelectFlags(f, &selected, true)
 	rootCmd.AddCommand(cmd)
 }
 
@@ -63,7 +64,10 @@ func runCM(stdout io.Writer, paths []string, o cmOpts) error {
 	if err != nil {
 		return fmt.Errorf("--max-connections: %w", err)
 	}
-	in := newInput(analyze.StreamOptions{WindowPackets: o.window, CM: true})
+	in, err := newInput(analyze.StreamOptions{WindowPackets: o.window, CM: true})
+	if err != nil {
+		return err
+	}
 	run, err := runStreamed(stdout, paths, "cm", in, o.interval, o.json, analysis(a),
 		func(w io.Writer, r *analyze.CMReport) error {
 			return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, r) }, func(w io.Writer) { writeCMText(w, r) })

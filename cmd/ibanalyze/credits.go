@@ -44,6 +44,7 @@ infer the link's byte time, and a signal ends it at once.`,
 	f.StringVar(&o.plot, "plot", "", "plot credits and blocks in flight over time to `FILE` (.png, .svg, .pdf)")
 	addRateFlag(f, &o.rate, "for packet end times", "inferred from back-to-back packets (a second reading)")
 	addIntervalFlag(f, &o.interval, "credit accounting (with --rate)")
+	addSelectFlags(f, &selected, true)
 	rootCmd.AddCommand(cmd)
 }
 
@@ -69,7 +70,10 @@ func runCredits(w io.Writer, paths []string, o creditsOpts) error {
 			return err
 		}
 	}
-	in := newInput(analyze.StreamOptions{LinkPackets: true})
+	in, err := newInput(analyze.StreamOptions{LinkPackets: true})
+	if err != nil {
+		return err
+	}
 	write := func(w io.Writer, rep *analyze.CreditReport) error {
 		return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, rep) }, func(w io.Writer) { printCredits(w, rep) })
 	}

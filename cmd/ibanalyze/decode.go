@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/filter"
 	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/spf13/cobra"
 )
@@ -37,12 +38,15 @@ its headers decoded and its CRCs left unchecked; stderr says how many frames
 were cut and names the first. The exit code is non-zero when any file or frame
 could not be decoded (a frame cut inside its headers is one).
 
+` + selectHelp + `
+
 When the input is a pipe, a FIFO or a terminal (ibcap -w - -U | ibanalyze
 decode -), each frame is written as it comes; -l does so for any input.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runDecode(cmd.OutOrStdout(), args, o) },
 	}
-	cmd.Flags().IntVarP(&o.count, "count", "c", 0, "stop after `N` frames per file (0: all)")
+	cmd.Flags().IntVarP(&o.count, "count", "c", 0, "stop after `N` frames per file (with --select, --from or --to: N selected) (0: all)")
+	addSelectFlags(cmd.Flags(), &selected, false)
 	cmd.Flags().BoolVar(&o.json, "json", false, "JSON Lines, one object per frame (the decode contract)")
 	cmd.Flags().BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC/LPCRC")
 	cmd.Flags().BoolVarP(&o.summaryOpts.Link, "link", "e", false, "text: each frame's Ethernet addresses and VLAN tags (ID, PCP), as tcpdump -e")
@@ -55,6 +59,7 @@ decode -), each frame is written as it comes; -l does so for any input.`,
 // decodeTally counts what one file held.
 type decodeTally struct {
 	frames, decoded, skipped, errors, cut, icrcBad, vcrcBad int
+	notSelected                                             int // left out by --select, --from, --to
 	// cutHeaders counts the cut frames that lost part of their headers (no
 	// whole BTH): those are failures, not just unchecked CRCs.
 	cutHeaders int
@@ -72,6 +77,13 @@ func (t decodeTally) String() string {
 const maxWarnings = 20
 
 func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
+	sel, err := selected.selection()
+	if err != nil {
+		return err
+	}
+	if sel != nil {
+		sel.Count = o.count
+	}
 	w := bufio.NewWriterSize(stdout, 1<<16)
 	defer w.Flush()
 	failed := false
@@ -87,7 +99,12 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 		}
 		fo := o
 		fo.lineBuffered = o.lineBuffered || liveInput(path)
-		t, err := decodeFile(w, s, path, fo)
+		var fileSel *filter.Selection
+		if sel != nil {
+			c := *sel // each file counted and timed on its own
+			fileSel = &c
+		}
+		t, err := decodeFile(w, s, path, fo, fileSel)
 		s.Close()
 		if err == nil {
 			err = damaged // what came before it was printed
@@ -126,7 +143,7 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 	return nil
 }
 
-func decodeFile(w *bufio.Writer, s *capfile.Stream, path string, o decodeOpts) (decodeTally, error) {
+func decodeFile(w *bufio.Writer, s *capfile.Stream, path string, o decodeOpts, sel *filter.Selection) (decodeTally, error) {
 	var t decodeTally
 	var size int64
 	if fi, err := os.Stat(path); err == nil {
@@ -135,10 +152,20 @@ func decodeFile(w *bufio.Writer, s *capfile.Stream, path string, o decodeOpts) (
 	prog := newProgress(path, size, o.json)
 	defer prog.done()
 	var line []byte
-	for o.count == 0 || t.frames < o.count {
+	for o.count == 0 || sel != nil || t.frames < o.count {
 		f, _, err := s.Next()
 		if err == io.EOF {
 			break
+		}
+		if sel != nil && (err == nil || f.Decoded()) {
+			keep, done := sel.Keep(f)
+			if done {
+				break
+			}
+			if !keep {
+				t.notSelected++
+				continue
+			}
 		}
 		var de *capfile.DecodeError
 		if errors.As(err, &de) {

@@ -59,6 +59,7 @@ standard input.`,
 	cmd.Flags().StringVar(&o.format, "format", "", correlate.FormatNames+" (default: from the extension of -o: .parquet, .arrow, .csv, .jsonl; parquet for datasets)")
 	cmd.Flags().StringVar(&o.partitionBy, "partition-by", "", "write a Hive-style dataset partitioned by `KEYS` (date, hour, transport, NAME=VALUE)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary (rows, files) as JSON")
+	addSelectFlags(cmd.Flags(), &selected, true)
 	cmd.Flags().BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC/LPCRC (icrc_ok, vcrc_ok, link_lpcrc_ok are null)")
 	cmd.MarkFlagRequired("output")
 	rootCmd.AddCommand(cmd)
@@ -67,6 +68,9 @@ standard input.`,
 func runExport(cmd *cobra.Command, captures []string, o exportOpts) error {
 	opt := correlate.ExportOptions{NoCRC: o.noCRC, Meta: commandMeta()}
 	var err error
+	if opt.Select, err = selected.selection(); err != nil {
+		return err
+	}
 	switch {
 	case o.format != "":
 		if opt.Format, err = correlate.ParseFormat(o.format); err != nil {
@@ -115,7 +119,7 @@ func runExport(cmd *cobra.Command, captures []string, o exportOpts) error {
 		w = cmd.ErrOrStderr() // the rows went to stdout
 	}
 	if o.json {
-		return writeJSON(w, map[string]any{"output": o.out, "rows": st.Frames, "decode_errors": st.DecodeErrors,
+		return writeJSON(w, map[string]any{"output": o.out, "rows": st.Frames, "decode_errors": st.DecodeErrors, "not_selected": st.NotSelected,
 			"files": st.Files, "seconds": secs})
 	}
 	if len(opt.PartitionBy) > 0 {

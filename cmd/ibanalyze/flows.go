@@ -84,6 +84,7 @@ stream a smaller --window brings reports sooner.`,
 	addRateFlag(f, &o.rate, "no peak is above", "none")
 	f.BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC (faster; CRC failures are then not counted)")
 	addIntervalFlag(f, &o.interval, "flows")
+	addSelectFlags(f, &selected, true)
 	rootCmd.AddCommand(cmd)
 }
 
@@ -110,7 +111,10 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 	if ok {
 		opts.LinkGbps = rate.DataGbps
 	}
-	in := newInput(analyze.StreamOptions{WindowPackets: o.window, CheckCRC: !o.noCRC, CM: true})
+	in, err := newInput(analyze.StreamOptions{WindowPackets: o.window, CheckCRC: !o.noCRC, CM: true})
+	if err != nil {
+		return err
+	}
 	run, err := runStreamed(stdout, paths, "flows", in, o.interval, o.json, analysis(analyze.NewFlowsAnalysis(opts)),
 		func(w io.Writer, r *analyze.FlowsReport) error { return writeFlowsReport(w, r, o) })
 	if errors.Is(err, analyze.ErrNoPackets) {

@@ -76,6 +76,7 @@ bytes plus 32 per hop (--max-flows).
 	addWindowFlag(f, &o.window)
 	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart; probes of later ones count for their ports only (at most %d)", analyze.MaxFlowsLimit))
 	addIntervalFlag(f, &o.interval, "hops")
+	addSelectFlags(f, &selected, true)
 	rootCmd.AddCommand(cmd)
 }
 
@@ -174,7 +175,10 @@ func runHops(stdout io.Writer, paths []string, o hopsOpts) error {
 	if err != nil {
 		return err
 	}
-	in := newInput(analyze.StreamOptions{WindowPackets: o.window, Ethernet: true})
+	in, err := newInput(analyze.StreamOptions{WindowPackets: o.window, Ethernet: true})
+	if err != nil {
+		return err
+	}
 	run, err := runStreamed(stdout, paths, "hops", in, o.interval, o.json, analysis(a),
 		func(w io.Writer, r *analyze.HopsReport) error {
 			return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, hopsJSON(r, o.series)) }, func(w io.Writer) { writeHopsText(w, r, o.top) })

@@ -30,9 +30,15 @@ type input struct {
 }
 
 // newInput reads with opts (the window, CRC checks, the frames the
-// analysis needs) and the policy above.
-func newInput(opts analyze.StreamOptions) *input {
+// analysis needs), the selection the command's flags make (selected) and
+// the policy above.
+func newInput(opts analyze.StreamOptions) (*input, error) {
 	in := &input{opts: opts}
+	sel, err := selected.selection()
+	if err != nil {
+		return nil, err
+	}
+	in.opts.Select = sel
 	in.opts.OnDecodeError = func(err *capfile.DecodeError) {
 		in.decodeErrors++
 		in.warnings.warn(err)
@@ -44,7 +50,7 @@ func newInput(opts analyze.StreamOptions) *input {
 	// From the open on, which reads up to the first packet: a signal is
 	// heard inside any run of frames the stream skips (stopReading).
 	in.opts.Stop = readingStopped
-	return in
+	return in, nil
 }
 
 // open opens paths as one stream.

@@ -40,7 +40,8 @@ func addIntervalFlag(f *pflag.FlagSet, p *intervalFlag, what string) {
 
 // intervalHelp is the paragraph of a command's help on --interval and
 // on stopping it, which the command may follow with lines of its own.
-const intervalHelp = `--interval D also reports on the packets so far every D of packet time from
+const intervalHelp = selectHelp + `
+--interval D also reports on the packets so far every D of packet time from
 the first packet (a table headed "== so far", or a JSON object with
 until_ns, the first packet time it stops before), then the totals as
 without it (headed "== totals"): one JSON object after another.

@@ -99,6 +99,7 @@ the reading: on a slow live stream a smaller --window brings reports sooner.`,
 	f.BoolVar(&o.compare, "compare", false, "compare two captures A B of the same traffic (sender and receiver side)")
 	f.StringVar(&o.matchWindow, "match-window", units.FormatNs(analyze.DefaultMatchWindowNs), "with --compare: how long a packet waits for its twin on the other side")
 	addIntervalFlag(f, &o.interval, "IPDs")
+	addSelectFlags(f, &selected, true)
 	rootCmd.AddCommand(cmd)
 }
 
@@ -183,7 +184,10 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 	if err := checkWindow(o.window); err != nil {
 		return err
 	}
-	in := newInput(analyze.StreamOptions{WindowPackets: o.window})
+	in, err := newInput(analyze.StreamOptions{WindowPackets: o.window})
+	if err != nil {
+		return err
+	}
 	ran := false // the analysis was made: its errors are the run's
 	run, err := runStreamed(stdout, paths, "ipd", in, o.interval, o.json, func(s *analyze.Stream) (analyze.Analysis[*analyze.IPDReport], error) {
 		a, err := analyze.NewIPDAnalysis(cfg, s.ResolutionNs)

@@ -30,7 +30,10 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 	if err := checkWindow(o.window); err != nil {
 		return err
 	}
-	in := newInput(analyze.StreamOptions{WindowPackets: o.window})
+	in, err := newInput(analyze.StreamOptions{WindowPackets: o.window})
+	if err != nil {
+		return err
+	}
 	a, err := in.open(paths[:1])
 	if err != nil {
 		return err

@@ -72,6 +72,7 @@ direction and priority (at most 4,096 link directions), and at most
 	addWindowFlag(f, &o.window)
 	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart, about 220 bytes each; later ones are counted in other_packets (at most %d)", analyze.MaxFlowsLimit))
 	addIntervalFlag(f, &o.interval, "pauses")
+	addSelectFlags(f, &selected, true)
 	rootCmd.AddCommand(cmd)
 }
 
@@ -136,7 +137,10 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 	if err != nil {
 		return err
 	}
-	in := newInput(analyze.StreamOptions{WindowPackets: o.window, MACControl: true})
+	in, err := newInput(analyze.StreamOptions{WindowPackets: o.window, MACControl: true})
+	if err != nil {
+		return err
+	}
 	run, err := runStreamed(stdout, paths, "pfc", in, o.interval, o.json, analysis(a),
 		func(w io.Writer, r *analyze.PFCReport) error {
 			return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, r) }, func(w io.Writer) { writePFCText(w, r, o.top) })

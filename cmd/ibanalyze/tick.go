@@ -57,6 +57,7 @@ it cannot yet.`,
 	_ = f.MarkDeprecated("min-phase-packets", "use --phase-packets")
 	f.IntVar(&o.maxPkts, "max-packets", analyze.DefaultMaxPackets, maxPacketsHelp("tick", 16))
 	addIntervalFlag(f, &o.interval, "tick estimate")
+	addSelectFlags(f, &selected, true)
 	cmd.MarkFlagRequired("telemetry")
 	rootCmd.AddCommand(cmd)
 }
@@ -106,7 +107,10 @@ func runTick(w io.Writer, paths []string, o tickOpts) error {
 	if err != nil {
 		return err
 	}
-	in := newInput(analyze.StreamOptions{})
+	in, err := newInput(analyze.StreamOptions{})
+	if err != nil {
+		return err
+	}
 	run, err := runStreamed(w, paths, "tick", in, o.interval, o.json, analysis(a), func(w io.Writer, rep *analyze.TickReport) error {
 		return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, rep) }, func(w io.Writer) { writeTickText(w, rep) })
 	})
