@@ -1,6 +1,7 @@
 package vmbench
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -38,21 +39,13 @@ var matrix = []traffic{
 	{name: "rc-write-delay-ack", tool: "ib_write_bw", args: []string{"-s", "4096"}, iters: 200, netemB: "delay 2ms"},
 }
 
-// knownFindings are differences the bench found in ibscope and reported
-// (issue 20) that are not fixed yet: the table says FINDING and the test
-// logs them instead of failing, so that what holds stays asserted.
-var knownFindings = map[string]string{
-	"rc-fetch-add/messages": "flows counts atomic requests as no message",
-	"rc-cmp-swap/messages":  "flows counts atomic requests as no message",
-}
-
 // row is one case's result for the table.
 type row struct {
 	name  string
 	cells map[string]string
 }
 
-var columns = []string{"packets", "counters", "decode=tshark", "messages", "naks", "dups/gaps"}
+var columns = []string{"packets", "counters", "decode=tshark", "messages", "naks", "dups/gaps", "cm"}
 
 // TestMatrix runs the cases one after another in the guest; each case's
 // checks on the host (tshark, ibanalyze) overlap the next case's traffic,
@@ -187,6 +180,12 @@ func (b *bench) check(t *testing.T, c traffic, r *row) {
 	n, diffs := compareDecode(js, frames)
 	cell("decode=tshark", len(diffs) == 0, "%d frames, %d fields%s", len(frames), n, strings.Join(append([]string{""}, diffs...), "; "))
 
+	// cm: the communication manager's MADs (rping's rdma_cm) as
+	// `ibanalyze cm` counts them = as tshark names them.
+	if c.tool == "rping" {
+		b.checkCM(t, pcap, frames, cell)
+	}
+
 	// flows: messages, NAKs, duplicates and gaps.
 	fj, err := exec.Command(b.hostBin+"/ibanalyze", "flows", "--json", pcap).Output()
 	if err != nil {
@@ -196,11 +195,14 @@ func (b *bench) check(t *testing.T, c traffic, r *row) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var msgs, naks uint64
+	var msgs, msgsB, naks uint64
 	var fromA psnJSON
 	for _, f := range flows {
-		msgs += f.Messages.Total
+		if f.Key.Src == srcB {
+			msgsB += f.Messages.Total
+		}
 		if f.Key.Src == srcA {
+			msgs += f.Messages.Total
 			fromA.Gaps += f.PSN.Gaps
 			fromA.Missing += f.PSN.Missing
 			fromA.Duplicates += f.PSN.Duplicates
@@ -221,14 +223,10 @@ func (b *bench) check(t *testing.T, c traffic, r *row) {
 			qps = uint64(q)
 		}
 		want := uint64(c.iters) * qps
-		// Both directions: a READ's message is its response.
-		msg := fmt.Sprintf("%d, %d iterations x %d QPs", msgs, c.iters, qps)
-		if f, ok := knownFindings[c.name+"/messages"]; ok && msgs != want {
-			r.cells["messages"] = "FINDING: " + msg + " (" + f + ")"
-			t.Logf("known finding: messages: %s (%s)", msg, f)
-		} else {
-			cell("messages", msgs == want, "%s", msg)
-		}
+		// rxe0 posts every request: its flows' messages are perftest's
+		// operations. (rxe1's flows carry READ responses, counted beside.)
+		msg := fmt.Sprintf("%d from rxe0 (%d from rxe1), %d iterations x %d QPs", msgs, msgsB, c.iters, qps)
+		cell("messages", msgs == want, "%s", msg)
 	}
 	// Sequence-error NAKs: rxe1 sends one per out_of_seq_request; all reach
 	// va unless vb's netem drops some.
@@ -298,4 +296,45 @@ func index(args []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// cmNames are the CM attribute IDs (IBA table 100) by the names ibanalyze
+// cm gives them.
+var cmNames = map[uint64]string{0x10: "REQ", 0x11: "MRA", 0x12: "REJ", 0x13: "REP", 0x14: "RTU",
+	0x15: "DREQ", 0x16: "DREP", 0x17: "SIDR_REQ", 0x18: "SIDR_REP", 0x19: "LAP", 0x1a: "APR"}
+
+func (b *bench) checkCM(t *testing.T, pcap string, frames []tsharkFrame, cell func(string, bool, string, ...any)) {
+	want := map[string]uint64{}
+	for _, f := range frames {
+		if id, ok := f.num("infiniband.mad.attributeid"); ok && cmNames[id] != "" {
+			want[cmNames[id]]++
+		}
+	}
+	out, err := exec.Command(b.hostBin+"/ibanalyze", "cm", "--json", pcap).Output()
+	if err != nil {
+		cell("cm", false, "ibanalyze cm --json: %v", err)
+		return
+	}
+	var got struct {
+		Messages    map[string]uint64 `json:"messages"`
+		Connections []struct {
+			State string `json:"state"`
+		} `json:"connections"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		cell("cm", false, "ibanalyze cm --json: %v", err)
+		return
+	}
+	var states []string
+	disconnected := 0
+	for _, c := range got.Connections {
+		states = append(states, c.State)
+		if c.State == "disconnected" {
+			disconnected++
+		}
+	}
+	// rping sets up one connection and tears it down (its client may
+	// first be rejected while the server starts listening).
+	ok := fmt.Sprint(got.Messages) == fmt.Sprint(want) && disconnected == 1
+	cell("cm", ok, "messages %v, tshark %v; connections %v", got.Messages, want, states)
 }
