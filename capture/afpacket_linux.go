@@ -32,6 +32,11 @@ const (
 	// frames are still filtered again in user space: far more than the
 	// moment between a frame's filtering and its timestamp.
 	afpAttachMarginNs = int64(100 * time.Millisecond)
+	// afpLinkCheckEvery is how often the interface's state is looked up
+	// while it is down: to say when it is back, and to end the capture
+	// when it is deleted, which the kernel reports to no socket of an
+	// interface that is already down.
+	afpLinkCheckEvery = 100 * time.Millisecond
 )
 
 // afpacketSource captures from a netdev through an AF_PACKET TPACKET_V3
@@ -58,6 +63,17 @@ type afpacketSource struct {
 	// lastBlockRead is set once the socket failed and the ring's last,
 	// partly filled block was waited for (Next).
 	lastBlockRead bool
+	// fd is the socket, to read (and so clear) the error the kernel sets
+	// when the interface goes down; -1 if gopacket hides it.
+	fd int
+	// waitingForLink is set while the interface is down: the socket stays
+	// bound to its index and the kernel hooks it in again when it comes
+	// back up. linkDowns counts the times it went down; nextLinkCheck is
+	// when its state is looked up again.
+	waitingForLink bool
+	linkDowns      uint64
+	nextLinkCheck  time.Time
+	notice         func(string) // Config.Notice
 	// any is set for AnyDevice: the socket is bound to no interface and
 	// each frame becomes a LINUX_SLL2 record, built in rec.
 	any bool
@@ -117,7 +133,10 @@ func openAFPacket(t Target, c Config) (Source, error) {
 		return nil, afpacketOpenError(name, err)
 	}
 	s := &afpacketSource{tp: tp, dev: dev, name: name, snap: c.SnapLenBytes, filter: filter, untagged: untagged, any: any,
-		kernelFilter: !c.All || c.FilterExpr != ""}
+		kernelFilter: !c.All || c.FilterExpr != "", notice: c.Notice}
+	if s.fd, err = tpacketFD(tp); err != nil {
+		s.fd = -1 // an interface that goes down then ends the capture
+	}
 	if ifi, err := net.InterfaceByName(dev); err == nil && !any {
 		s.ifindex = ifi.Index
 	}
@@ -283,16 +302,31 @@ func afpacketOpenError(dev string, err error) error {
 
 func (s *afpacketSource) Next() (capfile.Packet, error) {
 	for {
+		if s.waitingForLink {
+			if err := s.watchLink(false); err != nil {
+				return capfile.Packet{}, err
+			}
+		}
 		data, ci, err := s.tp.ZeroCopyReadPacketData()
 		if err != nil {
 			if errors.Is(err, afpacket.ErrTimeout) {
+				if s.waitingForLink {
+					if err := s.watchLink(true); err != nil {
+						return capfile.Packet{}, err
+					}
+				}
 				return capfile.Packet{}, ErrTimeout
 			}
 			if errors.Is(err, afpacket.ErrPoll) {
+				if down, err := s.linkWentDown(); err != nil {
+					return capfile.Packet{}, err
+				} else if down {
+					continue
+				}
 				if !s.lastBlockRead {
 					// The kernel hands a TPACKET_V3 block to user space when it
 					// is full or its timeout passes. The frames of the block
-					// open when the interface went down come only with that
+					// open when the interface was deleted come only with that
 					// timeout: wait for it once and read them, or they are lost.
 					s.lastBlockRead = true
 					time.Sleep(2 * afpBlockTimeout)
@@ -353,24 +387,106 @@ func (s *afpacketSource) keep(data []byte, ancillary []any, tsNs int64) bool {
 	return s.filter.keep(data)
 }
 
-// pollError says why the socket reports an error: the kernel sets ENETDOWN
-// on a packet socket whose interface goes down or is deleted (and ends its
-// capture), which poll shows only as POLLERR; the interface's state tells
-// the two apart. It must run in the network namespace the capture opened in.
+// linkWentDown takes the error the kernel sets on the socket when its
+// interface goes down or is deleted (ENETDOWN, which poll shows only as
+// POLLERR). An interface that is still there keeps the socket bound to
+// its index, and the kernel hooks the socket in again when it comes back
+// up: the capture says so and waits for it, reading SO_ERROR to clear the
+// error, which poll would otherwise report at once, again and again. The
+// frames of the block open when it went down come with the block's
+// timeout, as any. It returns false when the interface is gone or its
+// state unknown: the capture then ends (pollError).
+func (s *afpacketSource) linkWentDown() (bool, error) {
+	if s.fd < 0 || s.ifindex == 0 {
+		return false, nil
+	}
+	if st, _ := s.link(); st != linkDown && st != linkUp {
+		return false, nil
+	}
+	errno, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err != nil {
+		return false, fmt.Errorf("capture on %s: read the socket's error: %w", s.name, err)
+	}
+	switch {
+	case errno == 0:
+		return false, nil // not the kernel's word that the interface went down
+	case unix.Errno(errno) != unix.ENETDOWN:
+		return false, fmt.Errorf("capture on %s: %w", s.name, unix.Errno(errno))
+	}
+	// Down and already up again when looked at counts as down too: the
+	// kernel set the error, so frames were missed meanwhile.
+	s.waitingForLink, s.nextLinkCheck = true, time.Now().Add(afpLinkCheckEvery)
+	s.linkDowns++
+	s.notify("the interface went down; the capture waits for it to come back up")
+	return true, nil
+}
+
+// watchLink looks at the state of the interface that went down, at most
+// every afpLinkCheckEvery: back up, the capture says so and goes on;
+// deleted (or renamed), it ends, but only when idle (the ring empty), so
+// that every frame taken before is read first.
+func (s *afpacketSource) watchLink(idle bool) error {
+	now := time.Now()
+	if now.Before(s.nextLinkCheck) {
+		return nil
+	}
+	s.nextLinkCheck = now.Add(afpLinkCheckEvery)
+	switch st, err := s.link(); {
+	case st == linkUp:
+		s.waitingForLink = false
+		s.notify("the interface is back up; capturing again")
+	case st == linkGone && idle:
+		return err
+	}
+	return nil
+}
+
+func (s *afpacketSource) notify(msg string) {
+	if s.notice != nil {
+		s.notice(fmt.Sprintf("capture on %s: %s", s.name, msg))
+	}
+}
+
+// linkState is what became of the captured interface.
+type linkState int
+
+const (
+	linkUp      linkState = iota
+	linkDown              // still there, not up
+	linkGone              // deleted, or renamed: the error says which
+	linkUnknown           // its state could not be read: the error says why
+)
+
+// link looks up the captured interface by the index it had at open. It
+// must run in the network namespace the capture opened in.
+func (s *afpacketSource) link() (linkState, error) {
+	ifi, err := net.InterfaceByIndex(s.ifindex)
+	switch {
+	case err != nil && strings.Contains(err.Error(), "no such network interface"):
+		return linkGone, fmt.Errorf("capture on %s: the interface was deleted (%w)", s.name, unix.ENODEV)
+	case err != nil:
+		return linkUnknown, err
+	case ifi.Name != s.dev:
+		return linkGone, fmt.Errorf("capture on %s: the interface was deleted or renamed to %s (%w)", s.name, ifi.Name, unix.ENODEV)
+	case ifi.Flags&net.FlagUp == 0:
+		return linkDown, nil
+	}
+	return linkUp, nil
+}
+
+// pollError says why the socket reports an error that the capture cannot
+// go on after: the interface was deleted, or its state is unknown.
 func (s *afpacketSource) pollError(err error) error {
 	if s.ifindex == 0 {
 		return fmt.Errorf("capture on %s: %w (the interface may have gone down)", s.name, err)
 	}
-	ifi, ierr := net.InterfaceByIndex(s.ifindex)
-	switch {
-	case ierr != nil && strings.Contains(ierr.Error(), "no such network interface"):
-		return fmt.Errorf("capture on %s: the interface was deleted (%w)", s.name, unix.ENODEV)
-	case ierr == nil && ifi.Name != s.dev:
-		return fmt.Errorf("capture on %s: the interface was deleted or renamed to %s (%w)", s.name, ifi.Name, unix.ENODEV)
-	case ierr == nil && ifi.Flags&net.FlagUp == 0:
+	switch st, lerr := s.link(); st {
+	case linkGone:
+		return lerr
+	case linkUnknown:
+		return fmt.Errorf("capture on %s: %w; its state: %w", s.name, err, lerr)
+	case linkDown:
 		return fmt.Errorf("capture on %s: the interface went down (%w)", s.name, unix.ENETDOWN)
-	case ierr != nil:
-		return fmt.Errorf("capture on %s: %w; its state: %w", s.name, err, ierr)
 	}
 	return fmt.Errorf("capture on %s: %w", s.name, err)
 }
@@ -396,7 +512,7 @@ func (s *afpacketSource) Stats() (Stats, error) {
 	// tp_packets counts the dropped frames too.
 	inRing := int64(v3.Packets()) - int64(v3.Drops())
 	return Stats{Received: uint64(v3.Packets()), KernelDrops: uint64(v3.Drops()), NotRoCE: s.notRoCE, KernelFilter: s.kernelFilter,
-		RingFilled: uint64(max(inRing-returned.Packets, 0))}, nil
+		RingFilled: uint64(max(inRing-returned.Packets, 0)), LinkDowns: s.linkDowns}, nil
 }
 
 func (s *afpacketSource) Close() error {

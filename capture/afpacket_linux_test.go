@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testenv"
@@ -275,20 +276,21 @@ func TestAFPacketVLANTags(t *testing.T) {
 	}
 }
 
-// An interface that goes down or is deleted mid-capture ends the capture
-// with an error that names it and says what happened; the frames captured
-// before are flushed to the file. Run runs in the namespace, as ibcap runs
-// in the interface's.
+// An interface deleted mid-capture ends the capture with an error that
+// names it and says what happened, whether it was up or already down
+// (then the kernel tells the socket nothing: the capture finds out by
+// looking); the frames captured before are flushed to the file. Run runs
+// in the namespace, as ibcap runs in the interface's.
 func TestAFPacketInterfaceGone(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		ip   []string
-		want string
+		ips  [][]string
 	}{
-		{"down", []string{"link", "set", "vcap", "down"}, "capture on vcap: the interface went down (network is down)"},
-		{"deleted", []string{"link", "del", "vcap"}, "capture on vcap: the interface was deleted (no such device)"},
+		{"deleted", [][]string{{"link", "del", "vcap"}}},
+		{"down then deleted", [][]string{{"link", "set", "vcap", "down"}, {"link", "del", "vcap"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			const want = "capture on vcap: the interface was deleted (no such device)"
 			ns := newVethNS(t)
 			src := openInNS(t, ns, nil)
 			w, err := NewWriter(WriterConfig{Path: filepath.Join(t.TempDir(), "gone.pcap"), LinkType: src.LinkType()})
@@ -307,8 +309,10 @@ func TestAFPacketInterfaceGone(t *testing.T) {
 				if !testenv.Poll(0, func() bool { n, _ := w.Written(); return n >= uint64(len(roce)) }) {
 					t.Errorf("the %d frames sent did not reach the file", len(roce))
 				}
-				if out, err := exec.Command("ip", append([]string{"-n", ns.Name}, c.ip...)...).CombinedOutput(); err != nil {
-					t.Errorf("ip %v: %v: %s", c.ip, err, out)
+				for _, ip := range c.ips {
+					if out, err := exec.Command("ip", append([]string{"-n", ns.Name}, ip...)...).CombinedOutput(); err != nil {
+						t.Errorf("ip %v: %v: %s", ip, err, out)
+					}
 				}
 			}()
 			var rep Report
@@ -319,8 +323,8 @@ func TestAFPacketInterfaceGone(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			if err2 == nil || err2.Error() != c.want || !errors.Is(err2, syscall.ENETDOWN) && !errors.Is(err2, syscall.ENODEV) {
-				t.Fatalf("Run ended with %v, want %q", err2, c.want)
+			if err2 == nil || err2.Error() != want || !errors.Is(err2, syscall.ENODEV) {
+				t.Fatalf("Run ended with %v, want %q", err2, want)
 			}
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
@@ -330,6 +334,101 @@ func TestAFPacketInterfaceGone(t *testing.T) {
 				t.Errorf("%d frames in the file, %d written by the report; want the %d sent before", len(recs), rep.Written, len(roce))
 			}
 		})
+	}
+}
+
+// An interface taken down and up again mid-capture does not end it: the
+// socket stays bound to the interface, the capture says it went down and
+// came back, and the frames sent before and after are all in the file.
+func TestAFPacketInterfaceDownUp(t *testing.T) {
+	ns := newVethNS(t)
+	notices := make(chan string, 16)
+	src := openInNS(t, ns, &Config{Notice: func(s string) { notices <- s }})
+	w, err := NewWriter(WriterConfig{Path: filepath.Join(t.TempDir(), "downup.pcap"), LinkType: src.LinkType()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roce, _ := mixedTraffic(20, false)
+	tx := ns.OpenTx(t)
+	defer tx.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var said []string
+	go func() {
+		defer stop()
+		written := func(n int) func() bool {
+			return func() bool { m, _ := w.Written(); return m >= uint64(n) }
+		}
+		notice := func(want string) bool {
+			select {
+			case s := <-notices:
+				said = append(said, s)
+				return s == want
+			case <-time.After(testenv.WaitDeadline):
+				return false
+			}
+		}
+		if _, err := tx.Send(roce, len(roce), 10_000); err != nil {
+			t.Error(err)
+			return
+		}
+		if !testenv.Poll(0, written(len(roce))) {
+			t.Errorf("the %d frames sent first did not reach the file", len(roce))
+			return
+		}
+		ip := func(args ...string) {
+			if out, err := exec.Command("ip", append([]string{"-n", ns.Name}, args...)...).CombinedOutput(); err != nil {
+				t.Errorf("ip %v: %v: %s", args, err, out)
+			}
+		}
+		ip("link", "set", "vcap", "down")
+		if !notice("capture on vcap: the interface went down; the capture waits for it to come back up") {
+			t.Errorf("no notice that the interface went down; said %q", said)
+			return
+		}
+		ip("link", "set", "vcap", "up")
+		if !notice("capture on vcap: the interface is back up; capturing again") {
+			t.Errorf("no notice that the interface came back up; said %q", said)
+			return
+		}
+		if !testenv.Poll(0, ns.HasCarrier) {
+			t.Error("the veth pair has no carrier after up")
+			return
+		}
+		if _, err := tx.Send(roce, len(roce), 10_000); err != nil {
+			t.Error(err)
+			return
+		}
+		if !testenv.Poll(0, written(2*len(roce))) {
+			n, _ := w.Written()
+			t.Errorf("%d frames in the file, want the %d sent before down and the %d after up", n, len(roce), len(roce))
+		}
+	}()
+	var rep Report
+	var err2 error
+	if err := ns.Do(t, func() error {
+		rep, err2 = Run(ctx, src, w, RunOptions{})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err2 != nil {
+		t.Fatalf("Run ended with %v, want it to go on until stopped", err2)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := readAll(t, w.Files()[0])
+	if len(recs) != 2*len(roce) || rep.Written != uint64(2*len(roce)) {
+		t.Errorf("%d frames in the file, %d written by the report; want the %d sent before down and after up", len(recs), rep.Written, 2*len(roce))
+	}
+	for i := range recs {
+		if !bytes.Equal(recs[i], roce[i%len(roce)]) {
+			t.Errorf("frame %d differs", i)
+		}
+	}
+	if rep.LinkDowns != 1 || !strings.Contains(rep.String(), "the interface went down 1 time(s)") {
+		t.Errorf("report counts %d link downs, want 1:\n%s", rep.LinkDowns, rep.String())
 	}
 }
 

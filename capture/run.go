@@ -250,6 +250,9 @@ func (r *Report) String() string {
 	if r.CompletionErrors > 0 {
 		s += fmt.Sprintf("%d packets lost to receive completion errors\n", r.CompletionErrors)
 	}
+	if r.LinkDowns > 0 {
+		s += fmt.Sprintf("the interface went down %d time(s) during the capture (nothing is captured while it is down)\n", r.LinkDowns)
+	}
 	if r.Unwritten > 0 {
 		s += fmt.Sprintf("%d packets captured but not written (write error)\n", r.Unwritten)
 	}

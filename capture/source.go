@@ -71,6 +71,10 @@ type Stats struct {
 	// ring's receive buffers; 0 on AF_PACKET, whose TPACKET_V3 blocks (-B
 	// bytes) hold as many frames as fit.
 	RingSlots uint64
+	// LinkDowns counts the times the captured interface went down
+	// (AF_PACKET): the capture waited for it to come back up each time
+	// (an interface that is down carries no frames).
+	LinkDowns uint64
 }
 
 // ErrTimeout is returned by Source.Next when no packet arrived in time.
@@ -116,6 +120,10 @@ type Config struct {
 	// means SysfsRoot() ($IBSCOPE_SYSFS, or /sys). Tests point it at a fake
 	// tree.
 	SysfsRoot string
+	// Notice, when set, is told of what happens to the capture without
+	// ending it, one sentence each (AF_PACKET: the interface went down,
+	// and came back up). It is called by the goroutine that calls Next.
+	Notice func(string)
 }
 
 // Defaults for Config's zero fields.

@@ -1,33 +1,39 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
-// An interface that goes down or is deleted under ibcap ends the capture:
-// ibcap names the interface and what happened, writes what it captured
-// (every RoCE frame sent before, the file whole) and exits with status 1.
+// An interface deleted under ibcap ends the capture, whether it was up or
+// already down: ibcap names the interface and what happened, writes what
+// it captured (every RoCE frame sent before, the file whole) and exits
+// with status 1.
 func TestIbcapInterfaceGone(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		ip   []string
-		says string
+		ips  [][]string
 	}{
-		{"down", []string{"link", "set", "vcap", "down"}, "ibcap: capture on vcap: the interface went down (network is down)"},
-		{"deleted", []string{"link", "del", "vcap"}, "ibcap: capture on vcap: the interface was deleted (no such device)"},
+		{"deleted", [][]string{{"link", "del", "vcap"}}},
+		{"down then deleted", [][]string{{"link", "set", "vcap", "down"}, {"link", "del", "vcap"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			const says = "ibcap: capture on vcap: the interface was deleted (no such device)"
 			ns := newNetns(t)
 			want := bundledRoCE(t)
 			out := filepath.Join(t.TempDir(), "out.pcap")
 			p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out)
 			ns.Replay(t, bundled, "--pps=50000")
-			ns.IP(t, c.ip...)
+			for _, ip := range c.ips {
+				ns.IP(t, ip...)
+			}
 			err := p.wait(t)
-			if err == nil || p.cmd.ProcessState.ExitCode() != 1 || !strings.Contains(p.stderr.String(), c.says) {
-				t.Fatalf("ibcap: %v, want exit status 1 and %q:\n%s", err, c.says, p.stderr.String())
+			if err == nil || p.cmd.ProcessState.ExitCode() != 1 || !strings.Contains(p.stderr.String(), says) {
+				t.Fatalf("ibcap: %v, want exit status 1 and %q:\n%s", err, says, p.stderr.String())
 			}
 			got, rerr := readRecords(t, out)
 			if rerr != nil {
@@ -35,5 +41,35 @@ func TestIbcapInterfaceGone(t *testing.T) {
 			}
 			sameFrames(t, got, want)
 		})
+	}
+}
+
+// An interface taken down and up under ibcap (ip link, rdma link, a driver
+// reset) does not end the capture: ibcap says when it went down and when
+// it is back, captures what is sent after, counts the downs in its report
+// and exits 0 when stopped.
+func TestIbcapInterfaceDownUp(t *testing.T) {
+	ns := newNetns(t)
+	want := bundledRoCE(t)
+	out := filepath.Join(t.TempDir(), "out.pcap")
+	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out)
+	ns.Replay(t, bundled, "--pps=50000")
+	ns.IP(t, "link", "set", "vcap", "down")
+	p.waitLine(t, "ibcap: capture on vcap: the interface went down; the capture waits for it to come back up")
+	ns.IP(t, "link", "set", "vcap", "up")
+	p.waitLine(t, "ibcap: capture on vcap: the interface is back up; capturing again")
+	testenv.WaitFor(t, 0, "the veth pair's carrier", ns.HasCarrier)
+	ns.Replay(t, bundled, "--pps=50000")
+	p.cmd.Process.Signal(os.Interrupt)
+	if err := p.wait(t); err != nil {
+		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
+	}
+	got, err := readRecords(t, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFrames(t, got, append(append([][]byte{}, want...), want...))
+	if !strings.Contains(p.stderr.String(), "the interface went down 1 time(s)") {
+		t.Errorf("the report does not count the down:\n%s", p.stderr.String())
 	}
 }

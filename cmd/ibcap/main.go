@@ -164,7 +164,10 @@ func run(parent context.Context, f *flags) error {
 	if err != nil {
 		return err
 	}
-	src, err := openSource(f, target, filter)
+	// Made before the capture opens, which tells it what happens to the
+	// interface (Config.Notice).
+	status := newStatusLine(os.Stderr, !f.quiet && isTerminal(os.Stderr))
+	src, err := openSource(f, target, filter, status)
 	if err != nil {
 		return err
 	}
@@ -189,7 +192,6 @@ func run(parent context.Context, f *flags) error {
 		w.Close()
 		return err
 	}
-	status := newStatusLine(os.Stderr, !f.quiet && isTerminal(os.Stderr))
 	lm, err := startMetrics(f, target, src, filter, func() int { return len(w.Files()) })
 	if err != nil {
 		w.Close()
@@ -246,7 +248,12 @@ func checkFlags(f *flags) (capture.Format, *capture.Filter, error) {
 
 // openSource opens the capture on target, notes what the user should know
 // of it, and drops privileges (-Z) once it is open.
-func openSource(f *flags, target capture.Target, filter *capture.Filter) (capture.Source, error) {
+func openSource(f *flags, target capture.Target, filter *capture.Filter, status *statusLine) (capture.Source, error) {
+	notice := func(msg string) {
+		if !f.quiet {
+			status.note("ibcap: " + msg)
+		}
+	}
 	src, err := capture.OpenTarget(target, &capture.Config{
 		SnapLenBytes:  f.snapLenBytes,
 		RingBytes:     f.ringKiB << 10,
@@ -254,6 +261,7 @@ func openSource(f *flags, target capture.Target, filter *capture.Filter) (captur
 		FilterExpr:    f.filterExpr,
 		TimestampType: f.tsType,
 		Promiscuous:   f.promisc,
+		Notice:        notice,
 	})
 	if err != nil {
 		return nil, err

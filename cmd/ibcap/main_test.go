@@ -65,6 +65,9 @@ type ibcapProc struct {
 	stderr bytes.Buffer
 	done   chan error
 	read   chan struct{} // closed when all of stderr has been read
+	// lines has stderr's lines as they come, for waitLine; lines no one
+	// waits for are dropped when it is full.
+	lines chan string
 }
 
 // startIbcap starts ibcap in the namespace and waits until its capture is
@@ -79,7 +82,7 @@ func startIbcap(t *testing.T, ns *testnetns.NS, stdout io.Writer, args ...string
 // startCmd starts an ibcap command and waits until its capture is open.
 func startCmd(t *testing.T, cmd *exec.Cmd) *ibcapProc {
 	t.Helper()
-	p := &ibcapProc{cmd: cmd, done: make(chan error, 1), read: make(chan struct{})}
+	p := &ibcapProc{cmd: cmd, done: make(chan error, 1), read: make(chan struct{}), lines: make(chan string, 64)}
 	pr, pw := io.Pipe()
 	p.cmd.Stderr = pw
 	if err := p.cmd.Start(); err != nil {
@@ -93,6 +96,10 @@ func startCmd(t *testing.T, cmd *exec.Cmd) *ibcapProc {
 		said := false
 		for sc.Scan() {
 			p.stderr.WriteString(sc.Text() + "\n")
+			select {
+			case p.lines <- sc.Text():
+			default:
+			}
 			if !said && strings.HasPrefix(sc.Text(), "ibcap: capturing on") {
 				said = true
 				ready <- true
@@ -116,6 +123,23 @@ func startCmd(t *testing.T, cmd *exec.Cmd) *ibcapProc {
 		t.Fatalf("ibcap did not start capturing:\n%s", p.stderr.String())
 	}
 	return p
+}
+
+// waitLine waits until ibcap says line on stderr (while it runs: stderr
+// is read only once it exited).
+func (p *ibcapProc) waitLine(t *testing.T, line string) {
+	t.Helper()
+	deadline := time.After(testenv.WaitDeadline)
+	for {
+		select {
+		case l := <-p.lines:
+			if l == line {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("ibcap did not say %q", line)
+		}
+	}
 }
 
 func (p *ibcapProc) wait(t *testing.T) error {

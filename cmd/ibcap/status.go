@@ -40,6 +40,14 @@ func (s *statusLine) update(r capture.Report) {
 	s.last, s.drawn = r, true
 }
 
+// note prints a line of its own, erasing the status line first; the next
+// update draws it again below.
+func (s *statusLine) note(line string) {
+	s.clear()
+	s.drawn = false
+	fmt.Fprintln(s.out, line)
+}
+
 // clear erases the line before the final report.
 func (s *statusLine) clear() {
 	if s.drawn {

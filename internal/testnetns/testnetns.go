@@ -76,6 +76,19 @@ func (ns *NS) IP(t testing.TB, args ...string) {
 	}
 }
 
+// HasCarrier says whether the veth pair carries frames (both ends up,
+// LOWER_UP), as it does again a moment after one end was taken down and
+// up.
+func (ns *NS) HasCarrier() bool {
+	for _, dev := range []string{ns.Capture, ns.Send} {
+		out, err := exec.Command("ip", "-n", ns.Name, "link", "show", dev).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "LOWER_UP") {
+			return false
+		}
+	}
+	return true
+}
+
 // Command is a command that runs inside the namespace.
 func (ns *NS) Command(name string, args ...string) *exec.Cmd {
 	return exec.Command("ip", append([]string{"netns", "exec", ns.Name, name}, args...)...)
