@@ -37,3 +37,24 @@ func TestStatusLine(t *testing.T) {
 		t.Errorf("status line off (quiet or not a terminal) wrote %q", off.String())
 	}
 }
+
+// A notice (the interface went down) erases the status line and takes a
+// line of its own; the next update draws the status line below it.
+func TestStatusLineNote(t *testing.T) {
+	var b bytes.Buffer
+	s := newStatusLine(&b, true)
+	s.update(capture.Report{Written: 10, Elapsed: time.Second})
+	s.note("ibcap: capture on va: the interface went down; the capture waits for it to come back up")
+	s.update(capture.Report{Written: 20, Elapsed: 2 * time.Second})
+	got := b.String()
+	note := "\r\x1b[Kibcap: capture on va: the interface went down; the capture waits for it to come back up\n"
+	if i := strings.Index(got, note); i < 0 || !strings.HasPrefix(got[i+len(note):], "\r\x1b[K20 packets") {
+		t.Errorf("status output %q: want the line erased, the note on its own line, then the status line", got)
+	}
+	// With no status line drawn (quiet, or not a terminal) the note is the line alone.
+	var plain bytes.Buffer
+	newStatusLine(&plain, false).note("ibcap: x")
+	if plain.String() != "ibcap: x\n" {
+		t.Errorf("note without a status line wrote %q", plain.String())
+	}
+}
