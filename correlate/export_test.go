@@ -71,6 +71,7 @@ func contractRowsCRC(t testing.TB, capture string, checkCRC bool) []map[string]s
 		row := map[string]string{}
 		flatten("", obj, row)
 		madRow(row)
+		vlanRow(row)
 		// What the capture file says of the frame, beside the contract.
 		row["cap_len"] = fmt.Sprint(f.CapLen)
 		row["file"] = filepath.Base(capture)
@@ -122,6 +123,25 @@ func madRow(row map[string]string) {
 					row[col] = v
 				}
 			}
+		}
+	}
+}
+
+// vlanRow turns the flattened decode JSON's VLAN tags (vlans_0_id, ...,
+// outermost first) into the export's columns: the first tag under vlan_*,
+// the second under vlan2_*; export has no columns for a third or fourth.
+func vlanRow(row map[string]string) {
+	for k, v := range row {
+		rest, ok := strings.CutPrefix(k, "vlans_")
+		if !ok {
+			continue
+		}
+		delete(row, k)
+		switch {
+		case strings.HasPrefix(rest, "0_"):
+			row["vlan_"+rest[2:]] = v
+		case strings.HasPrefix(rest, "1_"):
+			row["vlan2_"+rest[2:]] = v
 		}
 	}
 }
