@@ -20,11 +20,14 @@ NEEDS := tshark:tshark tcpreplay:tcpreplay tcpdump:tcpdump ip:iproute2 gcc:gcc p
 	/usr/include/infiniband/verbs.h:libibverbs-dev node:nodejs npm:npm /usr/bin/time:time \
 	/usr/lib/python3/dist-packages/pandas:python3-pandas
 # The VM bench (vmbench/, internal/vm) boots Debian's stock kernel under qemu with a busybox
-# initramfs, shares the host's root with the guest, and runs rxe traffic with perftest and rping.
+# initramfs, shares the host's root with the guest, and runs rxe traffic with perftest, rping and
+# its own RDMA WRITE with immediate tool (vmbench/testdata/immwrite, built with gcc against
+# libibverbs-dev and librdmacm-dev: Debian 12's perftest cannot post one).
 # The kernel package itself is fetched by the bench (apt-get download, into a cache folder).
 VM_NEEDS := qemu-system-x86_64:qemu-system-x86 /bin/busybox:busybox-static rdma-ndd:rdma-core \
 	ibv_devices:ibverbs-utils /etc/libibverbs.d/rxe.driver:ibverbs-providers ib_write_bw:perftest \
-	rping:rdmacm-utils tshark:tshark tc:iproute2 ss:iproute2
+	rping:rdmacm-utils tshark:tshark tc:iproute2 ss:iproute2 gcc:gcc \
+	/usr/include/infiniband/verbs.h:libibverbs-dev /usr/include/rdma/rdma_cma.h:librdmacm-dev
 # The demo's live capture replays traffic through a veth pair: as root it installs these.
 DEMO_NEEDS := tcpreplay:tcpreplay ip:iproute2
 FUZZTIME ?= 4s

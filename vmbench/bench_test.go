@@ -88,9 +88,14 @@ func boot() (*bench, error) {
 
 // bootOnly fetches the kernel, builds the commands and boots the guest.
 func bootOnly() (*bench, error) {
-	for _, tool := range []string{"qemu-system-x86_64", "busybox", "apt-get", "dpkg-deb", "tshark", "ib_write_bw", "rping"} {
+	for _, tool := range []string{"qemu-system-x86_64", "busybox", "apt-get", "dpkg-deb", "tshark", "ib_write_bw", "rping", "gcc"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return nil, missingTool{fmt.Errorf("needs %s (make vmtest installs it): %w", tool, err)}
+		}
+	}
+	for _, h := range []string{"/usr/include/infiniband/verbs.h", "/usr/include/rdma/rdma_cma.h"} {
+		if _, err := os.Stat(h); err != nil {
+			return nil, missingTool{fmt.Errorf("needs %s to build immwrite (make vmtest installs libibverbs-dev and librdmacm-dev): %w", h, err)}
 		}
 	}
 	cache, err := vm.CacheDir()
@@ -111,6 +116,13 @@ func bootOnly() (*bench, error) {
 	if out, err := exec.Command("go", "build", "-o", b.hostBin+"/", "../cmd/ibcap", "../cmd/ibanalyze").CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("build ibcap and ibanalyze: %v: %s", err, out)
+	}
+	// immwrite posts RDMA WRITE with immediate, which Debian 12's perftest
+	// cannot; the guest runs it from the share like ibcap.
+	if out, err := exec.Command("gcc", "-O2", "-Wall", "-Werror", "-o", b.hostBin+"/immwrite",
+		"testdata/immwrite/immwrite.c", "-libverbs", "-lrdmacm").CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("build testdata/immwrite: %v: %s", err, out)
 	}
 	g, err := vm.Boot(vm.Config{
 		Kernel: k, Modules: guestModules, Dir: dir,

@@ -15,7 +15,7 @@ import (
 // rxe0 to rxe1 while ibcap captures on va, rxe0's netdev.
 type traffic struct {
 	name     string
-	tool     string   // ib_write_bw, ib_send_bw, ..., rping, or perftest-rdma-cm (perftest -R)
+	tool     string   // ib_write_bw, ib_send_bw, ..., rping, immwrite, or perftest-rdma-cm (perftest -R)
 	perftest string   // the perftest tool of perftest-rdma-cm
 	args     []string // perftest flags for both sides (-c UC, -s 64, -q 2, ...)
 	iters    int      // perftest -n, rping -C
@@ -83,6 +83,15 @@ for i in $(seq 100); do
 done
 [ $ok = 1 ] || fail "rping client: $(cat client.out)"
 `, ip4B, c.iters, ip4A)
+	case "immwrite":
+		// testdata/immwrite: RDMA WRITE with immediate over rdma_cm, the
+		// client bound to rxe0's address (-b) as rping's -I. The server
+		// says on its output when it listens.
+		args := strings.Join(c.args, " ")
+		fmt.Fprintf(&s, `%[1]s/immwrite -l %[2]s -n %[3]d %[4]s > server.out 2>&1 & srv=$!
+waitfor "immwrite to listen" grep -q listening server.out
+%[1]s/immwrite -c %[2]s -b %[5]s -n %[3]d %[4]s > client.out 2>&1 || fail "immwrite client: $(cat client.out)"
+`, b.bin, ip4B, c.iters, args, ip4A)
 	case "perftest-rdma-cm":
 		// rdma_cm listens out of ss's sight: the client retries until the
 		// server answers; --source_ip keeps it on rxe0 (as rping's -I).

@@ -17,6 +17,7 @@ import (
 var matrix = []traffic{
 	{name: "rc-send", tool: "ib_send_bw", args: []string{"-s", "4096"}, iters: 100},
 	{name: "rc-write", tool: "ib_write_bw", args: []string{"-s", "4096"}, iters: 100},
+	{name: "rc-write-imm", tool: "immwrite", args: []string{"-s", "4096"}, iters: 100},
 	{name: "rc-read", tool: "ib_read_bw", args: []string{"-s", "4096"}, iters: 100},
 	{name: "rc-fetch-add", tool: "ib_atomic_bw", args: []string{"-A", "FETCH_AND_ADD"}, iters: 100},
 	{name: "rc-cmp-swap", tool: "ib_atomic_bw", args: []string{"-A", "CMP_AND_SWAP"}, iters: 100},
@@ -198,10 +199,13 @@ func (b *bench) check(t *testing.T, c traffic, r *row) {
 	var msgs, msgsB, naks uint64
 	var fromA psnJSON
 	for _, f := range flows {
-		if f.Key.Src == srcB {
+		// QP1 carries rdma_cm's management datagrams (immwrite's, rping's),
+		// not the tool's operations.
+		onQP1 := f.Key.DestQP == 1
+		if f.Key.Src == srcB && !onQP1 {
 			msgsB += f.Messages.Total
 		}
-		if f.Key.Src == srcA {
+		if f.Key.Src == srcA && !onQP1 {
 			msgs += f.Messages.Total
 			fromA.Gaps += f.PSN.Gaps
 			fromA.Missing += f.PSN.Missing
@@ -223,10 +227,20 @@ func (b *bench) check(t *testing.T, c traffic, r *row) {
 			qps = uint64(q)
 		}
 		want := uint64(c.iters) * qps
-		// rxe0 posts every request: its flows' messages are perftest's
-		// operations. (rxe1's flows carry READ responses, counted beside.)
+		// rxe0 posts every request: its flows' messages are the tool's
+		// operations; immwrite's immediates are their numbers. (rxe1's flows carry READ responses, counted beside.)
 		msg := fmt.Sprintf("%d from rxe0 (%d from rxe1), %d iterations x %d QPs", msgs, msgsB, c.iters, qps)
-		cell("messages", msgs == want, "%s", msg)
+		ok := msgs == want
+		if c.tool == "immwrite" {
+			imms, inOrder := immediates(frames, srcA)
+			ok = ok && inOrder && imms == want
+			order := "not in posting order"
+			if inOrder && imms > 0 {
+				order = fmt.Sprintf("0..%d in order", imms-1)
+			}
+			msg += fmt.Sprintf("; tshark: %d immediates, %s", imms, order)
+		}
+		cell("messages", ok, "%s", msg)
 	}
 	// Sequence-error NAKs: rxe1 sends one per out_of_seq_request; all reach
 	// va unless vb's netem drops some.
@@ -254,6 +268,24 @@ func (b *bench) check(t *testing.T, c traffic, r *row) {
 		}
 		cell("dups/gaps", ok, "%s", msg)
 	}
+}
+
+// immediates counts the distinct immediate data tshark finds in src's
+// requests and says whether they were first seen in the order immwrite
+// posts them, 0, 1, 2, ... (a resent packet repeats one already seen).
+func immediates(frames []tsharkFrame, src string) (n uint64, inOrder bool) {
+	seen := map[uint64]bool{}
+	inOrder = true
+	for _, f := range frames {
+		// FT_BYTES: hex digits in network order, as the bytes of htonl(i).
+		v, err := strconv.ParseUint(strings.ReplaceAll(f["infiniband.immdt"], ":", ""), 16, 32)
+		if err != nil || f.src() != src || seen[v] {
+			continue
+		}
+		inOrder = inOrder && v == uint64(len(seen))
+		seen[v] = true
+	}
+	return uint64(len(seen)), inOrder
 }
 
 // expectedOut is how many of rxe0's packets leave va: what va's netem sent,
