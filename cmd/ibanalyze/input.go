@@ -102,6 +102,15 @@ func runStreamed[R any](stdout io.Writer, paths []string, label string, in *inpu
 	if err := stopOnSignal(paths); err != nil {
 		return run, err
 	}
+	if interval.DurationNs > 0 && allLive(paths) &&
+		(in.opts.WindowPackets == 0 || in.opts.WindowPackets == analyze.DefaultWindowPackets) {
+		// A report so far comes when a packet past its interval leaves the
+		// reorder window: on a live capture (ibcap -w - | ibanalyze flows
+		// --interval 1s -) a window of 4,096 packets would hold it back by
+		// as many packets, minutes at a low rate. A live capture comes in
+		// order; --window still sets any other size.
+		in.opts.WindowPackets = liveWindowPackets
+	}
 	s, err := in.open(paths)
 	if err != nil {
 		return run, err
@@ -169,4 +178,19 @@ func warnInput(in analyze.Input) {
 func noPackets(in analyze.Input) error {
 	return fmt.Errorf("no IB or RoCE transport packets in %s: %d frames read, %d neither IB nor RoCE, %d link packets, %d could not be decoded",
 		strings.Join(in.Files, ", "), in.Frames, in.NotIB, in.LinkPackets, in.DecodeErrors)
+}
+
+// liveWindowPackets is the reorder window of a live input read with
+// --interval, unless --window says otherwise.
+const liveWindowPackets = 64
+
+// allLive reports whether every input is live: a pipe, a FIFO or a
+// terminal (liveInput).
+func allLive(paths []string) bool {
+	for _, p := range paths {
+		if !liveInput(p) {
+			return false
+		}
+	}
+	return len(paths) > 0
 }

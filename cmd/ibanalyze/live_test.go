@@ -3,11 +3,16 @@ package main
 import (
 	"bufio"
 	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ibscope/ibscope/internal/testcap"
 )
 
 // TestDecodeLive: a capture arriving through a pipe whose writer stays
@@ -62,5 +67,62 @@ func TestDecodeLive(t *testing.T) {
 		if n := strings.Count(rest, "\n"); n < 2 {
 			t.Errorf("%s: %d more lines after the writer closed:\n%s", c.name, n, rest)
 		}
+	}
+}
+
+// TestIntervalLive: with --interval on a pipe whose writer stays open, the
+// reports so far come as their intervals close, not a reorder window of
+// packets later (issue 24: a live view).
+func TestIntervalLive(t *testing.T) {
+	path := testcap.Write(t, "live.pcap", false, testcap.Stream(2000, 1, 2, 0x11, 0, 64, testcap.BaseNs, func(int) int64 { return 1000 }))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The file header and the first 500 records: five intervals of 100us.
+	cut := 24
+	for range 500 {
+		cut += 16 + int(binary.LittleEndian.Uint32(b[cut+8:]))
+	}
+	cmd := exec.Command(ibanalyzeBin, "flows", "--json", "--interval", "100us", "-")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Write(b[:cut]); err != nil {
+		t.Fatal(err)
+	}
+	docs := make(chan string, 1)
+	go func() {
+		dec := json.NewDecoder(out)
+		var m map[string]any
+		if dec.Decode(&m) == nil {
+			if u, ok := m["until_ns"]; ok {
+				docs <- fmt.Sprint(u)
+				return
+			}
+		}
+		docs <- ""
+	}()
+	select {
+	case u := <-docs:
+		if u == "" {
+			t.Error("the first document is no report so far")
+		}
+	case <-time.After(60 * time.Second):
+		t.Error("no report so far within 60 s of five intervals of packets, the writer open")
+	}
+	in.Write(b[cut:])
+	in.Close()
+	io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil {
+		t.Error(err)
 	}
 }
