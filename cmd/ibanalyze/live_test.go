@@ -99,17 +99,19 @@ func TestIntervalLive(t *testing.T) {
 	if _, err := in.Write(b[:cut]); err != nil {
 		t.Fatal(err)
 	}
-	docs := make(chan string, 1)
-	go func() {
+	docs, drained := make(chan string, 1), make(chan struct{})
+	go func() { // the first document, then the rest read away: a full pipe would stop the command
+		defer close(drained)
 		dec := json.NewDecoder(out)
 		var m map[string]any
+		u := ""
 		if dec.Decode(&m) == nil {
-			if u, ok := m["until_ns"]; ok {
-				docs <- fmt.Sprint(u)
-				return
+			if v, ok := m["until_ns"]; ok {
+				u = fmt.Sprint(v)
 			}
 		}
-		docs <- ""
+		docs <- u
+		io.Copy(io.Discard, io.MultiReader(dec.Buffered(), out))
 	}()
 	select {
 	case u := <-docs:
@@ -121,7 +123,7 @@ func TestIntervalLive(t *testing.T) {
 	}
 	in.Write(b[cut:])
 	in.Close()
-	io.Copy(io.Discard, out)
+	<-drained
 	if err := cmd.Wait(); err != nil {
 		t.Error(err)
 	}
