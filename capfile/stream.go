@@ -275,6 +275,7 @@ func (s *Stream) advance(i int) {
 				return
 			}
 			if !s.opts.Undecoded {
+				sf.err = nil // told and counted; the next frame is not it
 				continue
 			}
 		} else {

@@ -309,3 +309,37 @@ func FuzzStream(f *testing.F) {
 		}
 	})
 }
+
+// TestStreamGoesOnAfterUndecodable: without Undecoded, a frame that cannot
+// be decoded is told and skipped, and the frame after it is handed out as
+// it is, decoded (it was handed out carrying the bad frame's error, which
+// ended every analysis there: issue 21, finding 4).
+func TestStreamGoesOnAfterUndecodable(t *testing.T) {
+	pkts := testcap.Stream(5, 1, 2, 7, 0, 64, testcap.BaseNs, func(int) int64 { return 1000 })
+	frames := make([]testcap.Frame, len(pkts))
+	for i, p := range pkts {
+		frames[i] = testcap.Frame{TsNs: p.TsNs, B: testcap.RoCEFrame(t, p)}
+	}
+	frames[1].B[14+20+8] = 0x1f // an opcode no transport defines
+	path := testcap.WriteFrames(t, "bad-opcode.pcap", frames)
+	told := 0
+	s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{OnDecodeError: func(*capfile.DecodeError) { told++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got []int
+	for {
+		f, _, err := s.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("frame after %v: %v", got, err)
+		}
+		got = append(got, f.Number)
+	}
+	if !slices.Equal(got, []int{1, 3, 4, 5}) || told != 1 || s.Stats().DecodeErrors != 1 {
+		t.Errorf("handed out frames %v, told %d, stats %+v; want 1, 3, 4, 5 and one told", got, told, s.Stats())
+	}
+}
