@@ -19,6 +19,7 @@ type Input struct {
 	Packets      int      `json:"packets"`                // IB/RoCE transport packets
 	NotIB        int      `json:"not_ib"`                 // frames neither IB nor RoCE
 	LinkPackets  int      `json:"link_packets"`           // link-level flow-control packets
+	CutHeaders   int      `json:"cut_headers"`            // IB/RoCE frames cut before the end of their BTH, skipped
 	DecodeErrors int      `json:"decode_errors"`          // frames that could not be decoded
 	NoTime       int      `json:"no_time"`                // frames without a timestamp, skipped
 	FileErrors   int      `json:"file_errors"`            // damaged files (reading stopped)
@@ -30,7 +31,7 @@ type Input struct {
 // Input says what the stream has read so far: files, counts, disorder.
 func (s *Stream) Input() Input {
 	st := s.Stats()
-	in := Input{Files: s.Names(), Frames: st.Frames, Packets: st.Packets, NotIB: st.NotIB, LinkPackets: st.LinkPackets,
+	in := Input{Files: s.Names(), Frames: st.Frames, Packets: st.Packets, NotIB: st.NotIB, LinkPackets: st.LinkPackets, CutHeaders: st.CutHeaders,
 		DecodeErrors: st.DecodeErrors, NoTime: st.NoTime, FileErrors: st.FileErrors, SeenTwice: st.SeenTwice, NotSelected: st.NotSelected,
 		Disorder: Disorder{OutOfOrder: st.OutOfOrder, MaxStepBackNs: st.MaxStepBackNs, WindowPackets: s.window, Late: st.Late}}
 	if st.OutOfOrder > 0 {

@@ -70,6 +70,9 @@ type StreamStats struct {
 	Packets     int // packets handed out
 	NotIB       int // frames that are neither IB nor RoCE, skipped
 	LinkPackets int // IB link-level flow-control packets (skipped unless asked for)
+	// CutHeaders counts IB/RoCE frames cut by the snap length (or their
+	// tool) before their BTH ends: no transport packet to analyse, skipped.
+	CutHeaders int
 	// Late counts packets that arrived more than the reorder window out of
 	// order; they are handed out with Packet.Late set. FirstLate is the first.
 	Late      int
@@ -174,6 +177,9 @@ func (s *Stream) decodeOptions(opts StreamOptions) capfile.StreamOptions {
 				return true
 			case f.Transport == decode.TransportNone:
 				s.stats.NotIB++
+				return false
+			case f.Has&decode.HasBTH == 0 && f.Truncated() && f.Transport != decode.TransportLink:
+				s.stats.CutHeaders++
 				return false
 			case f.Has&decode.HasBTH == 0:
 				s.stats.LinkPackets++

@@ -172,7 +172,7 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsReport, top int, crc bool) {
 	if in.SeenTwice > 0 {
 		twice = fmt.Sprintf(" (%d frames recorded twice, leaving one interface and arriving at another, counted once)", in.SeenTwice)
 	}
-	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets%s, %d flows\n", termtext.Escape(strings.Join(in.Files, ", ")), in.Frames, in.Packets, twice, r.NumFlows())
+	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets%s, %d flows%s\n", termtext.Escape(strings.Join(in.Files, ", ")), in.Frames, in.Packets, twice, r.NumFlows(), unusable(in))
 	if !crc {
 		fmt.Fprintln(w, "CRCs not checked (--no-crc)")
 	}

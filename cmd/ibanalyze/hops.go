@@ -220,8 +220,8 @@ func hopsJSON(r *analyze.HopsReport, series bool) *analyze.HopsReport {
 
 func writeHopsText(w io.Writer, r *analyze.HopsReport, top int) {
 	in := r.Input
-	fmt.Fprintf(w, "%s: %d frames, %d IFA 2.0 probes, %d hop records, %d switch ports, %d flows\n",
-		strings.Join(in.Files, ", "), in.Frames, r.Probes, r.HopRecords, len(r.Ports), len(r.Flows))
+	fmt.Fprintf(w, "%s: %d frames, %d IFA 2.0 probes, %d hop records, %d switch ports, %d flows%s\n",
+		strings.Join(in.Files, ", "), in.Frames, r.Probes, r.HopRecords, len(r.Ports), len(r.Flows), unusable(in))
 	ports, flows := r.Ports, r.Flows
 	if top > 0 {
 		ports, flows = ports[:min(top, len(ports))], flows[:min(top, len(flows))]

@@ -21,12 +21,16 @@ import (
 // told on stderr as they come, naming the file, the frame and the byte
 // offset (frames past the first maxWarnings only counted), the rest of the
 // input is read to the end and analysed, the report is written, and then
-// damaged makes the command exit with status 1. The reports' input counts
-// (decode_errors, file_errors) say how many.
+// damaged makes the command exit with status 1. Frames cut inside their
+// IB headers (no whole BTH) are damage too, told in one line per stream
+// once it is read. The reports' input counts (decode_errors, no_time,
+// cut_headers, file_errors) say how many, and so does the text summary
+// (unusable).
 type input struct {
 	opts                     analyze.StreamOptions
 	warnings                 decodeWarnings
 	decodeErrors, fileErrors int
+	streams                  []*analyze.Stream // opened, for their cut_headers
 }
 
 // newInput reads with opts (the window, CRC checks, the frames the
@@ -55,16 +59,51 @@ func newInput(opts analyze.StreamOptions) (*input, error) {
 
 // open opens paths as one stream.
 func (in *input) open(paths []string) (*analyze.Stream, error) {
-	return analyze.OpenStream(paths, in.opts)
+	s, err := analyze.OpenStream(paths, in.opts)
+	if err == nil {
+		in.streams = append(in.streams, s)
+	}
+	return s, err
 }
 
-// damaged returns err, or, when there is none, errReported if a frame or a
-// file could not be used (each was told as it came).
+// damaged tells the frames cut inside their headers and returns err, or,
+// when there is none, errReported if a frame or a file could not be used.
 func (in *input) damaged(err error) error {
-	if err == nil && in.decodeErrors+in.fileErrors > 0 {
+	cut := 0
+	for _, s := range in.streams {
+		if st := s.Input(); st.CutHeaders > 0 {
+			cut += st.CutHeaders
+			warnf("%s: %d IB/RoCE frames cut inside their IB headers (no whole BTH), not analysed: the snap length is too short for them",
+				strings.Join(st.Files, ", "), st.CutHeaders)
+		}
+	}
+	if err == nil && in.decodeErrors+in.fileErrors+cut > 0 {
 		return errReported
 	}
 	return err
+}
+
+// unusable is the text summary's account of what could not be used, ""
+// when everything could: "; could not use 4 frames not decodable, 1 frame
+// cut inside its headers, 1 file damaged (not read to its end)".
+func unusable(in analyze.Input) string {
+	var parts []string
+	count := func(n int, one, many string) {
+		switch {
+		case n == 1:
+			parts = append(parts, "1 "+one)
+		case n > 1:
+			parts = append(parts, fmt.Sprintf("%d %s", n, many))
+		}
+	}
+	count(in.DecodeErrors, "frame not decodable", "frames not decodable")
+	count(in.NoTime, "frame without a time", "frames without a time")
+	count(in.CutHeaders, "frame cut inside its headers", "frames cut inside their headers")
+	count(in.FileErrors, "file damaged (not read to its end)", "files damaged (not read to their end)")
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; could not use " + strings.Join(parts, ", ")
 }
 
 // decodeWarnings warns about the first maxWarnings frames that could not be

@@ -310,8 +310,8 @@ func writeIPDText(w io.Writer, r *analyze.IPDReport, top int) {
 	if len(r.Opcodes) == 256 {
 		opcodes = "all"
 	}
-	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets, %d counted (%s); timestamp resolution %s\n",
-		strings.Join(in.Files, ", "), in.Frames, in.Packets, r.Counted, opcodes, units.FormatNs(r.ResolutionNs))
+	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets, %d counted (%s); timestamp resolution %s%s\n",
+		strings.Join(in.Files, ", "), in.Frames, in.Packets, r.Counted, opcodes, units.FormatNs(r.ResolutionNs), unusable(in))
 	if r.Rate != "" {
 		fmt.Fprintf(w, "link: %s\n", r.Rate)
 	}

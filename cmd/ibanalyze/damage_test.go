@@ -1,0 +1,279 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
+)
+
+// damageRecord is one record of a hand-made pcap: its header's fields as
+// written, damaged or not, and its bytes.
+type damageRecord struct {
+	sec, nsec, capLen, wireLen uint32
+	data                       []byte
+}
+
+// damagedCapture is a nanosecond Ethernet pcap holding an RC exchange of
+// RDMA WRITE ONLY requests from 192.168.7.1 (QP 0x11) each ACKed by
+// 192.168.7.2 (QP 0x22), with every kind of damage a reader meets
+// between them; what each costs is in damageTruth.
+func damagedCapture(t *testing.T, dir string) string {
+	t.Helper()
+	var recs []damageRecord
+	ts := testcap.BaseNs
+	add := func(data []byte, capLen, wireLen int) {
+		ts += 1000
+		recs = append(recs, damageRecord{sec: uint32(ts / 1e9), nsec: uint32(ts % 1e9), capLen: uint32(capLen), wireLen: uint32(wireLen), data: data})
+	}
+	whole := func(b []byte) { add(b, len(b), len(b)) }
+	write := func(i int) testcap.Packet {
+		return testcap.Packet{Src: 1, Dst: 2, QP: 0x22, PSN: uint32(100 + i), Op: 0x0a, AckReq: true, Payload: 1024, DMALen: 1024}
+	}
+	ack := func(i int) []byte {
+		return testcap.RoCEFrame(t, testcap.Packet{Src: 2, Dst: 1, QP: 0x11, PSN: uint32(100 + i), Op: 0x11, MSN: uint32(i + 1)})
+	}
+	for i := range damageWrites {
+		w := write(i)
+		switch i {
+		case 2: // cut by the snap length inside the payload: decoded, cut
+			b := testcap.RoCEFrame(t, w)
+			add(b[:120], 120, len(b))
+		case 4: // cut by its tool, which recorded the cut length as the original
+			b := testcap.RoCEFrame(t, w)
+			add(b[:120], 120, 120)
+		case 6: // its ICRC is bad: a packet, counted as such
+			w.BadICRC = true
+			whole(testcap.RoCEFrame(t, w))
+		default:
+			whole(testcap.RoCEFrame(t, w))
+		}
+		whole(ack(i))
+		// The damage, one kind after each exchange.
+		switch i {
+		case 0: // the record header's original length is below its captured length
+			b := testcap.RoCEFrame(t, write(50))
+			add(b, len(b), len(b)-1)
+		case 1: // the record header's nanoseconds are a second or more
+			b := testcap.RoCEFrame(t, write(51))
+			recs = append(recs, damageRecord{sec: uint32(ts / 1e9), nsec: 1_500_000_000, capLen: uint32(len(b)), wireLen: uint32(len(b)), data: b})
+		case 2: // cut by the snap length inside the BTH
+			b := testcap.RoCEFrame(t, write(52))
+			add(b[:14+20+8+6], 14+20+8+6, len(b))
+		case 3: // IPv4 header garbage: header length 8 bytes
+			b := testcap.RoCEFrame(t, write(53))
+			b[14] = 0x42
+			whole(b)
+		case 4: // UDP header garbage: length 3
+			b := testcap.RoCEFrame(t, write(54))
+			binary.BigEndian.PutUint16(b[14+20+4:], 3)
+			whole(b)
+		case 5: // not IB: ARP and TCP
+			whole(damageSerialize(t, &layers.Ethernet{SrcMAC: testcap.HostMAC(1), DstMAC: layers.EthernetBroadcast, EthernetType: layers.EthernetTypeARP},
+				&layers.ARP{AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4, HwAddressSize: 6, ProtAddressSize: 4, Operation: 1,
+					SourceHwAddress: testcap.HostMAC(1), SourceProtAddress: []byte{192, 168, 7, 1}, DstHwAddress: make([]byte, 6), DstProtAddress: []byte{192, 168, 7, 2}}))
+			ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: []byte{192, 168, 7, 1}, DstIP: []byte{192, 168, 7, 2}}
+			tcp := &layers.TCP{SrcPort: 40000, DstPort: 22, Seq: 1, SYN: true, Window: 1024}
+			if err := tcp.SetNetworkLayerForChecksum(ip); err != nil {
+				t.Fatal(err)
+			}
+			whole(damageSerialize(t, &layers.Ethernet{SrcMAC: testcap.HostMAC(1), DstMAC: testcap.HostMAC(2), EthernetType: layers.EthernetTypeIPv4}, ip, tcp))
+		case 6: // a BTH of an opcode no transport defines
+			b := testcap.RoCEFrame(t, write(56))
+			b[14+20+8] = 0x1f
+			whole(b)
+		}
+	}
+	// Last, a record header claiming more than any record may hold (a
+	// negative length read as unsigned): nothing after it can be framed,
+	// so the file ends there, and the exchange behind it is not read.
+	b := testcap.RoCEFrame(t, write(57))
+	recs = append(recs, damageRecord{sec: uint32(ts / 1e9), capLen: 0xfffffff0, wireLen: 0xfffffff0}, damageRecord{sec: uint32(ts / 1e9), capLen: uint32(len(b)), wireLen: uint32(len(b)), data: b})
+
+	le := binary.LittleEndian
+	file := le.AppendUint32(nil, 0xa1b23c4d)
+	file = le.AppendUint16(le.AppendUint16(file, 2), 4)
+	file = le.AppendUint32(le.AppendUint32(file, 0), 0)
+	file = le.AppendUint32(le.AppendUint32(file, 65535), uint32(decode.LinkTypeEthernet))
+	for i, r := range recs {
+		file = le.AppendUint32(le.AppendUint32(file, r.sec), r.nsec)
+		file = le.AppendUint32(le.AppendUint32(file, r.capLen), r.wireLen)
+		if i == len(recs)-1 || r.capLen == uint32(len(r.data)) {
+			file = append(file, r.data...)
+		}
+	}
+	path := filepath.Join(dir, "damaged.pcap")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const damageWrites = 8
+
+func damageSerialize(t *testing.T, ls ...gopacket.SerializableLayer) []byte {
+	t.Helper()
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// damagedInput is what every analysis must say it read of damagedCapture:
+// 24 frames before the record header that ends the file; the 16 packets of
+// the exchange (two of them cut after their headers, one with a bad ICRC);
+// ARP, TCP and an IPv4 header whose length field says 8 bytes are not IB;
+// two records with impossible headers, a UDP length of 3 and an unknown
+// opcode could not be decoded; one frame is cut inside its BTH.
+var damagedInput = map[string]float64{"frames": 24, "packets": 16, "not_ib": 3, "link_packets": 0,
+	"decode_errors": 4, "cut_headers": 1, "file_errors": 1, "no_time": 0}
+
+const damagedSummary = "could not use 4 frames not decodable, 1 frame cut inside its headers, 1 file damaged (not read to its end)"
+
+// TestDamagedCaptureEveryAnalysis (issue 21 item 4): on one file mixing
+// every kind of damage a reader meets, every command that reads packets
+// reads to the end of what can be framed, reports exactly the good frames,
+// names each unusable one on stderr, counts them in its JSON and its text
+// summary, and exits 1.
+func TestDamagedCaptureEveryAnalysis(t *testing.T) {
+	dir := t.TempDir()
+	path := damagedCapture(t, dir)
+	named := []string{
+		"frame 3 (record at byte offset 1216): record header: original length 1097 below captured length 1098; frame skipped",
+		"frame 6 (record at byte offset 3522): record header: nanoseconds field 1500000000 is a second or more; frame skipped",
+		"frame 15 (record at byte offset 7434): byte 38 of the frame: UDP length 3 disagrees with the IP payload length 1064",
+		"frame 22 (record at byte offset 11084): byte 42 of the frame: unknown opcode 0x1f",
+		"frame 25 (byte offset 13390): record claims 4294967280 captured bytes; the file is damaged",
+	}
+	check := func(t *testing.T, stderr string, code int) {
+		t.Helper()
+		if code != 1 {
+			t.Errorf("exit %d, want 1", code)
+		}
+		for _, want := range named {
+			if !strings.Contains(stderr, path+": "+want) {
+				t.Errorf("stderr does not name %q:\n%s", want, stderr)
+			}
+		}
+	}
+	checkInput := func(t *testing.T, in map[string]any) {
+		t.Helper()
+		for k, want := range damagedInput {
+			if got, _ := in[k].(float64); got != want {
+				t.Errorf("input.%s = %v, want %v", k, in[k], want)
+			}
+		}
+	}
+	jsonOf := func(t *testing.T, stdout string) map[string]any {
+		t.Helper()
+		var m map[string]any
+		if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+			t.Fatalf("%v:\n%s", err, stdout)
+		}
+		return m
+	}
+
+	for _, cmd := range []string{"flows", "ipd", "pfc", "hops", "cm"} {
+		t.Run(cmd+" --json", func(t *testing.T) {
+			stdout, stderr, code := run(t, cmd, "--json", path)
+			check(t, stderr, code)
+			m := jsonOf(t, stdout)
+			in, _ := m["input"].(map[string]any)
+			checkInput(t, in)
+			switch cmd {
+			case "flows":
+				packets := 0.0
+				for _, f := range m["flows"].([]any) {
+					packets += f.(map[string]any)["packets"].(float64)
+				}
+				if packets != 16 {
+					t.Errorf("flows hold %v packets, want 16", packets)
+				}
+			case "ipd":
+				if m["counted"] != 8.0 {
+					t.Errorf("ipd counted %v data packets, want the 8 WRITEs", m["counted"])
+				}
+			}
+		})
+		t.Run(cmd, func(t *testing.T) {
+			stdout, stderr, code := run(t, cmd, path)
+			check(t, stderr, code)
+			if !strings.Contains(stderr, path+": 1 IB/RoCE frames cut inside their IB headers") {
+				t.Errorf("the frame cut inside its BTH is not told:\n%s", stderr)
+			}
+			first, _, _ := strings.Cut(stdout, "\n")
+			if !strings.HasPrefix(first, path+": 24 frames, ") || !strings.HasSuffix(first, "; "+damagedSummary) ||
+				(cmd == "flows" || cmd == "ipd") && !strings.Contains(first, ", 16 IB/RoCE packets") {
+				t.Errorf("summary %q, want 24 frames, the 16 packets and %q", first, damagedSummary)
+			}
+		})
+	}
+	t.Run("decode", func(t *testing.T) {
+		stdout, stderr, code := run(t, "decode", "--summary", "--json", path)
+		check(t, stderr, code)
+		m := jsonOf(t, stdout)
+		// decode lists the frame cut inside its BTH with what it has: 17.
+		for k, want := range map[string]float64{"frames": 24, "decoded": 17, "skipped": 3, "errors": 4, "cut": 3, "icrc_bad": 1} {
+			if m[k] != want {
+				t.Errorf("decode summary %s = %v, want %v", k, m[k], want)
+			}
+		}
+	})
+	t.Run("export", func(t *testing.T) {
+		out := filepath.Join(dir, "rows.jsonl")
+		_, stderr, code := run(t, "export", "-o", out, path)
+		check(t, stderr, code)
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(b), "\n"); n != 24 {
+			t.Errorf("export wrote %d rows, want one for each of the 24 frames read", n)
+		}
+	})
+	t.Run("buffer", func(t *testing.T) {
+		recv := filepath.Join(dir, "receiver.pcap")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(recv, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := run(t, "buffer", "--rate", "EDR", "--json", path, recv)
+		check(t, stderr, code)
+		m := jsonOf(t, stdout)
+		s := m["senders"].([]any)[0].(map[string]any)
+		if s["packets"] != 8.0 || s["matched"] != 8.0 {
+			t.Errorf("buffer: sender packets %v, matched %v; want the 8 WRITEs", s["packets"], s["matched"])
+		}
+	})
+}
+
+// TestUntimedFrameCounted: a pcapng simple packet block (no time) is
+// skipped by the analyses, counted in no_time and in the summary, and the
+// exit status is 1.
+func TestUntimedFrameCounted(t *testing.T) {
+	pkts := testcap.Stream(4, 1, 2, 7, 0, 64, testcap.BaseNs, func(int) int64 { return 1000 })
+	path := testcap.WriteUntimed(t, "spb.pcapng", pkts, 2)
+	stdout, stderr, code := run(t, "flows", "--json", path)
+	var m struct {
+		Input map[string]any `json:"input"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil || code != 1 || m.Input["no_time"] != 1.0 || m.Input["packets"] != 3.0 {
+		t.Errorf("flows --json: exit %d, input %v (%v)\n%s", code, m.Input, err, stderr)
+	}
+	stdout, _, _ = run(t, "ipd", path)
+	if first, _, _ := strings.Cut(stdout, "\n"); !strings.HasSuffix(first, "; could not use 1 frame without a time") {
+		t.Errorf("ipd summary %q does not count the untimed frame", first)
+	}
+}
