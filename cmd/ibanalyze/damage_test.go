@@ -222,7 +222,7 @@ func TestDamagedCaptureEveryAnalysis(t *testing.T) {
 		check(t, stderr, code)
 		m := jsonOf(t, stdout)
 		// decode lists the frame cut inside its BTH with what it has: 17.
-		for k, want := range map[string]float64{"frames": 24, "decoded": 17, "skipped": 3, "errors": 4, "cut": 3, "icrc_bad": 1} {
+		for k, want := range map[string]float64{"frames": 24, "decoded": 17, "skipped": 3, "errors": 4, "cut": 3, "cut_headers": 1, "file_errors": 1, "icrc_bad": 1} {
 			if m[k] != want {
 				t.Errorf("decode summary %s = %v, want %v", k, m[k], want)
 			}

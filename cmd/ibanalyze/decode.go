@@ -106,6 +106,10 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 		}
 		t, err := decodeFile(w, s, path, fo, fileSel)
 		s.Close()
+		fileErrors := 0
+		if damaged != nil {
+			fileErrors = 1
+		}
 		if err == nil {
 			err = damaged // what came before it was printed
 		}
@@ -127,7 +131,7 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 		switch {
 		case o.summary && o.json:
 			writeJSON(w, map[string]any{"file": path, "frames": t.frames, "decoded": t.decoded, "skipped": t.skipped,
-				"errors": t.errors, "cut": t.cut, "icrc_bad": t.icrcBad, "vcrc_bad": t.vcrcBad})
+				"errors": t.errors, "cut": t.cut, "cut_headers": t.cutHeaders, "file_errors": fileErrors, "icrc_bad": t.icrcBad, "vcrc_bad": t.vcrcBad})
 		case o.summary:
 			fmt.Fprintf(w, "%s: %s\n", termtext.Escape(path), t)
 		case !o.json || t.errors > 0 || t.cut > 0 || err != nil:
