@@ -61,6 +61,9 @@ type CreditReport struct {
 	FCPs              int     `json:"fcps"`
 	DataPackets       int     `json:"data_packets"`
 	DecodeErrors      int     `json:"decode_errors"`
+	NoTime            int     `json:"no_time"`              // frames without a timestamp, skipped
+	CutHeaders        int     `json:"cut_headers"`          // frames cut before the end of their BTH, skipped
+	FileErrors        int     `json:"file_errors"`          // damaged files (reading stopped)
 	NsPerByte         float64 `json:"ns_per_byte"`          // byte time used for packet end times
 	NsPerByteInferred bool    `json:"ns_per_byte_inferred"` // true when inferred from the capture
 	// TimestampStepNs is the coarsest step every timestamp is a multiple
@@ -278,6 +281,7 @@ func (a *CreditsAnalysis) Report(s *Stream) (*CreditReport, error) {
 	path := strings.Join(names, ", ")
 	st := s.Stats()
 	rep.File, rep.Frames, rep.DecodeErrors = path, st.Frames-st.DecodeErrors-st.NoTime, st.DecodeErrors
+	rep.NoTime, rep.CutHeaders, rep.FileErrors = st.NoTime, st.CutHeaders, st.FileErrors
 	if p := a.noDir; p != nil {
 		return rep, fmt.Errorf("%s: frame %d: %w", names[p.File], p.Frame, errNoDirection)
 	}

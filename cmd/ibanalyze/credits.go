@@ -112,8 +112,9 @@ func printCredits(w io.Writer, rep *analyze.CreditReport) {
 	if rep.NsPerByteInferred {
 		how = "inferred"
 	}
-	fmt.Fprintf(w, "%s: %d frames, %d flow-control packets, %d data packets; byte time %.4g ns (%s)\n",
-		rep.File, rep.Frames, rep.FCPs, rep.DataPackets, rep.NsPerByte, how)
+	fmt.Fprintf(w, "%s: %d frames, %d flow-control packets, %d data packets; byte time %.4g ns (%s)%s\n",
+		rep.File, rep.Frames, rep.FCPs, rep.DataPackets, rep.NsPerByte, how,
+		unusable(analyze.Input{DecodeErrors: rep.DecodeErrors, NoTime: rep.NoTime, CutHeaders: rep.CutHeaders, FileErrors: rep.FileErrors}))
 	for _, l := range rep.Links {
 		fmt.Fprintf(w, "\ninterface %d -> %d, VL %d: %d data packets (%d blocks), %d sender FCPs, %d receiver FCPs\n",
 			l.Iface, l.PeerIface, l.VL, l.DataPackets, l.DataBlocks, l.SenderFCPs, l.ReceiverFCPs)

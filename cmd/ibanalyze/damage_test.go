@@ -277,3 +277,46 @@ func TestUntimedFrameCounted(t *testing.T) {
 		t.Errorf("ipd summary %q does not count the untimed frame", first)
 	}
 }
+
+// TestDamagedLinkCaptureCredits: credits, which reads a native IB link
+// with its flow-control packets, reads past an impossible record header in
+// the middle of the file and stops only at one that cannot be framed at its
+// end; its JSON and its summary count both, and it exits 1.
+func TestDamagedLinkCaptureCredits(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/pcaps/ib_native_erf.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	records := 0
+	for off := 24; off+16 <= len(b); off += 16 + int(le.Uint32(b[off+8:])) {
+		records++
+		if records == 3 { // original length below captured length
+			le.PutUint32(b[off+12:], le.Uint32(b[off+8:])-1)
+		}
+	}
+	b = append(b, make([]byte, 16)...) // a last record header of 2 GiB
+	le.PutUint32(b[len(b)-8:], 1<<31)
+	path := filepath.Join(t.TempDir(), "damaged-link.pcap")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := run(t, "credits", "--json", path)
+	var rep struct {
+		Frames       int `json:"frames"`
+		FCPs         int `json:"fcps"`
+		DataPackets  int `json:"data_packets"`
+		DecodeErrors int `json:"decode_errors"`
+		FileErrors   int `json:"file_errors"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || rep.Frames != records-1 || rep.DecodeErrors != 1 || rep.FileErrors != 1 || rep.FCPs+rep.DataPackets != records-1 {
+		t.Errorf("credits --json: exit %d, %+v; want the %d good frames, 1 not decodable, 1 damaged file\n%s", code, rep, records-1, stderr)
+	}
+	stdout, _, _ = run(t, "credits", path)
+	if first, _, _ := strings.Cut(stdout, "\n"); !strings.HasSuffix(first, "; could not use 1 frame not decodable, 1 file damaged (not read to its end)") {
+		t.Errorf("credits summary %q does not say what it could not use", first)
+	}
+}
