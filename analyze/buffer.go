@@ -58,6 +58,11 @@ type BufferReport struct {
 	// multiples of (1000 for ibdump's microseconds).
 	TimestampStepNs int64    `json:"timestamp_step_ns"`
 	Warnings        []string `json:"warnings,omitempty"`
+	// SenderInput and ReceiverInput are what the two streams read (the
+	// senders' captures are one stream), filled by the caller, which holds
+	// the streams.
+	SenderInput   *Input `json:"sender_input,omitempty"`
+	ReceiverInput *Input `json:"receiver_input,omitempty"`
 }
 
 // BufferSender is one sender capture's packets against the receiver.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
 	"github.com/ibscope/ibscope/internal/termtext"
@@ -94,6 +95,8 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 	}
 	defer recv.Close()
 	rs := newReports(w, o.interval, o.json, func(w io.Writer, rep *analyze.BufferReport) error {
+		sent, received := ss.Input(), recv.Input()
+		rep.SenderInput, rep.ReceiverInput = &sent, &received
 		return writeReport(w, o.json, func(w io.Writer) error { return writeBufferJSON(w, rep, o.series) }, func(w io.Writer) { writeBufferText(w, rep) })
 	})
 	// analyze.Buffer, with the options of the command's runs.
@@ -123,6 +126,11 @@ func writeBufferJSON(w io.Writer, rep *analyze.BufferReport, series bool) error 
 
 func writeBufferText(w io.Writer, rep *analyze.BufferReport) {
 	fmt.Fprintf(w, "receiver %s: %d data packets matched, %d sent and not seen there\n", rep.Receiver, rep.Matched, rep.Unmatched)
+	for _, in := range []*analyze.Input{rep.ReceiverInput, rep.SenderInput} {
+		if in != nil && unusable(*in) != "" {
+			fmt.Fprintf(w, "%s: %s\n", termtext.Escape(strings.Join(in.Files, ", ")), strings.TrimPrefix(unusable(*in), "; "))
+		}
+	}
 	for _, s := range rep.Senders {
 		fmt.Fprintf(w, "\nsender %s: %d flows, %d data packets, %d matched; offset %s\n", termtext.Escape(s.File), s.Flows, s.Packets, s.Matched, units.FormatNs(s.OffsetNs))
 		if !s.Congested {

@@ -256,6 +256,16 @@ func TestDamagedCaptureEveryAnalysis(t *testing.T) {
 		if s["packets"] != 8.0 || s["matched"] != 8.0 {
 			t.Errorf("buffer: sender packets %v, matched %v; want the 8 WRITEs", s["packets"], s["matched"])
 		}
+		for _, k := range []string{"sender_input", "receiver_input"} {
+			in, _ := m[k].(map[string]any)
+			checkInput(t, in)
+		}
+		stdout, _, _ = run(t, "buffer", "--rate", "EDR", path, recv)
+		for _, p := range []string{path, recv} {
+			if !strings.Contains(stdout, "\n"+p+": "+damagedSummary+"\n") {
+				t.Errorf("buffer's report does not say what it could not use of %s:\n%s", p, stdout)
+			}
+		}
 	})
 }
 
