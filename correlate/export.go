@@ -47,10 +47,14 @@ type ExportOptions struct {
 
 // ExportStats says what Export wrote.
 type ExportStats struct {
-	Frames       int64    // rows written, one per frame
-	DecodeErrors int64    // frames that could not be decoded
-	NotSelected  int64    // frames ExportOptions.Select left out
-	Files        []string // files written, in the order they were first opened
+	Frames       int64 // rows written, one per frame
+	DecodeErrors int64 // frames that could not be decoded
+	NotSelected  int64 // frames ExportOptions.Select left out
+	// FileErrors counts the captures found damaged (the rows hold what came
+	// before the damage); set only when that is all that went wrong, so
+	// that the error Export returns is then only that.
+	FileErrors int
+	Files      []string // files written, in the order they were first opened
 }
 
 // Export writes one row per frame of the captures ("-" for standard input;
@@ -120,6 +124,7 @@ func Export(captures []string, out string, opt ExportOptions) (ExportStats, erro
 		return st, err
 	}
 	if len(damaged) > 0 { // each names file, frame and offset: the frames before it are written
+		st.FileErrors = len(damaged)
 		return st, fmt.Errorf("%w; %s written from the %d frames before it", errors.Join(damaged...), out, st.Frames)
 	}
 	return st, nil

@@ -230,8 +230,12 @@ func TestDamagedCaptureEveryAnalysis(t *testing.T) {
 	})
 	t.Run("export", func(t *testing.T) {
 		out := filepath.Join(dir, "rows.jsonl")
-		_, stderr, code := run(t, "export", "-o", out, path)
+		stdout, stderr, code := run(t, "export", "--json", "-o", out, path)
 		check(t, stderr, code)
+		m := jsonOf(t, stdout)
+		if m["rows"] != 24.0 || m["decode_errors"] != 4.0 || m["file_errors"] != 1.0 {
+			t.Errorf("export summary %v, want 24 rows, 4 not decodable, 1 damaged file", m)
+		}
 		b, err := os.ReadFile(out)
 		if err != nil {
 			t.Fatal(err)

@@ -107,8 +107,12 @@ func runExport(cmd *cobra.Command, captures []string, o exportOpts) error {
 	start := time.Now()
 	st, err := correlate.Export(captures, o.out, opt)
 	prog.done()
-	if err != nil {
+	if err != nil && st.FileErrors == 0 {
 		return err
+	}
+	if err != nil { // damaged captures: the rows before the damage are written, and summed up
+		warnf("%v", err)
+		err = errReported
 	}
 	if dw.n > maxWarnings {
 		warnf("%s: %d frames could not be decoded (first %d shown); each has a row with the reason in the error column", capture, dw.n, maxWarnings)
@@ -119,18 +123,25 @@ func runExport(cmd *cobra.Command, captures []string, o exportOpts) error {
 		w = cmd.ErrOrStderr() // the rows went to stdout
 	}
 	if o.json {
-		return writeJSON(w, map[string]any{"output": o.out, "rows": st.Frames, "decode_errors": st.DecodeErrors, "not_selected": st.NotSelected,
-			"files": st.Files, "seconds": secs})
+		if jerr := writeJSON(w, map[string]any{"output": o.out, "rows": st.Frames, "decode_errors": st.DecodeErrors, "file_errors": st.FileErrors,
+			"not_selected": st.NotSelected, "files": st.Files, "seconds": secs}); jerr != nil {
+			return jerr
+		}
+		return err
+	}
+	damaged := ""
+	if st.FileErrors > 0 {
+		damaged = fmt.Sprintf(", %d damaged capture(s) not read to the end", st.FileErrors)
 	}
 	if len(opt.PartitionBy) > 0 {
-		fmt.Fprintf(w, "%s: %d rows in %d files (%d frames not decoded), %.2f s\n", termtext.Escape(o.out), st.Frames, len(st.Files), st.DecodeErrors, secs)
+		fmt.Fprintf(w, "%s: %d rows in %d files (%d frames not decoded%s), %.2f s\n", termtext.Escape(o.out), st.Frames, len(st.Files), st.DecodeErrors, damaged, secs)
 		for _, f := range st.Files {
 			fmt.Fprintf(w, "  %s\n", f)
 		}
-		return nil
+		return err
 	}
-	fmt.Fprintf(w, "%s: %d rows (%d frames not decoded), %.2f s\n", o.out, st.Frames, st.DecodeErrors, secs)
-	return nil
+	fmt.Fprintf(w, "%s: %d rows (%d frames not decoded%s), %.2f s\n", o.out, st.Frames, st.DecodeErrors, damaged, secs)
+	return err
 }
 
 // commandMeta is the metadata that records, in the files written, the
