@@ -78,6 +78,7 @@ type TickReport struct {
 	NaiveTickNs       float64  `json:"naive_tick_ns"`     // window length / ΔPortXmitWait
 	TimestampStepNs   int64    `json:"timestamp_step_ns"` // coarsest step all timestamps are multiples of
 	Warnings          []string `json:"warnings,omitempty"`
+	Input             Input    `json:"input"` // what the stream read and could not use
 }
 
 type txPkt struct {
@@ -147,7 +148,7 @@ func (a *TickAnalysis) Report(in *Stream) (*TickReport, error) {
 	if a.kept > a.maxPackets {
 		return nil, fmt.Errorf("%s: %w (%d): tick keeps every native IB data packet (16 bytes each) to time the waits; cut the capture to the congestion episode", path, ErrTooManyPackets, a.maxPackets)
 	}
-	rep := &TickReport{File: path, Telemetry: telemetryName}
+	rep := &TickReport{File: path, Telemetry: telemetryName, Input: in.Input()}
 	byIface, slids := a.byIface, a.slids
 	iface := int8(opts.Iface)
 	if opts.Iface < 0 {

@@ -334,3 +334,46 @@ func TestDamagedLinkCaptureCredits(t *testing.T) {
 		t.Errorf("credits summary %q does not say what it could not use", first)
 	}
 }
+
+// TestDamagedTick: tick reads past a frame whose record header is
+// impossible (the 10th of the simulated incast's sender capture), counts it
+// in its input and its summary, estimates the tick from the rest and exits 1.
+func TestDamagedTick(t *testing.T) {
+	dir := simIncast(t)
+	s1 := filepath.Join(dir, "s1.pcap")
+	tel := filepath.Join(dir, "perfquery.txt")
+	good := runOK(t, "tick", "--json", s1, "--telemetry", tel, "--rate", "QDR")
+	b, err := os.ReadFile(s1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	off := 24
+	for range 9 {
+		off += 16 + int(le.Uint32(b[off+8:]))
+	}
+	le.PutUint32(b[off+12:], le.Uint32(b[off+8:])-1) // original length below captured length
+	damaged := filepath.Join(dir, "s1-damaged.pcap")
+	if err := os.WriteFile(damaged, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := run(t, "tick", "--json", damaged, "--telemetry", tel, "--rate", "QDR")
+	var rep, want struct {
+		Packets int            `json:"packets"`
+		Input   map[string]any `json:"input"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if err := json.Unmarshal([]byte(good), &want); err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || !strings.Contains(stderr, damaged+": frame 10 (record at byte offset ") || rep.Input["decode_errors"] != 1.0 ||
+		rep.Input["frames"] != want.Input["frames"] || rep.Packets > want.Packets || rep.Packets < want.Packets-1 {
+		t.Errorf("tick: exit %d, %d packets (undamaged %d), input %v\n%s", code, rep.Packets, want.Packets, rep.Input, stderr)
+	}
+	stdout, _, _ = run(t, "tick", damaged, "--telemetry", tel, "--rate", "QDR")
+	if first, _, _ := strings.Cut(stdout, "\n"); !strings.HasSuffix(first, "; could not use 1 frame not decodable") {
+		t.Errorf("tick summary %q does not say what it could not use", first)
+	}
+}

@@ -129,7 +129,7 @@ func writeTickText(w io.Writer, rep *analyze.TickReport) {
 	if rep.RateInferred {
 		how = "inferred from packet spacing; --rate to set"
 	}
-	fmt.Fprintf(w, "%s: %d data packets on interface %d from LID %d; link %s %dx (%s)\n", termtext.Escape(rep.File), rep.Packets, rep.Iface, rep.SLID, rep.Rate, rep.Lanes, how)
+	fmt.Fprintf(w, "%s: %d data packets on interface %d from LID %d; link %s %dx (%s)%s\n", termtext.Escape(rep.File), rep.Packets, rep.Iface, rep.SLID, rep.Rate, rep.Lanes, how, unusable(rep.Input))
 	fmt.Fprintf(w, "phases:\n")
 	for _, p := range rep.Phases {
 		mark := ""
