@@ -25,8 +25,68 @@ type damageRecord struct {
 // damagedCapture is a nanosecond Ethernet pcap holding an RC exchange of
 // RDMA WRITE ONLY requests from 192.168.7.1 (QP 0x11) each ACKed by
 // 192.168.7.2 (QP 0x22), with every kind of damage a reader meets
-// between them; what each costs is in damageTruth.
+// between them; what each costs is in damagedInput.
 func damagedCapture(t *testing.T, dir string) string {
+	t.Helper()
+	recs := damagedRecords(t)
+	le := binary.LittleEndian
+	file := le.AppendUint32(nil, 0xa1b23c4d)
+	file = le.AppendUint16(le.AppendUint16(file, 2), 4)
+	file = le.AppendUint32(le.AppendUint32(file, 0), 0)
+	file = le.AppendUint32(le.AppendUint32(file, 65535), uint32(decode.LinkTypeEthernet))
+	for i, r := range recs {
+		file = le.AppendUint32(le.AppendUint32(file, r.sec), r.nsec)
+		file = le.AppendUint32(le.AppendUint32(file, r.capLen), r.wireLen)
+		if i == len(recs)-1 || r.capLen == uint32(len(r.data)) {
+			file = append(file, r.data...)
+		}
+	}
+	path := filepath.Join(dir, "damaged.pcap")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// damagedCaptureNG is damagedCapture as a pcapng: each record an enhanced
+// packet block, but the one whose nanoseconds are a second or more a
+// simple packet block (no time), and the last header a block whose length
+// is not a multiple of 4, which cannot be framed either.
+func damagedCaptureNG(t *testing.T, dir string) string {
+	t.Helper()
+	recs := damagedRecords(t)
+	le := binary.LittleEndian
+	var file []byte
+	block := func(typ uint32, body []byte) {
+		body = append(body, make([]byte, (4-len(body)%4)%4)...)
+		n := uint32(12 + len(body))
+		file = le.AppendUint32(le.AppendUint32(file, typ), n)
+		file = le.AppendUint32(append(file, body...), n)
+	}
+	block(0x0A0D0D0A, []byte{0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	block(1, []byte{1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0}) // Ethernet, if_tsresol 10^-9
+	for _, r := range recs[:len(recs)-2] {
+		if r.nsec >= 1e9 {
+			block(3, append(le.AppendUint32(nil, r.wireLen), r.data...))
+			continue
+		}
+		ts := uint64(r.sec)*1e9 + uint64(r.nsec)
+		b := le.AppendUint32(nil, 0)
+		b = le.AppendUint32(le.AppendUint32(b, uint32(ts>>32)), uint32(ts))
+		b = le.AppendUint32(le.AppendUint32(b, r.capLen), r.wireLen)
+		block(6, append(b, r.data...))
+	}
+	file = le.AppendUint32(le.AppendUint32(file, 6), 1001) // a block length no block can have
+	file = append(file, make([]byte, 1001)...)
+	path := filepath.Join(dir, "damaged.pcapng")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// damagedRecords are the records of damagedCapture.
+func damagedRecords(t *testing.T) []damageRecord {
 	t.Helper()
 	var recs []damageRecord
 	ts := testcap.BaseNs
@@ -96,25 +156,7 @@ func damagedCapture(t *testing.T, dir string) string {
 	// negative length read as unsigned): nothing after it can be framed,
 	// so the file ends there, and the exchange behind it is not read.
 	b := testcap.RoCEFrame(t, write(57))
-	recs = append(recs, damageRecord{sec: uint32(ts / 1e9), capLen: 0xfffffff0, wireLen: 0xfffffff0}, damageRecord{sec: uint32(ts / 1e9), capLen: uint32(len(b)), wireLen: uint32(len(b)), data: b})
-
-	le := binary.LittleEndian
-	file := le.AppendUint32(nil, 0xa1b23c4d)
-	file = le.AppendUint16(le.AppendUint16(file, 2), 4)
-	file = le.AppendUint32(le.AppendUint32(file, 0), 0)
-	file = le.AppendUint32(le.AppendUint32(file, 65535), uint32(decode.LinkTypeEthernet))
-	for i, r := range recs {
-		file = le.AppendUint32(le.AppendUint32(file, r.sec), r.nsec)
-		file = le.AppendUint32(le.AppendUint32(file, r.capLen), r.wireLen)
-		if i == len(recs)-1 || r.capLen == uint32(len(r.data)) {
-			file = append(file, r.data...)
-		}
-	}
-	path := filepath.Join(dir, "damaged.pcap")
-	if err := os.WriteFile(path, file, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return append(recs, damageRecord{sec: uint32(ts / 1e9), capLen: 0xfffffff0, wireLen: 0xfffffff0}, damageRecord{sec: uint32(ts / 1e9), capLen: uint32(len(b)), wireLen: uint32(len(b)), data: b})
 }
 
 const damageWrites = 8
@@ -375,5 +417,28 @@ func TestDamagedTick(t *testing.T) {
 	stdout, _, _ = run(t, "tick", damaged, "--telemetry", tel, "--rate", "QDR")
 	if first, _, _ := strings.Cut(stdout, "\n"); !strings.HasSuffix(first, "; could not use 1 frame not decodable") {
 		t.Errorf("tick summary %q does not say what it could not use", first)
+	}
+}
+
+// TestDamagedPcapngFlows: the same damage in a pcapng (the impossible
+// nanoseconds become a simple packet block without time) gives flows the
+// same 16 packets, each unusable frame counted where it belongs.
+func TestDamagedPcapngFlows(t *testing.T) {
+	path := damagedCaptureNG(t, t.TempDir())
+	stdout, stderr, code := run(t, "flows", "--json", path)
+	var m struct {
+		Input map[string]any `json:"input"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	want := map[string]float64{"frames": 24, "packets": 16, "not_ib": 3, "decode_errors": 3, "no_time": 1, "cut_headers": 1, "file_errors": 1}
+	for k, v := range want {
+		if m.Input[k] != v {
+			t.Errorf("input.%s = %v, want %v", k, m.Input[k], v)
+		}
+	}
+	if code != 1 || !strings.Contains(stderr, "no timestamp (pcapng simple packet block)") || !strings.Contains(stderr, "the rest of this file is not read") {
+		t.Errorf("exit %d, want 1 with the untimed frame and the damaged block named:\n%s", code, stderr)
 	}
 }
