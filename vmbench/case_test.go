@@ -36,19 +36,8 @@ func (b *bench) caseDir(name string) (host, guest string) {
 func (b *bench) script(c traffic) string {
 	_, dir := b.caseDir(c.name)
 	var s strings.Builder
-	fmt.Fprintf(&s, `set -u
-D=%s
-mkdir -p $D && cd $D
-fail() { echo "FAIL: $*"; echo "kernel log:"; dmesg | tail -20; exit 1; }
-# Whatever way the script ends, nothing it started outlives it.
-trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT
-waitfor() { # waitfor WHAT COMMAND...: retry up to 60 s
-  what=$1; shift
-  for i in $(seq 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-  fail "timed out waiting for $what"
-}
-counters() { grep -H . /sys/class/infiniband/rxe[01]/ports/1/hw_counters/* > $1; }
-gid() { # gid DEV PATTERN: the index of the device's RoCE v2 GID matching PATTERN, read now
+	s.WriteString(scriptPrelude(dir))
+	fmt.Fprintf(&s, `gid() { # gid DEV PATTERN: the index of the device's RoCE v2 GID matching PATTERN, read now
   for i in $(seq 0 15); do
     read -r v < /sys/class/infiniband/$1/ports/1/gids/$i || continue
     case $v in $2) echo $i; return 0;; esac
@@ -59,7 +48,7 @@ gid() { # gid DEV PATTERN: the index of the device's RoCE v2 GID matching PATTER
 qdiscs() { tc -s qdisc show dev va > $1.va; tc -s qdisc show dev vb > $1.vb; }
 drained() { ! tc -s qdisc show dev va dev vb | grep -q 'backlog [1-9]' && ! tc -s qdisc show dev vb | grep -q 'backlog [1-9]'; }
 tc qdisc del dev va root 2>/dev/null; tc qdisc del dev vb root 2>/dev/null
-`, dir)
+`)
 	if c.netemA != "" {
 		fmt.Fprintf(&s, "tc qdisc add dev va root netem %s || fail netem va\n", c.netemA)
 	}

@@ -15,18 +15,7 @@ import (
 // counters are read before and after it (c0..c5).
 func (b *bench) disruptScript(name string, iters int) string {
 	_, dir := b.caseDir(name)
-	return fmt.Sprintf(`set -u
-D=%[1]s
-mkdir -p $D && cd $D
-fail() { echo "FAIL: $*"; exit 1; }
-trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT
-waitfor() {
-  what=$1; shift
-  for i in $(seq 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-  fail "timed out waiting for $what"
-}
-counters() { grep -H . /sys/class/infiniband/rxe[01]/ports/1/hw_counters/* > $1; }
-gid() { # gid DEV: the GID index of the device's IPv4 address
+	return scriptPrelude(dir) + fmt.Sprintf(`gid() { # gid DEV: the GID index of the device's IPv4 address
   for i in $(seq 0 15); do
     read -r v < /sys/class/infiniband/$1/ports/1/gids/$i || continue
     case $v in *:ffff:0a00:000?) echo $i; return 0;; esac
@@ -35,9 +24,9 @@ gid() { # gid DEV: the GID index of the device's IPv4 address
 }
 round() {
   ga=$(gid rxe0) || fail "no IPv4 GID on rxe0"; gb=$(gid rxe1) || fail "no IPv4 GID on rxe1"
-  ib_write_bw -d rxe1 -x $gb -n %[3]d -F -s 4096 > server-$1.out 2>&1 & srv=$!
+  ib_write_bw -d rxe1 -x $gb -n %[2]d -F -s 4096 > server-$1.out 2>&1 & srv=$!
   waitfor "ib_write_bw to listen" sh -c "ss -Hltn | grep -q ':18515 '"
-  ib_write_bw -d rxe0 -x $ga -n %[3]d -F -s 4096 %[4]s > client-$1.out 2>&1 || fail "client $1: $(cat client-$1.out)"
+  ib_write_bw -d rxe0 -x $ga -n %[2]d -F -s 4096 %[3]s > client-$1.out 2>&1 || fail "client $1: $(cat client-$1.out)"
   wait $srv || fail "server $1: $(cat server-$1.out)"
 }
 # What goes with va when it goes down, put back as the set-up made it (the
@@ -52,7 +41,7 @@ relink() {
   ip -6 route replace fd00::2 dev va src fd00::1 table 10
 }
 tc qdisc del dev va root 2>/dev/null; tc qdisc del dev vb root 2>/dev/null
-%[2]s/ibcap -i va -w $D/va.pcap --telemetry 100ms 2>ibcap.err & cap=$!
+%[1]s/ibcap -i va -w $D/va.pcap --telemetry 100ms 2>ibcap.err & cap=$!
 waitfor "ibcap to start" grep -q 'capturing on' ibcap.err
 counters c0; round 1; counters c1
 rdma link del rxe0
@@ -71,7 +60,7 @@ waitfor "rxe0's IPv6 GID" grep -q '^fd00:' /sys/class/infiniband/rxe0/ports/1/gi
 counters c4; round 3; counters c5
 kill -INT $cap; wait $cap; echo "ibcap exit $?" >> ibcap.err
 true
-`, dir, b.bin, iters, ip4B)
+`, b.bin, iters, ip4B)
 }
 
 // TestDeviceGoesAway: rxe0 deleted and re-added, and va taken down and

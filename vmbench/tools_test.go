@@ -19,26 +19,15 @@ import (
 // stopped (ibscope_capture_stopped 1, served for --metrics-linger).
 func (b *bench) toolsScript(name string, iters int) string {
 	_, dir := b.caseDir(name)
-	return fmt.Sprintf(`set -u
-D=%[1]s
-mkdir -p $D && cd $D
-fail() { echo "FAIL: $*"; exit 1; }
-trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT
-waitfor() {
-  what=$1; shift
-  for i in $(seq 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-  fail "timed out waiting for $what"
-}
-counters() { grep -H . /sys/class/infiniband/rxe[01]/ports/1/hw_counters/* > $1; }
-tc qdisc del dev va root 2>/dev/null; tc qdisc del dev vb root 2>/dev/null
-%[2]s/ibcap -i rxe0 -w $D/rxe0.pcap --telemetry 100ms --metrics 127.0.0.1:9464 --metrics-linger 60s 2>ibcap.err & cap=$!
-%[2]s/ibcap -i vb -w $D/vb.pcap 2>ibcap-vb.err & capb=$!
+	return scriptPrelude(dir) + fmt.Sprintf(`tc qdisc del dev va root 2>/dev/null; tc qdisc del dev vb root 2>/dev/null
+%[1]s/ibcap -i rxe0 -w $D/rxe0.pcap --telemetry 100ms --metrics 127.0.0.1:9464 --metrics-linger 60s 2>ibcap.err & cap=$!
+%[1]s/ibcap -i vb -w $D/vb.pcap 2>ibcap-vb.err & capb=$!
 waitfor "ibcap to start" grep -q 'capturing on' ibcap.err
 waitfor "ibcap -i vb to start" grep -q 'capturing on' ibcap-vb.err
 counters before
-ib_write_bw -d rxe1 -x %[3]d -n %[4]d -F -s 4096 > server.out 2>&1 & srv=$!
+ib_write_bw -d rxe1 -x %[2]d -n %[3]d -F -s 4096 > server.out 2>&1 & srv=$!
 waitfor "ib_write_bw to listen" sh -c "ss -Hltn | grep -q ':18515 '"
-ib_write_bw -d rxe0 -x %[5]d -n %[4]d -F -s 4096 %[6]s > client.out 2>&1 || fail "client: $(cat client.out)"
+ib_write_bw -d rxe0 -x %[4]d -n %[3]d -F -s 4096 %[5]s > client.out 2>&1 || fail "client: $(cat client.out)"
 wait $srv || fail "server: $(cat server.out)"
 counters after
 kill -INT $capb; wait $capb; echo "ibcap exit $?" >> ibcap-vb.err
@@ -46,7 +35,7 @@ kill -INT $cap
 waitfor "ibcap's final metrics" sh -c "busybox wget -qO metrics.txt http://127.0.0.1:9464/metrics && grep -q '^ibscope_capture_stopped.* 1' metrics.txt"
 kill -TERM $cap; wait $cap; echo "ibcap exit $?" >> ibcap.err
 true
-`, dir, b.bin, b.gid["rxe1/4"], iters, b.gid["rxe0/4"], ip4B)
+`, b.bin, b.gid["rxe1/4"], iters, b.gid["rxe0/4"], ip4B)
 }
 
 // TestCaptureTools checks, on one ib_write_bw run, what the rest of
