@@ -1,10 +1,8 @@
 package capfile
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -12,6 +10,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/pcapexpect"
 )
 
 // Capture directories, relative to this package.
@@ -20,40 +19,18 @@ const (
 	sharedDir = "../../shared/pcaps" // real captures nobody on the project wrote
 )
 
-// expectation mirrors testdata/gen's expect.json entry for one file.
-type expectation struct {
-	LinkType  int   `json:"link_type"`
-	Frames    int   `json:"frames"`
-	IBFrames  int   `json:"ib_frames"`
-	BadICRC   []int `json:"bad_icrc"`
-	BadVCRC   []int `json:"bad_vcrc"`
-	Cut       []int `json:"cut"`
-	NotIB     []int `json:"not_ib"`
-	UDPLowSrc []int `json:"udp_low_src"`
-}
+// expectation is testdata/gen's expect.json entry for one file.
+type expectation = pcapexpect.Expectation
 
 func loadExpect(t testing.TB) map[string]expectation {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(pcapsDir, "expect.json"))
-	if err != nil {
-		t.Fatalf("read expect.json (regenerate with go run ./testdata/gen): %v", err)
-	}
-	m := map[string]expectation{}
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("expect.json: %v", err)
-	}
-	return m
+	return pcapexpect.Load(t, pcapsDir)
 }
 
 // generatedFiles lists the generated captures, sorted.
 func generatedFiles(t testing.TB) []string {
 	t.Helper()
-	var names []string
-	for name := range loadExpect(t) {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
+	return pcapexpect.Names(t, pcapsDir)
 }
 
 // sharedFiles lists the real captures, or skips when their folder is absent.

@@ -1,53 +1,29 @@
 package decode
 
 import (
-	"encoding/json"
 	"io"
 	"os"
-	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/ibscope/ibscope/internal/pcapexpect"
 )
 
 // pcapsDir holds the captures testdata/gen writes, relative to this package.
 const pcapsDir = "../testdata/pcaps"
 
-// expectation mirrors testdata/gen's expect.json entry for one file.
-type expectation struct {
-	LinkType  int   `json:"link_type"`
-	Frames    int   `json:"frames"`
-	IBFrames  int   `json:"ib_frames"`
-	BadICRC   []int `json:"bad_icrc"`
-	BadVCRC   []int `json:"bad_vcrc"`
-	Cut       []int `json:"cut"`
-	NotIB     []int `json:"not_ib"`
-	UDPLowSrc []int `json:"udp_low_src"`
-}
+// expectation is testdata/gen's expect.json entry for one file.
+type expectation = pcapexpect.Expectation
 
 func loadExpect(t testing.TB) map[string]expectation {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(pcapsDir, "expect.json"))
-	if err != nil {
-		t.Fatalf("read expect.json (regenerate with go run ./testdata/gen): %v", err)
-	}
-	m := map[string]expectation{}
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("expect.json: %v", err)
-	}
-	return m
+	return pcapexpect.Load(t, pcapsDir)
 }
 
 // generatedFiles lists the generated captures, sorted.
 func generatedFiles(t testing.TB) []string {
 	t.Helper()
-	var names []string
-	for name := range loadExpect(t) {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
+	return pcapexpect.Names(t, pcapsDir)
 }
 
 // fileRecords returns the records of a pcap file (not pcapng) as gopacket's
