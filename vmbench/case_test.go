@@ -37,15 +37,7 @@ func (b *bench) script(c traffic) string {
 	_, dir := b.caseDir(c.name)
 	var s strings.Builder
 	s.WriteString(scriptPrelude(dir))
-	fmt.Fprintf(&s, `gid() { # gid DEV PATTERN: the index of the device's RoCE v2 GID matching PATTERN, read now
-  for i in $(seq 0 15); do
-    read -r v < /sys/class/infiniband/$1/ports/1/gids/$i || continue
-    case $v in $2) echo $i; return 0;; esac
-  done
-  echo "no GID $2 on $1:"; grep -H . /sys/class/infiniband/$1/ports/1/gids/[0-9] >&2
-  return 1
-}
-qdiscs() { tc -s qdisc show dev va > $1.va; tc -s qdisc show dev vb > $1.vb; }
+	s.WriteString(`qdiscs() { tc -s qdisc show dev va > $1.va; tc -s qdisc show dev vb > $1.vb; }
 drained() { ! tc -s qdisc show dev va dev vb | grep -q 'backlog [1-9]' && ! tc -s qdisc show dev vb | grep -q 'backlog [1-9]'; }
 tc qdisc del dev va root 2>/dev/null; tc qdisc del dev vb root 2>/dev/null
 `)

@@ -15,15 +15,8 @@ import (
 // counters are read before and after it (c0..c5).
 func (b *bench) disruptScript(name string, iters int) string {
 	_, dir := b.caseDir(name)
-	return scriptPrelude(dir) + fmt.Sprintf(`gid() { # gid DEV: the GID index of the device's IPv4 address
-  for i in $(seq 0 15); do
-    read -r v < /sys/class/infiniband/$1/ports/1/gids/$i || continue
-    case $v in *:ffff:0a00:000?) echo $i; return 0;; esac
-  done
-  return 1
-}
-round() {
-  ga=$(gid rxe0) || fail "no IPv4 GID on rxe0"; gb=$(gid rxe1) || fail "no IPv4 GID on rxe1"
+	return scriptPrelude(dir) + fmt.Sprintf(`round() {
+  ga=$(gid rxe0 '*:ffff:0a00:000?') || fail "$ga"; gb=$(gid rxe1 '*:ffff:0a00:000?') || fail "$gb"
   ib_write_bw -d rxe1 -x $gb -n %[2]d -F -s 4096 > server-$1.out 2>&1 & srv=$!
   waitfor "ib_write_bw to listen" sh -c "ss -Hltn | grep -q ':18515 '"
   ib_write_bw -d rxe0 -x $ga -n %[2]d -F -s 4096 %[3]s > client-$1.out 2>&1 || fail "client $1: $(cat client-$1.out)"
