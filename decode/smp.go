@@ -1,5 +1,7 @@
 package decode
 
+import "strconv"
+
 // Subnet management packets (IBA 14.2.1): QP0 MADs, LID routed (class 0x01)
 // or directed route (0x81), and the SMP attributes people debug with
 // (14.2.5). Offsets are relative to each layout's start; the classes say
@@ -133,7 +135,7 @@ var portInfoLayout = madLayout{key: "port_info", fields: portInfoFields}
 var pKeyTableLayout = madLayout{key: "p_key_table", fields: func() []madField {
 	f := make([]madField, 32)
 	for i := range f {
-		f[i] = fu("p_key_"+itoa(i), 2*i, 2, "")
+		f[i] = fu("p_key_"+strconv.Itoa(i), 2*i, 2, "")
 	}
 	return f
 }()}
@@ -152,11 +154,3 @@ var smpLIDClass = madClass{name: "SubnMgmt", headers: []madPart{{MADHeaderLen, &
 
 var smpDirectedClass = madClass{name: "SubnMgmtDirectedRoute", headers: []madPart{{0, &smpDirectedLayout}},
 	dataOff: smpDataOff, attrs: smpAttrs}
-
-// itoa formats a small non-negative number (table building only).
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return itoa(i/10) + string(rune('0'+i%10))
-}
