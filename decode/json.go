@@ -53,10 +53,17 @@ func appendAddr(dst []byte, key string, a netip.Addr) []byte {
 	return append(dst, '"')
 }
 
-// appendStr appends a JSON string; names and messages are ASCII in practice,
-// but control characters and invalid UTF-8 are escaped all the same.
+// appendStr appends `,"key":` and s as a JSON string (appendJSONText).
 func appendStr(dst []byte, key, s string) []byte {
-	dst = append(appendKey(dst, key), '"')
+	return appendJSONText(appendKey(dst, key), s)
+}
+
+// appendJSONText appends s as a JSON string; names, messages and the MADs'
+// text (the IBA has NodeDescription in UTF-8) are ASCII in practice, but
+// control characters are escaped and invalid UTF-8 replaced all the same.
+// It takes a string or bytes so that neither has to be copied into the other.
+func appendJSONText[T string | []byte](dst []byte, s T) []byte {
+	dst = append(dst, '"')
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
@@ -75,7 +82,8 @@ func appendStr(dst []byte, key, s string) []byte {
 			i++
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
+		// At most UTFMax bytes: a conversion that short stays on the stack.
+		r, n := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 		if r == utf8.RuneError && n == 1 {
 			dst = append(dst, `\ufffd`...)
 		} else {

@@ -199,3 +199,18 @@ func FuzzMAD(f *testing.F) {
 		}
 	})
 }
+
+// TestMADTextField checks a MAD's text (NodeDescription): cut at its first
+// NUL, UTF-8 kept as it is, control characters escaped and bytes that are
+// not UTF-8 replaced, as every other JSON string ibscope writes.
+func TestMADTextField(t *testing.T) {
+	f := fstr("node_string", 0, 16, "")
+	b := []byte("n\xc5\x93ud \"1\"\x01\xff\x00junk")
+	got := string(appendFieldValue(nil, &f, b))
+	if want := `"nœud \"1\"\u0001\ufffd"`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if !json.Valid([]byte(got)) {
+		t.Errorf("invalid JSON: %s", got)
+	}
+}

@@ -143,28 +143,10 @@ func appendFieldValue(dst []byte, f *madField, b []byte) []byte {
 				break
 			}
 		}
-		return appendJSONString(dst, s)
+		return appendJSONText(dst, s)
 	}
 	v, _ := f.uintAt(b)
 	return strconv.AppendUint(dst, v, 10)
-}
-
-// appendJSONString appends s as a JSON string, escaping what JSON needs
-// and replacing bytes that are not printable ASCII by \u00XX.
-func appendJSONString(dst []byte, s []byte) []byte {
-	dst = append(dst, '"')
-	for _, c := range s {
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20 || c >= 0x7F:
-			dst = append(dst, `\u00`...)
-			dst = append(dst, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xF])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return append(dst, '"')
 }
 
 // be16, be24, be32 and be64 read big-endian values at off of b, 0 past its end.
