@@ -164,26 +164,12 @@ const maxFFTLen = 1 << 23
 // candidate, and the Pearson correlation of interval totals refines and
 // scores it. The histogram may be coarsened in place.
 func estimateOffset(span captureSpan, s *telemetry.Series) (OffsetEstimate, error) {
-	sig, err := offsetSignalOf(s)
+	sig, ivs, h, err := offsetInputs(span, s)
 	if err != nil {
 		return OffsetEstimate{}, err
 	}
-	h := span.bytes
-	if sig.packets {
-		h = span.packets
-	}
-	ivs := telemetryIntervals(s, sig)
-	if len(ivs) < minOffsetIntervals {
-		return OffsetEstimate{}, fmt.Errorf("it has %d usable intervals of %s counters, need %d", len(ivs), sig.what(), minOffsetIntervals)
-	}
-	if h == nil {
-		return OffsetEstimate{}, fmt.Errorf("no capture histogram of %ss was made", sig.what()) // a bug: Correlate asks for what the series need
-	}
 	capFirstNs, capLastNs := span.firstNs, span.lastNs
-	est := OffsetEstimate{OffsetEvidence: OffsetEvidence{Packets: sig.packets}}
-	for _, c := range sig.cols {
-		est.Counters = append(est.Counters, s.Counters[c].Name)
-	}
+	est := OffsetEstimate{OffsetEvidence: OffsetEvidence{Packets: sig.packets, Counters: sig.names(s)}}
 	t0, t1 := ivs[0].startNs, ivs[len(ivs)-1].endNs
 	for len(h.counts)+int((t1-t0)/h.binNs)+2 > maxFFTLen/2 {
 		h.coarsen()
@@ -283,30 +269,47 @@ func estimateOffset(span captureSpan, s *telemetry.Series) (OffsetEstimate, erro
 // counters follow the capture at it. It fails when the series has no
 // counters to compare or too few intervals inside the capture.
 func evidenceAt(span captureSpan, s *telemetry.Series, offNs int64) (*OffsetEvidence, error) {
-	sig, err := offsetSignalOf(s)
+	sig, ivs, h, err := offsetInputs(span, s)
 	if err != nil {
 		return nil, err
 	}
+	r, n := intervalR(h, h.cumulative(), ivs, offNs, span.firstNs, span.lastNs)
+	if n < minOffsetIntervals || math.IsNaN(r) {
+		return nil, fmt.Errorf("%d of its intervals of %s counters fall inside the capture at the offset (need %d, with varying traffic)", n, sig.what(), minOffsetIntervals)
+	}
+	return &OffsetEvidence{R: r, Intervals: n, Packets: sig.packets, Counters: sig.names(s)}, nil
+}
+
+// offsetInputs is what estimating an offset and judging a given one both
+// compare: the series' signal (offsetSignalOf), its usable intervals, and
+// the capture's histogram of the same kind. It fails when the series has
+// no counters to compare or too few usable intervals.
+func offsetInputs(span captureSpan, s *telemetry.Series) (offsetSignal, []offsetInterval, *countHist, error) {
+	sig, err := offsetSignalOf(s)
+	if err != nil {
+		return sig, nil, nil, err
+	}
 	ivs := telemetryIntervals(s, sig)
 	if len(ivs) < minOffsetIntervals {
-		return nil, fmt.Errorf("it has %d usable intervals of %s counters, need %d", len(ivs), sig.what(), minOffsetIntervals)
+		return sig, nil, nil, fmt.Errorf("it has %d usable intervals of %s counters, need %d", len(ivs), sig.what(), minOffsetIntervals)
 	}
 	h := span.bytes
 	if sig.packets {
 		h = span.packets
 	}
 	if h == nil {
-		return nil, fmt.Errorf("no capture histogram of %ss was made", sig.what()) // a bug: Correlate asks for what the series need
+		return sig, nil, nil, fmt.Errorf("no capture histogram of %ss was made", sig.what()) // a bug: Correlate asks for what the series need
 	}
-	r, n := intervalR(h, h.cumulative(), ivs, offNs, span.firstNs, span.lastNs)
-	if n < minOffsetIntervals || math.IsNaN(r) {
-		return nil, fmt.Errorf("%d of its intervals of %s counters fall inside the capture at the offset (need %d, with varying traffic)", n, sig.what(), minOffsetIntervals)
-	}
-	ev := &OffsetEvidence{R: r, Intervals: n, Packets: sig.packets}
+	return sig, ivs, h, nil
+}
+
+// names are the names of the signal's counters in s.
+func (sig offsetSignal) names(s *telemetry.Series) []string {
+	out := make([]string, 0, len(sig.cols))
 	for _, c := range sig.cols {
-		ev.Counters = append(ev.Counters, s.Counters[c].Name)
+		out = append(out, s.Counters[c].Name)
 	}
-	return ev, nil
+	return out
 }
 
 // demean subtracts the mean over the covered entries (all when covered is
