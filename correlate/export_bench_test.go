@@ -12,7 +12,7 @@ import (
 // BenchmarkExport exports a 200,000-frame RoCEv2 capture; rows/s is the
 // figure the issue asks for (aim: 2 million).
 func BenchmarkExport(b *testing.B) {
-	for _, format := range []Format{FormatParquet, FormatArrow} {
+	for _, format := range []Format{FormatParquet, FormatArrow, FormatCSV, FormatJSONL} {
 		b.Run(format.String(), func(b *testing.B) {
 			dir := b.TempDir()
 			capture := filepath.Join(dir, "bench.pcap")

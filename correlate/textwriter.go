@@ -223,7 +223,17 @@ func appendCSVField(b []byte, s string) []byte {
 }
 
 // appendJSONString appends s as a JSON string (encoding/json's escaping).
+// Text cells are written once a row, so the common case, printable ASCII
+// that needs no escape, is appended as it is rather than through
+// json.Marshal, which allocates for every cell.
 func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
