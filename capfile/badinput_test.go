@@ -24,18 +24,8 @@ import (
 // payloadBytes of data) with the serializers.
 func ibPacket(t testing.TB, op decode.Opcode, payloadBytes int) []byte {
 	t.Helper()
-	ls := []gopacket.SerializableLayer{&decode.LRH{LNH: decode.LNHLocal, DLID: 1, SLID: 2}, &decode.BTH{OpCode: op, PKey: 0xFFFF, DestQP: 7, PSN: 9}}
-	for _, lt := range op.Headers(nil) {
-		ls = append(ls, extHeader(lt))
-	}
-	if payloadBytes > 0 {
-		ls = append(ls, gopacket.Payload(bytes.Repeat([]byte{0xAB}, payloadBytes)))
-	}
-	buf := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true}, ls...); err != nil {
-		t.Fatal(err)
-	}
-	p := append([]byte(nil), buf.Bytes()...)
+	ls := append([]gopacket.SerializableLayer{&decode.LRH{LNH: decode.LNHLocal, DLID: 1, SLID: 2}}, transportLayers(op, payloadBytes, 0xAB)...)
+	p := serialize(t, gopacket.SerializeOptions{FixLengths: true}, ls...)
 	decode.SealNative(p)
 	return p
 }
@@ -48,23 +38,37 @@ func rocePacket(t testing.TB, op decode.Opcode, payloadBytes int) []byte {
 	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
 		t.Fatal(err)
 	}
-	ls := []gopacket.SerializableLayer{&layers.Ethernet{SrcMAC: make([]byte, 6), DstMAC: make([]byte, 6), EthernetType: layers.EthernetTypeIPv4},
-		ip, udp, &decode.BTH{OpCode: op, PKey: 0xFFFF, DestQP: 7, PSN: 9}}
-	for _, lt := range op.Headers(nil) {
-		ls = append(ls, extHeader(lt))
-	}
-	if payloadBytes > 0 {
-		ls = append(ls, gopacket.Payload(bytes.Repeat([]byte{0xCD}, payloadBytes)))
-	}
-	buf := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
-		t.Fatal(err)
-	}
-	p := append([]byte(nil), buf.Bytes()...)
+	ls := append([]gopacket.SerializableLayer{&layers.Ethernet{SrcMAC: make([]byte, 6), DstMAC: make([]byte, 6), EthernetType: layers.EthernetTypeIPv4},
+		ip, udp}, transportLayers(op, payloadBytes, 0xCD)...)
+	p := serialize(t, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...)
 	if err := decode.SealRoCE(p); err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// transportLayers is what ibPacket and rocePacket put after their network
+// headers: the BTH of opcode op, the extended headers it implies, and
+// payloadBytes of fill.
+func transportLayers(op decode.Opcode, payloadBytes int, fill byte) []gopacket.SerializableLayer {
+	ls := []gopacket.SerializableLayer{&decode.BTH{OpCode: op, PKey: 0xFFFF, DestQP: 7, PSN: 9}}
+	for _, lt := range op.Headers(nil) {
+		ls = append(ls, extHeader(lt))
+	}
+	if payloadBytes > 0 {
+		ls = append(ls, gopacket.Payload(bytes.Repeat([]byte{fill}, payloadBytes)))
+	}
+	return ls
+}
+
+// serialize lays ls out with opts into a slice of its own.
+func serialize(t testing.TB, opts gopacket.SerializeOptions, ls ...gopacket.SerializableLayer) []byte {
+	t.Helper()
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, opts, ls...); err != nil {
+		t.Fatal(err)
+	}
+	return append([]byte(nil), buf.Bytes()...)
 }
 
 // extHeader is an empty extended transport header of layer type lt, which

@@ -90,11 +90,7 @@ func macControlFrame(t testing.TB, l gopacket.SerializableLayer) []byte {
 	t.Helper()
 	pauseMAC := []byte{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01} // 802.3 Annex 31B
 	eth := &layers.Ethernet{SrcMAC: []byte{2, 0, 0, 0, 0, 9}, DstMAC: pauseMAC, EthernetType: decode.EtherTypeMACControl}
-	buf := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true}, eth, l); err != nil {
-		t.Fatal(err)
-	}
-	p := append([]byte(nil), buf.Bytes()...)
+	p := serialize(t, gopacket.SerializeOptions{FixLengths: true}, eth, l)
 	if len(p) < 60 {
 		p = append(p, make([]byte, 60-len(p))...)
 	}
