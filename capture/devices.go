@@ -91,9 +91,9 @@ func ListRDMADevices(sysfs string) ([]RDMADevice, error) {
 	for _, e := range ents {
 		dir := filepath.Join(class, e.Name())
 		d := RDMADevice{Name: e.Name()}
-		// rdma_rxe alone gives its device a "parent" attribute, naming the
-		// netdev; siw (iWARP, an RNIC node) is not RoCE and is left out.
-		if parent := readSysfs(dir, "parent"); parent != "" && !strings.Contains(readSysfs(dir, "node_type"), "RNIC") {
+		// Software RoCE by telemetry's rule, which gives such a
+		// device's hw_counters 64 bits: one rule for both.
+		if parent := telemetry.SoftRoCEParent(sysfs, e.Name()); parent != "" {
 			d.SoftRoCE, d.Parent = true, parent
 		}
 		ports, _ := os.ReadDir(filepath.Join(dir, "ports"))
