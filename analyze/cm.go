@@ -126,7 +126,7 @@ func (a *CMAnalysis) Add(p *Packet) {
 		return
 	}
 	a.messages[m.Message-decode.CMRequest]++
-	from, to := endsOf(p.Key), endsOf(reverseKey(p.Key))
+	from, to := pairOf(p.Key), reversePair(p.Key)
 	var c *CMConnection
 	switch m.Message {
 	case decode.CMRequest:
@@ -218,17 +218,6 @@ func (a *CMAnalysis) open(k cmKey, p *Packet) *CMConnection {
 	a.conns[k] = c
 	a.order = append(a.order, c)
 	return c
-}
-
-// endsOf is a key's two ends without the QP.
-func endsOf(k decode.FlowKey) decode.FlowKey {
-	k.DestQP = 0
-	return k
-}
-
-// reverseKey swaps a key's ends.
-func reverseKey(k decode.FlowKey) decode.FlowKey {
-	return decode.FlowKey{Transport: k.Transport, SLID: k.DLID, DLID: k.SLID, Src: k.Dst, Dst: k.Src}
 }
 
 // endName names one end of a key: its source (src) or its destination.

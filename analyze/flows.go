@@ -302,11 +302,13 @@ func NewFlowsAnalysis(opts FlowsOptions) *FlowsAnalysis {
 		noThr: opts.NoThroughput, linkGbps: opts.LinkGbps}
 }
 
+// pairOf is a key's two ends without the QP.
 func pairOf(k decode.FlowKey) decode.FlowKey {
 	k.DestQP = 0
 	return k
 }
 
+// reversePair is a key's two ends swapped, without the QP.
 func reversePair(k decode.FlowKey) decode.FlowKey {
 	return decode.FlowKey{Transport: k.Transport, SLID: k.DLID, DLID: k.SLID, Src: k.Dst, Dst: k.Src}
 }

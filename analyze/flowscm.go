@@ -41,7 +41,7 @@ func (a *FlowsAnalysis) restartFor(p *Packet) {
 	if m.Message != decode.CMRequest && m.Message != decode.CMReply {
 		return
 	}
-	k := reverseKey(p.Key)
+	k := reversePair(p.Key)
 	k.DestQP = m.QPN
 	a.nameFlow(p, k)
 	h := maphash.Comparable(a.seed, k)
@@ -64,11 +64,11 @@ func (a *FlowsAnalysis) nameFlow(p *Packet, k decode.FlowKey) {
 	if m.Message == decode.CMRequest {
 		conn = FlowConnection{ServiceID: m.ServiceID, ActiveCommID: m.LocalCommID, ActivePort: m.SrcPort, PassivePort: m.DstPort}
 		if len(c.reqs) < a.maxFlows {
-			c.reqs[cmKey{endsOf(p.Key), m.LocalCommID}] = conn
+			c.reqs[cmKey{pairOf(p.Key), m.LocalCommID}] = conn
 		}
 	} else {
 		var ok bool
-		if conn, ok = c.reqs[cmKey{endsOf(reverseKey(p.Key)), m.RemoteCommID}]; !ok {
+		if conn, ok = c.reqs[cmKey{reversePair(p.Key), m.RemoteCommID}]; !ok {
 			conn = FlowConnection{ActiveCommID: m.RemoteCommID} // the REQ was not captured
 		}
 		conn.FromActive = true
