@@ -74,3 +74,31 @@ func BenchmarkAppendJSON(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendSummary writes the summary line (ibanalyze decode's text)
+// of the same two frames as BenchmarkAppendJSON.
+func BenchmarkAppendSummary(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		linkType int
+		frame    []byte
+	}{
+		{"rocev2", LinkTypeEthernet, rocePacket(b, 0x06, 128)},
+		{"native", LinkTypeInfiniBand, ibPacket(b, 0x11, 0)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			d := Decoder{LinkType: c.linkType, CheckCRC: true}
+			var f Frame
+			f.CapLen, f.WireLen = len(c.frame), len(c.frame)
+			f.Number, f.TsNs = 123456, 1795684211500000000
+			if err := d.Decode(c.frame, &f); err != nil {
+				b.Fatal(err)
+			}
+			var line []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				line = f.AppendSummary(line[:0], "")
+			}
+		})
+	}
+}

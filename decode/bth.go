@@ -3,6 +3,7 @@ package decode
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -186,7 +187,10 @@ var bthFields = headerFields{
 	role: summaryTransport,
 	summary: func(dst []byte, f *Frame) []byte {
 		b := &f.BTH
-		dst = fmt.Appendf(dst, "  %s qp 0x%06x psn %d", b.OpCode, b.DestQP, b.PSN)
+		dst = append(append(dst, "  "...), b.OpCode.String()...)
+		dst = append(dst, " qp 0x"...)
+		dst = padLeft(strconv.AppendUint(dst, uint64(b.DestQP), 16), len(dst), 6, '0')
+		dst = strconv.AppendUint(append(dst, " psn "...), uint64(b.PSN), 10)
 		if f.Has&HasAETH != 0 {
 			dst = f.AETH.appendSummary(dst, b.OpCode)
 		}

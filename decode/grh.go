@@ -112,7 +112,8 @@ var grhFields = headerFields{
 	},
 	role: summaryAddresses,
 	summary: func(dst []byte, f *Frame) []byte {
-		return fmt.Appendf(dst, "%s -> %s", f.GRH.SrcGID(), f.GRH.DstGID())
+		dst = append(f.GRH.SrcGID().AppendTo(dst), " -> "...)
+		return f.GRH.DstGID().AppendTo(dst)
 	},
 	columns: []ColumnGroup{{any: HasGRH, Columns: []Column{
 		{"sgid", ColumnAddr, "GRH source GID"},

@@ -1,7 +1,5 @@
 package decode
 
-import "fmt"
-
 // ipFields: a RoCEv2 packet's IP addresses and ECN bits (Frame.Src, Dst,
 // ECN), from its IPv4 or IPv6 header.
 var ipFields = headerFields{
@@ -19,7 +17,8 @@ var ipFields = headerFields{
 	},
 	role: summaryAddresses,
 	summary: func(dst []byte, f *Frame) []byte {
-		dst = fmt.Appendf(dst, "%s -> %s", f.Src, f.Dst)
+		dst = append(f.Src.AppendTo(dst), " -> "...)
+		dst = f.Dst.AppendTo(dst)
 		if f.ECN == 3 {
 			dst = append(dst, " CE"...)
 		}
