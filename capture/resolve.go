@@ -115,21 +115,20 @@ func Resolve(name, sysfs string) (Target, error) {
 }
 
 func unknownDeviceError(device string, devs []RDMADevice) error {
-	var names []string
+	var rdma, nets []string
 	for _, d := range devs {
-		names = append(names, d.Name)
+		rdma = append(rdma, d.Name)
 	}
-	rdma := "none"
-	if len(names) > 0 {
-		rdma = strings.Join(names, ", ")
-	}
-	nets := "none"
-	var netNames []string
 	for _, n := range ListNetdevs() {
-		netNames = append(netNames, n.Name)
+		nets = append(nets, n.Name)
 	}
-	if len(netNames) > 0 {
-		nets = strings.Join(netNames, ", ")
+	return fmt.Errorf("no capture device %q: RDMA devices: %s; network interfaces: %s", device, namesOrNone(rdma), namesOrNone(nets))
+}
+
+// namesOrNone lists names for a message, "none" when there are none.
+func namesOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
 	}
-	return fmt.Errorf("no capture device %q: RDMA devices: %s; network interfaces: %s", device, rdma, nets)
+	return strings.Join(names, ", ")
 }

@@ -5,7 +5,6 @@ package capture
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -148,11 +147,7 @@ func verbsError(device, netdev string, err error) error {
 	}
 	var nl *ibverbs.NotListedError
 	if errors.As(err, &nl) {
-		listed := "none"
-		if len(nl.Listed) > 0 {
-			listed = strings.Join(nl.Listed, ", ")
-		}
-		return fmt.Errorf("capture on %s: %w (libibverbs lists: %s)", device, errNoDevice, listed)
+		return fmt.Errorf("capture on %s: %w (libibverbs lists: %s)", device, errNoDevice, namesOrNone(nl.Listed))
 	}
 	return fmt.Errorf("capture on %s: %w", device, err)
 }
