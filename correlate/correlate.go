@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ibscope/ibscope/capfile"
+	"github.com/ibscope/ibscope/filter"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/ibscope/ibscope/telemetry"
 )
@@ -47,6 +48,10 @@ type Options struct {
 	// PauseBitsPerSec is the link rate PFC and PAUSE quanta are counted at
 	// for the cap_paused_ns_p* columns (0: DefaultPauseBitsPerSec).
 	PauseBitsPerSec int64
+	// Select, when set, chooses the packets the cap_* columns count. The
+	// capture's time range and the clock offset are still taken from every
+	// packet: the counters count them all.
+	Select *filter.Selection
 	// MaxTelemetryValues bounds the telemetry held, all files together, in
 	// values (samples × (counters + 3 times and ID)); 0 is
 	// DefaultMaxTelemetryValues. Past it the files are refused, naming it.
@@ -98,6 +103,7 @@ type Result struct {
 	Rows             int64
 	Frames           int64 // frames read in the binning pass
 	DecodeErrors     int64
+	NotSelected      int64 // frames Options.Select left out of the cap_* columns
 	CaptureFirstNs   int64 // earliest packet, ns since the epoch
 	CaptureLastNs    int64 // latest packet
 	Series           []SeriesResult
@@ -177,7 +183,7 @@ func Correlate(captures, telemetryFiles []string, out string, opt Options) (Resu
 			OffsetNs: in.offsetNs, Estimate: in.estimate, Evidence: in.evidence, NoEvidence: in.noEvidence, Better: in.better})
 	}
 	if len(span.damaged) > 0 { // out is written, from the records before the damage
-		return res, fmt.Errorf("%w; %s written from the %d frames before it", errors.Join(span.damaged...), out, res.Frames)
+		return res, fmt.Errorf("%w; %s written from the %d frames before it", errors.Join(span.damaged...), out, res.Frames+res.NotSelected)
 	}
 	return res, nil
 }
@@ -283,10 +289,25 @@ func binCaptures(captures []string, sets []*binner, opt Options, res *Result) er
 	defer in.Close()
 	rt := newRetransmits()
 	cong := newCongestionTracker(opt.PauseBitsPerSec)
+	var read int64 // frames read, selected or not
 	for {
 		f, file, err := in.Next()
 		if err == io.EOF {
 			break
+		}
+		if read++; opt.Progress != nil && read&0xFFFF == 0 {
+			done, _ := in.Progress()
+			opt.Progress(int(read), done)
+		}
+		if opt.Select != nil {
+			keep, done := opt.Select.Keep(f)
+			if done {
+				break
+			}
+			if !keep {
+				res.NotSelected++
+				continue
+			}
 		}
 		d := directionOf(f, &opt.Local, in.LinkType(file))
 		if d != dirUnknown {
@@ -298,10 +319,6 @@ func binCaptures(captures []string, sets []*binner, opt Options, res *Result) er
 		}
 		cong.add(f, sets)
 		res.Frames++
-		if opt.Progress != nil && res.Frames&0xFFFF == 0 {
-			done, _ := in.Progress()
-			opt.Progress(int(res.Frames), done)
-		}
 	}
 	res.DecodeErrors = int64(in.Stats().DecodeErrors)
 	cong.finish(sets)
@@ -309,7 +326,7 @@ func binCaptures(captures []string, sets []*binner, opt Options, res *Result) er
 		b.closeCurrent()
 		res.LateIPDs += b.lateIPDs
 	}
-	if res.Frames == 0 {
+	if res.Frames == 0 && res.NotSelected == 0 {
 		return errors.New("no frames in the captures")
 	}
 	return nil

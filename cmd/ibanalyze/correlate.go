@@ -83,7 +83,11 @@ Read the result with pandas (2.x, with pyarrow) or DuckDB:
   df.plot(x="cap_bytes", y="port_xmit_data_rate", kind="scatter")
   df = duckdb.sql("select * from 'joined.parquet'").df()
 The format follows the extension of -o (.parquet, .arrow, .csv, .jsonl) or
---format. ` + textFormatsHelp,
+--format. ` + textFormatsHelp + `
+
+` + selectHelp + `The selection chooses what the cap_* columns count; the capture's time
+range and the clock offset still come from every packet, since the
+counters count them all.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
@@ -112,6 +116,7 @@ The format follows the extension of -o (.parquet, .arrow, .csv, .jsonl) or
 	f.StringVar(&o.pauseRate, "pause-rate", "", "link `RATE` PFC/PAUSE quanta count at for cap_paused_ns_p*, as pfc's --rate: "+protostate.RateSyntax+" (default: the capture's recorded speed, else 100G)")
 	f.Int64Var(&o.maxValues, "max-telemetry-values", correlate.DefaultMaxTelemetryValues,
 		"refuse telemetry of more than `N` values, all files together (samples × (counters + 3); ~40 bytes each while correlating)")
+	addSelectFlags(f, &selected, true)
 	cmd.MarkFlagRequired("telemetry")
 	cmd.MarkFlagRequired("output")
 	rootCmd.AddCommand(cmd)
@@ -164,6 +169,9 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 		}
 	}
 	opt.Telemetry = topt
+	if opt.Select, err = selected.selection(); err != nil {
+		return err
+	}
 	// correlate reads its captures twice (time range and byte rate, then the join).
 	if captures, err = spoolStdin(captures, "correlate reads its captures twice"); err != nil {
 		return err
@@ -232,7 +240,11 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	for _, s := range res.Skipped {
 		fmt.Fprintf(stdout, "%s\n", termtext.Escape(fmt.Sprintf("%s: not joined: %s (name it with --port %s to join it)", seriesLabel(s.File, s.Source), s.Reason, s.Source)))
 	}
-	fmt.Fprintf(stdout, "%s: %d rows from %d frames, %.2f s\n", termtext.Escape(res.Path), res.Rows, res.Frames, time.Since(start).Seconds())
+	unselected := ""
+	if res.NotSelected > 0 {
+		unselected = fmt.Sprintf(" (%d more not selected)", res.NotSelected)
+	}
+	fmt.Fprintf(stdout, "%s: %d rows from %d frames%s, %.2f s\n", termtext.Escape(res.Path), res.Rows, res.Frames, unselected, time.Since(start).Seconds())
 	return nil
 }
 
@@ -276,7 +288,7 @@ func correlateSummary(res correlate.Result, took time.Duration) map[string]any {
 		}
 		skipped = append(skipped, m)
 	}
-	return map[string]any{"output": res.Path, "rows": res.Rows, "frames": res.Frames, "decode_errors": res.DecodeErrors,
+	return map[string]any{"output": res.Path, "rows": res.Rows, "frames": res.Frames, "not_selected": res.NotSelected, "decode_errors": res.DecodeErrors,
 		"capture_first_ns": res.CaptureFirstNs, "capture_last_ns": res.CaptureLastNs, "direction_known": res.DirectionKnown,
 		"late_ipds": res.LateIPDs, "series": series, "skipped": skipped, "seconds": took.Seconds()}
 }

@@ -144,3 +144,46 @@ func TestCorrelateRowSpan(t *testing.T) {
 		t.Errorf("--row-span 1.5ns: exit %d, %s", code, stderr)
 	}
 }
+
+// TestCorrelateSelect: correlate takes the selection every packet-reading
+// command takes; the cap_* columns count only the selected packets, as many
+// as decode selects with the same expression.
+func TestCorrelateSelect(t *testing.T) {
+	dir := t.TempDir()
+	tel := filepath.Join(dir, "tel.csv")
+	writeSidecar(t, tel, "host", 1767323044999990000, 8)
+	out := filepath.Join(dir, "j.csv")
+	want := strings.Count(runOK(t, "decode", "-Y", "pcp == 3", rocev2Pcap), "\n")
+	stdout := runOK(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "-Y", "pcp == 3", "-o", out)
+	if !strings.Contains(stdout, fmt.Sprintf("8 rows from %d frames (%d more not selected)", want, 77-want)) {
+		t.Errorf("want %d of 77 frames selected:\n%s", want, stdout)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var header []string
+	sum := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		cells := strings.Split(line, ",")
+		switch {
+		case strings.HasPrefix(line, "#"):
+		case header == nil:
+			header = cells
+		default:
+			for i, h := range header {
+				if h == "cap_packets" && cells[i] != "" {
+					var n int
+					fmt.Sscan(cells[i], &n)
+					sum += n
+				}
+			}
+		}
+	}
+	if sum != want {
+		t.Errorf("cap_packets add up to %d, want the %d selected", sum, want)
+	}
+	if _, stderr, code := run(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "-Y", "pcp ==", "-o", out); code == 0 || !strings.Contains(stderr, "--select: column") {
+		t.Errorf("a bad expression: exit %d %s", code, stderr)
+	}
+}
