@@ -123,53 +123,8 @@ counters count them all.`,
 }
 
 func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
-	if o.maxValues < 1 || o.maxValues > correlate.MaxMaxTelemetryValues {
-		return fmt.Errorf("--max-telemetry-values %d: want 1 to %d", o.maxValues, int64(correlate.MaxMaxTelemetryValues))
-	}
-	opt := correlate.Options{WindowNs: int64(o.rowSpanNs), Meta: commandMeta(), Ports: o.ports, MaxTelemetryValues: o.maxValues}
-	var err error
-	if o.format != "" {
-		opt.Format, err = correlate.ParseFormat(o.format)
-	} else {
-		opt.Format, err = correlate.FormatFromPath(o.out)
-	}
+	opt, err := correlateOptions(captures, o)
 	if err != nil {
-		return err
-	}
-	if o.rowSpanNs < 0 {
-		return fmt.Errorf("--row-span %s: must be positive", o.rowSpanNs)
-	}
-	if o.offset != "auto" {
-		if opt.OffsetNs, err = units.ParseDurationNs(o.offset); err != nil {
-			return fmt.Errorf("--offset: %w", err)
-		}
-		opt.OffsetGiven = true
-	}
-	if opt.Local, err = correlate.ParseLocal(o.local); err != nil {
-		return fmt.Errorf("--local: %w", err)
-	}
-	if o.pauseRate != "" {
-		r, err := protostate.ParseRate(o.pauseRate, 4)
-		if err != nil {
-			return fmt.Errorf("--pause-rate: %w", err)
-		}
-		opt.PauseBitsPerSec = r.BitsPerSec()
-	} else if r, ok := recordedRate(captures); ok {
-		opt.PauseBitsPerSec = r.BitsPerSec()
-	}
-	topt := &telemetry.Options{ClearOnSample: o.clearOnSample}
-	if o.source != "" {
-		if topt.Source, err = telemetry.ParseSource(o.source); err != nil {
-			return err
-		}
-	}
-	if o.dataIDs != "" {
-		if topt.DataIDs, err = telemetry.ReadDataIDsFile(o.dataIDs); err != nil {
-			return err
-		}
-	}
-	opt.Telemetry = topt
-	if opt.Select, err = selected.selection(); err != nil {
 		return err
 	}
 	// correlate reads its captures twice (time range and byte rate, then the join).
@@ -212,6 +167,74 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	if o.json {
 		return writeJSON(stdout, correlateSummary(res, time.Since(start)))
 	}
+	printSeries(stdout, res)
+	unselected := ""
+	if res.NotSelected > 0 {
+		unselected = fmt.Sprintf(" (%d more not selected)", res.NotSelected)
+	}
+	fmt.Fprintf(stdout, "%s: %d rows from %d frames%s, %.2f s\n", termtext.Escape(res.Path), res.Rows, res.Frames, unselected, time.Since(start).Seconds())
+	return nil
+}
+
+// correlateOptions turns the flags into correlate.Options, each value
+// range-checked.
+func correlateOptions(captures []string, o correlateOpts) (correlate.Options, error) {
+	if o.maxValues < 1 || o.maxValues > correlate.MaxMaxTelemetryValues {
+		return correlate.Options{}, fmt.Errorf("--max-telemetry-values %d: want 1 to %d", o.maxValues, int64(correlate.MaxMaxTelemetryValues))
+	}
+	opt := correlate.Options{WindowNs: int64(o.rowSpanNs), Meta: commandMeta(), Ports: o.ports, MaxTelemetryValues: o.maxValues}
+	var err error
+	if o.format != "" {
+		opt.Format, err = correlate.ParseFormat(o.format)
+	} else {
+		opt.Format, err = correlate.FormatFromPath(o.out)
+	}
+	if err != nil {
+		return opt, err
+	}
+	if o.rowSpanNs < 0 {
+		return opt, fmt.Errorf("--row-span %s: must be positive", o.rowSpanNs)
+	}
+	if o.offset != "auto" {
+		if opt.OffsetNs, err = units.ParseDurationNs(o.offset); err != nil {
+			return opt, fmt.Errorf("--offset: %w", err)
+		}
+		opt.OffsetGiven = true
+	}
+	if opt.Local, err = correlate.ParseLocal(o.local); err != nil {
+		return opt, fmt.Errorf("--local: %w", err)
+	}
+	if o.pauseRate != "" {
+		r, err := protostate.ParseRate(o.pauseRate, 4)
+		if err != nil {
+			return opt, fmt.Errorf("--pause-rate: %w", err)
+		}
+		opt.PauseBitsPerSec = r.BitsPerSec()
+	} else if r, ok := recordedRate(captures); ok {
+		opt.PauseBitsPerSec = r.BitsPerSec()
+	}
+	topt := &telemetry.Options{ClearOnSample: o.clearOnSample}
+	if o.source != "" {
+		if topt.Source, err = telemetry.ParseSource(o.source); err != nil {
+			return opt, err
+		}
+	}
+	if o.dataIDs != "" {
+		if topt.DataIDs, err = telemetry.ReadDataIDsFile(o.dataIDs); err != nil {
+			return opt, err
+		}
+	}
+	opt.Telemetry = topt
+	if opt.Select, err = selected.selection(); err != nil {
+		return opt, err
+	}
+	return opt, nil
+}
+
+// printSeries says, for each telemetry series, the offset it was joined at
+// and the evidence for it, warning where that is weak; then the series not
+// joined and why.
+func printSeries(stdout io.Writer, res correlate.Result) {
 	for _, s := range res.Series {
 		label := seriesLabel(s.File, s.Source)
 		if s.Estimate == nil {
@@ -240,12 +263,6 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	for _, s := range res.Skipped {
 		fmt.Fprintf(stdout, "%s\n", termtext.Escape(fmt.Sprintf("%s: not joined: %s (name it with --port %s to join it)", seriesLabel(s.File, s.Source), s.Reason, s.Source)))
 	}
-	unselected := ""
-	if res.NotSelected > 0 {
-		unselected = fmt.Sprintf(" (%d more not selected)", res.NotSelected)
-	}
-	fmt.Fprintf(stdout, "%s: %d rows from %d frames%s, %.2f s\n", termtext.Escape(res.Path), res.Rows, res.Frames, unselected, time.Since(start).Seconds())
-	return nil
 }
 
 // seriesLabel names a series in messages: its file and source, the source
