@@ -28,13 +28,14 @@ VM_NEEDS := qemu-system-x86_64:qemu-system-x86 /bin/busybox:busybox-static rdma-
 	ibv_devices:ibverbs-utils /etc/libibverbs.d/rxe.driver:ibverbs-providers ib_write_bw:perftest \
 	rping:rdmacm-utils tshark:tshark tc:iproute2 ss:iproute2 gcc:gcc \
 	/usr/include/infiniband/verbs.h:libibverbs-dev /usr/include/rdma/rdma_cma.h:librdmacm-dev
-# The demo's live capture replays traffic through a veth pair: as root it installs these.
-DEMO_NEEDS := tcpreplay:tcpreplay ip:iproute2
+# The demo's live capture replays traffic through a veth pair, and it reads its Parquet files back
+# with DuckDB through node: as root it installs these.
+DEMO_NEEDS := tcpreplay:tcpreplay ip:iproute2 node:nodejs npm:npm
 FUZZTIME ?= 4s
 # Generators under testdata/, which ./... leaves out.
 TESTDATA_CMDS := ./testdata/gen ./correlate/testdata/benchtel
 
-.PHONY: all build deps vm-deps demo-deps test lint unit fuzz-smoke vmtest bench demo clean man install
+.PHONY: all build deps node-deps vm-deps demo-deps test lint unit fuzz-smoke vmtest bench demo clean man install
 
 all: build
 
@@ -58,6 +59,10 @@ endef
 deps:
 	$(call install_missing,$(NEEDS))
 	$(GO) mod download
+	@$(MAKE) --no-print-directory node-deps
+
+# node-deps installs the packages of the independent Parquet and Arrow readers (correlate/testdata).
+node-deps:
 	@# npm install, not npm ci: the lock holds only the platform packages the registry here serves
 	@# (DuckDB's linux-x64 binding, not darwin/win32), and npm ci refuses a lock without all of them.
 	@# --no-save installs the locked versions and leaves the lock as it is.
@@ -98,12 +103,13 @@ bench: deps build
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 	@for s in bench/*.sh; do [ -f "$$s" ] && { echo "== $$s"; bash "$$s" || exit 1; }; done; true
 
-# demo-deps installs what the live capture needs when it can (as root); otherwise the demo
-# says why it skips that part and uses the bundled capture.
+# demo-deps installs what the live capture and the DuckDB read-back need when it can (apt-get as
+# root, npm when node is there); otherwise the demo says why it skips those parts.
 demo-deps:
 ifeq ($(shell id -u),0)
 	$(call install_missing,$(DEMO_NEEDS))
 endif
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory node-deps; fi
 
 demo: demo-deps build
 	@bash scripts/demo.sh
