@@ -141,6 +141,32 @@ type run struct {
 
 func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 	r := &run{s: s, rng: rand.New(rand.NewPCG(uint64(s.Seed), 0x1b5c09e)), stopPs: -1, fcpPeriod: map[*port]int64{}, packetLog: s.TruthPackets, dir: dir}
+	byName := r.addNodes()
+	if err := r.addLinks(byName); err != nil {
+		return r, err
+	}
+	r.buildRoutes()
+	if err := r.addFlows(byName); err != nil {
+		return r, err
+	}
+	portByName := map[string]*port{}
+	for _, p := range r.ports {
+		portByName[p.name] = p
+	}
+	if err := r.addTaps(portByName); err != nil {
+		return r, err
+	}
+	if err := r.addTelemetry(portByName); err != nil {
+		return r, err
+	}
+	r.startLinks()
+	return r, nil
+}
+
+// addNodes makes the hosts and switches, numbering their LIDs from 1 in
+// the scenario's order, and returns them by name.
+func (r *run) addNodes() map[string]*node {
+	s := r.s
 	byName := map[string]*node{}
 	lid := uint16(1)
 	for _, h := range s.Hosts {
@@ -155,44 +181,27 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 		r.nodes = append(r.nodes, n)
 		byName[n.name] = n
 	}
+	return byName
+}
+
+// addLinks makes both ports of every link and gives each port its buffers:
+// a host's one port VLBufferBytes, a switch's ports their per-VL buffers
+// (and PFC, on Ethernet).
+func (r *run) addLinks(byName map[string]*node) error {
+	s := r.s
 	tickPs := max(1, int64(math.Round(s.TickNs*1000)))
 	maxPktBytes := dataWireBytes(rethBytes, s.MTUBytes)
 	if s.ethernet() {
 		maxPktBytes = roceWireBytes(rethBytes, s.MTUBytes) + ethGapBytes
 	}
-	newPort := func(n *node, l Link) *port {
-		rate, _ := protostate.ParseLinkRate(l.Rate)
-		lanes := l.Lanes
-		if s.ethernet() {
-			rate, lanes = ethernetRate(l.Gbps), 1
-		}
-		// One byte's serialisation time over the link's lanes, ps.
-		p := &port{node: n, num: len(n.ports) + 1, rate: rate, lanes: lanes, psPerByte: 8000 / rate.DataGbps(lanes),
-			propPs: l.PropagationNs * 1000, fctbsBlocks: make([]uint32, s.VLs), fccl: make([]uint16, s.VLs),
-			haveFCCL: make([]bool, s.VLs), capBlocks: make([]int, s.VLs), usedBlocks: make([]int, s.VLs),
-			abrBlocks: make([]uint32, s.VLs), fifo: make([][]*packet, s.VLs), fcpPending: make([]bool, s.VLs), inRR: make([]int, s.VLs)}
-		p.name = fmt.Sprintf("%s/%d", n.name, p.num)
-		if s.ethernet() {
-			p.eth = newEthPort(l.Gbps, s.VLs)
-		}
-		p.xw = xmitWait{tickPs: tickPs, phasePs: r.rng.Int64N(tickPs), startPs: -1, mergeGapPs: 4 * p.serPs(maxPktBytes)}
-		n.ports = append(n.ports, p)
-		r.ports = append(r.ports, p)
-		period := s.FCPPeriodNs * 1000
-		if period == 0 {
-			period = int64(math.Round(65536 * rate.SymbolTimeNs * 1000))
-		}
-		r.fcpPeriod[p] = period
-		return p
-	}
 	for _, l := range s.Links {
-		a, b := newPort(byName[l.A], l), newPort(byName[l.B], l)
+		a, b := r.newPort(byName[l.A], l, tickPs, maxPktBytes), r.newPort(byName[l.B], l, tickPs, maxPktBytes)
 		a.peer, b.peer = b, a
 	}
 	for i, h := range s.Hosts {
 		n := byName[h.Name]
 		if len(n.ports) != 1 {
-			return r, keyErr("links", "host %q (hosts[%d]) has %d links; a host has exactly one port", h.Name, i, len(n.ports))
+			return keyErr("links", "host %q (hosts[%d]) has %d links; a host has exactly one port", h.Name, i, len(n.ports))
 		}
 		for vl := range s.VLs {
 			n.ports[0].capBlocks[vl] = h.VLBufferBytes / blockBytes
@@ -208,11 +217,46 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 			}
 		}
 	}
-	r.buildRoutes()
+	return nil
+}
+
+// newPort adds port number len(n.ports)+1 to n for link l: its rate, its
+// buffers per VL, its PortXmitWait ticking (tickPs, merging stalls closer
+// than four of the largest packets) and its flow-control period.
+func (r *run) newPort(n *node, l Link, tickPs int64, maxPktBytes int) *port {
+	s := r.s
+	rate, _ := protostate.ParseLinkRate(l.Rate)
+	lanes := l.Lanes
+	if s.ethernet() {
+		rate, lanes = ethernetRate(l.Gbps), 1
+	}
+	// One byte's serialisation time over the link's lanes, ps.
+	p := &port{node: n, num: len(n.ports) + 1, rate: rate, lanes: lanes, psPerByte: 8000 / rate.DataGbps(lanes),
+		propPs: l.PropagationNs * 1000, fctbsBlocks: make([]uint32, s.VLs), fccl: make([]uint16, s.VLs),
+		haveFCCL: make([]bool, s.VLs), capBlocks: make([]int, s.VLs), usedBlocks: make([]int, s.VLs),
+		abrBlocks: make([]uint32, s.VLs), fifo: make([][]*packet, s.VLs), fcpPending: make([]bool, s.VLs), inRR: make([]int, s.VLs)}
+	p.name = fmt.Sprintf("%s/%d", n.name, p.num)
+	if s.ethernet() {
+		p.eth = newEthPort(l.Gbps, s.VLs)
+	}
+	p.xw = xmitWait{tickPs: tickPs, phasePs: r.rng.Int64N(tickPs), startPs: -1, mergeGapPs: 4 * p.serPs(maxPktBytes)}
+	n.ports = append(n.ports, p)
+	r.ports = append(r.ports, p)
+	period := s.FCPPeriodNs * 1000
+	if period == 0 {
+		period = int64(math.Round(65536 * rate.SymbolTimeNs * 1000))
+	}
+	r.fcpPeriod[p] = period
+	return p
+}
+
+// addFlows queues each flow at its sending host, ready at its start time.
+func (r *run) addFlows(byName map[string]*node) error {
+	s := r.s
 	for i, f := range s.Flows {
 		src, dst := byName[f.Src], byName[f.Dst]
 		if !r.reachable(src, dst) {
-			return r, keyErr(fmt.Sprintf("flows[%d].dst", i), "host %q cannot be reached from %q over the links", f.Dst, f.Src)
+			return keyErr(fmt.Sprintf("flows[%d].dst", i), "host %q cannot be reached from %q over the links", f.Dst, f.Src)
 		}
 		fs := &flowState{idx: i, cfg: f, src: src, dst: dst, vl: uint8(f.SL), destQP: 0x100 + uint32(i), srcQP: 0x200 + uint32(i),
 			mtuBytes: s.MTUBytes, write: f.Op == "write", bytesLeft: f.Bytes, readyPs: f.StartNs * 1000, eth: s.ethernet()}
@@ -221,19 +265,22 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 		r.flowsLeft++
 		r.q.push(event{atPs: fs.readyPs, kind: evFlowReady, port: src.ports[0]})
 	}
-	portByName := map[string]*port{}
-	for _, p := range r.ports {
-		portByName[p.name] = p
-	}
+	return nil
+}
+
+// addTaps opens each tap's capture file and hangs its writer on the port,
+// sent and/or received side.
+func (r *run) addTaps(portByName map[string]*port) error {
+	s := r.s
 	for _, t := range s.Taps {
 		f, err := r.create(t.File)
 		if err != nil {
-			return r, err
+			return err
 		}
 		p := portByName[t.Port]
 		w, err := newTapWriter(f, t, s.EpochNs, t.QuantizeNs, s.MTUBytes, s.ethernet(), uint64(math.Round(p.rate.DataGbps(p.lanes)*1e9)))
 		if err != nil {
-			return r, err
+			return err
 		}
 		w.noFCP, w.snap = t.DataOnly, t.SnapBytes
 		if t.Direction != TapRx {
@@ -245,36 +292,49 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 		r.taps = append(r.taps, w)
 		r.tapPorts = append(r.tapPorts, t.Port)
 	}
-	if t := s.Telemetry; t != nil {
-		r.samplePorts = r.ports
-		if len(t.Ports) > 0 {
-			r.samplePorts = nil
-			for _, name := range t.Ports {
-				r.samplePorts = append(r.samplePorts, portByName[name])
-			}
-		}
-		f, err := r.create(t.File)
-		if err != nil {
-			return r, err
-		}
-		r.pq = newPerfqueryWriter(f, r.samplePorts)
-		if t.SidecarDir != "" {
-			sc, err := r.newSidecars(t.SidecarDir)
-			if err != nil {
-				return r, err
-			}
-			r.sc = sc
-		}
-		r.samplePs = t.PeriodNs * 1000
-		r.q.push(event{atPs: 0, kind: evSample})
+	return nil
+}
+
+// addTelemetry opens the perfquery file (and sidecars) and schedules the
+// first sample.
+func (r *run) addTelemetry(portByName map[string]*port) error {
+	t := r.s.Telemetry
+	if t == nil {
+		return nil
 	}
-	// Link initialisation: every port advertises its buffers, then keeps
-	// sending FCPs at its period (InfiniBand; Ethernet has no credits).
+	r.samplePorts = r.ports
+	if len(t.Ports) > 0 {
+		r.samplePorts = nil
+		for _, name := range t.Ports {
+			r.samplePorts = append(r.samplePorts, portByName[name])
+		}
+	}
+	f, err := r.create(t.File)
+	if err != nil {
+		return err
+	}
+	r.pq = newPerfqueryWriter(f, r.samplePorts)
+	if t.SidecarDir != "" {
+		sc, err := r.newSidecars(t.SidecarDir)
+		if err != nil {
+			return err
+		}
+		r.sc = sc
+	}
+	r.samplePs = t.PeriodNs * 1000
+	r.q.push(event{atPs: 0, kind: evSample})
+	return nil
+}
+
+// startLinks initialises the links: every port advertises its buffers, then
+// keeps sending FCPs at its period (InfiniBand; Ethernet has no credits),
+// and every port with something to send starts.
+func (r *run) startLinks() {
 	for _, p := range r.ports {
 		if p.eth != nil {
 			continue
 		}
-		for vl := range s.VLs {
+		for vl := range r.s.VLs {
 			p.queueFCP(vl)
 		}
 		r.q.push(event{atPs: r.fcpPeriod[p], kind: evFCPTimer, port: p})
@@ -282,7 +342,6 @@ func build(s *Scenario, dir *outfile.Dir) (*run, error) {
 	for _, p := range r.ports {
 		r.tryTx(p)
 	}
-	return r, nil
 }
 
 // buildRoutes fills each switch's forwarding table with the first hop of a
