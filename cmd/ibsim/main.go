@@ -114,41 +114,10 @@ func run(cmd *cobra.Command, args []string) error {
 		}
 		return nil
 	}
-	var s *sim.Scenario
-	var err error
-	switch {
-	case preset != "" && len(args) > 0:
-		return errors.New("give a scenario file or --preset, not both")
-	case preset != "":
-		s, err = sim.Preset(preset)
-	case len(args) == 1:
-		s, err = sim.LoadScenario(args[0])
-	default:
-		return errors.New("give a scenario file or --preset NAME (see --list-presets)")
-	}
+	s, err := scenario(cmd, args)
 	if err != nil {
 		return err
 	}
-	if cmd.Flags().Changed("seed") {
-		s.Seed = seed
-	}
-	if cmd.Flags().Changed("quantize-ns") {
-		if quantizeNs < 0 {
-			return fmt.Errorf("--quantize-ns %d: want 0 (keep ns) or a positive step", quantizeNs)
-		}
-		for i := range s.Taps {
-			s.Taps[i].QuantizeNs = quantizeNs
-		}
-	}
-	if snapBytes < 0 || (snapBytes > 0 && snapBytes < sim.MinSnapBytes) || snapBytes > 65535 {
-		return fmt.Errorf("--snap %d: want 0 (whole packets) or %d to 65535 bytes (at least the LRH and BTH)", snapBytes, sim.MinSnapBytes)
-	}
-	for i := range s.Taps {
-		if s.Taps[i].SnapBytes == 0 {
-			s.Taps[i].SnapBytes = snapBytes
-		}
-	}
-	s.TruthPackets = s.TruthPackets || truthPackets
 	if printOnly {
 		if err := s.Validate(); err != nil {
 			return err
@@ -166,7 +135,54 @@ func run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	elapsed := time.Since(start)
+	printRun(t, outDir, time.Since(start))
+	return nil
+}
+
+// scenario is the scenario to run, from its file or --preset, with the
+// command line's --seed, --quantize-ns, --snap and --truth-packets applied.
+func scenario(cmd *cobra.Command, args []string) (*sim.Scenario, error) {
+	var s *sim.Scenario
+	var err error
+	switch {
+	case preset != "" && len(args) > 0:
+		return nil, errors.New("give a scenario file or --preset, not both")
+	case preset != "":
+		s, err = sim.Preset(preset)
+	case len(args) == 1:
+		s, err = sim.LoadScenario(args[0])
+	default:
+		return nil, errors.New("give a scenario file or --preset NAME (see --list-presets)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cmd.Flags().Changed("seed") {
+		s.Seed = seed
+	}
+	if cmd.Flags().Changed("quantize-ns") {
+		if quantizeNs < 0 {
+			return nil, fmt.Errorf("--quantize-ns %d: want 0 (keep ns) or a positive step", quantizeNs)
+		}
+		for i := range s.Taps {
+			s.Taps[i].QuantizeNs = quantizeNs
+		}
+	}
+	if snapBytes < 0 || (snapBytes > 0 && snapBytes < sim.MinSnapBytes) || snapBytes > 65535 {
+		return nil, fmt.Errorf("--snap %d: want 0 (whole packets) or %d to 65535 bytes (at least the LRH and BTH)", snapBytes, sim.MinSnapBytes)
+	}
+	for i := range s.Taps {
+		if s.Taps[i].SnapBytes == 0 {
+			s.Taps[i].SnapBytes = snapBytes
+		}
+	}
+	s.TruthPackets = s.TruthPackets || truthPackets
+	return s, nil
+}
+
+// printRun says what the run wrote and what the truth holds: taps,
+// telemetry, links, ports' buffers, pauses and waits, flows and hops.
+func printRun(t *sim.Truth, outDir string, elapsed time.Duration) {
 	fmt.Printf("%s: %d data packets, %d events, %.3f s simulated in %.2f s\n", t.Scenario, t.DataPackets, t.Events,
 		float64(t.EndNs-t.StartNs)/1e9, elapsed.Seconds())
 	for _, tp := range t.Taps {
@@ -224,7 +240,6 @@ func run(cmd *cobra.Command, args []string) error {
 		fmt.Printf("  probes %d IFA probes delivered (truth.json lists each hop)\n", len(t.Probes))
 	}
 	fmt.Printf("  truth %s\n", filepath.Join(outDir, sim.TruthFile))
-	return nil
 }
 
 // printPauses sums, per paused port and priority, the pauses of an
