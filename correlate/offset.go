@@ -168,7 +168,6 @@ func estimateOffset(span captureSpan, s *telemetry.Series) (OffsetEstimate, erro
 	if err != nil {
 		return OffsetEstimate{}, err
 	}
-	capFirstNs, capLastNs := span.firstNs, span.lastNs
 	est := OffsetEstimate{OffsetEvidence: OffsetEvidence{Packets: sig.packets, Counters: sig.names(s)}}
 	t0, t1 := ivs[0].startNs, ivs[len(ivs)-1].endNs
 	for len(h.counts)+int((t1-t0)/h.binNs)+2 > maxFFTLen/2 {
@@ -177,75 +176,22 @@ func estimateOffset(span captureSpan, s *telemetry.Series) (OffsetEstimate, erro
 	b := h.binNs
 	est.ResolutionNs = b
 	x := append([]float64(nil), h.counts...)
-	ny := int((t1-t0)/b) + 1
-	y := make([]float64, ny)
-	covered := make([]bool, ny)
-	for _, iv := range ivs {
-		rate := iv.amount / float64(iv.endNs-iv.startNs)
-		for k := int((iv.startNs - t0) / b); k < ny && t0+int64(k)*b < iv.endNs; k++ {
-			lo, hi := max(iv.startNs, t0+int64(k)*b), min(iv.endNs, t0+int64(k+1)*b)
-			y[k] += rate * float64(hi-lo)
-			covered[k] = true
-		}
-	}
+	y, covered := spreadIntervals(ivs, t0, b)
 	demean(x, nil)
 	demean(y, covered)
 
-	n := 1
-	for n < len(x)+len(y) {
-		n <<= 1
-	}
-	fft := fourier.NewFFT(n)
-	xp, yp := make([]float64, n), make([]float64, n)
-	copy(xp, x)
-	copy(yp, y)
-	X := fft.Coefficients(nil, xp)
-	Y := fft.Coefficients(nil, yp)
-	for i := range X {
-		X[i] *= complex(real(Y[i]), -imag(Y[i]))
-	}
-	corr := fft.Sequence(nil, X) // corr[L mod n] = n · Σ_k x[k+L]·y[k]
-
-	px, py := squares(x), squares(y)
-	nx := len(x)
 	medBins := int(medianIntervalNs(ivs)/b) + 1
-	minOverlap := max(min(nx, ny)/2, minOffsetIntervals*medBins)
-	minOverlap = min(minOverlap, min(nx, ny))
-	score := func(L int) (float64, bool) {
-		lo, hi := max(0, -L), min(ny, nx-L)
-		if hi-lo < minOverlap {
-			return 0, false
-		}
-		sxx, syy := px[hi+L]-px[lo+L], py[hi]-py[lo]
-		if sxx <= 0 || syy <= 0 {
-			return 0, false
-		}
-		c := corr[(L%n+n)%n] / float64(n)
-		return c / math.Sqrt(sxx*syy), true
-	}
-	best, bestS := 0, math.Inf(-1)
-	for L := -(ny - 1); L < nx; L++ {
-		if sc, ok := score(L); ok && sc > bestS {
-			best, bestS = L, sc
-		}
-	}
+	ls := newLagScores(x, y, minOffsetIntervals*medBins)
+	best, bestS := ls.best(1, 0)
 	if math.IsInf(bestS, -1) {
 		return est, fmt.Errorf("its %s counters and the capture's %ss never overlap enough, or do not vary, to be compared", sig.what(), sig.what())
 	}
-	next, nextS := 0, math.Inf(-1)
-	for L := -(ny - 1); L < nx; L++ {
-		if L >= best-2*medBins && L <= best+2*medBins {
-			continue
-		}
-		if sc, ok := score(L); ok && sc > nextS {
-			next, nextS = L, sc
-		}
-	}
+	next, nextS := ls.best(best-2*medBins, best+2*medBins)
 
 	// Offset for lag L: capture bin k+L lines up with telemetry bin k.
 	lagOffset := func(L int) int64 { return h.originNs - t0 + int64(L)*b }
 	cum := h.cumulative()
-	rAt := func(off int64) (float64, int) { return intervalR(h, cum, ivs, off, capFirstNs, capLastNs) }
+	rAt := func(off int64) (float64, int) { return intervalR(h, cum, ivs, off, span.firstNs, span.lastNs) }
 	// Refine within ±2 bins in eighth-bin steps, scoring by interval totals.
 	est.R = math.Inf(-1)
 	for j := -16; j <= 16; j++ {
@@ -263,6 +209,87 @@ func estimateOffset(span captureSpan, s *telemetry.Series) (OffsetEstimate, erro
 		est.NextR, _ = rAt(est.NextOffsetNs)
 	}
 	return est, nil
+}
+
+// spreadIntervals spreads each telemetry interval's amount evenly over the
+// bins of b ns from t0 that it covers; covered marks the bins any interval
+// reaches.
+func spreadIntervals(ivs []offsetInterval, t0, b int64) (y []float64, covered []bool) {
+	ny := int((ivs[len(ivs)-1].endNs-t0)/b) + 1
+	y, covered = make([]float64, ny), make([]bool, ny)
+	for _, iv := range ivs {
+		rate := iv.amount / float64(iv.endNs-iv.startNs)
+		for k := int((iv.startNs - t0) / b); k < ny && t0+int64(k)*b < iv.endNs; k++ {
+			lo, hi := max(iv.startNs, t0+int64(k)*b), min(iv.endNs, t0+int64(k+1)*b)
+			y[k] += rate * float64(hi-lo)
+			covered[k] = true
+		}
+	}
+	return y, covered
+}
+
+// lagScores scores each lag L (capture bin k+L against telemetry bin k) by
+// the Pearson correlation of the bins that overlap at it, from one FFT
+// cross-correlation and prefix sums of squares.
+type lagScores struct {
+	corr       []float64 // corr[L mod n] = n · Σ_k x[k+L]·y[k]
+	px, py     []float64 // prefix sums of x² and y²
+	n          int
+	nx, ny     int
+	minOverlap int // bins that must overlap for a lag to count
+}
+
+// newLagScores prepares the scores of demeaned x (capture) and y
+// (telemetry); a lag counts when half the shorter series overlaps, or
+// minBins, whichever is more (at most the shorter series).
+func newLagScores(x, y []float64, minBins int) *lagScores {
+	n := 1
+	for n < len(x)+len(y) {
+		n <<= 1
+	}
+	fft := fourier.NewFFT(n)
+	xp, yp := make([]float64, n), make([]float64, n)
+	copy(xp, x)
+	copy(yp, y)
+	X := fft.Coefficients(nil, xp)
+	Y := fft.Coefficients(nil, yp)
+	for i := range X {
+		X[i] *= complex(real(Y[i]), -imag(Y[i]))
+	}
+	nx, ny := len(x), len(y)
+	minOverlap := min(max(min(nx, ny)/2, minBins), min(nx, ny))
+	return &lagScores{corr: fft.Sequence(nil, X), px: squares(x), py: squares(y), n: n, nx: nx, ny: ny, minOverlap: minOverlap}
+}
+
+// score is lag L's correlation; false when too few bins overlap or one
+// side does not vary there.
+func (ls *lagScores) score(L int) (float64, bool) {
+	lo, hi := max(0, -L), min(ls.ny, ls.nx-L)
+	if hi-lo < ls.minOverlap {
+		return 0, false
+	}
+	sxx, syy := ls.px[hi+L]-ls.px[lo+L], ls.py[hi]-ls.py[lo]
+	if sxx <= 0 || syy <= 0 {
+		return 0, false
+	}
+	c := ls.corr[(L%ls.n+ls.n)%ls.n] / float64(ls.n)
+	return c / math.Sqrt(sxx*syy), true
+}
+
+// best is the best-scoring lag outside skipLo..skipHi (an empty range,
+// skipLo > skipHi, skips none), the first of equals; its score is -Inf
+// when no lag counts.
+func (ls *lagScores) best(skipLo, skipHi int) (int, float64) {
+	best, bestS := 0, math.Inf(-1)
+	for L := -(ls.ny - 1); L < ls.nx; L++ {
+		if L >= skipLo && L <= skipHi {
+			continue
+		}
+		if sc, ok := ls.score(L); ok && sc > bestS {
+			best, bestS = L, sc
+		}
+	}
+	return best, bestS
 }
 
 // evidenceAt is the evidence for a given offset: how well the series'
