@@ -3,6 +3,7 @@
 #   make test   install what is missing, then lint, unit + interop tests, fuzz smoke run, VM bench
 #   make vmtest the SoftRoCE bench alone: Debian's kernel under qemu, rdma_rxe traffic checked
 #   make bench  Go benchmarks plus comparisons against tshark/tcpdump (figures on stdout)
+#   make bench-ab REF=<commit>  paired speed comparison of ibanalyze at REF against the work tree
 #   make install  the commands, man pages and bash/zsh/fish completions under PREFIX (/usr/local)
 # Every target installs what it needs (apt-get, Go modules, npm) when it is missing.
 
@@ -35,7 +36,7 @@ FUZZTIME ?= 4s
 # Generators under testdata/, which ./... leaves out.
 TESTDATA_CMDS := ./testdata/gen ./correlate/testdata/benchtel
 
-.PHONY: all build deps node-deps vm-deps demo-deps test lint unit fuzz-smoke vmtest bench demo clean man install
+.PHONY: all build deps node-deps vm-deps demo-deps test lint unit fuzz-smoke vmtest bench bench-ab demo clean man install
 
 all: build
 
@@ -102,6 +103,15 @@ fuzz-smoke:
 bench: deps build
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 	@for s in bench/*.sh; do [ -f "$$s" ] && { echo "== $$s"; bash "$$s" || exit 1; }; done; true
+
+# bench-ab compares ibanalyze at REF (A) with the work tree (B) on a generated capture, runs of A
+# and B alternating, each run timed by hyperfine (scripts/bench-ab.sh says what it prints and
+# which BENCH_* variables it reads; BENCH_GO=1 adds the Go benchmarks through benchstat).
+BENCH_AB_NEEDS := hyperfine:hyperfine git:git
+bench-ab:
+	@[ -n "$(REF)" ] || { echo "usage: make bench-ab REF=<commit>"; exit 2; }
+	$(call install_missing,$(BENCH_AB_NEEDS))
+	@GO=$(GO) bash scripts/bench-ab.sh "$(REF)"
 
 # demo-deps installs what the live capture and the DuckDB read-back need when it can (apt-get as
 # root, npm when node is there); otherwise the demo says why it skips those parts.
