@@ -91,26 +91,8 @@ func Run(ctx context.Context, src Source, w *Writer, opts RunOptions) (Report, e
 		ctx, cancel = context.WithTimeout(ctx, opts.Duration)
 		defer cancel()
 	}
-	// A goroutine turns the clock and the context into flags, so the loop
-	// pays an atomic load per packet instead of a select or a clock read.
 	var tick, stop atomic.Bool
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		t := time.NewTicker(flushEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				tick.Store(true)
-			case <-ctx.Done():
-				stop.Store(true)
-				return
-			case <-done:
-				return
-			}
-		}
-	}()
+	defer runClock(ctx, flushEvery, &tick, &stop)()
 
 	r := Report{Device: src.Device()}
 	start := time.Now()
@@ -199,22 +181,53 @@ loop:
 			}
 		}
 	}
-	// Flush even after a read error: the report then counts what is in
-	// the file, and nothing is left for Close to lose.
+	runErr = finishWrites(w, &r, runErr, inFile0, inFileBytes0)
+	return fill(r, src, start), runErr
+}
+
+// runClock starts a goroutine that turns the clock and the context into
+// flags, so that the receive loop pays an atomic load per packet instead of
+// a select or a clock read: tick every flushEvery, stop when ctx is done.
+// It returns the function that ends the goroutine.
+func runClock(ctx context.Context, flushEvery time.Duration, tick, stop *atomic.Bool) func() {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(flushEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				tick.Store(true)
+			case <-ctx.Done():
+				stop.Store(true)
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// finishWrites flushes what the writer holds, even after a read error, so
+// that the report counts what is in the file and nothing is left for Close
+// to lose; after a write error it moves the packets the writer lost (counted
+// as written when they went into its buffer) to Unwritten. inFile0 and
+// inFileBytes0 are what the file held before Run. It returns runErr joined
+// with the flush's error.
+func finishWrites(w *Writer, r *Report, runErr error, inFile0, inFileBytes0 uint64) error {
 	if err := w.Flush(); runErr == nil {
 		runErr = err
 	} else if err != nil && err != runErr {
 		runErr = errors.Join(runErr, err)
 	}
 	if w.failed() {
-		// A write error lost the packets the writer held: they were
-		// counted as written when they went into its buffer.
 		n, b := w.Written()
 		n, b = n-inFile0, b-inFileBytes0
 		lost := r.Written - min(n, r.Written)
 		r.Written, r.Bytes, r.Unwritten = r.Written-lost, min(b, r.Bytes), r.Unwritten+lost
 	}
-	return fill(r, src, start), runErr
+	return runErr
 }
 
 // fill completes a report with the source's counters.
