@@ -1,6 +1,7 @@
 package capfile
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -43,6 +44,7 @@ type ngInterface struct {
 	tsResol   uint8  // if_tsresol as stored: high bit set for 2^-n, else 10^-n
 	tsOffsetS int64  // if_tsoffset, seconds added to every timestamp
 	speedBps  uint64 // if_speed, bits per second; 0 when not said
+	name      string // if_name when it is a plain name (ngPortName), else ""
 }
 
 // ngDefaultTsResol is if_tsresol when the option is absent: microseconds.
@@ -194,11 +196,28 @@ func (r *Reader) ngInterface(block []byte, order binary.ByteOrder) error {
 			ifc.tsOffsetS = int64(order.Uint64(val))
 		case code == NgOptIfSpeed && n >= 8:
 			ifc.speedBps = order.Uint64(val)
+		case code == NgOptIfName:
+			ifc.name = ngPortName(val)
 		}
 		opts = opts[4+(n+3)&^3:]
 	}
 	r.ngIfaces = append(r.ngIfaces, ifc)
 	return nil
+}
+
+// ngPortName is an if_name as a plot or report may print it: 1 to 64
+// bytes of printable ASCII ("s1/1", "mlx5_0"), else "".
+func ngPortName(v []byte) string {
+	v = bytes.TrimRight(v, "\x00")
+	if len(v) == 0 || len(v) > 64 {
+		return ""
+	}
+	for _, b := range v {
+		if b < 0x20 || b > 0x7e {
+			return ""
+		}
+	}
+	return string(v)
 }
 
 // ngDirection reads the direction an enhanced packet block's options

@@ -238,6 +238,16 @@ func (r *Reader) LinkBitsPerSec() uint64 {
 	return r.ngIfaces[0].speedBps
 }
 
+// InterfaceName returns the name the file gives its first interface
+// (pcapng if_name: ibsim names a tap's port, ibcap the device), "" when
+// it gives none.
+func (r *Reader) InterfaceName() string {
+	if len(r.ngIfaces) == 0 {
+		return ""
+	}
+	return r.ngIfaces[0].name
+}
+
 // ResolutionNs returns the timestamp unit the file format declares, in ns:
 // 1000 for microsecond pcap, 1 for nanosecond pcap and pcapng (whose
 // interfaces may still stamp more coarsely: analyses check the data too).

@@ -100,7 +100,7 @@ func runCredits(w io.Writer, paths []string, o creditsOpts) error {
 		warnf("%s: %s", rep.File, p)
 	}
 	if o.plot != "" {
-		if err := plotCredits(rep, o.plot); err != nil {
+		if err := plotCredits(rep, tappedPort(paths[0]), o.plot); err != nil {
 			return err
 		}
 	}
@@ -149,8 +149,9 @@ func printCredits(w io.Writer, rep *analyze.CreditReport) {
 }
 
 // plotCredits draws, per link direction with data, credits available and
-// blocks in flight against time since the first point.
-func plotCredits(rep *analyze.CreditReport, path string) error {
+// blocks in flight against time since the first point; port names the
+// tapped port, whose sending and receiving directions the lines are.
+func plotCredits(rep *analyze.CreditReport, port, path string) error {
 	var t0 int64
 	for _, l := range rep.Links {
 		if l.DataPackets > 0 && len(l.Series) > 0 && (t0 == 0 || l.Series[0].TsNs < t0) {
@@ -162,7 +163,7 @@ func plotCredits(rep *analyze.CreditReport, path string) error {
 		if l.DataPackets == 0 || len(l.Series) == 0 {
 			continue
 		}
-		name := fmt.Sprintf("if%d VL%d", l.Iface, l.VL)
+		name := fmt.Sprintf("%s, VL%d:", directionName(port, l.Iface), l.VL)
 		credits := plots.Line{Name: name + " credits"}
 		inFlight := plots.Line{Name: name + " in flight"}
 		for _, pt := range l.Series {
@@ -175,5 +176,5 @@ func plotCredits(rep *analyze.CreditReport, path string) error {
 	if len(series) == 0 {
 		return errors.New("nothing to plot: no direction has both data and flow-control packets")
 	}
-	return plots.Lines(path, "credits: "+rep.File, "64-byte blocks", series)
+	return plots.Lines(path, "credits at "+port+": "+rep.File, "credits and blocks in flight (64-byte blocks)", series)
 }

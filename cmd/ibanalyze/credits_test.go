@@ -12,13 +12,14 @@ import (
 
 // simIncast runs a small QDR incast with a 32 KiB switch input buffer per
 // VL and a 16 ns tick; the first sender's tap also has an ibdump-like
-// data-only twin, s1-data.pcap.
+// data-only twin, s1-data.pcap, and a pcapng twin that names its port,
+// s1.pcapng.
 func simIncast(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	s := sim.Incast(sim.IncastConfig{Rate: "QDR", Lanes: 4, MTUBytes: 2048, VLBufferBytes: 32 << 10, TickNs: 16,
 		Senders: 2, BytesPerSender: 2 << 20, StaggerNs: 200_000, SamplePeriodNs: 20_000, CreditJitterNs: 4})
-	s.Taps = append(s.Taps, sim.Tap{Port: "s1/1", File: "s1-data.pcap", DataOnly: true})
+	s.Taps = append(s.Taps, sim.Tap{Port: "s1/1", File: "s1-data.pcap", DataOnly: true}, sim.Tap{Port: "s1/1", File: "s1.pcapng"})
 	if _, err := sim.Run(s, dir); err != nil {
 		t.Fatal(err)
 	}
@@ -49,15 +50,15 @@ func TestCreditsBufferTickOnSimulatedIncast(t *testing.T) {
 		t.Errorf("credits --json: exit %d\n%s", code, out)
 	}
 	svg := filepath.Join(t.TempDir(), "credits.svg")
-	out, errOut, code = run(t, "credits", "--plot", svg, filepath.Join(dir, "s1.pcap"))
+	out, errOut, code = run(t, "credits", "--plot", svg, filepath.Join(dir, "s1.pcapng"))
 	b, err := os.ReadFile(svg)
 	if code != 0 || err != nil {
 		t.Fatalf("credits --plot: exit %d, %v\n%s%s", code, err, out, errOut)
 	}
 	// The time axis has round steps labelled with their unit; the legend
-	// names each line.
+	// names each line by the tapped port the file names.
 	ticks := regexp.MustCompile(`>[0-9.]+(us|ms)<`).FindAllString(string(b), -1)
-	if len(ticks) < 4 || !strings.Contains(string(b), ">if0 VL0 credits<") || !strings.Contains(string(b), ">if0 VL0 in flight<") {
+	if len(ticks) < 4 || !strings.Contains(string(b), ">from s1/1, VL0: credits<") || !strings.Contains(string(b), ">from s1/1, VL0: in flight<") {
 		t.Errorf("credits plot: time labels %q, or a legend entry missing", ticks)
 	}
 	if _, errOut, code := run(t, "credits", "--plot", "x.gif", filepath.Join(dir, "s1.pcap")); code == 0 || !strings.Contains(errOut, ".png, .svg or .pdf") {

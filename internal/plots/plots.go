@@ -11,8 +11,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-
-	"github.com/ibscope/ibscope/internal/outfile"
 )
 
 // Hist is one histogram to draw: its legend name, len(Counts)+1 ascending
@@ -57,11 +55,9 @@ func Histograms(path, title string, series []Hist, logX, logY bool) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}
-	p := plot.New()
-	p.Title.Text = title
+	p := newPanel("occurrences (packets)")
 	p.X.Label.Text = "inter-packet delay"
 	p.X.Tick.Marker = timeTicks{unit: 1e-6}
-	p.Y.Label.Text = "occurrences"
 	if logY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -72,6 +68,7 @@ func Histograms(path, title string, series []Hist, logX, logY bool) error {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
+	f := figure{title: title, panels: []*plot.Plot{p}, heights: []vg.Length{onePanel}}
 	for i, h := range series {
 		pts := make(plotter.XYs, 0, 2*len(h.Counts))
 		for b, c := range h.Counts {
@@ -90,33 +87,15 @@ func Histograms(path, title string, series []Hist, logX, logY bool) error {
 			return err
 		}
 		l.Width = vg.Points(1.2)
+		f.legend = append(f.legend, entry{h.Name, l})
 	}
-	legendRoom(p, len(series), logY)
-	return savePlot(p, path)
+	return f.write(path)
 }
 
-// Lines draws time series (x: seconds) with the y label given and writes
-// path (.png, .svg or .pdf).
+// Lines draws time series (x: seconds) with the y label given (with its
+// unit) and writes path (.png, .svg or .pdf).
 func Lines(path, title, yLabel string, series []Line) error {
-	if err := CheckPath(path); err != nil {
-		return err
-	}
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "time since the first packet"
-	p.X.Tick.Marker = timeTicks{unit: 1}
-	p.Y.Label.Text = yLabel
-	for i, s := range series {
-		pts := make(plotter.XYs, len(s.XS))
-		for j := range s.XS {
-			pts[j] = plotter.XY{X: s.XS[j], Y: s.YS[j]}
-		}
-		if _, err := addLine(p, i, s.Name, pts); err != nil {
-			return err
-		}
-	}
-	legendRoom(p, len(series), false)
-	return savePlot(p, path)
+	return Draw(path, Figure{Title: title, Panels: []Panel{{YLabel: yLabel, Lines: series}}})
 }
 
 // maxTimeTicks is the most labelled ticks a time axis gets.
@@ -127,7 +106,13 @@ const maxTimeTicks = 10
 // a power of ten) chosen from the span, 5 to 11 labelled ticks, each label
 // with the unit the axis's largest value reads best in: "0", "50ms",
 // "100ms".
-type timeTicks struct{ unit float64 }
+//
+// unlabelled keeps the ticks and drops their labels: the upper panels of a
+// stack, whose time axis the bottom one labels.
+type timeTicks struct {
+	unit       float64
+	unlabelled bool
+}
 
 func (t timeTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || math.IsInf(hi-lo, 0) || !(t.unit > 0) {
@@ -167,6 +152,9 @@ func (t timeTicks) Ticks(lo, hi float64) []plot.Tick {
 				tk.Label = strconv.FormatFloat(tk.Value*t.unit/per, 'f', decimals, 64) + name
 			}
 		}
+		if t.unlabelled {
+			tk.Label = ""
+		}
 		ticks = append(ticks, tk)
 	}
 	return ticks
@@ -184,21 +172,8 @@ func niceStep(x float64) float64 {
 	return 10 * p
 }
 
-// legendRoom raises the top of the y axis so that the legend (top right, n
-// rows) sits above the lines instead of over them: each row takes about
-// 5% of the plot's height.
-func legendRoom(p *plot.Plot, n int, logY bool) {
-	free := 1 - min(0.03+0.05*float64(n), 0.6)
-	switch {
-	case logY && p.Y.Min > 0 && p.Y.Max > p.Y.Min:
-		p.Y.Max = p.Y.Min * math.Pow(p.Y.Max/p.Y.Min, 1/free)
-	case !logY && p.Y.Max > p.Y.Min:
-		p.Y.Max = p.Y.Min + (p.Y.Max-p.Y.Min)/free
-	}
-}
-
-// addLine adds series i's line, in its own color and dashes, to p and its
-// legend.
+// addLine adds series i's line, in its own color and dashes, to p; the
+// figure's legend names it.
 func addLine(p *plot.Plot, i int, name string, pts plotter.XYs) (*plotter.Line, error) {
 	l, err := plotter.NewLine(pts)
 	if err != nil {
@@ -207,32 +182,5 @@ func addLine(p *plot.Plot, i int, name string, pts plotter.XYs) (*plotter.Line, 
 	l.Color = plotutil.Color(i)
 	l.Dashes = plotutil.Dashes(i)
 	p.Add(l)
-	p.Legend.Add(name, l)
 	return l, nil
-}
-
-// savePlot puts the legend at the top and a grid behind the lines, and
-// writes p to path (8 x 5 in) by outfile's rule: the drawing goes to a
-// temporary file renamed into place once complete, so a plot that fails
-// (out of memory, disk full) leaves no file under its name.
-func savePlot(p *plot.Plot, path string) error {
-	p.Legend.Top = true
-	p.Add(plotter.NewGrid())
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, format)
-	if err != nil {
-		return fmt.Errorf("write plot %s: %w", path, err)
-	}
-	f, err := outfile.Create(path)
-	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	defer f.Abort()
-	if _, err := wt.WriteTo(f); err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	if err := f.Commit(); err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	return nil
 }

@@ -1,0 +1,230 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/ibscope/ibscope/internal/outfile"
+)
+
+// The picture's size: a fixed width, and a height that grows with the
+// panels and with the legend's rows, so that nothing is drawn past an edge.
+const (
+	Width         = 8 * vg.Inch
+	onePanel      = 4.5 * vg.Inch // a figure of one panel
+	stackedPanel  = 2.6 * vg.Inch // each panel of a stack
+	titleGap      = 4             // points between the title and the panels
+	legendGap     = 6             // points above and below the legend
+	legendColGap  = 16            // points between legend columns
+	edgeMargin    = 6             // points kept free at the left and right edges
+	timelineRow   = 0.28 * vg.Inch
+	maxTimelineIn = 9 * vg.Inch
+)
+
+// PanelHeight is the height of one panel in a figure of n panels.
+func PanelHeight(n int) vg.Length {
+	if n <= 1 {
+		return onePanel
+	}
+	return stackedPanel
+}
+
+// entry is one name in a figure's legend and the mark that stands for it.
+type entry struct {
+	name  string
+	thumb plot.Thumbnailer
+}
+
+// figure is what is drawn: a title, panels stacked over one x axis, each
+// with its height, and one legend for all of them below the last.
+type figure struct {
+	title   string
+	panels  []*plot.Plot
+	heights []vg.Length
+	legend  []entry
+	// fixedY holds the panels whose y range was set (timelines): no
+	// headroom is added to them.
+	fixedY map[*plot.Plot]bool
+}
+
+// legendStyle is the legend's and title's text.
+func legendStyle(size vg.Length) text.Style {
+	return text.Style{Font: font.From(plot.DefaultFont, size), Handler: plot.DefaultTextHandler}
+}
+
+// legendLayout places n entries in columns as wide as the widest entry
+// (names cut to the picture's width) and returns the columns, the rows and
+// the names as drawn.
+func (f *figure) legendLayout(sty text.Style) (cols, rows int, colW vg.Length, names []string) {
+	thumbW := vg.Points(20)
+	avail := Width - 2*edgeMargin
+	for _, e := range f.legend {
+		name := fitText(sty, e.name, avail-thumbW-sty.Rectangle(" ").Max.X)
+		names = append(names, name)
+		colW = max(colW, thumbW+sty.Rectangle(" "+name).Max.X)
+	}
+	if len(names) == 0 {
+		return 0, 0, 0, nil
+	}
+	cols = max(1, int((avail+legendColGap)/(colW+legendColGap)))
+	cols = min(cols, len(names))
+	rows = (len(names) + cols - 1) / cols
+	return cols, rows, colW, names
+}
+
+// fitText cuts s in its middle, with "...", until it is at most w wide.
+func fitText(sty text.Style, s string, w vg.Length) string {
+	if sty.Rectangle(s).Max.X <= w {
+		return s
+	}
+	r := []rune(s)
+	for n := len(r) - 1; n > 4; n-- {
+		cut := string(r[:n/2]) + "..." + string(r[len(r)-(n-n/2):])
+		if sty.Rectangle(cut).Max.X <= w {
+			return cut
+		}
+	}
+	return "..."
+}
+
+// entryHeight is one legend row's height.
+func entryHeight(sty text.Style) vg.Length {
+	return sty.Rectangle("Xg").Size().Y * 1.35
+}
+
+// size is the picture's height.
+func (f *figure) height() vg.Length {
+	h := vg.Length(0)
+	for _, ph := range f.heights {
+		h += ph
+	}
+	if f.title != "" {
+		h += legendStyle(12).Rectangle(f.title).Size().Y + titleGap
+	}
+	if _, rows, _, _ := f.legendLayout(legendStyle(10)); rows > 0 {
+		h += vg.Length(rows)*entryHeight(legendStyle(10)) + 2*legendGap
+	}
+	return h
+}
+
+// draw draws the figure onto c.
+func (f *figure) draw(c draw.Canvas) {
+	c.SetColor(color.White)
+	c.Fill(c.Rectangle.Path())
+	c = draw.Crop(c, edgeMargin, -edgeMargin, 0, 0)
+	if f.title != "" {
+		sty := legendStyle(12)
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+		title := fitText(sty, f.title, c.Max.X-c.Min.X)
+		h := sty.Rectangle(title).Size().Y
+		c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Max.Y}, title)
+		c = draw.Crop(c, 0, 0, 0, -(h + titleGap))
+	}
+	sty := legendStyle(10)
+	if cols, rows, colW, names := f.legendLayout(sty); rows > 0 {
+		eh := entryHeight(sty)
+		lh := vg.Length(rows)*eh + 2*legendGap
+		thumbW := vg.Points(20)
+		// Centred under the panels.
+		total := vg.Length(cols)*colW + vg.Length(cols-1)*legendColGap
+		x0 := c.Min.X + (c.Max.X-c.Min.X-total)/2
+		for i, name := range names {
+			col, row := i/rows, i%rows
+			x := x0 + vg.Length(col)*(colW+legendColGap)
+			y := c.Min.Y + lh - legendGap - vg.Length(row+1)*eh
+			thumb := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+				Min: vg.Point{X: x, Y: y + eh*0.15}, Max: vg.Point{X: x + thumbW, Y: y + eh*0.85}}}
+			f.legend[i].thumb.Thumbnail(&thumb)
+			c.FillText(sty, vg.Point{X: x + thumbW + sty.Rectangle(" ").Max.X, Y: y + (eh-sty.Rectangle(name).Max.Y)/2 + sty.FontExtents().Descent}, name)
+		}
+		c = draw.Crop(c, 0, 0, lh, 0)
+	}
+	n := len(f.panels)
+	if n == 0 {
+		return
+	}
+	rows := make([][]*plot.Plot, n)
+	for i, p := range f.panels {
+		rows[i] = []*plot.Plot{p}
+	}
+	// Panels share the x axis: one set of tick labels, at the bottom.
+	canvases := plot.Align(rows, draw.Tiles{Rows: n, Cols: 1, PadY: vg.Points(4)}, c)
+	for i, p := range f.panels {
+		if !f.fixedY[p] {
+			headroom(p)
+		}
+		p.Draw(canvases[i][0])
+	}
+}
+
+// write draws the figure and writes it to path (.png, .svg or .pdf) by
+// outfile's rule: the drawing goes to a temporary file renamed into place
+// once complete, so a plot that fails (out of memory, disk full) leaves no
+// file under its name.
+func (f *figure) write(path string) error {
+	if err := CheckPath(path); err != nil {
+		return err
+	}
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	cw, err := draw.NewFormattedCanvas(Width, f.height(), format)
+	if err != nil {
+		return fmt.Errorf("write plot %s: %w", path, err)
+	}
+	f.draw(draw.New(cw))
+	out, err := outfile.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	defer out.Abort()
+	if _, err := cw.WriteTo(out); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if err := out.Commit(); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return nil
+}
+
+// newPanel is a panel with a grid and the y label given.
+func newPanel(yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Y.Label.Text = yLabel
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// shareX gives the panels one x range and time axis, labelled only on
+// the last.
+func shareX(panels []*plot.Plot, xLabel string) {
+	lo, hi := panels[0].X.Min, panels[0].X.Max
+	for _, p := range panels[1:] {
+		lo, hi = min(lo, p.X.Min), max(hi, p.X.Max)
+	}
+	for i, p := range panels {
+		p.X.Min, p.X.Max = lo, hi
+		p.X.Tick.Marker = timeTicks{unit: 1, unlabelled: i < len(panels)-1}
+		if i == len(panels)-1 {
+			p.X.Label.Text = xLabel
+		}
+	}
+}
+
+// headroom raises a linear y axis's top by 5% of its span, so that the
+// highest line is not drawn on the frame.
+func headroom(p *plot.Plot) {
+	if _, linear := p.Y.Scale.(plot.LinearScale); !linear {
+		return
+	}
+	if p.Y.Max > p.Y.Min {
+		p.Y.Max += 0.05 * (p.Y.Max - p.Y.Min)
+	}
+}
