@@ -19,7 +19,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # bench, Debian's pandas (no pyarrow) for the README's CSV and JSON Lines lines. A command that is already there (whatever installed it) is not reinstalled.
 NEEDS := tshark:tshark tcpreplay:tcpreplay tcpdump:tcpdump ip:iproute2 gcc:gcc prometheus:prometheus \
 	/usr/include/infiniband/verbs.h:libibverbs-dev node:nodejs npm:npm /usr/bin/time:time \
-	/usr/lib/python3/dist-packages/pandas:python3-pandas
+	/usr/lib/python3/dist-packages/pandas:python3-pandas hyperfine:hyperfine
 # The VM bench (vmbench/, internal/vm) boots Debian's stock kernel under qemu with a busybox
 # initramfs, shares the host's root with the guest, and runs rxe traffic with perftest, rping and
 # its own RDMA WRITE with immediate tool (vmbench/testdata/immwrite, built with gcc against

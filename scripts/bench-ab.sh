@@ -5,8 +5,7 @@
 # change in the machine's load falls on both sides alike, and prints per command the medians of
 # CPU time (user+sys) and of wall time for A and B, the ratio B/A of the medians and the spread of
 # the per-pair ratios (min-max over the pairs). On a shared machine wall time is noise; CPU time
-# is the figure to read. Each run is one `hyperfine -N --runs 1` (CPU times to the microsecond,
-# where GNU time rounds to 10 ms; output to /dev/null).
+# is the figure to read. Each run is one `hyperfine -N --runs 1` (bench/lib/timeone.bash).
 #
 #	make bench-ab REF=a7c6421
 #	BENCH_RUNS=5 BENCH_ONLY=decode scripts/bench-ab.sh HEAD~1
@@ -66,19 +65,14 @@ cmds=(
   "export-parquet" "export $f -o OUT.parquet"
 )
 
+source bench/lib/timeone.bash
+
 # once SIDE ARGS: runs side SIDE's ibanalyze once and prints "wall cpu" in seconds.
 once() {
   local side=$1 args=${2//OUT/$tmp/out/$1}
   rm -rf "$tmp/out/$side" && mkdir -p "$tmp/out/$side"
-  if ! hyperfine -N --runs 1 --style none --export-csv "$tmp/h.csv" "$tmp/$side/ibanalyze $args" >/dev/null 2>"$tmp/err"; then
-    cat "$tmp/err" >&2
-    echo "bench-ab: $side: ibanalyze $args failed" >&2
-    exit 1
-  fi
-  # Columns by their header (command,mean,stddev,median,user,system,...): one run, so mean is
-  # its wall time.
-  awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) col[$i] = i; next}
-    NR == 2 {printf "%.6f %.6f\n", $col["mean"], $col["user"] + $col["system"]}' "$tmp/h.csv"
+  # shellcheck disable=SC2086 # args are words without spaces
+  time_one "$tmp/$side/ibanalyze" $args
 }
 
 echo "bench-ab: $N frames ($(stat -c %s "$f") bytes, $f), $RUNS runs a side, A and B alternating; load $(cut -d' ' -f1-3 /proc/loadavg)"

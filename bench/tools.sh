@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# ibanalyze against the tools people would pick instead (issue 23), on a 500,000-frame and a
+# 2-million-frame RoCEv2 capture (page cache warm). Each pair runs alternately, 9 runs a side
+# (BENCH_RUNS), tshark 3 (BENCH_TSHARK_RUNS), and the medians are compared:
+#   decode --summary, CPU (user+sys), against `cat F` (the copy limit), with and without --no-crc
+#   flows, CPU, against `tcpdump -r F -w /dev/null` (libpcap's own read and write)
+#   ipd, wall, against `tshark -r F -T fields -e frame.time_epoch -e infiniband.bth.destqp`
+#   export to Parquet: rows per wall second and per CPU second
+# The figures are printed, never checked: the machine's load is printed beside them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/lib/timeone.bash
+RUNS=${BENCH_RUNS:-9}
+TSHARK_RUNS=${BENCH_TSHARK_RUNS:-3}
+SIZES=${BENCH_TOOLS_FRAMES:-500000 2000000}
+dir=${BENCH_DIR:-/tmp/ibscope-bench}
+mkdir -p "$dir"
+go build -o bin/ ./cmd/ibanalyze
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# rounds NAME CMD... -- NAME CMD... --: runs the commands in turn, RUNS rounds, and leaves each
+# one's "wall cpu" lines in $work/NAME.
+rounds() {
+  local -a names=() cmds=()
+  local name="" cmd=""
+  while [ $# -gt 0 ]; do
+    name=$1 cmd=""
+    shift
+    while [ "$1" != -- ]; do cmd+="$(printf '%q ' "$1")"; shift; done
+    shift
+    names+=("$name") cmds+=("$cmd")
+    : >"$work/$name"
+  done
+  for ((r = 0; r < RUNS; r++)); do
+    for i in "${!names[@]}"; do
+      eval "time_one ${cmds[i]}" >>"$work/${names[i]}"
+    done
+  done
+}
+wall() { awk '{print $1}' "$work/$1" | median; }
+cpu() { awk '{print $2}' "$work/$1" | median; }
+
+for n in $SIZES; do
+  f=$dir/rocev2-$n.pcap
+  if [ ! -s "$f" ]; then
+    go run ./testdata/gen -bench-rocev2 "$n" -o "$work/gen.pcap"
+    mv "$work/gen.pcap" "$f"
+  fi
+  cat "$f" >/dev/null
+  mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$f")/1e6}")
+  echo "tools: $f, $n frames, $mb MB, $RUNS runs a side alternating (tshark $TSHARK_RUNS); load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+  rounds cat cat "$f" -- summary bin/ibanalyze decode --summary "$f" -- \
+    nocrc bin/ibanalyze decode --summary --no-crc "$f" --
+  awk -v c="$(cpu cat)" -v s="$(cpu summary)" -v x="$(cpu nocrc)" -v n="$n" 'BEGIN{
+    printf "tools: decode --summary %.3f CPU s = %.2fx cat (%.3f s), %.0f ns/frame; --no-crc %.3f s = %.2fx cat, %.0f ns/frame (targets 3x, 2x)\n", s, s/c, c, s/n*1e9, x, x/c, x/n*1e9 }'
+
+  rounds tcpdump tcpdump -r "$f" -w /dev/null -- flows bin/ibanalyze flows "$f" --
+  awk -v t="$(cpu tcpdump)" -v fl="$(cpu flows)" 'BEGIN{
+    printf "tools: flows %.3f CPU s = %.2fx tcpdump -r F -w /dev/null (%.3f s) (target 1.0x)\n", fl, fl/t, t }'
+
+  rounds ipd bin/ibanalyze ipd "$f" --
+  RUNS=$TSHARK_RUNS rounds tshark tshark -r "$f" -T fields -e frame.time_epoch -e infiniband.bth.destqp --
+  awk -v i="$(wall ipd)" -v t="$(wall tshark)" -v ic="$(cpu ipd)" -v tc="$(cpu tshark)" 'BEGIN{
+    printf "tools: ipd %.3f s wall, tshark -T fields (time, destqp) %.2f s wall: %.0fx faster (CPU %.3f s vs %.2f s: %.0fx) (target 150x)\n", i, t, t/i, ic, tc, tc/ic }'
+
+  rounds export bin/ibanalyze export -q "$f" -o "$work/packets.parquet" --
+  awk -v w="$(wall export)" -v c="$(cpu export)" -v n="$n" 'BEGIN{
+    printf "tools: export to Parquet %.3f s wall = %.2f M rows/s, %.3f CPU s = %.2f M rows per CPU second (target 5 M rows/s)\n", w, n/w/1e6, c, n/c/1e6 }'
+  rm -f "$work/packets.parquet"
+done
+echo "tools: load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
