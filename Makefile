@@ -131,9 +131,15 @@ man: build
 	@rm -rf $(BIN)/docs
 	@for c in $(COMMANDS); do $(BIN)/$$c __docs $(BIN)/docs || exit 1; done
 
-# install copies the commands, man pages and completions under $(DESTDIR)$(PREFIX), and gives
-# ibcap the capabilities a capture needs (setcap, when it is there and allowed).
+# install copies the commands, man pages and completions under $(DESTDIR)$(PREFIX), links ibcap
+# into Wireshark's extcap folder (ibcap answers Wireshark's extcap calls, so its devices appear in
+# Wireshark's interface list), and gives ibcap the capabilities a capture needs (setcap, when it
+# is there and allowed). Wireshark looks for extcap programs in the folder tshark -G folders
+# names "Extcap path" (/usr/lib/x86_64-linux-gnu/wireshark/extcap on Debian): a system install
+# (PREFIX /usr/local or /usr) links ibcap there; any other PREFIX, under it in lib/wireshark/extcap.
+# EXTCAP_DIR=DIR chooses the folder.
 PREFIX ?= /usr/local
+EXTCAP_DIR ?=
 install: man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
@@ -143,6 +149,12 @@ install: man
 	install -m 644 $(BIN)/docs/completions/bash/* $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
 	install -m 644 $(BIN)/docs/completions/zsh/* $(DESTDIR)$(PREFIX)/share/zsh/site-functions/
 	install -m 644 $(BIN)/docs/completions/fish/* $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/
+	@ext="$(EXTCAP_DIR)"; \
+	if [ -z "$$ext" ]; then case "$(PREFIX)" in /usr|/usr/local) \
+	  ext=$$(tshark -G folders 2>/dev/null | sed -n 's/^Extcap path:[[:space:]]*//p');; esac; fi; \
+	[ -n "$$ext" ] || ext="$(PREFIX)/lib/wireshark/extcap"; \
+	install -d "$(DESTDIR)$$ext" && ln -sfn "$(PREFIX)/bin/ibcap" "$(DESTDIR)$$ext/ibcap" && \
+	echo "Wireshark extcap: $$ext/ibcap -> $(PREFIX)/bin/ibcap: Wireshark and tshark -D list ibcap's devices as ibcap-DEVICE"
 	@if command -v setcap >/dev/null; then \
 	  setcap cap_net_raw,cap_net_admin,cap_ipc_lock+ep $(DESTDIR)$(PREFIX)/bin/ibcap \
 	    || echo "setcap failed: run it as root to capture without root: setcap cap_net_raw,cap_net_admin,cap_ipc_lock+ep $(PREFIX)/bin/ibcap"; \

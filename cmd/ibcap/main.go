@@ -50,9 +50,11 @@ type flags struct {
 	tsType       string // -j
 	listTsTypes  bool   // -J
 	tsPrecision  string
-	promisc      bool
+	noPromisc    bool // -p
+	port         int  // --port: the RDMA port of -i DEVICE
 	telemetry    time.Duration
 	metrics      metricsFlags
+	extcap       extcapFlags
 }
 
 func main() {
@@ -93,6 +95,14 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 			if f.list {
 				return listDevices(os.Stdout)
 			}
+			if f.extcap.asked() {
+				capture, err := extcapCall(os.Stdout, &f)
+				if err != nil || !capture {
+					return err
+				}
+			} else if flag := extcapOnly(&f.extcap); flag != "" {
+				return fmt.Errorf("%s is for Wireshark's extcap calls (with --extcap-dlts, --extcap-config or --capture); ibcap's own capture takes -i and -w", flag)
+			}
 			if err := ibdumpDevice(&f); err != nil {
 				return err
 			}
@@ -100,6 +110,9 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 				if err := interfaceByNumber(&f); err != nil {
 					return err
 				}
+			}
+			if err := portFlag(&f); err != nil {
+				return err
 			}
 			if err := filterExpression(&f, args); err != nil {
 				return err
@@ -138,9 +151,13 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.StringVarP(&f.user, "relinquish-privileges", "Z", "", "switch to this user once the capture is open")
 	fl.StringVarP(&f.filterExpr, "filter", "f", "", "capture filter in tcpdump's syntax, e.g. \"udp port 4791\" (or give it after the flags); replaces the RoCE-only default")
 	fl.BoolVar(&f.all, "all", false, "capture every frame, not only RoCE (netdevs and RDMA Ethernet ports)")
-	fl.BoolVar(&f.promisc, "promisc", false, "put the network interface in promiscuous mode (AF_PACKET)")
+	fl.BoolVarP(&f.noPromisc, "no-promiscuous-mode", "p", false, "leave the network interface out of promiscuous mode (on by default on a netdev, as tcpdump)")
+	fl.Bool("promisc", true, "")
+	fl.MarkDeprecated("promisc", "promiscuous mode is on by default on a netdev; -p turns it off")
+	fl.IntVar(&f.port, "port", 0, "the RDMA port of -i DEVICE: -i mlx5_0 --port 2 is -i mlx5_0:2")
 	addTelemetryFlag(fl, &f)
 	addMetricsFlags(fl, &f.metrics)
+	addExtcapFlags(fl, &f.extcap)
 	cmd.SetFlagErrorFunc(ibdumpFlagHint)
 	cmd.Version = version.Read().String()
 	fl.Bool("version", false, version.FlagUsage)
@@ -260,7 +277,7 @@ func openSource(f *flags, target capture.Target, filter *capture.Filter, status 
 		All:           f.all,
 		FilterExpr:    f.filterExpr,
 		TimestampType: f.tsType,
-		Promiscuous:   f.promisc,
+		Promiscuous:   !f.noPromisc && target.Netdev != "", // a netdev's, as tcpdump's: not any's, not a verbs port's
 		Notice:        notice,
 	})
 	if err != nil {
@@ -320,10 +337,11 @@ func openWriter(f *flags, format capture.Format, target capture.Target, src capt
 
 // reportRun tells on stderr how the capture ended (unless --quiet): the
 // report and the files written. It returns the run's and the close's
-// errors, but none when the reader of stdout closed the pipe: that ended
-// the capture as a count or a signal would.
+// errors, but none when the reader of stdout (or of Wireshark's FIFO)
+// closed the pipe: that ended the capture as a count or a signal would.
 func reportRun(f *flags, rep capture.Report, w *capture.Writer, runErr, closeErr error) error {
-	readerGone := f.file == "-" && (errors.Is(runErr, syscall.EPIPE) || errors.Is(closeErr, syscall.EPIPE))
+	pipe := f.file == "-" || f.extcap.fifo != "" // stdout, or Wireshark's FIFO
+	readerGone := pipe && (errors.Is(runErr, syscall.EPIPE) || errors.Is(closeErr, syscall.EPIPE))
 	if readerGone {
 		runErr, closeErr = nil, nil // the reader's choice to stop, as a count or a signal would be
 	}

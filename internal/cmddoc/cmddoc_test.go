@@ -57,7 +57,8 @@ func checkManRenders(t *testing.T, page, says string) {
 }
 
 // make install PREFIX=DIR puts the commands, their man pages and
-// completions where man, bash, zsh and fish look under DIR.
+// completions where man, bash, zsh and fish look under DIR, and ibcap's
+// Wireshark extcap entry in DIR/lib/wireshark/extcap.
 func TestMakeInstall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every command")
@@ -75,6 +76,10 @@ func TestMakeInstall(t *testing.T) {
 				t.Error(err)
 			}
 		}
+	}
+	// Wireshark's extcap entry: under PREFIX, as it is not a system install.
+	if target, err := os.Readlink(filepath.Join(prefix, "lib/wireshark/extcap/ibcap")); err != nil || target != filepath.Join(prefix, "bin/ibcap") {
+		t.Errorf("extcap entry: %q, %v; want a link to %s", target, err, filepath.Join(prefix, "bin/ibcap"))
 	}
 	checkManRenders(t, filepath.Join(prefix, "share/man/man1/ibcap.1"), "pcap-filter(7)")
 	checkManRenders(t, filepath.Join(prefix, "share/man/man1/ibanalyze-ipd.1"), "ibanalyze")
