@@ -433,6 +433,17 @@ func (a *PFCAnalysis) Report(st *Stream) (*PFCReport, error) {
 		}
 	}
 	r.SpanNs = r.LastNs - r.FirstNs
+	pausedNs := a.pauseLinks(r)
+	r.Priorities = append(r.Priorities, a.priorityFlows(r.SpanNs, pausedNs)...)
+	if a.otherPkts > 0 {
+		r.MaxFlows, r.OtherPackets = a.opts.MaxFlows, a.otherPkts
+	}
+	return r, nil
+}
+
+// pauseLinks adds each link's pauses per priority to r and returns the time
+// each link's priorities were paused, for the flows' paused rates.
+func (a *PFCAnalysis) pauseLinks(r *PFCReport) map[pauseLinkKey]*[decode.PFCPriorities]int64 {
 	pausedNs := map[pauseLinkKey]*[decode.PFCPriorities]int64{}
 	for _, l := range a.order {
 		pl := PauseLink{Link: l.key.String(), PFCFrames: l.pfcFrames, PauseFrames: l.pauses, Priorities: []PausePriority{}}
@@ -458,6 +469,15 @@ func (a *PFCAnalysis) Report(st *Stream) (*PFCReport, error) {
 		}
 		r.Links = append(r.Links, pl)
 	}
+	return pausedNs
+}
+
+// priorityFlows lists, per priority that carried any, the flows with their
+// rates while paused and not (spanNs the capture's span, pausedNs each
+// link's paused time per priority), the flows sorted by bytes, then first
+// packet, then name.
+func (a *PFCAnalysis) priorityFlows(spanNs int64, pausedNs map[pauseLinkKey]*[decode.PFCPriorities]int64) []PriorityFlows {
+	var out []PriorityFlows
 	var byPrio [decode.PFCPriorities]PriorityFlows
 	for k, f := range a.flows {
 		pf := PFCFlow{Key: keyJSON(k.flow, ByFlow), Link: k.link.String(), Packets: f.packets, Bytes: f.pausedBytes + f.unpausedB,
@@ -470,7 +490,7 @@ func (a *PFCAnalysis) Report(st *Stream) (*PFCReport, error) {
 			g := float64(f.pausedBytes) * 8 / float64(paused)
 			pf.PausedGbps = &g
 		}
-		if rest := r.SpanNs - paused; rest > 0 {
+		if rest := spanNs - paused; rest > 0 {
 			g := float64(f.unpausedB) * 8 / float64(rest)
 			pf.UnpausedGbps = &g
 		}
@@ -493,10 +513,7 @@ func (a *PFCAnalysis) Report(st *Stream) (*PFCReport, error) {
 			}
 			return cmp.Compare(x.Key.String()+x.Link, y.Key.String()+y.Link)
 		})
-		r.Priorities = append(r.Priorities, pr)
+		out = append(out, pr)
 	}
-	if a.otherPkts > 0 {
-		r.MaxFlows, r.OtherPackets = a.opts.MaxFlows, a.otherPkts
-	}
-	return r, nil
+	return out
 }

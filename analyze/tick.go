@@ -149,31 +149,9 @@ func (a *TickAnalysis) Report(in *Stream) (*TickReport, error) {
 		return nil, fmt.Errorf("%s: %w (%d): tick keeps every native IB data packet (16 bytes each) to time the waits; cut the capture to the congestion episode", path, ErrTooManyPackets, a.maxPackets)
 	}
 	rep := &TickReport{File: path, Telemetry: telemetryName, Input: in.Input()}
-	byIface, slids := a.byIface, a.slids
-	iface := int8(opts.Iface)
-	if opts.Iface < 0 {
-		for i, p := range byIface {
-			if len(p) > len(byIface[iface]) || len(p) == len(byIface[iface]) && i < iface {
-				iface = i
-			}
-		}
-	}
-	pkts := byIface[iface]
-	rep.Iface, rep.Packets = int(iface), len(pkts)
-	switch {
-	case len(byIface) == 0 && a.roce > 0:
-		return rep, fmt.Errorf("%s: no native IB data packets, %d RoCE packets: tick times the waits of native InfiniBand links (PortXmitWait), which RoCE captures do not show", path, a.roce)
-	case len(byIface) == 0:
-		return rep, fmt.Errorf("%s: no native IB data packets on any interface: too few to time", path)
-	case len(pkts) < 2 && opts.Iface < 0:
-		return rep, fmt.Errorf("%s: %d native IB data packets on interface %d, the busiest: too few to time", path, len(pkts), iface)
-	case len(pkts) < 2:
-		return rep, fmt.Errorf("%s: %d native IB data packets on interface %d: too few to time", path, len(pkts), iface)
-	}
-	for l, n := range slids[iface] {
-		if n > slids[iface][rep.SLID] {
-			rep.SLID = l
-		}
+	pkts, err := a.pickIface(rep, path)
+	if err != nil {
+		return rep, err
 	}
 	if err := rep.setRate(pkts, opts); err != nil {
 		return rep, fmt.Errorf("%s: %w", path, err)
@@ -184,31 +162,9 @@ func (a *TickAnalysis) Report(in *Stream) (*TickReport, error) {
 	}
 	rep.Series = s.Source.String()
 
-	var step tsStep
-	phases := newPhaseDetector(opts.MinPhasePackets)
-	for _, p := range pkts {
-		step.add(p.tsNs)
-		phases.Add(p.tsNs)
-	}
-	rep.TimestampStepNs = step.value()
-	rep.Phases = phases.Phases()
-	var cong *Phase
-	for i := range rep.Phases {
-		if cong == nil || rep.Phases[i].MedianIPDNs > cong.MedianIPDNs {
-			cong = &rep.Phases[i]
-		}
-	}
-	// The baseline: the fastest other phase, or one packet time.
-	rep.BaselineIPDNs = int64(math.Round(float64(typicalBytes(pkts)) * rep.NsPerByte))
-	other := false
-	for i, p := range rep.Phases {
-		if &rep.Phases[i] != cong && (!other || p.MedianIPDNs < rep.BaselineIPDNs) {
-			rep.BaselineIPDNs, other = p.MedianIPDNs, true
-		}
-	}
-	if cong == nil || float64(cong.MedianIPDNs) < 1.25*float64(rep.BaselineIPDNs) {
-		return rep, fmt.Errorf("%s: no congestion episode: packet spacing never rose above %s, one packet time (phases: %d)",
-			path, units.FormatNs(rep.BaselineIPDNs), len(rep.Phases))
+	cong, err := rep.findCongestion(pkts, opts.MinPhasePackets, path)
+	if err != nil {
+		return rep, err
 	}
 	rep.CongestionStartNs, rep.CongestionEndNs, rep.CongestedIPDNs = cong.StartNs, cong.EndNs, cong.MedianIPDNs
 	d, err := s.DeltaWithin(col, cong.StartNs, cong.EndNs)
@@ -237,6 +193,73 @@ func (a *TickAnalysis) Report(in *Stream) (*TickReport, error) {
 	}
 	rep.NaiveTickNs = float64(rep.WindowEndNs-rep.WindowStartNs) / float64(d.Value)
 	return rep, nil
+}
+
+// pickIface chooses the interface tick times (opts.Iface, or the one with
+// the most native IB data packets, the lowest number of equals) and its
+// busiest SLID, and returns its packets; an error says why there are too
+// few to time.
+func (a *TickAnalysis) pickIface(rep *TickReport, path string) ([]txPkt, error) {
+	opts, byIface := a.opts, a.byIface
+	iface := int8(opts.Iface)
+	if opts.Iface < 0 {
+		for i, p := range byIface {
+			if len(p) > len(byIface[iface]) || len(p) == len(byIface[iface]) && i < iface {
+				iface = i
+			}
+		}
+	}
+	pkts := byIface[iface]
+	rep.Iface, rep.Packets = int(iface), len(pkts)
+	switch {
+	case len(byIface) == 0 && a.roce > 0:
+		return nil, fmt.Errorf("%s: no native IB data packets, %d RoCE packets: tick times the waits of native InfiniBand links (PortXmitWait), which RoCE captures do not show", path, a.roce)
+	case len(byIface) == 0:
+		return nil, fmt.Errorf("%s: no native IB data packets on any interface: too few to time", path)
+	case len(pkts) < 2 && opts.Iface < 0:
+		return nil, fmt.Errorf("%s: %d native IB data packets on interface %d, the busiest: too few to time", path, len(pkts), iface)
+	case len(pkts) < 2:
+		return nil, fmt.Errorf("%s: %d native IB data packets on interface %d: too few to time", path, len(pkts), iface)
+	}
+	for l, n := range a.slids[iface] {
+		if n > a.slids[iface][rep.SLID] {
+			rep.SLID = l
+		}
+	}
+	return pkts, nil
+}
+
+// findCongestion splits the packets into phases of steady spacing and
+// returns the congestion episode: the phase of the widest spacing, when it
+// is at least 1.25 times the baseline (the fastest other phase, or one
+// packet time). It sets the report's timestamp step, phases and baseline.
+func (rep *TickReport) findCongestion(pkts []txPkt, minPhasePackets int, path string) (*Phase, error) {
+	var step tsStep
+	phases := newPhaseDetector(minPhasePackets)
+	for _, p := range pkts {
+		step.add(p.tsNs)
+		phases.Add(p.tsNs)
+	}
+	rep.TimestampStepNs = step.value()
+	rep.Phases = phases.Phases()
+	var cong *Phase
+	for i := range rep.Phases {
+		if cong == nil || rep.Phases[i].MedianIPDNs > cong.MedianIPDNs {
+			cong = &rep.Phases[i]
+		}
+	}
+	rep.BaselineIPDNs = int64(math.Round(float64(typicalBytes(pkts)) * rep.NsPerByte))
+	other := false
+	for i, p := range rep.Phases {
+		if &rep.Phases[i] != cong && (!other || p.MedianIPDNs < rep.BaselineIPDNs) {
+			rep.BaselineIPDNs, other = p.MedianIPDNs, true
+		}
+	}
+	if cong == nil || float64(cong.MedianIPDNs) < 1.25*float64(rep.BaselineIPDNs) {
+		return nil, fmt.Errorf("%s: no congestion episode: packet spacing never rose above %s, one packet time (phases: %d)",
+			path, units.FormatNs(rep.BaselineIPDNs), len(rep.Phases))
+	}
+	return cong, nil
 }
 
 // waits lists the port's idle times within the window: from each packet's
