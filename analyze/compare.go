@@ -323,6 +323,19 @@ func RunCompare(a, b *Stream, cfg IPDOptions, matchWindowNs int64, progress func
 		r.OneWayDelayNs = &st
 	}
 	r.bins = bins
+	r.groups = pairGroups(ia, ib, m)
+	if ia.other != nil || ib.other != nil || m.other != nil {
+		r.MaxFlows = ia.cfg.MaxFlows
+		r.groups = append(r.groups, &compareGroup{a: ia.other, b: ib.other, m: m.other, other: true})
+	}
+	return r, nil
+}
+
+// pairGroups puts side a's and side b's groups of the same key, and their
+// matches, together, the groups with the most packets first (stable: in the
+// order the sides first listed them).
+func pairGroups(ia, ib *IPDAnalysis, m *matcher) []*compareGroup {
+	var out []*compareGroup
 	groups := map[decode.FlowKey]*compareGroup{}
 	for side, an := range []*IPDAnalysis{ia, ib} {
 		an.eachGroup(func(g *ipdGroup) {
@@ -330,7 +343,7 @@ func RunCompare(a, b *Stream, cfg IPDOptions, matchWindowNs int64, progress func
 			if cg == nil {
 				cg = &compareGroup{key: g.key, m: m.groups[g.key]}
 				groups[g.key] = cg
-				r.groups = append(r.groups, cg)
+				out = append(out, cg)
 			}
 			if side == 0 {
 				cg.a = g
@@ -339,12 +352,8 @@ func RunCompare(a, b *Stream, cfg IPDOptions, matchWindowNs int64, progress func
 			}
 		})
 	}
-	slices.SortStableFunc(r.groups, func(x, y *compareGroup) int { return cmp.Compare(y.packets(), x.packets()) })
-	if ia.other != nil || ib.other != nil || m.other != nil {
-		r.MaxFlows = ia.cfg.MaxFlows
-		r.groups = append(r.groups, &compareGroup{a: ia.other, b: ib.other, m: m.other, other: true})
-	}
-	return r, nil
+	slices.SortStableFunc(out, func(x, y *compareGroup) int { return cmp.Compare(y.packets(), x.packets()) })
+	return out
 }
 
 // packets is the flow's packets on both sides.
