@@ -17,7 +17,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # libibverbs test double the verbs sniffer's tests and bench run against (internal/fakeverbs;
 # build and demo need neither), node/npm for the independent Parquet reader, GNU time for
 # bench, Debian's pandas (no pyarrow) for the README's CSV and JSON Lines lines. A command that is already there (whatever installed it) is not reinstalled.
-NEEDS := tshark:tshark tcpreplay:tcpreplay tcpdump:tcpdump ip:iproute2 gcc:gcc prometheus:prometheus \
+NEEDS := tshark:tshark mandoc:mandoc groff:groff-base tcpreplay:tcpreplay tcpdump:tcpdump ip:iproute2 gcc:gcc prometheus:prometheus \
 	/usr/include/infiniband/verbs.h:libibverbs-dev node:nodejs npm:npm /usr/bin/time:time \
 	/usr/lib/python3/dist-packages/pandas:python3-pandas hyperfine:hyperfine
 # The VM bench (vmbench/, internal/vm) boots Debian's stock kernel under qemu with a busybox

@@ -42,6 +42,8 @@ credits' reads the buffer exactly.
 
 ` + intervalHelp + `The sender captures are read first, whole; the reports so far follow the
 receiver capture's packet time.`,
+		Example: `  ibanalyze buffer s1.pcapng s2.pcapng r.pcapng   switch buffer from data packets alone
+  ibanalyze buffer --rate HDR --json s1.pcapng r.pcapng`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBuffer(cmd.OutOrStdout(), args[:len(args)-1], args[len(args)-1], o)

@@ -43,6 +43,8 @@ Several files are read as one capture in timestamp order; - is standard
 input. Memory: about 300 bytes a connection, at most --max-connections.
 
 ` + intervalHelp,
+		Example: `  ibanalyze cm out.pcap                         connections: ends, QPs, PSNs, REQ>REP>RTU, rejects
+  ibanalyze cm --json out.pcap`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runCM(cmd.OutOrStdout(), args, o) },
 	}

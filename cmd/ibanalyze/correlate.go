@@ -88,6 +88,9 @@ The format follows the extension of -o (.parquet, .arrow, .csv, .jsonl) or
 ` + selectHelp + `The selection chooses what the cap_* columns count; the capture's time
 range and the clock offset still come from every packet, since the
 counters count them all.`,
+		Example: `  ibanalyze correlate out.pcap --telemetry diag.csv --data-ids ids.json -o joined.parquet
+  ibanalyze correlate out.pcap --telemetry out.pcap.telemetry.csv --row-span 1ms -o joined.arrow
+  ibanalyze correlate s1.pcapng --telemetry perfquery.txt -o joined.csv`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()

@@ -36,6 +36,8 @@ buffer from sender and receiver captures with 'ibanalyze buffer' instead.
 
 ` + intervalHelp + `Both need --rate: without it, credits reads its input twice, first to
 infer the link's byte time, and a signal ends it at once.`,
+		Example: `  ibanalyze credits link.pcap                   FCTBS/FCCL per VL, credit stalls, receive buffer
+  ibanalyze credits --rate '4x EDR' --plot credits.png link.pcap`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runCredits(cmd.OutOrStdout(), args, o) },
 	}

@@ -42,6 +42,12 @@ could not be decoded (a frame cut inside its headers is one).
 
 When the input is a pipe, a FIFO or a terminal (ibcap -w - -U | ibanalyze
 decode -), each frame is written as it comes; -l does so for any input.`,
+		Example: `  ibanalyze decode capture.pcap               one line per frame
+  ibanalyze decode --json capture.pcap        JSON Lines, one object per frame
+  ibanalyze decode --summary *.pcap           per file: frames, decoded, skipped, errors, bad CRCs
+  ibanalyze decode -e -v capture.pcap         + MACs, VLAN tags, DSCP, ECN, TTL, UDP source port
+  ibanalyze decode -Y 'qp == 0x11 && opcode == "RC_SEND_ONLY"' capture.pcap
+  ibcap -i eth2 -w - -U | ibanalyze decode -  live: each frame as it comes`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runDecode(cmd.OutOrStdout(), args, o) },
 	}

@@ -52,6 +52,10 @@ never replaced: the export is refused. Frames that cannot be decoded still
 get a row, with the reason in the error column. Several captures (the pieces
 of a rotated capture) are merged in time order into one table; - reads
 standard input.`,
+		Example: `  ibanalyze export out.pcap -o packets.parquet
+  ibanalyze export out.pcap -o packets.csv      or .jsonl: pandas without pyarrow
+  ibanalyze export out.pcap --partition-by date,hour,host=node17 -o dataset/
+  ibanalyze export -Y 'udp_src_port in {49152, 49153} and not fecn' out.pcap -o p.parquet`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runExport(cmd, args, o) },
 	}

@@ -72,6 +72,9 @@ Several files are read as one capture in timestamp order (rotated pieces).
 
 ` + intervalHelp + `Packets are analysed --window packets behind the reading: on a slow live
 stream a smaller --window brings reports sooner.`,
+		Example: `  ibanalyze flows out.pcap                      PSN gaps, retransmissions, NAKs, CNP/ECN, ACK latency
+  ibanalyze flows --rate 100G --plot flows.png out.pcap
+  ibanalyze flows -Y 'src == 10.0.0.0/24 || pcp == 3' --from +2s --to +3s out.pcap`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runFlows(cmd.OutOrStdout(), args, o) },
 	}

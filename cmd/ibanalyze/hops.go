@@ -57,6 +57,8 @@ series plus 8 bytes per bin of its two histograms; per flow about 240
 bytes plus 32 per hop (--max-flows).
 
 ` + intervalHelp,
+		Example: `  ibanalyze hops out.pcapng                     per switch port residence and queue from IFA probes
+  ibanalyze hops --edges 0,500ns,1us,10us --top 5 out.pcapng`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runHops(cmd.OutOrStdout(), args, o) },
 	}

@@ -67,6 +67,10 @@ flows share the same bins. Durations take ns, us, ms or s: --bin 1us,
 ` + intervalHelp + `Before the bins are picked (8192 IPDs), a report so far shows them as
 picked from the IPDs so far. Packets are analysed --window packets behind
 the reading: on a slow live stream a smaller --window brings reports sooner.`,
+		Example: `  ibanalyze ipd out.pcap                              per flow: IPD histogram and percentiles
+  ibanalyze ipd --by link --rate '4x SDR' --phases out.pcap   + expected IPD, regime changes
+  ibanalyze ipd --edges 0,1us,2us,4us,10us --plot ipd.png out.pcap
+  ibanalyze ipd --compare sender.pcap receiver.pcap   side by side, KS distance, one-way delay`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.compare {

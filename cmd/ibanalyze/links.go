@@ -22,6 +22,8 @@ marks, NAKs, retransmissions and PSN gaps over the range. An address no
 agent owns is shown as it is. A link both of whose ends capture is seen by
 two agents: it shows the larger of their figures, not the sum. "other" is
 an agent's flows past its --metrics-flows, whose ends are not known.` + fleetLong,
+		Example: `  ibanalyze links                               source -> destination host/NIC: pkt/s, rate, bytes, problems
+  ibanalyze links --range 10m --lookback 1h`,
 	}, (*fleet.Client).Links, printLinks)
 }
 

@@ -25,6 +25,11 @@ var rootCmd = &cobra.Command{
 	Short:         "Decode and analyse InfiniBand and RoCE captures",
 	SilenceUsage:  true,
 	SilenceErrors: true,
+	Example: `  ibanalyze decode capture.pcap
+  ibanalyze flows capture.pcap
+  ibanalyze ipd --by link --rate '4x SDR' --phases capture.pcap
+  ibanalyze correlate capture.pcap --telemetry perfquery.txt -o joined.parquet
+  ibanalyze nics --prometheus http://prom:9090`,
 }
 
 // quiet is --quiet/-q: no progress and no warnings on stderr.
@@ -42,7 +47,7 @@ func init() {
 var errReported = errors.New("errors reported above")
 
 func main() {
-	cmddoc.Main(rootCmd) // "ibanalyze __docs DIR": man pages and completions (make install)
+	cmddoc.Main(rootCmd, manual) // "ibanalyze __docs DIR": man pages and completions (make install)
 	stop := handleSignals()
 	err := rootCmd.Execute()
 	stop()

@@ -59,6 +59,8 @@ direction and priority (at most 4,096 link directions), and at most
 --max-pauses pauses listed per link direction and priority.
 
 ` + intervalHelp,
+		Example: `  ibanalyze pfc --rate 100G out.pcapng          pause time per link direction and priority
+  ibanalyze pfc --rate 25G --dscp-map 26=3 --storm 5ms out.pcapng`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runPFC(cmd.OutOrStdout(), args, o) },
 	}

@@ -88,6 +88,8 @@ func init() {
 		Short: "The ibcap agents Prometheus scrapes: alive, stale, stopped, and their totals",
 		Long: `status counts the agents alive, stale and stopped, adds up their packet and
 byte rates, CNPs, ECN marks, drops and errors, and lists each agent.` + fleetLong,
+		Example: `  ibanalyze status                              agents alive, stale, stopped; totals of rates, drops, errors
+  ibanalyze status --prometheus http://prom:9090 --range 5m`,
 	}, (*fleet.Client).Status, printStatus)
 }
 

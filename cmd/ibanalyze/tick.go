@@ -42,6 +42,8 @@ within the episode. ` + perfqueryHelp + `
 
 ` + intervalHelp + `A report so far finds the episode among the packets so far, or says why
 it cannot yet.`,
+		Example: `  ibanalyze tick s1.pcapng --telemetry perfquery.txt   PortXmitWait tick in ns and symbol times
+  ibanalyze tick --rate '4x SDR' --source lid:1/1 s1.pcapng --telemetry perfquery.txt`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runTick(cmd.OutOrStdout(), args, o) },
 	}

@@ -59,7 +59,7 @@ type flags struct {
 
 func main() {
 	root := newRoot()
-	cmddoc.Main(root) // "ibcap __docs DIR": man page and completions (make install)
+	cmddoc.Main(root, manual) // "ibcap __docs DIR": man page and completions (make install)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ibcap:", termtext.Lines(err.Error()))
 		os.Exit(1)

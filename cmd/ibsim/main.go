@@ -69,6 +69,12 @@ the longest flow takes across its path), or if its captures would exceed ` + fmt
 SIGINT or SIGTERM stops a run at once, at any size, and removes its files.
 
 Presets: ` + fmt.Sprint(sim.PresetNames()),
+	Example: `  ibsim --list-presets
+  ibsim --preset incast2015 -o out/             two SDR senders into one receiver, 32 KiB per VL
+  ibsim --preset incast2015 --snap 128 -o out/  taps keep headers only: 53 MB of captures, not 565
+  ibsim --preset incast2015-roce -o out/        the same incast on 10 GbE RoCEv2 through a PFC switch
+  ibsim scenario.yaml -o out/                   see sim/testdata/incast.yaml in the source
+  ibsim --preset incast2015 --print             the scenario with its defaults, as YAML`,
 	Args:          cobra.MaximumNArgs(1),
 	SilenceUsage:  true,
 	SilenceErrors: true,
@@ -100,7 +106,7 @@ func limitsHelp(limits []sim.Limit) string {
 }
 
 func main() {
-	cmddoc.Main(rootCmd) // "ibsim __docs DIR": man page and completions (make install)
+	cmddoc.Main(rootCmd, manual) // "ibsim __docs DIR": man page and completions (make install)
 	if err := rootCmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ibsim:", termtext.Lines(err.Error()))
 		os.Exit(1)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibscope/ibscope/internal/testenv"
 	"github.com/spf13/cobra"
@@ -22,23 +23,121 @@ func TestRequested(t *testing.T) {
 	}
 }
 
-// A command tree gives one page per command, which man renders, and the
-// three completions.
-func TestGenerate(t *testing.T) {
+// testManual is a Manual with every section filled.
+var testManual = Manual{
+	Date:        "2026-11-26",
+	Source:      "ibscope test",
+	ExitStatus:  []Item{{Tag: "0", Text: "all went well"}, {Tag: "1", Text: "something did not"}},
+	Environment: []Item{{Tag: "TOOL_ROOT", Text: "a directory read instead of /sys"}},
+	SeeAlso:     map[string][]string{"tool sub": {"tshark(1)", "tcpdump(8)"}},
+}
+
+// testTree is a command with two subcommands, one hidden.
+func testTree() *cobra.Command {
 	root := &cobra.Command{Use: "tool", Short: "Do things", Run: func(*cobra.Command, []string) {}}
 	root.Flags().IntP("snaplen", "s", 0, "keep at most this many bytes")
-	sub := &cobra.Command{Use: "sub", Short: "Do one thing", Run: func(*cobra.Command, []string) {}}
-	root.AddCommand(sub)
+	root.PersistentFlags().BoolP("quiet", "q", false, "say less")
+	sub := &cobra.Command{
+		Use:   "sub FILE...",
+		Short: "Do one thing",
+		Long: `sub does one thing to each FILE.
+
+.files start a paragraph that names \paths, µs and 2×, and a very long path:
+/a/very/long/path/that/does/not/fit/on/one/line/of/a/terminal/at/all/file.pcap
+
+  an indented table kept as it is
+  .dot   starts a line
+and text after it.`,
+		Example: "  tool sub x.pcap\n  tool sub -r 100G y.pcap",
+		Run:     func(*cobra.Command, []string) {},
+	}
+	sub.Flags().String("rate", "auto", "link `RATE`")
+	sub.Flags().Bool("json", false, "JSON output")
+	other := &cobra.Command{Use: "other", Short: "Do another thing", Run: func(*cobra.Command, []string) {}}
+	hidden := &cobra.Command{Use: "secret", Short: "Not shown", Hidden: true, Run: func(*cobra.Command, []string) {}}
+	root.AddCommand(sub, other, hidden)
+	return root
+}
+
+// A command tree gives one page per command, each titled by its own name,
+// with the sections man-pages(7) orders, which man renders, and the three
+// completions.
+func TestGenerate(t *testing.T) {
 	dir := t.TempDir()
-	if err := Generate(root, dir); err != nil {
+	m := testManual
+	if err := Generate(testTree(), &m, dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"man1/tool.1", "man1/tool-sub.1", "completions/bash/tool", "completions/zsh/_tool", "completions/fish/tool.fish"} {
+	for _, f := range []string{"man1/tool.1", "man1/tool-sub.1", "man1/tool-other.1", "completions/bash/tool", "completions/zsh/_tool", "completions/fish/tool.fish"} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+	if _, err := os.Stat(filepath.Join(dir, "man1/tool-secret.1")); err == nil {
+		t.Error("a page for the hidden command")
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "man1/tool-sub.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(page)
+	if !strings.HasPrefix(src, `.TH TOOL\-SUB 1 "2026-11-26" "ibscope test" "ibscope manual"`+"\n") {
+		t.Errorf("title line: %q", strings.SplitN(src, "\n", 2)[0])
+	}
+	last := -1
+	for _, sh := range []string{".SH NAME", ".SH SYNOPSIS", ".SH DESCRIPTION", ".SH OPTIONS", `.SH "EXIT STATUS"`, ".SH ENVIRONMENT", ".SH EXAMPLES", `.SH "SEE ALSO"`} {
+		i := strings.Index(src, sh+"\n")
+		if i < last {
+			t.Errorf("%s missing or out of order", sh)
+		}
+		last = i
+	}
+	for _, want := range []string{
+		`tool\-sub \- Do one thing`, `\fBtool sub\fR [\fIOPTIONS\fR] FILE...`,
+		`\fB\-\-rate\fR=\fIRATE\fR`, "link RATE (default auto)", `\fB\-\-quiet\fR`,
+		"\\&.files", `\epaths`, `\[u00B5]s and 2\[u00D7]`, `/\:a/\:very`, "\\&  .dot   starts a line",
+		".BR \\%tool (1),", ".BR \\%tool\\-other (1),", ".BR \\%tcpdump (8)\n", "TOOL_ROOT",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("tool-sub.1 lacks %q:\n%s", want, src)
+		}
+	}
+	if strings.Contains(src, "secret") {
+		t.Error("the hidden command is in SEE ALSO")
+	}
+	for _, p := range []string{"tool.1", "tool-sub.1", "tool-other.1"} {
+		checkManLint(t, filepath.Join(dir, "man1", p))
+	}
 	checkManRenders(t, filepath.Join(dir, "man1", "tool.1"), "--snaplen")
+	checkManRenders(t, filepath.Join(dir, "man1", "tool-sub.1"), "TOOL-SUB(1)")
+}
+
+func TestPageDate(t *testing.T) {
+	now := time.Date(2026, 11, 26, 23, 0, 0, 0, time.FixedZone("x", -3600))
+	for _, c := range []struct{ commit, epoch, want string }{
+		{"2026-11-20T10:00:00+02:00", "1700000000", "2026-11-20"},
+		{"", "1700000000", "2023-11-14"},
+		{"", "", "2026-11-27"},
+		{"not a time", "nor this", "2026-11-27"},
+	} {
+		if got := pageDate(c.commit, c.epoch, now); got != c.want {
+			t.Errorf("pageDate(%q, %q) = %s, want %s", c.commit, c.epoch, got, c.want)
+		}
+	}
+}
+
+// checkManLint fails on anything mandoc -T lint or groff -ww says of a
+// page: warnings, style notes, lines that cannot be adjusted.
+func checkManLint(t *testing.T, page string) {
+	t.Helper()
+	mandoc := testenv.MustHaveTool(t, "mandoc")
+	if out, err := exec.Command(mandoc, "-T", "lint", "-W", "style", page).CombinedOutput(); err != nil || len(out) > 0 {
+		t.Errorf("mandoc -T lint %s: %v\n%s", page, err, out)
+	}
+	groff := testenv.MustHaveTool(t, "groff")
+	if out, err := exec.Command(groff, "-man", "-Tutf8", "-ww", "-z", page).CombinedOutput(); err != nil || len(out) > 0 {
+		t.Errorf("groff -man -ww %s: %v\n%s", page, err, out)
+	}
 }
 
 // checkManRenders renders a page with man -l when man is installed.
@@ -82,7 +181,16 @@ func TestMakeInstall(t *testing.T) {
 		t.Errorf("extcap entry: %q, %v; want a link to %s", target, err, filepath.Join(prefix, "bin/ibcap"))
 	}
 	checkManRenders(t, filepath.Join(prefix, "share/man/man1/ibcap.1"), "pcap-filter(7)")
-	checkManRenders(t, filepath.Join(prefix, "share/man/man1/ibanalyze-ipd.1"), "ibanalyze")
+	checkManRenders(t, filepath.Join(prefix, "share/man/man1/ibcap.1"), "IBSCOPE_LIBIBVERBS")
+	checkManRenders(t, filepath.Join(prefix, "share/man/man1/ibanalyze-ipd.1"), "IBANALYZE-IPD(1)")
+	checkManRenders(t, filepath.Join(prefix, "share/man/man1/ibanalyze-tick.1"), "perfquery(8)")
+	pages, _ := filepath.Glob(filepath.Join(prefix, "share/man/man1/*.1"))
+	if len(pages) < 3 {
+		t.Errorf("man pages: %q", pages)
+	}
+	for _, p := range pages {
+		checkManLint(t, p)
+	}
 	if _, err := exec.LookPath("bash"); err == nil {
 		script := "source " + filepath.Join(prefix, "share/bash-completion/completions/ibcap") + " && complete -p ibcap"
 		if out, err := exec.Command("bash", "-c", script).CombinedOutput(); err != nil || !strings.Contains(string(out), "ibcap") {
