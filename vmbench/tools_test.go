@@ -14,9 +14,13 @@ import (
 )
 
 // toolsScript captures one ib_write_bw run three ways at once: ibcap -i
-// rxe0 (SoftRoCE by its netdev) with --telemetry and --metrics, and ibcap
-// -i vb, the receiver's side. The metrics are scraped once ibcap has
-// stopped (ibscope_capture_stopped 1, served for --metrics-linger).
+// rxe0 (SoftRoCE by its netdev) with --telemetry and --metrics, ibcap -i
+// vb, the receiver's side, and tshark -i ibcap-rxe0, Wireshark through
+// ibcap's extcap entry (a folder holding a link to ibcap, bind-mounted
+// over Wireshark's extcap folder in a mount namespace of its own, as
+// Wireshark run as root ignores WIRESHARK_EXTCAP_DIR). The metrics are
+// scraped once ibcap has stopped (ibscope_capture_stopped 1, served for
+// --metrics-linger).
 func (b *bench) toolsScript(name string, iters int) string {
 	_, dir := b.caseDir(name)
 	return scriptPrelude(dir) + fmt.Sprintf(`tc qdisc del dev va root 2>/dev/null; tc qdisc del dev vb root 2>/dev/null
@@ -24,6 +28,12 @@ func (b *bench) toolsScript(name string, iters int) string {
 %[1]s/ibcap -i vb -w $D/vb.pcap 2>ibcap-vb.err & capb=$!
 waitfor "ibcap to start" grep -q 'capturing on' ibcap.err
 waitfor "ibcap -i vb to start" grep -q 'capturing on' ibcap-vb.err
+ext=$(tshark -G folders 2>/dev/null | sed -n 's/^Extcap path:[[:space:]]*//p')
+mkdir -p extcap && ln -sf %[1]s/ibcap extcap/ibcap
+withextcap='mount --bind "$1" "$2" && shift 2 && exec tshark "$@"'
+unshare --mount --propagation private sh -c "$withextcap" sh $D/extcap "$ext" -D > tshark-D.txt 2>&1 || fail "tshark -D: $(cat tshark-D.txt)"
+unshare --mount --propagation private sh -c "$withextcap" sh $D/extcap "$ext" -i ibcap-rxe0 -w $D/extcap.pcapng 2>tshark.err & ts=$!
+waitfor "tshark's capture through ibcap to start" grep -q 'Capture started' tshark.err
 counters before
 ib_write_bw -d rxe1 -x %[2]d -n %[3]d -F -s 4096 > server.out 2>&1 & srv=$!
 waitfor "ib_write_bw to listen" sh -c "ss -Hltn | grep -q ':18515 '"
@@ -31,6 +41,7 @@ ib_write_bw -d rxe0 -x %[4]d -n %[3]d -F -s 4096 %[5]s > client.out 2>&1 || fail
 wait $srv || fail "server: $(cat server.out)"
 counters after
 kill -INT $capb; wait $capb; echo "ibcap exit $?" >> ibcap-vb.err
+kill -TERM $ts; wait $ts; echo "tshark exit $?" >> tshark.err
 kill -INT $cap
 waitfor "ibcap's final metrics" sh -c "busybox wget -qO metrics.txt http://127.0.0.1:9464/metrics && grep -q '^ibscope_capture_stopped.* 1' metrics.txt"
 kill -TERM $cap; wait $cap; echo "ibcap exit $?" >> ibcap.err
@@ -73,6 +84,35 @@ func TestCaptureTools(t *testing.T) {
 	errText, _ := os.ReadFile(filepath.Join(host, "ibcap.err"))
 	if !strings.Contains(string(errText), "ibcap exit 0") {
 		t.Errorf("ibcap -i rxe0 did not exit 0:\n%s", errText)
+	}
+
+	// Wireshark through ibcap's extcap entry: tshark -D lists rxe0 with
+	// its link type, and tshark's capture through it holds what the
+	// counters say crossed, as ibcap's own.
+	listed, _ := os.ReadFile(filepath.Join(host, "tshark-D.txt"))
+	if !strings.Contains(string(listed), ". ibcap-rxe0 (ibcap: rxe0, port 1 Ethernet (software RoCE on va))\n") {
+		t.Errorf("tshark -D does not list ibcap-rxe0:\n%s", listed)
+	}
+	tsErr, _ := os.ReadFile(filepath.Join(host, "tshark.err"))
+	if !strings.Contains(string(tsErr), "tshark exit 0") {
+		t.Errorf("tshark -i ibcap-rxe0 did not exit 0:\n%s", tsErr)
+	}
+	if ext, err := tsharkRead(filepath.Join(host, "extcap.pcapng")); err != nil {
+		t.Error(err)
+	} else {
+		var extSent, extRcvd uint64
+		for _, f := range ext {
+			switch f.src() {
+			case ip4A:
+				extSent++
+			case ip4B:
+				extRcvd++
+			}
+		}
+		if extSent != d["rxe0/sent_pkts"] || extRcvd != d["rxe0/rcvd_pkts"] {
+			t.Errorf("tshark -i ibcap-rxe0: %d packets from rxe0, %d to it; its counters: sent_pkts %d, rcvd_pkts %d", extSent, extRcvd, d["rxe0/sent_pkts"], d["rxe0/rcvd_pkts"])
+		}
+		t.Logf("tshark -i ibcap-rxe0: %d packets from rxe0, %d to it (counters: %d, %d)", extSent, extRcvd, d["rxe0/sent_pkts"], d["rxe0/rcvd_pkts"])
 	}
 
 	// --telemetry: the sidecar's first and last samples bracket the run.
