@@ -191,6 +191,15 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsReport, top int, crc bool) {
 	}
 	fmt.Fprintln(w, peak)
 	fmt.Fprintln(w)
+	writeFlowsTable(w, flows)
+	for _, f := range flows {
+		writeFlowDetail(w, f, r.ThroughputBinNs)
+	}
+}
+
+// writeFlowsTable is the one-line-a-flow table: counts, rates, losses and
+// ACK latency percentiles.
+func writeFlowsTable(w io.Writer, flows []*analyze.FlowHealth) {
 	t := table{leftCols: 1, header: []string{"flow", "packets", "frame bytes", "wire bytes", "msgs", "rate", "peak", "lost", "dup", "ooo",
 		"NAK", "RNR", "CNP", "ECN-CE", "CRC", "ack p50", "ack p99"}}
 	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
@@ -211,56 +220,60 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsReport, top int, crc bool) {
 			u(naks), u(rnr), u(f.CNPs), u(f.ECNCE), u(f.ICRCBad+f.VCRCBad), p50, p99)
 	}
 	t.write(w) // a write error sticks in the buffered writer and comes out of its Flush
-	for _, f := range flows {
-		fmt.Fprintf(w, "\n%s\n", f.Key)
-		var ops []string
-		for _, op := range f.Opcodes {
-			ops = append(ops, fmt.Sprintf("%s %d", op.Name, op.Packets))
-		}
-		fmt.Fprintf(w, "  opcodes: %s\n", strings.Join(ops, ", "))
-		if line, binNs := sparkline(f.ThroughputGbps, r.ThroughputBinNs); line != "" {
-			fmt.Fprintf(w, "  throughput per %s from the capture's start (peak over 100 packets %s): %s\n", units.FormatNs(binNs), units.FormatBitRate(f.PeakGbps*1e9), line)
-		}
-		m := f.Messages
-		resent := ""
-		if m.Resent > 0 {
-			resent = fmt.Sprintf("; %d message starts resent, counted once", m.Resent)
-		}
-		fmt.Fprintf(w, "  messages: %d (first %d, middle %d, last %d, only %d, READ and atomic requests %d%s)\n",
-			m.Total, m.First, m.Middle, m.Last, m.Only, m.Requests, resent)
-		for _, sq := range []struct {
-			name string
-			p    protostate.PSNStats
-		}{{"request", f.PSN}, {"response", f.ResponsePSN}} {
-			if p := sq.p; p != (protostate.PSNStats{}) {
-				fmt.Fprintf(w, "  %s PSNs: %d gaps skipping %d PSNs, %d later filled out of order, %d lost; %d duplicates (retransmissions)",
-					sq.name, p.Gaps, p.Missing, p.OutOfOrder, p.Lost, p.Duplicates)
-				if p.NewSequences > 0 {
-					fmt.Fprintf(w, "; %d new sequences (QP reused)", p.NewSequences)
-				}
-				fmt.Fprintln(w)
+}
+
+// writeFlowDetail is a flow's paragraph below the table: opcodes,
+// throughput over time, messages, PSN sequences, NAKs, congestion marks,
+// bad CRCs and ACK latency.
+func writeFlowDetail(w io.Writer, f *analyze.FlowHealth, binNs int64) {
+	fmt.Fprintf(w, "\n%s\n", f.Key)
+	var ops []string
+	for _, op := range f.Opcodes {
+		ops = append(ops, fmt.Sprintf("%s %d", op.Name, op.Packets))
+	}
+	fmt.Fprintf(w, "  opcodes: %s\n", strings.Join(ops, ", "))
+	if line, lineBinNs := sparkline(f.ThroughputGbps, binNs); line != "" {
+		fmt.Fprintf(w, "  throughput per %s from the capture's start (peak over 100 packets %s): %s\n", units.FormatNs(lineBinNs), units.FormatBitRate(f.PeakGbps*1e9), line)
+	}
+	m := f.Messages
+	resent := ""
+	if m.Resent > 0 {
+		resent = fmt.Sprintf("; %d message starts resent, counted once", m.Resent)
+	}
+	fmt.Fprintf(w, "  messages: %d (first %d, middle %d, last %d, only %d, READ and atomic requests %d%s)\n",
+		m.Total, m.First, m.Middle, m.Last, m.Only, m.Requests, resent)
+	for _, sq := range []struct {
+		name string
+		p    protostate.PSNStats
+	}{{"request", f.PSN}, {"response", f.ResponsePSN}} {
+		if p := sq.p; p != (protostate.PSNStats{}) {
+			fmt.Fprintf(w, "  %s PSNs: %d gaps skipping %d PSNs, %d later filled out of order, %d lost; %d duplicates (retransmissions)",
+				sq.name, p.Gaps, p.Missing, p.OutOfOrder, p.Lost, p.Duplicates)
+			if p.NewSequences > 0 {
+				fmt.Fprintf(w, "; %d new sequences (QP reused)", p.NewSequences)
 			}
+			fmt.Fprintln(w)
 		}
-		for _, n := range f.NAKs {
-			fmt.Fprintf(w, "  NAK %s: %d\n", n.Name, n.Count)
-		}
-		for _, n := range f.RNRNAKs {
-			fmt.Fprintf(w, "  RNR NAK timer %d (%s): %d\n", n.Timer, units.FormatNs(n.DelayNs), n.Count)
-		}
-		if f.FECN+f.BECN > 0 {
-			fmt.Fprintf(w, "  FECN %d, BECN %d\n", f.FECN, f.BECN)
-		}
-		if f.ICRCBad+f.VCRCBad > 0 {
-			fmt.Fprintf(w, "  bad ICRC %d, bad VCRC %d\n", f.ICRCBad, f.VCRCBad)
-		}
-		if l := f.AckLatencyNs; l != nil {
-			fs := units.FormatNs
-			fmt.Fprintf(w, "  ACK latency (%d answered, ACKs on %s): min %s p50 %s p90 %s p99 %s p99.9 %s max %s\n",
-				l.Count, f.AckPeer, fs(l.Min), fs(l.P50), fs(l.P90), fs(l.P99), fs(l.P999), fs(l.Max))
-		}
-		if f.Late > 0 {
-			fmt.Fprintf(w, "  %d packets out of order beyond the reorder window\n", f.Late)
-		}
+	}
+	for _, n := range f.NAKs {
+		fmt.Fprintf(w, "  NAK %s: %d\n", n.Name, n.Count)
+	}
+	for _, n := range f.RNRNAKs {
+		fmt.Fprintf(w, "  RNR NAK timer %d (%s): %d\n", n.Timer, units.FormatNs(n.DelayNs), n.Count)
+	}
+	if f.FECN+f.BECN > 0 {
+		fmt.Fprintf(w, "  FECN %d, BECN %d\n", f.FECN, f.BECN)
+	}
+	if f.ICRCBad+f.VCRCBad > 0 {
+		fmt.Fprintf(w, "  bad ICRC %d, bad VCRC %d\n", f.ICRCBad, f.VCRCBad)
+	}
+	if l := f.AckLatencyNs; l != nil {
+		fs := units.FormatNs
+		fmt.Fprintf(w, "  ACK latency (%d answered, ACKs on %s): min %s p50 %s p90 %s p99 %s p99.9 %s max %s\n",
+			l.Count, f.AckPeer, fs(l.Min), fs(l.P50), fs(l.P90), fs(l.P99), fs(l.P999), fs(l.Max))
+	}
+	if f.Late > 0 {
+		fmt.Fprintf(w, "  %d packets out of order beyond the reorder window\n", f.Late)
 	}
 }
 
