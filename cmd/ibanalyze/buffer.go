@@ -16,6 +16,7 @@ import (
 type bufferOpts struct {
 	json       bool
 	series     bool
+	plot       string
 	rate       rateFlag
 	cutThrough bool
 	maxPkts    int
@@ -52,6 +53,7 @@ receiver capture's packet time.`,
 	f := cmd.Flags()
 	f.BoolVar(&o.json, "json", false, "JSON report")
 	f.BoolVar(&o.series, "series", false, "with --json, include each sender's occupancy over time (downsampled)")
+	f.StringVar(&o.plot, "plot", "", "draw each sender's occupancy over time, its plateau and estimate, to `FILE` (.png, .svg, .pdf)")
 	addRateFlag(f, &o.rate, "of the link into the receiver", "inferred from back-to-back packets")
 	f.IntVar(&o.maxPkts, "max-packets", analyze.DefaultMaxPackets, maxPacketsHelp("buffer", 80))
 	f.BoolVar(&o.cutThrough, "cut-through", false, "the switch forwards packets while receiving them (holds one packet time, not two)")
@@ -62,6 +64,9 @@ receiver capture's packet time.`,
 
 func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) error {
 	if err := checkMaxPacketsFlag(o.maxPkts); err != nil {
+		return err
+	}
+	if err := checkPlot(o.plot); err != nil {
 		return err
 	}
 	opts := analyze.BufferOptions{CutThrough: o.cutThrough, MaxPackets: o.maxPkts}
@@ -113,15 +118,24 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 	for _, wn := range rep.Warnings {
 		warnf("%s", wn)
 	}
+	if o.plot != "" {
+		if err := plotBuffer(rep, o.plot); err != nil {
+			return err
+		}
+	}
 	return in.damaged(rs.totals(rep))
 }
 
-// writeBufferJSON writes the report, with the occupancy series if asked.
+// writeBufferJSON writes the report, with the occupancy series if asked
+// (a copy without them otherwise: --plot draws them).
 func writeBufferJSON(w io.Writer, rep *analyze.BufferReport, series bool) error {
 	if !series {
-		for i := range rep.Senders {
-			rep.Senders[i].Series = nil
+		c := *rep
+		c.Senders = slices.Clone(rep.Senders)
+		for i := range c.Senders {
+			c.Senders[i].Series = nil
 		}
+		rep = &c
 	}
 	return writeJSON(w, rep)
 }

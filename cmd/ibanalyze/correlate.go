@@ -21,6 +21,7 @@ import (
 type correlateOpts struct {
 	telemetry     []string
 	out           string
+	plot          string
 	format        string
 	offset        string
 	rowSpanNs     units.DurationNs
@@ -103,6 +104,7 @@ counters count them all.`,
 	f := cmd.Flags()
 	f.StringSliceVar(&o.telemetry, "telemetry", nil, "telemetry `FILE`s (repeat or comma-separate)")
 	f.StringVarP(&o.out, "output", "o", "", "output `FILE`: .parquet or .arrow")
+	f.StringVar(&o.plot, "plot", "", "draw the captured packets above the ports' packet counters over time to `FILE` (.png, .svg, .pdf)")
 	f.StringVar(&o.format, "format", "", correlate.FormatNames+" (default: from the extension of -o: .parquet, .arrow, .csv, .jsonl)")
 	f.StringVar(&o.offset, "offset", "auto", "clock offset, capture time = telemetry time + `OFFSET` (-1.5ms, 250us, ns), or auto to estimate it")
 	f.Var(&o.rowSpanNs, "row-span", "one row per fixed span of time of this `DURATION` (e.g. 1ms) instead of one per telemetry interval")
@@ -128,6 +130,9 @@ counters count them all.`,
 func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	opt, err := correlateOptions(captures, o)
 	if err != nil {
+		return err
+	}
+	if err := checkPlot(o.plot); err != nil {
 		return err
 	}
 	// correlate reads its captures twice (time range and byte rate, then the join).
@@ -166,6 +171,11 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	}
 	if res.LateIPDs > 0 {
 		warnf("%d packets were out of time order: counted, but their inter-packet delays left out", res.LateIPDs)
+	}
+	if o.plot != "" {
+		if err := plotCorrelate(captures, o.telemetry, opt, res, o.out, o.plot); err != nil {
+			return err
+		}
 	}
 	if o.json {
 		return writeJSON(stdout, correlateSummary(res, time.Since(start)))

@@ -21,6 +21,7 @@ type hopsOpts struct {
 	seriesInterval  units.DurationNs
 	series          bool
 	json            bool
+	plot            string
 	top             int
 	window          int
 	maxFlows        int
@@ -74,6 +75,7 @@ bytes plus 32 per hop (--max-flows).
 	f.Var(&o.seriesInterval, "series-interval", "the series' interval of packet time (doubled past 512 intervals)")
 	f.BoolVar(&o.series, "series", false, "with --json, include each port's series")
 	f.BoolVar(&o.json, "json", false, "JSON output")
+	f.StringVar(&o.plot, "plot", "", "draw each switch port's residence time and queue occupancy over time to `FILE` (.png, .svg, .pdf)")
 	f.IntVar(&o.top, "top", 20, "text output: the `N` ports and flows with the most residence time (0: all)")
 	addWindowFlag(f, &o.window)
 	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart; probes of later ones count for their ports only (at most %d)", analyze.MaxFlowsLimit))
@@ -173,6 +175,9 @@ func runHops(stdout io.Writer, paths []string, o hopsOpts) error {
 	if err != nil {
 		return err
 	}
+	if err := checkPlot(o.plot); err != nil {
+		return err
+	}
 	a, err := analyze.NewHopsAnalysis(opts)
 	if err != nil {
 		return err
@@ -201,6 +206,11 @@ func runHops(stdout io.Writer, paths []string, o hopsOpts) error {
 	}
 	if r.MaxFlows > 0 {
 		warnf("more than %d flows: %d probes of later ones counted for their ports only; --max-flows raises the bound", r.MaxFlows, r.OtherProbes)
+	}
+	if o.plot != "" {
+		if err := plotHops(r, o.plot); err != nil {
+			return err
+		}
 	}
 	return in.damaged(run.reports.totals(r))
 }

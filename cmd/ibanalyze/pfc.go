@@ -17,6 +17,7 @@ type pfcOpts struct {
 	storm     units.DurationNs
 	dscpMap   string
 	json      bool
+	plot      string
 	top       int
 	maxPauses int
 	window    int
@@ -69,6 +70,7 @@ direction and priority (at most 4,096 link directions), and at most
 	f.Var(&o.storm, "storm", "a pause longer than `DURATION` without a gap is a storm")
 	f.StringVar(&o.dscpMap, "dscp-map", "", "DSCP to priority for untagged RoCE packets, e.g. 26=3,46=5 (the rest: DSCP>>3)")
 	f.BoolVar(&o.json, "json", false, "JSON output")
+	f.StringVar(&o.plot, "plot", "", "draw the pauses over time, a row per link direction and priority, to `FILE` (.png, .svg, .pdf)")
 	f.IntVar(&o.top, "top", 10, "text output: the `N` busiest flows per priority (0: all)")
 	f.IntVar(&o.maxPauses, "max-pauses", analyze.DefaultPauseIntervals, fmt.Sprintf("--json: list the first `N` pauses per link direction and priority (at most %d)", analyze.MaxPauseIntervals))
 	addWindowFlag(f, &o.window)
@@ -119,6 +121,9 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 	if err := checkWindow(o.window); err != nil {
 		return err
 	}
+	if err := checkPlot(o.plot); err != nil {
+		return err
+	}
 	rate, from, ok, err := o.rate.resolve(paths)
 	if err != nil {
 		return err
@@ -167,6 +172,11 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 	}
 	if r.UnattributedPackets > 0 {
 		warnf("%d RoCE packets without Ethernet addresses (a cooked capture): not matched to a link direction", r.UnattributedPackets)
+	}
+	if o.plot != "" {
+		if err := plotPFC(r, o.plot, o.maxPauses); err != nil {
+			return err
+		}
 	}
 	return in.damaged(run.reports.totals(r))
 }

@@ -15,6 +15,7 @@ import (
 type tickOpts struct {
 	telemetry string
 	json      bool
+	plot      string
 	rate      rateFlag
 	iface     int
 	source    string
@@ -50,6 +51,7 @@ it cannot yet.`,
 	f := cmd.Flags()
 	f.StringVar(&o.telemetry, "telemetry", "", "telemetry `FILE` with PortXmitWait samples (required)")
 	f.BoolVar(&o.json, "json", false, "JSON report")
+	f.StringVar(&o.plot, "plot", "", "draw the IPD phases above the PortXmitWait counter over time to `FILE` (.png, .svg, .pdf)")
 	addRateFlag(f, &o.rate, "whose symbol time the tick is counted in", "inferred from back-to-back packets (4x preferred)")
 	f.IntVar(&o.iface, "iface", -1, "capture interface (direction) the port sends on; -1: the one with the most data packets")
 	f.StringVar(&o.source, "source", "", "telemetry series to use, e.g. lid:1/1 (default: the LID of the captured packets' source)")
@@ -72,6 +74,9 @@ func runTick(w io.Writer, paths []string, o tickOpts) error {
 		return fmt.Errorf("--iface %d: want 0 to %d, or -1 for the interface with the most data packets", o.iface, math.MaxInt8)
 	}
 	if err := checkMaxPacketsFlag(o.maxPkts); err != nil {
+		return err
+	}
+	if err := checkPlot(o.plot); err != nil {
 		return err
 	}
 	opts := analyze.TickOptions{Iface: o.iface, MinPhasePackets: o.minPhase, MaxPackets: o.maxPkts}
@@ -122,6 +127,11 @@ func runTick(w io.Writer, paths []string, o tickOpts) error {
 	rep := run.report
 	for _, wn := range rep.Warnings {
 		warnf("%s: %s", rep.File, wn)
+	}
+	if o.plot != "" {
+		if err := plotTick(rep, series, o.plot); err != nil {
+			return err
+		}
 	}
 	return in.damaged(run.reports.totals(rep))
 }

@@ -19,13 +19,15 @@ import (
 // The picture's size: a fixed width, and a height that grows with the
 // panels and with the legend's rows, so that nothing is drawn past an edge.
 const (
-	Width         = 8 * vg.Inch
-	onePanel      = 4.5 * vg.Inch // a figure of one panel
-	stackedPanel  = 2.6 * vg.Inch // each panel of a stack
-	titleGap      = 4             // points between the title and the panels
-	legendGap     = 6             // points above and below the legend
-	legendColGap  = 16            // points between legend columns
-	edgeMargin    = 6             // points kept free at the left and right edges
+	Width        = 8 * vg.Inch
+	onePanel     = 4.5 * vg.Inch // a figure of one panel
+	stackedPanel = 2.6 * vg.Inch // each panel of a stack
+	// A timeline's rows take timelineRow each, and its axes and labels
+	// about an inch more, up to maxTimelineIn.
+	titleGap      = 4  // points between the title and the panels
+	legendGap     = 6  // points above and below the legend
+	legendColGap  = 16 // points between legend columns
+	edgeMargin    = 6  // points kept free at the left and right edges
 	timelineRow   = 0.28 * vg.Inch
 	maxTimelineIn = 9 * vg.Inch
 )
@@ -156,12 +158,14 @@ func (f *figure) draw(c draw.Canvas) {
 	for i, p := range f.panels {
 		rows[i] = []*plot.Plot{p}
 	}
-	// Panels share the x axis: one set of tick labels, at the bottom.
-	canvases := plot.Align(rows, draw.Tiles{Rows: n, Cols: 1, PadY: vg.Points(4)}, c)
-	for i, p := range f.panels {
+	for _, p := range f.panels {
 		if !f.fixedY[p] {
 			headroom(p)
 		}
+	}
+	// Aligned: the panels' data areas have one width, under one another.
+	canvases := plot.Align(rows, draw.Tiles{Rows: n, Cols: 1, PadY: vg.Points(4)}, c)
+	for i, p := range f.panels {
 		p.Draw(canvases[i][0])
 	}
 }
@@ -198,12 +202,13 @@ func (f *figure) write(path string) error {
 func newPanel(yLabel string) *plot.Plot {
 	p := plot.New()
 	p.Y.Label.Text = yLabel
+	p.Y.Tick.Marker = numberTicks{}
 	p.Add(plotter.NewGrid())
 	return p
 }
 
-// shareX gives the panels one x range and time axis, labelled only on
-// the last.
+// shareX gives the panels one x range and time axis, named below the
+// last.
 func shareX(panels []*plot.Plot, xLabel string) {
 	lo, hi := panels[0].X.Min, panels[0].X.Max
 	for _, p := range panels[1:] {
@@ -211,19 +216,22 @@ func shareX(panels []*plot.Plot, xLabel string) {
 	}
 	for i, p := range panels {
 		p.X.Min, p.X.Max = lo, hi
-		p.X.Tick.Marker = timeTicks{unit: 1, unlabelled: i < len(panels)-1}
+		p.X.Tick.Marker = timeTicks{unit: 1}
 		if i == len(panels)-1 {
 			p.X.Label.Text = xLabel
 		}
 	}
 }
 
-// headroom raises a linear y axis's top by 5% of its span, so that the
-// highest line is not drawn on the frame.
+// headroom starts a linear y axis at 0 (what the analyses draw, rates,
+// counts, times, is 0 or more: a level reads against none) and raises its
+// top by 5% of its span, so that the highest line is not drawn on the
+// frame.
 func headroom(p *plot.Plot) {
 	if _, linear := p.Y.Scale.(plot.LinearScale); !linear {
 		return
 	}
+	p.Y.Min = min(p.Y.Min, 0)
 	if p.Y.Max > p.Y.Min {
 		p.Y.Max += 0.05 * (p.Y.Max - p.Y.Min)
 	}

@@ -18,7 +18,9 @@ import (
 type Figure struct {
 	Title  string
 	XLabel string // default: "time since the first packet"
-	Panels []Panel
+	// From and To fix the time axis's range (seconds); both 0: the data's.
+	From, To float64
+	Panels   []Panel
 	// BarKinds names the kinds of Bar (Bar.Kind indexes it): "pause",
 	// "storm".
 	BarKinds []string
@@ -68,17 +70,20 @@ func Draw(path string, f Figure) error {
 		return errors.New("nothing to plot")
 	}
 	fig := figure{title: f.Title}
-	color := 0
+	color, shade := 0, 0
 	for _, pn := range f.Panels {
 		p := newPanel(pn.YLabel)
 		if pn.YNs {
 			p.Y.Tick.Marker = timeTicks{unit: 1e-9}
+			p.Y.Min = 0 // a duration's axis starts at none
 		}
 		h := PanelHeight(len(f.Panels))
+		var spans []entry
 		for _, s := range pn.Spans {
-			sp := &span{from: s.From, to: s.To, color: spanColor}
-			p.Add(sp)
-			fig.legend = append(fig.legend, entry{s.Name, sp})
+			sp := &span{from: s.From, to: s.To, color: spanColor(shade)}
+			shade++
+			p.Add(sp) // first: behind the lines
+			spans = append(spans, entry{s.Name, sp})
 		}
 		if len(pn.Rows) > 0 {
 			if len(pn.Rows) > MaxRows {
@@ -96,7 +101,7 @@ func Draw(path string, f Figure) error {
 				fig.fixedY = map[*plot.Plot]bool{}
 			}
 			fig.fixedY[p] = true
-			h = max(h, min(vg.Length(len(pn.Rows))*timelineRow+1.2*vg.Inch, maxTimelineIn))
+			h = min(max(vg.Length(len(pn.Rows))*timelineRow+1.2*vg.Inch, 2*vg.Inch), maxTimelineIn)
 		}
 		for _, l := range pn.Lines {
 			pts := make(plotter.XYs, len(l.XS))
@@ -110,6 +115,7 @@ func Draw(path string, f Figure) error {
 			fig.legend = append(fig.legend, entry{l.Name, ln})
 			color++
 		}
+		fig.legend = append(fig.legend, spans...)
 		fig.panels = append(fig.panels, p)
 		fig.heights = append(fig.heights, h)
 	}
@@ -120,12 +126,19 @@ func Draw(path string, f Figure) error {
 	if xLabel == "" {
 		xLabel = "time since the first packet"
 	}
+	if f.To > f.From {
+		for _, p := range fig.panels {
+			p.X.Min, p.X.Max = f.From, f.To
+		}
+	}
 	shareX(fig.panels, xLabel)
 	return fig.write(path)
 }
 
-// spanColor shades spans: light enough for lines to show through.
-var spanColor = color.NRGBA{R: 255, G: 200, B: 80, A: 90}
+// spanColors shade spans: light enough for lines to show through.
+var spanColors = []color.NRGBA{{R: 255, G: 200, B: 80, A: 90}, {R: 120, G: 180, B: 255, A: 70}, {R: 180, G: 230, B: 140, A: 90}, {R: 230, G: 150, B: 230, A: 70}}
+
+func spanColor(i int) color.Color { return spanColors[i%len(spanColors)] }
 
 // barColors are the timeline's kinds of bar.
 var barColors = []color.Color{

@@ -106,13 +106,7 @@ const maxTimeTicks = 10
 // a power of ten) chosen from the span, 5 to 11 labelled ticks, each label
 // with the unit the axis's largest value reads best in: "0", "50ms",
 // "100ms".
-//
-// unlabelled keeps the ticks and drops their labels: the upper panels of a
-// stack, whose time axis the bottom one labels.
-type timeTicks struct {
-	unit       float64
-	unlabelled bool
-}
+type timeTicks struct{ unit float64 }
 
 func (t timeTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || math.IsInf(hi-lo, 0) || !(t.unit > 0) {
@@ -152,9 +146,6 @@ func (t timeTicks) Ticks(lo, hi float64) []plot.Tick {
 				tk.Label = strconv.FormatFloat(tk.Value*t.unit/per, 'f', decimals, 64) + name
 			}
 		}
-		if t.unlabelled {
-			tk.Label = ""
-		}
 		ticks = append(ticks, tk)
 	}
 	return ticks
@@ -183,4 +174,31 @@ func addLine(p *plot.Plot, i int, name string, pts plotter.XYs) (*plotter.Line, 
 	l.Dashes = plotutil.Dashes(i)
 	p.Add(l)
 	return l, nil
+}
+
+// numberTicks are plot's default ticks labelled without trailing zeros,
+// and with k, M or G from 10,000 up: "2500", "17.5k", "0.25".
+type numberTicks struct{}
+
+func (numberTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = formatNumber(ticks[i].Value)
+		}
+	}
+	return ticks
+}
+
+func formatNumber(v float64) string {
+	for _, u := range []struct {
+		from, div float64
+		suffix    string
+	}{{1e9, 1e9, "G"}, {1e6, 1e6, "M"}, {1e4, 1e3, "k"}} {
+		if math.Abs(v) >= u.from {
+			return strconv.FormatFloat(v/u.div, 'f', -1, 64) + u.suffix
+		}
+	}
+	// Rounded to 6 significant digits: float steps such as 0.30000000000000004.
+	return strconv.FormatFloat(v, 'g', 6, 64)
 }

@@ -63,3 +63,11 @@ func TestPlotLinesTimeAxis(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatNumber(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 2500: "2500", 17500: "17.5k", 0.25: "0.25", 0.1 + 0.2: "0.3", 3e6: "3M", 1.5e9: "1.5G", -20000: "-20k"} {
+		if got := formatNumber(v); got != want {
+			t.Errorf("%g: %q, want %q", v, got, want)
+		}
+	}
+}
