@@ -62,6 +62,9 @@ type StreamOptions struct {
 	// window; the others are counted in NotSelected. Once its count is
 	// reached the reading ends.
 	Select *filter.Selection
+	// Workers, above 1, decodes regular files on that many goroutines
+	// (capfile.StreamOptions.Workers): the packets and counts are the same.
+	Workers int
 }
 
 // StreamStats counts what a Stream read and what it did about disorder.
@@ -137,6 +140,7 @@ type Opener func(need StreamOptions) (*Stream, error)
 func Files(paths []string, base StreamOptions) Opener {
 	return func(need StreamOptions) (*Stream, error) {
 		need.WindowPackets = base.WindowPackets
+		need.Workers = base.Workers
 		if need.OnDecodeError == nil {
 			need.OnDecodeError = base.OnDecodeError
 		}
@@ -171,6 +175,7 @@ func checkWindow(w int) error {
 func (s *Stream) decodeOptions(opts StreamOptions) capfile.StreamOptions {
 	keepLink, keepMAC := opts.LinkPackets, opts.MACControl
 	return capfile.StreamOptions{CheckCRC: opts.CheckCRC, OnDecodeError: opts.OnDecodeError, OnFileError: opts.OnFileError, Stop: opts.Stop,
+		Workers: opts.Workers,
 		Keep: func(f *decode.Frame) bool {
 			switch {
 			case keepMAC && f.Has&(decode.HasPFC|decode.HasPause) != 0:

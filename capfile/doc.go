@@ -17,6 +17,9 @@
 //     that could not be decoded counted and told (or handed out when asked),
 //     damaged files told with file, frame and byte offset while the others
 //     are read on.
+//     With StreamOptions.Workers above 1, regular files are read ahead
+//     and decoded on that many goroutines (readahead.go), the frames handed
+//     back in order, the same as on one.
 //
 // Ways out: Encoder is the one writer of capture bytes: pcap (ns or µs;
 // AppendPcapFileHeader, AppendPcapRecord), pcapng (AppendNgSectionHeader,

@@ -40,18 +40,26 @@ type Reader struct {
 	ngIfaces []ngInterface
 	// captureHost is the host the first section header names (NgCaptureHost).
 	captureHost string
-	// stop, once set, ends the file as if it ended there (SetStop).
-	stop *atomic.Bool
+	// stop, once set, ends the file as if it ended there (SetStop); atomic
+	// because a file read ahead (readahead.go) reads on another goroutine.
+	stop atomic.Pointer[atomic.Bool]
+	// regular is set for a regular file opened by Open: one that may be
+	// read ahead (a pipe is read as its frames come).
+	regular bool
+	ahead   *readAhead // the records read and decoded ahead, nil when not
 }
 
 // SetStop makes the reader look at stop wherever it reads on without
 // handing out a frame (pcapng blocks that are not packets, ERF padding):
 // once stop is set, it returns io.EOF as at the end of the file. A file of
 // nothing but such records then still stops when asked.
-func (r *Reader) SetStop(stop *atomic.Bool) { r.stop = stop }
+func (r *Reader) SetStop(stop *atomic.Bool) { r.stop.Store(stop) }
 
 // stopped reports whether the reader was asked to stop.
-func (r *Reader) stopped() bool { return r.stop != nil && r.stop.Load() }
+func (r *Reader) stopped() bool {
+	stop := r.stop.Load()
+	return stop != nil && stop.Load()
+}
 
 // FileError is damage to the file itself, after which no later frame can be
 // trusted: a bad header, a record cut short, an impossible record length.
@@ -120,15 +128,16 @@ func Open(path string) (*Reader, error) {
 		return nil, err
 	}
 	size := int64(readBufLen)
+	regular := false
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		size = st.Size()
+		size, regular = st.Size(), true
 	}
 	r, err := newReader(f, path, size, nil)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	r.closer = f
+	r.closer, r.regular = f, regular
 	return r, nil
 }
 
@@ -258,6 +267,10 @@ func (r *Reader) SetCheckCRC(on bool) { r.dec.CheckCRC = on }
 
 // Close closes the file opened by Open.
 func (r *Reader) Close() error {
+	if r.ahead != nil {
+		r.ahead.close()
+		r.ahead = nil
+	}
 	if r.decompressor != nil {
 		r.decompressor.Close()
 	}
@@ -274,18 +287,39 @@ func (r *Reader) Close() error {
 // with f.Transport == TransportNone. The frame's byte slices stay valid until
 // the next call.
 func (r *Reader) Next(f *decode.Frame) error {
+	if r.ahead != nil {
+		g, err := r.ahead.next()
+		if g != nil {
+			*f = *g
+		}
+		return err
+	}
 	data, err := r.record(f)
 	if err != nil {
 		return r.recordFailed(f, err)
 	}
 	if err := r.dec.Decode(data, f); err != nil {
-		var fe *decode.FrameError
-		if !errors.As(err, &fe) {
-			fe = &decode.FrameError{Msg: err.Error()}
-		}
-		return &DecodeError{Name: r.name, Frame: f.Number, Offset: f.Offset, Err: fe}
+		return r.decodeError(f, err)
 	}
 	return nil
+}
+
+// frame is Next for a Stream: the frame read ahead where its batch holds
+// it (no copy), else f, read into.
+func (r *Reader) frame(f *decode.Frame) (*decode.Frame, error) {
+	if r.ahead != nil {
+		return r.ahead.next()
+	}
+	return f, r.Next(f)
+}
+
+// decodeError is the *DecodeError of frame f, which Decode refused with err.
+func (r *Reader) decodeError(f *decode.Frame, err error) *DecodeError {
+	var fe *decode.FrameError
+	if !errors.As(err, &fe) {
+		fe = &decode.FrameError{Msg: err.Error()}
+	}
+	return &DecodeError{Name: r.name, Frame: f.Number, Offset: f.Offset, Err: fe}
 }
 
 // NextRecord reads the next record without decoding it: f gets the record's

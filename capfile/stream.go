@@ -72,6 +72,12 @@ type StreamOptions struct {
 	// long run of frames that are not handed out must not make the stream
 	// deaf to it (a zstd file of non-RoCE frames ran 630 s past SIGINT).
 	Stop *atomic.Bool
+	// Workers, above 1, decodes the frames of regular files on that many
+	// goroutines, ahead of Next (readahead.go): the frames, their order,
+	// errors and counts are those of a stream decoded on the caller's
+	// goroutine, which 0 or 1 keeps. A pipe is always read on the caller's,
+	// as its frames come.
+	Workers int
 }
 
 // StreamStats counts what a Stream read.
@@ -106,10 +112,11 @@ type Stream struct {
 
 type streamFile struct {
 	r        *Reader
-	f        decode.Frame
-	err      *DecodeError // f could not be decoded (Undecoded)
-	ok       bool         // f holds the file's next frame
-	keyNs    int64        // f's place in the merge: its time, or its predecessor's when untimed
+	f        decode.Frame  // the frame read, unless read ahead
+	cur      *decode.Frame // the frame read: f, or in a batch read ahead
+	err      *DecodeError  // f could not be decoded (Undecoded)
+	ok       bool          // f holds the file's next frame
+	keyNs    int64         // f's place in the merge: its time, or its predecessor's when untimed
 	started  bool
 	lastTsNs int64
 	size     int64
@@ -166,10 +173,30 @@ func NewStream(readers []*Reader, opts StreamOptions) *Stream {
 			s.formatResNs = max(s.formatResNs, r.ResolutionNs())
 		}
 	}
+	s.readAhead(opts.Workers)
 	for i := range s.files {
 		s.advance(i)
 	}
 	return s
+}
+
+// readAhead has the regular files decoded on workers goroutines, if more than one.
+func (s *Stream) readAhead(workers int) {
+	if workers <= 1 || s.opts.Records {
+		return
+	}
+	var pool *decodePool
+	for _, f := range s.files {
+		if f.r.regular {
+			if pool == nil {
+				pool = newDecodePool(workers)
+			}
+			f.r.readAhead(pool)
+		}
+	}
+	if pool != nil {
+		pool.start()
+	}
 }
 
 // Close closes every file.
@@ -256,9 +283,9 @@ func (s *Stream) Next() (*decode.Frame, int, error) {
 	}
 	sf := s.files[best]
 	if sf.err != nil {
-		return &sf.f, best, sf.err
+		return sf.cur, best, sf.err
 	}
-	return &sf.f, best, nil
+	return sf.cur, best, nil
 }
 
 // advance reads file i up to its next frame to hand out.
@@ -269,8 +296,9 @@ func (s *Stream) advance(i int) {
 		if s.opts.Stop != nil && s.opts.Stop.Load() {
 			return // as at the end of the file: nothing more is read
 		}
-		f := &sf.f
-		if err := s.read(sf); err != nil {
+		f, err := s.read(sf)
+		sf.cur = f
+		if err != nil {
 			if !s.frameFailed(sf, err) {
 				return
 			}
@@ -305,12 +333,12 @@ func (s *Stream) advance(i int) {
 }
 
 // read reads the next frame of sf, decoded unless Records.
-func (s *Stream) read(sf *streamFile) error {
+func (s *Stream) read(sf *streamFile) (*decode.Frame, error) {
 	if s.opts.Records {
 		_, err := sf.r.NextRecord(&sf.f)
-		return err
+		return &sf.f, err
 	}
-	return sf.r.Next(&sf.f)
+	return sf.r.frame(&sf.f)
 }
 
 // frameFailed handles a read error: a frame that could not be decoded is

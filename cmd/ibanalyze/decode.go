@@ -87,6 +87,10 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 	if err != nil {
 		return err
 	}
+	nworkers, err := workers()
+	if err != nil {
+		return err
+	}
 	if sel != nil {
 		sel.Count = o.count
 	}
@@ -96,7 +100,7 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 	for _, path := range paths {
 		// One stream per file: each file is printed and counted on its own.
 		var damaged error
-		s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true,
+		s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true, Workers: nworkers,
 			OnFileError: func(err error) { damaged = err }})
 		if err != nil { // a file never opened has no counts to report
 			failed = true

@@ -38,6 +38,10 @@ type input struct {
 // the policy above.
 func newInput(opts analyze.StreamOptions) (*input, error) {
 	in := &input{opts: opts}
+	var err error
+	if in.opts.Workers, err = workers(); err != nil {
+		return nil, err
+	}
 	sel, err := selected.selection()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,198 @@
+package capfile
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// transcript reads paths as a Stream with opts and writes down everything
+// a caller sees: each frame (file, record, headers, CRC results) with its
+// error, each decode and file error told, the counts and the resolution.
+// stopAfter, when above 0, sets opts.Stop after that many frames.
+func transcript(t *testing.T, paths []string, opts StreamOptions, stopAfter int) string {
+	t.Helper()
+	var b strings.Builder
+	opts.OnDecodeError = func(err *DecodeError) { fmt.Fprintf(&b, "told: %v\n", err) }
+	opts.OnFileError = func(err error) { fmt.Fprintf(&b, "file: %v\n", err) }
+	var stop atomic.Bool
+	if stopAfter > 0 {
+		opts.Stop = &stop
+	}
+	s, err := OpenStream(paths, opts)
+	if err != nil {
+		return "open: " + err.Error()
+	}
+	defer s.Close()
+	for n := 1; ; n++ {
+		f, file, err := s.Next()
+		if err == io.EOF {
+			break
+		}
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		fmt.Fprintf(&b, "%d #%d @%d %d ns cap %d wire %d has %x dir %d iface %d icrc %v vcrc %v %s\n", file, f.Number, f.Offset, f.TsNs,
+			f.CapLen, f.WireLen, f.Has, f.Dir, f.Iface, f.ICRCOK, f.VCRCOK, f.AppendJSON(nil, msg))
+		if n == stopAfter {
+			stop.Store(true)
+		}
+	}
+	done, total := s.Progress()
+	fmt.Fprintf(&b, "%+v resolution %d ns progress %d of %d\n", s.Stats(), s.ResolutionNs(), done, total)
+	return b.String()
+}
+
+// readAheadCaptures writes captures that take many batches, with every
+// kind of damage between their frames, and returns their paths by name.
+func readAheadCaptures(t *testing.T) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := []([]byte){rocePacket(t, 0x06, 128), rocePacket(t, 0x07, 128), rocePacket(t, 0x08, 128), rocePacket(t, 0x11, 0), rocePacket(t, 0x0A, 1000)}
+	unknownOp := append([]byte(nil), good[3]...)
+	unknownOp[14+20+8] = 0x1f // the BTH opcode: not one there is
+	badCRC := append([]byte(nil), good[0]...)
+	badCRC[len(badCRC)-10] ^= 0xff // a payload byte: the ICRC fails
+	frames := append(append([][]byte{}, good...), unknownOp, badCRC, []byte("not a frame"))
+	clean := memCapture(t, decode.LinkTypeEthernet, 5000, frames...)
+
+	// records walks the records of a classic pcap: their offsets.
+	records := func(file []byte) []int {
+		var offs []int
+		for off := 24; off+16 <= len(file); off += 16 + int(binary.LittleEndian.Uint32(file[off+8:])) {
+			offs = append(offs, off)
+		}
+		return offs
+	}
+	offs := records(clean)
+	badHeaders := append([]byte(nil), clean...)
+	for _, i := range []int{1, 255, 256, 700, 4999} {
+		off := offs[i]
+		binary.LittleEndian.PutUint32(badHeaders[off+12:], 1) // wire length below the captured length
+	}
+	binary.LittleEndian.PutUint32(badHeaders[offs[300]+4:], 2_000_000_000) // nanoseconds past a second
+	damaged := append([]byte(nil), clean...)
+	binary.LittleEndian.PutUint32(damaged[offs[3000]+8:], 1<<30) // a record length no record has
+
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(badHeaders)
+	zw.Close()
+	ng, err := os.ReadFile(filepath.Join(pcapsDir, "mixed.pcapng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{
+		"clean":       write("clean.pcap", clean),
+		"bad headers": write("badheaders.pcap", badHeaders),
+		"damaged":     write("damaged.pcap", damaged),
+		"cut":         write("cut.pcap", clean[:offs[4000]+30]),
+		"gzip":        write("badheaders.pcap.gz", gz.Bytes()),
+		"pcapng x2":   write("two-sections.pcapng", append(append([]byte(nil), ng...), ng...)),
+		"empty":       write("empty.pcap", clean[:24]),
+	}
+}
+
+// TestReadAheadSameAsOneCore: a stream decoded on several workers gives a
+// caller exactly what one decoded on its goroutine gives (frames, errors,
+// what is told, counts), for every bundled capture, for captures of many
+// batches damaged in every way, for several files merged, with and
+// without CRC checks, with undecodable and untimed frames handed out or
+// not, and when stopped part way.
+func TestReadAheadSameAsOneCore(t *testing.T) {
+	caps := readAheadCaptures(t)
+	inputs := map[string][]string{}
+	var all []string
+	for _, name := range generatedFiles(t) {
+		p := filepath.Join(pcapsDir, name)
+		inputs[name] = []string{p}
+		all = append(all, p)
+	}
+	inputs["every bundled capture merged"] = all
+	for name, p := range caps {
+		inputs[name] = []string{p}
+	}
+	inputs["merged with damage"] = []string{caps["clean"], caps["damaged"], caps["gzip"], filepath.Join(pcapsDir, "rocev2_ipv4.pcap")}
+	optss := map[string]StreamOptions{
+		"default":   {},
+		"crc":       {CheckCRC: true},
+		"all":       {CheckCRC: true, Undecoded: true, Untimed: true},
+		"keep some": {CheckCRC: true, Keep: func(f *decode.Frame) bool { return f.Number%3 != 0 }},
+	}
+	for name, paths := range inputs {
+		for oname, opts := range optss {
+			for _, stopAfter := range []int{0, 700} {
+				t.Run(fmt.Sprintf("%s/%s/stop=%d", name, oname, stopAfter), func(t *testing.T) {
+					want := transcript(t, paths, opts, stopAfter)
+					for _, workers := range []int{2, 5} {
+						o := opts
+						o.Workers = workers
+						if got := transcript(t, paths, o, stopAfter); got != want {
+							t.Errorf("%d workers: the stream differs from one decoded on one goroutine:\n%s", workers, firstDifference(got, want))
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// firstDifference shows the first line where got and want part.
+func firstDifference(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			return fmt.Sprintf("line %d:\n got  %s\n want %s", i+1, g[i], w[i])
+		}
+	}
+	return fmt.Sprintf("%d lines, want %d", len(g), len(w))
+}
+
+// TestReadAheadCloseEarly: a stream closed before its end leaves no
+// goroutine behind, nor does one read to its end.
+func TestReadAheadCloseEarly(t *testing.T) {
+	caps := readAheadCaptures(t)
+	before := runtime.NumGoroutine()
+	for _, frames := range []int{0, 1, 300, 1 << 30} {
+		s, err := OpenStream([]string{caps["clean"], caps["gzip"]}, StreamOptions{CheckCRC: true, Workers: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range frames {
+			if _, _, err := s.Next(); err == io.EOF {
+				break
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines a minute after closing, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// jobs is -j/--jobs: how many cores read a capture. A regular file's
+// frames are decoded (CRCs checked) on that many goroutines ahead of the
+// analysis, which takes them in the capture's order: the results are the
+// same whatever N (capfile.StreamOptions.Workers). -j 1 keeps one core.
+var jobs = runtime.GOMAXPROCS(0)
+
+// maxJobs bounds -j: more goroutines than this only cost memory (each
+// file read ahead holds 2N+2 batches of 256 frames).
+const maxJobs = 256
+
+func init() {
+	rootCmd.PersistentFlags().IntVarP(&jobs, "jobs", "j", jobs,
+		"decode on `N` cores (default: all, as GOMAXPROCS); 1 keeps one; the output is the same")
+}
+
+// workers is -j, checked.
+func workers() (int, error) {
+	if jobs < 1 || jobs > maxJobs {
+		return 0, fmt.Errorf("-j %d: want 1 to %d cores", jobs, maxJobs)
+	}
+	return jobs, nil
+}

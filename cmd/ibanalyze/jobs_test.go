@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestJobsSameOutput: every analysis gives byte for byte the same output,
+// warnings and exit code on several cores (-j 3) as on one (-j 1): on the
+// bundled captures, on a simulated incast of many read-ahead batches, on
+// damaged captures, with --json, --interval, --select, --from and -c.
+func TestJobsSameOutput(t *testing.T) {
+	pcaps, err := filepath.Glob(filepath.Join("..", "..", "testdata", "pcaps", "*.pcap*"))
+	if err != nil || len(pcaps) == 0 {
+		t.Fatalf("no bundled captures: %v", err)
+	}
+	dir := t.TempDir()
+	damaged, damagedNG := damagedCapture(t, dir), damagedCaptureNG(t, dir)
+	sim := simIncast(t)
+	s1, s2, r, tel := filepath.Join(sim, "s1.pcap"), filepath.Join(sim, "s2.pcap"), filepath.Join(sim, "r.pcap"), filepath.Join(sim, "perfquery.txt")
+	every := []string{s1, damaged, damagedNG}
+	var cases [][]string
+	for _, cmd := range []string{"flows", "ipd", "cm", "pfc", "hops"} {
+		for _, in := range [][]string{pcaps, {s1}, {damaged}, {damagedNG}, every} {
+			cases = append(cases, append([]string{cmd}, in...), append([]string{cmd, "--json"}, in...))
+		}
+	}
+	for _, in := range [][]string{pcaps, every} {
+		cases = append(cases,
+			append([]string{"decode"}, in...),
+			append([]string{"decode", "--json"}, in...),
+			append([]string{"decode", "--summary"}, in...),
+			append([]string{"decode", "--summary", "--json", "--no-crc"}, in...),
+			append([]string{"decode", "-c", "300", "-Y", "psn > 3"}, in...))
+	}
+	cases = append(cases,
+		[]string{"flows", "--json", "--interval", "100us", s1},
+		[]string{"flows", "--interval", "100us", s1, damaged},
+		[]string{"ipd", "--json", "--interval", "100us", s1},
+		[]string{"ipd", "--by", "link", "--phases", s1},
+		[]string{"flows", "-c", "500", "--from", "+20us", s1},
+		[]string{"flows", "-Y", "opcode == \"RC_ACKNOWLEDGE\"", "--json", s1, damaged},
+		[]string{"ipd", "--compare", s1, s2},
+		[]string{"credits", "--rate", "QDR", s1},
+		[]string{"credits", "--rate", "QDR", "--json", "--interval", "100us", s1},
+		[]string{"tick", "--rate", "QDR", "--telemetry", tel, s1},
+		[]string{"buffer", s1, s2, r},
+		[]string{"buffer", "--json", "--interval", "100us", s1, s2, r},
+	)
+	for _, args := range cases {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			want, wantErr, wantCode := run(t, append([]string{"-j", "1"}, args...)...)
+			got, gotErr, gotCode := run(t, append([]string{"-j", "3"}, args...)...)
+			if got != want || gotErr != wantErr || gotCode != wantCode {
+				t.Errorf("-j 3 differs from -j 1: exit %d, want %d\nstderr:\n%.2000s\nwant:\n%.2000s\nstdout:\n%s",
+					gotCode, wantCode, gotErr, wantErr, firstDiff(got, want))
+			}
+			if strings.TrimSpace(want) == "" && wantCode != 0 {
+				t.Logf("no output, exit %d: %.300s", wantCode, wantErr)
+			}
+		})
+	}
+}
+
+// firstDiff shows the first line where got and want part.
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			return fmt.Sprintf("line %d:\n got  %s\n want %s", i+1, g[i], w[i])
+		}
+	}
+	return fmt.Sprintf("%d lines, want %d", len(g), len(w))
+}
