@@ -75,6 +75,10 @@ func keyJSON(k decode.FlowKey, by GroupBy) GroupKey {
 	return j
 }
 
+// FlowGroupKey is a flow's key as the JSON contract writes it (by flow),
+// for a caller that keeps its own flows (ibcap --metrics' live table).
+func FlowGroupKey(k decode.FlowKey) GroupKey { return keyJSON(k, ByFlow) }
+
 // String writes the key for tables: "ib lid 1>2 qp 0x000012",
 // "rocev2 192.168.7.1>192.168.7.2 qp 0x000011", "ib >lid 2" (by link),
 // "rocev2 qp 0x000011" (by QP), "other" (flows beyond the limit).

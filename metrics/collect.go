@@ -30,7 +30,7 @@ var (
 	descRingFilled  = prometheus.NewDesc("ibscope_capture_ring_filled_packets", "Packets waiting in the receive ring, not yet taken, at the last report (about once a second).", []string{"device"}, nil)
 	descRingUsed    = prometheus.NewDesc("ibscope_capture_ring_used_ratio", "The receive ring's share of buffers filled and not yet taken, 0 to 1, at the last report (rings counted in buffers: verbs).", []string{"device"}, nil)
 	descElapsed     = prometheus.NewDesc("ibscope_capture_elapsed_seconds", "How long the capture has run.", []string{"device"}, nil)
-	descNotAnalyzed = counterDesc("ibscope_metrics_packets_not_analyzed_total", "Packets the flow analysis could not keep up with (its queue was full): not in the flow metrics.")
+	descNotAnalyzed = counterDesc("ibscope_metrics_packets_not_analyzed_total", "Packets missing from the flow metrics because the analysis could not keep up: always 0, the capture loop counts each packet itself (kept for the dashboards and ibanalyze nics that read it).")
 	descAnalyzed    = counterDesc("ibscope_metrics_packets_analyzed_total", "Packets in the flow metrics (all flows, flow=\"other\" included): the device's RoCE/IB packet count, updated with every packet.")
 	descAnalyzedB   = counterDesc("ibscope_metrics_wire_bytes_analyzed_total", "Wire bytes of the packets in the flow metrics (RoCE: frame plus FCS, preamble and gap).")
 	descUndecoded   = counterDesc("ibscope_metrics_packets_undecoded_total", "Packets whose headers did not decode: not in the flow metrics.")
@@ -84,7 +84,7 @@ func (l *Live) Collect(ch chan<- prometheus.Metric) {
 	if r.RingSlots > 0 {
 		ch <- prometheus.MustNewConstMetric(descRingUsed, prometheus.GaugeValue, min(1, float64(r.RingFilled)/float64(r.RingSlots)), dev)
 	}
-	c(descNotAnalyzed, l.tap.lost.Load())
+	c(descNotAnalyzed, 0)
 	c(descNICErrors, l.nicErrors.Load())
 	if l.cfg.Files != nil {
 		ch <- prometheus.MustNewConstMetric(descFiles, prometheus.GaugeValue, float64(l.cfg.Files()), dev)
@@ -107,22 +107,24 @@ func (l *Live) Collect(ch chan<- prometheus.Metric) {
 // otherFlow is the flow="other" series' flow label.
 const otherFlow = "other"
 
-// collectFlows sends the top flows by bytes and the rest as flow="other".
-// Only the counts are taken under the lock (analyze.FlowsReport.Counts,
-// cheap for every flow); the flows are ranked without it, and only those
-// served are named (Key, which needs no lock).
+// collectFlows sends the top flows by bytes and the rest as flow="other",
+// and the IPD histogram. Only the counts are copied under the lock, which
+// the capture loop takes for each packet; the flows are ranked without it,
+// and only those served are named (their keys never change once written).
 func (l *Live) collectFlows(ch chan<- prometheus.Metric) {
 	l.flowMu.Lock()
-	undecoded, capBytes := l.undecoded, l.capBytes+l.tap.lostBytes.Load()
+	undecoded, capBytes := l.undecoded, l.capBytes
 	analyzed, wireBytes := l.analyzed, l.wireBytes
-	var all []analyze.FlowCounts
-	res, err := l.flows.Result()
-	if err == nil {
-		all = make([]analyze.FlowCounts, res.NumFlows())
-		for i := range all {
-			all[i] = res.Counts(i)
-		}
+	t := l.flows
+	names := t.names[:len(t.flows)]
+	all := make([]flowCounts, len(t.flows), len(t.flows)+1)
+	for i := range t.flows {
+		all[i] = t.flows[i].counts
 	}
+	if t.other.counts.Packets > 0 {
+		all = append(all, t.other.counts)
+	}
+	ipdCount, ipdSum, ipdBuckets := l.ipd.snapshot()
 	l.flowMu.Unlock()
 	dev := l.cfg.Device
 	ch <- prometheus.MustNewConstMetric(descUndecoded, prometheus.CounterValue, float64(undecoded), dev)
@@ -130,9 +132,10 @@ func (l *Live) collectFlows(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descAnalyzed, prometheus.CounterValue, float64(analyzed), dev)
 	ch <- prometheus.MustNewConstMetric(descAnalyzedB, prometheus.CounterValue, float64(wireBytes), dev)
 	ch <- prometheus.MustNewConstMetric(descFlowsTracked, prometheus.GaugeValue, float64(len(all)), dev)
-	// A stable sort of the flows' places in all, by bytes. analyze's own
-	// "other" flow (past its bound) ranks like any flow and joins
-	// flow="other".
+	ch <- prometheus.MustNewConstHistogram(descIPD, ipdCount, ipdSum, ipdBuckets)
+	// A stable sort of the flows' places in all, by bytes. The table's own
+	// "other" flow (past its bound, last in all) ranks like any flow and
+	// joins flow="other".
 	rank := make([]int32, len(all))
 	for i := range rank {
 		rank[i] = int32(i)
@@ -140,22 +143,16 @@ func (l *Live) collectFlows(ch chan<- prometheus.Metric) {
 	slices.SortStableFunc(rank, func(a, b int32) int { return cmp.Compare(all[b].WireBytes, all[a].WireBytes) })
 	devLabel := labelPair("device", dev)
 	var top []servedFlow
-	var other analyze.FlowCounts
+	var other flowCounts
 	for _, i := range rank {
 		f := &all[i]
-		if len(top) < l.cfg.TopFlows && !f.Other {
-			key := res.Key(int(i))
+		if len(top) < l.cfg.TopFlows && int(i) < len(names) {
+			key := analyze.FlowGroupKey(names[i])
 			src, dst := keyAddresses(&key)
 			top = append(top, servedFlow{f, []*dto.LabelPair{devLabel, labelPair("dst", dst), labelPair("flow", key.String()), labelPair("src", src)}})
 			continue
 		}
-		other.Packets += f.Packets
-		other.WireBytes += f.WireBytes
-		other.CNPs += f.CNPs
-		other.ECNCE += f.ECNCE
-		other.NAKs += f.NAKs
-		other.Retrans += f.Retrans
-		other.PSNGaps += f.PSNGaps
+		other.add(f)
 	}
 	// Sent in the order the registry sorts each family's series in (by
 	// label values: device is the same for all, src follows from flow,
@@ -176,7 +173,7 @@ func (l *Live) collectFlows(ch chan<- prometheus.Metric) {
 // servedFlow is a flow with series of its own: its counts and label pairs
 // (device, dst, flow, src).
 type servedFlow struct {
-	counts *analyze.FlowCounts
+	counts *flowCounts
 	labels []*dto.LabelPair
 }
 
@@ -187,7 +184,7 @@ func labelPair(name, value string) *dto.LabelPair { return &dto.LabelPair{Name: 
 // sendFlow sends f's seven series; labels are flowLabels' pairs sorted by
 // name (as the registry wants them), shared by the seven: a label set is
 // made once a flow, not once a series as prometheus.MustNewConstMetric would.
-func sendFlow(ch chan<- prometheus.Metric, f *analyze.FlowCounts, labels []*dto.LabelPair) {
+func sendFlow(ch chan<- prometheus.Metric, f *flowCounts, labels []*dto.LabelPair) {
 	for _, m := range [...]struct {
 		d *prometheus.Desc
 		v uint64

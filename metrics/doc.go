@@ -1,8 +1,8 @@
 // Package metrics owns what a live capture serves to Prometheus: the
 // capture's own counters (from capture.Report), the RDMA port's NIC
 // counters under node_exporter's infiniband names, per-flow health of the
-// top flows by bytes (analyze's flows analysis, fed from the captured
-// frames off the capture loop), the inter-packet delay histogram, and the
+// top flows by bytes (counted in the capture loop as analyze's flows
+// analysis counts them), the inter-packet delay histogram, and the
 // addresses the captured port owns. cmd/ibcap wires it; package fleet
 // reads it back from Prometheus.
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
 )
@@ -43,9 +44,6 @@ type Config struct {
 	// Files, when not nil, says how many capture files were opened so
 	// far (rotations are Files-1); it is called on each scrape.
 	Files func() int
-	// QueuePackets bounds the packets waiting for the flow analysis
-	// (0: DefaultQueuePackets).
-	QueuePackets int
 }
 
 // Bounds of Config.TopFlows: each flow costs seven series.
@@ -56,12 +54,18 @@ const (
 
 // maxAnalyzedFlows bounds the flows the analysis keeps apart (the IPD
 // histogram takes the gaps within each): enough to rank the top
-// MaxTopFlows, with the rest in analyze's own "other" flow.
+// MaxTopFlows, with the rest in the table's own "other" flow.
 const maxAnalyzedFlows = 4 * MaxTopFlows
 
 // Live is the metrics of one running capture. Wrap the capture's Source
 // with Source, pass Status as capture.RunOptions.Status, serve Handler,
 // and call Finish with Run's final report.
+//
+// The flows are counted in the capture loop itself, as each packet is
+// taken (source.go): no copy of the headers, no queue to another core, no
+// goroutine to wake. That costs the loop a decode of the headers and a
+// flow lookup, and it is the cheapest way in CPU per packet (the figures
+// are in docs/design.md).
 type Live struct {
 	cfg Config
 	reg *prometheus.Registry
@@ -76,45 +80,26 @@ type Live struct {
 	addrs     []string
 	addrsRead time.Time
 
-	tap       *tap
-	done      chan struct{}
-	finished  chan struct{}
-	closeOnce sync.Once
-
-	flowMu    sync.Mutex // guards what the analysis goroutine updates
-	flows     *analyze.FlowsAnalysis
+	flowMu    sync.Mutex // guards what the capture loop counts, from here to ipd
+	flows     *flowTable
 	analyzed  uint64 // packets in the flow analysis
-	wireBytes uint64 // their bytes on the wire (analyze.Packet.WireBytes)
-	capBytes  uint64 // bytes of the frames queued (the lost ones are in tap.lostBytes)
+	wireBytes uint64 // their bytes on the wire
+	capBytes  uint64 // bytes of the frames taken from the capture
 	undecoded uint64
-	ipd       prometheus.Histogram
+	ipd       *ipdHistogram
 
-	// The analysis goroutine's own, reused from packet to packet.
+	// The capture loop's own, reused from packet to packet.
 	dec   decode.Decoder
 	frame decode.Frame
-	pkt   analyze.Packet
 }
 
-// New checks cfg and starts the goroutine that analyses the tapped packets.
+// New checks cfg and makes the metrics of a capture.
 func New(cfg Config) (*Live, error) {
-	l, err := newLive(cfg)
-	if err != nil {
-		return nil, err
-	}
-	go l.analyse()
-	return l, nil
-}
-
-// newLive is New without the analysis goroutine.
-func newLive(cfg Config) (*Live, error) {
 	if cfg.TopFlows == 0 {
 		cfg.TopFlows = DefaultTopFlows
 	}
 	if cfg.TopFlows < 1 || cfg.TopFlows > MaxTopFlows {
 		return nil, fmt.Errorf("top flows %d: want 1 to %d", cfg.TopFlows, MaxTopFlows)
-	}
-	if cfg.QueuePackets <= 0 {
-		cfg.QueuePackets = DefaultQueuePackets
 	}
 	if cfg.IPD.Mode == "" {
 		cfg.IPD.Mode = analyze.ModeExp
@@ -124,30 +109,21 @@ func newLive(cfg Config) (*Live, error) {
 		return nil, err
 	}
 	l := &Live{
-		cfg:      cfg,
-		reg:      prometheus.NewRegistry(),
-		startNs:  time.Now().UnixNano(),
-		tap:      newTap(cfg.QueuePackets),
-		done:     make(chan struct{}),
-		finished: make(chan struct{}),
-		flows:    analyze.NewFlowsAnalysis(analyze.FlowsOptions{MaxFlows: maxAnalyzedFlows, NoThroughput: true}),
-		dec:      decode.Decoder{LinkType: cfg.LinkType},
-		ipd: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "ibscope_flow_ipd_seconds",
-			Help:    "Inter-packet delay: the time from a packet to the next one of the same flow.",
-			Buckets: secondsOf(buckets),
-		}),
+		cfg:     cfg,
+		reg:     prometheus.NewRegistry(),
+		startNs: time.Now().UnixNano(),
+		flows:   newFlowTable(maxAnalyzedFlows),
+		dec:     decode.Decoder{LinkType: cfg.LinkType},
+		ipd:     newIPDHistogram(buckets),
 	}
 	l.rep.Device = cfg.Device
-	l.reg.MustRegister(l, l.ipd)
+	l.reg.MustRegister(l)
 	return l, nil
 }
 
-// Source wraps src so that the capture's packets also reach the flow
-// analysis: Next copies each frame's headers into a bounded queue and never
-// waits (a full queue counts the packet in
-// ibscope_metrics_packets_not_analyzed_total).
-func (l *Live) Source(src capture.Source) capture.Source { return tapSource{Source: src, t: l.tap} }
+// Source wraps src so that the capture's packets are also counted in the
+// flow metrics as Next hands them out.
+func (l *Live) Source(src capture.Source) capture.Source { return &countingSource{Source: src, l: l} }
 
 // Status is capture.RunOptions.Status: it keeps the counts so far for the
 // next scrape.
@@ -157,13 +133,10 @@ func (l *Live) Status(r capture.Report) {
 	l.mu.Unlock()
 }
 
-// Finish records the capture's final report, lets the analysis catch up
-// with the packets queued, and marks the capture stopped
-// (ibscope_capture_stopped 1).
+// Finish records the capture's final report and marks the capture stopped
+// (ibscope_capture_stopped 1). Call it once capture.Run has returned.
 func (l *Live) Finish(r capture.Report) {
 	l.Status(r)
-	l.closeOnce.Do(func() { close(l.done) })
-	<-l.finished
 	l.stopped.Store(true)
 }
 
@@ -176,89 +149,36 @@ func (l *Live) Handler() http.Handler {
 // them itself.
 func (l *Live) Registry() *prometheus.Registry { return l.reg }
 
-// analyseBatch is how many queued packets the analysis takes at a time,
-// under one lock and one hand-back of their slots: few enough that a
-// scrape waits little and the producer gets the slots back soon.
-const analyseBatch = 256
+// headerBytes is how much of each frame is decoded for the flows: every
+// header decode reads (Ethernet, IPv6, UDP, BTH and its extended headers,
+// about 100 bytes at most; native IB's LRH, GRH and BTH and its extended
+// headers the same) fits, and the payload is not needed.
+const headerBytes = 128
 
-// While packets come, the analysis looks at an empty queue again every
-// pollInterval rather than being woken for each packet, which would cost
-// the capture loop a goroutine wake-up a packet at moderate rates. After
-// parkAfterEmptyPolls empty looks in a row it parks until the capture
-// loop's next packet wakes it, so an idle capture costs nothing.
-const (
-	pollInterval        = time.Millisecond
-	parkAfterEmptyPolls = 20
-)
-
-// analyse feeds the queued packets to the flow analysis until Finish, then
-// drains the queue.
-func (l *Live) analyse() {
-	defer close(l.finished)
-	poll := time.NewTimer(pollInterval)
-	defer poll.Stop()
-	emptyPolls := 0
-	for {
-		if l.analyseQueued() > 0 {
-			emptyPolls = 0
-			continue
-		}
-		select {
-		case <-l.done:
-			if _, n := l.tap.queued(1); n == 0 {
-				return
-			}
-			continue
-		default:
-		}
-		if emptyPolls == parkAfterEmptyPolls {
-			l.tap.park(l.done)
-			emptyPolls = 0
-			continue
-		}
-		emptyPolls++
-		poll.Reset(pollInterval)
-		select {
-		case <-l.done:
-		case <-poll.C:
-		}
+// count adds one captured packet to the flow metrics; the caller holds
+// flowMu.
+func (l *Live) count(p *capfile.Packet) {
+	l.capBytes += uint64(len(p.Data))
+	f := &l.frame
+	data := p.Data[:min(len(p.Data), headerBytes)]
+	f.CapLen, f.WireLen = len(data), p.WireLenBytes
+	if err := l.dec.Decode(data, f); err != nil {
+		l.undecoded++
+		return
 	}
-}
-
-// analyseQueued feeds up to analyseBatch queued packets to the flow
-// analysis and returns how many.
-func (l *Live) analyseQueued() int {
-	first, n := l.tap.queued(analyseBatch)
-	if n == 0 {
-		return 0
+	if !l.cfg.Filter.Empty() && !l.cfg.Filter.Match(f) {
+		return
 	}
-	f, p := &l.frame, &l.pkt
-	filtering := !l.cfg.Filter.Empty()
-	l.flowMu.Lock()
-	for i := range uint64(n) {
-		s := l.tap.slot(first + i)
-		l.capBytes += uint64(s.capLen)
-		f.CapLen, f.WireLen = s.n, s.wireLen
-		if err := l.dec.Decode(s.data[:s.n], f); err != nil {
-			l.undecoded++
-			continue
-		}
-		if filtering && !l.cfg.Filter.Match(f) {
-			continue
-		}
-		f.TsNs = s.tsNs
-		p.Fill(f)
-		// Flows past maxAnalyzedFlows share analyze's "other" flow, so
-		// they add no gaps.
-		if gapNs, ok := l.flows.AddGap(p); ok {
-			l.ipd.Observe(float64(gapNs) / 1e9)
-		}
-		l.analyzed++
-		l.wireBytes += uint64(p.WireBytes)
+	f.TsNs = p.TsNs
+	wire := f.WireLen + decode.EthernetFCSLen + decode.EthernetGapBytes // what a RoCE frame takes on the link
+	if f.Transport == decode.TransportIB {
+		wire = f.IBLen
 	}
-	l.flowMu.Unlock()
-	l.tap.release(n)
-	return n
+	if gapNs, ok := l.flows.add(f, wire); ok {
+		l.ipd.observe(gapNs)
+	}
+	l.analyzed++
+	l.wireBytes += uint64(wire)
 }
 
 func checkBuckets(b []float64) error {
@@ -274,12 +194,4 @@ func checkBuckets(b []float64) error {
 		}
 	}
 	return nil
-}
-
-func secondsOf(ns []float64) []float64 {
-	s := make([]float64, len(ns))
-	for i, v := range ns {
-		s[i] = v / 1e9
-	}
-	return s
 }

@@ -5,11 +5,8 @@ import (
 	"io"
 	"math"
 	"net/http/httptest"
-	"runtime"
 	"slices"
-	"sync"
 	"testing"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -18,7 +15,6 @@ import (
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
-	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // memSource hands out frames, then io.EOF: a capture without a device.
@@ -142,22 +138,6 @@ func TestTopFlowsAndOther(t *testing.T) {
 	}
 }
 
-// TestQueueFullIsCounted: packets the analysis could not keep up with are
-// counted, never waited for.
-func TestQueueFullIsCounted(t *testing.T) {
-	tp := newTap(4)
-	p := capfile.Packet{Data: make([]byte, 300)}
-	for range 10 {
-		tp.put(&p)
-	}
-	if tp.lost.Load() != 6 || tp.head.Load() != 4 {
-		t.Errorf("lost %d, queued %d: want 6 and 4", tp.lost.Load(), tp.head.Load())
-	}
-	if first, n := tp.queued(10); n != 4 || tp.slot(first).n != headerBytes {
-		t.Errorf("%d slots queued, the first keeps %d bytes: want 4 and %d", n, tp.slot(first).n, headerBytes)
-	}
-}
-
 func TestIPDBuckets(t *testing.T) {
 	for _, c := range []struct {
 		spec analyze.HistSpec
@@ -227,28 +207,14 @@ func benchLoop(b *testing.B, withMetrics bool) {
 	b.ReportMetric(float64(rep.Written)/b.Elapsed().Seconds(), "pkt/s")
 	if l != nil {
 		l.Finish(rep)
-		b.ReportMetric(float64(l.tap.lost.Load())/float64(b.N), "not-analyzed/pkt")
 	}
 }
 
 // BenchmarkCaptureLoop and BenchmarkCaptureLoopMetrics are capture.Run's
 // cost per packet (pcap to io.Discard) without and with --metrics: the
-// difference is the tap's copy of the headers into its queue.
+// difference is the flow metrics' decode and count of each packet.
 func BenchmarkCaptureLoop(b *testing.B)        { benchLoop(b, false) }
 func BenchmarkCaptureLoopMetrics(b *testing.B) { benchLoop(b, true) }
-
-// BenchmarkTapPut is what the capture loop pays per packet for the flow
-// metrics: a copy of the headers into the queue and two atomic stores.
-func BenchmarkTapPut(b *testing.B) {
-	src := flowFrames(b, 1, 1)
-	p := capfile.Packet{Data: src.frames[0], WireLenBytes: len(src.frames[0])}
-	tp := newTap(DefaultQueuePackets)
-	b.ReportAllocs()
-	for b.Loop() {
-		tp.put(&p)
-		tp.release(1) // the consumer's side, so the queue never fills
-	}
-}
 
 // TestTapNextAllocatesNothing: the capture loop stays allocation-free with
 // --metrics (the tapped Source's Next copies into preallocated slots).
@@ -296,13 +262,12 @@ func TestRingOccupancy(t *testing.T) {
 	}
 }
 
-// BenchmarkAnalyse is the analysis goroutine's cost per packet (decode,
-// flows analysis, IPD), 1,000 flows at 500,000 packets a second, the queue
-// filled and drained in turn in one goroutine (the tap's put, about 10 ns,
-// included).
+// BenchmarkAnalyse is what the flow metrics add to the capture loop per
+// packet (the lock, decode, flow lookup, counts, IPD), 1,000 flows at
+// 500,000 packets a second.
 func BenchmarkAnalyse(b *testing.B) {
 	src := flowFrames(b, 1000, 1)
-	l, err := newLive(Config{Device: "mem", LinkType: decode.LinkTypeEthernet})
+	l, err := New(Config{Device: "mem", LinkType: decode.LinkTypeEthernet})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -311,13 +276,12 @@ func BenchmarkAnalyse(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		j := i % len(src.frames)
 		p = capfile.Packet{Data: src.frames[j], TsNs: src.ts[j] + int64(i)*2000, WireLenBytes: len(src.frames[j])}
-		l.tap.put(&p)
-		if i%analyseBatch == analyseBatch-1 {
-			l.analyseQueued()
-		}
+		l.flowMu.Lock()
+		l.count(&p)
+		l.flowMu.Unlock()
 	}
-	if l.analyzed == 0 || l.tap.lost.Load() != 0 {
-		b.Fatalf("%d packets analysed, %d lost", l.analyzed, l.tap.lost.Load())
+	if l.analyzed == 0 {
+		b.Fatal("no packet analysed")
 	}
 }
 
@@ -337,82 +301,7 @@ func TestIPDPerFlow(t *testing.T) {
 	}
 }
 
-// TestTapParkNeverMissesAPacket: a consumer that parks whenever the ring is
-// empty is always woken by the producer's packets, however the two
-// interleave: after each short burst, the producer waits for the consumer
-// to take it all (a lost wake-up would leave the burst's last packets
-// queued for good).
-func TestTapParkNeverMissesAPacket(t *testing.T) {
-	const bursts = 20_000
-	tp := newTap(64)
-	done := make(chan struct{})
-	stop := sync.OnceFunc(func() { close(done) })
-	defer stop()
-	parks := make(chan int, 1)
-	go func() {
-		n := 0
-		for {
-			if _, k := tp.queued(64); k > 0 {
-				tp.release(k)
-				continue
-			}
-			select {
-			case <-done:
-				parks <- n
-				return
-			default:
-			}
-			tp.park(done)
-			n++
-		}
-	}()
-	p := capfile.Packet{Data: make([]byte, 60)}
-	deadline := time.Now().Add(10 * time.Second)
-	for i := range bursts {
-		for range 1 + i%5 {
-			tp.put(&p)
-		}
-		for tp.tail.Load() != tp.head.Load() {
-			if time.Now().After(deadline) {
-				t.Fatalf("burst %d: the consumer is parked with %d packets queued: a wake-up was lost", i, tp.head.Load()-tp.tail.Load())
-			}
-			runtime.Gosched()
-		}
-	}
-	if tp.lost.Load() != 0 {
-		t.Errorf("%d packets lost", tp.lost.Load())
-	}
-	stop()
-	t.Logf("%d bursts, the consumer parked %d times", bursts, <-parks)
-}
-
-// TestAnalysisWakesAfterIdle: with no packets the analysis parks (an idle
-// capture costs no polling), and the next packet wakes it.
-func TestAnalysisWakesAfterIdle(t *testing.T) {
-	l, err := New(Config{Device: "mem", LinkType: decode.LinkTypeEthernet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Finish(capture.Report{})
-	waitFor := func(what string, ok func() bool) {
-		t.Helper()
-		testenv.WaitFor(t, 0, what, ok)
-	}
-	waitFor("the idle analysis has not parked", l.tap.parked.Load)
-	src := l.Source(flowFrames(t, 1, 3))
-	for range 3 {
-		if _, err := src.Next(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor("the queued packets are not analysed", func() bool {
-		l.flowMu.Lock()
-		defer l.flowMu.Unlock()
-		return l.analyzed == 3
-	})
-}
-
-// TestScrapeDuringAnalysis: scrapes while the analysis runs (go test
+// TestScrapeDuringAnalysis: scrapes while the capture counts (go test
 // -race checks that the flows are read under the lock, or only what never
 // changes without it), and the totals are exact once the capture ends.
 func TestScrapeDuringAnalysis(t *testing.T) {
@@ -439,8 +328,7 @@ func TestScrapeDuringAnalysis(t *testing.T) {
 	for _, m := range mf["ibscope_flow_packets_total"].GetMetric() {
 		sum += m.GetCounter().GetValue()
 	}
-	lost := mf["ibscope_metrics_packets_not_analyzed_total"].GetMetric()[0].GetCounter().GetValue()
-	if sum+lost != float64(src.n) || float64(rep.Written) != float64(src.n) {
-		t.Errorf("flow packets %v and %v not analysed, want %d in all (written %d)", sum, lost, src.n, rep.Written)
+	if sum != float64(src.n) || float64(rep.Written) != float64(src.n) {
+		t.Errorf("flow packets %v, want %d (written %d)", sum, src.n, rep.Written)
 	}
 }
