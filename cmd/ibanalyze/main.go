@@ -47,6 +47,10 @@ func init() {
 var errReported = errors.New("errors reported above")
 
 func main() {
+	if err := cmddoc.Register(rootCmd, completers); err != nil {
+		fmt.Fprintln(os.Stderr, "ibanalyze:", err)
+		os.Exit(1)
+	}
 	cmddoc.Main(rootCmd, manual) // "ibanalyze __docs DIR": man pages and completions (make install)
 	stop := handleSignals()
 	err := rootCmd.Execute()

@@ -59,6 +59,10 @@ type flags struct {
 
 func main() {
 	root := newRoot()
+	if err := cmddoc.Register(root, completers); err != nil {
+		fmt.Fprintln(os.Stderr, "ibcap:", err)
+		os.Exit(1)
+	}
 	cmddoc.Main(root, manual) // "ibcap __docs DIR": man page and completions (make install)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ibcap:", termtext.Lines(err.Error()))

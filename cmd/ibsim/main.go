@@ -106,6 +106,10 @@ func limitsHelp(limits []sim.Limit) string {
 }
 
 func main() {
+	if err := registerCompletions(); err != nil {
+		fmt.Fprintln(os.Stderr, "ibsim:", err)
+		os.Exit(1)
+	}
 	cmddoc.Main(rootCmd, manual) // "ibsim __docs DIR": man page and completions (make install)
 	if err := rootCmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ibsim:", termtext.Lines(err.Error()))

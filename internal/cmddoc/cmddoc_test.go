@@ -1,6 +1,7 @@
 package cmddoc
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -196,5 +197,40 @@ func TestMakeInstall(t *testing.T) {
 		if out, err := exec.Command("bash", "-c", script).CombinedOutput(); err != nil || !strings.Contains(string(out), "ibcap") {
 			t.Errorf("bash completion: %v\n%s", err, out)
 		}
+	}
+	t.Run("bash completes flag values", func(t *testing.T) {
+		bashCompletes(t, prefix, []string{"ibanalyze", "ipd", "--by", ""}, "flow link qp")
+		bashCompletes(t, prefix, []string{"ibanalyze", "flows", "--rate", "HD"}, "HDR")
+		bashCompletes(t, prefix, []string{"ibcap", "--format", "pcap"}, "pcap pcapng")
+		bashCompletes(t, prefix, []string{"ibsim", "--preset", "incast2015-"}, "incast2015-roce")
+	})
+}
+
+// bashCompletionLib is bash-completion's library, which the scripts cobra
+// writes call into (_get_comp_words_by_ref), as a login shell loads it.
+const bashCompletionLib = "/usr/share/bash-completion/bash_completion"
+
+// bashCompletes runs the installed bash completion of words (the last one
+// being completed) as bash does on TAB, with the installed commands on PATH,
+// and checks what it offers, space-separated.
+func bashCompletes(t *testing.T, prefix string, words []string, want string) {
+	t.Helper()
+	testenv.MustHaveTool(t, "bash")
+	if _, err := os.Stat(bashCompletionLib); err != nil {
+		testenv.SkipOrFail(t, "needs bash-completion (%v)", err)
+	}
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = "'" + w + "'"
+	}
+	line := strings.Join(words, " ")
+	script := "source " + bashCompletionLib + " && source " + filepath.Join(prefix, "share/bash-completion/completions", words[0]) +
+		" && COMP_WORDS=(" + strings.Join(quoted, " ") + ") && COMP_CWORD=" + fmt.Sprint(len(words)-1) +
+		" && COMP_LINE='" + line + "' && COMP_POINT=${#COMP_LINE} && __start_" + words[0] + ` 2>/dev/null; echo "${COMPREPLY[*]}"`
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Join(prefix, "bin")+":"+os.Getenv("PATH"))
+	out, err := cmd.Output()
+	if got := strings.TrimSpace(string(out)); err != nil || got != want {
+		t.Errorf("bash completion of %q: %v: %q, want %q", line, err, got, want)
 	}
 }
