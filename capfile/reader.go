@@ -1,7 +1,6 @@
 package capfile
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -19,7 +18,7 @@ import (
 type Reader struct {
 	name     string
 	closer   io.Closer
-	br       *bufio.Reader
+	br       *window
 	order    binary.ByteOrder
 	bigEnd   bool  // order is big-endian (record reads it without an interface call)
 	nsPerTs  int64 // 1000 for microsecond pcap, 1 for nanosecond
@@ -167,7 +166,7 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 // file inside is refused).
 func newReader(rd io.Reader, name string, sizeBytes int64, via *compression) (*Reader, error) {
 	bufLen := int(min(max(sizeBytes, minBufLen), readBufLen))
-	r := &Reader{name: name, br: bufio.NewReaderSize(rd, bufLen)}
+	r := &Reader{name: name, br: newWindow(rd, bufLen)}
 	hdr, err := r.br.Peek(24)
 	if len(hdr) < 4 {
 		switch {
@@ -428,14 +427,14 @@ func (r *Reader) record(f *decode.Frame) ([]byte, error) {
 // readErr is err when it is a failure to read (a damaged compressed
 // stream, trailing garbage, an I/O error), nil when the file just ended.
 func readErr(err error) error {
-	if err == nil || err == io.EOF || err == bufio.ErrBufferFull {
+	if err == nil || err == io.EOF || err == errBufferFull {
 		return nil
 	}
 	return err
 }
 
 func errOrEOF(err error) error {
-	if err == nil || err == bufio.ErrBufferFull { // the buffer holds the rest of the file
+	if err == nil || err == errBufferFull { // the buffer holds the rest of the file
 		return io.EOF
 	}
 	return err

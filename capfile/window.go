@@ -1,0 +1,149 @@
+package capfile
+
+import (
+	"errors"
+	"io"
+)
+
+// window is the Reader's read buffer: records are handed out in place from
+// it. It does what bufio.Reader's Peek, Discard and Read do, with the same
+// results and errors, but Peek and Discard of bytes already buffered (nearly
+// every call: a record is a small part of the buffer) are inlined where they
+// are called. bufio's Peek is a call with a loop in it, and Peek, Discard and
+// the record's bookkeeping were a fifth of decode --summary's instructions.
+type window struct {
+	rd   io.Reader
+	buf  []byte
+	r, w int   // buf[r:w] is read and not yet handed out
+	err  error // the read error that ended the last fill, until reported
+}
+
+// errBufferFull is Peek's error for more bytes than the buffer holds (as
+// bufio.ErrBufferFull), and for fewer bytes than asked with no read error.
+var errBufferFull = errors.New("capfile: buffer full")
+
+// maxEmptyReads is how many reads of nothing in a row fill allows before it
+// gives up with io.ErrNoProgress (bufio's limit).
+const maxEmptyReads = 100
+
+func newWindow(rd io.Reader, size int) *window {
+	return &window{rd: rd, buf: make([]byte, size)}
+}
+
+// buffered returns the bytes read and not yet handed out.
+func (b *window) buffered() int { return b.w - b.r }
+
+// Peek returns the next n bytes without consuming them; fewer, with an
+// error, when the input ends first (the read's error, or errBufferFull when
+// n is larger than the buffer or the read gave none). The bytes stay valid
+// until the next call that reads.
+func (b *window) Peek(n int) ([]byte, error) {
+	if b.w-b.r < n {
+		return b.peekFill(n)
+	}
+	return b.buf[b.r:][:n], nil
+}
+
+func (b *window) peekFill(n int) ([]byte, error) {
+	for b.w-b.r < n && b.w-b.r < len(b.buf) && b.err == nil {
+		b.fill()
+	}
+	if n > len(b.buf) {
+		return b.buf[b.r:b.w], errBufferFull
+	}
+	var err error
+	if avail := b.w - b.r; avail < n {
+		n = avail
+		if err = b.readErr(); err == nil {
+			err = errBufferFull
+		}
+	}
+	return b.buf[b.r : b.r+n], err
+}
+
+// Discard skips the next n bytes. The Reader discards only bytes it has
+// peeked, which are buffered; more are read and skipped as bufio would.
+func (b *window) Discard(n int) {
+	if n <= b.w-b.r {
+		b.r += n
+		return
+	}
+	b.discardFill(n)
+}
+
+func (b *window) discardFill(n int) {
+	for n > 0 {
+		skip := b.w - b.r
+		if skip == 0 {
+			if b.err != nil {
+				b.readErr()
+				return
+			}
+			b.fill()
+			skip = b.w - b.r
+		}
+		skip = min(skip, n)
+		b.r += skip
+		n -= skip
+	}
+}
+
+// fill slides the buffered bytes to the start and reads once more.
+func (b *window) fill() {
+	if b.r > 0 {
+		copy(b.buf, b.buf[b.r:b.w])
+		b.w -= b.r
+		b.r = 0
+	}
+	for range maxEmptyReads {
+		n, err := b.rd.Read(b.buf[b.w:])
+		if n < 0 || n > len(b.buf)-b.w {
+			b.err = errors.New("capfile: the reader returned an impossible byte count")
+			return
+		}
+		b.w += n
+		if err != nil {
+			b.err = err
+			return
+		}
+		if n > 0 {
+			return
+		}
+	}
+	b.err = io.ErrNoProgress
+}
+
+// readErr returns the pending read error and forgets it.
+func (b *window) readErr() error {
+	err := b.err
+	b.err = nil
+	return err
+}
+
+// Read reads what is buffered, or reads on when nothing is: a decompressor
+// reads the file through the window that found its magic bytes.
+func (b *window) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		if b.buffered() > 0 {
+			return 0, nil
+		}
+		return 0, b.readErr()
+	}
+	if b.r == b.w {
+		if b.err != nil {
+			return 0, b.readErr()
+		}
+		b.r, b.w = 0, 0
+		n, err := b.rd.Read(b.buf)
+		if n < 0 || n > len(b.buf) {
+			return 0, errors.New("capfile: the reader returned an impossible byte count")
+		}
+		b.w, b.err = n, err
+		if n == 0 {
+			return 0, b.readErr()
+		}
+	}
+	n := copy(p, b.buf[b.r:b.w])
+	b.r += n
+	return n, nil
+}
