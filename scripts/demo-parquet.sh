@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/demo-parquet.sh BINDIR SIMDIR OUTDIR: the correlate and export part of `make demo`.
 # Joins the simulated incast's sender capture (SIMDIR/s1.pcapng, from demo-sim.sh) with the
-# simulated perfquery counters (SIMDIR/perfquery.txt) into OUTDIR/joined.parquet, exports the
+# simulated perfquery counters (SIMDIR/perfquery.txt) into OUTDIR/joined.parquet (and its picture,
+# OUTDIR/pictures/correlate-s1.png), exports the
 # bundled rping capture into OUTDIR/packets.parquet, and reads both back with DuckDB through
 # node (correlate/testdata/reader, the reader the tests use: no code shared with the Go writer).
 # Without node or the reader's packages (make deps, or make demo as root, installs them) it says
@@ -33,8 +34,10 @@ elif [ ! -d "$reader/node_modules" ]; then
 fi
 
 joined=$out/joined.parquet
-echo "-- ibanalyze correlate s1.pcapng --telemetry perfquery.txt -o $joined   (the incast's sender, beside its port counters)"
-"$bin/ibanalyze" correlate -q "$sim/s1.pcapng" --telemetry "$sim/perfquery.txt" -o "$joined" 2>&1 |
+picture=$out/pictures/correlate-s1.png
+echo "-- ibanalyze correlate s1.pcapng --telemetry perfquery.txt -o $joined --plot $picture"
+echo "   (the incast's sender, beside its port counters)"
+"$bin/ibanalyze" correlate -q "$sim/s1.pcapng" --telemetry "$sim/perfquery.txt" -o "$joined" --plot "$picture" 2>&1 |
 	sed "s|$sim/||g" | grep -v 'not joined' | sed 's/^/   /'
 packets=$out/packets.parquet
 echo "-- ibanalyze export testdata/pcaps/rocev2_rping.pcap -o $packets"

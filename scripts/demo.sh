@@ -10,7 +10,8 @@
 #    (ibsim --snap 128: the taps keep headers only, about 53 MB of captures in a temporary folder);
 # 5. correlate (packets joined with the simulated perfquery counters) and export, both written as
 #    Parquet and read back by DuckDB (node, correlate/testdata/reader);
-# 6. pictures (--plot) of ipd, flows and credits.
+# 6. pictures (--plot) of every analysis that draws one: ipd, flows, credits, buffer, tick, pfc, hops
+#    and correlate.
 # What it keeps is in out/demo, named at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -88,16 +89,21 @@ echo "== correlate and export: Parquet files, read back by DuckDB"
 bash scripts/demo-parquet.sh "$bin" "$sim" "$out"
 
 echo
-echo "== pictures of the simulated incast (s1: a sender, r: the receiver)"
+echo "== pictures of the simulated incasts (s1, s2: the senders, r: the receiver; roce/: the RoCE one)"
 # plot NAME ANALYSIS FILE...: ibanalyze ANALYSIS --plot out/demo/pictures/NAME on the simulated
 # captures, run where they are so that the picture's title names them without the temporary folder.
 plot() {
 	(cd "$sim" && "$OLDPWD/$bin/ibanalyze" "$2" -q --plot "$OLDPWD/$out/pictures/$1" "${@:3}" >/dev/null) &&
-		echo "   $out/pictures/$1   ibanalyze $2 --plot $1 ${*:3}"
+		printf '   %-36s ibanalyze %s\n' "$out/pictures/$1" "$2 --plot $1 ${*:3}"
 }
 plot ipd-s1.png ipd --phases s1.pcapng
 plot flows-r.png flows r.pcapng
 plot credits-s1.png credits s1.pcapng
+plot buffer.png buffer s1.pcapng s2.pcapng r.pcapng
+plot tick-s1.png tick s1.pcapng --telemetry perfquery.txt
+plot pfc-roce.png pfc --rate 10G roce/s1.pcapng roce/s2.pcapng
+plot hops-roce-r.png hops roce/r.pcapng
+printf '   %-36s %s\n' "$out/pictures/correlate-s1.png" "(the correlate run above, --plot)"
 
 echo
 echo "demo: kept in $out: the live capture, the Parquet files and $(ls "$out/pictures" | wc -l) pictures in $out/pictures"
