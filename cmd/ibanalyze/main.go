@@ -1,6 +1,7 @@
 // Command ibanalyze decodes and analyses InfiniBand and RoCE captures:
 // decode, ipd, flows, credits, buffer, tick, correlate, export, pfc, hops,
-// and the fleet view status, nics, links. Each
+// report (all of them into one HTML page), and the fleet view status,
+// nics, links. Each
 // subcommand lives in its own file and registers itself in init.
 package main
 
@@ -88,8 +89,13 @@ func writeReport(out io.Writer, jsonOut bool, jsonTo func(io.Writer) error, text
 	return err
 }
 
-// warnf prints a warning to stderr unless --quiet.
+// warnf prints a warning to stderr unless --quiet (the report collects
+// them instead: warnSink).
 func warnf(format string, a ...any) {
+	if warnSink != nil {
+		*warnSink = append(*warnSink, fmt.Sprintf(format, a...))
+		return
+	}
 	if !quiet {
 		fmt.Fprintln(os.Stderr, "ibanalyze:", termtext.Lines(fmt.Sprintf(format, a...)))
 	}

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ibscope/ibscope/capfile"
+	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/htmlreport"
+	"github.com/ibscope/ibscope/internal/outfile"
+	"github.com/ibscope/ibscope/internal/units"
+	"github.com/ibscope/ibscope/internal/version"
+)
+
+type reportOpts struct {
+	out       string
+	telemetry []string
+	receiver  string
+}
+
+func init() {
+	var o reportOpts
+	cmd := &cobra.Command{
+		Use:   "report CAPTURE... -o report.html",
+		Short: "One HTML page with the tables and pictures of every analysis that applies to the captures",
+		Long: `report reads each capture once to see what it holds, runs on it every
+analysis that applies, and writes one self-contained HTML page (-o) with
+their text tables and pictures, to hand a colleague or attach to a ticket:
+
+  every capture       a census: frames, IB/RoCE packets, flow-control
+                      packets, PFC/PAUSE frames, IFA probes, time span
+  IB/RoCE packets     flows and ipd
+  PFC or PAUSE frames pfc
+  IFA 2.0 probes      hops
+  flow-control packets credits (with data packets)
+  --telemetry         correlate, and tick on native IB captures
+  --receiver          buffer, the other captures as its senders
+
+Each capture is analysed on its own (taps at different ports are not
+merged). The analyses run with their defaults, as 'ibanalyze ANALYSIS
+CAPTURE --plot' would; an analysis that fails on a capture says why in
+its section and the rest goes on, and the exit status is 1.
+
+The page fetches nothing (no script, no font, no style from elsewhere;
+its pictures are PNGs inside it) and fits any window width. It is
+written by the output-file rule: complete or not at all. Each capture
+is read once for the census and once more per analysis.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(args, o) },
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.out, "output", "o", "", "the HTML `FILE` to write (required)")
+	f.StringSliceVar(&o.telemetry, "telemetry", nil, "telemetry `FILE`s for correlate and tick (repeat or comma-separate)")
+	f.StringVar(&o.receiver, "receiver", "", "the receiver's `CAPTURE` (one of the captures): add buffer, the others as senders")
+	cmd.MarkFlagRequired("output")
+	rootCmd.AddCommand(cmd)
+}
+
+// census is what one capture holds, counted in one reading.
+type census struct {
+	path, port       string
+	frames           int
+	ib, roce         int // native IB and RoCE transport packets
+	link             int // IB link-level flow-control packets
+	pause            int // PFC and PAUSE frames
+	ifa              int // IFA 2.0 probes with hop metadata
+	undecodable      int
+	firstNs, lastNs  int64
+	fileErr, openErr error
+}
+
+func takeCensus(path string) census {
+	c := census{path: path, port: tappedPort(path)}
+	rd, err := capfile.Open(path)
+	if err != nil {
+		c.openErr = err
+		return c
+	}
+	defer rd.Close()
+	var f decode.Frame
+	for {
+		err := rd.Next(&f)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var de *capfile.DecodeError
+		if err != nil && !errors.As(err, &de) {
+			c.fileErr = err
+			break
+		}
+		c.frames++
+		if !f.NoTs {
+			if c.firstNs == 0 || f.TsNs < c.firstNs {
+				c.firstNs = f.TsNs
+			}
+			c.lastNs = max(c.lastNs, f.TsNs)
+		}
+		if err != nil {
+			c.undecodable++
+			continue
+		}
+		switch f.Transport {
+		case decode.TransportIB:
+			c.ib++
+		case decode.TransportRoCEv1, decode.TransportRoCEv2:
+			c.roce++
+		case decode.TransportLink:
+			c.link++
+		}
+		if f.Has&(decode.HasPFC|decode.HasPause) != 0 {
+			c.pause++
+		}
+		if f.Has&decode.HasIFAMetadata != 0 && len(f.IFAMetadata.Stack) > 0 { // a probe some switch stamped
+			c.ifa++
+		}
+	}
+	return c
+}
+
+func (c census) row() []string {
+	span := "-"
+	if c.lastNs > c.firstNs {
+		span = units.FormatNs(c.lastNs - c.firstNs)
+	}
+	n := strconv.Itoa
+	return []string{c.path, c.port, n(c.frames), n(c.ib + c.roce), n(c.link), n(c.pause), n(c.ifa), n(c.undecodable), span}
+}
+
+// warnSink, when set, collects the warnings warnf would print: the
+// report shows each analysis's warnings in its section.
+var warnSink *[]string
+
+// runAnalysis runs the ibanalyze subcommand args[0] in this process as
+// its command line would, with its flags from their defaults, and returns
+// its standard output and warnings.
+func runAnalysis(args []string) (out string, warnings []string, err error) {
+	cmd, rest, err := rootCmd.Find(args)
+	if err != nil {
+		return "", nil, err
+	}
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		if !fl.Changed {
+			return
+		}
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			_ = sv.Replace(nil)
+		} else {
+			_ = fl.Value.Set(fl.DefValue)
+		}
+		fl.Changed = false
+	})
+	if err := cmd.ParseFlags(rest); err != nil {
+		return "", nil, err
+	}
+	var buf strings.Builder
+	cmd.SetOut(&buf)
+	defer cmd.SetOut(nil)
+	warnSink = &warnings
+	defer func() { warnSink = nil }()
+	err = cmd.RunE(cmd, cmd.Flags().Args())
+	if errors.Is(err, errReported) {
+		err = nil // damage the warnings name: the report's census counts it
+	}
+	return buf.String(), warnings, err
+}
+
+// analysisSection runs one analysis with --plot into dir and makes its
+// section; failed reports whether it failed. An optional analysis is one
+// the census cannot tell applies (tick needs a congestion episode): its
+// failure is a note on why it does not.
+func analysisSection(title, dir string, optional bool, args []string) (s htmlreport.Section, failed bool) {
+	s = htmlreport.Section{Title: title, Level: 3}
+	pic := filepath.Join(dir, fmt.Sprintf("%d.png", time.Now().UnixNano()))
+	out, warnings, err := runAnalysis(append(args, "--plot", pic))
+	s.Text, s.Warnings = out, warnings
+	s.Notes = []string{"ibanalyze " + strings.Join(args, " ")}
+	switch {
+	case err != nil && optional:
+		s.Notes = append(s.Notes, "does not apply: "+err.Error())
+	case err != nil:
+		s.Error = err.Error()
+		failed = true
+	}
+	if b, rerr := os.ReadFile(pic); rerr == nil {
+		s.Pictures = []htmlreport.Picture{{Alt: title + " picture", PNG: b}}
+		os.Remove(pic)
+	}
+	return s, failed
+}
+
+func runReport(paths []string, o reportOpts) error {
+	if err := stdinOnce(paths); err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if p == capfile.Stdin {
+			return errors.New("report reads each capture several times, and standard input can be read once: save it to a file first")
+		}
+	}
+	if o.receiver != "" && !containsPath(paths, o.receiver) {
+		return fmt.Errorf("--receiver %s: not one of the captures given", o.receiver)
+	}
+	dir, err := os.MkdirTemp("", "ibanalyze-report-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	rep := htmlreport.Report{Title: "ibscope report: " + strings.Join(paths, ", "),
+		Subtitle: []string{"made by " + version.Read().String() + " on " + time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+			commandMeta()["ibscope.command"]},
+		Facts: htmlreport.Table{Header: []string{"capture", "port", "frames", "IB/RoCE packets", "flow-control packets", "PFC/PAUSE frames", "IFA probes", "undecodable", "span"}}}
+	var failed, damaged int
+	for _, path := range paths {
+		c := takeCensus(path)
+		rep.Facts.Rows = append(rep.Facts.Rows, c.row())
+		sec := htmlreport.Section{Title: "capture " + path + " (" + c.port + ")", Level: 2}
+		switch {
+		case c.openErr != nil:
+			sec.Error = c.openErr.Error()
+			rep.Sections = append(rep.Sections, sec)
+			failed++
+			continue
+		case c.fileErr != nil:
+			sec.Error = c.fileErr.Error() + " (read up to the damage)"
+			damaged++
+		case c.undecodable > 0:
+			damaged++
+		}
+		var parts []htmlreport.Section
+		add := func(title string, optional bool, args ...string) {
+			s, bad := analysisSection(title, dir, optional, args)
+			parts = append(parts, s)
+			if bad {
+				failed++
+			}
+		}
+		var skipped []string
+		if c.ib+c.roce > 0 {
+			add("flows", false, "flows", path)
+			add("inter-packet delay", false, "ipd", path)
+		} else {
+			skipped = append(skipped, "flows and ipd (no IB or RoCE packets)")
+		}
+		if c.pause > 0 {
+			add("PFC pauses", false, "pfc", path)
+		} else {
+			skipped = append(skipped, "pfc (no PFC or PAUSE frames)")
+		}
+		if c.ifa > 0 {
+			add("hops", false, "hops", path)
+		} else {
+			skipped = append(skipped, "hops (no IFA 2.0 probes)")
+		}
+		if c.link > 0 && c.ib > 0 {
+			add("credits", false, "credits", path)
+		} else {
+			skipped = append(skipped, "credits (no flow-control packets with data)")
+		}
+		switch {
+		case len(o.telemetry) > 0 && c.ib+c.roce > 0:
+			add("correlate", false, "correlate", path, "--telemetry", strings.Join(o.telemetry, ","), "-o", filepath.Join(dir, "joined.parquet"))
+		case len(o.telemetry) == 0:
+			skipped = append(skipped, "correlate and tick (no --telemetry)")
+		}
+		if len(o.telemetry) > 0 && c.ib > 0 {
+			add("PortXmitWait tick", true, "tick", path, "--telemetry", o.telemetry[0])
+		}
+		sec.Notes = []string{"not applicable: " + strings.Join(skipped, "; ") + "."}
+		if len(skipped) == 0 {
+			sec.Notes = nil
+		}
+		rep.Sections = append(append(rep.Sections, sec), parts...)
+	}
+	if o.receiver != "" {
+		var args []string
+		args = append(args, "buffer")
+		for _, p := range paths {
+			if p != o.receiver {
+				args = append(args, p)
+			}
+		}
+		s, bad := analysisSection("buffer between the senders and "+o.receiver, dir, false, append(args, o.receiver))
+		s.Level = 2
+		rep.Sections = append(rep.Sections, s)
+		if bad {
+			failed++
+		}
+	}
+
+	f, err := outfile.Create(o.out)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := htmlreport.Write(f, rep); err != nil {
+		return err
+	}
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	switch {
+	case failed > 0:
+		return fmt.Errorf("%s written; %d analyses failed: their sections say why", o.out, failed)
+	case damaged > 0:
+		warnf("%s written; %d captures are damaged or hold frames that could not be decoded (the census counts them)", o.out, damaged)
+		return errReported
+	}
+	return nil
+}
+
+func containsPath(paths []string, p string) bool {
+	for _, q := range paths {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/ibscope/ibscope/internal/testenv"
+)
+
+// reportPage is what a report's HTML holds, as a parser reads it.
+type reportPage struct {
+	titles   []string // h2 and h3 texts
+	errors   []string // class="error" texts
+	pictures [][]byte // the PNGs of data: image sources
+	external []string // src or href not data: nor #anchor
+	scripts  int
+}
+
+func parseReport(t *testing.T, path string) reportPage {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := html.Parse(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var p reportPage
+	var text func(n *html.Node) string
+	text = func(n *html.Node) string {
+		if n.Type == html.TextNode {
+			return n.Data
+		}
+		var b strings.Builder
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			b.WriteString(text(c))
+		}
+		return b.String()
+	}
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			switch n.Data {
+			case "h2", "h3":
+				p.titles = append(p.titles, text(n))
+			case "script":
+				p.scripts++
+			}
+			for _, a := range n.Attr {
+				switch {
+				case a.Key == "class" && a.Val == "error":
+					p.errors = append(p.errors, text(n))
+				case a.Key == "src" && strings.HasPrefix(a.Val, "data:image/png;base64,"):
+					b, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(a.Val, "data:image/png;base64,"))
+					if err != nil {
+						t.Errorf("%s: an image's data does not decode: %v", path, err)
+					}
+					p.pictures = append(p.pictures, b)
+				case (a.Key == "src" || a.Key == "href") && !strings.HasPrefix(a.Val, "#"):
+					p.external = append(p.external, a.Val)
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	return p
+}
+
+// TestReport writes the report of a simulated RoCE incast (flows, ipd,
+// pfc, hops, correlate) and of an InfiniBand one (credits, tick, buffer):
+// one page each, with a section and a picture for every analysis that
+// applies, nothing fetched from elsewhere, and (with chromium) rendered
+// whole: no console message, no element past the window's width at
+// 1280 and 800 pixels, every picture decoded.
+func TestReport(t *testing.T) {
+	out := t.TempDir()
+	roce, ib := simPreset(t, "incast-small-roce"), simPreset(t, "incast-small")
+	for _, c := range []struct {
+		name     string
+		args     []string
+		sections []string
+	}{
+		{"roce", []string{"report", filepath.Join(roce, "s1.pcapng"), filepath.Join(roce, "r.pcapng"), "--telemetry", filepath.Join(roce, "perfquery.txt")},
+			[]string{"flows", "inter-packet delay", "PFC pauses", "hops", "correlate"}},
+		{"ib", []string{"report", filepath.Join(ib, "s1.pcapng"), filepath.Join(ib, "s2.pcapng"), filepath.Join(ib, "r.pcapng"),
+			"--telemetry", filepath.Join(ib, "perfquery.txt"), "--receiver", filepath.Join(ib, "r.pcapng")},
+			[]string{"flows", "credits", "PortXmitWait tick", "buffer between the senders and " + filepath.Join(ib, "r.pcapng")}},
+	} {
+		page := filepath.Join(out, c.name+".html")
+		if _, errOut, code := run(t, append(c.args, "-o", page)...); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", c.name, code, errOut)
+		}
+		p := parseReport(t, page)
+		for _, s := range c.sections {
+			found := false
+			for _, title := range p.titles {
+				found = found || title == s
+			}
+			if !found {
+				t.Errorf("%s: no section %q among %q", c.name, s, p.titles)
+			}
+		}
+		if len(p.errors) > 0 || p.scripts > 0 || len(p.external) > 0 {
+			t.Errorf("%s: errors %q, %d scripts, sources from elsewhere %q", c.name, p.errors, p.scripts, p.external)
+		}
+		if len(p.pictures) < len(c.sections) {
+			t.Errorf("%s: %d pictures for %d analyses", c.name, len(p.pictures), len(c.sections))
+		}
+		for i, b := range p.pictures {
+			img, err := png.Decode(bytes.NewReader(b))
+			if err != nil {
+				t.Errorf("%s: picture %d: %v", c.name, i+1, err)
+				continue
+			}
+			checkPNG(t, c.name+" picture", img)
+		}
+		checkRendered(t, page)
+	}
+}
+
+// measureScript, added to a copy of a report, writes into the page what
+// a browser laid out: the window's and the document's widths, the
+// elements wider than their box or reaching past the window, and the
+// pictures it could not decode; and logs one console message, which
+// shows the console check sees them.
+const measureScript = `<script>
+window.addEventListener("load", function () {
+  var bad = [];
+  document.querySelectorAll("body *").forEach(function (e) {
+    var r = e.getBoundingClientRect();
+    if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).display !== "inline") bad.push(e.tagName + " scrolls " + e.scrollWidth + ">" + e.clientWidth);
+    if (r.right > window.innerWidth + 0.5) bad.push(e.tagName + " reaches " + r.right);
+  });
+  var imgs = Array.prototype.slice.call(document.images);
+  var m = document.createElement("pre");
+  m.id = "measure";
+  m.textContent = JSON.stringify({inner: window.innerWidth, scroll: document.documentElement.scrollWidth, images: imgs.length,
+    broken: imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).length, bad: bad});
+  document.body.appendChild(m);
+  console.log("ibscope-probe");
+});
+</script>`
+
+// checkRendered opens page in headless chromium: a screenshot of it
+// renders with no console message; a measuring copy finds nothing cut.
+func checkRendered(t *testing.T, page string) {
+	t.Helper()
+	chromium := testenv.MustHaveTool(t, "chromium")
+	dir := t.TempDir()
+	browse := func(args ...string) (stdout, stderr string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, chromium, append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + filepath.Join(dir, "profile"),
+			"--enable-logging=stderr", "--v=0", "--virtual-time-budget=10000"}, args...)...)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, e.String())
+		}
+		return o.String(), e.String()
+	}
+	// Chromium logs each console message as `INFO:CONSOLE:0] "text", source: URL (line)`.
+	console := regexp.MustCompile(`(?m)CONSOLE[^\]]*\] "(.*)", source:`)
+	shot := filepath.Join(dir, "shot.png")
+	_, logs := browse("--screenshot="+shot, "--window-size=1280,2400", "file://"+page)
+	if m := console.FindAllStringSubmatch(logs, -1); len(m) > 0 {
+		t.Errorf("%s: console messages %q", page, m)
+	}
+	b, err := os.ReadFile(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v\n%s", err, logs)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := img.Bounds(); r.Dx() != 1280 {
+		t.Errorf("screenshot %dx%d, want 1280 wide", r.Dx(), r.Dy())
+	}
+
+	src, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The copy may run its one script: the report's policy allows none.
+	policy := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy" content="[^"]*">`)
+	if !policy.Match(src) {
+		t.Fatalf("%s: no Content-Security-Policy", page)
+	}
+	measured := policy.ReplaceAllString(string(src), `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'">`)
+	measured = strings.Replace(measured, "</body>", measureScript+"</body>", 1)
+	copyPath := filepath.Join(dir, "measure.html")
+	if err := os.WriteFile(copyPath, []byte(measured), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int{1280, 800} {
+		dom, logs := browse("--dump-dom", "--window-size="+strconv.Itoa(width)+",900", "file://"+copyPath)
+		if m := console.FindAllStringSubmatch(logs, -1); len(m) != 1 || m[0][1] != "ibscope-probe" {
+			t.Errorf("width %d: console messages %q, want the probe's alone (the console check must see it, and nothing else may show)", width, m)
+		}
+		m := regexp.MustCompile(`(?s)<pre id="measure">(.*?)</pre>`).FindStringSubmatch(dom)
+		if m == nil {
+			t.Fatalf("width %d: no measurement in the page chromium rendered", width)
+		}
+		var got struct {
+			Inner, Scroll, Images, Broken int
+			Bad                           []string
+		}
+		if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &got); err != nil {
+			t.Fatalf("width %d: measurement %q: %v", width, m[1], err)
+		}
+		if got.Inner != width || got.Scroll > got.Inner || got.Images == 0 || got.Broken > 0 || len(got.Bad) > 0 {
+			t.Errorf("%s at %d px: %+v: want the document as wide as the window, every picture decoded, nothing past an edge", page, width, got)
+		}
+	}
+}
