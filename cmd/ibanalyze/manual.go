@@ -23,6 +23,7 @@ var manual = cmddoc.Manual{
 		"ibanalyze cm":        {"tshark(1)"},
 		"ibanalyze correlate": {"ibcap(1)", "perfquery(8)"},
 		"ibanalyze export":    {"tshark(1)"},
+		"ibanalyze report":    {"ibsim(1)", "chromium(1)"},
 		"ibanalyze status":    {"ibcap(1)", "prometheus(1)"},
 		"ibanalyze nics":      {"ibcap(1)", "prometheus(1)"},
 		"ibanalyze links":     {"ibcap(1)", "prometheus(1)"},
