@@ -35,6 +35,7 @@ var (
 	descAnalyzedB   = counterDesc("ibscope_metrics_wire_bytes_analyzed_total", "Wire bytes of the packets in the flow metrics (RoCE: frame plus FCS, preamble and gap).")
 	descUndecoded   = counterDesc("ibscope_metrics_packets_undecoded_total", "Packets whose headers did not decode: not in the flow metrics.")
 	descNICErrors   = counterDesc("ibscope_metrics_nic_read_errors_total", "Scrapes on which a NIC counter file, or the port's addresses, could not be read.")
+	descSampling    = prometheus.NewDesc("ibscope_metrics_sampling_rate", "The flow metrics analyse 1 packet in this many, each counted this many times: 1 up to --metrics-sample-pps packets a second, above it one 10 ms window of every packet in N.", []string{"device"}, nil)
 	descFiles       = prometheus.NewDesc("ibscope_capture_files", "Capture files opened so far (-C/-G rotations are this minus 1).", []string{"device"}, nil)
 	descInfo        = prometheus.NewDesc("ibscope_capture_info", "The capture: always 1.", []string{"host", "device", "port", "version"}, nil)
 	descStopped     = prometheus.NewDesc("ibscope_capture_stopped", "1 once the capture has stopped (SIGINT, SIGTERM, -c or --duration): the last values are final.", []string{"device"}, nil)
@@ -43,17 +44,33 @@ var (
 // Per-flow series: the TopFlows busiest flows by bytes, then flow="other".
 // src and dst are the flow's ends (AddressLabel, LIDLabel; empty for
 // "other"): functions of flow, so they add no series.
-var (
-	flowLabels       = []string{"device", "flow", "src", "dst"}
-	descFlowBytes    = prometheus.NewDesc("ibscope_flow_bytes_total", "Wire bytes of the flow's packets.", flowLabels, nil)
-	descFlowPackets  = prometheus.NewDesc("ibscope_flow_packets_total", "Packets of the flow.", flowLabels, nil)
-	descFlowCNPs     = prometheus.NewDesc("ibscope_flow_cnps_total", "RoCE congestion notification packets (CNPs) of the flow.", flowLabels, nil)
-	descFlowECNCE    = prometheus.NewDesc("ibscope_flow_ecn_ce_total", "Packets of the flow marked ECN Congestion Experienced.", flowLabels, nil)
-	descFlowNAKs     = prometheus.NewDesc("ibscope_flow_naks_total", "NAKs the flow carried (all codes, RNR NAKs included).", flowLabels, nil)
-	descFlowRetrans  = prometheus.NewDesc("ibscope_flow_retransmissions_total", "Requests whose PSN was seen before (retransmissions).", flowLabels, nil)
-	descFlowPSNGaps  = prometheus.NewDesc("ibscope_flow_psn_gaps_total", "Times the flow's request PSN jumped ahead.", flowLabels, nil)
-	descFlowsTracked = prometheus.NewDesc("ibscope_flows", "Distinct flows seen (those past the analysis bound count as one).", []string{"device"}, nil)
-)
+var flowLabels = []string{"device", "flow", "src", "dst"}
+
+// flowFamily is one per-flow counter: its name, help and the count it
+// serves.
+type flowFamily struct {
+	name, help string
+	count      func(*flowCounts) uint64
+	desc       *prometheus.Desc
+}
+
+var flowFamilies = func() []flowFamily {
+	fs := []flowFamily{
+		{name: "ibscope_flow_bytes_total", help: "Wire bytes of the flow's packets.", count: func(c *flowCounts) uint64 { return c.WireBytes }},
+		{name: "ibscope_flow_packets_total", help: "Packets of the flow.", count: func(c *flowCounts) uint64 { return c.Packets }},
+		{name: "ibscope_flow_cnps_total", help: "RoCE congestion notification packets (CNPs) of the flow.", count: func(c *flowCounts) uint64 { return c.CNPs }},
+		{name: "ibscope_flow_ecn_ce_total", help: "Packets of the flow marked ECN Congestion Experienced.", count: func(c *flowCounts) uint64 { return c.ECNCE }},
+		{name: "ibscope_flow_naks_total", help: "NAKs the flow carried (all codes, RNR NAKs included).", count: func(c *flowCounts) uint64 { return c.NAKs }},
+		{name: "ibscope_flow_retransmissions_total", help: "Requests whose PSN was seen before (retransmissions).", count: func(c *flowCounts) uint64 { return c.Retrans }},
+		{name: "ibscope_flow_psn_gaps_total", help: "Times the flow's request PSN jumped ahead.", count: func(c *flowCounts) uint64 { return c.PSNGaps }},
+	}
+	for i := range fs {
+		fs[i].desc = prometheus.NewDesc(fs[i].name, fs[i].help, flowLabels, nil)
+	}
+	return fs
+}()
+
+var descFlowsTracked = prometheus.NewDesc("ibscope_flows", "Distinct flows seen (those past the analysis bound count as one).", []string{"device"}, nil)
 
 // Describe sends nothing: the flow series come and go, so the collector is
 // unchecked.
@@ -101,20 +118,43 @@ func (l *Live) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descStopped, prometheus.GaugeValue, stopped, dev)
 	l.collectNIC(ch)
 	l.collectAddresses(ch)
-	l.collectFlows(ch)
+	l.collectTotals(ch)
 }
 
 // otherFlow is the flow="other" series' flow label.
 const otherFlow = "other"
 
-// collectFlows sends the top flows by bytes and the rest as flow="other",
-// and the IPD histogram. Only the counts are copied under the lock, which
-// the capture loop takes for each packet; the flows are ranked without it,
-// and only those served are named (their keys never change once written).
-func (l *Live) collectFlows(ch chan<- prometheus.Metric) {
+// collectTotals sends the device's totals of the flow metrics and the IPD
+// histogram.
+func (l *Live) collectTotals(ch chan<- prometheus.Metric) {
 	l.flowMu.Lock()
 	undecoded, capBytes := l.undecoded, l.capBytes
-	analyzed, wireBytes := l.analyzed, l.wireBytes
+	analyzed, wireBytes, sampleEvery := l.analyzed, l.wireBytes, l.sampleEvery
+	flows := len(l.flows.flows)
+	if l.flows.other.counts.Packets > 0 {
+		flows++
+	}
+	ipdCount, ipdSum, ipdBuckets := l.ipd.snapshot()
+	l.flowMu.Unlock()
+	dev := l.cfg.Device
+	ch <- prometheus.MustNewConstMetric(descUndecoded, prometheus.CounterValue, float64(undecoded), dev)
+	ch <- prometheus.MustNewConstMetric(descCapBytes, prometheus.CounterValue, float64(capBytes), dev)
+	ch <- prometheus.MustNewConstMetric(descAnalyzed, prometheus.CounterValue, float64(analyzed), dev)
+	ch <- prometheus.MustNewConstMetric(descAnalyzedB, prometheus.CounterValue, float64(wireBytes), dev)
+	ch <- prometheus.MustNewConstMetric(descFlowsTracked, prometheus.GaugeValue, float64(flows), dev)
+	ch <- prometheus.MustNewConstMetric(descSampling, prometheus.GaugeValue, float64(sampleEvery), dev)
+	ch <- prometheus.MustNewConstHistogram(descIPD, ipdCount, ipdSum, ipdBuckets)
+}
+
+// servedFlows returns the flows with series of their own, the top flows by
+// bytes, and flow="other" for the rest (when there is any), in the order
+// the registry sorts each family's series in (by label values: device is
+// the same for all, src follows from flow, flow="other" has dst "", so it
+// comes first). Only the counts are copied under the lock, which the
+// capture loop takes for each packet; the flows are ranked without it,
+// and only those served are named (their keys never change once written).
+func (l *Live) servedFlows() []servedFlow {
+	l.flowMu.Lock()
 	t := l.flows
 	names := t.names[:len(t.flows)]
 	all := make([]flowCounts, len(t.flows), len(t.flows)+1)
@@ -124,15 +164,7 @@ func (l *Live) collectFlows(ch chan<- prometheus.Metric) {
 	if t.other.counts.Packets > 0 {
 		all = append(all, t.other.counts)
 	}
-	ipdCount, ipdSum, ipdBuckets := l.ipd.snapshot()
 	l.flowMu.Unlock()
-	dev := l.cfg.Device
-	ch <- prometheus.MustNewConstMetric(descUndecoded, prometheus.CounterValue, float64(undecoded), dev)
-	ch <- prometheus.MustNewConstMetric(descCapBytes, prometheus.CounterValue, float64(capBytes), dev)
-	ch <- prometheus.MustNewConstMetric(descAnalyzed, prometheus.CounterValue, float64(analyzed), dev)
-	ch <- prometheus.MustNewConstMetric(descAnalyzedB, prometheus.CounterValue, float64(wireBytes), dev)
-	ch <- prometheus.MustNewConstMetric(descFlowsTracked, prometheus.GaugeValue, float64(len(all)), dev)
-	ch <- prometheus.MustNewConstHistogram(descIPD, ipdCount, ipdSum, ipdBuckets)
 	// A stable sort of the flows' places in all, by bytes. The table's own
 	// "other" flow (past its bound, last in all) ranks like any flow and
 	// joins flow="other".
@@ -141,58 +173,72 @@ func (l *Live) collectFlows(ch chan<- prometheus.Metric) {
 		rank[i] = int32(i)
 	}
 	slices.SortStableFunc(rank, func(a, b int32) int { return cmp.Compare(all[b].WireBytes, all[a].WireBytes) })
-	devLabel := labelPair("device", dev)
-	var top []servedFlow
+	dev := l.cfg.Device
+	top := make([]servedFlow, 1, min(len(all), l.cfg.TopFlows)+1) // top[0]: other
 	var other flowCounts
 	for _, i := range rank {
 		f := &all[i]
-		if len(top) < l.cfg.TopFlows && int(i) < len(names) {
+		if len(top) <= l.cfg.TopFlows && int(i) < len(names) {
 			key := analyze.FlowGroupKey(names[i])
 			src, dst := keyAddresses(&key)
-			top = append(top, servedFlow{f, []*dto.LabelPair{devLabel, labelPair("dst", dst), labelPair("flow", key.String()), labelPair("src", src)}})
+			top = append(top, newServedFlow(f, dev, dst, key.String(), src))
 			continue
 		}
 		other.add(f)
 	}
-	// Sent in the order the registry sorts each family's series in (by
-	// label values: device is the same for all, src follows from flow,
-	// flow="other" has dst ""), its sort finds them in order: one sort of
-	// the flows served, not seven of their series (a fifth of a scrape of
-	// 1,000 flows).
-	if len(all) > len(top) {
-		sendFlow(ch, &other, []*dto.LabelPair{devLabel, labelPair("dst", ""), labelPair("flow", otherFlow), labelPair("src", "")})
-	}
-	slices.SortFunc(top, func(a, b servedFlow) int {
+	slices.SortFunc(top[1:], func(a, b servedFlow) int {
 		return cmp.Or(cmp.Compare(a.label(1), b.label(1)), cmp.Compare(a.label(2), b.label(2)))
 	})
-	for _, t := range top {
-		sendFlow(ch, t.counts, t.labels)
+	if len(all) == len(top)-1 {
+		return top[1:]
+	}
+	top[0] = newServedFlow(&other, dev, "", otherFlow, "")
+	return top
+}
+
+// flowSeries is the collector of the per-flow series (the rest are Live's).
+type flowSeries struct{ l *Live }
+
+// Describe sends nothing: the flow series come and go.
+func (flowSeries) Describe(chan<- *prometheus.Desc) {}
+
+func (s flowSeries) Collect(ch chan<- prometheus.Metric) {
+	served := s.l.servedFlows()
+	for i := range flowFamilies {
+		fam := &flowFamilies[i]
+		for j := range served {
+			f := &served[j]
+			ch <- &counterSeries{desc: fam.desc, labels: f.labels, value: float64(fam.count(f.counts))}
+		}
 	}
 }
 
 // servedFlow is a flow with series of its own: its counts and label pairs
-// (device, dst, flow, src).
+// (device, dst, flow, src: sorted by name, as the registry wants them,
+// shared by its seven series), and the same as exposition text.
 type servedFlow struct {
 	counts *flowCounts
 	labels []*dto.LabelPair
+	text   []byte // device="...",dst="...",flow="...",src="..."
+}
+
+func newServedFlow(c *flowCounts, device, dst, flow, src string) servedFlow {
+	f := servedFlow{counts: c, labels: []*dto.LabelPair{labelPair("device", device), labelPair("dst", dst), labelPair("flow", flow), labelPair("src", src)}}
+	for i, lp := range f.labels {
+		if i > 0 {
+			f.text = append(f.text, ',')
+		}
+		f.text = append(f.text, lp.GetName()...)
+		f.text = append(f.text, '=', '"')
+		f.text = appendLabelValue(f.text, lp.GetValue())
+		f.text = append(f.text, '"')
+	}
+	return f
 }
 
 func (s *servedFlow) label(i int) string { return s.labels[i].GetValue() }
 
 func labelPair(name, value string) *dto.LabelPair { return &dto.LabelPair{Name: &name, Value: &value} }
-
-// sendFlow sends f's seven series; labels are flowLabels' pairs sorted by
-// name (as the registry wants them), shared by the seven: a label set is
-// made once a flow, not once a series as prometheus.MustNewConstMetric would.
-func sendFlow(ch chan<- prometheus.Metric, f *flowCounts, labels []*dto.LabelPair) {
-	for _, m := range [...]struct {
-		d *prometheus.Desc
-		v uint64
-	}{{descFlowBytes, f.WireBytes}, {descFlowPackets, f.Packets}, {descFlowCNPs, f.CNPs}, {descFlowECNCE, f.ECNCE},
-		{descFlowNAKs, f.NAKs}, {descFlowRetrans, f.Retrans}, {descFlowPSNGaps, f.PSNGaps}} {
-		ch <- &counterSeries{desc: m.d, labels: labels, value: float64(m.v)}
-	}
-}
 
 // counterSeries is one counter sample with label pairs made by the caller
 // (sorted by name, valid UTF-8, never changed after: the registry may

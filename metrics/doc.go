@@ -35,4 +35,7 @@
 //     (at most 200).
 //   - ibscope_flows{device}: the distinct flows seen, up to the analysis
 //     bound (maxAnalyzedFlows); those past it count as one.
+//   - ibscope_metrics_sampling_rate{device}: N, the flow metrics analyse 1
+//     packet in N and count each N times (sampler.go): 1 up to
+//     Config.SamplePps packets a second, above it one 10 ms window in N.
 package metrics

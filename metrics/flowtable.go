@@ -17,6 +17,7 @@ type liveFlow struct {
 	hash     uint64
 	counts   flowCounts
 	lastNs   int64
+	epoch    uint32                 // the table's epoch of the flow's latest packet
 	sequence protostate.QPSequences // only the request sequence is fed: Retrans and PSNGaps are its
 }
 
@@ -49,6 +50,9 @@ type flowTable struct {
 	other    liveFlow
 	maxFlows int
 	last     int32 // the previous packet's flow + 1, 0 for none or other
+	// epoch moves on when packets were left out (sampling): a flow's first
+	// packet in a new epoch begins its PSN sequence and IPD anew.
+	epoch uint32
 }
 
 func newFlowTable(maxFlows int) *flowTable {
@@ -129,33 +133,41 @@ func (t *flowTable) grow() {
 	}
 }
 
-// add counts one decoded packet of wireBytes on the wire and returns the
+// add counts one decoded packet of wireBytes on the wire, weight times
+// (the sampling rate: 1 when every packet is analysed), and returns the
 // time since its flow's latest packet before it, as analyze's
 // FlowsAnalysis.AddGap does: ok is false on a flow's first packet, on a
 // packet older than its flow's latest, and for the flows past maxFlows
 // (counted together, they have no gaps of their own).
-func (t *flowTable) add(fr *decode.Frame, wireBytes int) (gapNs int64, ok bool) {
+func (t *flowTable) add(fr *decode.Frame, wireBytes int, weight uint64) (gapNs int64, ok bool) {
 	key := fr.FlowKey()
 	f, isOther := t.flow(&key)
 	ts := fr.TsNs
 	prevNs, seen := f.lastNs, f.counts.Packets > 0
+	if f.epoch != t.epoch {
+		f.epoch = t.epoch
+		if seen && !isOther {
+			f.sequence.Restart()
+			seen, prevNs = false, ts
+		}
+	}
 	var idleNs int64 // since the flow's previous packet, for a new PSN sequence
 	if seen {
 		idleNs = ts - prevNs
 	}
 	c := &f.counts
-	c.Packets++
-	c.WireBytes += uint64(wireBytes)
+	c.Packets += weight
+	c.WireBytes += weight * uint64(wireBytes)
 	f.lastNs = max(prevNs, ts)
 	op := fr.BTH.OpCode
 	if fr.ECN == 3 {
-		c.ECNCE++
+		c.ECNCE += weight
 	}
 	if op.IsCNP() {
-		c.CNPs++
+		c.CNPs += weight
 	}
 	if !isOther { // many flows together keep no PSN sequence and count no NAKs
-		t.countSequence(f, fr, idleNs)
+		t.countSequence(f, fr, idleNs, weight)
 	}
 	if !seen || isOther || ts < prevNs {
 		return 0, false
@@ -166,7 +178,7 @@ func (t *flowTable) add(fr *decode.Frame, wireBytes int) (gapNs int64, ok bool) 
 // countSequence counts a packet's place in its flow's request sequence
 // (retransmissions, PSN gaps) and its NAKs: those of an ACK opcode's AETH
 // and, as analyze does, of an RDMA READ response's AETH.
-func (t *flowTable) countSequence(f *liveFlow, fr *decode.Frame, idleNs int64) {
+func (t *flowTable) countSequence(f *liveFlow, fr *decode.Frame, idleNs int64, weight uint64) {
 	op, syndrome, c := fr.BTH.OpCode, fr.AETH.Syndrome, &f.counts
 	space := protostate.SpaceOf(op, syndrome)
 	if space == protostate.SpaceRequests {
@@ -176,9 +188,9 @@ func (t *flowTable) countSequence(f *liveFlow, fr *decode.Frame, idleNs int64) {
 		}
 		switch _, v := f.sequence.Add(op, fr.BTH.PSN, syndrome, readLenB, idleNs); v {
 		case protostate.PSNDuplicate:
-			c.Retrans++
+			c.Retrans += weight
 		case protostate.PSNGap:
-			c.PSNGaps++
+			c.PSNGaps += weight
 		}
 		return
 	}
@@ -187,6 +199,6 @@ func (t *flowTable) countSequence(f *liveFlow, fr *decode.Frame, idleNs int64) {
 	}
 	aeth := decode.AETH{Syndrome: syndrome}
 	if k := aeth.Kind(); k == decode.AckKindNAK || k == decode.AckKindRNRNAK {
-		c.NAKs++
+		c.NAKs += weight
 	}
 }

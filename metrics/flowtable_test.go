@@ -132,7 +132,7 @@ func compareWithFlows(t *testing.T, name string, linkType int, recs [][]byte, fr
 		pkt := capfile.Packet{Data: rec, TsNs: frames[i].TsNs, WireLenBytes: frames[i].WireLen}
 		l.flowMu.Lock()
 		before := l.ipd.count
-		l.count(&pkt)
+		l.count(&pkt, 1)
 		gaps += int64(l.ipd.count - before)
 		l.flowMu.Unlock()
 		data := rec[:min(len(rec), headerBytes)]

@@ -27,11 +27,12 @@ func newIPDHistogram(edgesNs []float64) *ipdHistogram {
 	return h
 }
 
-func (h *ipdHistogram) observe(gapNs int64) {
+// observe counts a gap weight times (the sampling rate).
+func (h *ipdHistogram) observe(gapNs int64, weight uint64) {
 	i, _ := slices.BinarySearch(h.edgesNs, gapNs) // the first edge >= gap: gap <= le
-	h.counts[i]++
-	h.count++
-	h.sumNs += float64(gapNs)
+	h.counts[i] += weight
+	h.count += weight
+	h.sumNs += float64(weight) * float64(gapNs)
 }
 
 // snapshot is the histogram as Prometheus serves it: cumulative counts by

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ibscope/ibscope/analyze"
 	"github.com/ibscope/ibscope/capfile"
@@ -44,6 +43,11 @@ type Config struct {
 	// Files, when not nil, says how many capture files were opened so
 	// far (rotations are Files-1); it is called on each scrape.
 	Files func() int
+	// SamplePps is the packet rate up to which every packet is analysed;
+	// above it, the packets of one 10 ms window in N, each counted N times
+	// (sampler; ibscope_metrics_sampling_rate is N). 0 analyses every
+	// packet at any rate.
+	SamplePps int64
 }
 
 // Bounds of Config.TopFlows: each flow costs seven series.
@@ -67,8 +71,9 @@ const maxAnalyzedFlows = 4 * MaxTopFlows
 // flow lookup, and it is the cheapest way in CPU per packet (the figures
 // are in docs/design.md).
 type Live struct {
-	cfg Config
-	reg *prometheus.Registry
+	cfg     Config
+	reg     *prometheus.Registry // every series
+	baseReg *prometheus.Registry // all but the per-flow series (exposition.go)
 
 	mu        sync.Mutex // guards rep
 	rep       capture.Report
@@ -87,6 +92,10 @@ type Live struct {
 	capBytes  uint64 // bytes of the frames taken from the capture
 	undecoded uint64
 	ipd       *ipdHistogram
+	// sampleEvery is the sampling rate N of the period under way: each
+	// packet analysed counts N times (1: every packet is analysed).
+	sampleEvery uint64
+	src         *countingSource
 
 	// The capture loop's own, reused from packet to packet.
 	dec   decode.Decoder
@@ -101,6 +110,9 @@ func New(cfg Config) (*Live, error) {
 	if cfg.TopFlows < 1 || cfg.TopFlows > MaxTopFlows {
 		return nil, fmt.Errorf("top flows %d: want 1 to %d", cfg.TopFlows, MaxTopFlows)
 	}
+	if cfg.SamplePps < 0 {
+		return nil, fmt.Errorf("sampling above %d packets/s: want 0 (never) or more", cfg.SamplePps)
+	}
 	if cfg.IPD.Mode == "" {
 		cfg.IPD.Mode = analyze.ModeExp
 	}
@@ -110,20 +122,24 @@ func New(cfg Config) (*Live, error) {
 	}
 	l := &Live{
 		cfg:     cfg,
-		reg:     prometheus.NewRegistry(),
 		startNs: time.Now().UnixNano(),
 		flows:   newFlowTable(maxAnalyzedFlows),
 		dec:     decode.Decoder{LinkType: cfg.LinkType},
 		ipd:     newIPDHistogram(buckets),
+
+		sampleEvery: 1,
 	}
 	l.rep.Device = cfg.Device
-	l.reg.MustRegister(l)
+	l.reg, l.baseReg = l.registries()
 	return l, nil
 }
 
 // Source wraps src so that the capture's packets are also counted in the
-// flow metrics as Next hands them out.
-func (l *Live) Source(src capture.Source) capture.Source { return &countingSource{Source: src, l: l} }
+// flow metrics as Next hands them out. Call it once.
+func (l *Live) Source(src capture.Source) capture.Source {
+	l.src = &countingSource{Source: src, l: l, s: sampler{maxPps: l.cfg.SamplePps}}
+	return l.src
+}
 
 // Status is capture.RunOptions.Status: it keeps the counts so far for the
 // next scrape.
@@ -137,13 +153,16 @@ func (l *Live) Status(r capture.Report) {
 // (ibscope_capture_stopped 1). Call it once capture.Run has returned.
 func (l *Live) Finish(r capture.Report) {
 	l.Status(r)
+	if l.src != nil {
+		l.flowMu.Lock()
+		l.src.flushSkipped()
+		l.flowMu.Unlock()
+	}
 	l.stopped.Store(true)
 }
 
-// Handler serves the metrics in Prometheus' text (or protobuf) format.
-func (l *Live) Handler() http.Handler {
-	return promhttp.HandlerFor(l.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
-}
+// Handler serves the metrics in Prometheus' text format (exposition.go).
+func (l *Live) Handler() http.Handler { return http.HandlerFunc(l.serveMetrics) }
 
 // Registry is where the metrics are registered, for a caller that gathers
 // them itself.
@@ -155,15 +174,15 @@ func (l *Live) Registry() *prometheus.Registry { return l.reg }
 // headers the same) fits, and the payload is not needed.
 const headerBytes = 128
 
-// count adds one captured packet to the flow metrics; the caller holds
-// flowMu.
-func (l *Live) count(p *capfile.Packet) {
+// count adds one captured packet, weight times (the sampling rate), to the
+// flow metrics; the caller holds flowMu.
+func (l *Live) count(p *capfile.Packet, weight uint64) {
 	l.capBytes += uint64(len(p.Data))
 	f := &l.frame
 	data := p.Data[:min(len(p.Data), headerBytes)]
 	f.CapLen, f.WireLen = len(data), p.WireLenBytes
 	if err := l.dec.Decode(data, f); err != nil {
-		l.undecoded++
+		l.undecoded += weight
 		return
 	}
 	if !l.cfg.Filter.Empty() && !l.cfg.Filter.Match(f) {
@@ -174,11 +193,11 @@ func (l *Live) count(p *capfile.Packet) {
 	if f.Transport == decode.TransportIB {
 		wire = f.IBLen
 	}
-	if gapNs, ok := l.flows.add(f, wire); ok {
-		l.ipd.observe(gapNs)
+	if gapNs, ok := l.flows.add(f, wire, weight); ok {
+		l.ipd.observe(gapNs, weight)
 	}
-	l.analyzed++
-	l.wireBytes += uint64(wire)
+	l.analyzed += weight
+	l.wireBytes += weight * uint64(wire)
 }
 
 func checkBuckets(b []float64) error {

@@ -30,10 +30,16 @@ type metricsFlags struct {
 	ipdBins  int
 	ipdExp   bool
 	ipdEdges string
+	// samplePps: every packet analysed up to this rate, one window in N above
+	samplePps int64
 }
 
 // maxLinger bounds --metrics-linger: past it a value is a typo.
 const maxLinger = time.Hour
+
+// maxSamplePps bounds --metrics-sample-pps: no port delivers more packets
+// a second.
+const maxSamplePps = 1_000_000_000
 
 func addMetricsFlags(fl *pflag.FlagSet, m *metricsFlags) {
 	fl.StringVar(&m.addr, "metrics", "", "serve Prometheus metrics on ADDR (e.g. 127.0.0.1:9464) at /metrics; without -w, ibcap captures and counts but writes nothing")
@@ -44,6 +50,7 @@ func addMetricsFlags(fl *pflag.FlagSet, m *metricsFlags) {
 	fl.IntVar(&m.ipdBins, "metrics-ipd-bins", 0, "IPD histogram: number of buckets")
 	fl.BoolVar(&m.ipdExp, "metrics-ipd-exp", false, "IPD histogram: buckets that double (the default: from 100ns, 24 buckets)")
 	fl.StringVar(&m.ipdEdges, "metrics-ipd-edges", "", "IPD histogram: free bucket edges, e.g. 1us,2us,4us,10us")
+	fl.Int64Var(&m.samplePps, "metrics-sample-pps", metrics.DefaultSamplePps, "flow metrics: analyse every packet up to this many packets a second; above it, one 10 ms window in N, each packet counted N times (ibscope_metrics_sampling_rate is N); 0 analyses every packet at any rate")
 }
 
 // ipdSpec turns the --metrics-ipd-* flags into a histogram spec.
@@ -95,6 +102,9 @@ func (m *metricsFlags) check() error {
 	if m.flows < 1 || m.flows > metrics.MaxTopFlows {
 		return fmt.Errorf("--metrics-flows %d: want 1 to %d", m.flows, metrics.MaxTopFlows)
 	}
+	if m.samplePps < 0 || m.samplePps > maxSamplePps {
+		return fmt.Errorf("--metrics-sample-pps %d: want 0 (never sample) up to %d", m.samplePps, maxSamplePps)
+	}
 	if m.linger < 0 || m.linger > maxLinger {
 		return fmt.Errorf("--metrics-linger %v: want 0 up to %v", m.linger, maxLinger)
 	}
@@ -125,7 +135,7 @@ func startMetrics(f *flags, t capture.Target, src capture.Source, filter *captur
 	}
 	host, _ := os.Hostname()
 	cfg := metrics.Config{Host: host, Device: f.device, Version: version.Read().String(), LinkType: src.LinkType(),
-		TopFlows: m.flows, IPD: ipd, Filter: filter, Files: files}
+		TopFlows: m.flows, IPD: ipd, Filter: filter, Files: files, SamplePps: m.samplePps}
 	if t.Netdev != "" && t.Netdev == t.Name {
 		cfg.Netdev = t.Netdev // its IPs are the host's addresses; an RDMA device's are its GIDs
 	}

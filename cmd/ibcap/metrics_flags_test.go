@@ -23,6 +23,7 @@ func TestMetricsFlagsChecked(t *testing.T) {
 		{func(m *metricsFlags) { m.flows = 0 }, "--metrics-flows"},
 		{func(m *metricsFlags) { m.flows = 10001 }, "--metrics-flows"},
 		{func(m *metricsFlags) { m.linger = -time.Second }, "--metrics-linger"},
+		{func(m *metricsFlags) { m.samplePps = -1 }, "--metrics-sample-pps"},
 		{func(m *metricsFlags) { m.ipdBin = "-1us" }, "--metrics-ipd-bin"},
 		{func(m *metricsFlags) { m.ipdBins = 100000 }, "--metrics-ipd"},
 		{func(m *metricsFlags) { m.ipdEdges = "1us,x" }, "--metrics-ipd-edges"},

@@ -29,16 +29,18 @@ const (
 	benchMetricsAddr = "127.0.0.1:9464"
 	benchFlows       = 1000
 	benchScrapes     = 20
+	benchRounds      = 5
 )
 
 // TestLiveMetricsCost is the benchmark bench/metrics.sh runs. (a) At the
 // highest rate ibscope's transmit ring reaches on the veth, ibcap captures
-// 1,000 RoCEv2 flows to a file without --metrics and with it (a scraper
-// GETs /metrics every second meanwhile, as Prometheus would), in
-// alternating rounds; for each it prints frames sent, captured and lost,
-// packets/s and ibcap's CPU time per packet (and, with --metrics, the
-// packets its flow analysis could not keep up with), then the medians and
-// the differences; before that, each one's CPU time idle. (b) ibcap
+// 1,000 RoCEv2 flows to a file without --metrics, with it (sampling above
+// the default rate) and with every packet analysed (a scraper GETs
+// /metrics every second meanwhile, as Prometheus would), in rounds that
+// rotate which goes first; for each it prints frames sent, captured and
+// lost, packets/s and ibcap's CPU time per packet (and, with --metrics,
+// the sampling rate it ended at), then the medians and the differences;
+// before that, the CPU time idle without and with --metrics. (b) ibcap
 // --metrics holds the same 1,000 flows and one scrape is timed 20 times
 // (median and max), gzip asked for as Prometheus does and plain, with the
 // default --metrics-flows and with every flow served. It prints figures,
@@ -69,28 +71,26 @@ func TestLiveMetricsCost(t *testing.T) {
 		float64(idleOff)/1e6, float64(idleOn)/1e6)
 
 	n := max(200_000, int(2*senderMax)) // about 2 s flat out
-	var off, on []metricsRun
-	for round := range 3 {
-		// Alternate which goes first, so that neither always follows the other.
-		order := []bool{false, true}
-		if round%2 == 1 {
-			order = []bool{true, false}
-		}
-		for _, withMetrics := range order {
-			r := captureAtMax(t, ns, tx, client, frames, n, withMetrics)
+	// Without --metrics, with it (sampling above the default rate), and
+	// with every packet analysed, in rounds that rotate which goes first.
+	variants := []metricsVariant{{name: "without"}, {name: "with", metrics: true}, {name: "exact", metrics: true, extra: []string{"--metrics-sample-pps", "0"}}}
+	runs := make([][]metricsRun, len(variants))
+	for round := range benchRounds {
+		for k := range variants {
+			v := (k + round) % len(variants)
+			r := captureAtMax(t, ns, tx, client, frames, n, variants[v])
 			r.print(round + 1)
-			if withMetrics {
-				on = append(on, r)
-			} else {
-				off = append(off, r)
-			}
+			runs[v] = append(runs[v], r)
 		}
 	}
-	mOff, mOn := summarize(off), summarize(on)
-	fmt.Printf("bench metrics median without: captured_pps %.0f cpu_ns_per_pkt %.0f lost_all_rounds %d; with: captured_pps %.0f cpu_ns_per_pkt %.0f lost_all_rounds %d not_analyzed_pct %.1f\n",
-		mOff.capturedPps, mOff.cpuNsPerPkt, mOff.lost, mOn.capturedPps, mOn.cpuNsPerPkt, mOn.lost, mOn.notAnalyzedPct)
-	fmt.Printf("bench metrics cost captured_pps_diff_pct %+.1f cpu_ns_per_pkt_diff_pct %+.1f (with --metrics against without, medians of 3; the aim is within 5 %%; when neither lost a frame, the sender set the rate)\n",
-		pct(mOn.capturedPps, mOff.capturedPps), pct(mOn.cpuNsPerPkt, mOff.cpuNsPerPkt))
+	off := summarize(runs[0])
+	for v, m := range variants[1:] {
+		on := summarize(runs[v+1])
+		fmt.Printf("bench metrics median without: captured_pps %.0f cpu_ns_per_pkt %.0f lost_all_rounds %d; %s: captured_pps %.0f cpu_ns_per_pkt %.0f lost_all_rounds %d sampling_rate %.0f\n",
+			off.capturedPps, off.cpuNsPerPkt, off.lost, m.name, on.capturedPps, on.cpuNsPerPkt, on.lost, on.samplingRate)
+		fmt.Printf("bench metrics cost %s captured_pps_diff_pct %+.1f cpu_ns_per_pkt_diff_pct %+.1f (against without, medians of %d; the aim: CPU within +30 %%; when neither lost a frame, the sender set the rate)\n",
+			m.name, pct(on.capturedPps, off.capturedPps), pct(on.cpuNsPerPkt, off.cpuNsPerPkt), benchRounds)
+	}
 
 	for _, k := range []int{metrics.DefaultTopFlows, benchFlows} {
 		scrapeTimes(t, ns, tx, client, frames, k)
@@ -221,25 +221,32 @@ func scrapeEverySecond(client *http.Client) (stop func()) {
 	return func() { close(done); wg.Wait() }
 }
 
+// metricsVariant is how ibcap runs in a round: without --metrics, or with
+// it and extra flags.
+type metricsVariant struct {
+	name    string
+	metrics bool
+	extra   []string
+}
+
 // metricsRun is one capture at the sender's highest rate.
 type metricsRun struct {
-	withMetrics               bool
+	variant                   metricsVariant
 	sent                      int
 	achievedPps, capturedPps  float64
 	captured, lost, pathLost  int
-	kernelDrops, notAnalyzed  int
+	kernelDrops               int
+	samplingRate              float64 // ibscope_metrics_sampling_rate at the end
 	cpuNsPerPkt, userNsPerPkt float64
 }
 
 func (r metricsRun) print(round int) {
-	label := "without"
 	extra := ""
-	if r.withMetrics {
-		label = "with"
-		extra = fmt.Sprintf(" not_analyzed %d", r.notAnalyzed)
+	if r.variant.metrics {
+		extra = fmt.Sprintf(" sampling_rate %.0f", r.samplingRate)
 	}
 	fmt.Printf("bench metrics round %d %s achieved_pps %.0f sent %d dropped_before_capture %d captured %d lost %d (kernel %d) captured_pps %.0f cpu_ns_per_pkt %.0f (user %.0f)%s\n",
-		round, label, r.achievedPps, r.sent, r.pathLost, r.captured, r.lost, r.kernelDrops, r.capturedPps, r.cpuNsPerPkt, r.userNsPerPkt, extra)
+		round, r.variant.name, r.achievedPps, r.sent, r.pathLost, r.captured, r.lost, r.kernelDrops, r.capturedPps, r.cpuNsPerPkt, r.userNsPerPkt, extra)
 }
 
 var (
@@ -258,16 +265,16 @@ func reportCount(t *testing.T, p *ibcapProc, re *regexp.Regexp) int {
 	return n
 }
 
-// captureAtMax has ibcap capture n frames sent flat out, with or without
-// --metrics (and a scraper every second).
-func captureAtMax(t *testing.T, ns *testnetns.NS, tx *txring.Ring, client *http.Client, frames [][]byte, n int, withMetrics bool) metricsRun {
+// captureAtMax has ibcap capture n frames sent flat out as v says (with
+// --metrics, a scraper every second).
+func captureAtMax(t *testing.T, ns *testnetns.NS, tx *txring.Ring, client *http.Client, frames [][]byte, n int, v metricsVariant) metricsRun {
 	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "ibcap.pcap")
 	defer os.Remove(file) // a few hundred MB a run
-	p := startMetricsIbcap(t, ns, file, withMetrics)
+	p := startMetricsIbcap(t, ns, file, v.metrics, v.extra...)
 	stopScraper := func() {}
-	if withMetrics {
+	if v.metrics {
 		stopScraper = scrapeEverySecond(client)
 	}
 	dropped0 := ns.RxDropped(t)
@@ -277,14 +284,14 @@ func captureAtMax(t *testing.T, ns *testnetns.NS, tx *txring.Ring, client *http.
 	}
 	// As the live benchmark: time for the last frames to reach the file.
 	time.Sleep(1500 * time.Millisecond)
-	r := metricsRun{withMetrics: withMetrics, sent: n, achievedPps: achieved, pathLost: ns.RxDropped(t) - dropped0}
-	if withMetrics {
+	r := metricsRun{variant: v, sent: n, achievedPps: achieved, pathLost: ns.RxDropped(t) - dropped0}
+	if v.metrics {
 		stopScraper()
 		body, err := getMetrics(client, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.notAnalyzed = int(metricValue(body, "ibscope_metrics_packets_not_analyzed_total"))
+		r.samplingRate = metricValue(body, "ibscope_metrics_sampling_rate")
 	}
 	stopIbcap(t, p)
 	r.captured = reportCount(t, p, writtenRe)
@@ -298,20 +305,20 @@ func captureAtMax(t *testing.T, ns *testnetns.NS, tx *txring.Ring, client *http.
 
 // runSummary is the medians of a few runs, and their frames lost in all.
 type runSummary struct {
-	capturedPps, cpuNsPerPkt, notAnalyzedPct float64
-	lost                                     int
+	capturedPps, cpuNsPerPkt, samplingRate float64
+	lost                                   int
 }
 
 func summarize(runs []metricsRun) runSummary {
-	var pps, cpu, na []float64
+	var pps, cpu, sr []float64
 	var s runSummary
 	for _, r := range runs {
 		pps = append(pps, r.capturedPps)
 		cpu = append(cpu, r.cpuNsPerPkt)
-		na = append(na, 100*float64(r.notAnalyzed)/float64(max(1, r.captured)))
+		sr = append(sr, r.samplingRate)
 		s.lost += r.lost
 	}
-	s.capturedPps, s.cpuNsPerPkt, s.notAnalyzedPct = median(pps), median(cpu), median(na)
+	s.capturedPps, s.cpuNsPerPkt, s.samplingRate = median(pps), median(cpu), median(sr)
 	return s
 }
 
