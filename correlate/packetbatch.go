@@ -161,6 +161,12 @@ type packetBatch struct {
 
 	groups []columnGroup
 	vals   decode.ColumnValues // one group's values of the frame being added
+	// byHas caches, for the last few Has values seen, the groups a frame
+	// with it may have (decode.ColumnGroup.PresentWith): asking each of the
+	// 35 groups of each frame was a fifth of the rows' cost.
+	byHas     [8]hasGroups
+	byHasN    int
+	byHasNext int
 
 	errOffsets []int32
 	errData    []byte
@@ -171,9 +177,17 @@ type packetBatch struct {
 // null together.
 type columnGroup struct {
 	*decode.ColumnGroup
-	valid bitmap
+	valid bitmap // its nulls are counted from rows when the record is made
+	rows  int    // rows of the batch that have the group
 	cols  []column
 	used  bool // a row of the batch has the group
+}
+
+// hasGroups lists the groups (indices into packetBatch.groups) that frames
+// whose Has is has may have.
+type hasGroups struct {
+	has    decode.Has
+	groups []int
 }
 
 // column holds one header column's values, in the slice of its type.
@@ -315,7 +329,7 @@ func (b *packetBatch) reset() {
 				g.cols[ci].clear(b.n)
 			}
 		}
-		g.used = false
+		g.used, g.rows = false, 0
 	}
 	b.errOffsets, b.errData = b.errOffsets[:1], b.errData[:0]
 	b.n = 0
@@ -351,13 +365,13 @@ func (b *packetBatch) add(f *decode.Frame, file int, way dir, errMsg string) {
 		b.transport[i] = uint8(f.Transport - decode.TransportIB)
 		b.trV.set(i)
 	}
-	for gi := range b.groups {
+	for _, gi := range b.groupsFor(f.Has) {
 		g := &b.groups[gi]
-		if !g.Present(f) {
-			g.valid.nulls++
+		if g.Dynamic() && !g.Present(f) {
 			continue
 		}
 		g.valid.set(i)
+		g.rows++
 		g.used = true
 		g.Values(f, &b.vals)
 		for k := range g.cols {
@@ -371,6 +385,27 @@ func (b *packetBatch) add(f *decode.Frame, file int, way dir, errMsg string) {
 		b.errData = append(b.errData, errMsg...)
 	}
 	b.errOffsets = append(b.errOffsets, int32(len(b.errData)))
+}
+
+// groupsFor returns the groups frames whose Has is h may have, from the
+// cache or found and cached (the oldest entry goes).
+func (b *packetBatch) groupsFor(h decode.Has) []int {
+	for k := range b.byHasN {
+		if b.byHas[k].has == h {
+			return b.byHas[k].groups
+		}
+	}
+	k := b.byHasNext
+	b.byHasNext = (k + 1) % len(b.byHas)
+	b.byHasN = max(b.byHasN, k+1)
+	e := &b.byHas[k]
+	e.has, e.groups = h, e.groups[:0]
+	for gi := range b.groups {
+		if b.groups[gi].PresentWith(h) {
+			e.groups = append(e.groups, gi)
+		}
+	}
+	return e.groups
 }
 
 // fixed wraps the first n values of vals, with validity v (nil for a column
@@ -418,6 +453,7 @@ func (b *packetBatch) record() arrow.RecordBatch {
 	}
 	for gi := range b.groups {
 		g := &b.groups[gi]
+		g.valid.nulls = n - g.rows
 		for ci := range g.cols {
 			cols = append(cols, g.cols[ci].array(n, &g.valid))
 		}

@@ -95,9 +95,20 @@ type ColumnValues struct {
 
 // Present reports whether frame f has the group's columns.
 func (g *ColumnGroup) Present(f *Frame) bool {
-	return (g.any == 0 || f.Has&g.any != 0) && f.Has&g.all == g.all && f.Has&g.none == 0 &&
-		(g.present == nil || g.present(f))
+	return g.PresentWith(f.Has) && (g.present == nil || g.present(f))
 }
+
+// PresentWith reports whether frames whose Has is h may have the group's
+// columns: each of them has, unless the group is Dynamic, when Present
+// decides frame by frame. Frames of a capture share a few Has values, so a
+// table of rows can find its groups once for each (correlate's export).
+func (g *ColumnGroup) PresentWith(h Has) bool {
+	return (g.any == 0 || h&g.any != 0) && h&g.all == g.all && h&g.none == 0
+}
+
+// Dynamic reports whether a frame's having the group depends on more
+// than its Has (the VLAN tags it holds, the CM message its MAD is).
+func (g *ColumnGroup) Dynamic() bool { return g.present != nil }
 
 // Values puts f's values into v; f must have the group (Present).
 func (g *ColumnGroup) Values(f *Frame, v *ColumnValues) { g.values(f, v) }
