@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # same-output.sh REF: shows that a change of structure changed no output. It builds ibanalyze and
 # ibsim at REF (a commit, default main) and from the work tree, runs both on the bundled captures
-# (testdata/pcaps) and on ibsim's presets, and compares byte for byte: ibsim's files, and every
+# (testdata/pcaps), on two generated 50,000-frame captures (GEN_FRAMES; RoCEv2 and native IB, as
+# the benchmarks read) and on ibsim's presets, and compares byte for byte: ibsim's files, and every
 # analysis' stdout, stderr and exit status (decode with --json and --summary, flows, ipd, credits,
 # tick, buffer, pfc, hops, export and correlate as Parquet and Arrow files plus their --json
 # summaries). The only thing ignored is the elapsed time some summaries report ("seconds", "in
@@ -48,6 +49,20 @@ for f in "${pcaps[@]}"; do
   run "credits-$b" credits "$f"
   run "pfc-$b" pfc "$f"
   run "hops-$b" hops "$f"
+done
+# Generated captures, as the benchmarks read (testdata/gen -bench-rocev2 and -bench-ib: RDMA
+# WRITEs, ACKs and CNPs; native IB in ERF records), GEN_FRAMES frames each.
+mkdir -p "$tmp/gen"
+for kind in rocev2 ib; do
+  g=$tmp/gen/bench-$kind.pcap
+  $GO run ./testdata/gen -bench-$kind "${GEN_FRAMES:-50000}" -o "$g" >/dev/null
+  run "gen-decode-$kind" decode "$g"
+  run "gen-decode-json-$kind" decode --json "$g"
+  run "gen-summary-$kind" decode --summary "$g"
+  run "gen-summary-no-crc-$kind" decode --summary --no-crc "$g"
+  run "gen-flows-$kind" flows "$g"
+  run "gen-ipd-$kind" ipd "$g"
+  run "gen-export-$kind" export "$g" -o packets.parquet --json
 done
 all=("${pcaps[@]/#/$PWD/}")
 run summary decode --summary "${all[@]}"
