@@ -44,25 +44,32 @@ var (
 	vcrcFold = makeFoldTable(0x1_100B_0000)
 )
 
+// makeFoldTable computes the constants in one walk through the powers of x
+// up to the largest (x^(128·foldBlocks+32)): computing each from x^0 again
+// took 34 times as many steps, a third of a millisecond of every command's
+// start.
 func makeFoldTable(poly uint64) (t foldTable) {
+	r := uint64(1) // x^k mod poly
+	for k := 1; k <= 128*foldBlocks+32; k++ {
+		r <<= 1
+		if r&(1<<32) != 0 {
+			r ^= poly
+		}
+		if k > 32 && (k-32)%128 == 0 { // k = 128j+32, j from 1 to foldBlocks
+			t.k[(k-32)/128][0] = foldConst(r)
+		}
+		if (k+32)%128 == 0 { // k = 128j-32, j from 1 to foldBlocks
+			t.k[(k+32)/128][1] = foldConst(r)
+		}
+	}
 	for j := 1; j <= foldBlocks; j++ {
-		t.k[j] = [2]uint64{foldConst(128*j+32, poly), foldConst(128*j-32, poly)}
 		t.desc[foldBlocks-j] = t.k[j]
 	}
 	return t
 }
 
-// foldConst returns (x^k mod poly)' << 1 for a 33-bit poly.
-func foldConst(k int, poly uint64) uint64 {
-	r := uint64(1)
-	for range k {
-		r <<= 1
-		if r&(1<<32) != 0 {
-			r ^= poly
-		}
-	}
-	return uint64(bits.Reverse32(uint32(r))) << 1
-}
+// foldConst returns r' << 1, r being x^k mod P for a 33-bit P.
+func foldConst(r uint64) uint64 { return uint64(bits.Reverse32(uint32(r))) << 1 }
 
 // vcrcFoldMin is the length from which VCRC folds.
 const vcrcFoldMin = 64
