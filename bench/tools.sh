@@ -6,6 +6,8 @@
 #   flows, CPU, against `tcpdump -r F -w /dev/null` (libpcap's own read and write)
 #   ipd, wall, against `tshark -r F -T fields -e frame.time_epoch -e infiniband.bth.destqp`
 #   export to Parquet: rows per wall second and per CPU second
+# and, as the floor under them, what ibanalyze's start alone costs (ibanalyze --version).
+# ns/frame figures are a command's whole CPU time over the frames, start-up included.
 # The figures are printed, never checked: the machine's load is printed beside them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,10 +53,20 @@ for n in $SIZES; do
   mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$f")/1e6}")
   echo "tools: $f, $n frames, $mb MB, $RUNS runs a side alternating (tshark $TSHARK_RUNS); load $(cut -d' ' -f1-3 /proc/loadavg)"
 
+  # decode on every core (the default) and on one (-j 1): the CPU time of the first includes
+  # the hand-over between the cores.
   rounds cat cat "$f" -- summary bin/ibanalyze decode --summary "$f" -- \
-    nocrc bin/ibanalyze decode --summary --no-crc "$f" --
-  awk -v c="$(cpu cat)" -v s="$(cpu summary)" -v x="$(cpu nocrc)" -v n="$n" 'BEGIN{
-    printf "tools: decode --summary %.3f CPU s = %.2fx cat (%.3f s), %.0f ns/frame; --no-crc %.3f s = %.2fx cat, %.0f ns/frame (targets 3x, 2x)\n", s, s/c, c, s/n*1e9, x, x/c, x/n*1e9 }'
+    nocrc bin/ibanalyze decode --summary --no-crc "$f" -- \
+    summary1 bin/ibanalyze decode -j 1 --summary "$f" -- \
+    nocrc1 bin/ibanalyze decode -j 1 --summary --no-crc "$f" --
+  # The floor under any ibanalyze command: its start (runtime, package initialisation, page faults).
+  rounds start bin/ibanalyze --version --
+  awk -v c="$(cpu cat)" -v s="$(cpu start)" 'BEGIN{
+    printf "tools: ibanalyze --version (start-up alone) %.3f CPU s = %.2fx cat\n", s, s/c }'
+  for j in "" 1; do
+    awk -v c="$(cpu cat)" -v s="$(cpu summary$j)" -v x="$(cpu nocrc$j)" -v n="$n" -v j="${j:-all cores}" -v w="$(wall summary$j)" 'BEGIN{
+      printf "tools: decode --summary (-j %s) %.3f CPU s = %.2fx cat (%.3f s), %.0f ns/frame, %.3f s wall; --no-crc %.3f s = %.2fx cat, %.0f ns/frame (targets 3x, 2x)\n", j, s, s/c, c, s/n*1e9, w, x, x/c, x/n*1e9 }'
+  done
 
   rounds tcpdump tcpdump -r "$f" -w /dev/null -- flows bin/ibanalyze flows "$f" --
   awk -v t="$(cpu tcpdump)" -v fl="$(cpu flows)" 'BEGIN{
