@@ -11,7 +11,7 @@
 # 5. correlate (packets joined with the simulated perfquery counters) and export, both written as
 #    Parquet and read back by DuckDB (node, correlate/testdata/reader);
 # 6. pictures (--plot) of every analysis that draws one: ipd, flows, credits, buffer, tick, pfc, hops
-#    and correlate.
+#    and correlate; and ibanalyze report's one HTML page of the IB incast.
 # What it keeps is in out/demo, named at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -106,4 +106,9 @@ plot hops-roce-r.png hops roce/r.pcapng
 printf '   %-36s %s\n' "$out/pictures/correlate-s1.png" "(the correlate run above, --plot)"
 
 echo
-echo "demo: kept in $out: the live capture, the Parquet files and $(ls "$out/pictures" | wc -l) pictures in $out/pictures"
+echo "== one page to hand a colleague: every analysis of the IB incast, its tables and pictures"
+(cd "$sim" && "$OLDPWD/$bin/ibanalyze" report -q s1.pcapng s2.pcapng r.pcapng --receiver r.pcapng --telemetry perfquery.txt \
+	-o "$OLDPWD/$out/report.html") && echo "   $out/report.html   ibanalyze report s1.pcapng s2.pcapng r.pcapng --receiver r.pcapng --telemetry perfquery.txt"
+
+echo
+echo "demo: kept in $out: the live capture, the Parquet files, $(ls "$out/pictures" | wc -l) pictures in $out/pictures and report.html"

@@ -14,17 +14,18 @@ import (
 // completers complete the values of ibanalyze's flags, in every
 // subcommand that has the flag (ibanalyze __complete flows --by "").
 var completers = cmddoc.Completers{
-	"rate":         cmddoc.Values(rateValues),
-	"pause-rate":   cmddoc.Values(rateValues),
-	"width":        cmddoc.Values(widthValues),
-	"by":           cmddoc.Fixed(byValues...),
-	"format":       cmddoc.Values(tableFormats),
-	"opcodes":      cmddoc.List(cmddoc.Opcodes(opcodeWords...)),
-	"partition-by": cmddoc.List(partitionKeys),
-	"offset":       cmddoc.Fixed(cmddoc.Value{Name: "auto", Means: "estimate it from the byte rates"}),
-	"plot":         cmddoc.FileExt("png", "svg", "pdf"),
-	"output":       cmddoc.FileExt("parquet", "arrow", "csv", "jsonl"),
-	"data-ids":     cmddoc.FileExt("json"),
+	"rate":          cmddoc.Values(rateValues),
+	"pause-rate":    cmddoc.Values(rateValues),
+	"width":         cmddoc.Values(widthValues),
+	"by":            cmddoc.Fixed(byValues...),
+	"format":        cmddoc.Values(tableFormats),
+	"opcodes":       cmddoc.List(cmddoc.Opcodes(opcodeWords...)),
+	"partition-by":  cmddoc.List(partitionKeys),
+	"offset":        cmddoc.Fixed(cmddoc.Value{Name: "auto", Means: "estimate it from the byte rates"}),
+	"plot":          cmddoc.FileExt("png", "svg", "pdf"),
+	"output":        cmddoc.FileExt("parquet", "arrow", "csv", "jsonl"),
+	"report output": cmddoc.FileExt("html"),
+	"data-ids":      cmddoc.FileExt("json"),
 }
 
 // rateValues are the IB lane speeds (at 4x unless --width says) and the

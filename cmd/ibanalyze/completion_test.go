@@ -45,6 +45,7 @@ func TestCompleteFlagValues(t *testing.T) {
 		{args: []string{"correlate", "--offset", ""}, want: []string{"auto"}, directive: ":4"},
 		{args: []string{"ipd", "--plot", ""}, want: []string{"png", "svg", "pdf"}, directive: ":8"},
 		{args: []string{"export", "-o", ""}, want: []string{"parquet", "arrow", "csv", "jsonl"}, directive: ":8"},
+		{args: []string{"report", "-o", ""}, want: []string{"html"}, directive: ":8"},
 	} {
 		got, directive := completions(t, c.args...)
 		if c.want != nil && !slices.Equal(got, c.want) {

@@ -5,25 +5,34 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ibscope/ibscope/decode"
 )
 
-// Completers says how to complete flag values, by flag name; Register
-// gives them to every command of a tree that has such a flag, so that a
-// flag added later to another command (--rate, --plot) completes there too.
+// Completers says how to complete flag values, by flag name ("rate"), or
+// by command and flag name ("report output") where one command's flag
+// takes other values than the flag of that name elsewhere. Register gives
+// them to every command of a tree that has such a flag, so that a flag
+// added later to another command (--rate, --plot) completes there too.
 type Completers map[string]cobra.CompletionFunc
 
-// Register registers each completer on every command under (and with)
-// root that defines the flag itself. It returns the first error cobra
-// gives (a completion registered twice).
+// Register registers, on every command under (and with) root, the
+// completer of each flag the command defines itself. It returns the first
+// error cobra gives (a completion registered twice).
 func Register(root *cobra.Command, c Completers) error {
-	for name, f := range c {
-		if root.Flags().Lookup(name) != nil || root.PersistentFlags().Lookup(name) != nil {
-			if err := root.RegisterFlagCompletionFunc(name, f); err != nil {
-				return err
-			}
+	var err error
+	root.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		complete := c[root.Name()+" "+f.Name]
+		if complete == nil {
+			complete = c[f.Name]
 		}
+		if complete != nil && err == nil {
+			err = root.RegisterFlagCompletionFunc(f.Name, complete)
+		}
+	})
+	if err != nil {
+		return err
 	}
 	for _, sub := range root.Commands() {
 		if err := Register(sub, c); err != nil {
