@@ -112,19 +112,30 @@ func (p *Packet) fill(f *decode.Frame, file int) {
 	p.File = file
 	p.Frame = f.Number
 	p.Offset = f.Offset
+	// A header the frame lacks is read as zeros, not as what an earlier
+	// frame left in the decode.Frame: which frame that was depends on how
+	// the frames were decoded (on one goroutine, or read ahead on several).
 	p.Key = f.FlowKey()
 	p.Iface = f.Iface
-	p.VL, p.FCTBS, p.FCCL = f.LRH.VL, 0, 0
-	if f.Has&decode.HasLink != 0 {
+	p.VL, p.FCTBS, p.FCCL = 0, 0, 0
+	switch {
+	case f.Has&decode.HasLink != 0:
 		p.VL, p.FCTBS, p.FCCL = f.Link.VL, f.Link.FCTBS, f.Link.FCCL
+	case f.Has&decode.HasLRH != 0:
+		p.VL = f.LRH.VL
 	}
-	p.OpCode = f.BTH.OpCode
-	p.PSN = f.BTH.PSN
-	p.AckReq = f.BTH.AckReq
-	p.FECN, p.BECN = f.BTH.FECN, f.BTH.BECN
+	if f.Has&decode.HasBTH != 0 {
+		p.OpCode, p.PSN, p.AckReq = f.BTH.OpCode, f.BTH.PSN, f.BTH.AckReq
+		p.FECN, p.BECN = f.BTH.FECN, f.BTH.BECN
+	} else {
+		p.Key.DestQP, p.OpCode, p.PSN, p.AckReq, p.FECN, p.BECN = 0, 0, 0, false, false, false
+	}
 	p.ECN = f.ECN
 	p.HasAETH = f.Has&decode.HasAETH != 0
-	p.Syndrome, p.MSN = f.AETH.Syndrome, f.AETH.MSN
+	p.Syndrome, p.MSN = 0, 0
+	if p.HasAETH {
+		p.Syndrome, p.MSN = f.AETH.Syndrome, f.AETH.MSN
+	}
 	p.DMALenB = 0
 	if f.Has&decode.HasRETH != 0 {
 		p.DMALenB = f.RETH.DMALen

@@ -121,6 +121,7 @@ func (r *Reader) readAhead(pool *decodePool) {
 			errs: make([]error, batchFrames), decoded: make(chan struct{}, 1)}
 	}
 	r.ahead = a
+	r.readAheadFrom = &readerMeta{snapLen: r.SnapLen(), captureHost: r.CaptureHost()}
 	pool.readers.Add(1)
 	go func() {
 		defer pool.readers.Done()

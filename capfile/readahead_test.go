@@ -35,6 +35,12 @@ func transcript(t *testing.T, paths []string, opts StreamOptions, stopAfter int)
 		return "open: " + err.Error()
 	}
 	defer s.Close()
+	says := func() {
+		for i, name := range s.Names() {
+			fmt.Fprintf(&b, "%s: link type %d, snap length %d, host %q\n", name, s.LinkType(i), s.SnapLen(i), s.CaptureHost(i))
+		}
+	}
+	says()
 	for n := 1; ; n++ {
 		f, file, err := s.Next()
 		if err == io.EOF {
@@ -50,6 +56,7 @@ func transcript(t *testing.T, paths []string, opts StreamOptions, stopAfter int)
 			stop.Store(true)
 		}
 	}
+	says()
 	done, total := s.Progress()
 	fmt.Fprintf(&b, "%+v resolution %d ns progress %d of %d\n", s.Stats(), s.ResolutionNs(), done, total)
 	return b.String()

@@ -46,6 +46,16 @@ type Reader struct {
 	// read ahead (a pipe is read as its frames come).
 	regular bool
 	ahead   *readAhead // the records read and decoded ahead, nil when not
+	// readAheadFrom is what the file said of itself up to its first
+	// frame, once it is read ahead: SnapLen and CaptureHost answer from it,
+	// as the reading goroutine may be in a later section.
+	readAheadFrom *readerMeta
+}
+
+// readerMeta is what SnapLen and CaptureHost tell.
+type readerMeta struct {
+	snapLen     int
+	captureHost string
 }
 
 // SetStop makes the reader look at stop wherever it reads on without
@@ -233,6 +243,9 @@ func (r *Reader) LinkType() int { return r.linkType }
 // SnapLen returns the snap length the file declares in bytes (pcapng: its
 // first interface's), 0 when it declares none.
 func (r *Reader) SnapLen() int {
+	if r.readAheadFrom != nil {
+		return r.readAheadFrom.snapLen
+	}
 	if r.isNG {
 		if len(r.ngIfaces) == 0 {
 			return 0
@@ -244,7 +257,12 @@ func (r *Reader) SnapLen() int {
 
 // CaptureHost returns the host that captured the file, as its first pcapng
 // section header names it (ibcap writes NgCaptureHost), "" when unknown.
-func (r *Reader) CaptureHost() string { return r.captureHost }
+func (r *Reader) CaptureHost() string {
+	if r.readAheadFrom != nil {
+		return r.readAheadFrom.captureHost
+	}
+	return r.captureHost
+}
 
 // LinkBitsPerSec returns the speed the file records for its first
 // interface (pcapng if_speed), bits per second; 0 when it says none.

@@ -43,6 +43,9 @@ type ExportOptions struct {
 	// Progress, if set, is called every 64K frames with the frames read and
 	// the bytes read of the captures.
 	Progress func(frames int, offsetBytes int64)
+	// Workers, above 1, decodes the captures on that many goroutines
+	// (capfile.StreamOptions.Workers); the rows are the same.
+	Workers int
 }
 
 // ExportStats says what Export wrote.
@@ -70,7 +73,7 @@ func Export(captures []string, out string, opt ExportOptions) (ExportStats, erro
 	var st ExportStats
 	var damaged []error
 	in, err := capfile.OpenStream(captures, capfile.StreamOptions{CheckCRC: !opt.NoCRC, Undecoded: true, Untimed: true,
-		OnDecodeError: opt.OnDecodeError, OnFileError: func(err error) { damaged = append(damaged, err) }})
+		Workers: opt.Workers, OnDecodeError: opt.OnDecodeError, OnFileError: func(err error) { damaged = append(damaged, err) }})
 	if err != nil {
 		return st, err // names the capture (capfile.Open)
 	}

@@ -72,6 +72,9 @@ standard input.`,
 func runExport(cmd *cobra.Command, captures []string, o exportOpts) error {
 	opt := correlate.ExportOptions{NoCRC: o.noCRC, Meta: commandMeta()}
 	var err error
+	if opt.Workers, err = workers(); err != nil {
+		return err
+	}
 	if opt.Select, err = selected.selection(); err != nil {
 		return err
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -73,4 +75,39 @@ func firstDiff(got, want string) string {
 		}
 	}
 	return fmt.Sprintf("%d lines, want %d", len(g), len(w))
+}
+
+// elapsed is the time export says it took.
+var elapsed = regexp.MustCompile(`, [0-9.]+ s`)
+
+// TestJobsSameExport: export writes the same rows on several cores as on
+// one, for every text format, damaged captures included.
+func TestJobsSameExport(t *testing.T) {
+	dir := t.TempDir()
+	sim := simIncast(t)
+	captures := []string{filepath.Join(sim, "s1.pcap"), damagedCapture(t, dir), damagedCaptureNG(t, dir)}
+	for _, ext := range []string{"jsonl", "csv"} {
+		t.Run(ext, func(t *testing.T) {
+			var outs [2]string
+			var stderrs [2]string
+			for i, j := range []string{"1", "3"} {
+				path := filepath.Join(dir, "rows-j"+j+"."+ext)
+				_, stderr, code := run(t, append([]string{"-j", j, "export", "-o", path}, captures...)...)
+				if code != 1 { // the damaged captures
+					t.Fatalf("-j %s: exit %d, want 1: %s", j, code, stderr)
+				}
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs[i], stderrs[i] = string(data), elapsed.ReplaceAllString(strings.ReplaceAll(stderr, path, "OUT"), ", T s")
+			}
+			if outs[1] != outs[0] {
+				t.Errorf("-j 3 rows differ from -j 1: %s", firstDiff(outs[1], outs[0]))
+			}
+			if stderrs[1] != stderrs[0] {
+				t.Errorf("-j 3 told:\n%s\nwant as -j 1:\n%s", stderrs[1], stderrs[0])
+			}
+		})
+	}
 }
