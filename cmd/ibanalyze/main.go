@@ -92,8 +92,7 @@ func writeReport(out io.Writer, jsonOut bool, jsonTo func(io.Writer) error, text
 // warnf prints a warning to stderr unless --quiet (the report collects
 // them instead: warnSink).
 func warnf(format string, a ...any) {
-	if warnSink != nil {
-		*warnSink = append(*warnSink, fmt.Sprintf(format, a...))
+	if collectWarning(fmt.Sprintf(format, a...)) {
 		return
 	}
 	if !quiet {

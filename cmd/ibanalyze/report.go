@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,13 +49,16 @@ their text tables and pictures, to hand a colleague or attach to a ticket:
 
 Each capture is analysed on its own (taps at different ports are not
 merged). The analyses run with their defaults, as 'ibanalyze ANALYSIS
-CAPTURE --plot' would; an analysis that fails on a capture says why in
-its section and the rest goes on, and the exit status is 1.
+CAPTURE --plot' would. One the packets turn out not to support (ipd
+without a flow of two packets, credits on a capture that does not record
+direction, tick without a congestion episode) says why in its section,
+and the rest goes on. The exit status is 1 when a capture cannot be read
+or is damaged, or buffer fails.
 
 The page fetches nothing (no script, no font, no style from elsewhere;
-its pictures are PNGs inside it) and fits any window width. It is
-written by the output-file rule: complete or not at all. Each capture
-is read once for the census and once more per analysis.`,
+its pictures are PNGs inside it) and fits windows from 800 pixels wide.
+It is written by the output-file rule: complete or not at all. Each
+capture is read once for the census and once more per analysis.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runReport(args, o) },
 	}
@@ -65,7 +70,9 @@ is read once for the census and once more per analysis.`,
 	rootCmd.AddCommand(cmd)
 }
 
-// census is what one capture holds, counted in one reading.
+// census is what one capture holds, counted in one reading. Its row in
+// the page names the file without its folder: the section titles give
+// the whole path.
 type census struct {
 	path, port       string
 	frames           int
@@ -79,7 +86,7 @@ type census struct {
 }
 
 func takeCensus(path string) census {
-	c := census{path: path, port: tappedPort(path)}
+	c := census{path: path, port: recordedPort(path)}
 	rd, err := capfile.Open(path)
 	if err != nil {
 		c.openErr = err
@@ -132,12 +139,35 @@ func (c census) row() []string {
 		span = units.FormatNs(c.lastNs - c.firstNs)
 	}
 	n := strconv.Itoa
-	return []string{c.path, c.port, n(c.frames), n(c.ib + c.roce), n(c.link), n(c.pause), n(c.ifa), n(c.undecodable), span}
+	return []string{filepath.Base(c.path), cmp.Or(c.port, "-"), n(c.frames), n(c.ib + c.roce), n(c.link), n(c.pause), n(c.ifa), n(c.undecodable), span}
 }
 
 // warnSink, when set, collects the warnings warnf would print: the
-// report shows each analysis's warnings in its section.
-var warnSink *[]string
+// report shows each analysis's warnings in its section. warnMu guards it:
+// the signal handler warns from its own goroutine.
+var (
+	warnMu   sync.Mutex
+	warnSink *[]string
+)
+
+// collectWarning appends the warning to warnSink and reports whether it
+// was set.
+func collectWarning(w string) bool {
+	warnMu.Lock()
+	defer warnMu.Unlock()
+	if warnSink == nil {
+		return false
+	}
+	*warnSink = append(*warnSink, w)
+	return true
+}
+
+// setWarnSink sets (or with nil clears) where warnings go.
+func setWarnSink(sink *[]string) {
+	warnMu.Lock()
+	warnSink = sink
+	warnMu.Unlock()
+}
 
 // runAnalysis runs the ibanalyze subcommand args[0] in this process as
 // its command line would, with its flags from their defaults, and returns
@@ -164,8 +194,8 @@ func runAnalysis(args []string) (out string, warnings []string, err error) {
 	var buf strings.Builder
 	cmd.SetOut(&buf)
 	defer cmd.SetOut(nil)
-	warnSink = &warnings
-	defer func() { warnSink = nil }()
+	setWarnSink(&warnings)
+	defer setWarnSink(nil)
 	err = cmd.RunE(cmd, cmd.Flags().Args())
 	if errors.Is(err, errReported) {
 		err = nil // damage the warnings name: the report's census counts it
@@ -174,21 +204,24 @@ func runAnalysis(args []string) (out string, warnings []string, err error) {
 }
 
 // analysisSection runs one analysis with --plot into dir and makes its
-// section; failed reports whether it failed. An optional analysis is one
-// the census cannot tell applies (tick needs a congestion episode): its
-// failure is a note on why it does not.
-func analysisSection(title, dir string, optional bool, args []string) (s htmlreport.Section, failed bool) {
+// section. The census chose it by what the capture holds, but only the
+// analysis can tell whether the packets support it (ipd needs a flow of
+// two packets, credits a capture that records direction, tick a
+// congestion episode): its error is a note on why it did not apply,
+// unless asked says the user asked for it by name (buffer's --receiver),
+// when it is the section's error and failed is true.
+func analysisSection(title, dir string, asked bool, args []string) (s htmlreport.Section, failed bool) {
 	s = htmlreport.Section{Title: title, Level: 3}
-	pic := filepath.Join(dir, fmt.Sprintf("%d.png", time.Now().UnixNano()))
+	pic := filepath.Join(dir, "picture.png")
 	out, warnings, err := runAnalysis(append(args, "--plot", pic))
 	s.Text, s.Warnings = out, warnings
 	s.Notes = []string{"ibanalyze " + strings.Join(args, " ")}
 	switch {
-	case err != nil && optional:
-		s.Notes = append(s.Notes, "does not apply: "+err.Error())
-	case err != nil:
+	case err != nil && asked:
 		s.Error = err.Error()
 		failed = true
+	case err != nil:
+		s.Notes = append(s.Notes, "not analysed: "+err.Error())
 	}
 	if b, rerr := os.ReadFile(pic); rerr == nil {
 		s.Pictures = []htmlreport.Picture{{Alt: title + " picture", PNG: b}}
@@ -206,6 +239,11 @@ func runReport(paths []string, o reportOpts) error {
 			return errors.New("report reads each capture several times, and standard input can be read once: save it to a file first")
 		}
 	}
+	for _, f := range o.telemetry {
+		if _, err := os.Stat(f); err != nil {
+			return fmt.Errorf("--telemetry: %w", err)
+		}
+	}
 	if o.receiver != "" && !containsPath(paths, o.receiver) {
 		return fmt.Errorf("--receiver %s: not one of the captures given", o.receiver)
 	}
@@ -215,15 +253,22 @@ func runReport(paths []string, o reportOpts) error {
 	}
 	defer os.RemoveAll(dir)
 
-	rep := htmlreport.Report{Title: "ibscope report: " + strings.Join(paths, ", "),
+	title := fmt.Sprintf("ibscope report: %d captures", len(paths))
+	if len(paths) == 1 {
+		title = "ibscope report: " + filepath.Base(paths[0])
+	}
+	rep := htmlreport.Report{Title: title,
 		Subtitle: []string{"made by " + version.Read().String() + " on " + time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 			commandMeta()["ibscope.command"]},
-		Facts: htmlreport.Table{Header: []string{"capture", "port", "frames", "IB/RoCE packets", "flow-control packets", "PFC/PAUSE frames", "IFA probes", "undecodable", "span"}}}
+		Facts: htmlreport.Table{Header: []string{"capture", "port", "frames", "IB/RoCE packets", "flow control", "pause frames", "IFA probes", "not decoded", "span"}}}
 	var failed, damaged int
 	for _, path := range paths {
 		c := takeCensus(path)
 		rep.Facts.Rows = append(rep.Facts.Rows, c.row())
-		sec := htmlreport.Section{Title: "capture " + path + " (" + c.port + ")", Level: 2}
+		sec := htmlreport.Section{Title: "capture " + path, Level: 2}
+		if c.port != "" {
+			sec.Title += " (port " + c.port + ")"
+		}
 		switch {
 		case c.openErr != nil:
 			sec.Error = c.openErr.Error()
@@ -237,8 +282,8 @@ func runReport(paths []string, o reportOpts) error {
 			damaged++
 		}
 		var parts []htmlreport.Section
-		add := func(title string, optional bool, args ...string) {
-			s, bad := analysisSection(title, dir, optional, args)
+		add := func(title string, args ...string) {
+			s, bad := analysisSection(title, dir, false, args)
 			parts = append(parts, s)
 			if bad {
 				failed++
@@ -246,34 +291,34 @@ func runReport(paths []string, o reportOpts) error {
 		}
 		var skipped []string
 		if c.ib+c.roce > 0 {
-			add("flows", false, "flows", path)
-			add("inter-packet delay", false, "ipd", path)
+			add("flows", "flows", path)
+			add("inter-packet delay", "ipd", path)
 		} else {
 			skipped = append(skipped, "flows and ipd (no IB or RoCE packets)")
 		}
 		if c.pause > 0 {
-			add("PFC pauses", false, "pfc", path)
+			add("PFC pauses", "pfc", path)
 		} else {
 			skipped = append(skipped, "pfc (no PFC or PAUSE frames)")
 		}
 		if c.ifa > 0 {
-			add("hops", false, "hops", path)
+			add("hops", "hops", path)
 		} else {
 			skipped = append(skipped, "hops (no IFA 2.0 probes)")
 		}
 		if c.link > 0 && c.ib > 0 {
-			add("credits", false, "credits", path)
+			add("credits", "credits", path)
 		} else {
 			skipped = append(skipped, "credits (no flow-control packets with data)")
 		}
 		switch {
 		case len(o.telemetry) > 0 && c.ib+c.roce > 0:
-			add("correlate", false, "correlate", path, "--telemetry", strings.Join(o.telemetry, ","), "-o", filepath.Join(dir, "joined.parquet"))
+			add("correlate", "correlate", path, "--telemetry", strings.Join(o.telemetry, ","), "-o", filepath.Join(dir, "joined.parquet"))
 		case len(o.telemetry) == 0:
 			skipped = append(skipped, "correlate and tick (no --telemetry)")
 		}
 		if len(o.telemetry) > 0 && c.ib > 0 {
-			add("PortXmitWait tick", true, "tick", path, "--telemetry", o.telemetry[0])
+			add("PortXmitWait tick", "tick", path, "--telemetry", o.telemetry[0])
 		}
 		sec.Notes = []string{"not applicable: " + strings.Join(skipped, "; ") + "."}
 		if len(skipped) == 0 {
@@ -289,7 +334,7 @@ func runReport(paths []string, o reportOpts) error {
 				args = append(args, p)
 			}
 		}
-		s, bad := analysisSection("buffer between the senders and "+o.receiver, dir, false, append(args, o.receiver))
+		s, bad := analysisSection("buffer between the senders and "+o.receiver, dir, true, append(args, o.receiver))
 		s.Level = 2
 		rep.Sections = append(rep.Sections, s)
 		if bad {
@@ -310,7 +355,7 @@ func runReport(paths []string, o reportOpts) error {
 	}
 	switch {
 	case failed > 0:
-		return fmt.Errorf("%s written; %d analyses failed: their sections say why", o.out, failed)
+		return fmt.Errorf("%s written; %d failed: their sections say why", o.out, failed)
 	case damaged > 0:
 		warnf("%s written; %d captures are damaged or hold frames that could not be decoded (the census counts them)", o.out, damaged)
 		return errReported

@@ -93,12 +93,21 @@ func parseReport(t *testing.T, path string) reportPage {
 func TestReport(t *testing.T) {
 	out := t.TempDir()
 	roce, ib := simPreset(t, "incast-small-roce"), simPreset(t, "incast-small")
+	// A path with no room to break in names a capture: the page wraps it
+	// rather than grow wider than the window.
+	long := filepath.Join(roce, strings.Repeat("a-long-folder-name-without-spaces-", 6))
+	if err := os.Mkdir(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(roce, "s1.pcapng"), filepath.Join(long, "s1.pcapng")); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name     string
 		args     []string
 		sections []string
 	}{
-		{"roce", []string{"report", filepath.Join(roce, "s1.pcapng"), filepath.Join(roce, "r.pcapng"), "--telemetry", filepath.Join(roce, "perfquery.txt")},
+		{"roce", []string{"report", filepath.Join(long, "s1.pcapng"), filepath.Join(roce, "r.pcapng"), "--telemetry", filepath.Join(roce, "perfquery.txt")},
 			[]string{"flows", "inter-packet delay", "PFC pauses", "hops", "correlate"}},
 		{"ib", []string{"report", filepath.Join(ib, "s1.pcapng"), filepath.Join(ib, "s2.pcapng"), filepath.Join(ib, "r.pcapng"),
 			"--telemetry", filepath.Join(ib, "perfquery.txt"), "--receiver", filepath.Join(ib, "r.pcapng")},

@@ -95,15 +95,17 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 <title>{{.Title}}</title>
 <style>
 html { -webkit-text-size-adjust: 100%; }
-body { font-family: "DejaVu Sans", "Liberation Sans", Arial, sans-serif; margin: 0 auto; padding: 1em 1.5em; max-width: 1200px; color: #222; line-height: 1.4; }
+body { font-family: "DejaVu Sans", "Liberation Sans", Arial, sans-serif; margin: 0 auto; padding: 1em; max-width: 1200px; color: #222; line-height: 1.4; }
+h1, h2, h3, p, li { overflow-wrap: anywhere; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #ccc; }
 h3 { font-size: 1.1em; margin-top: 1.5em; }
 .sub { color: #555; margin: 0.1em 0; overflow-wrap: anywhere; }
 nav ul { padding-left: 1.2em; }
-table { border-collapse: collapse; margin: 0.8em 0; max-width: 100%; }
-th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; overflow-wrap: anywhere; }
-th:first-child, td:first-child { text-align: left; }
+table { border-collapse: collapse; margin: 0.8em 0; max-width: 100%; font-size: 0.85em; }
+@media (max-width: 700px) { table, pre { font-size: 0.75em; } body { padding: 0.5em; } }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.4em; text-align: right; }
+th:first-child, td:first-child { text-align: left; overflow-wrap: break-word; }
 pre { font-size: 12px; background: #f7f7f7; padding: 0.6em; white-space: pre-wrap; overflow-wrap: anywhere; max-width: 100%; box-sizing: border-box; }
 img { display: block; max-width: 100%; height: auto; margin: 0.8em 0; border: 1px solid #eee; }
 .warn { color: #8a5a00; }
