@@ -9,7 +9,9 @@ var manual = cmddoc.Manual{
 		{Tag: "1", Text: "Something went wrong, said on standard error: a flag refused, a file missing or damaged, a frame that could not be decoded or was cut inside its headers (named with file and frame; the rest is still read and reported), an output that could not be written."},
 		{Tag: "130, 143", Text: "SIGINT or SIGTERM ended the command at once (128 + the signal's number), its partial outputs removed. In ipd, flows, credits with --rate, buffer, tick, pfc, hops and cm the first signal only stops the reading: what was read is reported and the status is what it would have been had the input ended there; a second ends the command."},
 	},
-	EnvironmentNone: "ibanalyze reads no environment variable of its own.",
+	Environment: []cmddoc.Item{
+		{Tag: "GOMAXPROCS", Text: "The number of cores --jobs uses by default, as the Go runtime reads it (otherwise every core the process may use); ibanalyze reads no variable of its own."},
+	},
 	SeeAlso: map[string][]string{
 		"ibanalyze":           {"ibcap(1)", "ibsim(1)", "tshark(1)", "perfquery(8)"},
 		"ibanalyze decode":    {"ibcap(1)", "tshark(1)", "tcpdump(8)"},

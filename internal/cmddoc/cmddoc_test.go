@@ -54,6 +54,7 @@ and text after it.`,
 	}
 	sub.Flags().String("rate", "auto", "link `RATE`")
 	sub.Flags().Bool("json", false, "JSON output")
+	sub.Flags().Int("jobs", 7, "on `N` cores (default: all)")
 	other := &cobra.Command{Use: "other", Short: "Do another thing", Run: func(*cobra.Command, []string) {}}
 	hidden := &cobra.Command{Use: "secret", Short: "Not shown", Hidden: true, Run: func(*cobra.Command, []string) {}}
 	root.AddCommand(sub, other, hidden)
@@ -95,7 +96,7 @@ func TestGenerate(t *testing.T) {
 	}
 	for _, want := range []string{
 		`tool\-sub \- Do one thing`, `\fBtool sub\fR [\fIOPTIONS\fR] FILE...`,
-		`\fB\-\-rate\fR=\fIRATE\fR`, "link RATE (default auto)", `\fB\-\-quiet\fR`,
+		`\fB\-\-rate\fR=\fIRATE\fR`, "link RATE (default auto)", "on N cores (default: all)\n", `\fB\-\-quiet\fR`,
 		"\\&.files", `\epaths`, `\[u00B5]s and 2\[u00D7]`, `/\:a/\:very`, "\\&  .dot   starts a line",
 		".BR \\%tool (1),", ".BR \\%tool\\-other (1),", ".BR \\%tcpdump (8)\n", "TOOL_ROOT",
 	} {

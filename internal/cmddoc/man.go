@@ -182,12 +182,15 @@ func optionTag(f *pflag.Flag) string {
 	return tag
 }
 
-// optionText is a flag's usage and, unless it is the zero value, its
-// default.
+// optionText is a flag's usage and its default, unless that is the zero
+// value or the usage says what the default is: a default that depends on
+// the machine (--jobs: GOMAXPROCS) is said in words, and the page must not
+// carry the value of the machine that wrote it.
 func optionText(f *pflag.Flag) string {
 	_, usage := pflag.UnquoteUsage(f)
-	switch f.DefValue {
-	case "", "0", "0s", "false", "[]", "<nil>":
+	switch {
+	case strings.Contains(usage, "default"):
+	case f.DefValue == "", f.DefValue == "0", f.DefValue == "0s", f.DefValue == "false", f.DefValue == "[]", f.DefValue == "<nil>":
 	default:
 		usage += " (default " + f.DefValue + ")"
 	}
