@@ -38,10 +38,10 @@ picture=$out/pictures/correlate-s1.png
 echo "-- ibanalyze correlate s1.pcapng --telemetry perfquery.txt -o $joined --plot $picture"
 echo "   (the incast's sender, beside its port counters)"
 "$bin/ibanalyze" correlate -q "$sim/s1.pcapng" --telemetry "$sim/perfquery.txt" -o "$joined" --plot "$picture" 2>&1 |
-	sed "s|$sim/||g" | grep -v 'not joined' | sed 's/^/   /'
+	sed "s|$sim/||g" | grep -v 'not joined' | sed '/./s/^/   /'
 packets=$out/packets.parquet
 echo "-- ibanalyze export testdata/pcaps/rocev2_rping.pcap -o $packets"
-"$bin/ibanalyze" export -q testdata/pcaps/rocev2_rping.pcap -o "$packets" 2>&1 | sed 's/^/   /'
+"$bin/ibanalyze" export -q testdata/pcaps/rocev2_rping.pcap -o "$packets" 2>&1 | sed '/./s/^/   /'
 if [ -n "$why" ]; then
 	echo "demo: DuckDB read-back skipped ($why)"
 	exit 0

@@ -22,7 +22,7 @@ mkdir -p "$out/pictures"
 sim=$(mktemp -d)
 trap 'rm -rf "$sim"' EXIT
 
-indent() { sed 's/^/   /'; }
+indent() { sed '/./s/^/   /'; }
 # table: the lines of a flows report up to its table's end (the per-flow details follow a blank line).
 table() { awk 'NF == 0 && ++blank == 2 { exit } { print }'; }
 
