@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"cmp"
-	"hash/maphash"
 	"slices"
 
 	"github.com/ibscope/ibscope/decode"
@@ -129,51 +128,81 @@ type FlowHealth struct {
 // FlowStateBytes): what most flows never need (NAKs, congestion marks, CRC
 // failures, ACK timing) lives in parts made on first use. key and other
 // never change once it is made (FlowsReport.Key reads them unlocked).
+//
+// Its key is in FlowsAnalysis.index, under id; its message counts are its
+// opcode counts less the resent packets (flowMarks.resent); its first
+// opcode's count is its packets less those of the others (opcodeMix).
 type flowState struct {
-	key        decode.FlowKey
 	packets    uint64
 	frameBytes uint64
 	wireBytes  uint64
 	firstNs    int64
 	lastNs     int64
-	opcodes    opcodeMix
-	msgs       msgCounts
-	psn        protostate.QPSequences
 	acks       uint64
-	thr        rateSeries
+	psn        protostate.QPSequences
 	peak       peakWindow
-	marks      *flowMarks // made on the first NAK, CNP or mark
+	thr        rateSeries
+	opcodes    opcodeMix
+	marks      *flowMarks // made on the first NAK, CNP, mark or resent packet
 	timing     *ackTiming // made on the first request with AckReq or ACK
-	sameHash   *flowState // the next flow whose key has the same hash (FlowsAnalysis.index)
-	other      bool       // the flow of flows beyond the limit: no PSN sequence, no ACK matching
+	id         uint32     // the number of its key in FlowsAnalysis.index; otherFlow for the flows beyond the limit
+	op0        decode.Opcode
 }
 
-// msgCounts counts packets by their place in a message (Messages).
-type msgCounts struct{ first, middle, last, only, requests, resent uint64 }
+// otherFlow is the id of the flow of the flows beyond the limit: no PSN
+// sequence, no ACK matching.
+const otherFlow = ^uint32(0)
 
-// add counts a packet of opcode op; resent says its PSN was seen before in
-// its sequence, so that it begins or continues no message of its own.
-func (m *msgCounts) add(op decode.Opcode, resent bool) {
-	request := decode.IsReadRequest(op) || decode.IsAtomicRequest(op)
+// msgKind is a packet's place in a message (Messages), by its opcode.
+type msgKind uint8
+
+const (
+	msgNone msgKind = iota
+	msgFirst
+	msgMiddle
+	msgLast
+	msgOnly
+	msgRequest
+	msgKinds
+)
+
+func msgKindOf(op decode.Opcode) msgKind {
 	switch {
-	case resent:
-		if op.IsFirst() || request {
-			m.resent++
-		}
-	case request:
-		m.requests++
+	case decode.IsReadRequest(op) || decode.IsAtomicRequest(op):
+		return msgRequest
 	case op.IsFirst() && op.IsLast():
-		m.only++
+		return msgOnly
 	case op.IsFirst():
-		m.first++
+		return msgFirst
 	case op.IsLast():
-		m.last++
+		return msgLast
 	case op.IsData():
-		m.middle++
+		return msgMiddle
 	}
+	return msgNone
 }
 
-// flowMarks are a flow's NAKs, congestion marks and failures.
+// messages counts a flow's packets by their place in a message: each
+// opcode's packets, less those whose PSN their sequence saw before (they
+// begin or continue no message of their own).
+func (f *flowState) messages() Messages {
+	var n [msgKinds]uint64
+	f.eachOpcode(func(op decode.Opcode, c uint64) { n[msgKindOf(op)] += c })
+	var m Messages
+	if f.marks != nil {
+		r := &f.marks.resent
+		for k := range n {
+			n[k] -= r[k]
+		}
+		m.Resent = r[msgFirst] + r[msgOnly] + r[msgRequest]
+	}
+	m.First, m.Middle, m.Last, m.Only, m.Requests = n[msgFirst], n[msgMiddle], n[msgLast], n[msgOnly], n[msgRequest]
+	m.Total = m.First + m.Only + m.Requests
+	return m
+}
+
+// flowMarks are a flow's NAKs, congestion marks, failures and resent
+// packets.
 type flowMarks struct {
 	naks    []nakCount
 	cnps    uint64
@@ -183,6 +212,7 @@ type flowMarks struct {
 	icrcBad uint64
 	vcrcBad uint64
 	late    uint64
+	resent  [msgKinds]uint64 // packets whose PSN was seen before, by their place in a message
 }
 
 // nakCount is one NAK (or RNR NAK) value and how often it came.
@@ -229,12 +259,12 @@ func (f *flowState) tm() *ackTiming {
 	return f.timing
 }
 
-// opcodeMix counts packets per opcode. A flow uses a handful of opcodes,
-// so a short list searched from the last hit costs less memory than a
-// 256-entry table and no more time.
+// opcodeMix counts a flow's packets per opcode other than its first
+// packet's (flowState.op0, whose count is the flow's packets less these):
+// most flows use one opcode and keep no list; the others a handful, a
+// short list searched costs less than a 256-entry table and no more time.
 type opcodeMix struct {
-	counts []opCount
-	last   int
+	more *[]opCount
 }
 
 type opCount struct {
@@ -242,28 +272,51 @@ type opCount struct {
 	op decode.Opcode
 }
 
-func (m *opcodeMix) add(op decode.Opcode) {
-	if m.last < len(m.counts) && m.counts[m.last].op == op {
-		m.counts[m.last].n++
+// addOpcode counts op, f.packets already counting its packet.
+func (f *flowState) addOpcode(op decode.Opcode) {
+	if f.packets == 1 {
+		f.op0 = op
 		return
 	}
-	for i := range m.counts {
-		if m.counts[i].op == op {
-			m.counts[i].n++
-			m.last = i
+	if op == f.op0 {
+		return
+	}
+	m := &f.opcodes
+	if m.more == nil {
+		m.more = &[]opCount{{n: 1, op: op}}
+		return
+	}
+	more := *m.more
+	for i := range more {
+		if more[i].op == op {
+			more[i].n++
 			return
 		}
 	}
-	m.counts = append(m.counts, opCount{n: 1, op: op})
-	m.last = len(m.counts) - 1
+	*m.more = append(more, opCount{n: 1, op: op})
 }
 
-// result returns the mix in opcode order.
-func (m *opcodeMix) result() []OpcodeCount {
-	out := make([]OpcodeCount, len(m.counts))
-	for i, c := range m.counts {
-		out[i] = OpcodeCount{Opcode: uint8(c.op), Name: c.op.String(), Packets: c.n}
+// eachOpcode calls fn with each opcode of the flow and its packets.
+func (f *flowState) eachOpcode(fn func(op decode.Opcode, n uint64)) {
+	if f.packets == 0 {
+		return
 	}
+	n0 := f.packets
+	if f.opcodes.more != nil {
+		for _, c := range *f.opcodes.more {
+			fn(c.op, c.n)
+			n0 -= c.n
+		}
+	}
+	fn(f.op0, n0)
+}
+
+// opcodeCounts returns the mix in opcode order.
+func (f *flowState) opcodeCounts() []OpcodeCount {
+	out := []OpcodeCount{}
+	f.eachOpcode(func(op decode.Opcode, n uint64) {
+		out = append(out, OpcodeCount{Opcode: uint8(op), Name: op.String(), Packets: n})
+	})
 	slices.SortFunc(out, func(a, b OpcodeCount) int { return cmp.Compare(a.Opcode, b.Opcode) })
 	return out
 }
@@ -273,20 +326,18 @@ type waitingReq struct {
 	tsNs int64
 }
 
-// FlowsAnalysis accumulates per-flow health from a packet stream. Its
-// maps are keyed by a hash of the flow key (seeded at random, so no capture
-// can choose collisions), the flows chained behind: a 16-byte map slot
-// instead of one holding the 64-byte key that the flow holds anyway.
+// FlowsAnalysis accumulates per-flow health from a packet stream. The
+// flows' keys are numbered in index, their states kept in chunks of the
+// same numbering: no pointer, map slot or list entry a flow besides.
 type FlowsAnalysis struct {
-	seed     maphash.Seed
-	index    map[uint64]*flowState // by hash of the flow key, chained by flowState.sameHash
-	order    []*flowState
+	index    flowIndex
+	states   [][]flowState         // by key number, keyChunk a chunk
 	byPair   map[uint64]*flowState // flows waiting for ACKs, by hash of (source, destination), chained by ackTiming.samePair
 	maxFlows int
 	noThr    bool       // FlowsOptions.NoThroughput
 	linkGbps float64    // FlowsOptions.LinkGbps
 	other    *flowState // packets of flows beyond maxFlows
-	lastKey  decode.FlowKey
+	lastKey  packedKey
 	last     *flowState
 	firstNs  int64
 	started  bool
@@ -298,9 +349,17 @@ func NewFlowsAnalysis(opts FlowsOptions) *FlowsAnalysis {
 	if opts.MaxFlows <= 0 {
 		opts.MaxFlows = DefaultMaxFlows
 	}
-	return &FlowsAnalysis{seed: maphash.MakeSeed(), index: make(map[uint64]*flowState), byPair: make(map[uint64]*flowState), maxFlows: opts.MaxFlows,
+	return &FlowsAnalysis{index: newFlowIndex(), byPair: make(map[uint64]*flowState), maxFlows: opts.MaxFlows,
 		noThr: opts.NoThroughput, linkGbps: opts.LinkGbps}
 }
+
+// state returns flow number i.
+func (a *FlowsAnalysis) state(i uint32) *flowState {
+	return &a.states[i>>keyChunkBits][i&(keyChunk-1)]
+}
+
+// key returns f's key.
+func (a *FlowsAnalysis) key(f *flowState) packedKey { return *a.index.key(f.id) }
 
 // pairOf is a key's two ends without the QP.
 func pairOf(k decode.FlowKey) decode.FlowKey {
@@ -316,26 +375,26 @@ func reversePair(k decode.FlowKey) decode.FlowKey {
 // flow returns the state of p's flow, made on its first packet (or the
 // "other" flow past the limit).
 func (a *FlowsAnalysis) flow(p *Packet) *flowState {
-	if a.last != nil && p.Key == a.lastKey {
+	k := packKey(&p.Key)
+	if a.last != nil && k == a.lastKey {
 		return a.last
 	}
-	h := maphash.Comparable(a.seed, p.Key)
-	f := a.index[h]
-	for f != nil && f.key != p.Key {
-		f = f.sameHash
-	}
-	if f == nil {
-		if len(a.order) >= a.maxFlows {
+	i, ok := a.index.find(&k)
+	if !ok {
+		if int(a.index.n) >= a.maxFlows {
 			if a.other == nil {
-				a.other = &flowState{firstNs: p.TsNs, other: true}
+				a.other = &flowState{firstNs: p.TsNs, id: otherFlow}
 			}
 			return a.other // not cached as last: the next packet may belong to a kept flow
 		}
-		f = &flowState{key: p.Key, firstNs: p.TsNs, sameHash: a.index[h]}
-		a.index[h] = f
-		a.order = append(a.order, f)
+		i = a.index.add(&k)
+		if i&(keyChunk-1) == 0 {
+			a.states = append(a.states, make([]flowState, keyChunk))
+		}
+		*a.state(i) = flowState{id: i, firstNs: p.TsNs}
 	}
-	a.last, a.lastKey = f, p.Key
+	f := a.state(i)
+	a.last, a.lastKey = f, k
 	return f
 }
 
@@ -358,7 +417,7 @@ func (a *FlowsAnalysis) AddGap(p *Packet) (gapNs int64, ok bool) {
 		a.restartFor(p)
 	}
 	f := a.flow(p)
-	prevNs, seen := f.lastNs, f.packets > 0 && !f.other
+	prevNs, seen := f.lastNs, f.packets > 0 && f.id != otherFlow
 	a.count(f, p)
 	if !seen || p.TsNs < prevNs {
 		return 0, false
@@ -382,13 +441,13 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 	prevNs := f.lastNs
 	f.lastNs = max(f.lastNs, p.TsNs)
 	if !a.noThr {
-		f.thr.add(a.firstNs, p.TsNs, uint64(p.WireBytes))
+		f.thr.add(a.firstNs, p.TsNs, uint64(p.WireBytes), f.wireBytes-uint64(p.WireBytes))
 		if !p.Late {
 			f.peak.add(p.TsNs, prevNs, uint32(p.WireBytes))
 		}
 	}
 	op := p.OpCode
-	f.opcodes.add(op)
+	f.addOpcode(op)
 	if p.Late || p.ECN == 3 || p.FECN || p.BECN || p.ICRCBad || p.VCRCBad || op.IsCNP() {
 		m := f.mk()
 		m.late += b2u(p.Late)
@@ -399,8 +458,7 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 		m.vcrcBad += b2u(p.VCRCBad)
 		m.cnps += b2u(op.IsCNP())
 	}
-	if f.other {
-		f.msgs.add(op, false)
+	if f.id == otherFlow {
 		if aeth := (decode.AETH{Syndrome: p.Syndrome}); op.IsAck() && p.HasAETH && aeth.Kind() == decode.AckKindACK {
 			f.acks++
 		}
@@ -410,7 +468,9 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 	if !op.IsAck() || p.HasAETH { // an ACK cut before its AETH may be a NAK
 		_, verdict = f.psn.Add(op, p.PSN, p.Syndrome, p.DMALenB, idleNs)
 	}
-	f.msgs.add(op, verdict == protostate.PSNDuplicate)
+	if verdict == protostate.PSNDuplicate {
+		f.mk().resent[msgKindOf(op)]++
+	}
 	switch sp := protostate.SpaceOf(op, p.Syndrome); {
 	case op.IsCNP():
 	case op.IsAck():
@@ -438,7 +498,8 @@ func b2u(b bool) uint64 {
 func (a *FlowsAnalysis) wait(f *flowState, psn uint32, tsNs int64) {
 	t := f.tm()
 	if t.waitReqs == nil {
-		h := maphash.Comparable(a.seed, pairOf(f.key))
+		pair := a.key(f).pair()
+		h := pair.hash(a.index.seed)
 		t.samePair, a.byPair[h] = a.byPair[h], f
 	}
 	t.wait(psn, tsNs)
@@ -528,10 +589,10 @@ func (a *FlowsAnalysis) ack(f *flowState, p *Packet, isAck bool) {
 // covers. The BTH names no source QP, so this is how the pair is learnt.
 func (a *FlowsAnalysis) findRequester(ackFlow *flowState, psn uint32, inclusive bool) *flowState {
 	var found *flowState
-	rev := reversePair(ackFlow.key)
-	for c := a.byPair[maphash.Comparable(a.seed, rev)]; c != nil; c = c.timing.samePair {
+	rev := a.key(ackFlow).reversePair()
+	for c := a.byPair[rev.hash(a.index.seed)]; c != nil; c = c.timing.samePair {
 		t := c.timing
-		if pairOf(c.key) != rev || t.answered != nil || t.waitN == 0 || t.covered(psn, inclusive) == 0 {
+		if a.key(c).pair() != rev || t.answered != nil || t.waitN == 0 || t.covered(psn, inclusive) == 0 {
 			continue
 		}
 		if found != nil {

@@ -162,17 +162,17 @@ func TestFlowsHealth(t *testing.T) {
 }
 
 func TestRateSeriesCoarsens(t *testing.T) {
-	var r rateSeries
+	var r testSeries
 	var total uint64
 	for i := range int64(5000) {
 		r.add(0, i*1000, 10)
 		total += 10
 	}
-	if len(r.bytes) > maxSeriesBins || r.binNs() != 16000 {
-		t.Errorf("%d bins of %d ns", len(r.bytes), r.binNs())
+	if len(r.bytes()) > maxSeriesBins || r.binNs() != 16000 {
+		t.Errorf("%d bins of %d ns", len(r.bytes()), r.binNs())
 	}
 	var got uint64
-	for _, b := range r.bytes {
+	for _, b := range r.bytes() {
 		got += b
 	}
 	if got != total {
@@ -183,19 +183,19 @@ func TestRateSeriesCoarsens(t *testing.T) {
 // A series holds only the bins from its first packet to its last, numbered
 // from the common origin; coarsening keeps each byte in the bin of its time.
 func TestRateSeriesLazy(t *testing.T) {
-	var r rateSeries
+	var r testSeries
 	r.add(0, 300_500, 7) // bin 300
-	if r.startBin != 300 || len(r.bytes) != 1 {
-		t.Fatalf("one packet: bins %d.. (%d of them)", r.startBin, len(r.bytes))
+	if r.startBin != 300 || len(r.bytes()) != 1 {
+		t.Fatalf("one packet: bins %d.. (%d of them)", r.startBin, len(r.bytes()))
 	}
 	r.add(0, 299_000, 1) // late: bin 299, before the first
 	r.add(0, 303_000, 2) // bin 303
-	if r.startBin != 299 || !slices.Equal(r.bytes, []uint64{1, 7, 0, 0, 2}) {
-		t.Fatalf("bins from %d: %v", r.startBin, r.bytes)
+	if r.startBin != 299 || !slices.Equal(r.bytes(), []uint64{1, 7, 0, 0, 2}) {
+		t.Fatalf("bins from %d: %v", r.startBin, r.bytes())
 	}
 	r.add(0, 2_100_000, 4) // bin 2100: three coarsenings, to 8 us bins
-	if r.binNs() != 8000 || r.startBin != 37 || r.bytes[0] != 10 || r.bytes[len(r.bytes)-1] != 4 || int(r.startBin)+len(r.bytes) != 263 {
-		t.Fatalf("after coarsening: %d ns bins from %d: %v", r.binNs(), r.startBin, r.bytes)
+	if r.binNs() != 8000 || r.startBin != 37 || r.bytes()[0] != 10 || r.bytes()[len(r.bytes())-1] != 4 || int(r.startBin)+len(r.bytes()) != 263 {
+		t.Fatalf("after coarsening: %d ns bins from %d: %v", r.binNs(), r.startBin, r.bytes())
 	}
 	g := r.gbps(16000)
 	if len(g) != 132 || g[18] != 10*8/16000.0 || g[131] != 4*8/16000.0 {
@@ -280,3 +280,18 @@ func TestFlowsKnownTruth(t *testing.T) {
 		t.Error("expect.json holds no capture with flows truth")
 	}
 }
+
+// testSeries is a rateSeries with the total its owner would keep.
+type testSeries struct {
+	rateSeries
+	total uint64
+}
+
+func (s *testSeries) add(originNs, tsNs int64, b uint64) {
+	s.rateSeries.add(originNs, tsNs, b, s.total)
+	s.total += b
+}
+
+func (s *testSeries) bytes() []uint64 { return s.bins(s.total) }
+
+func (s *testSeries) gbps(binNs int64) []float64 { return s.rateSeries.gbps(binNs, s.total) }

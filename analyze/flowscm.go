@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"hash/maphash"
 	"maps"
 
 	"github.com/ibscope/ibscope/decode"
@@ -44,12 +43,9 @@ func (a *FlowsAnalysis) restartFor(p *Packet) {
 	k := reversePair(p.Key)
 	k.DestQP = m.QPN
 	a.nameFlow(p, k)
-	h := maphash.Comparable(a.seed, k)
-	for f := a.index[h]; f != nil; f = f.sameHash {
-		if f.key == k {
-			f.psn.Restart()
-			return
-		}
+	pk := packKey(&k)
+	if i, ok := a.index.find(&pk); ok {
+		a.state(i).psn.Restart()
 	}
 }
 

@@ -20,7 +20,7 @@ type FlowCounts struct {
 func (r *FlowsReport) Counts(i int) FlowCounts {
 	f := r.flows[i]
 	psn := f.psn.Requests.Stats()
-	c := FlowCounts{Packets: f.packets, WireBytes: f.wireBytes, Retrans: psn.Duplicates, PSNGaps: psn.Gaps, Other: f.other}
+	c := FlowCounts{Packets: f.packets, WireBytes: f.wireBytes, Retrans: psn.Duplicates, PSNGaps: psn.Gaps, Other: f.id == otherFlow}
 	if m := f.marks; m != nil {
 		c.CNPs, c.ECNCE = m.cnps, m.ecnCE
 		for _, n := range m.naks {
@@ -33,8 +33,8 @@ func (r *FlowsReport) Counts(i int) FlowCounts {
 // Key returns flow i's key, as Flow(i).Key. A flow's key never changes
 // once the flow is made, so Key may be called while packets are added.
 func (r *FlowsReport) Key(i int) GroupKey {
-	if f := r.flows[i]; !f.other {
-		return keyJSON(f.key, ByFlow)
+	if f := r.flows[i]; f.id != otherFlow {
+		return keyJSON(r.key(f), ByFlow)
 	}
 	return GroupKey{Transport: "other"}
 }

@@ -18,8 +18,9 @@ import (
 // million FlowHealth values.
 type FlowsReport struct {
 	flows           []*flowState
-	FirstNs         int64 // first packet of the capture
-	ThroughputBinNs int64 // width of each ThroughputGbps bin
+	keys            flowIndex // the analysis's keys, as far as flows go: the chunks never move, the keys never change
+	FirstNs         int64     // first packet of the capture
+	ThroughputBinNs int64     // width of each ThroughputGbps bin
 	// PeakPackets is the window of PeakGbps, packets; LinkGbps the link
 	// rate peaks are capped at (0: not known).
 	PeakPackets int
@@ -38,11 +39,15 @@ var ErrNoPackets = errors.New("no IB or RoCE transport packets")
 
 // Result finishes the analysis.
 func (a *FlowsAnalysis) Result() (*FlowsReport, error) {
-	if len(a.order) == 0 && a.other == nil {
+	if a.index.n == 0 && a.other == nil {
 		return nil, ErrNoPackets
 	}
-	r := &FlowsReport{FirstNs: a.firstNs, ThroughputBinNs: DefaultThroughputBinNs, PeakPackets: PeakWindowPackets, LinkGbps: a.linkGbps}
-	r.flows = slices.Clone(a.order)
+	r := &FlowsReport{FirstNs: a.firstNs, ThroughputBinNs: DefaultThroughputBinNs, PeakPackets: PeakWindowPackets, LinkGbps: a.linkGbps,
+		keys: flowIndex{keys: a.index.keys, n: a.index.n}}
+	r.flows = make([]*flowState, a.index.n, a.index.n+1)
+	for i := range a.index.n {
+		r.flows[i] = a.state(i)
+	}
 	r.conns = a.connections()
 	if a.other != nil {
 		r.flows = append(r.flows, a.other)
@@ -54,6 +59,9 @@ func (a *FlowsAnalysis) Result() (*FlowsReport, error) {
 	slices.SortStableFunc(r.flows, func(x, y *flowState) int { return cmp.Compare(y.packets, x.packets) })
 	return r, nil
 }
+
+// key returns f's key, in the analysis' terms.
+func (r *FlowsReport) key(f *flowState) decode.FlowKey { return r.keys.key(f.id).unpack() }
 
 // NumFlows is the number of flows (the "other" flow included).
 func (r *FlowsReport) NumFlows() int { return len(r.flows) }
@@ -74,20 +82,18 @@ func (r *FlowsReport) Top(n int) []*FlowHealth {
 func (r *FlowsReport) Flow(i int) *FlowHealth {
 	f := r.flows[i]
 	h := &FlowHealth{Packets: f.packets, FrameBytes: f.frameBytes, WireBytes: f.wireBytes, FirstNs: f.firstNs, LastNs: f.lastNs,
-		PSN: f.psn.Requests.Stats(), ResponsePSN: f.psn.Responses.Stats(), Acks: f.acks,
-		Messages: Messages{First: f.msgs.first, Middle: f.msgs.middle, Last: f.msgs.last, Only: f.msgs.only, Requests: f.msgs.requests, Total: f.msgs.first + f.msgs.only + f.msgs.requests,
-			Resent: f.msgs.resent}}
-	if f.other {
+		PSN: f.psn.Requests.Stats(), ResponsePSN: f.psn.Responses.Stats(), Acks: f.acks, Messages: f.messages()}
+	if f.id == otherFlow {
 		h.Key = GroupKey{Transport: "other"}
 	} else {
-		h.Key = keyJSON(f.key, ByFlow)
+		h.Key = keyJSON(r.key(f), ByFlow)
 	}
 	if d := f.lastNs - f.firstNs; d > 0 {
 		h.MeanGbps = float64(f.wireBytes) * 8 / float64(d)
 	}
-	h.ThroughputGbps = f.thr.gbps(r.ThroughputBinNs)
+	h.ThroughputGbps = f.thr.gbps(r.ThroughputBinNs, f.wireBytes)
 	h.PeakGbps = f.peak.gbps(f.lastNs, r.LinkGbps)
-	h.Opcodes = f.opcodes.result()
+	h.Opcodes = f.opcodeCounts()
 	if m := f.marks; m != nil {
 		h.CNPs, h.ECNCE, h.FECN, h.BECN, h.ICRCBad, h.VCRCBad, h.Late = m.cnps, m.ecnCE, m.fecn, m.becn, m.icrcBad, m.vcrcBad, m.late
 		naks := slices.Clone(m.naks)
@@ -107,12 +113,14 @@ func (r *FlowsReport) Flow(i int) *FlowHealth {
 			h.AckLatencyNs = &st
 		}
 		if t.answered != nil {
-			k := keyJSON(t.answered.key, ByFlow)
+			k := keyJSON(r.key(t.answered), ByFlow)
 			h.AckPeer = &k
 		}
 	}
-	if c, ok := r.conns[f.key]; ok && !f.other {
-		h.Connection = &c
+	if r.conns != nil && f.id != otherFlow {
+		if c, ok := r.conns[r.key(f)]; ok {
+			h.Connection = &c
+		}
 	}
 	return h
 }

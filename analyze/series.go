@@ -8,63 +8,88 @@ const maxSeriesBins = 512
 // rateSeries counts bytes per time bin, the bins numbered from a common
 // origin (the capture's first packet) so that every flow's series lines up.
 // It holds only the bins from its own first packet to its last: a flow
-// seen once costs one bin, not all the bins since the capture began.
-// Its bins are DefaultThroughputBinNs << shift wide; the zero value is an
-// empty series of the narrowest bins.
+// seen once costs one bin, not all the bins since the capture began, and
+// a flow whose packets all fell in one bin no list at all (that bin holds
+// every byte the series counted, which its owner keeps anyway: the flow's
+// wire bytes). Its bins are DefaultThroughputBinNs << shift wide; the zero
+// value is an empty series of the narrowest bins.
 type rateSeries struct {
-	bytes    []uint64 // bins startBin, startBin+1, ...
-	startBin int32    // number of bytes[0], below maxSeriesBins
+	more     *[]uint64 // bins startBin, startBin+1, ... once there are two; nil with one
+	startBin int16     // number of the first bin, below maxSeriesBins
 	shift    uint8
+	used     bool // a byte was counted
 }
 
 // binNs is the width of the series' bins.
 func (r *rateSeries) binNs() int64 { return DefaultThroughputBinNs << r.shift }
 
-// add counts b bytes at tsNs; originNs is the capture's first packet.
-func (r *rateSeries) add(originNs, tsNs int64, b uint64) {
+// add counts b bytes at tsNs; originNs is the capture's first packet,
+// before the bytes the series counted so far.
+func (r *rateSeries) add(originNs, tsNs int64, b, before uint64) {
 	i := max((tsNs-originNs)/r.binNs(), 0)
 	for i >= maxSeriesBins {
 		r.coarsen()
 		i /= 2
 	}
-	r.put(int32(i), b)
+	r.put(int16(i), b, before)
 }
 
 // put counts b bytes in bin i (below maxSeriesBins).
-func (r *rateSeries) put(i int32, b uint64) {
+func (r *rateSeries) put(i int16, b, before uint64) {
 	switch {
-	case len(r.bytes) == 0:
-		r.startBin = i
-		r.bytes = append(r.bytes, 0)
-	case i < r.startBin: // a late packet before the first: grow at the front
-		grown := make([]uint64, int(r.startBin-i)+len(r.bytes))
-		copy(grown[r.startBin-i:], r.bytes)
-		r.bytes, r.startBin = grown, i
-	case int(i-r.startBin) >= len(r.bytes):
-		r.bytes = append(r.bytes, make([]uint64, int(i-r.startBin)+1-len(r.bytes))...)
+	case !r.used:
+		r.startBin, r.used = i, true
+		return
+	case r.more == nil && i == r.startBin:
+		return
+	case r.more == nil:
+		r.more = &[]uint64{before}
 	}
-	r.bytes[i-r.startBin] += b
+	bins := *r.more
+	switch {
+	case i < r.startBin: // a late packet before the first: grow at the front
+		grown := make([]uint64, int(r.startBin-i)+len(bins))
+		copy(grown[r.startBin-i:], bins)
+		bins, r.startBin = grown, i
+	case int(i-r.startBin) >= len(bins):
+		bins = append(bins, make([]uint64, int(i-r.startBin)+1-len(bins))...)
+	}
+	bins[i-r.startBin] += b
+	*r.more = bins
+}
+
+// bins returns the series' bins from startBin; total is every byte counted.
+func (r *rateSeries) bins(total uint64) []uint64 {
+	switch {
+	case !r.used:
+		return nil
+	case r.more == nil:
+		return []uint64{total}
+	}
+	return *r.more
 }
 
 // coarsen doubles the bin width: bins 2k and 2k+1 become bin k.
 func (r *rateSeries) coarsen() {
 	r.shift++
-	if len(r.bytes) == 0 {
+	if r.more == nil {
+		r.startBin /= 2
 		return
 	}
+	bins := *r.more
 	start := r.startBin / 2
 	n := 0
-	for k, v := range r.bytes {
+	for k, v := range bins {
 		// Targets never pass their sources (j <= k), and come in order.
-		j := int((r.startBin+int32(k))/2 - start)
+		j := int((r.startBin+int16(k))/2 - start)
 		if j == n {
-			r.bytes[j] = v
+			bins[j] = v
 			n++
 		} else {
-			r.bytes[j] += v
+			bins[j] += v
 		}
 	}
-	r.bytes = r.bytes[:n]
+	*r.more = bins[:n]
 	r.startBin = start
 }
 
@@ -73,18 +98,20 @@ func (r *rateSeries) coarsen() {
 // series as it is (a report so far must not change the analysis): bin j
 // of width 2^k times its own sums its bins j<<k .. (j+1)<<k - 1, as k
 // coarsen steps would.
-func (r *rateSeries) gbps(binNs int64) []float64 {
+// total is every byte the series counted.
+func (r *rateSeries) gbps(binNs int64, total uint64) []float64 {
 	k := uint8(0)
 	for DefaultThroughputBinNs<<(r.shift+k) < binNs {
 		k++
 	}
 	widthNs := float64(int64(DefaultThroughputBinNs) << (r.shift + k))
-	if len(r.bytes) == 0 {
+	bins := r.bins(total)
+	if len(bins) == 0 {
 		return make([]float64, r.startBin)
 	}
-	out := make([]float64, (int(r.startBin)+len(r.bytes)-1)>>k+1)
+	out := make([]float64, (int(r.startBin)+len(bins)-1)>>k+1)
 	j, sum := int(r.startBin)>>k, uint64(0)
-	for i, b := range r.bytes {
+	for i, b := range bins {
 		if t := (int(r.startBin) + i) >> k; t != j {
 			out[j] = float64(sum) * 8 / widthNs
 			j, sum = t, 0

@@ -43,9 +43,12 @@ func (s *psnSeq) startsAnew(psn uint32, idleNs int64) bool {
 // it again.
 func (s *psnSeq) restart() {
 	if s.started {
-		s.NewSequences++
+		s.irregular().NewSequences++
 	}
-	s.started, s.seen = false, [psnWindowLen / 64]uint64{}
+	s.started, s.run = false, 0
+	if s.cold != nil {
+		s.cold.seen = [psnWindowLen / 64]uint64{}
+	}
 }
 
 func (t *RequestPSNs) restart() {

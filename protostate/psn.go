@@ -45,11 +45,36 @@ const (
 
 // psnSeq is the common part of both sequences: the PSN after the head
 // (highest PSN seen), and which of the psnWindowLen PSNs below it were seen.
+// 16 bytes while the sequence is regular (every PSN one after the other
+// from its start, or jumping so far ahead that nothing before stays in the
+// window): then the PSNs seen are the run just below next, and the window
+// of bits and the counts, all zero, are not kept. The first packet that
+// is not the next PSN (a gap, a duplicate, a late one, a new sequence)
+// makes them (psnCold), once.
 type psnSeq struct {
-	next    uint32 // the PSN after the highest seen
+	cold    *psnCold // the window's bits and the counts, made on the first irregular packet
+	next    uint32   // the PSN after the highest seen
+	run     uint16   // while cold is nil: the PSNs below next seen, up to psnWindowLen; no other was
 	started bool
-	seen    [psnWindowLen / 64]uint64 // bit psn%psnWindowLen: psn in [next-psnWindowLen, next) was seen
+}
+
+// psnCold is what a sequence keeps once it was not regular.
+type psnCold struct {
+	seen [psnWindowLen / 64]uint64 // bit psn%psnWindowLen: psn in [next-psnWindowLen, next) was seen
 	PSNStats
+}
+
+// irregular returns the sequence's window and counts, made from the run on
+// first use.
+func (s *psnSeq) irregular() *psnCold {
+	if s.cold == nil {
+		s.cold = new(psnCold)
+		for i := uint32(1); i <= uint32(s.run); i++ {
+			w, b := s.bit((s.next - i) & decode.PSNMask)
+			s.cold.seen[w] |= b
+		}
+	}
+	return s.cold
 }
 
 func (s *psnSeq) bit(psn uint32) (int, uint64) {
@@ -57,9 +82,10 @@ func (s *psnSeq) bit(psn uint32) (int, uint64) {
 	return int(i / 64), 1 << (i % 64)
 }
 
+// mark records psn, behind the head, as seen (the window is kept).
 func (s *psnSeq) mark(psn uint32) {
 	w, b := s.bit(psn)
-	s.seen[w] |= b
+	s.irregular().seen[w] |= b
 }
 
 // wasSeen reports whether psn, behind the head by d (d < 0), was seen.
@@ -67,34 +93,65 @@ func (s *psnSeq) wasSeen(psn uint32, d int32) bool {
 	if -d > psnWindowLen {
 		return true // beyond memory: taken for a retransmission, the likelier case
 	}
+	if s.cold == nil {
+		return -d <= int32(s.run)
+	}
 	w, b := s.bit(psn)
-	return s.seen[w]&b != 0
+	return s.cold.seen[w]&b != 0
 }
 
-// advance moves the head so that next becomes to (ahead of next), and
-// forgets the PSNs that leave the window.
-func (s *psnSeq) advance(to uint32) {
-	n := decode.PSNDiff(to, s.next)
-	if n >= psnWindowLen {
-		s.seen = [psnWindowLen / 64]uint64{}
-	} else {
-		for p := s.next; p != to; p = (p + 1) & decode.PSNMask {
-			w, b := s.bit(p)
-			s.seen[w] &^= b
-		}
+// advanceSeen moves the head so that next becomes to (ahead of next), every
+// PSN from next to to-1 seen.
+func (s *psnSeq) advanceSeen(to uint32) {
+	if s.cold == nil {
+		s.run = uint16(min(int32(s.run)+decode.PSNDiff(to, s.next), psnWindowLen))
+		s.next = to
+		return
+	}
+	for p := s.next; p != to; p = (p + 1) & decode.PSNMask {
+		w, b := s.bit(p)
+		s.cold.seen[w] |= b
 	}
 	s.next = to
 }
 
+// jump moves the head past psn (ahead of next), psn seen and the PSNs
+// skipped before it not; the PSNs that leave the window are forgotten.
+func (s *psnSeq) jump(psn uint32) {
+	to := (psn + 1) & decode.PSNMask
+	n := decode.PSNDiff(to, s.next)
+	if s.cold == nil && (n >= psnWindowLen || s.run == 0) {
+		s.next, s.run = to, 1 // nothing seen before stays in the window
+		return
+	}
+	c := s.irregular()
+	if n >= psnWindowLen {
+		c.seen = [psnWindowLen / 64]uint64{}
+	} else {
+		for p := s.next; p != to; p = (p + 1) & decode.PSNMask {
+			w, b := s.bit(p)
+			c.seen[w] &^= b
+		}
+	}
+	s.next = to
+	s.mark(psn)
+}
+
 // start begins the sequence at psn.
 func (s *psnSeq) start(psn uint32) {
-	s.started, s.next, s.seen = true, (psn+1)&decode.PSNMask, [psnWindowLen / 64]uint64{}
-	s.mark(psn)
+	s.started, s.next, s.run = true, (psn+1)&decode.PSNMask, 1
+	if s.cold != nil {
+		s.cold.seen = [psnWindowLen / 64]uint64{}
+		s.mark(psn)
+	}
 }
 
 // Stats returns the sequence's counts, with Lost worked out.
 func (s *psnSeq) Stats() PSNStats {
-	st := s.PSNStats
+	if s.cold == nil {
+		return PSNStats{}
+	}
+	st := s.cold.PSNStats
 	if st.OutOfOrder < st.Missing {
 		st.Lost = st.Missing - st.OutOfOrder
 	}
@@ -137,25 +194,20 @@ func (t *RequestPSNs) add(psn uint32) PSNVerdict {
 	case d == 0 || (d > 0 && uint32(d) <= slack):
 		// The PSNs skipped were the READ's: a retried READ request may
 		// use any of them, and is then a retransmission.
-		from := t.next
-		t.advance((psn + 1) & decode.PSNMask)
-		for p := from; p != psn; p = (p + 1) & decode.PSNMask {
-			t.mark(p)
-		}
-		t.mark(psn)
+		t.advanceSeen((psn + 1) & decode.PSNMask)
 		return PSNInOrder
 	case d > 0:
-		t.Gaps++
-		t.Missing += uint64(uint32(d) - slack)
-		t.advance((psn + 1) & decode.PSNMask)
-		t.mark(psn)
+		c := t.irregular()
+		c.Gaps++
+		c.Missing += uint64(uint32(d) - slack)
+		t.jump(psn)
 		return PSNGap
 	case !t.wasSeen(psn, d):
-		t.OutOfOrder++
+		t.irregular().OutOfOrder++
 		t.mark(psn)
 		return PSNLate
 	}
-	t.Duplicates++
+	t.irregular().Duplicates++
 	return PSNDuplicate
 }
 
@@ -188,30 +240,36 @@ func (t *ResponsePSNs) Add(psn uint32, first, last bool) PSNVerdict {
 	if d < 0 {
 		// Behind the head: does not change the message under way.
 		if t.wasSeen(psn, d) {
-			t.Duplicates++
+			t.irregular().Duplicates++
 			return PSNDuplicate
 		}
-		t.OutOfOrder++
+		t.irregular().OutOfOrder++
 		t.mark(psn)
 		return PSNLate
 	}
 	v := PSNInOrder
 	switch {
 	case !first && t.open && d > 0: // packets inside the message were skipped
-		t.Gaps++
-		t.Missing += uint64(d)
+		c := t.irregular()
+		c.Gaps++
+		c.Missing += uint64(d)
 		v = PSNGap
 	case !first && !t.open: // the message's first packet was not seen
-		t.Gaps++
-		t.Missing++
+		c := t.irregular()
+		c.Gaps++
+		c.Missing++
 		v = PSNGap
 	case first && t.open: // the previous message's last packet was not seen
-		t.Gaps++
-		t.Missing++
+		c := t.irregular()
+		c.Gaps++
+		c.Missing++
 		v = PSNGap
 	}
-	t.advance((psn + 1) & decode.PSNMask)
-	t.mark(psn)
+	if d == 0 {
+		t.advanceSeen((psn + 1) & decode.PSNMask)
+	} else {
+		t.jump(psn)
+	}
 	t.open = !last
 	return v
 }

@@ -75,8 +75,8 @@ func TestRequestPSNsRead(t *testing.T) {
 		t.Errorf("request after a 4-PSN READ: %d", v)
 	}
 	tr.Add(16, 1024)
-	if v := tr.Add(30, 0); v != PSNGap || tr.Missing != 10 {
-		t.Errorf("jump past the READ's 4 PSNs: verdict %d, missing %d", v, tr.Missing)
+	if v := tr.Add(30, 0); v != PSNGap || tr.Stats().Missing != 10 {
+		t.Errorf("jump past the READ's 4 PSNs: verdict %d, missing %d", v, tr.Stats().Missing)
 	}
 }
 
