@@ -339,10 +339,11 @@ func pairGroups(ia, ib *IPDAnalysis, m *matcher) []*compareGroup {
 	groups := map[decode.FlowKey]*compareGroup{}
 	for side, an := range []*IPDAnalysis{ia, ib} {
 		an.eachGroup(func(g *ipdGroup) {
-			cg := groups[g.key]
+			k := an.index.key(g.id).unpack()
+			cg := groups[k]
 			if cg == nil {
-				cg = &compareGroup{key: g.key, m: m.groups[g.key]}
-				groups[g.key] = cg
+				cg = &compareGroup{key: k, m: m.groups[k]}
+				groups[k] = cg
 				out = append(out, cg)
 			}
 			if side == 0 {

@@ -90,6 +90,11 @@ func (p packedKey) unpack() decode.FlowKey {
 	return k
 }
 
+// eq is p == *q, word by word (== on the struct calls memequal).
+func (p *packedKey) eq(q *packedKey) bool {
+	return p.rest == q.rest && p.src == q.src && p.dst == q.dst
+}
+
 // pair is the key without its QP: the two ends.
 func (p packedKey) pair() packedKey {
 	p.rest &^= decode.PSNMask
@@ -156,7 +161,7 @@ func (x *flowIndex) find(k *packedKey) (uint32, bool) {
 		if s == 0 {
 			return 0, false
 		}
-		if *x.key(s - 1) == *k {
+		if x.key(s - 1).eq(k) {
 			return s - 1, true
 		}
 	}

@@ -376,7 +376,7 @@ func reversePair(k decode.FlowKey) decode.FlowKey {
 // "other" flow past the limit).
 func (a *FlowsAnalysis) flow(p *Packet) *flowState {
 	k := packKey(&p.Key)
-	if a.last != nil && k == a.lastKey {
+	if a.last != nil && k.eq(&a.lastKey) {
 		return a.last
 	}
 	i, ok := a.index.find(&k)

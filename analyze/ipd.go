@@ -131,11 +131,12 @@ func (r *IPDReport) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// ipdGroup is the running state of one flow, link or QP: 224 bytes, with
-// a sketch bucket (24 bytes) once it has an IPD and a histogram word (8
-// bytes) per bin its IPDs fell in (up to one per bin once many have).
+// ipdGroup is the running state of one flow, link or QP: 168 bytes, its
+// key 40 more in the index (IPDAnalysis.index), with a sketch bucket (24
+// bytes) once it has an IPD and a histogram word (8 bytes) per bin its
+// IPDs fell in (up to one per bin once many have).
 type ipdGroup struct {
-	key       decode.FlowKey
+	id        uint32 // its key's number in IPDAnalysis.index; otherFlow for the groups past the bound
 	packets   uint64
 	firstNs   int64
 	lastNs    int64
@@ -167,12 +168,12 @@ func checkMaxFlows(n int) error {
 type IPDAnalysis struct {
 	cfg   IPDOptions
 	want  [256]bool
-	index map[decode.FlowKey]*ipdGroup
-	// chunks hold the groups in order of their first packet; a chunk is
-	// never grown past its capacity, so pointers to groups stay valid.
+	index flowIndex // the groups' keys, numbered in order of their first packet
+	// chunks hold the groups by their key's number, keyChunk a chunk; a
+	// chunk never moves, so pointers to groups stay valid.
 	chunks  [][]ipdGroup
 	other   *ipdGroup // packets of groups past cfg.MaxFlows
-	lastKey decode.FlowKey
+	lastKey packedKey
 	last    *ipdGroup
 	counted uint64
 	seen    [256]uint64 // packets per opcode, counted or not
@@ -313,7 +314,7 @@ func newIPDAnalysis(cfg IPDOptions, b *binner) (*IPDAnalysis, error) {
 	if cfg.MaxFlows == 0 {
 		cfg.MaxFlows = DefaultMaxFlows
 	}
-	a := &IPDAnalysis{cfg: cfg, index: make(map[decode.FlowKey]*ipdGroup), bins: b}
+	a := &IPDAnalysis{cfg: cfg, index: newFlowIndex(), bins: b}
 	if cfg.Opcodes == nil {
 		for op := range 256 {
 			a.want[op] = decode.Opcode(op).IsData()
@@ -325,23 +326,14 @@ func newIPDAnalysis(cfg IPDOptions, b *binner) (*IPDAnalysis, error) {
 	return a, nil
 }
 
-// maxGroupChunk is the largest chunk of groups allocated at once (900 KB);
-// chunks start small and double, so a small capture allocates little.
-const maxGroupChunk = 4096
-
 // newGroup adds a group for k, first seen at tsNs.
-func (a *IPDAnalysis) newGroup(k decode.FlowKey, tsNs int64) *ipdGroup {
-	n := len(a.chunks)
-	if n == 0 || len(a.chunks[n-1]) == cap(a.chunks[n-1]) {
-		size := 16
-		if n > 0 {
-			size = min(2*cap(a.chunks[n-1]), maxGroupChunk)
-		}
-		a.chunks = append(a.chunks, make([]ipdGroup, 0, size))
-		n++
+func (a *IPDAnalysis) newGroup(k *packedKey, tsNs int64) *ipdGroup {
+	i := a.index.add(k)
+	if i&(keyChunk-1) == 0 {
+		a.chunks = append(a.chunks, make([]ipdGroup, 0, keyChunk))
 	}
-	c := &a.chunks[n-1]
-	*c = append(*c, ipdGroup{key: k, firstNs: tsNs, lastNs: tsNs})
+	c := &a.chunks[i>>keyChunkBits]
+	*c = append(*c, ipdGroup{id: i, firstNs: tsNs, lastNs: tsNs})
 	g := &(*c)[len(*c)-1]
 	if a.cfg.Phases {
 		g.phases = newPhaseDetector(a.cfg.PhasePackets)
@@ -366,18 +358,19 @@ func (a *IPDAnalysis) Add(p *Packet) {
 		return
 	}
 	a.counted++
-	k := groupKey(p.Key, a.cfg.By)
+	gk := groupKey(p.Key, a.cfg.By)
+	k := packKey(&gk)
 	g := a.last
-	if g == nil || k != a.lastKey {
-		g = a.index[k]
+	if g == nil || !k.eq(&a.lastKey) {
+		i, ok := a.index.find(&k)
 		switch {
-		case g != nil:
-		case len(a.index) < a.cfg.MaxFlows:
-			g = a.newGroup(k, p.TsNs)
-			a.index[k] = g
+		case ok:
+			g = &a.chunks[i>>keyChunkBits][i&(keyChunk-1)]
+		case int(a.index.n) < a.cfg.MaxFlows:
+			g = a.newGroup(&k, p.TsNs)
 		default:
 			if a.other == nil {
-				a.other = &ipdGroup{firstNs: p.TsNs, lastNs: p.TsNs}
+				a.other = &ipdGroup{id: otherFlow, firstNs: p.TsNs, lastNs: p.TsNs}
 			}
 			g = a.other
 		}
@@ -444,7 +437,7 @@ func (a *IPDAnalysis) result(bins *binner, resNs int64) (*IPDReport, error) {
 	for _, op := range a.cfg.Opcodes {
 		r.Opcodes = append(r.Opcodes, op.String())
 	}
-	r.groups = make([]*ipdGroup, 0, len(a.index)+1)
+	r.groups = make([]*ipdGroup, 0, a.index.n+1)
 	a.eachGroup(func(g *ipdGroup) { r.groups = append(r.groups, g) })
 	slices.SortStableFunc(r.groups, func(x, y *ipdGroup) int { return cmp.Compare(y.packets, x.packets) })
 	if a.other != nil {
@@ -459,7 +452,7 @@ func (a *IPDAnalysis) flowResult(g *ipdGroup, bins *binner) *IPDFlow {
 	if g == a.other {
 		f.Key = GroupKey{Transport: "other"}
 	} else {
-		f.Key = keyJSON(g.key, a.cfg.By)
+		f.Key = keyJSON(a.index.key(g.id).unpack(), a.cfg.By)
 	}
 	f.hist = bins.histogram(&g.hist)
 	f.Histogram = HistCounts{Mode: f.hist.Mode, Bins: f.hist.Bins(), Below: f.hist.Below, Above: f.hist.Above}
