@@ -29,12 +29,15 @@ const maxPlotSources = 6
 // plotCorrelate draws the joined table: the packets the capture holds per
 // second of each row's interval above the packet counters of each joined
 // port (bytes where no port counts packets), over time since the first
-// packet. It reads the table back from -o when that is a Parquet or Arrow
-// file; otherwise (text formats, standard output) it joins again into a
-// temporary Arrow file, reading the captures once more.
+// packet. It reads the table back from -o when that is a regular Parquet
+// or Arrow file; otherwise (text formats, standard output, a device or
+// FIFO) it joins again into a temporary Arrow file, reading the captures
+// once more.
 func plotCorrelate(captures, telemetryFiles []string, opt correlate.Options, res correlate.Result, out, path string) error {
 	table := out
-	if outfile.IsStdout(out) || (opt.Format != correlate.FormatParquet && opt.Format != correlate.FormatArrow) {
+	fi, err := os.Stat(out)
+	readable := err == nil && fi.Mode().IsRegular() && !outfile.IsStdout(out)
+	if !readable || (opt.Format != correlate.FormatParquet && opt.Format != correlate.FormatArrow) {
 		dir, err := os.MkdirTemp("", "ibanalyze-plot-")
 		if err != nil {
 			return fmt.Errorf("plot: %w", err)

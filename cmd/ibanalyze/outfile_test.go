@@ -33,7 +33,7 @@ func everything(t *testing.T, dir string) []string {
 func TestNoPartialOutput(t *testing.T) {
 	tel := filepath.Join(t.TempDir(), "tel.csv")
 	writeSidecar(t, tel, "host", 1767323044999990000, 8)
-	incast := simIncast(t)
+	incast, roce := simIncast(t), simPreset(t, "incast-small-roce")
 	for _, c := range []struct {
 		name string
 		args func(out string) []string
@@ -53,6 +53,8 @@ func TestNoPartialOutput(t *testing.T) {
 		{"credits --plot", func(out string) []string {
 			return []string{"credits", filepath.Join(incast, "s1.pcap"), "--plot", out + "/credits.svg"}
 		}},
+		{"pfc --plot", func(out string) []string { return []string{"pfc", filepath.Join(roce, "s1.pcapng"), "--plot", out + "/pfc.png"} }},
+		{"report", func(out string) []string { return []string{"report", filepath.Join(incast, "s1.pcap"), "-o", out + "/report.html"} }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := testenv.SmallTmpfs(t, "4k")
@@ -80,6 +82,7 @@ func TestOutputDevicesAndLinks(t *testing.T) {
 	runOK(t, "export", rocev2Pcap, "--format", "parquet", "-o", "/dev/null")
 	runOK(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "--format", "arrow", "-o", "/dev/null")
 	runOK(t, "flows", rocev2Pcap, "--plot", "/dev/null.png")
+	runOK(t, "report", rocev2Pcap, "-o", "/dev/null")
 	if fi, err := os.Lstat("/dev/null"); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {
 		t.Fatalf("/dev/null is now %v (%v)", fi.Mode(), err)
 	}
@@ -129,6 +132,7 @@ func TestOutputDevicesAndLinks(t *testing.T) {
 		{"export", rocev2Pcap, "-o", filepath.Join(dir, "l.parquet")},
 		{"correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "-o", filepath.Join(dir, "l.parquet")},
 		{"flows", rocev2Pcap, "--plot", filepath.Join(dir, "l.png")},
+		{"report", rocev2Pcap, "-o", filepath.Join(dir, "l.html")},
 	} {
 		link := args[len(args)-1]
 		os.Remove(link)

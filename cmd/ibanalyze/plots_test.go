@@ -121,6 +121,9 @@ func TestPlotsOnSimulatedRoCE(t *testing.T) {
 			[]string{"lid:4/3 port_xmit_packets", "counters (packets/s)", "captured (packets/s)"}},
 		{"correlate-csv", []string{"correlate", r, "--telemetry", filepath.Join(dir, "perfquery.txt"), "-o", filepath.Join(out, "j.csv")},
 			[]string{"lid:4/3 port_rcv_packets"}},
+		// A device the table cannot be read back from: joined again.
+		{"correlate-device", []string{"correlate", r, "--telemetry", filepath.Join(dir, "perfquery.txt"), "--format", "arrow", "-o", "/dev/null"},
+			[]string{"lid:3/1 port_xmit_packets"}},
 		{"flows", []string{"flows", r}, []string{"rocev2 10.0.0.1>10.0.0.3 qp 0x000100", "Gb/s on the wire"}},
 		{"ipd", []string{"ipd", r}, []string{"rocev2 10.0.0.1>10.0.0.3 qp 0x000100", "occurrences (packets)"}},
 	} {
