@@ -24,12 +24,16 @@ const (
 	stackedPanel = 2.6 * vg.Inch // each panel of a stack
 	// A timeline's rows take timelineRow each, and its axes and labels
 	// about an inch more, up to maxTimelineIn.
-	titleGap      = 4  // points between the title and the panels
-	legendGap     = 6  // points above and below the legend
-	legendColGap  = 16 // points between legend columns
-	edgeMargin    = 6  // points kept free at the left and right edges
 	timelineRow   = 0.28 * vg.Inch
 	maxTimelineIn = 9 * vg.Inch
+	titleGap      = 4  // points between the title and the panels
+	edgeMargin    = 6  // points kept free at the left and right edges
+	legendGap     = 6  // points above and below the legend
+	legendColGap  = 16 // points between legend columns
+	legendThumb   = 20 // points of a legend entry's line or box
+	// legendOneColumn: up to this many entries, a name may take the
+	// picture's whole width; past it, half.
+	legendOneColumn = 6
 )
 
 // PanelHeight is the height of one panel in a figure of n panels.
@@ -63,24 +67,46 @@ func legendStyle(size vg.Length) text.Style {
 	return text.Style{Font: font.From(plot.DefaultFont, size), Handler: plot.DefaultTextHandler}
 }
 
-// legendLayout places n entries in columns as wide as the widest entry
-// (names cut to the picture's width) and returns the columns, the rows and
-// the names as drawn.
-func (f *figure) legendLayout(sty text.Style) (cols, rows int, colW vg.Length, names []string) {
-	thumbW := vg.Points(20)
+// legendLayout places the entries in as many columns as fit the
+// picture's width, filled top to bottom, each as wide as its widest entry,
+// and returns the columns' widths, the rows and the names as drawn: cut in
+// the middle to the width, or to half of it when there are more than
+// legendOneColumn entries, so that a long name does not leave the others
+// one to a row.
+func (f *figure) legendLayout(sty text.Style) (colW []vg.Length, rows int, names []string) {
+	n := len(f.legend)
+	if n == 0 {
+		return nil, 0, nil
+	}
 	avail := Width - 2*edgeMargin
-	for _, e := range f.legend {
-		name := fitText(sty, e.name, avail-thumbW-sty.Rectangle(" ").Max.X)
+	limit := avail
+	if n > legendOneColumn {
+		limit = (avail - legendColGap) / 2
+	}
+	widths := make([]vg.Length, n)
+	for i, e := range f.legend {
+		name := fitText(sty, e.name, limit-legendThumb-sty.Rectangle(" ").Max.X)
 		names = append(names, name)
-		colW = max(colW, thumbW+sty.Rectangle(" "+name).Max.X)
+		widths[i] = legendThumb + sty.Rectangle(" "+name).Max.X
 	}
-	if len(names) == 0 {
-		return 0, 0, 0, nil
+	for cols := n; cols >= 1; cols-- {
+		rows = (n + cols - 1) / cols
+		colW = colW[:0]
+		total := vg.Length(0)
+		for c := 0; c*rows < n; c++ {
+			w := vg.Length(0)
+			for _, x := range widths[c*rows : min(n, (c+1)*rows)] {
+				w = max(w, x)
+			}
+			colW = append(colW, w)
+			total += w
+		}
+		total += vg.Length(len(colW)-1) * legendColGap
+		if total <= avail || cols == 1 {
+			return colW, rows, names
+		}
 	}
-	cols = max(1, int((avail+legendColGap)/(colW+legendColGap)))
-	cols = min(cols, len(names))
-	rows = (len(names) + cols - 1) / cols
-	return cols, rows, colW, names
+	return colW, rows, names
 }
 
 // fitText cuts s in its middle, with "...", until it is at most w wide.
@@ -112,7 +138,7 @@ func (f *figure) height() vg.Length {
 	if f.title != "" {
 		h += legendStyle(12).Rectangle(f.title).Size().Y + titleGap
 	}
-	if _, rows, _, _ := f.legendLayout(legendStyle(10)); rows > 0 {
+	if _, rows, _ := f.legendLayout(legendStyle(10)); rows > 0 {
 		h += vg.Length(rows)*entryHeight(legendStyle(10)) + 2*legendGap
 	}
 	return h
@@ -132,21 +158,25 @@ func (f *figure) draw(c draw.Canvas) {
 		c = draw.Crop(c, 0, 0, 0, -(h + titleGap))
 	}
 	sty := legendStyle(10)
-	if cols, rows, colW, names := f.legendLayout(sty); rows > 0 {
+	if colW, rows, names := f.legendLayout(sty); rows > 0 {
 		eh := entryHeight(sty)
 		lh := vg.Length(rows)*eh + 2*legendGap
-		thumbW := vg.Points(20)
 		// Centred under the panels.
-		total := vg.Length(cols)*colW + vg.Length(cols-1)*legendColGap
-		x0 := c.Min.X + (c.Max.X-c.Min.X-total)/2
+		total := vg.Length(len(colW)-1) * legendColGap
+		for _, w := range colW {
+			total += w
+		}
+		x := c.Min.X + (c.Max.X-c.Min.X-total)/2
 		for i, name := range names {
 			col, row := i/rows, i%rows
-			x := x0 + vg.Length(col)*(colW+legendColGap)
+			if row == 0 && col > 0 {
+				x += colW[col-1] + legendColGap
+			}
 			y := c.Min.Y + lh - legendGap - vg.Length(row+1)*eh
 			thumb := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
-				Min: vg.Point{X: x, Y: y + eh*0.15}, Max: vg.Point{X: x + thumbW, Y: y + eh*0.85}}}
+				Min: vg.Point{X: x, Y: y + eh*0.15}, Max: vg.Point{X: x + legendThumb, Y: y + eh*0.85}}}
 			f.legend[i].thumb.Thumbnail(&thumb)
-			c.FillText(sty, vg.Point{X: x + thumbW + sty.Rectangle(" ").Max.X, Y: y + (eh-sty.Rectangle(name).Max.Y)/2 + sty.FontExtents().Descent}, name)
+			c.FillText(sty, vg.Point{X: x + legendThumb + sty.Rectangle(" ").Max.X, Y: y + (eh-sty.Rectangle(name).Max.Y)/2 + sty.FontExtents().Descent}, name)
 		}
 		c = draw.Crop(c, 0, 0, lh, 0)
 	}

@@ -1,10 +1,14 @@
 package plots
 
 import (
+	"fmt"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 )
 
 // labels returns the labelled ticks of a time axis from lo to hi.
@@ -69,5 +73,53 @@ func TestFormatNumber(t *testing.T) {
 		if got := formatNumber(v); got != want {
 			t.Errorf("%g: %q, want %q", v, got, want)
 		}
+	}
+}
+
+// TestLegendFits: a legend of many long names is laid out in columns
+// inside the picture's width, a name too long for it cut in the middle,
+// and the picture grows by the legend's rows.
+func TestLegendFits(t *testing.T) {
+	var series []Line
+	for i := range 20 {
+		series = append(series, Line{Name: fmt.Sprintf("rocev2 10.0.%d.1>10.0.0.3 qp 0x%06x", i, 0x100+i), XS: []float64{0, 1e-3}, YS: []float64{float64(i), float64(i + 1)}})
+	}
+	series = append(series, Line{Name: strings.Repeat("a-very-long-flow-name-", 30) + "END", XS: []float64{0, 1e-3}, YS: []float64{1, 2}})
+	f := figure{title: "t"}
+	for _, s := range series {
+		f.legend = append(f.legend, entry{name: s.Name})
+	}
+	sty := legendStyle(10)
+	colW, rows, names := f.legendLayout(sty)
+	total := vg.Length(len(colW)-1) * legendColGap
+	for _, w := range colW {
+		total += w
+	}
+	if total > Width-2*edgeMargin || len(colW) < 2 || len(colW)*rows < len(series) {
+		t.Errorf("%d columns %v in %d rows: %v wide, the picture %v", len(colW), colW, rows, total, Width)
+	}
+	last := names[len(names)-1]
+	if !strings.Contains(last, "...") || !strings.HasSuffix(last, "END") || sty.Rectangle(last).Max.X > Width {
+		t.Errorf("long name drawn as %q", last)
+	}
+	path := filepath.Join(t.TempDir(), "many.png")
+	if err := Lines(path, "many flows", "Gb/s", series); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	cfg, err := png.DecodeConfig(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Width != 768 || cfg.Height <= 480 {
+		t.Errorf("%dx%d: want 768 wide and taller than a picture without a legend", cfg.Width, cfg.Height)
+	}
+	if os.Getenv("PLOTS_KEEP") != "" {
+		b, _ := os.ReadFile(path)
+		os.WriteFile(os.Getenv("PLOTS_KEEP"), b, 0o644)
 	}
 }
