@@ -22,7 +22,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 NEEDS := tshark:tshark mandoc:mandoc groff:groff-base tcpreplay:tcpreplay tcpdump:tcpdump ip:iproute2 gcc:gcc prometheus:prometheus \
 	/usr/include/infiniband/verbs.h:libibverbs-dev node:nodejs npm:npm /usr/bin/time:time \
 	/usr/lib/python3/dist-packages/pandas:python3-pandas \
-	/usr/share/bash-completion/bash_completion:bash-completion hyperfine:hyperfine chromium:chromium
+	/usr/share/bash-completion/bash_completion:bash-completion hyperfine:hyperfine chromium:chromium curl:curl
 # The VM bench (vmbench/, internal/vm) boots Debian's stock kernel under qemu with a busybox
 # initramfs, shares the host's root with the guest, and runs rxe traffic with perftest, rping and
 # its own RDMA WRITE with immediate tool (vmbench/testdata/immwrite, built with gcc against
@@ -39,7 +39,7 @@ FUZZTIME ?= 4s
 # Generators under testdata/, which ./... leaves out.
 TESTDATA_CMDS := ./testdata/gen ./correlate/testdata/benchtel
 
-.PHONY: all build deps node-deps vm-deps demo-deps test lint unit fuzz-smoke vmtest bench bench-ab demo clean man install
+.PHONY: all build deps node-deps vm-deps demo-deps test lint unit fuzz-smoke vmtest bench bench-ab demo clean man install dashboard
 
 all: build
 
@@ -134,6 +134,12 @@ man: build
 	@rm -rf $(BIN)/docs
 	@for c in $(COMMANDS); do $(BIN)/$$c __docs $(BIN)/docs || exit 1; done
 
+# dashboard writes the Grafana dashboard of the ibcap --metrics agents (package dashboard, built
+# with Grafana's foundation SDK) to import into Grafana: README, "A Grafana dashboard".
+dashboard:
+	@mkdir -p $(BIN)
+	$(GO) run ./dashboard/gen -o $(BIN)/ibscope-dashboard.json
+
 # install copies the commands, man pages and completions under $(DESTDIR)$(PREFIX), links ibcap
 # into Wireshark's extcap folder (ibcap answers Wireshark's extcap calls, so its devices appear in
 # Wireshark's interface list), and gives ibcap the capabilities a capture needs (setcap, when it
@@ -143,8 +149,8 @@ man: build
 # EXTCAP_DIR=DIR chooses the folder.
 PREFIX ?= /usr/local
 EXTCAP_DIR ?=
-install: man
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+install: man dashboard
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/ibscope \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 	install -m 755 $(addprefix $(BIN)/,$(COMMANDS)) $(DESTDIR)$(PREFIX)/bin/
@@ -152,6 +158,8 @@ install: man
 	install -m 644 $(BIN)/docs/completions/bash/* $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
 	install -m 644 $(BIN)/docs/completions/zsh/* $(DESTDIR)$(PREFIX)/share/zsh/site-functions/
 	install -m 644 $(BIN)/docs/completions/fish/* $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/
+	install -m 644 $(BIN)/ibscope-dashboard.json $(DESTDIR)$(PREFIX)/share/ibscope/
+	@echo "Grafana dashboard: $(PREFIX)/share/ibscope/ibscope-dashboard.json (Dashboards > New > Import)"
 	@ext="$(EXTCAP_DIR)"; \
 	if [ -z "$$ext" ]; then case "$(PREFIX)" in /usr|/usr/local) \
 	  ext=$$(tshark -G folders 2>/dev/null | sed -n 's/^Extcap path:[[:space:]]*//p');; esac; fi; \

@@ -207,11 +207,12 @@ func waitStatus(t *testing.T, mon, what string, ok func(*fleet.Status) bool) *fl
 // second by Debian's Prometheus. status must show three agents alive;
 // nics each host's packet and byte rates within 5 % of what was replayed;
 // links the four links between the right hosts (and the address no agent
-// owns) at their rates. Then the agent stopped with SIGTERM reads stopped,
+// owns) at their rates; every query of the Grafana dashboard returns
+// series with the labels its panel uses. Then the agent stopped with SIGTERM reads stopped,
 // the one killed with SIGKILL stale, the third still alive.
 func TestFleetView(t *testing.T) {
 	testenv.MustBeRoot(t, "creates network namespaces")
-	for _, c := range []string{"ip", "tcpreplay", "prometheus", "unshare"} {
+	for _, c := range []string{"ip", "tcpreplay", "prometheus", "unshare", "curl"} {
 		testenv.MustHaveTool(t, c)
 	}
 	dir := t.TempDir()
@@ -303,6 +304,10 @@ scrape_configs:
 			t.Errorf("ibanalyze %s: %v, want %s in:\n%s", c.command, err, c.want, out)
 		}
 		t.Logf("ibanalyze %s:\n%s", c.command, out)
+	}
+	// The Grafana dashboard's every query, against the same Prometheus.
+	for _, c := range checkDashboard(t, mon) {
+		t.Logf("dashboard: %s", c)
 	}
 	if t.Failed() {
 		t.Logf("prometheus said:\n%s", prom.output())
