@@ -70,8 +70,13 @@ type batch struct {
 	// else io.EOF or the file's *FileError.
 	end error
 	// cfg is the Reader's decoder settings when the batch was cut.
-	cfg     decode.Decoder
-	decoded chan struct{} // a worker puts one token when the frames are decoded
+	cfg decode.Decoder
+	// format is StreamOptions.Format, nil for none: the workers write each
+	// frame's text into text, frame i's ending at textEnds[i].
+	format   func(dst []byte, f *decode.Frame, err error) []byte
+	text     []byte
+	textEnds []int
+	decoded  chan struct{} // a worker puts one token when the frames are decoded
 }
 
 type recordSpan struct {
@@ -91,6 +96,13 @@ func (b *batch) decode(dec *decode.Decoder) {
 		dec.LinkType = sp.linkType
 		if err := dec.Decode(b.data[sp.start:sp.end], &b.frames[i]); err != nil {
 			b.errs[i] = b.r.decodeError(&b.frames[i], err)
+		}
+	}
+	if b.format != nil {
+		b.text = b.text[:0]
+		for i := range b.n {
+			b.text = b.format(b.text, &b.frames[i], b.errs[i])
+			b.textEnds[i] = len(b.text)
 		}
 	}
 }
@@ -118,7 +130,7 @@ func (r *Reader) readAhead(pool *decodePool) {
 	a := &readAhead{free: make(chan *batch, n), ordered: make(chan *batch, n), quit: make(chan struct{}), done: make(chan struct{})}
 	for range n {
 		a.free <- &batch{r: r, spans: make([]recordSpan, batchFrames), frames: make([]decode.Frame, batchFrames),
-			errs: make([]error, batchFrames), decoded: make(chan struct{}, 1)}
+			errs: make([]error, batchFrames), textEnds: make([]int, batchFrames), format: r.format, decoded: make(chan struct{}, 1)}
 	}
 	r.ahead = a
 	r.readAheadFrom = &readerMeta{snapLen: r.SnapLen(), captureHost: r.CaptureHost()}
@@ -197,6 +209,16 @@ func (a *readAhead) next() (*decode.Frame, error) {
 		<-b.decoded
 		a.cur, a.i = b, 0
 	}
+}
+
+// text is the text of the frame next returned last (StreamOptions.Format).
+func (a *readAhead) text() []byte {
+	b, i := a.cur, a.i-1
+	start := 0
+	if i > 0 {
+		start = b.textEnds[i-1]
+	}
+	return b.text[start:b.textEnds[i]]
 }
 
 // close stops the reading goroutine and waits for it, so that the file can

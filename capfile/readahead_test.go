@@ -52,6 +52,9 @@ func transcript(t *testing.T, paths []string, opts StreamOptions, stopAfter int)
 		}
 		fmt.Fprintf(&b, "%d #%d @%d %d ns cap %d wire %d has %x dir %d iface %d icrc %v vcrc %v %s\n", file, f.Number, f.Offset, f.TsNs,
 			f.CapLen, f.WireLen, f.Has, f.Dir, f.Iface, f.ICRCOK, f.VCRCOK, f.AppendJSON(nil, msg))
+		if opts.Format != nil {
+			fmt.Fprintf(&b, "text: %s\n", s.Text())
+		}
 		if n == stopAfter {
 			stop.Store(true)
 		}
@@ -145,6 +148,12 @@ func TestReadAheadSameAsOneCore(t *testing.T) {
 		"crc":       {CheckCRC: true},
 		"all":       {CheckCRC: true, Undecoded: true, Untimed: true},
 		"keep some": {CheckCRC: true, Keep: func(f *decode.Frame) bool { return f.Number%3 != 0 }},
+		"format": {CheckCRC: true, Undecoded: true, Untimed: true, Format: func(dst []byte, f *decode.Frame, err error) []byte {
+			if err != nil {
+				dst = append(dst, err.Error()...)
+			}
+			return f.AppendSummary(dst, "")
+		}},
 	}
 	for name, paths := range inputs {
 		for oname, opts := range optss {

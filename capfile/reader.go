@@ -46,6 +46,9 @@ type Reader struct {
 	// read ahead (a pipe is read as its frames come).
 	regular bool
 	ahead   *readAhead // the records read and decoded ahead, nil when not
+	// format is StreamOptions.Format, which the workers run on the
+	// frames they decode.
+	format func(dst []byte, f *decode.Frame, err error) []byte
 	// readAheadFrom is what the file said of itself up to its first
 	// frame, once it is read ahead: SnapLen and CaptureHost answer from it,
 	// as the reading goroutine may be in a later section.

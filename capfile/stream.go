@@ -78,6 +78,12 @@ type StreamOptions struct {
 	// goroutine, which 0 or 1 keeps. A pipe is always read on the caller's,
 	// as its frames come.
 	Workers int
+	// Format, when set, writes a frame's text (a decode line, a JSON
+	// object): Text returns it for the frame Next returned last. It is
+	// given the frame and the error Next returns with it. Read ahead, the
+	// workers run it as they decode, in any order and at once: it must
+	// keep nothing and change nothing but dst.
+	Format func(dst []byte, f *decode.Frame, err error) []byte
 }
 
 // StreamStats counts what a Stream read.
@@ -108,6 +114,7 @@ type Stream struct {
 	dataResNs   int64 // largest power of ten dividing every timestamp seen
 	stamps      int   // timestamps that went into dataResNs
 	totalBytes  int64
+	text        []byte // Text's, when not read ahead
 }
 
 type streamFile struct {
@@ -191,6 +198,7 @@ func (s *Stream) readAhead(workers int) {
 			if pool == nil {
 				pool = newDecodePool(workers)
 			}
+			f.r.format = s.opts.Format
 			f.r.readAhead(pool)
 		}
 	}
@@ -286,6 +294,21 @@ func (s *Stream) Next() (*decode.Frame, int, error) {
 		return sf.cur, best, sf.err
 	}
 	return sf.cur, best, nil
+}
+
+// Text returns StreamOptions.Format's text of the frame Next returned last,
+// valid until the next call of Next.
+func (s *Stream) Text() []byte {
+	sf := s.files[s.last]
+	if sf.r.ahead != nil {
+		return sf.r.ahead.text()
+	}
+	var err error
+	if sf.err != nil {
+		err = sf.err
+	}
+	s.text = s.opts.Format(s.text[:0], sf.cur, err)
+	return s.text
 }
 
 // advance reads file i up to its next frame to hand out.

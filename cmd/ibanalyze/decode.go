@@ -93,13 +93,17 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 	if sel != nil {
 		sel.Count = o.count
 	}
+	var format func([]byte, *decode.Frame, error) []byte // the lines, on the workers with -j
+	if !o.summary {
+		format = o.line
+	}
 	w := bufio.NewWriterSize(stdout, 1<<16)
 	defer w.Flush()
 	failed := false
 	for _, path := range paths {
 		// One stream per file: each file is printed and counted on its own.
 		var damaged error
-		s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true, Workers: nworkers,
+		s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true, Workers: nworkers, Format: format,
 			OnFileError: func(err error) { damaged = err }})
 		if err != nil { // a file never opened has no counts to report
 			failed = true
@@ -164,7 +168,6 @@ func decodeFile(w *bufio.Writer, s *capfile.Stream, path string, o decodeOpts, s
 	}
 	prog := newProgress(path, size, o.json)
 	defer prog.done()
-	var line []byte
 	for o.count == 0 || sel != nil || t.frames < o.count {
 		f, _, err := s.Next()
 		if err == io.EOF {
@@ -220,20 +223,10 @@ func decodeFile(w *bufio.Writer, s *capfile.Stream, path string, o decodeOpts, s
 				t.vcrcBad++
 			}
 		}
-		msg := ""
-		if de != nil {
-			msg = de.Err.Error()
-		}
 		if o.summary {
 			continue
 		}
-		if o.json {
-			line = f.AppendJSON(line[:0], msg)
-			line = append(line, '\n')
-		} else {
-			line = f.AppendSummaryWith(line[:0], msg, o.summaryOpts)
-		}
-		if _, err := w.Write(line); err != nil {
+		if _, err := w.Write(s.Text()); err != nil {
 			return t, fmt.Errorf("write output: %w", err)
 		}
 		if o.lineBuffered {
@@ -243,6 +236,23 @@ func decodeFile(w *bufio.Writer, s *capfile.Stream, path string, o decodeOpts, s
 		}
 	}
 	return t, nil
+}
+
+// line is frame f's line, err the error the stream gave with it (a
+// *capfile.DecodeError or nil): text, or a JSON object with --json, none
+// for a frame that is not IB or RoCE. The stream's workers run it on the frames as they decode them.
+func (o decodeOpts) line(dst []byte, f *decode.Frame, err error) []byte {
+	if err == nil && !f.Decoded() {
+		return dst
+	}
+	msg := ""
+	if de, _ := err.(*capfile.DecodeError); de != nil { // no errors.As: de would move to the heap
+		msg = de.Err.Error()
+	}
+	if o.json {
+		return append(f.AppendJSON(dst, msg), '\n')
+	}
+	return f.AppendSummaryWith(dst, msg, o.summaryOpts)
 }
 
 // liveInput reports whether path (- for standard input) is a pipe, a FIFO

@@ -33,6 +33,7 @@ func TestJobsSameOutput(t *testing.T) {
 		cases = append(cases,
 			append([]string{"decode"}, in...),
 			append([]string{"decode", "--json"}, in...),
+			append([]string{"decode", "-e", "-v"}, in...),
 			append([]string{"decode", "--summary"}, in...),
 			append([]string{"decode", "--summary", "--json", "--no-crc"}, in...),
 			append([]string{"decode", "-c", "300", "-Y", "psn > 3"}, in...))
