@@ -137,7 +137,7 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 	}
 	if o.plot != "" {
 		var series []plots.Line
-		for _, f := range r.Top(o.top) {
+		for _, f := range r.Top(plotFlows(r.NumFlows(), o.top, analyze.ByFlow)) {
 			ts := plots.Line{Name: f.Key.String()}
 			for j, g := range f.ThroughputGbps {
 				ts.XS = append(ts.XS, float64(int64(j)*r.ThroughputBinNs)/1e9)

@@ -332,7 +332,8 @@ func TestIPDMaxFlows(t *testing.T) {
 	}
 }
 
-// --plot draws at most 50 flows, whatever --top says.
+// --plot draws at most 50 flows, whatever --top says: ipd's histograms
+// and flows' throughput alike.
 func TestIPDPlotBounded(t *testing.T) {
 	var pkts []testcap.Packet
 	for qp := range uint32(60) {
@@ -347,5 +348,9 @@ func TestIPDPlotBounded(t *testing.T) {
 	}
 	if b, err := os.ReadFile(svg); err != nil || strings.Contains(string(b), "qp 0x000132") || !strings.Contains(string(b), "qp 0x000131") {
 		t.Errorf("plot: %v; the 51st flow drawn, or the 50th not", err)
+	}
+	_, errOut, code = run(t, "flows", "--top", "0", "--plot", svg, path)
+	if code != 0 || !strings.Contains(errOut, "--plot draws the 50 busiest of 60 flows (--top): more would be unreadable") {
+		t.Errorf("flows: exit %d, stderr %q", code, errOut)
 	}
 }
