@@ -53,8 +53,12 @@ func TestNoPartialOutput(t *testing.T) {
 		{"credits --plot", func(out string) []string {
 			return []string{"credits", filepath.Join(incast, "s1.pcap"), "--plot", out + "/credits.svg"}
 		}},
-		{"pfc --plot", func(out string) []string { return []string{"pfc", filepath.Join(roce, "s1.pcapng"), "--plot", out + "/pfc.png"} }},
-		{"report", func(out string) []string { return []string{"report", filepath.Join(incast, "s1.pcap"), "-o", out + "/report.html"} }},
+		{"pfc --plot", func(out string) []string {
+			return []string{"pfc", filepath.Join(roce, "s1.pcapng"), "--plot", out + "/pfc.png"}
+		}},
+		{"report", func(out string) []string {
+			return []string{"report", filepath.Join(incast, "s1.pcap"), "-o", out + "/report.html"}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := testenv.SmallTmpfs(t, "4k")
