@@ -140,8 +140,21 @@ func (t *flowTable) grow() {
 // packet older than its flow's latest, and for the flows past maxFlows
 // (counted together, they have no gaps of their own).
 func (t *flowTable) add(fr *decode.Frame, wireBytes int, weight uint64) (gapNs int64, ok bool) {
-	key := fr.FlowKey()
-	f, isOther := t.flow(&key)
+	// A header the frame lacks reads as zeros, as analyze's Packet.fill
+	// reads it, not as what the previous frame left in fr.
+	h := packetHeaders{key: fr.FlowKey()}
+	if fr.Has&decode.HasBTH != 0 {
+		h.op, h.psn = fr.BTH.OpCode, fr.BTH.PSN
+	} else {
+		h.key.DestQP = 0
+	}
+	if fr.Has&decode.HasAETH != 0 {
+		h.hasAETH, h.syndrome = true, fr.AETH.Syndrome
+	}
+	if fr.Has&decode.HasRETH != 0 {
+		h.dmaLenB = fr.RETH.DMALen
+	}
+	f, isOther := t.flow(&h.key)
 	ts := fr.TsNs
 	prevNs, seen := f.lastNs, f.counts.Packets > 0
 	if f.epoch != t.epoch {
@@ -159,15 +172,14 @@ func (t *flowTable) add(fr *decode.Frame, wireBytes int, weight uint64) (gapNs i
 	c.Packets += weight
 	c.WireBytes += weight * uint64(wireBytes)
 	f.lastNs = max(prevNs, ts)
-	op := fr.BTH.OpCode
 	if fr.ECN == 3 {
 		c.ECNCE += weight
 	}
-	if op.IsCNP() {
+	if h.op.IsCNP() {
 		c.CNPs += weight
 	}
 	if !isOther { // many flows together keep no PSN sequence and count no NAKs
-		t.countSequence(f, fr, idleNs, weight)
+		f.countSequence(&h, idleNs, weight)
 	}
 	if !seen || isOther || ts < prevNs {
 		return 0, false
@@ -175,18 +187,24 @@ func (t *flowTable) add(fr *decode.Frame, wireBytes int, weight uint64) (gapNs i
 	return ts - prevNs, true
 }
 
+// packetHeaders are the fields of a packet's headers the flows count by.
+type packetHeaders struct {
+	key      decode.FlowKey
+	op       decode.Opcode
+	psn      uint32
+	hasAETH  bool
+	syndrome uint8
+	dmaLenB  uint32 // the RETH's DMA length
+}
+
 // countSequence counts a packet's place in its flow's request sequence
 // (retransmissions, PSN gaps) and its NAKs: those of an ACK opcode's AETH
 // and, as analyze does, of an RDMA READ response's AETH.
-func (t *flowTable) countSequence(f *liveFlow, fr *decode.Frame, idleNs int64, weight uint64) {
-	op, syndrome, c := fr.BTH.OpCode, fr.AETH.Syndrome, &f.counts
-	space := protostate.SpaceOf(op, syndrome)
+func (f *liveFlow) countSequence(h *packetHeaders, idleNs int64, weight uint64) {
+	c := &f.counts
+	space := protostate.SpaceOf(h.op, h.syndrome)
 	if space == protostate.SpaceRequests {
-		var readLenB uint32
-		if fr.Has&decode.HasRETH != 0 {
-			readLenB = fr.RETH.DMALen
-		}
-		switch _, v := f.sequence.Add(op, fr.BTH.PSN, syndrome, readLenB, idleNs); v {
+		switch _, v := f.sequence.Add(h.op, h.psn, h.syndrome, h.dmaLenB, idleNs); v {
 		case protostate.PSNDuplicate:
 			c.Retrans += weight
 		case protostate.PSNGap:
@@ -194,10 +212,10 @@ func (t *flowTable) countSequence(f *liveFlow, fr *decode.Frame, idleNs int64, w
 		}
 		return
 	}
-	if op.IsCNP() || !(op.IsAck() || (space == protostate.SpaceResponses && fr.Has&decode.HasAETH != 0)) {
+	if h.op.IsCNP() || !(h.op.IsAck() || (space == protostate.SpaceResponses && h.hasAETH)) {
 		return
 	}
-	aeth := decode.AETH{Syndrome: syndrome}
+	aeth := decode.AETH{Syndrome: h.syndrome}
 	if k := aeth.Kind(); k == decode.AckKindNAK || k == decode.AckKindRNRNAK {
 		c.NAKs += weight
 	}
