@@ -15,6 +15,8 @@
 #	BENCH_FRAMES   frames in the capture (500000), written once by testdata/gen into BENCH_DIR
 #	BENCH_DIR      where the capture is cached (/tmp/ibscope-bench)
 #	BENCH_ONLY     an extended regexp: only the commands whose name matches
+#	BENCH_ARGS     ibanalyze arguments put before each command's (e.g. "-j 1"); both builds
+#	               must know them
 #	BENCH_GO=1     also the Go benchmarks of BENCH_GO_PKGS (./decode/ ./capfile/) matching
 #	               BENCH_GO_BENCH (.), each test binary run once per round, A and B alternately,
 #	               BENCH_GO_COUNT rounds (6), compared by benchstat
@@ -26,6 +28,7 @@ RUNS=${BENCH_RUNS:-9}
 N=${BENCH_FRAMES:-500000}
 dir=${BENCH_DIR:-/tmp/ibscope-bench}
 ONLY=${BENCH_ONLY:-}
+ARGS=${BENCH_ARGS:-}
 GO_PKGS=${BENCH_GO_PKGS:-./decode/ ./capfile/}
 GO_BENCH=${BENCH_GO_BENCH:-.}
 GO_COUNT=${BENCH_GO_COUNT:-6}
@@ -72,10 +75,10 @@ once() {
   local side=$1 args=${2//OUT/$tmp/out/$1}
   rm -rf "$tmp/out/$side" && mkdir -p "$tmp/out/$side"
   # shellcheck disable=SC2086 # args are words without spaces
-  time_one "$tmp/$side/ibanalyze" $args
+  time_one "$tmp/$side/ibanalyze" $ARGS $args
 }
 
-echo "bench-ab: $N frames ($(stat -c %s "$f") bytes, $f), $RUNS runs a side, A and B alternating; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench-ab: $N frames ($(stat -c %s "$f") bytes, $f), $RUNS runs a side, A and B alternating${ARGS:+, ibanalyze $ARGS}; load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-22s %10s %10s %8s %15s   %9s %9s %7s %15s\n' command "A cpu s" "B cpu s" "B/A" "pairs min-max" "A wall s" "B wall s" "B/A" "pairs min-max"
 for ((c = 0; c < ${#cmds[@]}; c += 2)); do
   name=${cmds[c]}
