@@ -3,6 +3,8 @@
 // answers "NAME __docs DIR" (make man, make install) by writing
 // DIR/man1/*.1 (one page per command and subcommand, in man(7) source
 // written here) and DIR/completions/{bash/NAME,zsh/_NAME,fish/NAME.fish}.
+// The completion scripts ask the command itself (cobra's __complete) for
+// flag values, which each command gives through Register.
 package cmddoc
 
 import (
