@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -188,15 +189,31 @@ func (f *figure) draw(c draw.Canvas) {
 	for i, p := range f.panels {
 		rows[i] = []*plot.Plot{p}
 	}
-	for _, p := range f.panels {
+	logLabels := make([]string, n)
+	for i, p := range f.panels {
 		if !f.fixedY[p] {
 			headroom(p)
+		}
+		// gonum/plot makes room for a log axis's label as if centred at
+		// the arithmetic middle of the range (near the top of a log
+		// axis): a blank band under the title. Such a label is drawn
+		// here instead, at the panel's left, centred.
+		if _, log := p.Y.Scale.(plot.LogScale); log && p.Y.Label.Text != "" {
+			logLabels[i], p.Y.Label.Text = p.Y.Label.Text, ""
 		}
 	}
 	// Aligned: the panels' data areas have one width, under one another.
 	canvases := plot.Align(rows, draw.Tiles{Rows: n, Cols: 1, PadY: vg.Points(4)}, c)
 	for i, p := range f.panels {
-		p.Draw(canvases[i][0])
+		pc := canvases[i][0]
+		if label := logLabels[i]; label != "" {
+			sty := p.Y.Label.TextStyle
+			sty.Rotation, sty.XAlign, sty.YAlign = math.Pi/2, draw.XCenter, draw.YTop
+			h := sty.Rectangle(label).Size().X // rotated: its height is across
+			pc.FillText(sty, vg.Point{X: pc.Min.X, Y: (pc.Min.Y + pc.Max.Y) / 2}, label)
+			pc = draw.Crop(pc, h+p.Y.Label.Padding, 0, 0, 0)
+		}
+		p.Draw(pc)
 	}
 }
 
@@ -255,9 +272,13 @@ func shareX(panels []*plot.Plot, xLabel string) {
 
 // headroom starts a linear y axis at 0 (what the analyses draw, rates,
 // counts, times, is 0 or more: a level reads against none) and raises its
-// top by 5% of its span, so that the highest line is not drawn on the
-// frame.
+// top by 5% of its span (a log axis's by 5% of its decades), so that the
+// highest line is not drawn on the frame.
 func headroom(p *plot.Plot) {
+	if _, log := p.Y.Scale.(plot.LogScale); log && p.Y.Min > 0 && p.Y.Max > p.Y.Min {
+		p.Y.Max *= math.Pow(p.Y.Max/p.Y.Min, 0.05) // 5% of the span in decades
+		return
+	}
 	if _, linear := p.Y.Scale.(plot.LinearScale); !linear {
 		return
 	}

@@ -60,13 +60,13 @@ func Histograms(path, title string, series []Hist, logX, logY bool) error {
 	p.X.Tick.Marker = timeTicks{unit: 1e-6}
 	if logY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = inRange{plot.LogTicks{Prec: -1}}
 		p.Y.Min = emptyBinFloor
 	}
 	if logX {
 		p.X.Label.Text = "inter-packet delay (us)"
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = inRange{plot.LogTicks{Prec: -1}}
 	}
 	f := figure{title: title, panels: []*plot.Plot{p}, heights: []vg.Length{onePanel}}
 	for i, h := range series {
@@ -201,4 +201,19 @@ func formatNumber(v float64) string {
 	}
 	// Rounded to 6 significant digits: float steps such as 0.30000000000000004.
 	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// inRange drops the ticks a ticker gives outside the axis's range:
+// plot.LogTicks gives the decade above the largest value too, whose label
+// plot makes room for above the axis, a blank band under the title.
+type inRange struct{ plot.Ticker }
+
+func (r inRange) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	for _, t := range r.Ticker.Ticks(lo, hi) {
+		if t.Value >= lo && t.Value <= hi {
+			out = append(out, t)
+		}
+	}
+	return out
 }

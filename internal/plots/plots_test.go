@@ -123,3 +123,22 @@ func TestLegendFits(t *testing.T) {
 		os.WriteFile(os.Getenv("PLOTS_KEEP"), b, 0o644)
 	}
 }
+
+// TestLogHistogramLabel: a log count axis keeps its label, which the
+// figure draws itself (gonum/plot would make room for it near the top).
+func TestLogHistogramLabel(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.svg")
+	h := Hist{Name: "flow a", EdgesNs: []int64{0, 100, 200, 400}, Counts: []uint64{1, 1900, 30}}
+	if err := Histograms(path, "t", []Hist{h}, false, true); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">occurrences (packets)<", ">1000<", ">flow a<"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("plot lacks %q", want)
+		}
+	}
+}
