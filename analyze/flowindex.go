@@ -33,6 +33,12 @@ const (
 	dstIs4
 )
 
+// sameKey is *a == *b, field by field: == on a decode.FlowKey calls
+// memequal for the plain words between its addresses' zone handles.
+func sameKey(a, b *decode.FlowKey) bool {
+	return a.DestQP == b.DestQP && a.Src == b.Src && a.Dst == b.Dst && a.SLID == b.SLID && a.DLID == b.DLID && a.Transport == b.Transport
+}
+
 // packKey packs k.
 func packKey(k *decode.FlowKey) packedKey {
 	var p packedKey

@@ -337,7 +337,7 @@ type FlowsAnalysis struct {
 	noThr    bool       // FlowsOptions.NoThroughput
 	linkGbps float64    // FlowsOptions.LinkGbps
 	other    *flowState // packets of flows beyond maxFlows
-	lastKey  packedKey
+	lastKey  decode.FlowKey
 	last     *flowState
 	firstNs  int64
 	started  bool
@@ -375,10 +375,10 @@ func reversePair(k decode.FlowKey) decode.FlowKey {
 // flow returns the state of p's flow, made on its first packet (or the
 // "other" flow past the limit).
 func (a *FlowsAnalysis) flow(p *Packet) *flowState {
-	k := packKey(&p.Key)
-	if a.last != nil && k.eq(&a.lastKey) {
+	if a.last != nil && sameKey(&p.Key, &a.lastKey) {
 		return a.last
 	}
+	k := packKey(&p.Key)
 	i, ok := a.index.find(&k)
 	if !ok {
 		if int(a.index.n) >= a.maxFlows {
@@ -394,7 +394,7 @@ func (a *FlowsAnalysis) flow(p *Packet) *flowState {
 		*a.state(i) = flowState{id: i, firstNs: p.TsNs}
 	}
 	f := a.state(i)
-	a.last, a.lastKey = f, k
+	a.last, a.lastKey = f, p.Key
 	return f
 }
 
@@ -441,7 +441,7 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 	prevNs := f.lastNs
 	f.lastNs = max(f.lastNs, p.TsNs)
 	if !a.noThr {
-		f.thr.add(a.firstNs, p.TsNs, uint64(p.WireBytes), f.wireBytes-uint64(p.WireBytes))
+		f.thr.add(max((p.TsNs-a.firstNs)/DefaultThroughputBinNs, 0), uint64(p.WireBytes), f.wireBytes-uint64(p.WireBytes))
 		if !p.Late {
 			f.peak.add(p.TsNs, prevNs, uint32(p.WireBytes))
 		}
@@ -464,14 +464,14 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 		}
 		return // many flows together keep no PSN sequence and answer no requests
 	}
-	verdict := protostate.PSNNone
+	sp, verdict := protostate.SpaceNone, protostate.PSNNone
 	if !op.IsAck() || p.HasAETH { // an ACK cut before its AETH may be a NAK
-		_, verdict = f.psn.Add(op, p.PSN, p.Syndrome, p.DMALenB, idleNs)
+		sp, verdict = f.psn.Add(op, p.PSN, p.Syndrome, p.DMALenB, idleNs)
 	}
 	if verdict == protostate.PSNDuplicate {
 		f.mk().resent[msgKindOf(op)]++
 	}
-	switch sp := protostate.SpaceOf(op, p.Syndrome); {
+	switch { // sp is SpaceOf(op, p.Syndrome) but for ACKs, which need no space
 	case op.IsCNP():
 	case op.IsAck():
 		a.ack(f, p, true)

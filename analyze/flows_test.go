@@ -288,7 +288,7 @@ type testSeries struct {
 }
 
 func (s *testSeries) add(originNs, tsNs int64, b uint64) {
-	s.rateSeries.add(originNs, tsNs, b, s.total)
+	s.rateSeries.add(max((tsNs-originNs)/DefaultThroughputBinNs, 0), b, s.total)
 	s.total += b
 }
 

@@ -173,7 +173,7 @@ type IPDAnalysis struct {
 	// chunk never moves, so pointers to groups stay valid.
 	chunks  [][]ipdGroup
 	other   *ipdGroup // packets of groups past cfg.MaxFlows
-	lastKey packedKey
+	lastKey decode.FlowKey
 	last    *ipdGroup
 	counted uint64
 	seen    [256]uint64 // packets per opcode, counted or not
@@ -359,9 +359,9 @@ func (a *IPDAnalysis) Add(p *Packet) {
 	}
 	a.counted++
 	gk := groupKey(p.Key, a.cfg.By)
-	k := packKey(&gk)
 	g := a.last
-	if g == nil || !k.eq(&a.lastKey) {
+	if g == nil || !sameKey(&gk, &a.lastKey) {
+		k := packKey(&gk)
 		i, ok := a.index.find(&k)
 		switch {
 		case ok:
@@ -374,7 +374,7 @@ func (a *IPDAnalysis) Add(p *Packet) {
 			}
 			g = a.other
 		}
-		a.last, a.lastKey = g, k
+		a.last, a.lastKey = g, gk
 	}
 	g.packets++
 	g.wireBytes += uint64(p.WireBytes)

@@ -23,24 +23,37 @@ type rateSeries struct {
 // binNs is the width of the series' bins.
 func (r *rateSeries) binNs() int64 { return DefaultThroughputBinNs << r.shift }
 
-// add counts b bytes at tsNs; originNs is the capture's first packet,
-// before the bytes the series counted so far.
-func (r *rateSeries) add(originNs, tsNs int64, b, before uint64) {
-	i := max((tsNs-originNs)/r.binNs(), 0)
+// add counts b bytes at usBin, the number of the narrowest bin (of
+// DefaultThroughputBinNs) its time falls in; before is the bytes the
+// series counted so far. The caller divides once a packet by a constant,
+// a multiplication, where a division by binNs would be a division.
+func (r *rateSeries) add(usBin int64, b, before uint64) {
+	i := usBin >> r.shift
 	for i >= maxSeriesBins {
 		r.coarsen()
-		i /= 2
+		i = usBin >> r.shift
 	}
 	r.put(int16(i), b, before)
 }
 
 // put counts b bytes in bin i (below maxSeriesBins).
 func (r *rateSeries) put(i int16, b, before uint64) {
+	if r.more != nil {
+		if bins, j := *r.more, int(i-r.startBin); j >= 0 && j < len(bins) {
+			bins[j] += b
+			return
+		}
+	} else if r.used && i == r.startBin {
+		return
+	}
+	r.extend(i, b, before)
+}
+
+// extend counts b bytes in bin i, outside the bins so far.
+func (r *rateSeries) extend(i int16, b, before uint64) {
 	switch {
 	case !r.used:
 		r.startBin, r.used = i, true
-		return
-	case r.more == nil && i == r.startBin:
 		return
 	case r.more == nil:
 		r.more = &[]uint64{before}

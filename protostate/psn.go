@@ -171,6 +171,11 @@ type RequestPSNs struct {
 // (0 for other requests).
 func (t *RequestPSNs) Add(psn uint32, readDMALenB uint32) PSNVerdict {
 	psn &= decode.PSNMask
+	if psn == t.next && t.started && readDMALenB == 0 { // the next PSN: most packets
+		t.slackPSNs = 0
+		t.advanceSeen((psn + 1) & decode.PSNMask)
+		return PSNInOrder
+	}
 	v := t.add(psn)
 	if readDMALenB > 0 && v != PSNDuplicate && v != PSNLate {
 		if n := (readDMALenB + minPathMTUBytes - 1) / minPathMTUBytes; n > 1 {
@@ -287,21 +292,55 @@ type QPSequences struct {
 // the AETH's, read for ACK opcodes only: a NAK or RNR NAK carries the PSN
 // the responder expects or refused, not a response of its own.
 func SpaceOf(op decode.Opcode, syndrome uint8) PSNSpace {
-	if !op.Valid() || op.Family() >= decode.FamilyCNP || op.Family() == decode.FamilyUD {
-		// UD (MADs on QP0/QP1, IPoIB) keeps no PSN sequence a receiver checks.
-		return SpaceNone
-	}
-	switch {
-	case op.IsAck():
+	c := opClasses[op]
+	if c&classAck != 0 {
 		if aeth := (decode.AETH{Syndrome: syndrome}); aeth.Kind() != decode.AckKindACK {
 			return SpaceNone
 		}
-		return SpaceResponses
-	case decode.IsReadResponse(op):
-		return SpaceResponses
 	}
-	return SpaceRequests
+	return PSNSpace(c & classSpace)
 }
+
+// opClass is what the trackers need of an opcode, looked up once a packet
+// (opClasses) rather than asked of decode's opcode table a field at a time.
+type opClass uint8
+
+const (
+	classSpace       opClass = 3 // the PSNSpace of the opcode (of an ACK's ACK kind)
+	classAck         opClass = 1 << 2
+	classReadRequest opClass = 1 << 3
+	classFirst       opClass = 1 << 4
+	classLast        opClass = 1 << 5
+)
+
+var opClasses = func() (t [256]opClass) {
+	for i := range t {
+		op := decode.Opcode(i)
+		var c opClass
+		switch {
+		case !op.Valid() || op.Family() >= decode.FamilyCNP || op.Family() == decode.FamilyUD:
+			// UD (MADs on QP0/QP1, IPoIB) keeps no PSN sequence a receiver checks.
+			c = opClass(SpaceNone)
+		case op.IsAck():
+			c = opClass(SpaceResponses) | classAck
+		case decode.IsReadResponse(op):
+			c = opClass(SpaceResponses)
+		default:
+			c = opClass(SpaceRequests)
+		}
+		if decode.IsReadRequest(op) {
+			c |= classReadRequest
+		}
+		if op.IsFirst() {
+			c |= classFirst
+		}
+		if op.IsLast() {
+			c |= classLast
+		}
+		t[i] = c
+	}
+	return t
+}()
 
 // Add judges one packet: op and psn from its BTH, syndrome from its AETH
 // (ACK opcodes), readDMALenB the RETH's DMA length of an RDMA READ
@@ -310,23 +349,24 @@ func SpaceOf(op decode.Opcode, syndrome uint8) PSNSpace {
 // keeps: a flow already holds its latest time. A PSN far from its sequence
 // after the direction was idle begins a new one (startsAnew).
 func (q *QPSequences) Add(op decode.Opcode, psn uint32, syndrome uint8, readDMALenB uint32, idleNs int64) (PSNSpace, PSNVerdict) {
+	c := opClasses[op]
 	switch sp := SpaceOf(op, syndrome); sp {
 	case SpaceRequests:
-		if !decode.IsReadRequest(op) {
+		if c&classReadRequest == 0 {
 			readDMALenB = 0
 		}
-		if q.Requests.startsAnew(psn, idleNs) {
+		if idleNs >= NewSequenceIdleNs && q.Requests.startsAnew(psn, idleNs) {
 			q.Requests.restart()
 		}
 		return sp, q.Requests.Add(psn, readDMALenB)
 	case SpaceResponses:
-		if q.Responses.startsAnew(psn, idleNs) {
+		if idleNs >= NewSequenceIdleNs && q.Responses.startsAnew(psn, idleNs) {
 			q.Responses.restart()
 		}
-		if op.IsAck() {
+		if c&classAck != 0 {
 			return sp, q.Responses.Add(psn, true, true)
 		}
-		return sp, q.Responses.Add(psn, op.IsFirst(), op.IsLast())
+		return sp, q.Responses.Add(psn, c&classFirst != 0, c&classLast != 0)
 	}
 	return SpaceNone, PSNNone
 }

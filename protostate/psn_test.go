@@ -205,3 +205,25 @@ func FuzzQPSequences(f *testing.F) {
 		}
 	})
 }
+
+// SpaceOf reads a table made once; it says what the opcode's fields say,
+// for every opcode and AETH syndrome.
+func TestSpaceOfTable(t *testing.T) {
+	for op := range 256 {
+		o := decode.Opcode(op)
+		for syn := range 256 {
+			want := SpaceRequests
+			switch aeth := (decode.AETH{Syndrome: uint8(syn)}); {
+			case !o.Valid() || o.Family() >= decode.FamilyCNP || o.Family() == decode.FamilyUD:
+				want = SpaceNone
+			case o.IsAck() && aeth.Kind() != decode.AckKindACK:
+				want = SpaceNone
+			case o.IsAck() || decode.IsReadResponse(o):
+				want = SpaceResponses
+			}
+			if got := SpaceOf(o, uint8(syn)); got != want {
+				t.Fatalf("opcode %#x syndrome %#x: space %d, want %d", op, syn, got, want)
+			}
+		}
+	}
+}
