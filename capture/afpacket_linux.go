@@ -97,6 +97,11 @@ func openAFPacket(t Target, c Config) (Source, error) {
 			return nil, fmt.Errorf("capture on %s: filter %q: %w", name, c.FilterExpr, err)
 		}
 	}
+	if c.Direction != decode.DirectionUnknown {
+		if prog, err = keepDirection(prog, c.Direction); err != nil {
+			return nil, fmt.Errorf("capture on %s: %w", name, err)
+		}
+	}
 	any := dev == AnyDevice
 	if any && (c.Promiscuous || (c.TimestampType != "" && c.TimestampType != TimestampHost)) {
 		return nil, fmt.Errorf("capture on %s: promiscuous mode and adapter timestamps are set per interface: name one with -i", dev)
@@ -133,7 +138,7 @@ func openAFPacket(t Target, c Config) (Source, error) {
 		return nil, afpacketOpenError(name, err)
 	}
 	s := &afpacketSource{tp: tp, dev: dev, name: name, snap: c.SnapLenBytes, filter: filter, untagged: untagged, any: any,
-		kernelFilter: !c.All || c.FilterExpr != "", notice: c.Notice}
+		kernelFilter: !c.All || c.FilterExpr != "" || c.Direction != decode.DirectionUnknown, notice: c.Notice}
 	if s.fd, err = tpacketFD(tp); err != nil {
 		s.fd = -1 // an interface that goes down then ends the capture
 	}

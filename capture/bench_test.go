@@ -39,7 +39,7 @@ func benchRun(b *testing.B, format Format, flt *Filter) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	rep, err := Run(context.Background(), src, w, RunOptions{Filter: flt})
-	if err != io.EOF {
+	if err != nil {
 		b.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

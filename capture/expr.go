@@ -8,6 +8,7 @@ import (
 	"golang.org/x/net/bpf"
 
 	"github.com/ibscope/ibscope/capture/internal/libpcap"
+	"github.com/ibscope/ibscope/decode"
 )
 
 // EnvLibpcap names the libpcap that compiles filter expressions instead of
@@ -97,6 +98,30 @@ func passStrippedTags(prog []bpf.RawInstruction, snapLenBytes int) ([]bpf.RawIns
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 1},
 		bpf.RetConstant{Val: uint32(snapLenBytes)},
 	})
+	if err != nil {
+		return nil, err
+	}
+	return append(head, prog...), nil
+}
+
+// packetOutgoing is the packet type of a frame the host sent
+// (PACKET_OUTGOING, linux/if_packet.h).
+const packetOutgoing = 4
+
+// keepDirection prefixes an AF_PACKET socket's program with a test of the
+// way the frame went (the kernel's packet type: PACKET_OUTGOING for what
+// the host sent), which keeps only dir's frames (tcpdump -Q): in the
+// kernel, so that a frame whose VLAN tag gopacket puts back in a copy,
+// whose direction user space cannot read, is chosen too.
+func keepDirection(prog []bpf.RawInstruction, dir decode.Direction) ([]bpf.RawInstruction, error) {
+	if len(prog)+3 > libpcap.MaxInstructions {
+		return nil, fmt.Errorf("the filter's %d instructions and 3 for the direction exceed the kernel's %d", len(prog), libpcap.MaxInstructions)
+	}
+	test := bpf.JumpIf{Cond: bpf.JumpEqual, Val: packetOutgoing, SkipFalse: 1} // in: an outgoing frame is dropped
+	if dir == decode.DirectionOutbound {
+		test = bpf.JumpIf{Cond: bpf.JumpEqual, Val: packetOutgoing, SkipTrue: 1}
+	}
+	head, err := bpf.Assemble([]bpf.Instruction{bpf.LoadExtension{Num: bpf.ExtType}, test, bpf.RetConstant{Val: 0}})
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package capture
 import (
 	"bytes"
 	"context"
-	"io"
 	"sync"
 	"testing"
 
@@ -54,7 +53,7 @@ func TestRunPacketBuffered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Run(context.Background(), src, w, RunOptions{PacketBuffered: buffered}); err != io.EOF {
+		if _, err := Run(context.Background(), src, w, RunOptions{PacketBuffered: buffered}); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.Close(); err != nil {

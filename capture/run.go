@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +29,11 @@ type RunOptions struct {
 	// Status, when set, is called about once per FlushEvery with the
 	// counts so far (for a live status line).
 	Status func(Report)
+	// Direction keeps only the packets that went this way (tcpdump -Q),
+	// as the source tells it (capfile.Packet.Direction; a packet of unknown
+	// direction is kept: Config.Direction chose it in the kernel);
+	// DirectionUnknown keeps every packet.
+	Direction decode.Direction
 	// PacketBuffered flushes each packet to the file or pipe as soon as
 	// it is written (tcpdump -U), for a reader that follows the capture
 	// live; it costs a write system call per packet.
@@ -49,7 +55,7 @@ type Report struct {
 	Written  uint64 // packets written to the file
 	Bytes    uint64 // captured bytes of the written packets (after the snap length)
 	// Filtered counts packets taken but not written because of the header
-	// filters (--qp, --lid, --opcode), plus the frames dropped in user space
+	// filters (--qp, --lid, --opcode) or their direction (-Q), plus the frames dropped in user space
 	// because they are not RoCE (Stats.NotRoCE). After a kernel filter
 	// (Stats.KernelFilter) it is only what was filtered in user space:
 	// what the kernel kept out is unknown.
@@ -67,7 +73,8 @@ type Report struct {
 func (r *Report) Dropped() uint64 { return r.KernelDrops + r.DeviceDrops + r.CompletionErrors }
 
 // Run moves packets from src to w until ctx is cancelled, opts.Count
-// packets are written or opts.Duration has passed. On a stop request it
+// packets are written, opts.Duration has passed or src has no more (a
+// file's Next returns io.EOF). On a stop request it
 // drains what the ring holds, then flushes w; every packet taken is written
 // unless a write fails, and then the Report counts the packets the writer
 // lost as Unwritten. It does not close src or w. The Report is valid even
@@ -136,11 +143,18 @@ loop:
 			}
 			continue
 		}
+		if err == io.EOF {
+			break // a file's last packet (OpenFile)
+		}
 		if err != nil {
 			runErr = err
 			break
 		}
 		r.Captured++
+		if opts.Direction != decode.DirectionUnknown && p.Direction != decode.DirectionUnknown && p.Direction != opts.Direction {
+			r.Filtered++
+			continue
+		}
 		if filtering {
 			// The lengths tell the decoder when the snap length cut the
 			// frame, so that the headers still decode. A frame that does

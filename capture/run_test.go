@@ -2,7 +2,6 @@ package capture
 
 import (
 	"context"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,7 +20,7 @@ func TestRunFilterWithSnapLen(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err := Run(context.Background(), src, w, RunOptions{Filter: &Filter{QPs: []uint32{0x12}}})
-	if err != io.EOF {
+	if err != nil { // the source's io.EOF ends Run as a count would
 		t.Fatal(err)
 	}
 	w.Close()

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/ibscope/ibscope/capfile"
+	"github.com/ibscope/ibscope/decode"
 )
 
 // Source is an open capture: a ring that packets arrive in.
@@ -113,6 +114,11 @@ type Config struct {
 	TimestampType string
 	// Promiscuous puts the netdev in promiscuous mode (AF_PACKET).
 	Promiscuous bool
+	// Direction keeps only the frames that went this way (tcpdump -Q), in
+	// the kernel filter (AF_PACKET); DirectionUnknown keeps both. Frames
+	// that reach the ring before the filter is attached are chosen by
+	// RunOptions.Direction.
+	Direction decode.Direction
 	// PollTimeoutMs is how long Next waits before returning ErrTimeout, in
 	// ms; 0 means DefaultPollTimeoutMs.
 	PollTimeoutMs int

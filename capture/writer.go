@@ -49,6 +49,11 @@ type WriterConfig struct {
 	// Statistics Block that ends each pcapng file (at rotation and at
 	// Close); the writer fills in the times and Delivered.
 	Counts func() capfile.InterfaceStats
+	// FileDone, when set, is called with the name of each file rotation
+	// (-C, -G) closes, once it is complete on disk (tcpdump -z runs its
+	// command on it); not for the last file, which Close closes. It is
+	// called by the writer's own goroutine.
+	FileDone func(name string)
 }
 
 // A writer gathers records in chunks of chunkBytes and writes each with one
@@ -385,8 +390,12 @@ func (w *Writer) flushLoop() {
 func (w *Writer) writeChunk(c *chunk) error {
 	f := &w.flusher
 	if c.open != "" {
+		done := f.name
 		if err := f.close(); err != nil {
 			return err
+		}
+		if w.cfg.FileDone != nil {
+			w.cfg.FileDone(done)
 		}
 		if err := f.open(c.open, nil); err != nil {
 			return err

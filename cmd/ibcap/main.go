@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,6 +56,17 @@ type flags struct {
 	telemetry    time.Duration
 	metrics      metricsFlags
 	extcap       extcapFlags
+	ibdump       ibdumpFlags
+	// tcpdump's
+	readFile      string // -r
+	verbose       int    // -v
+	linkLevel     bool   // -e
+	numeric       bool   // -n: accepted; addresses are always numbers
+	listLinkTypes bool   // -L
+	linkType      string // -y
+	direction     string // -Q
+	filterFile    string // -F
+	postRotate    string // -z
 }
 
 func main() {
@@ -73,7 +85,7 @@ func main() {
 func newRoot() *cobra.Command {
 	var f flags
 	cmd := &cobra.Command{
-		Use:   "ibcap -i DEVICE -w FILE [FILTER EXPRESSION]",
+		Use:   "ibcap -i DEVICE [-w FILE] [FILTER EXPRESSION]",
 		Short: "Capture InfiniBand and RoCE traffic",
 		Long: `ibcap captures InfiniBand and RoCE packets with nanosecond timestamps and
 accounts for every one: captured, written, filtered, dropped by the kernel or
@@ -84,14 +96,24 @@ says which frames are captured, in place of the default, RoCE only; the
 --qp, --lid and --opcode header filters apply to what it keeps.
 
 Native InfiniBand is written as ERF records (what Wireshark opens); RoCE as
-Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
+Ethernet frames. Without -w, as tcpdump, ibcap prints one decoded line per
+packet (-v adds the IP header's fields, -e the Ethernet addresses); -r FILE
+reads a capture file instead of a device, to print it or, with -w, to copy
+what the filters keep. SIGINT or SIGTERM stop the capture after draining the
+ring.
+
+In Wireshark, ibcap is an extcap program (make install links it into
+Wireshark's extcap folder): each device appears as ibcap-NAME.`,
 		Example: `  ibcap -D                              list RDMA devices and network interfaces
   ibcap -i mlx5_0 -w out.pcap           verbs sniffer on port 1 of mlx5_0
   ibcap -i mlx5_0:2 -w out.pcap         port 2
   ibcap -d mlx5_0 -i 2 -w out.pcap      the same, as ibdump takes it
   ibcap -i eth2 -w roce.pcap            RoCE on a netdev (AF_PACKET)
   ibcap -i eth2 -w - | wireshark -k -i -
-  ibcap -i eth2 -w x.pcap udp port 4791 and host 10.0.0.1`,
+  ibcap -i eth2 -w x.pcap udp port 4791 and host 10.0.0.1
+  ibcap -i eth2 -v                      print each RoCE packet, decoded, as tcpdump
+  ibcap -r x.pcap --qp 0x12 -w qp.pcap  copy one QP's packets out of a file
+  ibcap -i eth2 -C 100 -z gzip -w r.pcap  compress each file once rotation closes it`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -107,10 +129,13 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 			} else if flag := extcapOnly(&f.extcap); flag != "" {
 				return fmt.Errorf("%s is for Wireshark's extcap calls (with --extcap-dlts, --extcap-config or --capture); ibcap's own capture takes -i and -w", flag)
 			}
+			if err := ibdumpFlagsMapped(cmd.Flags(), &f); err != nil {
+				return err
+			}
 			if err := ibdumpDevice(&f); err != nil {
 				return err
 			}
-			if f.ibdumpDev == "" {
+			if f.ibdumpDev == "" && f.readFile == "" {
 				if err := interfaceByNumber(&f); err != nil {
 					return err
 				}
@@ -118,11 +143,17 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 			if err := portFlag(&f); err != nil {
 				return err
 			}
+			if err := filterFromFile(&f, args); err != nil {
+				return err
+			}
 			if err := filterExpression(&f, args); err != nil {
 				return err
 			}
 			if f.listTsTypes {
 				return listTimestampTypes(os.Stdout, f.device)
+			}
+			if f.listLinkTypes {
+				return listLinkTypes(os.Stdout, f.device)
 			}
 			if err := checkPrecision(f.tsPrecision); err != nil {
 				return err
@@ -134,7 +165,11 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.SortFlags = false
 	fl.StringVarP(&f.device, "interface", "i", "", "RDMA device (mlx5_0, mlx5_0:2 for port 2), network interface (eth2), or the number -D gives either")
 	fl.StringVarP(&f.ibdumpDev, "device", "d", "", "RDMA device, as ibdump's -d: -i is then the port number (-d mlx5_0 -i 2 is -i mlx5_0:2)")
-	fl.StringVarP(&f.file, "write", "w", "", "file to write; - writes to stdout")
+	fl.StringVarP(&f.file, "write", "w", "", "file to write; - writes to stdout; without -w, ibcap prints one decoded line per packet")
+	fl.StringVarP(&f.readFile, "read", "r", "", "read packets from this capture file (pcap, pcapng, ERF; - is stdin) instead of a device: print them, or with -w copy what the filters keep")
+	fl.CountVarP(&f.verbose, "verbose", "v", "printing: add the IP header's DSCP, ECN, TTL, flow label and UDP source port")
+	fl.BoolVarP(&f.linkLevel, "link-level", "e", false, "printing: add the Ethernet addresses and VLAN tags")
+	fl.BoolVarP(&f.numeric, "numeric", "n", false, "accepted for tcpdump's sake: ibcap prints addresses as numbers always")
 	fl.Uint64VarP(&f.count, "count", "c", 0, "stop after writing this many packets")
 	fl.Var((*units.DurationNs)(&f.duration), "duration", "stop after this long (e.g. 30s, 5m)")
 	fl.IntVarP(&f.snapLenBytes, "snaplen", "s", 0, "keep at most this many bytes of each packet (128 keeps the headers); 0 keeps all")
@@ -142,6 +177,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.Int64VarP(&f.rotateMB, "file-size", "C", 0, "start a new file after this many MB (1,000,000 bytes); files are named FILE-00000.ext, FILE-00001.ext, ...")
 	fl.IntVarP(&f.rotateSec, "rotate-seconds", "G", 0, "start a new file every this many seconds of packet time")
 	fl.IntVarP(&f.maxFiles, "file-count", "W", 0, "keep at most this many files, reusing the names in a ring (with -C or -G)")
+	fl.StringVarP(&f.postRotate, "postrotate-command", "z", "", "run this command with each file's name once rotation (-C, -G) closes it, as tcpdump -z (e.g. gzip)")
 	fl.StringVar(&f.format, "format", "auto", "file format: pcap, pcapng, erf-pcap (pcap of ERF records, link type 197), erf-raw (a raw .erf file, as tshark -F erf) or ib247 (auto: pcapng for -w *.pcapng, erf-raw for *.erf, otherwise pcap, with ERF records for native IB)")
 	fl.StringSliceVar(&f.qps, "qp", nil, "keep packets to these destination QPs (decimal or 0x hex; repeat or comma-separate)")
 	fl.StringSliceVar(&f.lids, "lid", nil, "keep native IB packets from or to these LIDs")
@@ -153,6 +189,10 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	fl.StringVar(&f.tsPrecision, "time-stamp-precision", "nano", "timestamp precision of the file: nano or micro (pcap's 0xa1b2c3d4 magic, pcapng's if_tsresol 6)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no status line and no final report")
 	fl.StringVarP(&f.user, "relinquish-privileges", "Z", "", "switch to this user once the capture is open")
+	fl.StringVarP(&f.filterFile, "filter-file", "F", "", "read the filter expression from this file (# starts a comment line)")
+	fl.StringVarP(&f.direction, "direction", "Q", "", "keep packets that went this way: in, out or inout (AF_PACKET; ibdump's rx and tx too)")
+	fl.BoolVarP(&f.listLinkTypes, "list-data-link-types", "L", false, "list the link types the -i device can be written with")
+	fl.StringVarP(&f.linkType, "linktype", "y", "", "write this link type (-L lists them): INFINIBAND on an InfiniBand port is --format ib247")
 	fl.StringVarP(&f.filterExpr, "filter", "f", "", "capture filter in tcpdump's syntax, e.g. \"udp port 4791\" (or give it after the flags); replaces the RoCE-only default")
 	fl.BoolVar(&f.all, "all", false, "capture every frame, not only RoCE (netdevs and RDMA Ethernet ports)")
 	fl.BoolVarP(&f.noPromisc, "no-promiscuous-mode", "p", false, "leave the network interface out of promiscuous mode (on by default on a netdev, as tcpdump)")
@@ -162,6 +202,7 @@ Ethernet frames. SIGINT or SIGTERM stop the capture after draining the ring.`,
 	addTelemetryFlag(fl, &f)
 	addMetricsFlags(fl, &f.metrics)
 	addExtcapFlags(fl, &f.extcap)
+	addIbdumpFlags(fl, &f.ibdump)
 	cmd.SetFlagErrorFunc(ibdumpFlagHint)
 	cmd.Version = version.Read().String()
 	fl.Bool("version", false, version.FlagUsage)
@@ -174,10 +215,23 @@ func run(parent context.Context, f *flags) error {
 	if err != nil {
 		return err
 	}
-	// What -i names is looked up once: the backend, RDMA port and netdev
-	// that the capture, its notes, --telemetry and --metrics all use.
-	target, err := capture.Resolve(f.device, "")
+	dir, err := parseDirection(f.direction)
 	if err != nil {
+		return err
+	}
+	// What -i names is looked up once: the backend, RDMA port and netdev
+	// that the capture, its notes, --telemetry and --metrics all use. A
+	// file (-r) is its own target.
+	target := capture.Target{Name: f.readFile}
+	if f.readFile == "" {
+		if target, err = capture.Resolve(f.device, ""); err != nil {
+			return err
+		}
+	}
+	if err := checkDirection(f, target); err != nil {
+		return err
+	}
+	if format, err = linkTypeFormat(f, target, format); err != nil {
 		return err
 	}
 	// --telemetry's mistakes are found before a capture file is created.
@@ -187,20 +241,35 @@ func run(parent context.Context, f *flags) error {
 	}
 	// Made before the capture opens, which tells it what happens to the
 	// interface (Config.Notice).
-	status := newStatusLine(os.Stderr, !f.quiet && isTerminal(os.Stderr))
+	// Without -w (and --metrics), as tcpdump: a decoded line per packet
+	// on stdout, and no status line among them.
+	printing := f.file == "" && f.metrics.addr == ""
+	live := f.readFile == ""
+	status := newStatusLine(os.Stderr, !f.quiet && !printing && isTerminal(os.Stderr))
 	src, err := openSource(f, target, filter, status)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	w, err := openWriter(f, format, target, src)
+	var printer *packetPrinter
+	var post *postRotate
+	if printing {
+		printer = startPrinter(os.Stdout, decode.SummaryOptions{Verbose: f.verbose > 0, Link: f.linkLevel}, live)
+		format = capture.FormatPcap
+	} else if f.postRotate != "" {
+		post = &postRotate{command: f.postRotate}
+	}
+	w, err := openWriter(f, format, target, src, printer, post)
 	if err != nil {
+		if printer != nil {
+			printer.finish()
+		}
 		return err
 	}
 
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if f.file == "-" {
+	if f.file == "-" || printing {
 		// When stdout's reader goes away (wireshark closed, head -c), a
 		// write fails with EPIPE instead of SIGPIPE killing ibcap before
 		// it can report what it captured.
@@ -219,32 +288,47 @@ func run(parent context.Context, f *flags) error {
 		return errors.Join(err, stopTelemetry())
 	}
 	if !f.quiet {
-		fmt.Fprintf(os.Stderr, "ibcap: capturing on %s to %s (%s)\n", src.Device(), outputName(f), describeFormat(format.ForFile(f.file), w.LinkType(), f.tsPrecision))
+		switch {
+		case !live:
+			fmt.Fprintf(os.Stderr, "ibcap: reading %s, link type %d\n", src.Device(), src.LinkType())
+		case printing:
+			fmt.Fprintf(os.Stderr, "ibcap: capturing on %s, printing each packet (-w FILE writes them)\n", src.Device())
+		default:
+			fmt.Fprintf(os.Stderr, "ibcap: capturing on %s to %s (%s)\n", src.Device(), outputName(f), describeFormat(format.ForFile(f.file), w.LinkType(), f.tsPrecision))
+		}
 	}
 	rep, runErr := capture.Run(ctx, lm.source(src), w, capture.RunOptions{
 		Count:          f.count,
 		Duration:       f.duration,
 		Filter:         filter,
 		Status:         lm.status(status.update),
-		PacketBuffered: f.packetBuf,
+		Direction:      dir,
+		PacketBuffered: f.packetBuf || (printing && live),
 	})
 	status.clear()
 	closeErr := w.Close()
 	if errors.Is(runErr, closeErr) {
 		closeErr = nil // the write error Run met, which Close returns again
 	}
-	return errors.Join(reportRun(f, rep, w, runErr, closeErr), stopTelemetry(), lm.finish(rep))
+	if printer != nil {
+		if err := printer.finish(); err != nil {
+			// The printer's own error (stdout gone), not the closed
+			// pipe the capture met because of it.
+			runErr, closeErr = err, nil
+		}
+	}
+	return errors.Join(reportRun(f, rep, w, runErr, closeErr), stopTelemetry(), lm.finish(rep), post.finish())
 }
 
 // checkFlags checks what the flags ask before anything is opened, and
 // returns the file format and the header filter they give.
 func checkFlags(f *flags) (capture.Format, *capture.Filter, error) {
 	var format capture.Format
-	if f.device == "" {
-		return format, nil, errors.New("no device: give -i DEVICE (ibcap -D lists them)")
+	if err := checkReadFile(f); err != nil {
+		return format, nil, err
 	}
-	if f.file == "" && f.metrics.addr == "" {
-		return format, nil, errors.New("no output: give -w FILE (or -w - for stdout), or --metrics ADDR to watch without writing")
+	if f.postRotate != "" && f.rotateMB == 0 && f.rotateSec == 0 {
+		return format, nil, fmt.Errorf("-z %s runs on each file rotation closes: give -C or -G too", f.postRotate)
 	}
 	if err := f.metrics.check(); err != nil {
 		return format, nil, err
@@ -275,6 +359,10 @@ func openSource(f *flags, target capture.Target, filter *capture.Filter, status 
 			status.note("ibcap: " + msg)
 		}
 	}
+	if f.readFile != "" {
+		return capture.OpenFile(f.readFile, &capture.Config{SnapLenBytes: f.snapLenBytes, FilterExpr: f.filterExpr, Notice: notice})
+	}
+	dir, _ := parseDirection(f.direction) // checked by run
 	src, err := capture.OpenTarget(target, &capture.Config{
 		SnapLenBytes:  f.snapLenBytes,
 		RingBytes:     f.ringKiB << 10,
@@ -282,6 +370,7 @@ func openSource(f *flags, target capture.Target, filter *capture.Filter, status 
 		FilterExpr:    f.filterExpr,
 		TimestampType: f.tsType,
 		Promiscuous:   !f.noPromisc && target.Netdev != "", // a netdev's, as tcpdump's: not any's, not a verbs port's
+		Direction:     dir,
 		Notice:        notice,
 	})
 	if err != nil {
@@ -306,14 +395,21 @@ func openSource(f *flags, target capture.Target, filter *capture.Filter, status 
 
 // openWriter creates the output (-w, or nothing with --metrics alone) in
 // the format asked, with what a pcapng file says of its capture.
-func openWriter(f *flags, format capture.Format, target capture.Target, src capture.Source) (*capture.Writer, error) {
+func openWriter(f *flags, format capture.Format, target capture.Target, src capture.Source, printer *packetPrinter, post *postRotate) (*capture.Writer, error) {
 	snap := f.snapLenBytes
 	if snap == 0 {
 		snap = capture.DefaultSnapLenBytes
 	}
 	path, out := f.file, io.Writer(nil)
-	if path == "" {
+	switch {
+	case printer != nil:
+		path, out = "-", printer.pipe()
+	case path == "":
 		path, out = "-", io.Discard // --metrics alone: capture and count, write nothing
+	}
+	var fileDone func(string)
+	if post != nil {
+		fileDone = post.fileDone
 	}
 	w, err := capture.NewWriter(capture.WriterConfig{
 		Path:          path,
@@ -329,6 +425,7 @@ func openWriter(f *flags, format capture.Format, target capture.Target, src capt
 		SectionOptions:   sectionOptions(),
 		InterfaceOptions: interfaceOptions(f, target, src),
 		Counts:           capture.InterfaceCounts(src),
+		FileDone:         fileDone,
 	})
 	if err != nil {
 		if f.user != "" && errors.Is(err, os.ErrPermission) {
@@ -344,7 +441,7 @@ func openWriter(f *flags, format capture.Format, target capture.Target, src capt
 // errors, but none when the reader of stdout (or of Wireshark's FIFO)
 // closed the pipe: that ended the capture as a count or a signal would.
 func reportRun(f *flags, rep capture.Report, w *capture.Writer, runErr, closeErr error) error {
-	pipe := f.file == "-" || f.extcap.fifo != "" // stdout, or Wireshark's FIFO
+	pipe := f.file == "-" || f.file == "" || f.extcap.fifo != "" // stdout (written or printed), or Wireshark's FIFO
 	readerGone := pipe && (errors.Is(runErr, syscall.EPIPE) || errors.Is(closeErr, syscall.EPIPE))
 	if readerGone {
 		runErr, closeErr = nil, nil // the reader's choice to stop, as a count or a signal would be
@@ -353,7 +450,16 @@ func reportRun(f *flags, rep capture.Report, w *capture.Writer, runErr, closeErr
 		if readerGone {
 			fmt.Fprintln(os.Stderr, "ibcap: the reader of stdout closed the pipe: capture stopped")
 		}
-		fmt.Fprint(os.Stderr, rep.String())
+		if f.readFile != "" {
+			// A file has no drops nor a capture time to tell.
+			done := fmt.Sprintf("written (%d bytes)", rep.Bytes)
+			if f.file == "" {
+				done = "printed"
+			}
+			fmt.Fprintf(os.Stderr, "%d packets read from %s: %d %s, %d filtered out\n", rep.Captured, f.readFile, rep.Written, done, rep.Filtered)
+		} else {
+			fmt.Fprint(os.Stderr, rep.String())
+		}
 		if files := w.Files(); f.maxFiles > 0 && len(files) > f.maxFiles {
 			fmt.Fprintf(os.Stderr, "%d files, the last %d kept (-W): the newest is %s\n", len(files), f.maxFiles, files[len(files)-1])
 		} else if len(files) > 1 {
@@ -450,6 +556,8 @@ func interfaceOptions(f *flags, t capture.Target, src capture.Source) []capfile.
 	desc := "network interface " + src.Device() + " (AF_PACKET)"
 	hardware := ""
 	switch {
+	case f.readFile != "":
+		desc = "read from the capture file " + f.readFile
 	case t.Backend == capture.BackendVerbs:
 		desc = fmt.Sprintf("RDMA device %s port %d, %s link layer, %s", t.Device.Name, t.Port.Num, t.Port.LinkLayer, t.Port.Rate)
 		hardware = t.Device.Name
@@ -461,13 +569,13 @@ func interfaceOptions(f *flags, t capture.Target, src capture.Source) []capfile.
 		desc = "every network interface (AF_PACKET, Linux cooked v2 records naming each frame's interface)"
 	}
 	opts := []capfile.NgOption{
-		capfile.NgString(capfile.NgOptIfName, f.device),
+		capfile.NgString(capfile.NgOptIfName, cmp.Or(f.device, f.readFile)),
 		capfile.NgString(capfile.NgOptIfDescription, desc),
 	}
 	switch {
 	case f.filterExpr != "":
 		opts = append(opts, capfile.NgFilter(f.filterExpr))
-	case !f.all && (src.LinkType() == decode.LinkTypeEthernet || src.LinkType() == decode.LinkTypeLinuxSLL2):
+	case !f.all && f.readFile == "" && (src.LinkType() == decode.LinkTypeEthernet || src.LinkType() == decode.LinkTypeLinuxSLL2):
 		opts = append(opts, capfile.NgFilter(capture.RoCEFilterExpr))
 	}
 	opts = append(opts, capfile.NgString(capfile.NgOptIfOS, osName()))

@@ -355,7 +355,7 @@ func TestIbcapUnknownDevice(t *testing.T) {
 func TestIbcapFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"-w", "x.pcap"},
-		{"-i", "lo"},
+		{"-i", "lo", "-r", "x.pcap"}, // without -w, -i lo prints, as tcpdump
 		{"-i", "lo", "-w", "x.pcap", "--format", "json"},
 		{"-i", "lo", "-w", "x.pcap", "--qp", "0x1000000"},
 		{"-i", "lo", "-w", "x.pcap", "--opcode", "RC_NOPE"},

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
+	"github.com/ibscope/ibscope/internal/testenv"
+)
+
+// ibcapOut runs the ibcap binary and returns its stdout, stderr and an
+// error for an exit status not 0.
+func ibcapOut(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	stdout, stderr, code := runIbcap(t, nil, args...)
+	if code != 0 {
+		return stdout, stderr, fmt.Errorf("exit status %d", code)
+	}
+	return stdout, stderr, nil
+}
+
+// summaryTail is a frame's summary line without its number and time
+// columns, which a live capture gives its own.
+func summaryTail(t *testing.T, linkType int, data []byte) string {
+	t.Helper()
+	var f decode.Frame
+	d := decode.Decoder{LinkType: linkType, CheckCRC: true}
+	f.CapLen, f.WireLen = len(data), len(data)
+	msg := ""
+	if err := d.Decode(data, &f); err != nil {
+		msg = err.Error()
+	}
+	return lineTail(string(f.AppendSummary(nil, msg)))
+}
+
+// lineTail is a printed line without its number and time columns.
+func lineTail(l string) string {
+	fields := strings.SplitN(strings.TrimLeft(l, " "), " ", 3)
+	if len(fields) < 3 {
+		return l
+	}
+	return strings.TrimRight(fields[2], "\n")
+}
+
+// ibcap -r FILE prints one line per packet, as tcpdump -r: as many as
+// tshark reads, each the frame's decoded summary, numbered from 1.
+func TestReadPrints(t *testing.T) {
+	out, stderr, err := ibcapOut(t, "-r", bundled)
+	if err != nil {
+		t.Fatalf("ibcap -r: %v\n%s", err, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if n := tsharkCount(t, bundled); len(lines) != n {
+		t.Fatalf("ibcap -r printed %d lines; tshark reads %d frames", len(lines), n)
+	}
+	all, err := readRecords(t, bundled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range lines {
+		if !strings.HasPrefix(strings.TrimLeft(l, " "), strconv.Itoa(i+1)+" ") {
+			t.Fatalf("line %d: %q is not numbered %d", i+1, l, i+1)
+		}
+		if all, want := lineTail(l), summaryTail(t, decode.LinkTypeEthernet, all[i]); all != want && !strings.Contains(l, "not InfiniBand or RoCE") {
+			t.Fatalf("line %d: %q, want %q", i+1, all, want)
+		}
+	}
+	if !strings.Contains(stderr, "packets read from "+bundled) {
+		t.Errorf("no report of what was read on stderr:\n%s", stderr)
+	}
+	// -v adds the IP header's fields, -e the Ethernet addresses; -n is
+	// accepted.
+	out, stderr, err = ibcapOut(t, "-r", bundled, "-v", "-e", "-n", "-c", "1", "-q")
+	if err != nil || !strings.Contains(out, "(dscp ") || !strings.Contains(out, " > ") || strings.Count(out, "\n") != 1 {
+		t.Errorf("ibcap -r -v -e -n -c 1: %v: %q\n%s", err, out, stderr)
+	}
+}
+
+// ibcap -r IN -w OUT copies what the filters keep: tshark finds in OUT
+// exactly the frames of IN its own display filter picks, and an ERF file
+// copies record for record.
+func TestReadCopies(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "qp.pcapng")
+	if _, stderr, err := ibcapOut(t, "-r", bundled, "--qp", "0x12", "-w", out); err != nil {
+		t.Fatalf("ibcap -r --qp -w: %v\n%s", err, stderr)
+	}
+	want := tsharkFields(t, bundled, "infiniband.bth.destqp == 0x12", "frame.len", "frame.time_epoch")
+	if got := tsharkFields(t, out, "", "frame.len", "frame.time_epoch"); got != want || want == "" {
+		t.Errorf("ibcap -r --qp 0x12 -w: tshark reads\n%s\nwant what tshark picks from the original:\n%s", got, want)
+	}
+
+	// A filter expression from a file (-F) keeps what -f keeps (libpcap's
+	// ip6, as tcpdump's, sees no VLAN-tagged frame).
+	exprFile := filepath.Join(dir, "filter")
+	if err := os.WriteFile(exprFile, []byte("# RoCEv2 over IPv6\nip6 and\n  udp port 4791\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	byFile, byFlag := filepath.Join(dir, "f.pcap"), filepath.Join(dir, "flag.pcap")
+	for _, args := range [][]string{{"-F", exprFile, "-w", byFile}, {"-f", "ip6 and udp port 4791", "-w", byFlag}} {
+		if _, stderr, err := ibcapOut(t, append([]string{"-r", bundled}, args...)...); err != nil {
+			t.Fatalf("ibcap -r %v: %v\n%s", args, err, stderr)
+		}
+	}
+	a, b := tsharkFields(t, byFile, "", "frame.len", "ipv6.dst"), tsharkFields(t, byFlag, "", "frame.len", "ipv6.dst")
+	if a != b || a == "" || a != tsharkFields(t, bundled, "ipv6 and udp.port == 4791 and not vlan", "frame.len", "ipv6.dst") {
+		t.Errorf("-F gives\n%s\n-f gives\n%s", a, b)
+	}
+
+	erf := "../../testdata/pcaps/ib_native_erf.pcap"
+	copied := filepath.Join(dir, "erf.pcap")
+	if _, stderr, err := ibcapOut(t, "-r", erf, "-w", copied); err != nil {
+		t.Fatalf("ibcap -r ERF -w: %v\n%s", err, stderr)
+	}
+	fields := []string{"frame.len", "frame.time_epoch", "erf.types.type", "infiniband.lrh.dlid", "infiniband.bth.psn"}
+	if got, want := tsharkFields(t, copied, "", fields...), tsharkFields(t, erf, "", fields...); got != want {
+		t.Errorf("ERF copy: tshark reads\n%s\nwant\n%s", got, want)
+	}
+}
+
+// tsharkFields is what tshark prints of a file's frames (those filter
+// keeps): the fields, a line per frame.
+func tsharkFields(t *testing.T, path, filter string, fields ...string) string {
+	t.Helper()
+	testenv.MustHaveTool(t, "tshark")
+	args := []string{"-r", path, "-T", "fields"}
+	if filter != "" {
+		args = append(args, "-Y", filter)
+	}
+	for _, f := range fields {
+		args = append(args, "-e", f)
+	}
+	out, err := exec.Command("tshark", args...).Output()
+	if err != nil {
+		t.Fatalf("tshark %v: %v", args, err)
+	}
+	return string(out)
+}
+
+// -z runs its command on each file rotation closes, as tcpdump's: with
+// -G 1 over packets a second apart, every file but the last, each whole
+// when the command sees it.
+func TestPostRotateCommand(t *testing.T) {
+	dir := t.TempDir()
+	var frames []testcap.Frame
+	for i, f := range bundledRoCE(t)[:5] {
+		frames = append(frames, testcap.Frame{TsNs: int64(i+1) * 1e9, B: f})
+	}
+	in := testcap.WriteFrames(t, "seconds.pcap", frames)
+	log := filepath.Join(dir, "closed.log")
+	script := filepath.Join(dir, "post.sh")
+	// The command counts the file's records as it finds it.
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$1 $(tshark -r \"$1\" 2>/dev/null | wc -l)\" >> "+log+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testenv.MustHaveTool(t, "tshark")
+	out := filepath.Join(dir, "r.pcap")
+	if _, stderr, err := ibcapOut(t, "-r", in, "-G", "1", "-z", script, "-w", out); err != nil {
+		t.Fatalf("ibcap -r -G 1 -z: %v\n%s", err, stderr)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for i := range 4 {
+		want += filepath.Join(dir, "r-0000"+strconv.Itoa(i)+".pcap") + " 1\n"
+	}
+	// The commands run side by side, as tcpdump's: in any order.
+	got := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	sort.Strings(got)
+	if strings.Join(got, "\n")+"\n" != want {
+		t.Errorf("-z ran on:\n%s\nwant every file but the last, each with its packet:\n%s", b, want)
+	}
+}
+
+// -L lists a device's link types as tcpdump -L; -y picks one of them.
+func TestLinkTypes(t *testing.T) {
+	netdev := aNetdev(t)
+	out, stderr, err := ibcapOut(t, "-L", "-i", netdev)
+	if want := "Data link types for " + netdev + " (use option -y to set):\n  EN10MB (Ethernet)\n"; err != nil || out != want {
+		t.Errorf("ibcap -L -i %s: %v: %q, want %q\n%s", netdev, err, out, want, stderr)
+	}
+	out, stderr, err = ibcapOut(t, "-L", "-i", "any")
+	if err != nil || !strings.Contains(out, "LINUX_SLL2 (Linux cooked v2)") {
+		t.Errorf("ibcap -L -i any: %v: %q\n%s", err, out, stderr)
+	}
+	_, stderr, err = ibcapOut(t, "-i", netdev, "-y", "INFINIBAND", "-w", filepath.Join(t.TempDir(), "x.pcap"))
+	if err == nil || !strings.Contains(stderr, "offers EN10MB") {
+		t.Errorf("-y INFINIBAND on %s: %v, want a refusal naming EN10MB:\n%s", netdev, err, stderr)
+	}
+}
+
+// What cannot be is refused, naming what to do; ibdump's flags map to
+// ibcap's or name its way.
+func TestTcpdumpAndIbdumpMistakes(t *testing.T) {
+	netdev := aNetdev(t)
+	x := filepath.Join(t.TempDir(), "x.pcap")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-r", bundled, "-i", netdev}, "read a file or capture on a device; give one"},
+		{[]string{"-r", bundled, "-Q", "in"}, "chosen by direction only live"},
+		{[]string{"-i", netdev, "-Q", "sideways", "-w", x}, `-Q "sideways": want in, out or inout`},
+		{[]string{"-r", bundled, "-z", "gzip", "-w", x}, "give -C or -G too"},
+		{[]string{"-r", bundled, "-F", "/nonexistent/filter"}, "-F: open /nonexistent/filter"},
+		{[]string{"-r", bundled, "-F", bundled, "udp"}, "and a filter expression"},
+		{[]string{"-i", netdev, "-b", "12", "-w", x}, "4096 slots are -B 16384"},
+		{[]string{"-i", netdev, "--mem-mode", "1000000", "-w", x}, "there is no memory mode"},
+		{[]string{"-i", netdev, "--writer-thread", "1000", "-w", x}, "a goroutine of its own"},
+		{[]string{"-i", netdev, "-o", x, "-w", x + "2"}, "-o is ibdump's alias of -w"},
+	} {
+		_, stderr, err := ibcapOut(t, tc.args...)
+		if err == nil || !strings.Contains(stderr, tc.want) {
+			t.Errorf("ibcap %s: %v, want an error saying %q:\n%s", strings.Join(tc.args, " "), err, tc.want, stderr)
+		}
+	}
+	// ibdump's -o is -w, and says so.
+	out := filepath.Join(t.TempDir(), "o.pcap")
+	_, stderr, err := ibcapOut(t, "-r", bundled, "-o", out)
+	if err != nil || !strings.Contains(stderr, "-o "+out+" is ibcap -w "+out) || tsharkCount(t, out) != tsharkCount(t, bundled) {
+		t.Errorf("ibcap -r -o: %v\n%s", err, stderr)
+	}
+}
