@@ -9,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ibscope/ibscope/analyze"
+	"github.com/ibscope/ibscope/decode"
 )
 
 func counterDesc(name, help string) *prometheus.Desc {
@@ -173,27 +174,41 @@ func (l *Live) servedFlows() []servedFlow {
 		rank[i] = int32(i)
 	}
 	slices.SortStableFunc(rank, func(a, b int32) int { return cmp.Compare(all[b].WireBytes, all[a].WireBytes) })
-	dev := l.cfg.Device
 	top := make([]servedFlow, 1, min(len(all), l.cfg.TopFlows)+1) // top[0]: other
 	var other flowCounts
+	l.labelMu.Lock()
 	for _, i := range rank {
 		f := &all[i]
 		if len(top) <= l.cfg.TopFlows && int(i) < len(names) {
-			key := analyze.FlowGroupKey(names[i])
-			src, dst := keyAddresses(&key)
-			top = append(top, newServedFlow(f, dev, dst, key.String(), src))
+			top = append(top, servedFlow{f, l.labelsOf(int(i), &names[i])})
 			continue
 		}
 		other.add(f)
 	}
+	l.labelMu.Unlock()
 	slices.SortFunc(top[1:], func(a, b servedFlow) int {
 		return cmp.Or(cmp.Compare(a.label(1), b.label(1)), cmp.Compare(a.label(2), b.label(2)))
 	})
 	if len(all) == len(top)-1 {
 		return top[1:]
 	}
-	top[0] = newServedFlow(&other, dev, "", otherFlow, "")
+	top[0] = servedFlow{&other, l.otherLabels}
 	return top
+}
+
+// labelsOf returns flow i's labels, made the first time it is served and
+// kept (a flow's key never changes): a scrape names a flow without
+// allocating. The caller holds labelMu.
+func (l *Live) labelsOf(i int, name *decode.FlowKey) *labelSet {
+	if i >= len(l.labels) {
+		l.labels = append(l.labels, make([]*labelSet, i+1-len(l.labels))...)
+	}
+	if l.labels[i] == nil {
+		key := analyze.FlowGroupKey(*name)
+		src, dst := keyAddresses(&key)
+		l.labels[i] = newLabelSet(l.cfg.Device, dst, key.String(), src)
+	}
+	return l.labels[i]
 }
 
 // flowSeries is the collector of the per-flow series (the rest are Live's).
@@ -208,35 +223,41 @@ func (s flowSeries) Collect(ch chan<- prometheus.Metric) {
 		fam := &flowFamilies[i]
 		for j := range served {
 			f := &served[j]
-			ch <- &counterSeries{desc: fam.desc, labels: f.labels, value: float64(fam.count(f.counts))}
+			ch <- &counterSeries{desc: fam.desc, labels: f.labels.pairs, value: float64(fam.count(f.counts))}
 		}
 	}
 }
 
-// servedFlow is a flow with series of its own: its counts and label pairs
-// (device, dst, flow, src: sorted by name, as the registry wants them,
-// shared by its seven series), and the same as exposition text.
+// servedFlow is a flow with series of its own: its counts and labels.
 type servedFlow struct {
 	counts *flowCounts
-	labels []*dto.LabelPair
-	text   []byte // device="...",dst="...",flow="...",src="..."
+	labels *labelSet
 }
 
-func newServedFlow(c *flowCounts, device, dst, flow, src string) servedFlow {
-	f := servedFlow{counts: c, labels: []*dto.LabelPair{labelPair("device", device), labelPair("dst", dst), labelPair("flow", flow), labelPair("src", src)}}
-	for i, lp := range f.labels {
+func (s *servedFlow) label(i int) string { return s.labels.pairs[i].GetValue() }
+
+// labelSet is a flow's labels (device, dst, flow, src: sorted by name, as
+// the registry wants them, shared by its seven series, never changed once
+// made: the registry may read them while it encodes), and the same as
+// exposition text.
+type labelSet struct {
+	pairs []*dto.LabelPair
+	text  []byte // device="...",dst="...",flow="...",src="..."
+}
+
+func newLabelSet(device, dst, flow, src string) *labelSet {
+	ls := &labelSet{pairs: []*dto.LabelPair{labelPair("device", device), labelPair("dst", dst), labelPair("flow", flow), labelPair("src", src)}}
+	for i, lp := range ls.pairs {
 		if i > 0 {
-			f.text = append(f.text, ',')
+			ls.text = append(ls.text, ',')
 		}
-		f.text = append(f.text, lp.GetName()...)
-		f.text = append(f.text, '=', '"')
-		f.text = appendLabelValue(f.text, lp.GetValue())
-		f.text = append(f.text, '"')
+		ls.text = append(ls.text, lp.GetName()...)
+		ls.text = append(ls.text, '=', '"')
+		ls.text = appendLabelValue(ls.text, lp.GetValue())
+		ls.text = append(ls.text, '"')
 	}
-	return f
+	return ls
 }
-
-func (s *servedFlow) label(i int) string { return s.labels[i].GetValue() }
 
 func labelPair(name, value string) *dto.LabelPair { return &dto.LabelPair{Name: &name, Value: &value} }
 

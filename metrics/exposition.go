@@ -46,7 +46,15 @@ func (l *Live) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	for _, mf := range mfs {
 		enc.Encode(mf) // a bytes.Buffer takes every write
 	}
-	buf.Write(appendFlowFamilies(buf.AvailableBuffer(), l.servedFlows()))
+	served := l.servedFlows()
+	// Room for the flow series first, so that they are appended in place
+	// (the pooled buffer keeps it from scrape to scrape).
+	n := 0
+	for i := range served {
+		n += len(served[i].labels.text)
+	}
+	buf.Grow(len(flowFamilies) * (n + len(served)*maxSeriesOverhead + 256))
+	buf.Write(appendFlowFamilies(buf.AvailableBuffer(), served))
 	h := w.Header()
 	h.Set("Content-Type", textContentType)
 	if !acceptsGzip(r) {
@@ -77,6 +85,10 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
+// maxSeriesOverhead bounds what a flow series line adds to its label
+// text: the longest family name, braces, a space, the value and a newline.
+const maxSeriesOverhead = len("ibscope_flow_retransmissions_total") + 4 + 24
+
 // appendFlowFamilies appends the seven per-flow families of served in the
 // text format, as expfmt writes them.
 func appendFlowFamilies(b []byte, served []servedFlow) []byte {
@@ -96,7 +108,7 @@ func appendFlowFamilies(b []byte, served []servedFlow) []byte {
 			f := &served[j]
 			b = append(b, fam.name...)
 			b = append(b, '{')
-			b = append(b, f.text...)
+			b = append(b, f.labels.text...)
 			b = append(b, '}', ' ')
 			b = strconv.AppendFloat(b, float64(fam.count(f.counts)), 'g', -1, 64)
 			b = append(b, '\n')

@@ -97,6 +97,10 @@ type Live struct {
 	sampleEvery uint64
 	src         *countingSource
 
+	labelMu     sync.Mutex  // guards labels
+	labels      []*labelSet // flow i's labels once served (collect.go), nil before
+	otherLabels *labelSet
+
 	// The capture loop's own, reused from packet to packet.
 	dec   decode.Decoder
 	frame decode.Frame
@@ -130,6 +134,7 @@ func New(cfg Config) (*Live, error) {
 		sampleEvery: 1,
 	}
 	l.rep.Device = cfg.Device
+	l.otherLabels = newLabelSet(cfg.Device, "", otherFlow, "")
 	l.reg, l.baseReg = l.registries()
 	return l, nil
 }
