@@ -34,12 +34,15 @@ type sampler struct {
 }
 
 // newPeriod counts a packet at tsNs and reports whether it begins a new
-// period (every is then set for it).
+// period (begin then starts it): small enough to be inlined in the capture
+// loop, which pays only this and analyse for a packet not analysed.
 func (s *sampler) newPeriod(tsNs int64) bool {
 	s.packets++
-	if s.started && tsNs >= s.start && tsNs < s.end {
-		return false
-	}
+	return tsNs >= s.end || tsNs < s.start // end is 0 before the first packet
+}
+
+// begin starts a period at tsNs and sets every for it.
+func (s *sampler) begin(tsNs int64) {
 	s.sampledBefore = s.started && s.every > 1
 	s.every = 1
 	if s.started && s.maxPps > 0 && tsNs > s.start {
@@ -52,7 +55,6 @@ func (s *sampler) newPeriod(tsNs int64) bool {
 	s.started, s.packets = true, 1
 	s.start, s.analyseTo = tsNs, tsNs+sampleWindowNs
 	s.end = tsNs + int64(s.every)*sampleWindowNs
-	return true
 }
 
 // analyse reports whether the packet at tsNs, in the current period, is

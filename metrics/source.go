@@ -31,6 +31,7 @@ func (s *countingSource) Next() (capfile.Packet, error) {
 		return p, err
 	}
 	if s.s.newPeriod(p.TsNs) {
+		s.s.begin(p.TsNs)
 		s.startPeriod()
 	}
 	if !s.s.analyse(p.TsNs) {
