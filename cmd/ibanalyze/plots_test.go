@@ -115,7 +115,8 @@ func TestPlotsOnSimulatedRoCE(t *testing.T) {
 		args  []string
 		names []string
 	}{
-		{"pfc", []string{"pfc", s1}, []string{"02:00:01:00:04:01 prio 0", "paused", "time since the first frame"}},
+		{"pfc", []string{"pfc", s1}, []string{"02:00:01:00:04:01 prio 0", "paused", "time since the first frame", "time paused (% of each bin)"}},
+		{"pfc-listed", []string{"pfc", s1, "--max-pauses", "10"}, []string{"not drawn: past the first 10 pauses (--max-pauses)"}},
 		{"hops", []string{"hops", r}, []string{"dev 0x00004/1 port 3 residence", "dev 0x00004/1 port 3 occupancy", "mean residence time", "2us"}},
 		{"correlate", []string{"correlate", r, "--telemetry", filepath.Join(dir, "perfquery.txt"), "-o", filepath.Join(out, "j.parquet")},
 			[]string{"lid:4/3 port_xmit_packets", "counters (packets/s)", "captured (packets/s)"}},

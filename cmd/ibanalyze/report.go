@@ -297,7 +297,8 @@ func runReport(paths []string, o reportOpts) error {
 			skipped = append(skipped, "flows and ipd (no IB or RoCE packets)")
 		}
 		if c.pause > 0 {
-			add("PFC pauses", "pfc", path)
+			// Every pause drawn, not the first 1,000 (16 bytes each).
+			add("PFC pauses", "pfc", path, "--max-pauses", "100000")
 		} else {
 			skipped = append(skipped, "pfc (no PFC or PAUSE frames)")
 		}

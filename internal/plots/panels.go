@@ -140,11 +140,11 @@ var spanColors = []color.NRGBA{{R: 255, G: 200, B: 80, A: 90}, {R: 120, G: 180, 
 
 func spanColor(i int) color.Color { return spanColors[i%len(spanColors)] }
 
-// barColors are the timeline's kinds of bar.
+// barColors are the timeline's kinds of bar: blue, red, light gray.
 var barColors = []color.Color{
 	color.NRGBA{R: 31, G: 119, B: 180, A: 255},
 	color.NRGBA{R: 214, G: 39, B: 40, A: 255},
-	color.NRGBA{R: 44, G: 160, B: 44, A: 255},
+	color.NRGBA{R: 200, G: 200, B: 200, A: 255}, // the third: what is not known
 }
 
 func barColor(kind int) color.Color { return barColors[kind%len(barColors)] }
