@@ -19,7 +19,9 @@ import (
 // tshark's interface lists and captures into the FIFO Wireshark reads.
 // Wireshark asks in four calls (extcap(4)): --extcap-interfaces, then per
 // interface --extcap-dlts and --extcap-config, then --capture with --fifo
-// and the options the user set, each passed as the flag its "call" names.
+// and the options the user set, each passed as the flag its "call" names;
+// and, as the user types a capture filter, --extcap-capture-filter with
+// the interface alone, to which nothing printed means valid.
 // The options are ibcap's own flags, so a capture from Wireshark is
 // ibcap -i DEVICE -w FIFO with them.
 
@@ -61,7 +63,7 @@ func addExtcapFlags(fl *pflag.FlagSet, e *extcapFlags) {
 
 // asked says whether Wireshark (or a user) called ibcap as an extcap.
 func (e *extcapFlags) asked() bool {
-	return e.interfaces || e.dlts || e.config || e.capture || e.version != ""
+	return e.interfaces || e.dlts || e.config || e.capture || e.version != "" || (e.iface != "" && e.filter != "")
 }
 
 // extcapCall answers the extcap call f holds: a listing on out, or, for
@@ -84,8 +86,26 @@ func extcapCall(out io.Writer, f *flags) (capture bool, err error) {
 		return false, extcapDLTs(out, t)
 	case e.config:
 		return false, extcapConfig(out, t)
+	case !e.capture && e.filter != "":
+		return false, extcapCheckFilter(out, t, e.filter)
 	}
 	return true, extcapCapture(f, t)
+}
+
+// extcapCheckFilter is Wireshark's check of the capture filter box, made
+// as the user types: nothing on out means valid, else the first line says
+// what is wrong. The expression is compiled by libpcap for the frames the
+// capture filters: Ethernet, or native InfiniBand on an InfiniBand port.
+func extcapCheckFilter(out io.Writer, it extcapInterface, expr string) error {
+	lt := decode.LinkTypeEthernet
+	if lts := it.linkTypes(); len(lts) == 1 && lts[0] == decode.LinkTypeERF {
+		lt = decode.LinkTypeInfiniBand
+	}
+	if _, err := capture.CompileFilter(expr, lt, capture.DefaultSnapLenBytes); err != nil {
+		_, werr := fmt.Fprintln(out, extcapValue(err.Error()))
+		return werr
+	}
+	return nil
 }
 
 func extcapVersionLine(out io.Writer) error {

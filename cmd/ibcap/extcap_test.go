@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ibscope/ibscope/capture"
+	"github.com/ibscope/ibscope/internal/testenv"
 )
 
 // sentence is one line of extcap's grammar: a keyword and {key=value}
@@ -136,4 +137,34 @@ func aNetdev(t *testing.T) string {
 		t.Skip("no network interface to offer")
 	}
 	return nets[0].Name
+}
+
+// Wireshark checks its capture filter box by asking with the filter and
+// the interface alone: nothing printed is a valid filter, a line says
+// what is wrong with another.
+func TestExtcapFilterCheck(t *testing.T) {
+	if _, err := capture.CompileFilter("udp", 1, 128); err != nil {
+		testenv.SkipOrFail(t, "needs libpcap to compile filters: %v", err)
+	}
+	it, err := extcapTarget(extcapPrefix + aNetdev(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		expr  string
+		valid bool
+	}{{"udp port 4791", true}, {"udp port", false}} {
+		var out bytes.Buffer
+		if err := extcapCheckFilter(&out, it, tc.expr); err != nil {
+			t.Fatal(err)
+		}
+		if (out.Len() == 0) != tc.valid || strings.Count(out.String(), "\n") > 1 {
+			t.Errorf("filter %q: %q; valid %v", tc.expr, out.String(), tc.valid)
+		}
+		// As Wireshark calls it.
+		stdout, stderr, err := ibcapOut(t, "--extcap-capture-filter", tc.expr, "--extcap-interface", extcapPrefix+it.name)
+		if err != nil || stdout != out.String() {
+			t.Errorf("ibcap --extcap-capture-filter %q --extcap-interface: %v: %q, want %q\n%s", tc.expr, err, stdout, out.String(), stderr)
+		}
+	}
 }
