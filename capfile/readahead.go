@@ -14,7 +14,10 @@ import (
 // the ones Reader.Next would have given, in the same order. Only the CRC
 // checks and the header parsing move; what depends on the order (the merge,
 // the counts, the selection, every analysis) stays on the caller's
-// goroutine. Memory is bounded: each file has batchesAhead batches, reused.
+// goroutine. Memory is bounded: each file has up to batchesAhead batches,
+// reused. A file starts with startBatches and gets more only as its frames
+// are taken, so that the pieces of a rotated capture waiting their turn in
+// the merge hold little; a file read to its end lets its batches go.
 
 const (
 	// batchFrames and batchBytes bound a batch: large enough that the
@@ -117,7 +120,14 @@ type readAhead struct {
 	cur *batch // the batch Next takes frames from
 	i   int    // its next frame
 	end error  // the file's end, once reached
+
+	r              *Reader
+	made, maxBatch int // batches made so far, and at most
 }
+
+// startBatches is how many batches a file has before its frames are taken:
+// one being decoded while the reading cuts the next.
+const startBatches = 2
 
 // batchesAhead is how many batches a file has: enough for every worker to
 // decode one while the reading cuts the next and the caller takes another.
@@ -127,10 +137,10 @@ func batchesAhead(workers int) int { return 2*workers + 2 }
 // reading goroutine runs until the file ends or r is closed.
 func (r *Reader) readAhead(pool *decodePool) {
 	n := batchesAhead(pool.workers)
-	a := &readAhead{free: make(chan *batch, n), ordered: make(chan *batch, n), quit: make(chan struct{}), done: make(chan struct{})}
-	for range n {
-		a.free <- &batch{r: r, spans: make([]recordSpan, batchFrames), frames: make([]decode.Frame, batchFrames),
-			errs: make([]error, batchFrames), textEnds: make([]int, batchFrames), format: r.format, decoded: make(chan struct{}, 1)}
+	a := &readAhead{free: make(chan *batch, n), ordered: make(chan *batch, n), quit: make(chan struct{}), done: make(chan struct{}),
+		r: r, maxBatch: n}
+	for range min(startBatches, n) {
+		a.more()
 	}
 	r.ahead = a
 	r.readAheadFrom = &readerMeta{snapLen: r.SnapLen(), captureHost: r.CaptureHost()}
@@ -145,10 +155,11 @@ func (r *Reader) readAhead(pool *decodePool) {
 // read cuts r's records into batches until the file ends, is damaged or
 // the reader is closed.
 func (a *readAhead) read(r *Reader, pool *decodePool) {
+	free := a.free // next lets go of it once the file has ended
 	for {
 		var b *batch
 		select {
-		case b = <-a.free:
+		case b = <-free:
 		case <-a.quit:
 			return
 		}
@@ -189,6 +200,14 @@ func (b *batch) fill(r *Reader) {
 	}
 }
 
+// more makes one more batch for the reading to fill.
+func (a *readAhead) more() {
+	r := a.r
+	a.free <- &batch{r: r, spans: make([]recordSpan, batchFrames), frames: make([]decode.Frame, batchFrames),
+		errs: make([]error, batchFrames), textEnds: make([]int, batchFrames), format: r.format, decoded: make(chan struct{}, 1)}
+	a.made++
+}
+
 // next returns the next frame of the file, valid until the next call, and
 // its error as Reader.Next gives it.
 func (a *readAhead) next() (*decode.Frame, error) {
@@ -200,10 +219,17 @@ func (a *readAhead) next() (*decode.Frame, error) {
 			}
 			a.end = b.end
 			a.cur = nil
-			a.free <- b // never blocks: the batch came out of it
+			if a.end != nil {
+				a.free = nil // the reading has ended: the batches go
+			} else {
+				a.free <- b // never blocks: the batch came out of it
+			}
 		}
 		if a.end != nil {
 			return nil, a.end
+		}
+		if a.made < a.maxBatch {
+			a.more() // the file is being taken: let the reading run further ahead
 		}
 		b := <-a.ordered
 		<-b.decoded

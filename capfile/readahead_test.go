@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ibscope/ibscope/decode"
 )
@@ -211,4 +212,80 @@ func TestReadAheadCloseEarly(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestReadAheadMemoryFlat: reading ahead allocates for its batches, not per
+// frame: a capture ten times longer costs no more. And the pieces of a
+// rotated capture waiting their turn in the merge hold few batches.
+func TestReadAheadMemoryFlat(t *testing.T) {
+	dir := t.TempDir()
+	frames := [][]byte{rocePacket(t, 0x06, 128), rocePacket(t, 0x07, 128), rocePacket(t, 0x08, 128), rocePacket(t, 0x11, 0)}
+	allocated := func(n int) uint64 {
+		path := filepath.Join(dir, fmt.Sprintf("%d.pcap", n))
+		if err := os.WriteFile(path, memCapture(t, decode.LinkTypeEthernet, n, frames...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		s, err := OpenStream([]string{path}, StreamOptions{CheckCRC: true, Workers: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for {
+			if _, _, err := s.Next(); err == io.EOF {
+				break
+			}
+			got++
+		}
+		s.Close()
+		runtime.ReadMemStats(&after)
+		if got != n {
+			t.Fatalf("%d frames read, want %d", got, n)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	short, long := allocated(20_000), allocated(200_000)
+	t.Logf("allocated %d bytes for 20,000 frames, %d for 200,000", short, long)
+	if long > short+1<<20 {
+		t.Errorf("allocated %d bytes for 200,000 frames, %d for 20,000: reading ahead allocates per frame", long, short)
+	}
+
+	// 20 pieces of 2,000 frames each, in time order: while the first is
+	// read the others wait with startBatches batches each, not 2N+2.
+	var pieces []string
+	for i := range 20 {
+		var buf bytes.Buffer
+		w, err := NewPcapWriter(&buf, decode.LinkTypeEthernet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 2000 {
+			if err := w.WritePacket(&Packet{TsNs: int64(i*2000+k) * 1000, Data: frames[k%len(frames)]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Flush()
+		pieces = append(pieces, filepath.Join(dir, fmt.Sprintf("piece-%02d.pcap", i)))
+		if err := os.WriteFile(pieces[i], buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s, err := OpenStream(pieces, StreamOptions{CheckCRC: true, Workers: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Next()
+	runtime.ReadMemStats(&after)
+	frameBytes := uint64(unsafe.Sizeof(decode.Frame{}))
+	perPiece := (after.TotalAlloc - before.TotalAlloc) / uint64(len(pieces))
+	if most := (startBatches+1)*batchFrames*frameBytes + 1<<20; perPiece > most {
+		t.Errorf("%d bytes a piece once open, want at most %d (startBatches, one more, the read buffer)", perPiece, most)
+	}
+	t.Logf("%d bytes a piece once open, 16 workers", perPiece)
 }
