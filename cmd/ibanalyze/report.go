@@ -74,7 +74,8 @@ capture is read once for the census and once more per analysis.`,
 // the page names the file without its folder: the section titles give
 // the whole path.
 type census struct {
-	path, port       string
+	path             string
+	port             string // the name the file gives its interface, "" if none
 	frames           int
 	ib, roce         int // native IB and RoCE transport packets
 	link             int // IB link-level flow-control packets
@@ -191,8 +192,8 @@ func runAnalysis(args []string) (out string, warnings []string, err error) {
 	if err := cmd.ParseFlags(rest); err != nil {
 		return "", nil, err
 	}
-	var buf strings.Builder
-	cmd.SetOut(&buf)
+	buf := &cappedText{limit: maxSectionText}
+	cmd.SetOut(buf)
 	defer cmd.SetOut(nil)
 	setWarnSink(&warnings)
 	defer setWarnSink(nil)
@@ -201,6 +202,34 @@ func runAnalysis(args []string) (out string, warnings []string, err error) {
 		err = nil // damage the warnings name: the report's census counts it
 	}
 	return buf.String(), warnings, err
+}
+
+// maxSectionText bounds the text an analysis puts in the page: ipd
+// prints a histogram for every flow, and a million flows would make a
+// page no browser opens.
+const maxSectionText = 256 << 10
+
+// cappedText keeps the first limit bytes written to it and counts the
+// rest.
+type cappedText struct {
+	b       strings.Builder
+	limit   int
+	dropped int64
+}
+
+func (c *cappedText) Write(p []byte) (int, error) {
+	keep := min(len(p), max(0, c.limit-c.b.Len()))
+	c.b.Write(p[:keep])
+	c.dropped += int64(len(p) - keep)
+	return len(p), nil
+}
+
+// String is the text kept, and how much was not.
+func (c *cappedText) String() string {
+	if c.dropped == 0 {
+		return c.b.String()
+	}
+	return c.b.String() + fmt.Sprintf("\n... %s more not shown here: run the command above for all of it\n", units.FormatBytes(uint64(c.dropped)))
 }
 
 // analysisSection runs one analysis with --plot into dir and makes its

@@ -241,3 +241,20 @@ func checkRendered(t *testing.T, page string) {
 		}
 	}
 }
+
+// TestCappedText: an analysis's text is kept up to the bound, and the
+// page says how much more there was.
+func TestCappedText(t *testing.T) {
+	c := &cappedText{limit: 10}
+	for range 3 {
+		if n, err := c.Write([]byte("0123456789abcdef")); n != 16 || err != nil {
+			t.Fatalf("write: %d, %v", n, err)
+		}
+	}
+	if got := c.String(); !strings.HasPrefix(got, "0123456789\n... 38 B more not shown here") {
+		t.Errorf("%q", got)
+	}
+	if got := (&cappedText{limit: 10}).String(); got != "" {
+		t.Errorf("empty: %q", got)
+	}
+}
