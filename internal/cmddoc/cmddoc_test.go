@@ -205,6 +205,31 @@ func TestMakeInstall(t *testing.T) {
 		bashCompletes(t, prefix, []string{"ibcap", "--format", "pcap"}, "pcap pcapng")
 		bashCompletes(t, prefix, []string{"ibsim", "--preset", "incast2015-"}, "incast2015-roce")
 	})
+	t.Run("fish completes flag values", func(t *testing.T) {
+		fishCompletes(t, prefix, "ibanalyze ipd --by ", "flow link qp")
+		fishCompletes(t, prefix, "ibcap --time-stamp-precision ", "micro nano")
+	})
+}
+
+// fishCompletes asks fish what it offers for line (complete -C, as on TAB)
+// with the installed fish completion loaded and the installed commands on
+// PATH, and checks the values, space-separated in fish's order.
+func fishCompletes(t *testing.T, prefix, line, want string) {
+	t.Helper()
+	fish := testenv.MustHaveTool(t, "fish")
+	name, _, _ := strings.Cut(line, " ")
+	script := "source " + filepath.Join(prefix, "share/fish/vendor_completions.d", name+".fish") + "; complete -C '" + line + "'"
+	cmd := exec.Command(fish, "--no-config", "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Join(prefix, "bin")+":"+os.Getenv("PATH"))
+	out, err := cmd.Output()
+	var values []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		v, _, _ := strings.Cut(l, "\t")
+		values = append(values, v)
+	}
+	if got := strings.Join(values, " "); err != nil || got != want {
+		t.Errorf("fish completion of %q: %v: %q, want %q", line, err, got, want)
+	}
 }
 
 // bashCompletionLib is bash-completion's library, which the scripts cobra
