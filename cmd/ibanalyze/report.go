@@ -38,18 +38,19 @@ func init() {
 analysis that applies, and writes one self-contained HTML page (-o) with
 their text tables and pictures, to hand a colleague or attach to a ticket:
 
-  every capture       a census: frames, IB/RoCE packets, flow-control
-                      packets, PFC/PAUSE frames, IFA probes, time span
-  IB/RoCE packets     flows and ipd
-  PFC or PAUSE frames pfc
-  IFA 2.0 probes      hops
-  flow-control packets credits (with data packets)
-  --telemetry         correlate, and tick on native IB captures
-  --receiver          buffer, the other captures as its senders
+  every capture          a census: frames, IB/RoCE packets, flow-control
+                         packets, PFC/PAUSE frames, IFA probes, time span
+  IB/RoCE packets        flows and ipd
+  PFC or PAUSE frames    pfc
+  IFA 2.0 probes         hops
+  flow-control packets   credits (with data packets)
+  --telemetry            correlate, and tick on native IB captures
+  --receiver             buffer, the other captures as its senders
 
 Each capture is analysed on its own (taps at different ports are not
 merged). The analyses run with their defaults, as 'ibanalyze ANALYSIS
-CAPTURE --plot' would. One the packets turn out not to support (ipd
+CAPTURE --plot' would (pfc with --max-pauses 100000, so that its
+picture draws every pause). One the packets turn out not to support (ipd
 without a flow of two packets, credits on a capture that does not record
 direction, tick without a congestion episode) says why in its section,
 and the rest goes on. The exit status is 1 when a capture cannot be read
