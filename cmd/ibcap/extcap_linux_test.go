@@ -83,14 +83,20 @@ func wiresharkExtcapDir(t *testing.T) string {
 	return ""
 }
 
-// tsharkCommand runs tshark in the namespace with ext in place of
-// Wireshark's extcap folder: a bind mount in a mount namespace of its own,
-// since Wireshark run as root ignores WIRESHARK_EXTCAP_DIR.
+// tsharkCommand runs tshark in the namespace (nil: the test's own) with
+// ext in place of Wireshark's extcap folder: a bind mount in a mount
+// namespace of its own, since Wireshark run as root ignores
+// WIRESHARK_EXTCAP_DIR.
 func tsharkCommand(t *testing.T, ns *testnetns.NS, ext string, args ...string) *exec.Cmd {
 	t.Helper()
 	testenv.MustHaveTool(t, "unshare")
 	script := `mount --bind "$1" "$2" && shift 2 && exec tshark "$@"`
-	return ns.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", script, "sh", ext, wiresharkExtcapDir(t)}, args...)...)
+	args = append([]string{"--mount", "--propagation", "private", "sh", "-c", script, "sh", ext, wiresharkExtcapDir(t)}, args...)
+	if ns == nil {
+		testenv.MustBeRoot(t, "bind-mounts a folder over Wireshark's extcap folder")
+		return exec.Command("unshare", args...)
+	}
+	return ns.Command("unshare", args...)
 }
 
 func tsharkWithExtcap(t *testing.T, ns *testnetns.NS, ext string, args ...string) string {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
 	"github.com/ibscope/ibscope/internal/testenv"
@@ -228,5 +229,53 @@ func TestTcpdumpAndIbdumpMistakes(t *testing.T) {
 	_, stderr, err := ibcapOut(t, "-r", bundled, "-o", out)
 	if err != nil || !strings.Contains(stderr, "-o "+out+" is ibcap -w "+out) || tsharkCount(t, out) != tsharkCount(t, bundled) {
 		t.Errorf("ibcap -r -o: %v\n%s", err, stderr)
+	}
+}
+
+// On an InfiniBand port -L lists ERF, the default, and INFINIBAND, which
+// -y picks as --format ib247; the extcap dialog of the device offers its
+// ports, its time stamp type and --lid.
+func TestInfiniBandPortChoices(t *testing.T) {
+	env := []string{capture.EnvSysfs + "=" + writeSysfs(t)}
+	out, stderr, code := runIbcap(t, env, "-L", "-i", "mlx5_0")
+	want := "Data link types for mlx5_0 (use option -y to set):\n  ERF (InfiniBand in ERF records, what Wireshark opens)\n  INFINIBAND (InfiniBand, LRH first (LINKTYPE_INFINIBAND 247))\n"
+	if code != 0 || out != want {
+		t.Errorf("ibcap -L -i mlx5_0: exit %d: %q, want %q\n%s", code, out, want, stderr)
+	}
+	ib := capture.Target{Name: "mlx5_0", Backend: capture.BackendVerbs, Port: capture.RDMAPort{Num: 1, LinkLayer: "InfiniBand"}}
+	for _, tc := range []struct {
+		y      string
+		format capture.Format
+		want   capture.Format
+		err    string
+	}{
+		{"INFINIBAND", capture.FormatAuto, capture.FormatIB247, ""},
+		{"erf", capture.FormatPcapNG, capture.FormatPcapNG, ""},
+		{"INFINIBAND", capture.FormatPcapNG, 0, "-y INFINIBAND is --format ib247"},
+		{"EN10MB", capture.FormatAuto, 0, "mlx5_0 offers ERF, INFINIBAND"},
+	} {
+		got, err := linkTypeFormat(&flags{linkType: tc.y}, ib, tc.format)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("-y %s with %v: %v, want %q", tc.y, tc.format, err, tc.err)
+			}
+		} else if err != nil || got != tc.want {
+			t.Errorf("-y %s with %v: %v, %v; want %v", tc.y, tc.format, got, err, tc.want)
+		}
+	}
+
+	out, stderr, code = runIbcap(t, env, "--extcap-config", "--extcap-interface", "ibcap-mlx5_0")
+	for _, want := range []string{
+		"arg {number=0}{call=--port}{display=RDMA port}{type=selector}",
+		"value {arg=0}{value=1}{display=1: InfiniBand, ACTIVE, 100 Gb/sec (4X EDR)}{default=true}",
+		"value {arg=2}{value=adapter}{display=adapter: the device's completion timestamps, converted to the host's clock}{default=true}",
+		"{call=--lid}",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("--extcap-config of ibcap-mlx5_0: exit %d, no %q in:\n%s%s", code, want, out, stderr)
+		}
+	}
+	if strings.Contains(out, "--no-promiscuous-mode") || strings.Contains(out, "--all") {
+		t.Errorf("--extcap-config of an InfiniBand port offers Ethernet's options:\n%s", out)
 	}
 }
