@@ -11,6 +11,8 @@ import (
 )
 
 // completers complete the values of ibcap's flags (ibcap __complete -i "").
+// The values come from where the flags' parsers take them, or from what
+// the device offers (-j, -y: what -J, -L list).
 var completers = cmddoc.Completers{
 	"interface":            cmddoc.Values(interfaceValues),
 	"device":               cmddoc.Values(rdmaDeviceValues),
@@ -18,6 +20,10 @@ var completers = cmddoc.Completers{
 	"format":               cmddoc.Values(formatValues),
 	"time-stamp-precision": cmddoc.Fixed(cmddoc.Value{Name: "nano"}, cmddoc.Value{Name: "micro"}),
 	"opcode":               cmddoc.List(cmddoc.Opcodes()),
+	"direction": cmddoc.Fixed(
+		cmddoc.Value{Name: "in", Means: "received"}, cmddoc.Value{Name: "out", Means: "sent"},
+		cmddoc.Value{Name: "inout", Means: "both (the default)"}),
+	"linktype": cmddoc.Values(linkTypeValues),
 }
 
 // interfaceValues are what -D lists: each RDMA port as DEVICE:PORT, each
@@ -75,6 +81,28 @@ func timestampTypeValues(cmd *cobra.Command) []cmddoc.Value {
 	vs := make([]cmddoc.Value, len(types))
 	for i, t := range types {
 		vs[i] = cmddoc.Value{Name: t, Means: timestampTypeDescriptions[t]}
+	}
+	return vs
+}
+
+// linkTypeValues are the link types the -i device can be written with
+// (what -L lists); none before -i is given.
+func linkTypeValues(cmd *cobra.Command) []cmddoc.Value {
+	f := cmd.Flags().Lookup("interface")
+	if f == nil || f.Value.String() == "" {
+		return nil
+	}
+	t, err := capture.Resolve(f.Value.String(), "")
+	if err != nil {
+		return nil
+	}
+	choices, err := linkTypeChoices(t)
+	if err != nil {
+		return nil
+	}
+	vs := make([]cmddoc.Value, len(choices))
+	for i, c := range choices {
+		vs[i] = cmddoc.Value{Name: c.name, Means: c.words}
 	}
 	return vs
 }

@@ -33,7 +33,8 @@ func values(lines []string) []string {
 // -i completes what -D lists: the RDMA ports of sysfs (by IBSCOPE_SYSFS
 // here), the network interfaces, any; -d the RDMA devices; -j the time
 // stamp types, those the -i device offers once -i is given; --format the
-// file formats; --opcode opcode names item by item.
+// file formats; --opcode opcode names item by item; -Q the directions; -y
+// the link types of the -i device, as -L lists them.
 func TestCompleteFlagValues(t *testing.T) {
 	sysfs := []string{capture.EnvSysfs + "=" + writeSysfs(t)}
 	lines, directive := completeIbcap(t, sysfs, "-i", "")
@@ -63,6 +64,10 @@ func TestCompleteFlagValues(t *testing.T) {
 		{[]string{"--format", ""}, []string{"auto", "pcap", "pcapng", "erf-pcap", "ib247", "erf-raw"}},
 		{[]string{"--time-stamp-precision", ""}, []string{"nano", "micro"}},
 		{[]string{"--opcode", "RC_SEND_ONLY,UD_"}, []string{"RC_SEND_ONLY,UD_SEND_ONLY", "RC_SEND_ONLY,UD_SEND_ONLY_WITH_IMMEDIATE"}},
+		{[]string{"-Q", ""}, []string{"in", "out", "inout"}},
+		{[]string{"-i", "mlx5_0:1", "-y", ""}, []string{"ERF", "INFINIBAND"}},
+		{[]string{"-i", "lo", "-y", ""}, []string{"EN10MB"}},
+		{[]string{"-y", ""}, nil}, // -L too needs -i
 	} {
 		if lines, _ := completeIbcap(t, sysfs, c.args...); !slices.Equal(values(lines), c.want) {
 			t.Errorf("%q: %q, want %q", c.args, values(lines), c.want)
