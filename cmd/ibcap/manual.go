@@ -8,7 +8,7 @@ import (
 // manual is what ibcap's man page says beyond its flags (make man).
 var manual = cmddoc.Manual{
 	ExitStatus: []cmddoc.Item{
-		{Tag: "0", Text: "The capture ended as asked (-c, --duration, SIGINT or SIGTERM, or the reader of -w - went away) and its file is written; or -D, -J listed what was asked."},
+		{Tag: "0", Text: "The capture ended as asked (-c, --duration, SIGINT or SIGTERM, or the reader of -w - went away) and its file is written; -r read its file to the end; or -D, -J, -L listed what was asked."},
 		{Tag: "1", Text: "Something went wrong, said on standard error: a flag or filter refused, a device not found or not capturable, a file that could not be written, the interface deleted during the capture (what was captured until then is written); or -D listed RDMA devices that cannot be captured here (libibverbs missing), saying so."},
 	},
 	Environment: []cmddoc.Item{
