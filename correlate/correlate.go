@@ -56,6 +56,9 @@ type Options struct {
 	// values (samples × (counters + 3 times and ID)); 0 is
 	// DefaultMaxTelemetryValues. Past it the files are refused, naming it.
 	MaxTelemetryValues int64
+	// Workers, above 1, decodes the captures of the binning pass on that
+	// many goroutines (capfile.StreamOptions.Workers); the rows are the same.
+	Workers int
 }
 
 // DefaultMaxTelemetryValues is 32 million values, ~1.3 GB while
@@ -282,7 +285,7 @@ func intervalSets(series []*inSeries, span captureSpan, windowNs int64) ([]*binn
 // binCaptures reads every frame of the captures, merged in time order, into
 // every interval set.
 func binCaptures(captures []string, sets []*binner, opt Options, res *Result) error {
-	in, err := openFrames(captures, opt.OnDecodeError)
+	in, err := openFrames(captures, opt.OnDecodeError, opt.Workers)
 	if err != nil {
 		return err
 	}

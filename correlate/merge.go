@@ -11,8 +11,9 @@ import (
 // decoded, a frame without a timestamp is told to onDecodeError and left
 // out (it has no place in time to be binned at), and a damaged capture just
 // ends (scanCaptures, which read the same records first, reported it).
-func openFrames(paths []string, onDecodeError func(*capfile.DecodeError)) (*capfile.Stream, error) {
-	return capfile.OpenStream(paths, capfile.StreamOptions{CheckCRC: true, Undecoded: true, OnDecodeError: onDecodeError})
+// workers above 1 decode on that many goroutines.
+func openFrames(paths []string, onDecodeError func(*capfile.DecodeError), workers int) (*capfile.Stream, error) {
+	return capfile.OpenStream(paths, capfile.StreamOptions{CheckCRC: true, Undecoded: true, OnDecodeError: onDecodeError, Workers: workers})
 }
 
 // captureSpan is what a quick pass over the records (no decoding) learns:

@@ -28,7 +28,7 @@ func TestUntimedFrames(t *testing.T) {
 	}
 
 	var told []string
-	in, err := openFrames([]string{path}, func(e *capfile.DecodeError) { told = append(told, e.Error()) })
+	in, err := openFrames([]string{path}, func(e *capfile.DecodeError) { told = append(told, e.Error()) }, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

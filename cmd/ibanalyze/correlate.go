@@ -197,6 +197,9 @@ func correlateOptions(captures []string, o correlateOpts) (correlate.Options, er
 	}
 	opt := correlate.Options{WindowNs: int64(o.rowSpanNs), Meta: commandMeta(), Ports: o.ports, MaxTelemetryValues: o.maxValues}
 	var err error
+	if opt.Workers, err = workers(); err != nil {
+		return opt, err
+	}
 	if o.format != "" {
 		opt.Format, err = correlate.ParseFormat(o.format)
 	} else {

@@ -81,27 +81,40 @@ func firstDiff(got, want string) string {
 // elapsed is the time export says it took.
 var elapsed = regexp.MustCompile(`, [0-9.]+ s`)
 
-// TestJobsSameExport: export writes the same rows on several cores as on
-// one, for every text format, damaged captures included.
+// TestJobsSameExport: export and correlate write the same rows on several
+// cores as on one, for every text format, damaged captures included.
 func TestJobsSameExport(t *testing.T) {
 	dir := t.TempDir()
 	sim := simIncast(t)
-	captures := []string{filepath.Join(sim, "s1.pcap"), damagedCapture(t, dir), damagedCaptureNG(t, dir)}
-	for _, ext := range []string{"jsonl", "csv"} {
-		t.Run(ext, func(t *testing.T) {
+	s1 := filepath.Join(sim, "s1.pcap")
+	captures := []string{s1, damagedCapture(t, dir), damagedCaptureNG(t, dir)}
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"export jsonl", append([]string{"export"}, captures...), 1}, // the damaged captures
+		{"export csv", append([]string{"export"}, captures...), 1},
+		{"correlate csv", []string{"correlate", s1, "--telemetry", filepath.Join(sim, "perfquery.txt"), "--offset", "0"}, 0},
+	} {
+		ext := c.name[strings.IndexByte(c.name, ' ')+1:]
+		t.Run(c.name, func(t *testing.T) {
 			var outs [2]string
 			var stderrs [2]string
 			for i, j := range []string{"1", "3"} {
 				path := filepath.Join(dir, "rows-j"+j+"."+ext)
-				_, stderr, code := run(t, append([]string{"-j", j, "export", "-o", path}, captures...)...)
-				if code != 1 { // the damaged captures
-					t.Fatalf("-j %s: exit %d, want 1: %s", j, code, stderr)
+				_, stderr, code := run(t, append([]string{"-j", j}, append(c.args, "-o", path)...)...)
+				if code != c.code {
+					t.Fatalf("-j %s: exit %d, want %d: %s", j, code, c.code, stderr)
 				}
 				data, err := os.ReadFile(path)
 				if err != nil {
 					t.Fatal(err)
 				}
 				outs[i], stderrs[i] = string(data), elapsed.ReplaceAllString(strings.ReplaceAll(stderr, path, "OUT"), ", T s")
+			}
+			if strings.Count(outs[0], "\n") < 2 {
+				t.Fatalf("-j 1 wrote no rows:\n%s", outs[0])
 			}
 			if outs[1] != outs[0] {
 				t.Errorf("-j 3 rows differ from -j 1: %s", firstDiff(outs[1], outs[0]))
