@@ -15,10 +15,13 @@
 //   - Open(device, *Config) (Resolve, then OpenTarget) returns a Source:
 //     hardware RDMA devices (mlx5_0, mlx5_0:2) open the verbs backend;
 //     software RoCE (rxe0) and netdevs an AF_PACKET ring on the netdev.
+//   - OpenFile(path, *Config) reads a capture file as a Source (ibcap -r):
+//     its records through the filter expression and the snap length, ERF
+//     records unwrapped, io.EOF at the end.
 //   - NewWriter writes Packets to one file, a rotating set of files or stdout,
 //     always whole records, flushed at least once a second by Run.
-//   - Run moves packets from a Source to a Writer until a count, a duration or
-//     the context ends it, drains what the ring still holds, and returns a
+//   - Run moves packets from a Source to a Writer until a count, a duration,
+//     the context or the end of a file ends it, drains what the ring still holds, and returns a
 //     Report that accounts for every packet.
 //   - StartTelemetry runs the telemetry package's sysfs sampler for the RDMA
 //     port of the device into a sidecar next to the capture (ibcap --telemetry).

@@ -115,6 +115,30 @@ func TestReadCopies(t *testing.T) {
 		t.Errorf("-F gives\n%s\n-f gives\n%s", a, b)
 	}
 
+	// From standard input, cut to a snap length: tshark finds every frame
+	// with its length on the wire and at most 64 bytes of it.
+	cut := filepath.Join(dir, "cut.pcap")
+	cmd := exec.Command(ibcapBin, "-r", "-", "-s", "64", "-w", cut)
+	in, err := os.Open(bundled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	cmd.Stdin = in
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ibcap -r - -s 64: %v\n%s", err, msg)
+	}
+	lens := tsharkFields(t, cut, "", "frame.len", "frame.cap_len")
+	if want := tsharkFields(t, bundled, "", "frame.len"); strings.Count(lens, "\n") != strings.Count(want, "\n") {
+		t.Errorf("ibcap -r - -s 64: %d frames, want %d", strings.Count(lens, "\n"), strings.Count(want, "\n"))
+	}
+	for _, l := range strings.Split(strings.TrimSpace(lens), "\n") {
+		var wire, kept int
+		if _, err := fmt.Sscanf(l, "%d\t%d", &wire, &kept); err != nil || kept != min(wire, 64) {
+			t.Fatalf("ibcap -r - -s 64: frame of %q (frame.len, frame.cap_len)", l)
+		}
+	}
+
 	erf := "../../testdata/pcaps/ib_native_erf.pcap"
 	copied := filepath.Join(dir, "erf.pcap")
 	if _, stderr, err := ibcapOut(t, "-r", erf, "-w", copied); err != nil {
