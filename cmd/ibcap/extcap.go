@@ -68,8 +68,8 @@ func (e *extcapFlags) asked() bool {
 
 // extcapCall answers the extcap call f holds: a listing on out, or, for
 // --capture, f set up for the capture into the FIFO, which the caller
-// then runs (capture true).
-func extcapCall(out io.Writer, f *flags) (capture bool, err error) {
+// then runs (runCapture true).
+func extcapCall(out io.Writer, f *flags) (runCapture bool, err error) {
 	e := &f.extcap
 	switch {
 	case e.interfaces:

@@ -122,8 +122,8 @@ Wireshark's extcap folder): each device appears as ibcap-NAME.`,
 				return listDevices(os.Stdout)
 			}
 			if f.extcap.asked() {
-				capture, err := extcapCall(os.Stdout, &f)
-				if err != nil || !capture {
+				runCapture, err := extcapCall(os.Stdout, &f)
+				if err != nil || !runCapture {
 					return err
 				}
 			} else if flag := extcapOnly(&f.extcap); flag != "" {
