@@ -146,7 +146,7 @@ dashboard:
 # is there and allowed). Wireshark looks for extcap programs in the folder tshark -G folders
 # names "Extcap path" (/usr/lib/x86_64-linux-gnu/wireshark/extcap on Debian): a system install
 # (PREFIX /usr/local or /usr) links ibcap there; any other PREFIX, under it in lib/wireshark/extcap.
-# EXTCAP_DIR=DIR chooses the folder.
+# EXTCAP_DIR=DIR chooses the folder (~/.config/wireshark/extcap is Wireshark 4.0's personal one).
 PREFIX ?= /usr/local
 EXTCAP_DIR ?=
 install: man dashboard
