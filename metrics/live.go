@@ -3,6 +3,7 @@ package metrics
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -143,6 +144,7 @@ func New(cfg Config) (*Live, error) {
 // flow metrics as Next hands them out. Call it once.
 func (l *Live) Source(src capture.Source) capture.Source {
 	l.src = &countingSource{Source: src, l: l, s: sampler{maxPps: l.cfg.SamplePps}}
+	l.src.s.rnd.Seed(rand.Uint64(), rand.Uint64())
 	return l.src
 }
 

@@ -47,14 +47,15 @@ func (s *countingSource) Next() (capfile.Packet, error) {
 }
 
 // startPeriod publishes the sampling rate of the period that begins and,
-// after a period with packets left out, has every flow's next packet
-// begin its PSN sequence and IPD anew: a jump over the packets not seen
-// is no loss and no delay.
+// when packets were left out since the last analysed one (the period before
+// sampled, or this one does: its window may not be its first), has every
+// flow's next packet begin its PSN sequence and IPD anew: a jump over the
+// packets not seen is no loss and no delay.
 func (s *countingSource) startPeriod() {
 	l := s.l
 	l.flowMu.Lock()
 	s.flushSkipped()
-	if s.s.sampledBefore {
+	if s.s.sampledBefore || s.s.every > 1 {
 		l.flows.epoch++
 	}
 	l.sampleEvery = s.s.every
