@@ -141,8 +141,9 @@ const (
 
 // flowIndex numbers keys in the order they were first added and finds a
 // key's number: the keys in chunks, and an open-addressing table of
-// numbers (4 bytes a slot, at most half full) instead of a Go map, whose
-// slots would hold the 40-byte key again, or a hash and a pointer.
+// numbers (4 bytes a slot, at most three quarters full: 5 to 11 bytes a
+// key) instead of a Go map, whose slots would hold the 40-byte key again,
+// or a hash and a pointer.
 type flowIndex struct {
 	slots []uint32 // number+1 of the key hashed there, 0 for none; a power of two long
 	keys  [][]packedKey
@@ -181,7 +182,7 @@ func (x *flowIndex) add(k *packedKey) uint32 {
 	}
 	*x.key(i) = *k
 	x.n++
-	if 2*int(x.n) > len(x.slots) {
+	if 4*int(x.n) > 3*len(x.slots) {
 		x.grow()
 	} else {
 		x.place(k, i)

@@ -510,7 +510,7 @@ func (t *ackTiming) wait(psn uint32, tsNs int64) {
 	if int(t.waitN) == len(t.waitReqs) {
 		if len(t.waitReqs) < pendingAcks {
 			// Grow the ring (unrolled so the oldest comes first).
-			grown := make([]waitingReq, max(2, 2*len(t.waitReqs)))
+			grown := make([]waitingReq, max(1, 2*len(t.waitReqs)))
 			for k := range t.waitN {
 				grown[k] = t.waitReqs[(t.waitHead+k)%int32(len(t.waitReqs))]
 			}

@@ -53,7 +53,9 @@ func (s *psnSeq) restart() {
 
 func (t *RequestPSNs) restart() {
 	t.psnSeq.restart()
-	t.slackPSNs = 0
+	if t.cold != nil {
+		t.cold.slackPSNs = 0
+	}
 }
 
 func (t *ResponsePSNs) restart() {

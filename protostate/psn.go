@@ -56,12 +56,17 @@ type psnSeq struct {
 	next    uint32   // the PSN after the highest seen
 	run     uint16   // while cold is nil: the PSNs below next seen, up to psnWindowLen; no other was
 	started bool
+	open    bool // ResponsePSNs: a READ response message is under way, next is its next PSN
 }
 
 // psnCold is what a sequence keeps once it was not regular.
 type psnCold struct {
 	seen [psnWindowLen / 64]uint64 // bit psn%psnWindowLen: psn in [next-psnWindowLen, next) was seen
 	PSNStats
+	// slackPSNs (RequestPSNs) is how many PSNs the next packet may skip
+	// without a gap, after an RDMA READ request: kept here, a READ
+	// request being irregular enough, so that a sequence is 16 bytes.
+	slackPSNs uint32
 }
 
 // irregular returns the sequence's window and counts, made from the run on
@@ -164,7 +169,6 @@ func (s *psnSeq) Stats() PSNStats {
 // path MTU is not in the packets, so up to ceil(n/256) are allowed.
 type RequestPSNs struct {
 	psnSeq
-	slackPSNs uint32 // PSNs the next packet may skip without a gap (after an RDMA READ request)
 }
 
 // Add judges one request's PSN; dmaLenB is an RDMA READ request's length
@@ -172,14 +176,16 @@ type RequestPSNs struct {
 func (t *RequestPSNs) Add(psn uint32, readDMALenB uint32) PSNVerdict {
 	psn &= decode.PSNMask
 	if psn == t.next && t.started && readDMALenB == 0 { // the next PSN: most packets
-		t.slackPSNs = 0
+		if t.cold != nil {
+			t.cold.slackPSNs = 0
+		}
 		t.advanceSeen((psn + 1) & decode.PSNMask)
 		return PSNInOrder
 	}
 	v := t.add(psn)
 	if readDMALenB > 0 && v != PSNDuplicate && v != PSNLate {
 		if n := (readDMALenB + minPathMTUBytes - 1) / minPathMTUBytes; n > 1 {
-			t.slackPSNs = n - 1
+			t.irregular().slackPSNs = n - 1
 		}
 	}
 	return v
@@ -191,9 +197,12 @@ func (t *RequestPSNs) add(psn uint32) PSNVerdict {
 		return PSNInOrder
 	}
 	d := decode.PSNDiff(psn, t.next)
-	slack := t.slackPSNs
-	if d >= 0 {
-		t.slackPSNs = 0
+	var slack uint32
+	if t.cold != nil {
+		slack = t.cold.slackPSNs
+		if d >= 0 {
+			t.cold.slackPSNs = 0
+		}
 	}
 	switch {
 	case d == 0 || (d > 0 && uint32(d) <= slack):
@@ -229,7 +238,6 @@ func (t *RequestPSNs) add(psn uint32) PSNVerdict {
 // the head is either late (not seen before) or a retransmission (seen).
 type ResponsePSNs struct {
 	psnSeq
-	open bool // a READ response message is under way: next is its next PSN
 }
 
 // Add judges one response packet: first and last say where it stands in
