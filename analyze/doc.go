@@ -17,8 +17,8 @@
 //
 // The IPD, flow-health and credit analyses stream: their memory grows with
 // the number of flows, bins and phases, never with the number of packets
-// (IPD: about 430 bytes a flow, up to IPDOptions.MaxFlows; flow health:
-// about 650, up to FlowsOptions.MaxFlows; credits: one
+// (IPD: about 270 bytes a flow, up to IPDOptions.MaxFlows; flow health:
+// about 280, up to FlowsOptions.MaxFlows; credits: one
 // state and a downsampled series per link direction and VL). Two do not:
 // runTick keeps 16 bytes of each native IB data packet it reads, and Buffer
 // up to about 80 bytes of each data packet of the sender captures (16 as

@@ -17,11 +17,14 @@ const DefaultThroughputBinNs = 1000
 const pendingAcks = 1024
 
 // FlowStateBytes is about what one flow costs while the capture is read
-// (TestFlowsMemoryPerFlow measures it): its state, its map entry and its
-// place in the list. Past FlowsOptions.MaxFlows distinct flows, the packets
-// of new flows are counted together in one flow keyed {"transport":
-// "other"}, so memory stays bounded whatever the capture holds.
-const FlowStateBytes = 650
+// (TestFlowsMemoryPerFlow measures 267 for one-packet flows, half of them
+// waiting for an ACK; bench/manyqps.sh 263 a QP for the whole process over
+// 10 million): its 176-byte state, its 40-byte key, its slot in the key
+// table, and for a flow waiting for ACKs its 80-byte timing. Past
+// FlowsOptions.MaxFlows distinct flows, the packets of new flows are
+// counted together in one flow keyed {"transport": "other"}, so memory
+// stays bounded whatever the capture holds.
+const FlowStateBytes = 280
 
 // FlowsOptions tunes a flows analysis.
 type FlowsOptions struct {

@@ -29,7 +29,7 @@ const testBaseNs = 1_767_000_000_000_000_000
 // capture is read, not a throughput series since the capture's start.
 func TestFlowsMemoryPerFlow(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a million flows: about 600 MB (-short)")
+		t.Skip("a million flows: about 270 MB (-short)")
 	}
 	const flows = 1_000_000
 	before := heapBytes()

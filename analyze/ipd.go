@@ -149,12 +149,19 @@ type ipdGroup struct {
 
 // DefaultMaxFlows bounds the groups an IPD analysis keeps when the caller
 // does not say, and MaxFlowsLimit what a caller may ask: a group of a few
-// packets costs about 430 bytes, map entry included (more with phases),
-// so 430 MB at the default and 4.3 GB at the limit.
+// packets costs about IPDGroupBytes (more with phases), so 270 MB at the
+// default and 2.7 GB at the limit.
 const (
 	DefaultMaxFlows = 1_000_000
 	MaxFlowsLimit   = 10_000_000
 )
+
+// IPDGroupBytes is about what one group of a few packets costs
+// (TestIPDMemoryPerFlow measures 257 for three-packet flows;
+// bench/manyqps.sh 229 a QP for the whole process over 10 million
+// one-packet QPs): its state, its key and its slot in the key table, a
+// sketch bucket and a histogram word.
+const IPDGroupBytes = 270
 
 // checkMaxFlows checks a bound on groups (0: the default).
 func checkMaxFlows(n int) error {

@@ -63,7 +63,7 @@ bytes it leaves out; a flow of fewer packets: over all of them), at most the
 link rate where it is known (--rate, or the speed the capture records):
 the same figure however long the capture and with or without --interval.
 
-Memory: about 650 bytes per flow while the capture is read. Past
+Memory: about 280 bytes per flow while the capture is read. Past
 --max-flows flows, the packets of later flows are counted together in one
 flow named "other" (without PSN sequence or ACK matching), with a warning.
 The JSON is written one flow at a time.

@@ -98,7 +98,7 @@ the reading: on a slow live stream a smaller --window brings reports sooner.`,
 	f.StringVar(&o.plot, "plot", "", "draw the histograms to `FILE` (.png, .svg, .pdf)")
 	f.BoolVar(&o.logY, "log", false, "log-scale counts in --plot")
 	addWindowFlag(f, &o.window)
-	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows (links, QPs), about 430 bytes each; packets of later ones are counted together as \"other\" (at most %d)", analyze.MaxFlowsLimit))
+	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows (links, QPs), about %d bytes each; packets of later ones are counted together as \"other\" (at most %d)", analyze.IPDGroupBytes, analyze.MaxFlowsLimit))
 	f.IntVar(&o.top, "top", 10, "text output: the `N` busiest flows (0: all)")
 	f.BoolVar(&o.compare, "compare", false, "compare two captures A B of the same traffic (sender and receiver side)")
 	f.StringVar(&o.matchWindow, "match-window", units.FormatNs(analyze.DefaultMatchWindowNs), "with --compare: how long a packet waits for its twin on the other side")
@@ -223,8 +223,8 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 	r, rs := run.report, run.reports
 	warnInput(r.Input)
 	if r.MaxFlows > 0 {
-		warnf("more than %d %ss: the packets of those after the first %d (%d packets) are counted together as %q, without IPDs; --max-flows raises the bound (about 430 bytes a %s)",
-			r.MaxFlows, r.By, r.MaxFlows, r.OtherPackets, "other", r.By)
+		warnf("more than %d %ss: the packets of those after the first %d (%d packets) are counted together as %q, without IPDs; --max-flows raises the bound (about %d bytes a %s)",
+			r.MaxFlows, r.By, r.MaxFlows, r.OtherPackets, "other", analyze.IPDGroupBytes, r.By)
 	}
 	if err := rs.totals(r); err != nil {
 		return err

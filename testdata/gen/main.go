@@ -11,6 +11,9 @@
 // N frames for benchmarks (see bench.go):
 //
 //	go run ./testdata/gen -bench-rocev2 2000000 -o /tmp/rocev2.pcap
+//
+// With -bench-qps N it writes N one-packet QPs for the flows and IPD
+// memory benchmark (manyqps.go, bench/manyqps.sh).
 package main
 
 import (
@@ -25,6 +28,7 @@ func main() {
 	out := flag.String("o", "testdata/pcaps", "output directory; with -bench-*, the output file")
 	benchRoCEv2 := flag.Int("bench-rocev2", 0, "write one RoCEv2 capture of `N` frames for benchmarks")
 	benchIB := flag.Int("bench-ib", 0, "write one native IB (ERF) capture of `N` frames for benchmarks")
+	benchQPs := flag.Int("bench-qps", 0, "write one RoCEv2 capture of `N` one-packet QPs for the flows memory benchmark (bench/manyqps.sh)")
 	flag.Parse()
 	var err error
 	switch {
@@ -32,6 +36,8 @@ func main() {
 		err = writeBench(*out, *benchRoCEv2, false)
 	case *benchIB > 0:
 		err = writeBench(*out, *benchIB, true)
+	case *benchQPs > 0:
+		err = writeManyQPs(*out, *benchQPs)
 	default:
 		err = writeAll(*out)
 	}
