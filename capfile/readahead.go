@@ -130,8 +130,11 @@ type readAhead struct {
 const startBatches = 2
 
 // batchesAhead is how many batches a file has: enough for every worker to
-// decode one while the reading cuts the next and the caller takes another.
-func batchesAhead(workers int) int { return 2*workers + 2 }
+// decode one while the reading cuts the next and the caller takes another,
+// up to maxBatchesAhead (28 MB).
+func batchesAhead(workers int) int { return min(2*workers+2, maxBatchesAhead) }
+
+const maxBatchesAhead = 64
 
 // readAhead makes r read and decode ahead through pool from now on. The
 // reading goroutine runs until the file ends or r is closed.
@@ -143,7 +146,7 @@ func (r *Reader) readAhead(pool *decodePool) {
 		a.more()
 	}
 	r.ahead = a
-	r.readAheadFrom = &readerMeta{snapLen: r.SnapLen(), captureHost: r.CaptureHost()}
+	r.readAheadFrom = &readerMeta{snapLen: r.SnapLen(), captureHost: r.CaptureHost(), linkBitsPerSec: r.LinkBitsPerSec(), interfaceName: r.InterfaceName()}
 	pool.readers.Add(1)
 	go func() {
 		defer pool.readers.Done()

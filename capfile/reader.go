@@ -50,15 +50,19 @@ type Reader struct {
 	// frames they decode.
 	format func(dst []byte, f *decode.Frame, err error) []byte
 	// readAheadFrom is what the file said of itself up to its first
-	// frame, once it is read ahead: SnapLen and CaptureHost answer from it,
-	// as the reading goroutine may be in a later section.
+	// frame, once it is read ahead: SnapLen, CaptureHost, LinkBitsPerSec and
+	// InterfaceName answer from it, as the reading goroutine may be in a
+	// later section.
 	readAheadFrom *readerMeta
 }
 
-// readerMeta is what SnapLen and CaptureHost tell.
+// readerMeta is what SnapLen, CaptureHost, LinkBitsPerSec and
+// InterfaceName tell.
 type readerMeta struct {
-	snapLen     int
-	captureHost string
+	snapLen        int
+	captureHost    string
+	linkBitsPerSec uint64
+	interfaceName  string
 }
 
 // SetStop makes the reader look at stop wherever it reads on without
@@ -270,6 +274,9 @@ func (r *Reader) CaptureHost() string {
 // LinkBitsPerSec returns the speed the file records for its first
 // interface (pcapng if_speed), bits per second; 0 when it says none.
 func (r *Reader) LinkBitsPerSec() uint64 {
+	if r.readAheadFrom != nil {
+		return r.readAheadFrom.linkBitsPerSec
+	}
 	if len(r.ngIfaces) == 0 {
 		return 0
 	}
@@ -280,6 +287,9 @@ func (r *Reader) LinkBitsPerSec() uint64 {
 // (pcapng if_name: ibsim names a tap's port, ibcap the device), "" when
 // it gives none.
 func (r *Reader) InterfaceName() string {
+	if r.readAheadFrom != nil {
+		return r.readAheadFrom.interfaceName
+	}
 	if len(r.ngIfaces) == 0 {
 		return ""
 	}
