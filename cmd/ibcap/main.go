@@ -1,7 +1,9 @@
 // Command ibcap captures InfiniBand and RoCE traffic to pcap, pcapng or ERF
 // files: from RDMA devices through a verbs sniffer QP, from Ethernet
-// netdevs through an AF_PACKET ring. It holds flags and output only; the
-// capture itself is package capture's.
+// netdevs through an AF_PACKET ring; without -w it prints a decoded line
+// per packet, as tcpdump, and -r reads a capture file instead of a device.
+// It is also Wireshark's extcap program for these devices (extcap.go). It
+// holds flags and output only; the capture itself is package capture's.
 package main
 
 import (
