@@ -337,11 +337,11 @@ type FlowsAnalysis struct {
 	states   [][]flowState         // by key number, keyChunk a chunk
 	byPair   map[uint64]*flowState // flows waiting for ACKs, by hash of (source, destination), chained by ackTiming.samePair
 	maxFlows int
-	noThr    bool       // FlowsOptions.NoThroughput
-	linkGbps float64    // FlowsOptions.LinkGbps
-	other    *flowState // packets of flows beyond maxFlows
-	lastKey  decode.FlowKey
-	last     *flowState
+	noThr    bool          // FlowsOptions.NoThroughput
+	linkGbps float64       // FlowsOptions.LinkGbps
+	other    *flowState    // packets of flows beyond maxFlows
+	recent   [2]recentFlow // the last two flows looked up, recent[mru] the latest
+	mru      uint8
 	firstNs  int64
 	started  bool
 	conns    flowConns // flowscm.go
@@ -354,6 +354,12 @@ func NewFlowsAnalysis(opts FlowsOptions) *FlowsAnalysis {
 	}
 	return &FlowsAnalysis{index: newFlowIndex(), byPair: make(map[uint64]*flowState), maxFlows: opts.MaxFlows,
 		noThr: opts.NoThroughput, linkGbps: opts.LinkGbps}
+}
+
+// recentFlow is a flow looked up lately, by its key as packets carry it.
+type recentFlow struct {
+	key decode.FlowKey
+	f   *flowState
 }
 
 // state returns flow number i.
@@ -377,9 +383,17 @@ func reversePair(k decode.FlowKey) decode.FlowKey {
 
 // flow returns the state of p's flow, made on its first packet (or the
 // "other" flow past the limit).
+//
+// The last two flows are kept at hand: a request flow and the ACKs that
+// answer it take turns in most captures, and each turn would otherwise
+// pack a key and probe the index.
 func (a *FlowsAnalysis) flow(p *Packet) *flowState {
-	if a.last != nil && sameKey(&p.Key, &a.lastKey) {
-		return a.last
+	if r := &a.recent[a.mru]; r.f != nil && sameKey(&p.Key, &r.key) {
+		return r.f
+	}
+	if r := &a.recent[a.mru^1]; r.f != nil && sameKey(&p.Key, &r.key) {
+		a.mru ^= 1
+		return r.f
 	}
 	k := packKey(&p.Key)
 	i, ok := a.index.find(&k)
@@ -397,7 +411,8 @@ func (a *FlowsAnalysis) flow(p *Packet) *flowState {
 		*a.state(i) = flowState{id: i, firstNs: p.TsNs}
 	}
 	f := a.state(i)
-	a.last, a.lastKey = f, p.Key
+	a.mru ^= 1 // the older of the two makes room
+	a.recent[a.mru] = recentFlow{p.Key, f}
 	return f
 }
 
