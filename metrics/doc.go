@@ -15,7 +15,8 @@
 //     ibscope_metrics_wire_bytes_analyzed_total add up every flow and
 //     move with each packet: rates of the device taken from them do not
 //     jump when a flow enters or leaves the top flows (which moves its
-//     counts out of or into flow="other").
+//     counts out of or into flow="other"). While sampling they and the
+//     flow series are estimates (ibscope_metrics_sampling_rate).
 //   - ibscope_capture_info{host,device,port,version}: one series, 1.
 //   - ibscope_capture_stopped{device}: 0 while capturing, 1 once stopped
 //     gracefully (the final values; ibcap serves them for
