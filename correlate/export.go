@@ -104,9 +104,12 @@ func Export(captures []string, out string, opt ExportOptions) (ExportStats, erro
 				continue
 			}
 		}
-		var de *capfile.DecodeError
+		// The stream returns no error but a *DecodeError (Undecoded); a type
+		// assertion, unlike errors.As(err, &de), does not move de to the
+		// heap, an allocation per frame.
+		de, _ := err.(*capfile.DecodeError)
 		switch {
-		case errors.As(err, &de):
+		case de != nil:
 			st.DecodeErrors++
 			err = sink.add(f, file, in.LinkType(file), de.Err.Error())
 		case f.NoTs:
