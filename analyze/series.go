@@ -27,33 +27,37 @@ func (r *rateSeries) binNs() int64 { return DefaultThroughputBinNs << r.shift }
 // DefaultThroughputBinNs) its time falls in; before is the bytes the
 // series counted so far. The caller divides once a packet by a constant,
 // a multiplication, where a division by binNs would be a division.
+// A packet in a bin the series has costs a few instructions and no call.
 func (r *rateSeries) add(usBin int64, b, before uint64) {
+	i := usBin >> r.shift
+	if r.more != nil {
+		if bins, j := *r.more, i-int64(r.startBin); uint64(j) < uint64(len(bins)) {
+			bins[j] += b
+			return
+		}
+	} else if r.used && i == int64(r.startBin) {
+		return
+	}
+	r.addOutside(usBin, b, before)
+}
+
+// addOutside counts b bytes at usBin, outside the bins so far.
+func (r *rateSeries) addOutside(usBin int64, b, before uint64) {
 	i := usBin >> r.shift
 	for i >= maxSeriesBins {
 		r.coarsen()
 		i = usBin >> r.shift
 	}
-	r.put(int16(i), b, before)
+	r.extend(int16(i), b, before)
 }
 
-// put counts b bytes in bin i (below maxSeriesBins).
-func (r *rateSeries) put(i int16, b, before uint64) {
-	if r.more != nil {
-		if bins, j := *r.more, int(i-r.startBin); j >= 0 && j < len(bins) {
-			bins[j] += b
-			return
-		}
-	} else if r.used && i == r.startBin {
-		return
-	}
-	r.extend(i, b, before)
-}
-
-// extend counts b bytes in bin i, outside the bins so far.
+// extend counts b bytes in bin i (below maxSeriesBins).
 func (r *rateSeries) extend(i int16, b, before uint64) {
 	switch {
 	case !r.used:
 		r.startBin, r.used = i, true
+		return
+	case r.more == nil && i == r.startBin:
 		return
 	case r.more == nil:
 		r.more = &[]uint64{before}

@@ -133,13 +133,21 @@ func (s *psnSeq) jump(psn uint32) {
 	if n >= psnWindowLen {
 		c.seen = [psnWindowLen / 64]uint64{}
 	} else {
-		for p := s.next; p != to; p = (p + 1) & decode.PSNMask {
-			w, b := s.bit(p)
-			c.seen[w] &^= b
-		}
+		c.clear(s.next, uint32(n))
 	}
 	s.next = to
 	s.mark(psn)
+}
+
+// clear forgets n PSNs (below psnWindowLen) from psn on, a word at a time.
+func (c *psnCold) clear(psn, n uint32) {
+	for n > 0 {
+		i := psn % psnWindowLen
+		k := min(n, 64-i%64) // PSNs to clear in this word
+		mask := ^uint64(0) >> (64 - k) << (i % 64)
+		c.seen[i/64] &^= mask
+		psn, n = (psn+k)&decode.PSNMask, n-k
+	}
 }
 
 // start begins the sequence at psn.

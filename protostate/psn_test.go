@@ -227,3 +227,25 @@ func TestSpaceOfTable(t *testing.T) {
 		}
 	}
 }
+
+// clear forgets the same PSNs a word at a time as one at a time, across
+// words, the window's end and the PSN wrap.
+func TestPSNClear(t *testing.T) {
+	for _, base := range []uint32{0, 100, decode.PSNMask - 70} {
+		for n := range uint32(psnWindowLen) {
+			var got, want psnCold
+			for i := range got.seen {
+				got.seen[i], want.seen[i] = ^uint64(0), ^uint64(0)
+			}
+			got.clear(base, n)
+			s := psnSeq{cold: &want}
+			for k := range n {
+				w, b := s.bit((base + k) & decode.PSNMask)
+				want.seen[w] &^= b
+			}
+			if got.seen != want.seen {
+				t.Fatalf("clear(%d, %d): %x, want %x", base, n, got.seen, want.seen)
+			}
+		}
+	}
+}
