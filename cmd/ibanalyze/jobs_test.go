@@ -125,3 +125,21 @@ func TestJobsSameExport(t *testing.T) {
 		})
 	}
 }
+
+// TestJobsRange: -j outside 1 to maxJobs is refused in one line naming it,
+// before anything is read.
+func TestJobsRange(t *testing.T) {
+	pcap := filepath.Join("..", "..", "testdata", "pcaps", "rocev2_ipv4.pcap")
+	for _, j := range []string{"0", "-1", "257"} {
+		for _, cmd := range []string{"flows", "decode", "export"} {
+			args := []string{"-j", j, cmd, pcap}
+			if cmd == "export" {
+				args = append(args, "-o", filepath.Join(t.TempDir(), "x.jsonl"))
+			}
+			stdout, stderr, code := run(t, args...)
+			if want := "ibanalyze: -j " + j + ": want 1 to 256 cores\n"; code != 1 || stdout != "" || stderr != want {
+				t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1 and %q", strings.Join(args, " "), code, stdout, stderr, want)
+			}
+		}
+	}
+}
