@@ -261,6 +261,53 @@ func analysisSection(title, dir string, asked bool, args []string) (s htmlreport
 }
 
 func runReport(paths []string, o reportOpts) error {
+	if err := checkReportArgs(paths, o); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "ibanalyze-report-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	rep := newReportPage(paths)
+	var failed, damaged int
+	for _, path := range paths {
+		c := takeCensus(path)
+		rep.Facts.Rows = append(rep.Facts.Rows, c.row())
+		secs, bad, dmg := captureSections(c, dir, o.telemetry)
+		rep.Sections = append(rep.Sections, secs...)
+		failed += bad
+		if dmg {
+			damaged++
+		}
+	}
+	if o.receiver != "" {
+		s, bad := bufferSection(paths, o.receiver, dir)
+		rep.Sections = append(rep.Sections, s)
+		if bad {
+			failed++
+		}
+	}
+
+	if err := writeReportPage(o.out, rep); err != nil {
+		return err
+	}
+	switch {
+	case failed > 0:
+		return fmt.Errorf("%s written; %d failed: their sections say why", o.out, failed)
+	case damaged > 0:
+		warnf("%s written; %d captures are damaged or hold frames that could not be decoded (the census counts them)", o.out, damaged)
+		return errReported
+	}
+	return nil
+}
+
+// checkReportArgs refuses, before anything is read, what would only fail
+// after minutes of analyses: standard input (each capture is read several
+// times), a telemetry file that is not there, a --receiver that is not
+// one of the captures.
+func checkReportArgs(paths []string, o reportOpts) error {
 	if err := stdinOnce(paths); err != nil {
 		return err
 	}
@@ -277,103 +324,125 @@ func runReport(paths []string, o reportOpts) error {
 	if o.receiver != "" && !containsPath(paths, o.receiver) {
 		return fmt.Errorf("--receiver %s: not one of the captures given", o.receiver)
 	}
-	dir, err := os.MkdirTemp("", "ibanalyze-report-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
+	return nil
+}
 
+// newReportPage is the page before any capture is read: its title, what
+// made it and when, and the census table's header (a row a capture
+// follows).
+func newReportPage(paths []string) htmlreport.Report {
 	title := fmt.Sprintf("ibscope report: %d captures", len(paths))
 	if len(paths) == 1 {
 		title = "ibscope report: " + filepath.Base(paths[0])
 	}
-	rep := htmlreport.Report{Title: title,
+	return htmlreport.Report{Title: title,
 		Subtitle: []string{"made by " + version.Read().String() + " on " + time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 			commandMeta()["ibscope.command"]},
 		Facts: htmlreport.Table{Header: []string{"capture", "port", "frames", "IB/RoCE packets", "flow control", "pause frames", "IFA probes", "not decoded", "span"}}}
-	var failed, damaged int
-	for _, path := range paths {
-		c := takeCensus(path)
-		rep.Facts.Rows = append(rep.Facts.Rows, c.row())
-		sec := htmlreport.Section{Title: "capture " + path, Level: 2}
-		if c.port != "" {
-			sec.Title += " (port " + c.port + ")"
-		}
-		switch {
-		case c.openErr != nil:
-			sec.Error = c.openErr.Error()
-			rep.Sections = append(rep.Sections, sec)
-			failed++
-			continue
-		case c.fileErr != nil:
-			sec.Error = c.fileErr.Error() + " (read up to the damage)"
-			damaged++
-		case c.undecodable > 0:
-			damaged++
-		}
-		var parts []htmlreport.Section
-		add := func(title string, args ...string) {
-			s, bad := analysisSection(title, dir, false, args)
-			parts = append(parts, s)
-			if bad {
-				failed++
-			}
-		}
-		var skipped []string
-		if c.ib+c.roce > 0 {
-			add("flows", "flows", path)
-			add("inter-packet delay", "ipd", path)
-		} else {
-			skipped = append(skipped, "flows and ipd (no IB or RoCE packets)")
-		}
-		if c.pause > 0 {
-			// Every pause drawn, not the first 1,000 (16 bytes each).
-			add("PFC pauses", "pfc", path, "--max-pauses", "100000")
-		} else {
-			skipped = append(skipped, "pfc (no PFC or PAUSE frames)")
-		}
-		if c.ifa > 0 {
-			add("hops", "hops", path)
-		} else {
-			skipped = append(skipped, "hops (no IFA 2.0 probes)")
-		}
-		if c.link > 0 && c.ib > 0 {
-			add("credits", "credits", path)
-		} else {
-			skipped = append(skipped, "credits (no flow-control packets with data)")
-		}
-		switch {
-		case len(o.telemetry) > 0 && c.ib+c.roce > 0:
-			add("correlate", "correlate", path, "--telemetry", strings.Join(o.telemetry, ","), "-o", filepath.Join(dir, "joined.parquet"))
-		case len(o.telemetry) == 0:
-			skipped = append(skipped, "correlate and tick (no --telemetry)")
-		}
-		if len(o.telemetry) > 0 && c.ib > 0 {
-			add("PortXmitWait tick", "tick", path, "--telemetry", o.telemetry[0])
-		}
-		sec.Notes = []string{"not applicable: " + strings.Join(skipped, "; ") + "."}
-		if len(skipped) == 0 {
-			sec.Notes = nil
-		}
-		rep.Sections = append(append(rep.Sections, sec), parts...)
+}
+
+// captureSections makes one capture's sections: its own, which carries
+// the census's damage and says which analyses did not apply, followed by
+// one per analysis that did, run in the page's order. failed counts the
+// sections that say something failed (the capture could not be opened:
+// no analysis is run); damaged says the capture is damaged or holds
+// frames that could not be decoded.
+func captureSections(c census, dir string, telemetry []string) (secs []htmlreport.Section, failed int, damaged bool) {
+	sec := htmlreport.Section{Title: "capture " + c.path, Level: 2}
+	if c.port != "" {
+		sec.Title += " (port " + c.port + ")"
 	}
-	if o.receiver != "" {
-		var args []string
-		args = append(args, "buffer")
-		for _, p := range paths {
-			if p != o.receiver {
-				args = append(args, p)
-			}
-		}
-		s, bad := analysisSection("buffer between the senders and "+o.receiver, dir, true, append(args, o.receiver))
-		s.Level = 2
-		rep.Sections = append(rep.Sections, s)
+	switch {
+	case c.openErr != nil:
+		sec.Error = c.openErr.Error()
+		return []htmlreport.Section{sec}, 1, false
+	case c.fileErr != nil:
+		sec.Error = c.fileErr.Error() + " (read up to the damage)"
+		damaged = true
+	case c.undecodable > 0:
+		damaged = true
+	}
+	runs, skipped := applicableAnalyses(c, dir, telemetry)
+	if len(skipped) > 0 {
+		sec.Notes = []string{"not applicable: " + strings.Join(skipped, "; ") + "."}
+	}
+	secs = append(secs, sec)
+	for _, r := range runs {
+		s, bad := analysisSection(r.title, dir, false, r.args)
+		secs = append(secs, s)
 		if bad {
 			failed++
 		}
 	}
+	return secs, failed, damaged
+}
 
-	f, err := outfile.Create(o.out)
+// reportRun is one analysis the report runs on a capture: its section's
+// title and its ibanalyze command line.
+type reportRun struct {
+	title string
+	args  []string
+}
+
+// applicableAnalyses chooses, from what the census counted, the analyses
+// that apply to a capture, in the page's order, and names each one that
+// does not with the reason. Choosing runs nothing: the analyses run
+// after, one by one.
+func applicableAnalyses(c census, dir string, telemetry []string) (runs []reportRun, skipped []string) {
+	add := func(title string, args ...string) { runs = append(runs, reportRun{title, args}) }
+	if c.ib+c.roce > 0 {
+		add("flows", "flows", c.path)
+		add("inter-packet delay", "ipd", c.path)
+	} else {
+		skipped = append(skipped, "flows and ipd (no IB or RoCE packets)")
+	}
+	if c.pause > 0 {
+		// Every pause drawn, not the first 1,000 (16 bytes each).
+		add("PFC pauses", "pfc", c.path, "--max-pauses", "100000")
+	} else {
+		skipped = append(skipped, "pfc (no PFC or PAUSE frames)")
+	}
+	if c.ifa > 0 {
+		add("hops", "hops", c.path)
+	} else {
+		skipped = append(skipped, "hops (no IFA 2.0 probes)")
+	}
+	if c.link > 0 && c.ib > 0 {
+		add("credits", "credits", c.path)
+	} else {
+		skipped = append(skipped, "credits (no flow-control packets with data)")
+	}
+	switch {
+	case len(telemetry) > 0 && c.ib+c.roce > 0:
+		add("correlate", "correlate", c.path, "--telemetry", strings.Join(telemetry, ","), "-o", filepath.Join(dir, "joined.parquet"))
+	case len(telemetry) == 0:
+		skipped = append(skipped, "correlate and tick (no --telemetry)")
+	}
+	if len(telemetry) > 0 && c.ib > 0 {
+		add("PortXmitWait tick", "tick", c.path, "--telemetry", telemetry[0])
+	}
+	return runs, skipped
+}
+
+// bufferSection runs buffer with the receiver's capture last and every
+// other capture as its senders. The user asked for it by name, so its
+// error is the section's error, and failed says so.
+func bufferSection(paths []string, receiver, dir string) (s htmlreport.Section, failed bool) {
+	args := []string{"buffer"}
+	for _, p := range paths {
+		if p != receiver {
+			args = append(args, p)
+		}
+	}
+	s, failed = analysisSection("buffer between the senders and "+receiver, dir, true, append(args, receiver))
+	s.Level = 2
+	return s, failed
+}
+
+// writeReportPage writes the page by the output-file rule: complete or not
+// at all.
+func writeReportPage(path string, rep htmlreport.Report) error {
+	f, err := outfile.Create(path)
 	if err != nil {
 		return err
 	}
@@ -381,17 +450,7 @@ func runReport(paths []string, o reportOpts) error {
 	if err := htmlreport.Write(f, rep); err != nil {
 		return err
 	}
-	if err := f.Commit(); err != nil {
-		return err
-	}
-	switch {
-	case failed > 0:
-		return fmt.Errorf("%s written; %d failed: their sections say why", o.out, failed)
-	case damaged > 0:
-		warnf("%s written; %d captures are damaged or hold frames that could not be decoded (the census counts them)", o.out, damaged)
-		return errReported
-	}
-	return nil
+	return f.Commit()
 }
 
 func containsPath(paths []string, p string) bool {
