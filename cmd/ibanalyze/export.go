@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -70,36 +71,10 @@ standard input.`,
 }
 
 func runExport(cmd *cobra.Command, captures []string, o exportOpts) error {
-	opt := correlate.ExportOptions{NoCRC: o.noCRC, Meta: commandMeta()}
-	var err error
-	if opt.Workers, err = workers(); err != nil {
+	opt, err := exportOptions(o)
+	if err != nil {
 		return err
 	}
-	if opt.Select, err = selected.selection(); err != nil {
-		return err
-	}
-	switch {
-	case o.format != "":
-		if opt.Format, err = correlate.ParseFormat(o.format); err != nil {
-			return err
-		}
-	case o.partitionBy == "":
-		if opt.Format, err = correlate.FormatFromPath(o.out); err != nil {
-			return err
-		}
-	}
-	if o.partitionBy != "" {
-		if opt.Format != correlate.FormatParquet && opt.Format != correlate.FormatArrow {
-			return fmt.Errorf("--partition-by writes a Parquet or Arrow dataset, not %s", opt.Format)
-		}
-		if opt.PartitionBy, err = correlate.ParsePartitionBy(o.partitionBy); err != nil {
-			return fmt.Errorf("--partition-by: %w", err)
-		}
-		if fi, err := os.Stat(o.out); err == nil && !fi.IsDir() {
-			return fmt.Errorf("%s: with --partition-by, -o names a directory", o.out)
-		}
-	}
-
 	var size int64
 	for _, c := range captures {
 		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() {
@@ -129,26 +104,71 @@ func runExport(cmd *cobra.Command, captures []string, o exportOpts) error {
 	if outfile.IsStdout(o.out) {
 		w = cmd.ErrOrStderr() // the rows went to stdout
 	}
-	if o.json {
-		if jerr := writeJSON(w, map[string]any{"output": o.out, "rows": st.Frames, "decode_errors": st.DecodeErrors, "file_errors": st.FileErrors,
-			"not_selected": st.NotSelected, "files": st.Files, "seconds": secs}); jerr != nil {
-			return jerr
+	if werr := writeExportSummary(w, o, len(opt.PartitionBy) > 0, st, secs); werr != nil {
+		return werr
+	}
+	return err
+}
+
+// exportOptions turns export's flags into correlate's options, refusing
+// a format or partitioning that cannot be written before any capture is
+// read. The format comes from --format, else from -o's extension; a
+// partitioned dataset (-o a directory) has no extension to tell, so
+// there it is --format or Parquet (Format's zero value).
+func exportOptions(o exportOpts) (correlate.ExportOptions, error) {
+	opt := correlate.ExportOptions{NoCRC: o.noCRC, Meta: commandMeta()}
+	var err error
+	if opt.Workers, err = workers(); err != nil {
+		return opt, err
+	}
+	if opt.Select, err = selected.selection(); err != nil {
+		return opt, err
+	}
+	switch {
+	case o.format != "":
+		if opt.Format, err = correlate.ParseFormat(o.format); err != nil {
+			return opt, err
 		}
-		return err
+	case o.partitionBy == "":
+		if opt.Format, err = correlate.FormatFromPath(o.out); err != nil {
+			return opt, err
+		}
+	}
+	if o.partitionBy != "" {
+		if opt.Format != correlate.FormatParquet && opt.Format != correlate.FormatArrow {
+			return opt, fmt.Errorf("--partition-by writes a Parquet or Arrow dataset, not %s", opt.Format)
+		}
+		if opt.PartitionBy, err = correlate.ParsePartitionBy(o.partitionBy); err != nil {
+			return opt, fmt.Errorf("--partition-by: %w", err)
+		}
+		if fi, err := os.Stat(o.out); err == nil && !fi.IsDir() {
+			return opt, fmt.Errorf("%s: with --partition-by, -o names a directory", o.out)
+		}
+	}
+	return opt, nil
+}
+
+// writeExportSummary prints what export wrote, as JSON with --json or
+// as one line (and, for a partitioned dataset, its files one a line).
+// Its error is only the writing's: export's own goes back to the caller.
+func writeExportSummary(w io.Writer, o exportOpts, partitioned bool, st correlate.ExportStats, secs float64) error {
+	if o.json {
+		return writeJSON(w, map[string]any{"output": o.out, "rows": st.Frames, "decode_errors": st.DecodeErrors, "file_errors": st.FileErrors,
+			"not_selected": st.NotSelected, "files": st.Files, "seconds": secs})
 	}
 	damaged := ""
 	if st.FileErrors > 0 {
 		damaged = fmt.Sprintf(", %d damaged capture(s) not read to the end", st.FileErrors)
 	}
-	if len(opt.PartitionBy) > 0 {
+	if partitioned {
 		fmt.Fprintf(w, "%s: %d rows in %d files (%d frames not decoded%s), %.2f s\n", termtext.Escape(o.out), st.Frames, len(st.Files), st.DecodeErrors, damaged, secs)
 		for _, f := range st.Files {
 			fmt.Fprintf(w, "  %s\n", f)
 		}
-		return err
+		return nil
 	}
 	fmt.Fprintf(w, "%s: %d rows (%d frames not decoded%s), %.2f s\n", o.out, st.Frames, st.DecodeErrors, damaged, secs)
-	return err
+	return nil
 }
 
 // commandMeta is the metadata that records, in the files written, the
