@@ -365,10 +365,14 @@ func (a *IPDAnalysis) Add(p *Packet) {
 		return
 	}
 	a.counted++
-	gk := groupKey(p.Key, a.cfg.By)
+	gk := &p.Key // ByFlow: the packet's own, not a copy
+	if a.cfg.By != ByFlow {
+		k := groupKey(p.Key, a.cfg.By)
+		gk = &k
+	}
 	g := a.last
-	if g == nil || !sameKey(&gk, &a.lastKey) {
-		k := packKey(&gk)
+	if g == nil || !sameKey(gk, &a.lastKey) {
+		k := packKey(gk)
 		i, ok := a.index.find(&k)
 		switch {
 		case ok:
@@ -381,7 +385,7 @@ func (a *IPDAnalysis) Add(p *Packet) {
 			}
 			g = a.other
 		}
-		a.last, a.lastKey = g, gk
+		a.last, a.lastKey = g, *gk
 	}
 	g.packets++
 	g.wireBytes += uint64(p.WireBytes)
