@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/capture"
@@ -119,51 +120,71 @@ Wireshark's extcap folder): each device appears as ibcap-NAME.`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.list {
-				return listDevices(os.Stdout)
-			}
-			if f.extcap.asked() {
-				runCapture, err := extcapCall(os.Stdout, &f)
-				if err != nil || !runCapture {
-					return err
-				}
-			} else if flag := extcapOnly(&f.extcap); flag != "" {
-				return fmt.Errorf("%s is for Wireshark's extcap calls (with --extcap-dlts, --extcap-config or --capture); ibcap's own capture takes -i and -w", flag)
-			}
-			if err := ibdumpFlagsMapped(cmd.Flags(), &f); err != nil {
-				return err
-			}
-			if err := ibdumpDevice(&f); err != nil {
-				return err
-			}
-			if f.ibdumpDev == "" && f.readFile == "" {
-				if err := interfaceByNumber(&f); err != nil {
-					return err
-				}
-			}
-			if err := portFlag(&f); err != nil {
-				return err
-			}
-			if err := filterFromFile(&f, args); err != nil {
-				return err
-			}
-			if err := filterExpression(&f, args); err != nil {
-				return err
-			}
-			if f.listTsTypes {
-				return listTimestampTypes(os.Stdout, f.device)
-			}
-			if f.listLinkTypes {
-				return listLinkTypes(os.Stdout, f.device)
-			}
-			if err := checkPrecision(f.tsPrecision); err != nil {
-				return err
-			}
-			return run(cmd.Context(), &f)
-		},
+		RunE:          func(cmd *cobra.Command, args []string) error { return dispatch(cmd, &f, args) },
 	}
 	fl := cmd.Flags()
+	addRootFlags(fl, &f)
+	cmd.SetFlagErrorFunc(ibdumpFlagHint)
+	cmd.Version = version.Read().String()
+	fl.Bool("version", false, version.FlagUsage)
+	cmd.SetVersionTemplate(version.Template)
+	return cmd
+}
+
+// dispatch does what the command line asks. The order matters: -D and
+// Wireshark's extcap calls answer without a capture; ibdump's and
+// tcpdump's spellings (-d, -i NUMBER, --port, -F, the expression after
+// the flags) are turned into ibcap's own before -J and -L list what the
+// device named offers; only then does a capture run.
+func dispatch(cmd *cobra.Command, f *flags, args []string) error {
+	if f.list {
+		return listDevices(os.Stdout)
+	}
+	if f.extcap.asked() {
+		runCapture, err := extcapCall(os.Stdout, f)
+		if err != nil || !runCapture {
+			return err
+		}
+	} else if flag := extcapOnly(&f.extcap); flag != "" {
+		return fmt.Errorf("%s is for Wireshark's extcap calls (with --extcap-dlts, --extcap-config or --capture); ibcap's own capture takes -i and -w", flag)
+	}
+	if err := ibdumpFlagsMapped(cmd.Flags(), f); err != nil {
+		return err
+	}
+	if err := ibdumpDevice(f); err != nil {
+		return err
+	}
+	if f.ibdumpDev == "" && f.readFile == "" {
+		if err := interfaceByNumber(f); err != nil {
+			return err
+		}
+	}
+	if err := portFlag(f); err != nil {
+		return err
+	}
+	if err := filterFromFile(f, args); err != nil {
+		return err
+	}
+	if err := filterExpression(f, args); err != nil {
+		return err
+	}
+	if f.listTsTypes {
+		return listTimestampTypes(os.Stdout, f.device)
+	}
+	if f.listLinkTypes {
+		return listLinkTypes(os.Stdout, f.device)
+	}
+	if err := checkPrecision(f.tsPrecision); err != nil {
+		return err
+	}
+	return run(cmd.Context(), f)
+}
+
+// addRootFlags declares ibcap's flags in the order --help and the man
+// page list them (SortFlags is off): where to capture from and to first,
+// then printing, stopping, files, header filters and the rest, each
+// group's flags from its own file last.
+func addRootFlags(fl *pflag.FlagSet, f *flags) {
 	fl.SortFlags = false
 	fl.StringVarP(&f.device, "interface", "i", "", "RDMA device (mlx5_0, mlx5_0:2 for port 2), network interface (eth2), or the number -D gives either")
 	fl.StringVarP(&f.ibdumpDev, "device", "d", "", "RDMA device, as ibdump's -d: -i is then the port number (-d mlx5_0 -i 2 is -i mlx5_0:2)")
@@ -201,15 +222,10 @@ Wireshark's extcap folder): each device appears as ibcap-NAME.`,
 	fl.Bool("promisc", true, "")
 	fl.MarkDeprecated("promisc", "promiscuous mode is on by default on a netdev; -p turns it off")
 	fl.IntVar(&f.port, "port", 0, "the RDMA port of -i DEVICE: -i mlx5_0 --port 2 is -i mlx5_0:2")
-	addTelemetryFlag(fl, &f)
+	addTelemetryFlag(fl, f)
 	addMetricsFlags(fl, &f.metrics)
 	addExtcapFlags(fl, &f.extcap)
 	addIbdumpFlags(fl, &f.ibdump)
-	cmd.SetFlagErrorFunc(ibdumpFlagHint)
-	cmd.Version = version.Read().String()
-	fl.Bool("version", false, version.FlagUsage)
-	cmd.SetVersionTemplate(version.Template)
-	return cmd
 }
 
 func run(parent context.Context, f *flags) error {
