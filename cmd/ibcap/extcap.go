@@ -358,13 +358,11 @@ func extcapCapture(f *flags, it extcapInterface) error {
 	if e.fifo == "" {
 		return errors.New("--capture: give --fifo FIFO, the pipe Wireshark reads")
 	}
+	// The dialog's --port (checked and joined to the device by portFlag,
+	// as given on the command line), else the device's first port.
 	f.device = it.name
-	if it.dev != nil {
-		port := f.port
-		if port == 0 {
-			port = it.dev.Ports[0].Num
-		}
-		f.device = fmt.Sprintf("%s:%d", it.dev.Name, port)
+	if it.dev != nil && f.port == 0 {
+		f.device = fmt.Sprintf("%s:%d", it.dev.Name, it.dev.Ports[0].Num)
 	}
 	if e.filter != "" {
 		if f.filterExpr != "" && f.filterExpr != e.filter {

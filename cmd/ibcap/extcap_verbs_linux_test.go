@@ -31,7 +31,9 @@ func TestExtcapVerbsTshark(t *testing.T) {
 	}
 
 	file := filepath.Join(t.TempDir(), "ib.pcapng")
-	capt := tsharkCommand(t, nil, ext, "-i", "ibcap-fake_0", "-c", strconv.Itoa(len(v.want)), "-w", file)
+	// The port as Wireshark's dialog passes it once chosen (--port 1):
+	// ibcap joins it to the device once, not twice.
+	capt := tsharkCommand(t, nil, ext, "-i", "ibcap-fake_0", "-o", "extcap.ibcap_fake_0.port:1", "-c", strconv.Itoa(len(v.want)), "-w", file)
 	capt.Env = v.env.Environ()
 	var said strings.Builder
 	capt.Stdout, capt.Stderr = &said, &said
