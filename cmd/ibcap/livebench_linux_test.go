@@ -71,7 +71,7 @@ func TestLiveCaptureRates(t *testing.T) {
 		// reached either capture: they are the path's loss, not theirs.
 		pathLost := ns.RxDropped(t) - dropped0
 		ibCPU, ibUser := cpuNs(ib.cmd.ProcessState)
-		tdCPU, tdUser := cpuNs(td.ProcessState)
+		tdCPU, tdUser := cpuNs(td.cmd.ProcessState)
 		label := fmt.Sprintf("%.0f", rate)
 		if rate == 0 {
 			label = "max"
@@ -123,7 +123,7 @@ func idleCPU(t *testing.T, ns *testnetns.NS) (ibcap, tcpdump int64) {
 	time.Sleep(1500 * time.Millisecond)
 	stopBoth(t, ib, td)
 	ibcap, _ = cpuNs(ib.cmd.ProcessState)
-	tcpdump, _ = cpuNs(td.ProcessState)
+	tcpdump, _ = cpuNs(td.cmd.ProcessState)
 	return ibcap, tcpdump
 }
 

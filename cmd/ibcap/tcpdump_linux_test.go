@@ -68,7 +68,7 @@ func TestIbcapBesideTcpdump(t *testing.T) {
 // startBoth starts ibcap and tcpdump side by side on vcap, alike: snap
 // length 128, RoCE frames only, writing ibcap.pcap and tcpdump.pcap in dir;
 // tcpdumpExtra are more options of tcpdump's.
-func startBoth(t *testing.T, ns *testnetns.NS, dir string, tcpdumpExtra ...string) (*ibcapProc, *exec.Cmd) {
+func startBoth(t *testing.T, ns *testnetns.NS, dir string, tcpdumpExtra ...string) (*ibcapProc, *tcpdumpProc) {
 	t.Helper()
 	ib := startIbcap(t, ns, nil, "-i", "vcap", "-s", "128", "-w", filepath.Join(dir, "ibcap.pcap"))
 	args := append([]string{"-i", "vcap", "-s", "128", "-n", "-Z", "root", "-w", filepath.Join(dir, "tcpdump.pcap")}, tcpdumpExtra...)
@@ -76,8 +76,16 @@ func startBoth(t *testing.T, ns *testnetns.NS, dir string, tcpdumpExtra ...strin
 	return ib, td
 }
 
+// tcpdumpProc is a running tcpdump; exited is closed once its Wait
+// returned (one goroutine waits: a second Wait would race it and could
+// return before tcpdump has written its file).
+type tcpdumpProc struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
 // startTcpdump starts tcpdump in the namespace and waits until it listens.
-func startTcpdump(t *testing.T, ns *testnetns.NS, args ...string) *exec.Cmd {
+func startTcpdump(t *testing.T, ns *testnetns.NS, args ...string) *tcpdumpProc {
 	t.Helper()
 	cmd := ns.Command("tcpdump", args...)
 	pr, pw := io.Pipe()
@@ -102,26 +110,31 @@ func startTcpdump(t *testing.T, ns *testnetns.NS, args ...string) *exec.Cmd {
 			ready <- all.String()
 		}
 	}()
-	go func() { cmd.Wait(); pw.Close() }()
+	td := &tcpdumpProc{cmd: cmd, exited: make(chan struct{})}
+	go func() { cmd.Wait(); pw.Close(); close(td.exited) }()
 	select {
 	case msg := <-ready:
 		if msg != "" {
 			t.Fatalf("tcpdump did not start: %s", msg)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(testenv.WaitDeadline):
 		t.Fatal("tcpdump did not start listening")
 	}
-	return cmd
+	return td
 }
 
 // stopBoth stops ibcap and tcpdump with SIGINT, as a user would, and waits
 // for both; ibcap must exit cleanly.
-func stopBoth(t *testing.T, ib *ibcapProc, td *exec.Cmd) {
+func stopBoth(t *testing.T, ib *ibcapProc, td *tcpdumpProc) {
 	t.Helper()
 	ib.cmd.Process.Signal(os.Interrupt)
-	td.Process.Signal(os.Interrupt)
+	td.cmd.Process.Signal(os.Interrupt)
 	if err := ib.wait(t); err != nil {
 		t.Fatalf("ibcap: %v\n%s", err, ib.stderr.String())
 	}
-	td.Wait()
+	select {
+	case <-td.exited:
+	case <-time.After(testenv.WaitDeadline):
+		t.Fatal("tcpdump did not stop on SIGINT")
+	}
 }
