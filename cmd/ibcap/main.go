@@ -229,34 +229,11 @@ func addRootFlags(fl *pflag.FlagSet, f *flags) {
 }
 
 func run(parent context.Context, f *flags) error {
-	format, filter, err := checkFlags(f)
+	p, err := planCapture(f)
 	if err != nil {
 		return err
 	}
-	dir, err := parseDirection(f.direction)
-	if err != nil {
-		return err
-	}
-	// What -i names is looked up once: the backend, RDMA port and netdev
-	// that the capture, its notes, --telemetry and --metrics all use. A
-	// file (-r) is its own target.
-	target := capture.Target{Name: f.readFile}
-	if f.readFile == "" {
-		if target, err = capture.Resolve(f.device, ""); err != nil {
-			return err
-		}
-	}
-	if err := checkDirection(f, target); err != nil {
-		return err
-	}
-	if format, err = linkTypeFormat(f, target, format); err != nil {
-		return err
-	}
-	// --telemetry's mistakes are found before a capture file is created.
-	tel, err := telemetryTarget(f, target)
-	if err != nil {
-		return err
-	}
+	format, filter, target := p.format, p.filter, p.target
 	// Made before the capture opens, which tells it what happens to the
 	// interface (Config.Notice).
 	// Without -w (and --metrics), as tcpdump: a decoded line per packet
@@ -295,7 +272,7 @@ func run(parent context.Context, f *flags) error {
 		signal.Notify(sigpipe, syscall.SIGPIPE)
 		defer signal.Stop(sigpipe)
 	}
-	stopTelemetry, err := startTelemetry(f, tel)
+	stopTelemetry, err := startTelemetry(f, p.tel)
 	if err != nil {
 		w.Close()
 		return err
@@ -306,36 +283,92 @@ func run(parent context.Context, f *flags) error {
 		return errors.Join(err, stopTelemetry())
 	}
 	if !f.quiet {
-		switch {
-		case !live:
-			fmt.Fprintf(os.Stderr, "ibcap: reading %s, link type %d\n", src.Device(), src.LinkType())
-		case printing:
-			fmt.Fprintf(os.Stderr, "ibcap: capturing on %s, printing each packet (-w FILE writes them)\n", src.Device())
-		default:
-			fmt.Fprintf(os.Stderr, "ibcap: capturing on %s to %s (%s)\n", src.Device(), outputName(f), describeFormat(format.ForFile(f.file), w.LinkType(), f.tsPrecision))
-		}
+		announce(os.Stderr, f, src, w, format, live, printing)
 	}
 	rep, runErr := capture.Run(ctx, lm.source(src), w, capture.RunOptions{
 		Count:          f.count,
 		Duration:       f.duration,
 		Filter:         filter,
 		Status:         lm.status(status.update),
-		Direction:      dir,
+		Direction:      p.dir,
 		PacketBuffered: f.packetBuf || (printing && live),
 	})
 	status.clear()
+	runErr, closeErr := closeOutput(w, printer, runErr)
+	return errors.Join(reportRun(f, rep, w, runErr, closeErr), stopTelemetry(), lm.finish(rep), post.finish())
+}
+
+// capturePlan is what the flags ask of a capture, checked and looked up
+// before anything is opened.
+type capturePlan struct {
+	format capture.Format
+	filter *capture.Filter
+	dir    decode.Direction
+	target capture.Target  // what -i names, or the -r file
+	tel    *capture.Target // --telemetry's port, nil without it
+}
+
+// planCapture checks the flags and looks up what -i names once: the
+// backend, RDMA port and netdev that the capture, its notes, --telemetry
+// and --metrics all use (a file, -r, is its own target). Every mistake
+// it finds, --telemetry's included, is found before a capture file is
+// created.
+func planCapture(f *flags) (capturePlan, error) {
+	var p capturePlan
+	var err error
+	if p.format, p.filter, err = checkFlags(f); err != nil {
+		return p, err
+	}
+	if p.dir, err = parseDirection(f.direction); err != nil {
+		return p, err
+	}
+	p.target = capture.Target{Name: f.readFile}
+	if f.readFile == "" {
+		if p.target, err = capture.Resolve(f.device, ""); err != nil {
+			return p, err
+		}
+	}
+	if err := checkDirection(f, p.target); err != nil {
+		return p, err
+	}
+	if p.format, err = linkTypeFormat(f, p.target, p.format); err != nil {
+		return p, err
+	}
+	if p.tel, err = telemetryTarget(f, p.target); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// announce says on stderr what the capture reads and where it goes, once
+// the source and the writer are open: the device and file as they turned
+// out, and the format with the link type the writer chose.
+func announce(stderr io.Writer, f *flags, src capture.Source, w *capture.Writer, format capture.Format, live, printing bool) {
+	switch {
+	case !live:
+		fmt.Fprintf(stderr, "ibcap: reading %s, link type %d\n", src.Device(), src.LinkType())
+	case printing:
+		fmt.Fprintf(stderr, "ibcap: capturing on %s, printing each packet (-w FILE writes them)\n", src.Device())
+	default:
+		fmt.Fprintf(stderr, "ibcap: capturing on %s to %s (%s)\n", src.Device(), outputName(f), describeFormat(format.ForFile(f.file), w.LinkType(), f.tsPrecision))
+	}
+}
+
+// closeOutput closes the writer and then the printer once the capture
+// has stopped, and sorts out which error is whose: a write error Run met
+// is not reported twice, and when the printer failed (stdout gone), its
+// error replaces the closed pipe the capture met because of it.
+func closeOutput(w *capture.Writer, printer *packetPrinter, runErr error) (error, error) {
 	closeErr := w.Close()
 	if errors.Is(runErr, closeErr) {
 		closeErr = nil // the write error Run met, which Close returns again
 	}
 	if printer != nil {
 		if err := printer.finish(); err != nil {
-			// The printer's own error (stdout gone), not the closed
-			// pipe the capture met because of it.
 			runErr, closeErr = err, nil
 		}
 	}
-	return errors.Join(reportRun(f, rep, w, runErr, closeErr), stopTelemetry(), lm.finish(rep), post.finish())
+	return runErr, closeErr
 }
 
 // checkFlags checks what the flags ask before anything is opened, and
