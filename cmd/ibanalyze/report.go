@@ -390,6 +390,7 @@ type reportRun struct {
 // after, one by one.
 func applicableAnalyses(c census, dir string, telemetry []string) (runs []reportRun, skipped []string) {
 	add := func(title string, args ...string) { runs = append(runs, reportRun{title, args}) }
+	c.path = pathArg(c.path)
 	if c.ib+c.roce > 0 {
 		add("flows", "flows", c.path)
 		add("inter-packet delay", "ipd", c.path)
@@ -431,10 +432,10 @@ func bufferSection(paths []string, receiver, dir string) (s htmlreport.Section, 
 	args := []string{"buffer"}
 	for _, p := range paths {
 		if p != receiver {
-			args = append(args, p)
+			args = append(args, pathArg(p))
 		}
 	}
-	s, failed = analysisSection("buffer between the senders and "+receiver, dir, true, append(args, receiver))
+	s, failed = analysisSection("buffer between the senders and "+receiver, dir, true, append(args, pathArg(receiver)))
 	s.Level = 2
 	return s, failed
 }
@@ -451,6 +452,16 @@ func writeReportPage(path string, rep htmlreport.Report) error {
 		return err
 	}
 	return f.Commit()
+}
+
+// pathArg is a capture's path as an argument of the analyses' command
+// lines: one that starts with "-" (given after report's --) is made
+// "./-name", which their flag parsing cannot take for a flag.
+func pathArg(p string) string {
+	if strings.HasPrefix(p, "-") {
+		return "./" + p
+	}
+	return p
 }
 
 func containsPath(paths []string, p string) bool {

@@ -265,3 +265,30 @@ func TestCappedText(t *testing.T) {
 		t.Errorf("empty: %q", got)
 	}
 }
+
+// A capture whose name starts with "-" (given after --) is analysed as a
+// capture, not taken for a flag of the analyses the report runs.
+func TestReportDashName(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pcaps", "rocev2_ipv4.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "--json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	if _, errOut, code := run(t, "report", "-o", "r.html", "--", "--json"); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	page, err := os.ReadFile("r.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(page, []byte("no capture files given")) {
+		t.Errorf("the capture --json was taken for a flag:\n%s", regexp.MustCompile(`not analysed[^<]*`).FindAll(page, -1))
+	}
+	if p := parseReport(t, "r.html"); !slices.Contains(p.titles, "flows") {
+		t.Errorf("no flows section among %q", p.titles)
+	}
+}
