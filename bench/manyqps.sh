@@ -15,13 +15,12 @@ f=$dir/qps-$QPS.pcap
 [ -s "$f" ] || go run ./testdata/gen -bench-qps "$QPS" -o "$f"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-echo "$QPS one-packet QPs ($(du -h "$f" | cut -f1)), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$QPS one-packet QPs ($(du -hL "$f" | cut -f1)), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for cmd in flows ipd; do
   /usr/bin/time -f '%M %e %U %S' -o "$work/time" bin/ibanalyze "$cmd" --max-flows "$QPS" "$f" >"$work/out" 2>"$work/err" || {
     echo "$cmd failed:"; cat "$work/err"; exit 1; }
   read -r kb wall user sys <"$work/time"
-  groups=$(grep -Eo '^[0-9]+ flow' "$work/out" | head -1 || true)
-  [ -n "$groups" ] || groups=$(head -1 "$work/out" | grep -Eo '[0-9]+ flows' || true)
+  groups=$(grep -Eo '[0-9]+ flow' "$work/out" | awk 'NR == 1 { print $1 }')
   awk -v c="$cmd" -v kb="$kb" -v q="$QPS" -v w="$wall" -v u="$user" -v s="$sys" -v g="$groups" 'BEGIN {
-    printf "%-5s peak RSS %6.2f GB (%d bytes a QP), %s; %.1f s wall, %.1f s CPU\n", c, kb*1024/1e9, kb*1024/q, g, w, u+s }'
+    printf "%-5s peak RSS %6.2f GB (%d bytes a QP), %s flows; %.1f s wall, %.1f s CPU\n", c, kb*1024/1e9, kb*1024/q, g, w, u+s }'
 done
