@@ -465,8 +465,9 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 		}
 	}
 	op := p.OpCode
+	isAck, isCNP := op.IsAck(), op.IsCNP() // asked once: each is a table lookup and tests
 	f.addOpcode(op)
-	if p.Late || p.ECN == 3 || p.FECN || p.BECN || p.ICRCBad || p.VCRCBad || op.IsCNP() {
+	if p.Late || p.ECN == 3 || p.FECN || p.BECN || p.ICRCBad || p.VCRCBad || isCNP {
 		m := f.mk()
 		m.late += b2u(p.Late)
 		m.ecnCE += b2u(p.ECN == 3)
@@ -474,24 +475,24 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 		m.becn += b2u(p.BECN)
 		m.icrcBad += b2u(p.ICRCBad)
 		m.vcrcBad += b2u(p.VCRCBad)
-		m.cnps += b2u(op.IsCNP())
+		m.cnps += b2u(isCNP)
 	}
 	if f.id == otherFlow {
-		if aeth := (decode.AETH{Syndrome: p.Syndrome}); op.IsAck() && p.HasAETH && aeth.Kind() == decode.AckKindACK {
+		if aeth := (decode.AETH{Syndrome: p.Syndrome}); isAck && p.HasAETH && aeth.Kind() == decode.AckKindACK {
 			f.acks++
 		}
 		return // many flows together keep no PSN sequence and answer no requests
 	}
 	sp, verdict := protostate.SpaceNone, protostate.PSNNone
-	if !op.IsAck() || p.HasAETH { // an ACK cut before its AETH may be a NAK
+	if !isAck || p.HasAETH { // an ACK cut before its AETH may be a NAK
 		sp, verdict = f.psn.Add(op, p.PSN, p.Syndrome, p.DMALenB, idleNs)
 	}
 	if verdict == protostate.PSNDuplicate {
 		f.mk().resent[msgKindOf(op)]++
 	}
 	switch { // sp is SpaceOf(op, p.Syndrome) but for ACKs, which need no space
-	case op.IsCNP():
-	case op.IsAck():
+	case isCNP:
+	case isAck:
 		a.ack(f, p, true)
 	case sp == protostate.SpaceResponses: // RDMA READ responses: their AETH acknowledges too
 		if p.HasAETH {
