@@ -13,6 +13,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/afpacket"
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
 	"github.com/ibscope/ibscope/capfile"
@@ -87,33 +88,13 @@ func openAFPacket(t Target, c Config) (Source, error) {
 	}
 	// The filter first: a mistyped expression or a missing libpcap is
 	// reported without a socket, and without the privilege to open one.
-	prog, filter, err := captureFilter(c, decode.LinkTypeEthernet)
+	prog, filter, untagged, err := afpacketFilter(c, name)
 	if err != nil {
-		return nil, fmt.Errorf("capture on %s: %w", name, err)
-	}
-	untagged := c.FilterExpr != "" && !usesVLAN(c.FilterExpr)
-	if c.FilterExpr != "" && !untagged {
-		if prog, err = passStrippedTags(prog, c.SnapLenBytes); err != nil {
-			return nil, fmt.Errorf("capture on %s: filter %q: %w", name, c.FilterExpr, err)
-		}
-	}
-	if c.Direction != decode.DirectionUnknown {
-		if prog, err = keepDirection(prog, c.Direction); err != nil {
-			return nil, fmt.Errorf("capture on %s: %w", name, err)
-		}
+		return nil, err
 	}
 	any := dev == AnyDevice
-	if any && (c.Promiscuous || (c.TimestampType != "" && c.TimestampType != TimestampHost)) {
-		return nil, fmt.Errorf("capture on %s: promiscuous mode and adapter timestamps are set per interface: name one with -i", dev)
-	}
-	if c.TimestampType != "" && c.TimestampType != TimestampHost {
-		types, err := t.TimestampTypes()
-		if err != nil {
-			return nil, err
-		}
-		if err := checkTimestampType(name, c.TimestampType, types); err != nil {
-			return nil, err
-		}
+	if err := checkAFPacketOptions(t, c, dev, name); err != nil {
+		return nil, err
 	}
 	blocks := max(c.RingBytes/afpBlockBytes, afpMinBlocks)
 	bind := dev
@@ -165,6 +146,50 @@ func openAFPacket(t Target, c Config) (Source, error) {
 		}
 	}
 	return s, nil
+}
+
+// afpacketFilter makes the program the kernel runs on each frame of an
+// AF_PACKET socket, and the filter user space runs after it. An
+// expression that mentions VLANs cannot be decided in the kernel on a
+// frame whose tag the NIC stripped: such frames pass whole, and user
+// space decides once the tag is back. untagged says the expression does
+// not mention VLANs. -Q's direction is a test put before the program.
+func afpacketFilter(c Config, name string) (prog []bpf.RawInstruction, filter frameFilter, untagged bool, err error) {
+	prog, filter, err = captureFilter(c, decode.LinkTypeEthernet)
+	if err != nil {
+		return nil, filter, false, fmt.Errorf("capture on %s: %w", name, err)
+	}
+	untagged = c.FilterExpr != "" && !usesVLAN(c.FilterExpr)
+	if c.FilterExpr != "" && !untagged {
+		if prog, err = passStrippedTags(prog, c.SnapLenBytes); err != nil {
+			return nil, filter, false, fmt.Errorf("capture on %s: filter %q: %w", name, c.FilterExpr, err)
+		}
+	}
+	if c.Direction != decode.DirectionUnknown {
+		if prog, err = keepDirection(prog, c.Direction); err != nil {
+			return nil, filter, false, fmt.Errorf("capture on %s: %w", name, err)
+		}
+	}
+	return prog, filter, untagged, nil
+}
+
+// checkAFPacketOptions refuses, before a socket is opened, what the
+// interface cannot do: promiscuous mode or adapter timestamps on -i any
+// (both are set per interface), or a timestamp type the interface does
+// not offer.
+func checkAFPacketOptions(t Target, c Config, dev, name string) error {
+	adapter := c.TimestampType != "" && c.TimestampType != TimestampHost
+	if dev == AnyDevice && (c.Promiscuous || adapter) {
+		return fmt.Errorf("capture on %s: promiscuous mode and adapter timestamps are set per interface: name one with -i", dev)
+	}
+	if adapter {
+		types, err := t.TimestampTypes()
+		if err != nil {
+			return err
+		}
+		return checkTimestampType(name, c.TimestampType, types)
+	}
+	return nil
 }
 
 // sllBeforeFrameBytes is where TPACKET_V3 puts a frame's sockaddr_ll,
