@@ -94,6 +94,7 @@ counters count them all.`,
   ibanalyze correlate s1.pcapng --telemetry perfquery.txt -o joined.csv`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.out = dashIsStdout(o.out)
 			out := cmd.OutOrStdout()
 			if outfile.IsStdout(o.out) {
 				out = cmd.ErrOrStderr() // the rows go to stdout
@@ -103,7 +104,7 @@ counters count them all.`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&o.telemetry, "telemetry", nil, "telemetry `FILE`s (repeat or comma-separate)")
-	f.StringVarP(&o.out, "output", "o", "", "output `FILE`: .parquet or .arrow")
+	f.StringVarP(&o.out, "output", "o", "", "output `FILE`: .parquet, .arrow, .csv or .jsonl (- for standard output, with --format)")
 	f.StringVar(&o.plot, "plot", "", "draw the captured packets above the ports' packet counters over time to `FILE` (.png, .svg, .pdf)")
 	f.StringVar(&o.format, "format", "", correlate.FormatNames+" (default: from the extension of -o: .parquet, .arrow, .csv, .jsonl)")
 	f.StringVar(&o.offset, "offset", "auto", "clock offset, capture time = telemetry time + `OFFSET` (-1.5ms, 250us, ns), or auto to estimate it")

@@ -58,9 +58,12 @@ standard input.`,
   ibanalyze export out.pcap --partition-by date,hour,host=node17 -o dataset/
   ibanalyze export -Y 'udp_src_port in {49152, 49153} and not fecn' out.pcap -o p.parquet`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runExport(cmd, args, o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.out = dashIsStdout(o.out)
+			return runExport(cmd, args, o)
+		},
 	}
-	cmd.Flags().StringVarP(&o.out, "output", "o", "", "output `FILE` (.parquet or .arrow), or directory with --partition-by")
+	cmd.Flags().StringVarP(&o.out, "output", "o", "", "output `FILE` (.parquet, .arrow, .csv or .jsonl; - for standard output, with --format), or directory with --partition-by")
 	cmd.Flags().StringVar(&o.format, "format", "", correlate.FormatNames+" (default: from the extension of -o: .parquet, .arrow, .csv, .jsonl; parquet for datasets)")
 	cmd.Flags().StringVar(&o.partitionBy, "partition-by", "", "write a Hive-style dataset partitioned by `KEYS` (date, hour, transport, NAME=VALUE)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary (rows, files) as JSON")
@@ -169,6 +172,15 @@ func writeExportSummary(w io.Writer, o exportOpts, partitioned bool, st correlat
 	}
 	fmt.Fprintf(w, "%s: %d rows (%d frames not decoded%s), %.2f s\n", o.out, st.Frames, st.DecodeErrors, damaged, secs)
 	return nil
+}
+
+// dashIsStdout is the output path for -o: "-" is standard output, as
+// tcpdump's -w - (not a file named "-" in the working directory).
+func dashIsStdout(path string) string {
+	if path == "-" {
+		return "/dev/stdout"
+	}
+	return path
 }
 
 // commandMeta is the metadata that records, in the files written, the

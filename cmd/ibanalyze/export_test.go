@@ -136,3 +136,25 @@ func TestExportInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputDash: -o - is standard output, as tcpdump's -w -, for export
+// and correlate, never a file named "-" in the working directory.
+func TestOutputDash(t *testing.T) {
+	if _, err := os.Stat("-"); err == nil {
+		t.Fatal(`a file named "-" is already here`)
+	}
+	stdout, stderr, code := run(t, "export", rocev2Pcap, "-o", "-", "--format", "csv")
+	if code != 0 || !strings.HasPrefix(stdout, "# {") || strings.Count(stdout, "\n") != 79 || !strings.Contains(stderr, "77 rows") {
+		t.Errorf("export -o -: exit %d, %d lines\n%s", code, strings.Count(stdout, "\n"), stderr)
+	}
+	tel := filepath.Join(t.TempDir(), "tel.csv")
+	writeSidecar(t, tel, "host", 1767323044999990000, 8)
+	stdout, stderr, code = run(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "-o", "-", "--format", "jsonl")
+	if code != 0 || strings.Count(stdout, "\n") != 8 || !strings.Contains(stderr, "8 rows") {
+		t.Errorf("correlate -o -: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat("-"); err == nil {
+		os.Remove("-")
+		t.Error(`a file named "-" was written`)
+	}
+}
