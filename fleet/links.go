@@ -97,11 +97,7 @@ func (c *Client) Links(ctx context.Context, o Options) (*Links, error) {
 		a := string(s.Metric["address"])
 		owners[a] = append(owners[a], owner{key: keyOf(s.Metric), host: string(s.Metric["host"]), nic: string(s.Metric["device"])})
 	}
-	type seen struct {
-		observer agentKey
-		src, dst Endpoint
-	}
-	perAgent := map[seen]*Link{}
+	perAgent := map[agentView]*Link{}
 	for _, f := range linkFields {
 		vec, err := c.vector(ctx, "sum by (job, instance, src, dst) ("+f.fn+"("+f.metric+rng(o.Range)+"))", o.At)
 		if err != nil {
@@ -110,7 +106,7 @@ func (c *Client) Links(ctx context.Context, o Options) (*Links, error) {
 		for _, s := range vec {
 			k := keyOf(s.Metric)
 			src, dst := string(s.Metric["src"]), string(s.Metric["dst"])
-			sn := seen{observer: k, src: OtherFlows, dst: OtherFlows}
+			sn := agentView{observer: k, src: OtherFlows, dst: OtherFlows}
 			if src != "" || dst != "" {
 				sn.src, sn.dst = endpoint(owners, k, src), endpoint(owners, k, dst)
 			}
@@ -122,7 +118,19 @@ func (c *Client) Links(ctx context.Context, o Options) (*Links, error) {
 			f.set(l, float64(s.Value))
 		}
 	}
-	// Merge the agents' views of each link: the largest figure of each.
+	return &Links{RangeSeconds: o.Range.Seconds(), Links: mergeViews(perAgent, names)}, nil
+}
+
+// agentView is a link as one agent (observer) saw it.
+type agentView struct {
+	observer agentKey
+	src, dst Endpoint
+}
+
+// mergeViews merges the agents' views of each link, keeping the largest
+// figure any one of them measured, and orders the links busiest first.
+// names gives an agent's host/device, for ObservedBy.
+func mergeViews(perAgent map[agentView]*Link, names map[agentKey]string) []Link {
 	type linkKey struct {
 		src, dst Endpoint
 		observer agentKey // only for OtherFlows, which are not one link
@@ -149,16 +157,16 @@ func (c *Client) Links(ctx context.Context, o Options) (*Links, error) {
 		}
 		m.ObservedBy = append(m.ObservedBy, name)
 	}
-	out := &Links{RangeSeconds: o.Range.Seconds(), Links: make([]Link, 0, len(merged))}
+	links := make([]Link, 0, len(merged))
 	for _, l := range merged {
 		slices.Sort(l.ObservedBy)
-		out.Links = append(out.Links, *l)
+		links = append(links, *l)
 	}
-	slices.SortFunc(out.Links, func(a, b Link) int {
+	slices.SortFunc(links, func(a, b Link) int {
 		return cmp.Or(cmp.Compare(b.BytesPerS, a.BytesPerS), cmp.Compare(a.Src.String(), b.Src.String()),
 			cmp.Compare(a.Dst.String(), b.Dst.String()), slices.Compare(a.ObservedBy, b.ObservedBy))
 	})
-	return out, nil
+	return links
 }
 
 // endpoint maps an address seen by observer to the agent that owns it: the
