@@ -137,8 +137,8 @@ func TestExportInterrupted(t *testing.T) {
 	}
 }
 
-// TestOutputDash: -o - is standard output, as tcpdump's -w -, for export
-// and correlate, never a file named "-" in the working directory.
+// TestOutputDash: -o - is standard output, as tcpdump's -w -, for export,
+// correlate and report, never a file named "-" in the working directory.
 func TestOutputDash(t *testing.T) {
 	if _, err := os.Stat("-"); err == nil {
 		t.Fatal(`a file named "-" is already here`)
@@ -152,6 +152,10 @@ func TestOutputDash(t *testing.T) {
 	stdout, stderr, code = run(t, "correlate", rocev2Pcap, "--telemetry", tel, "--offset", "0", "-o", "-", "--format", "jsonl")
 	if code != 0 || strings.Count(stdout, "\n") != 8 || !strings.Contains(stderr, "8 rows") {
 		t.Errorf("correlate -o -: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	stdout, _, code = run(t, "report", rocev2Pcap, "-o", "-")
+	if code != 0 || !strings.HasPrefix(stdout, "<!DOCTYPE html>") || !strings.HasSuffix(stdout, "</html>\n") {
+		t.Errorf("report -o -: exit %d, %d bytes", code, len(stdout))
 	}
 	if _, err := os.Stat("-"); err == nil {
 		os.Remove("-")

@@ -61,10 +61,13 @@ its pictures are PNGs inside it) and fits windows from 800 pixels wide.
 It is written by the output-file rule: complete or not at all. Each
 capture is read once for the census and once more per analysis.`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runReport(args, o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.out = dashIsStdout(o.out)
+			return runReport(args, o)
+		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.out, "output", "o", "", "the HTML `FILE` to write (required)")
+	f.StringVarP(&o.out, "output", "o", "", "the HTML `FILE` to write (required; - for standard output)")
 	f.StringSliceVar(&o.telemetry, "telemetry", nil, "telemetry `FILE`s for correlate and tick (repeat or comma-separate)")
 	f.StringVar(&o.receiver, "receiver", "", "the receiver's `CAPTURE` (one of the captures): add buffer, the others as senders")
 	cmd.MarkFlagRequired("output")
