@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
 )
@@ -216,6 +217,24 @@ func checkReadFile(f *flags) error {
 		return fmt.Errorf("--metrics and -r %s: for a file's figures use ibanalyze (flows, ipd)", f.readFile)
 	case f.tsType != "":
 		return fmt.Errorf("-j and -r %s: a file's timestamps are what it holds", f.readFile)
+	}
+	return checkNotInput(f.readFile, f.file)
+}
+
+// checkNotInput refuses -w naming the file -r reads (under any name, or a
+// hard link): a capture file is written in place, so writing it would
+// truncate the input while it is read and lose every packet past what was
+// already buffered.
+func checkNotInput(in, out string) error {
+	if in == capfile.Stdin || out == "" || out == "-" {
+		return nil
+	}
+	fi, err := os.Stat(in)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil // the open that follows says what is wrong; a device or FIFO is not truncated
+	}
+	if fo, err := os.Stat(out); err == nil && os.SameFile(fi, fo) {
+		return fmt.Errorf("-r %s and -w %s are the same file: writing it would destroy what is being read; write to another file", in, out)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -246,6 +247,29 @@ func TestTcpdumpAndIbdumpMistakes(t *testing.T) {
 		_, stderr, err := ibcapOut(t, tc.args...)
 		if err == nil || !strings.Contains(stderr, tc.want) {
 			t.Errorf("ibcap %s: %v, want an error saying %q:\n%s", strings.Join(tc.args, " "), err, tc.want, stderr)
+		}
+	}
+	// -w naming -r's file (here through a hard link) is refused before it
+	// is truncated: the input is whole afterwards.
+	in := filepath.Join(t.TempDir(), "in.pcap")
+	orig, err := os.ReadFile(bundled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := in + ".link"
+	if err := os.Link(in, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{in, link} {
+		_, stderr, err := ibcapOut(t, "-r", in, "-w", w)
+		if err == nil || !strings.Contains(stderr, "are the same file") {
+			t.Errorf("ibcap -r %s -w %s: %v, want an error saying they are the same file:\n%s", in, w, err, stderr)
+		}
+		if b, _ := os.ReadFile(in); !bytes.Equal(b, orig) {
+			t.Errorf("ibcap -r %s -w %s changed the input (%d bytes, was %d)", in, w, len(b), len(orig))
 		}
 	}
 	// ibdump's -o is -w, and says so.
