@@ -129,8 +129,9 @@ type FlowHealth struct {
 
 // flowState is one flow while the capture is read. It is kept small (see
 // FlowStateBytes): what most flows never need (NAKs, congestion marks, CRC
-// failures, ACK timing) lives in parts made on first use. key and other
-// never change once it is made (FlowsReport.Key reads them unlocked).
+// failures, ACK timing) lives in parts made on first use. id, and the key
+// it numbers, never change once it is made (FlowsReport.Key reads them
+// unlocked).
 //
 // Its key is in FlowsAnalysis.index, under id; its message counts are its
 // opcode counts less the resent packets (flowMarks.resent); its first
