@@ -171,3 +171,28 @@ func TestPlotsOnSimulatedIB(t *testing.T) {
 		t.Errorf("tick --plot x.gif: exit %d, %s", code, errOut)
 	}
 }
+
+// A --plot or report -o that could not be written (its folder is not
+// there, it is a symbolic link) is refused before any capture is read:
+// the error names it, not the capture that is missing too.
+func TestOutputRefusedFirst(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no-such-capture.pcap")
+	link := filepath.Join(dir, "link.png")
+	if err := os.Symlink(filepath.Join(dir, "elsewhere.png"), link); err != nil {
+		t.Fatal(err)
+	}
+	noDir := filepath.Join(dir, "no", "such", "folder")
+	for _, args := range [][]string{
+		{"ipd", missing, "--plot", noDir + ".png"},
+		{"flows", missing, "--plot", link},
+		{"pfc", missing, "--plot", noDir + ".svg"},
+		{"report", missing, "-o", noDir + ".html"},
+	} {
+		_, errOut, code := run(t, args...)
+		out := args[len(args)-1]
+		if code != 1 || !strings.Contains(errOut, "create "+out) || strings.Contains(errOut, missing) {
+			t.Errorf("ibanalyze %s: exit %d, want 1 and an error naming %s (before reading %s):\n%s", strings.Join(args, " "), code, out, missing, errOut)
+		}
+	}
+}

@@ -308,10 +308,14 @@ func runReport(paths []string, o reportOpts) error {
 
 // checkReportArgs refuses, before anything is read, what would only fail
 // after minutes of analyses: standard input (each capture is read several
-// times), a telemetry file that is not there, a --receiver that is not
+// times), an -o the page could not be written to (outfile.Check), a
+// telemetry file that is not there, a --receiver that is not
 // one of the captures.
 func checkReportArgs(paths []string, o reportOpts) error {
 	if err := stdinOnce(paths); err != nil {
+		return err
+	}
+	if err := outfile.Check(o.out); err != nil {
 		return err
 	}
 	for _, p := range paths {

@@ -55,6 +55,49 @@ func Create(path string) (*File, error) {
 	return f, nil
 }
 
+// Check refuses, before a command does its work, what Create would refuse
+// once the work is done: a path that names no file, in a folder that is
+// not there, or a symbolic link, directory, socket or block device. It
+// creates nothing; Create checks again, as the file system may change in
+// between.
+func Check(path string) error {
+	dir, base := filepath.Split(path)
+	if base == "" || base == "." || base == ".." {
+		return fmt.Errorf("create %s: not a file name", path)
+	}
+	if systemLink(path) {
+		return nil
+	}
+	if dir == "" {
+		dir = "."
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, unwrapPath(err))
+	}
+	defer root.Close()
+	fi, err := root.Lstat(base)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("create %s: %w", path, unwrapPath(err))
+	}
+	return refusal(fi.Mode(), path)
+}
+
+// refusal says why Create does not write what Lstat found at path: nil for
+// a regular file, a character device or a FIFO.
+func refusal(m fs.FileMode, path string) error {
+	switch {
+	case m.IsRegular(), writesThrough(m):
+		return nil
+	case m&fs.ModeSymlink != 0:
+		return fmt.Errorf("create %s: is a symbolic link; refusing to follow or replace it (give the file it points to instead)", path)
+	}
+	return fmt.Errorf("create %s: is a %s; want a regular file, a character device or a FIFO", path, kind(m))
+}
+
 // create is Create for name inside root; path names it in messages.
 func create(root *os.Root, name, path string) (*File, error) {
 	fi, err := root.Lstat(name)
@@ -62,9 +105,8 @@ func create(root *os.Root, name, path string) (*File, error) {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
-	case fi.Mode().IsRegular():
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return nil, fmt.Errorf("create %s: is a symbolic link; refusing to follow or replace it (give the file it points to instead)", path)
+	case refusal(fi.Mode(), path) != nil:
+		return nil, refusal(fi.Mode(), path)
 	case writesThrough(fi.Mode()):
 		f, err := root.OpenFile(name, os.O_WRONLY, 0)
 		if err != nil {
@@ -74,8 +116,6 @@ func create(root *os.Root, name, path string) (*File, error) {
 			return nil, err
 		}
 		return &File{path: path, root: root, name: name, f: f}, nil
-	default:
-		return nil, fmt.Errorf("create %s: is a %s; want a regular file, a character device or a FIFO", path, kind(fi.Mode()))
 	}
 	dir, base := filepath.Split(name)
 	for range 100 {

@@ -151,6 +151,9 @@ func TestCreateRefuses(t *testing.T) {
 		if _, err := Create(c.path); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Create(%s): %v, want %q", c.path, err, c.want)
 		}
+		if err := Check(c.path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Check(%s): %v, want %q", c.path, err, c.want)
+		}
 		if _, err := OpenStream(c.path); c.want != "not a file name" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("OpenStream(%s): %v, want %q", c.path, err, c.want)
 		}
@@ -163,6 +166,26 @@ func TestCreateRefuses(t *testing.T) {
 	}
 	if names := entries(t, dir); len(names) != 3 {
 		t.Errorf("left behind: %v", names)
+	}
+}
+
+// Check passes what Create writes and refuses, creating nothing, a file in
+// a folder that is not there.
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old")
+	os.WriteFile(old, []byte("keep"), 0o644)
+	for _, p := range []string{filepath.Join(dir, "new"), old, "/dev/null", "/dev/stdout"} {
+		if err := Check(p); err != nil {
+			t.Errorf("Check(%s): %v", p, err)
+		}
+	}
+	missing := filepath.Join(dir, "no", "such", "x")
+	if err := Check(missing); err == nil || !strings.Contains(err.Error(), "no such file or directory") {
+		t.Errorf("Check(%s): %v, want no such file or directory", missing, err)
+	}
+	if names := entries(t, dir); len(names) != 1 {
+		t.Errorf("Check left %v", names)
 	}
 }
 

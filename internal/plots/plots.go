@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/ibscope/ibscope/internal/outfile"
 )
 
 // Hist is one histogram to draw: its legend name, len(Counts)+1 ascending
@@ -32,13 +34,15 @@ type Line struct {
 // plotFormats are the file types gonum/plot writes that we offer.
 var plotFormats = []string{".png", ".svg", ".pdf"}
 
-// CheckPath refuses a plot file name whose type cannot be drawn, so that
-// commands can say so before any work is done.
+// CheckPath refuses a plot file name whose type cannot be drawn, or that
+// writing it would refuse (a folder that is not there, a symbolic link: see
+// outfile.Check), so that commands can say so before any work is done.
 func CheckPath(path string) error {
 	ext := strings.ToLower(filepath.Ext(path))
 	for _, f := range plotFormats {
 		if ext == f {
-			return nil
+			// What writing it would refuse, found before the analysis.
+			return outfile.Check(path)
 		}
 	}
 	return fmt.Errorf("plot %s: want a .png, .svg or .pdf file name", path)
