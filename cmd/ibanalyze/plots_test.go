@@ -103,31 +103,19 @@ func checkPNG(t *testing.T, path string, img image.Image) {
 	}
 }
 
-// TestPlotsOnSimulatedRoCE: pfc, hops and correlate draw a picture of a
-// simulated RoCE incast (PFC pauses, IFA probes, perfquery counters), each
-// as SVG with its names in the legend and axes, and as PNG.
-func TestPlotsOnSimulatedRoCE(t *testing.T) {
-	dir := simPreset(t, "incast-small-roce")
-	out := t.TempDir()
-	r, s1 := filepath.Join(dir, "r.pcapng"), filepath.Join(dir, "s1.pcapng")
-	for _, c := range []struct {
-		name  string
-		args  []string
-		names []string
-	}{
-		{"pfc", []string{"pfc", s1}, []string{"02:00:01:00:04:01 prio 0", "paused", "time since the first frame", "time paused (% of each bin)"}},
-		{"pfc-listed", []string{"pfc", s1, "--max-pauses", "10"}, []string{"not drawn: past the first 10 pauses (--max-pauses)"}},
-		{"hops", []string{"hops", r}, []string{"dev 0x00004/1 port 3 residence", "dev 0x00004/1 port 3 occupancy", "mean residence time", "2us"}},
-		{"correlate", []string{"correlate", r, "--telemetry", filepath.Join(dir, "perfquery.txt"), "-o", filepath.Join(out, "j.parquet")},
-			[]string{"lid:4/3 port_xmit_packets", "counters (packets/s)", "captured (packets/s)"}},
-		{"correlate-csv", []string{"correlate", r, "--telemetry", filepath.Join(dir, "perfquery.txt"), "-o", filepath.Join(out, "j.csv")},
-			[]string{"lid:4/3 port_rcv_packets"}},
-		// A device the table cannot be read back from: joined again.
-		{"correlate-device", []string{"correlate", r, "--telemetry", filepath.Join(dir, "perfquery.txt"), "--format", "arrow", "-o", "/dev/null"},
-			[]string{"lid:3/1 port_xmit_packets"}},
-		{"flows", []string{"flows", r}, []string{"rocev2 10.0.0.1>10.0.0.3 qp 0x000100", "Gb/s on the wire"}},
-		{"ipd", []string{"ipd", r}, []string{"rocev2 10.0.0.1>10.0.0.3 qp 0x000100", "occurrences (packets)"}},
-	} {
+// plotCase is an analysis that draws a picture (--plot NAME.svg and
+// NAME.png) holding names as text.
+type plotCase struct {
+	name  string
+	args  []string
+	names []string
+}
+
+// drawEach draws each case's picture into out as SVG and as PNG and checks
+// it (checkPicture).
+func drawEach(t *testing.T, out string, cases []plotCase) {
+	t.Helper()
+	for _, c := range cases {
 		for _, ext := range []string{".svg", ".png"} {
 			pic := filepath.Join(out, c.name+ext)
 			args := append(append([]string{}, c.args...), "-q", "--plot", pic)
@@ -140,32 +128,41 @@ func TestPlotsOnSimulatedRoCE(t *testing.T) {
 	}
 }
 
+// TestPlotsOnSimulatedRoCE: pfc, hops and correlate draw a picture of a
+// simulated RoCE incast (PFC pauses, IFA probes, perfquery counters), each
+// as SVG with its names in the legend and axes, and as PNG.
+func TestPlotsOnSimulatedRoCE(t *testing.T) {
+	dir := simPreset(t, "incast-small-roce")
+	out := t.TempDir()
+	r, s1 := filepath.Join(dir, "r.pcapng"), filepath.Join(dir, "s1.pcapng")
+	drawEach(t, out, []plotCase{
+		{"pfc", []string{"pfc", s1}, []string{"02:00:01:00:04:01 prio 0", "paused", "time since the first frame", "time paused (% of each bin)"}},
+		{"pfc-listed", []string{"pfc", s1, "--max-pauses", "10"}, []string{"not drawn: past the first 10 pauses (--max-pauses)"}},
+		{"hops", []string{"hops", r}, []string{"dev 0x00004/1 port 3 residence", "dev 0x00004/1 port 3 occupancy", "mean residence time", "2us"}},
+		{"correlate", []string{"correlate", r, "--telemetry", filepath.Join(dir, "perfquery.txt"), "-o", filepath.Join(out, "j.parquet")},
+			[]string{"lid:4/3 port_xmit_packets", "counters (packets/s)", "captured (packets/s)"}},
+		{"correlate-csv", []string{"correlate", r, "--telemetry", filepath.Join(dir, "perfquery.txt"), "-o", filepath.Join(out, "j.csv")},
+			[]string{"lid:4/3 port_rcv_packets"}},
+		// A device the table cannot be read back from: joined again.
+		{"correlate-device", []string{"correlate", r, "--telemetry", filepath.Join(dir, "perfquery.txt"), "--format", "arrow", "-o", "/dev/null"},
+			[]string{"lid:3/1 port_xmit_packets"}},
+		{"flows", []string{"flows", r}, []string{"rocev2 10.0.0.1>10.0.0.3 qp 0x000100", "Gb/s on the wire"}},
+		{"ipd", []string{"ipd", r}, []string{"rocev2 10.0.0.1>10.0.0.3 qp 0x000100", "occurrences (packets)"}},
+	})
+}
+
 // TestPlotsOnSimulatedIB: credits, buffer and tick draw a picture of a
 // simulated InfiniBand incast, naming the tapped ports.
 func TestPlotsOnSimulatedIB(t *testing.T) {
 	dir := simPreset(t, "incast-small")
 	out := t.TempDir()
 	s1, s2, r := filepath.Join(dir, "s1.pcapng"), filepath.Join(dir, "s2.pcapng"), filepath.Join(dir, "r.pcapng")
-	for _, c := range []struct {
-		name  string
-		args  []string
-		names []string
-	}{
+	drawEach(t, out, []plotCase{
 		{"credits", []string{"credits", s1}, []string{"from s1/1, VL0: credits", "to s1/1, VL0: in flight", "credits and blocks in flight (64-byte blocks)"}},
 		{"buffer", []string{"buffer", s1, s2, r}, []string{"from s1/1", "plateau of s2/1", "s1/1: estimate 512 blocks (32768 bytes)", "occupancy (64-byte blocks)"}},
 		{"tick", []string{"tick", s1, "--telemetry", filepath.Join(dir, "perfquery.txt")},
 			[]string{"congestion episode", "PortXmitWait of lid:1/1", "PortXmitWait (ticks per us)", "median inter-packet delay"}},
-	} {
-		for _, ext := range []string{".svg", ".png"} {
-			pic := filepath.Join(out, c.name+ext)
-			args := append(append([]string{}, c.args...), "-q", "--plot", pic)
-			if _, errOut, code := run(t, args...); code != 0 {
-				t.Errorf("%s: exit %d\n%s", strings.Join(args, " "), code, errOut)
-				continue
-			}
-			checkPicture(t, pic, c.names...)
-		}
-	}
+	})
 	// A bad picture name is refused before any work.
 	if _, errOut, code := run(t, "tick", s1, "--telemetry", filepath.Join(dir, "perfquery.txt"), "--plot", "x.gif"); code == 0 || !strings.Contains(errOut, ".png, .svg or .pdf") {
 		t.Errorf("tick --plot x.gif: exit %d, %s", code, errOut)
