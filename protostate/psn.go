@@ -366,6 +366,14 @@ var opClasses = func() (t [256]opClass) {
 // after the direction was idle begins a new one (startsAnew).
 func (q *QPSequences) Add(op decode.Opcode, psn uint32, syndrome uint8, readDMALenB uint32, idleNs int64) (PSNSpace, PSNVerdict) {
 	c := opClasses[op]
+	if r := &q.Requests; c&(classSpace|classReadRequest) == opClass(SpaceRequests) && r.cold == nil && r.started && psn&decode.PSNMask == r.next {
+		// The next request PSN of a regular sequence, not an RDMA READ:
+		// most packets, judged here without a call (startsAnew and Add
+		// would find the same: no jump, so no new sequence; in order).
+		r.run = min(r.run+1, psnWindowLen)
+		r.next = (r.next + 1) & decode.PSNMask
+		return SpaceRequests, PSNInOrder
+	}
 	switch sp := SpaceOf(op, syndrome); sp {
 	case SpaceRequests:
 		if c&classReadRequest == 0 {
