@@ -59,7 +59,9 @@ or is damaged, or buffer fails.
 The page fetches nothing (no script, no font, no style from elsewhere;
 its pictures are PNGs inside it) and fits windows from 800 pixels wide.
 It is written by the output-file rule: complete or not at all. Each
-capture is read once for the census and once more per analysis.`,
+capture is read once for the census and once more per analysis. A
+SIGINT or SIGTERM stops the analysis running and the report ends
+without writing the page (status 1); a second ends it at once.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.out = dashIsStdout(o.out)
@@ -276,6 +278,9 @@ func runReport(paths []string, o reportOpts) error {
 	rep := newReportPage(paths)
 	var failed, damaged int
 	for _, path := range paths {
+		if readingStopped.Load() {
+			break // interrupted: the page is not written
+		}
 		c := takeCensus(path)
 		rep.Facts.Rows = append(rep.Facts.Rows, c.row())
 		secs, bad, dmg := captureSections(c, dir, o.telemetry)
@@ -293,6 +298,12 @@ func runReport(paths []string, o reportOpts) error {
 		}
 	}
 
+	if readingStopped.Load() {
+		// A signal stopped one analysis's reading, and every one after it
+		// read nothing: the page would say so of captures that hold the
+		// packets. Complete or not at all.
+		return fmt.Errorf("interrupted: %s not written (a report holds every analysis of the whole captures)", o.out)
+	}
 	if err := writeReportPage(o.out, rep); err != nil {
 		return err
 	}

@@ -292,3 +292,19 @@ func TestReportDashName(t *testing.T) {
 		t.Errorf("no flows section among %q", p.titles)
 	}
 }
+
+// A signal that stops an analysis's reading during a report leaves every
+// later analysis nothing to read: the report then writes no page (one
+// saying that captures full of packets hold none) and fails.
+func TestReportInterrupted(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "r.html")
+	readingStopped.Store(true) // as the first SIGINT leaves it (stopReading)
+	defer readingStopped.Store(false)
+	err := runReport([]string{filepath.Join("..", "..", "testdata", "pcaps", "rocev2_ipv4.pcap")}, reportOpts{out: page})
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("report after a signal stopped the reading: %v, want an error saying it was interrupted", err)
+	}
+	if _, err := os.Stat(page); err == nil {
+		t.Errorf("%s written after the reading was stopped", page)
+	}
+}
