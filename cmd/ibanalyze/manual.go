@@ -7,7 +7,7 @@ var manual = cmddoc.Manual{
 	ExitStatus: []cmddoc.Item{
 		{Tag: "0", Text: "Everything asked was done: every file read to its end, every frame decoded (frames with bad CRCs are findings, not errors), every output written."},
 		{Tag: "1", Text: "Something went wrong, said on standard error: a flag refused, a file missing or damaged, a frame that could not be decoded or was cut inside its headers (named with file and frame; the rest is still read and reported), an output that could not be written."},
-		{Tag: "130, 143", Text: "SIGINT or SIGTERM ended the command at once (128 + the signal's number), its partial outputs removed. In ipd, flows, credits with --rate, buffer, tick, pfc, hops and cm the first signal only stops the reading: what was read is reported and the status is what it would have been had the input ended there; a second ends the command. report then writes no page and exits 1."},
+		{Tag: "130, 143", Text: "SIGINT or SIGTERM ended the command at once (128 + the signal's number), its partial outputs removed. In ipd, flows, credits with --rate, buffer, tick, pfc, hops and cm the first signal only stops the reading: what was read is reported and the status is what it would have been had the input ended there; a second ends the command. In report the first signal stops the analysis running, and report writes no page and exits 1."},
 	},
 	Environment: []cmddoc.Item{
 		{Tag: "GOMAXPROCS", Text: "The number of cores --jobs uses by default, as the Go runtime reads it (otherwise every core the process may use); ibanalyze reads no variable of its own."},
