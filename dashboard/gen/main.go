@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/ibscope/ibscope/dashboard"
+	"github.com/ibscope/ibscope/internal/outfile"
 )
 
 func main() {
@@ -25,10 +26,24 @@ func main() {
 	if *out == "" {
 		_, err = os.Stdout.Write(b)
 	} else {
-		err = os.WriteFile(*out, b, 0o644)
+		err = write(*out, b)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gen: write the dashboard: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+// write writes the dashboard by the output-file rule: complete or not at
+// all, never through a symbolic link.
+func write(path string, b []byte) error {
+	f, err := outfile.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(b); err != nil {
+		return err
+	}
+	return f.Commit()
 }
