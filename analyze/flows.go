@@ -525,6 +525,11 @@ func (a *FlowsAnalysis) wait(f *flowState, psn uint32, tsNs int64) {
 	t.wait(psn, tsNs)
 }
 
+// ringMask turns a position into an index of the ring, whose length is a
+// power of two (it starts at one and doubles up to pendingAcks): a mask,
+// where a remainder would be a division a request and an ACK.
+func (t *ackTiming) ringMask() int32 { return int32(len(t.waitReqs)) - 1 }
+
 // wait adds a request to the ring.
 func (t *ackTiming) wait(psn uint32, tsNs int64) {
 	if int(t.waitN) == len(t.waitReqs) {
@@ -532,15 +537,15 @@ func (t *ackTiming) wait(psn uint32, tsNs int64) {
 			// Grow the ring (unrolled so the oldest comes first).
 			grown := make([]waitingReq, max(1, 2*len(t.waitReqs)))
 			for k := range t.waitN {
-				grown[k] = t.waitReqs[(t.waitHead+k)%int32(len(t.waitReqs))]
+				grown[k] = t.waitReqs[(t.waitHead+k)&t.ringMask()]
 			}
 			t.waitReqs, t.waitHead = grown, 0
 		} else {
-			t.waitHead = (t.waitHead + 1) % int32(len(t.waitReqs))
+			t.waitHead = (t.waitHead + 1) & t.ringMask()
 			t.waitN--
 		}
 	}
-	i := (t.waitHead + t.waitN) % int32(len(t.waitReqs))
+	i := (t.waitHead + t.waitN) & t.ringMask()
 	t.waitReqs[i] = waitingReq{psn, tsNs}
 	t.waitN++
 }
@@ -550,7 +555,7 @@ func (t *ackTiming) wait(psn uint32, tsNs int64) {
 func (t *ackTiming) covered(ackPSN uint32, inclusive bool) int32 {
 	var n int32
 	for ; n < t.waitN; n++ {
-		d := decode.PSNDiff(ackPSN, t.waitReqs[(t.waitHead+n)%int32(len(t.waitReqs))].psn)
+		d := decode.PSNDiff(ackPSN, t.waitReqs[(t.waitHead+n)&t.ringMask()].psn)
 		if d < 0 || (d == 0 && !inclusive) {
 			break
 		}
@@ -599,7 +604,7 @@ func (a *FlowsAnalysis) ack(f *flowState, p *Packet, isAck bool) {
 			}
 			t.ackLat.Add(lat)
 		}
-		t.waitHead = (t.waitHead + 1) % int32(len(t.waitReqs))
+		t.waitHead = (t.waitHead + 1) & t.ringMask()
 		t.waitN--
 	}
 }
