@@ -19,7 +19,7 @@ const pendingAcks = 1024
 // FlowStateBytes is about what one flow costs while the capture is read
 // (TestFlowsMemoryPerFlow measures 267 for one-packet flows, half of them
 // waiting for an ACK; bench/manyqps.sh 263 a QP for the whole process over
-// 10 million): its 176-byte state, its 40-byte key, its slot in the key
+// 10 million): its 160-byte state, its 40-byte key, its slot in the key
 // table, and for a flow waiting for ACKs its 80-byte timing. Past
 // FlowsOptions.MaxFlows distinct flows, the packets of new flows are
 // counted together in one flow keyed {"transport": "other"}, so memory
