@@ -56,7 +56,7 @@ func main() {
 	stop := handleSignals()
 	err := rootCmd.Execute()
 	stop()
-	removeSpool()
+	removeTemporaries()
 	if err != nil {
 		if !errors.Is(err, errReported) {
 			fmt.Fprintln(os.Stderr, "ibanalyze:", termtext.Lines(err.Error()))

@@ -274,6 +274,7 @@ func runReport(paths []string, o reportOpts) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	removeAtExit(dir) // on a signal's exit too, which runs no deferred call
 
 	rep := newReportPage(paths)
 	var failed, damaged int

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -306,5 +307,34 @@ func TestReportInterrupted(t *testing.T) {
 	}
 	if _, err := os.Stat(page); err == nil {
 		t.Errorf("%s written after the reading was stopped", page)
+	}
+}
+
+// A signal ends a report at once while it reads (here a FIFO nobody
+// writes), and its temporary folder of pictures goes with it.
+func TestReportSignalRemovesTemporaries(t *testing.T) {
+	tmp := t.TempDir()
+	fifo := filepath.Join(t.TempDir(), "capture.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
+	cmd := exec.Command(ibanalyzeBin, "report", fifo, "-o", filepath.Join(t.TempDir(), "r.html"))
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(testenv.WaitDeadline, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	made := func() []string { m, _ := filepath.Glob(filepath.Join(tmp, "ibanalyze-report-*")); return m }
+	testenv.WaitFor(t, 0, "report's temporary folder", func() bool { return len(made()) > 0 })
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("SIGINT while report reads: exit %d, want 130", code)
+	}
+	if left := made(); len(left) > 0 {
+		t.Errorf("left behind: %q", left)
 	}
 }

@@ -54,7 +54,7 @@ func handleSignals() (stop func()) {
 				return
 			}
 		}
-		removeSpool()
+		removeTemporaries()
 		if outfile.RemovePending() > 0 {
 			warnf("%v: stopped; partial output removed", sig)
 		} else {

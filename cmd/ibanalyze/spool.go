@@ -10,12 +10,22 @@ import (
 	"github.com/ibscope/ibscope/capfile"
 )
 
-// spooled is the temporary file standard input was copied into, removed at
-// exit (removeSpool), on a signal too.
+// spooled is the temporary file standard input was copied into, and
+// temporaries the other temporary files and folders of the run (report's
+// folder of pictures): removed at exit (removeTemporaries), on a signal
+// too, which ends the process without running its deferred calls.
 var (
-	spoolMu sync.Mutex
-	spooled string
+	spoolMu     sync.Mutex
+	spooled     string
+	temporaries []string
 )
+
+// removeAtExit has removeTemporaries remove path (and what it holds).
+func removeAtExit(path string) {
+	spoolMu.Lock()
+	temporaries = append(temporaries, path)
+	spoolMu.Unlock()
+}
 
 // spoolStdin lets a command that reads its captures twice (correlate;
 // credits inferring the link's byte time) take "-": standard input is
@@ -47,12 +57,17 @@ func spoolStdin(paths []string, why string) ([]string, error) {
 	return out, nil
 }
 
-// removeSpool removes the copy of standard input, if one was made.
-func removeSpool() {
+// removeTemporaries removes the copy of standard input, if one was made,
+// and the temporaries removeAtExit named.
+func removeTemporaries() {
 	spoolMu.Lock()
 	defer spoolMu.Unlock()
 	if spooled != "" {
 		os.Remove(spooled)
 		spooled = ""
 	}
+	for _, p := range temporaries {
+		os.RemoveAll(p)
+	}
+	temporaries = nil
 }
