@@ -92,11 +92,18 @@ func writeReport(out io.Writer, jsonOut bool, jsonTo func(io.Writer) error, text
 // warnf prints a warning to stderr unless --quiet (the report collects
 // them instead: warnSink).
 func warnf(format string, a ...any) {
-	if collectWarning(fmt.Sprintf(format, a...)) {
-		return
+	msg := fmt.Sprintf(format, a...)
+	if !collectWarning(msg) {
+		printWarning(msg)
 	}
+}
+
+// printWarning prints msg on stderr (unless --quiet), never into a
+// report's page: what a signal did is said there, as the page it would go
+// in may never be written.
+func printWarning(msg string) {
 	if !quiet {
-		fmt.Fprintln(os.Stderr, "ibanalyze:", termtext.Lines(fmt.Sprintf(format, a...)))
+		fmt.Fprintln(os.Stderr, "ibanalyze:", termtext.Lines(msg))
 	}
 }
 

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"image/png"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -336,5 +338,50 @@ func TestReportSignalRemovesTemporaries(t *testing.T) {
 	}
 	if left := made(); len(left) > 0 {
 		t.Errorf("left behind: %q", left)
+	}
+}
+
+// What a signal does is said on stderr during a report too, not into the
+// page the signal keeps from being written: here correlate waits on a
+// telemetry FIFO nobody writes when the two SIGINTs come.
+func TestReportSignalSaysSo(t *testing.T) {
+	dir := simPreset(t, "incast-small")
+	fifo := filepath.Join(t.TempDir(), "telemetry.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
+	cmd := exec.Command(ibanalyzeBin, "report", filepath.Join(dir, "s1.pcapng"), "--telemetry", fifo, "-o", filepath.Join(t.TempDir(), "r.html"))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(testenv.WaitDeadline, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	// The writing end opens without waiting once correlate opened the
+	// FIFO to read: flows and ipd have run.
+	var w *os.File
+	testenv.WaitFor(t, 0, "correlate reading the telemetry FIFO", func() bool {
+		w, err = os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		return err == nil
+	})
+	defer w.Close()
+	errOut := bufio.NewReader(stderr)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	line, err := errOut.ReadString('\n')
+	if err != nil || !strings.Contains(line, "reading stopped") {
+		t.Fatalf("after the first SIGINT: %q, %v", line, err)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(errOut)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(string(rest), "interrupt: stopped") {
+		t.Errorf("two SIGINTs during a report: exit %d, stderr:\n%s%s\nwant 130 and \"interrupt: stopped\"", code, line, rest)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
 	"slices"
@@ -46,7 +47,7 @@ func handleSignals() (stop func()) {
 			return
 		}
 		if stopsEarly.Load() {
-			warnf("%v: reading stopped; the report on what was read follows (again to quit at once)", sig)
+			printWarning(fmt.Sprintf("%v: reading stopped; the report on what was read follows (again to quit at once)", sig))
 			stopReading()
 			select {
 			case sig = <-c:
@@ -56,9 +57,9 @@ func handleSignals() (stop func()) {
 		}
 		removeTemporaries()
 		if outfile.RemovePending() > 0 {
-			warnf("%v: stopped; partial output removed", sig)
+			printWarning(fmt.Sprintf("%v: stopped; partial output removed", sig))
 		} else {
-			warnf("%v: stopped", sig)
+			printWarning(fmt.Sprintf("%v: stopped", sig))
 		}
 		os.Exit(128 + int(sig.(syscall.Signal)))
 	}()
