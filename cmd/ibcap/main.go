@@ -381,6 +381,10 @@ func checkFlags(f *flags) (capture.Format, *capture.Filter, error) {
 	if f.postRotate != "" && f.rotateMB == 0 && f.rotateSec == 0 {
 		return format, nil, fmt.Errorf("-z %s runs on each file rotation closes: give -C or -G too", f.postRotate)
 	}
+	if f.file == "" && (f.rotateMB > 0 || f.rotateSec > 0) {
+		// Said before the capture opens, not as "cannot rotate ... stdout".
+		return format, nil, errors.New("-C and -G start new files of -w FILE: give -w (without it ibcap prints each packet)")
+	}
 	if err := f.metrics.check(); err != nil {
 		return format, nil, err
 	}

@@ -237,6 +237,8 @@ func TestTcpdumpAndIbdumpMistakes(t *testing.T) {
 		{[]string{"-r", bundled, "-Q", "in"}, "chosen by direction only live"},
 		{[]string{"-i", netdev, "-Q", "sideways", "-w", x}, `-Q "sideways": want in, out or inout`},
 		{[]string{"-r", bundled, "-z", "gzip", "-w", x}, "give -C or -G too"},
+		{[]string{"-r", bundled, "-C", "1"}, "-C and -G start new files of -w FILE: give -w"},
+		{[]string{"-i", netdev, "-G", "1"}, "-C and -G start new files of -w FILE: give -w"},
 		{[]string{"-r", bundled, "-F", "/nonexistent/filter"}, "-F: open /nonexistent/filter"},
 		{[]string{"-r", bundled, "-F", bundled, "udp"}, "and a filter expression"},
 		{[]string{"-i", netdev, "-b", "12", "-w", x}, "4096 slots are -B 16384"},
