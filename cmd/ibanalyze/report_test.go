@@ -351,6 +351,7 @@ func TestReportSignalSaysSo(t *testing.T) {
 		t.Fatalf("mkfifo: %v", err)
 	}
 	cmd := exec.Command(ibanalyzeBin, "report", filepath.Join(dir, "s1.pcapng"), "--telemetry", fifo, "-o", filepath.Join(t.TempDir(), "r.html"))
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir()) // nothing left in /tmp if the timer kills it
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
