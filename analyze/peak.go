@@ -11,8 +11,10 @@ const PeakWindowPackets = 100
 // bytes of its packets over the time from its first packet to the next
 // window's first, the packet whose bytes are no longer inside it; packets
 // stamped where they start (or all where they end) at the line rate then
-// give at most the line rate. A flow without a whole window is measured
-// over all its packets, the last one's bytes left out for the same reason.
+// give at most the line rate. The last window, which no later packet ends,
+// counts once it is full, measured to its own last packet with that
+// packet's bytes left out for the same reason; a flow without a whole
+// window is measured so over all its packets.
 // Fixed windows of packets, not of time, make the figure the same however
 // long the capture and whenever a report is asked for (--interval), in
 // constant memory per flow.
@@ -56,8 +58,11 @@ func (w *peakWindow) add(tsNs, prevNs int64, wireBytes uint32) {
 // one packet.
 func (w *peakWindow) gbps(lastNs int64, linkGbps float64) float64 {
 	g := w.peakGbps
-	if !w.whole && w.n >= 2 && lastNs > w.startNs {
-		g = float64(w.bytes-w.lastBytes) * 8 / float64(lastNs-w.startNs)
+	// The window still open counts when it is full (a flow of 200 packets
+	// has two windows, the second ended by no later packet) or the only
+	// one: up to its own last packet, whose bytes are left out.
+	if (!w.whole || w.n == PeakWindowPackets) && w.n >= 2 && lastNs > w.startNs {
+		g = max(g, float64(w.bytes-w.lastBytes)*8/float64(lastNs-w.startNs))
 	}
 	if linkGbps > 0 {
 		g = min(g, linkGbps)

@@ -19,7 +19,8 @@ func TestPeakWindow(t *testing.T) {
 		t.Errorf("two packets: %v Gb/s, want 10", g)
 	}
 	// 99 more at 10 Gb/s, then 99 at 20 Gb/s: the first window (ending
-	// at the 101st packet) is 10, the second 20 once the 201st comes.
+	// at the 101st packet) is 10, the second 20 once it holds 100 packets
+	// (measured to its own last one) and after the 201st ends it.
 	ts := int64(1800)
 	for range 99 {
 		ts += 800
@@ -29,8 +30,8 @@ func TestPeakWindow(t *testing.T) {
 		ts += 400
 		w.add(ts, ts-400, 1000)
 	}
-	if g := w.gbps(ts, 0); g != 10 {
-		t.Errorf("one whole window: %v Gb/s, want 10 (the second not yet ended)", g)
+	if g := w.gbps(ts, 0); g != 20 {
+		t.Errorf("one whole window and a full one no packet has ended: %v Gb/s, want 20 (the second counts once full)", g)
 	}
 	w.add(ts+400, ts, 1000)
 	if g := w.gbps(ts+400, 0); g != 20 {
@@ -38,5 +39,14 @@ func TestPeakWindow(t *testing.T) {
 	}
 	if g := w.gbps(ts+400, 12.5); g != 12.5 {
 		t.Errorf("capped at 12.5: %v", g)
+	}
+	// A slower tail of fewer than 100 packets leaves the peak as it was.
+	ts += 400
+	for range 50 {
+		w.add(ts+4000, ts, 1000)
+		ts += 4000
+	}
+	if g := w.gbps(ts, 0); g != 20 {
+		t.Errorf("after a slow partial window: %v Gb/s, want 20", g)
 	}
 }

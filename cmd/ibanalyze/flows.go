@@ -59,7 +59,8 @@ link (RoCE: the frame plus FCS, preamble and inter-frame gap, 24 bytes).
 rate is the mean: wire bytes over the flow's first to last packet. peak is
 the highest rate over 100 consecutive packets of the flow (windows counted
 from its first packet, each ending at the next window's first packet, whose
-bytes it leaves out; a flow of fewer packets: over all of them), at most the
+bytes it leaves out; the last full window at its own last packet; a flow of
+fewer packets: over all of them), at most the
 link rate where it is known (--rate, or the speed the capture records):
 the same figure however long the capture and with or without --interval.
 
