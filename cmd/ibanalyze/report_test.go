@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"image/png"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -369,20 +367,8 @@ func TestReportSignalSaysSo(t *testing.T) {
 		return err == nil
 	})
 	defer w.Close()
-	errOut := bufio.NewReader(stderr)
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	line, err := errOut.ReadString('\n')
-	if err != nil || !strings.Contains(line, "reading stopped") {
-		t.Fatalf("after the first SIGINT: %q, %v", line, err)
-	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	rest, _ := io.ReadAll(errOut)
-	cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(string(rest), "interrupt: stopped") {
+	line, rest, _ := interruptTwice(t, cmd, stderr)
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(rest, "interrupt: stopped") {
 		t.Errorf("two SIGINTs during a report: exit %d, stderr:\n%s%s\nwant 130 and \"interrupt: stopped\"", code, line, rest)
 	}
 }

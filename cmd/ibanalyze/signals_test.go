@@ -131,21 +131,29 @@ func TestInterruptTwice(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	defer w.Close()
+	line, rest, err := interruptTwice(t, cmd, stderr)
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("two SIGINTs while reading a silent FIFO: exit %d (%v), want 130; stderr:\n%s%s", code, err, line, rest)
+	}
+}
+
+// interruptTwice sends cmd a SIGINT, waits for the "reading stopped" line
+// on its stderr, sends the second once the first is taken (two sent
+// together may merge into one), then waits for cmd to end; it returns the
+// first line, the rest of stderr and Wait's error.
+func interruptTwice(t *testing.T, cmd *exec.Cmd, stderr io.Reader) (line, rest string, err error) {
+	t.Helper()
 	errOut := bufio.NewReader(stderr)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	// The second signal goes once the first is taken (two sent together may merge into one).
-	line, err := errOut.ReadString('\n')
+	line, err = errOut.ReadString('\n')
 	if err != nil || !strings.Contains(line, "reading stopped") {
 		t.Fatalf("after the first SIGINT: %q, %v", line, err)
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	rest, _ := io.ReadAll(errOut)
-	err = cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Errorf("two SIGINTs while reading a silent FIFO: exit %d (%v), want 130; stderr:\n%s%s", code, err, line, rest)
-	}
+	b, _ := io.ReadAll(errOut)
+	return line, string(b), cmd.Wait()
 }
