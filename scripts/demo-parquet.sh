@@ -42,6 +42,12 @@ echo "   (the incast's sender, beside its port counters)"
 packets=$out/packets.parquet
 echo "-- ibanalyze export testdata/pcaps/rocev2_rping.pcap -o $packets"
 "$bin/ibanalyze" export -q testdata/pcaps/rocev2_rping.pcap -o "$packets" 2>&1 | sed '/./s/^/   /'
+for f in "$joined" "$picture" "$packets"; do
+	if [ ! -s "$f" ]; then
+		echo "demo: $f was not written" >&2
+		exit 1
+	fi
+done
 if [ -n "$why" ]; then
 	echo "demo: DuckDB read-back skipped ($why)"
 	exit 0
@@ -54,8 +60,8 @@ echo "    the capture also holds the flow-control packets, which the counter lea
 duck "$joined" "SELECT * FROM (
   SELECT (epoch_ns(start_ns) - min(epoch_ns(start_ns)) OVER ()) // 1000000 AS ms, cap_tx_packets,
     port_xmit_packets_delta AS xmit_packets, cap_tx_ipd_p50_ns AS ipd_p50_ns, port_xmit_wait_delta AS xmit_wait
-  FROM t WHERE source = 'lid:1/1') WHERE ms BETWEEN 47 AND 52 ORDER BY ms"
+  FROM t WHERE source = 'lid:1/1') WHERE ms BETWEEN 47 AND 52 ORDER BY ms" || exit 1
 echo
 echo "-- DuckDB over $packets: the busiest opcodes, per sender"
 duck "$packets" "SELECT src, opcode_name, count(*) AS frames, sum(len) AS bytes
-  FROM t GROUP BY ALL ORDER BY frames DESC, src, opcode_name LIMIT 6"
+  FROM t GROUP BY ALL ORDER BY frames DESC, src, opcode_name LIMIT 6" || exit 1

@@ -12,7 +12,9 @@
 #    Parquet and read back by DuckDB (node, correlate/testdata/reader);
 # 6. pictures (--plot) of every analysis that draws one: ipd, flows, credits, buffer, tick, pfc, hops
 #    and correlate; and ibanalyze report's one HTML page of the IB incast.
-# What it keeps is in out/demo, named at the end.
+# What it keeps is in out/demo, named at the end. A step that should work and does not is named
+# as it fails and again at the end, and the demo then exits 1 (some analyses exit 1 on the bundled
+# damaged captures on purpose: those are shown, not counted).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=bin
@@ -23,12 +25,18 @@ sim=$(mktemp -d)
 trap 'rm -rf "$sim"' EXIT
 
 indent() { sed '/./s/^/   /'; }
+failed=()
+# fail WHAT: a step that should have worked did not; the demo goes on, and exits 1 at the end.
+fail() {
+	failed+=("$1")
+	echo "demo: FAILED: $1" >&2
+}
 # table: the lines of a flows report up to its table's end (the per-flow details follow a blank line).
 table() { awk 'NF == 0 && ++blank == 2 { exit } { print }'; }
 
 echo "== ibcap: live RoCE capture on a veth pair in a network namespace (as root)"
 live=$out/live.pcap
-bash scripts/demo-capture.sh "$live"
+bash scripts/demo-capture.sh "$live" || fail "the live capture (scripts/demo-capture.sh)"
 echo "-- ibanalyze decode -c 4 $live"
 "$bin/ibanalyze" decode -q -c 4 "$live" | indent
 echo "-- ibanalyze flows $live"
@@ -83,19 +91,22 @@ echo "== flows: testdata/pcaps/rocev2_rping.pcap (a go-back-N, a READ response r
 
 echo
 echo "== the 2015 incast, simulated (ibsim --snap 128: headers only) and analysed"
-IBSCOPE_DEMO_OUT=$sim bash scripts/demo-sim.sh "$bin"
+IBSCOPE_DEMO_OUT=$sim bash scripts/demo-sim.sh "$bin" || fail "the simulated incast (scripts/demo-sim.sh)"
 
 echo
 echo "== correlate and export: Parquet files, read back by DuckDB"
-bash scripts/demo-parquet.sh "$bin" "$sim" "$out"
+bash scripts/demo-parquet.sh "$bin" "$sim" "$out" || fail "correlate and export (scripts/demo-parquet.sh)"
 
 echo
 echo "== pictures of the simulated incasts (s1, s2: the senders, r: the receiver; roce/: the RoCE one)"
 # plot NAME ANALYSIS FILE...: ibanalyze ANALYSIS --plot out/demo/pictures/NAME on the simulated
 # captures, run where they are so that the picture's title names them without the temporary folder.
 plot() {
-	(cd "$sim" && "$OLDPWD/$bin/ibanalyze" "$2" -q --plot "$OLDPWD/$out/pictures/$1" "${@:3}" >/dev/null) &&
+	if (cd "$sim" && "$OLDPWD/$bin/ibanalyze" "$2" -q --plot "$OLDPWD/$out/pictures/$1" "${@:3}" >/dev/null); then
 		printf '   %-36s ibanalyze %s\n' "$out/pictures/$1" "$2 --plot $1 ${*:3}"
+	else
+		fail "ibanalyze $2 --plot $1 ${*:3}"
+	fi
 }
 plot ipd-s1.png ipd --phases s1.pcapng
 plot flows-r.png flows r.pcapng
@@ -108,8 +119,17 @@ printf '   %-36s %s\n' "$out/pictures/correlate-s1.png" "(the correlate run abov
 
 echo
 echo "== one page to hand a colleague: every analysis of the IB incast, its tables and pictures"
-(cd "$sim" && "$OLDPWD/$bin/ibanalyze" report -q s1.pcapng s2.pcapng r.pcapng --receiver r.pcapng --telemetry perfquery.txt \
-	-o "$OLDPWD/$out/report.html") && echo "   $out/report.html   ibanalyze report s1.pcapng s2.pcapng r.pcapng --receiver r.pcapng --telemetry perfquery.txt"
+if (cd "$sim" && "$OLDPWD/$bin/ibanalyze" report -q s1.pcapng s2.pcapng r.pcapng --receiver r.pcapng --telemetry perfquery.txt \
+	-o "$OLDPWD/$out/report.html"); then
+	echo "   $out/report.html   ibanalyze report s1.pcapng s2.pcapng r.pcapng --receiver r.pcapng --telemetry perfquery.txt"
+else
+	fail "ibanalyze report"
+fi
 
 echo
 echo "demo: kept in $out: the live capture, the Parquet files, $(ls "$out/pictures" | wc -l) pictures in $out/pictures and report.html"
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "demo: failed steps (${#failed[@]}):" >&2
+	printf 'demo:   %s\n' "${failed[@]}" >&2
+	exit 1
+fi
