@@ -86,21 +86,19 @@ func New() (dashboard.Dashboard, error) {
 		WithVariable(dashboard.NewDatasourceVariableBuilder(varDatasource).Label("Prometheus").Type("prometheus")).
 		WithVariable(labelVariable(varHost, "Host", "label_values(ibscope_capture_info, host)")).
 		WithVariable(labelVariable(varDevice, "Device", `label_values(ibscope_capture_info{host=~"$host"}, device)`))
-	b = b.WithRow(dashboard.NewRowBuilder("Agents"))
-	for _, p := range agentPanels() {
-		b = b.WithPanel(p)
-	}
-	b = b.WithRow(dashboard.NewRowBuilder("Traffic per host and NIC"))
-	for _, p := range trafficPanels() {
-		b = b.WithPanel(p)
-	}
-	b = b.WithRow(dashboard.NewRowBuilder("Congestion and reliability"))
-	for _, p := range healthPanels() {
-		b = b.WithPanel(p)
-	}
-	b = b.WithRow(dashboard.NewRowBuilder("Flows and links"))
-	for _, p := range flowPanels() {
-		b = b.WithPanel(p)
+	for _, row := range []struct {
+		title  string
+		panels []cog.Builder[dashboard.Panel]
+	}{
+		{"Agents", agentPanels()},
+		{"Traffic per host and NIC", trafficPanels()},
+		{"Congestion and reliability", healthPanels()},
+		{"Flows and links", flowPanels()},
+	} {
+		b = b.WithRow(dashboard.NewRowBuilder(row.title))
+		for _, p := range row.panels {
+			b = b.WithPanel(p)
+		}
 	}
 	d, err := b.Build()
 	if err != nil {
