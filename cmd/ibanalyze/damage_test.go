@@ -56,25 +56,17 @@ func damagedCaptureNG(t *testing.T, dir string) string {
 	t.Helper()
 	recs := damagedRecords(t)
 	le := binary.LittleEndian
-	var file []byte
-	block := func(typ uint32, body []byte) {
-		body = append(body, make([]byte, (4-len(body)%4)%4)...)
-		n := uint32(12 + len(body))
-		file = le.AppendUint32(le.AppendUint32(file, typ), n)
-		file = le.AppendUint32(append(file, body...), n)
-	}
-	block(0x0A0D0D0A, []byte{0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
-	block(1, []byte{1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0}) // Ethernet, if_tsresol 10^-9
+	file := testcap.PcapngHead(nil)
 	for _, r := range recs[:len(recs)-2] {
 		if r.nsec >= 1e9 {
-			block(3, append(le.AppendUint32(nil, r.wireLen), r.data...))
+			file = testcap.PcapngBlock(file, 3, append(le.AppendUint32(nil, r.wireLen), r.data...))
 			continue
 		}
 		ts := uint64(r.sec)*1e9 + uint64(r.nsec)
 		b := le.AppendUint32(nil, 0)
 		b = le.AppendUint32(le.AppendUint32(b, uint32(ts>>32)), uint32(ts))
 		b = le.AppendUint32(le.AppendUint32(b, r.capLen), r.wireLen)
-		block(6, append(b, r.data...))
+		file = testcap.PcapngBlock(file, 6, append(b, r.data...))
 	}
 	file = le.AppendUint32(le.AppendUint32(file, 6), 1001) // a block length no block can have
 	file = append(file, make([]byte, 1001)...)
