@@ -146,7 +146,8 @@ func (r *Reader) readAhead(pool *decodePool) {
 		a.more()
 	}
 	r.ahead = a
-	r.readAheadFrom = &readerMeta{snapLen: r.SnapLen(), captureHost: r.CaptureHost(), linkBitsPerSec: r.LinkBitsPerSec(), interfaceName: r.InterfaceName()}
+	meta := r.meta()
+	r.readAheadFrom = &meta
 	pool.readers.Add(1)
 	go func() {
 		defer pool.readers.Done()

@@ -249,51 +249,36 @@ func (r *Reader) LinkType() int { return r.linkType }
 
 // SnapLen returns the snap length the file declares in bytes (pcapng: its
 // first interface's), 0 when it declares none.
-func (r *Reader) SnapLen() int {
-	if r.readAheadFrom != nil {
-		return r.readAheadFrom.snapLen
-	}
-	if r.isNG {
-		if len(r.ngIfaces) == 0 {
-			return 0
-		}
-		return r.ngIfaces[0].snapLen
-	}
-	return r.snapLen
-}
+func (r *Reader) SnapLen() int { return r.meta().snapLen }
 
 // CaptureHost returns the host that captured the file, as its first pcapng
 // section header names it (ibcap writes NgCaptureHost), "" when unknown.
-func (r *Reader) CaptureHost() string {
-	if r.readAheadFrom != nil {
-		return r.readAheadFrom.captureHost
-	}
-	return r.captureHost
-}
+func (r *Reader) CaptureHost() string { return r.meta().captureHost }
 
 // LinkBitsPerSec returns the speed the file records for its first
 // interface (pcapng if_speed), bits per second; 0 when it says none.
-func (r *Reader) LinkBitsPerSec() uint64 {
-	if r.readAheadFrom != nil {
-		return r.readAheadFrom.linkBitsPerSec
-	}
-	if len(r.ngIfaces) == 0 {
-		return 0
-	}
-	return r.ngIfaces[0].speedBps
-}
+func (r *Reader) LinkBitsPerSec() uint64 { return r.meta().linkBitsPerSec }
 
 // InterfaceName returns the name the file gives its first interface
 // (pcapng if_name: ibsim names a tap's port, ibcap the device), "" when
 // it gives none.
-func (r *Reader) InterfaceName() string {
+func (r *Reader) InterfaceName() string { return r.meta().interfaceName }
+
+// meta is what the file said of itself: up to its first frame once it is
+// read ahead (readAheadFrom), else up to where the reader stands.
+func (r *Reader) meta() readerMeta {
 	if r.readAheadFrom != nil {
-		return r.readAheadFrom.interfaceName
+		return *r.readAheadFrom
 	}
-	if len(r.ngIfaces) == 0 {
-		return ""
+	m := readerMeta{snapLen: r.snapLen, captureHost: r.captureHost}
+	if r.isNG {
+		m.snapLen = 0
 	}
-	return r.ngIfaces[0].name
+	if len(r.ngIfaces) > 0 {
+		i := &r.ngIfaces[0]
+		m.snapLen, m.linkBitsPerSec, m.interfaceName = i.snapLen, i.speedBps, i.name
+	}
+	return m
 }
 
 // ResolutionNs returns the timestamp unit the file format declares, in ns:
