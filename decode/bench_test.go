@@ -51,33 +51,18 @@ func BenchmarkDecodeNativeIB(b *testing.B) {
 // RDMA WRITE FIRST over RoCEv2 (IP, BTH, RETH, ICRC) and a native IB ACK
 // (LRH, BTH, AETH, ICRC, VCRC).
 func BenchmarkAppendJSON(b *testing.B) {
-	for _, c := range []struct {
-		name     string
-		linkType int
-		frame    []byte
-	}{
-		{"rocev2", LinkTypeEthernet, rocePacket(b, 0x06, 128)},
-		{"native", LinkTypeInfiniBand, ibPacket(b, 0x11, 0)},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			d := Decoder{LinkType: c.linkType, CheckCRC: true}
-			var f Frame
-			f.CapLen, f.WireLen = len(c.frame), len(c.frame)
-			if err := d.Decode(c.frame, &f); err != nil {
-				b.Fatal(err)
-			}
-			var line []byte
-			b.ReportAllocs()
-			for b.Loop() {
-				line = f.AppendJSON(line[:0], "")
-			}
-		})
-	}
+	benchAppend(b, false, (*Frame).AppendJSON)
 }
 
 // BenchmarkAppendSummary writes the summary line (ibanalyze decode's text)
-// of the same two frames as BenchmarkAppendJSON.
+// of the same two frames as BenchmarkAppendJSON, numbered and timed.
 func BenchmarkAppendSummary(b *testing.B) {
+	benchAppend(b, true, (*Frame).AppendSummary)
+}
+
+// benchAppend runs appendText on BenchmarkAppendJSON's two frames, given
+// a frame number and a time when numbered.
+func benchAppend(b *testing.B, numbered bool, appendText func(f *Frame, dst []byte, errMsg string) []byte) {
 	for _, c := range []struct {
 		name     string
 		linkType int
@@ -90,14 +75,16 @@ func BenchmarkAppendSummary(b *testing.B) {
 			d := Decoder{LinkType: c.linkType, CheckCRC: true}
 			var f Frame
 			f.CapLen, f.WireLen = len(c.frame), len(c.frame)
-			f.Number, f.TsNs = 123456, 1795684211500000000
+			if numbered {
+				f.Number, f.TsNs = 123456, 1795684211500000000
+			}
 			if err := d.Decode(c.frame, &f); err != nil {
 				b.Fatal(err)
 			}
 			var line []byte
 			b.ReportAllocs()
 			for b.Loop() {
-				line = f.AppendSummary(line[:0], "")
+				line = appendText(&f, line[:0], "")
 			}
 		})
 	}
