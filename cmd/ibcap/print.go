@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -68,9 +67,11 @@ func printPackets(in io.Reader, out io.Writer, opts decode.SummaryOptions, lineB
 		if err == io.EOF {
 			break
 		}
+		// Next returns a *DecodeError itself, never wrapped: a type
+		// assertion, unlike errors.As(err, &de), does not move de to the
+		// heap, an allocation per frame.
 		msg := ""
-		var de *capfile.DecodeError
-		if errors.As(err, &de) {
+		if de, ok := err.(*capfile.DecodeError); ok {
 			msg = de.Err.Error()
 		} else if err != nil {
 			return err
