@@ -241,7 +241,7 @@ func run(parent context.Context, f *flags) error {
 	printing := f.file == "" && f.metrics.addr == ""
 	live := f.readFile == ""
 	status := newStatusLine(os.Stderr, !f.quiet && !printing && isTerminal(os.Stderr))
-	src, err := openSource(f, target, filter, status)
+	src, err := openSource(f, p, status)
 	if err != nil {
 		return err
 	}
@@ -406,9 +406,10 @@ func checkFlags(f *flags) (capture.Format, *capture.Filter, error) {
 	return format, filter, nil
 }
 
-// openSource opens the capture on target, notes what the user should know
-// of it, and drops privileges (-Z) once it is open.
-func openSource(f *flags, target capture.Target, filter *capture.Filter, status *statusLine) (capture.Source, error) {
+// openSource opens the capture on the plan's target, notes what the user
+// should know of it, and drops privileges (-Z) once it is open.
+func openSource(f *flags, p capturePlan, status *statusLine) (capture.Source, error) {
+	target, filter := p.target, p.filter
 	notice := func(msg string) {
 		if !f.quiet {
 			status.note("ibcap: " + msg)
@@ -417,7 +418,6 @@ func openSource(f *flags, target capture.Target, filter *capture.Filter, status 
 	if f.readFile != "" {
 		return capture.OpenFile(f.readFile, &capture.Config{SnapLenBytes: f.snapLenBytes, FilterExpr: f.filterExpr, Notice: notice})
 	}
-	dir, _ := parseDirection(f.direction) // checked by run
 	src, err := capture.OpenTarget(target, &capture.Config{
 		SnapLenBytes:  f.snapLenBytes,
 		RingBytes:     f.ringKiB << 10,
@@ -425,7 +425,7 @@ func openSource(f *flags, target capture.Target, filter *capture.Filter, status 
 		FilterExpr:    f.filterExpr,
 		TimestampType: f.tsType,
 		Promiscuous:   !f.noPromisc && target.Netdev != "", // a netdev's, as tcpdump's: not any's, not a verbs port's
-		Direction:     dir,
+		Direction:     p.dir,
 		Notice:        notice,
 	})
 	if err != nil {
