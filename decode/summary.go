@@ -1,7 +1,6 @@
 package decode
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -47,7 +46,8 @@ func (f *Frame) AppendSummaryWith(dst []byte, errMsg string, opts SummaryOptions
 		dst = append(dst, " > "...)
 		dst = AppendMAC(dst, macUint(f.DstMAC))
 		for _, t := range f.VLANs[:f.NumVLANs] {
-			dst = fmt.Appendf(dst, " vlan %d pcp %d", t.ID, t.PCP)
+			dst = strconv.AppendUint(append(dst, " vlan "...), uint64(t.ID), 10)
+			dst = strconv.AppendUint(append(dst, " pcp "...), uint64(t.PCP), 10)
 			if t.DEI {
 				dst = append(dst, " dei"...)
 			}
@@ -56,11 +56,15 @@ func (f *Frame) AppendSummaryWith(dst []byte, errMsg string, opts SummaryOptions
 	}
 	dst = f.appendWords(dst, summaryAddresses, true)
 	if opts.Verbose && f.Has&(HasIPv4|HasIPv6) != 0 {
-		dst = fmt.Appendf(dst, " (dscp %d ecn %d ttl %d", f.DSCP, f.ECN, f.TTL)
+		dst = strconv.AppendUint(append(dst, " (dscp "...), uint64(f.DSCP), 10)
+		dst = strconv.AppendUint(append(dst, " ecn "...), uint64(f.ECN), 10)
+		dst = strconv.AppendUint(append(dst, " ttl "...), uint64(f.TTL), 10)
 		if f.Has&HasIPv6 != 0 {
-			dst = fmt.Appendf(dst, " flow 0x%05x", f.FlowLabel)
+			dst = append(dst, " flow 0x"...)
+			dst = padLeft(strconv.AppendUint(dst, uint64(f.FlowLabel), 16), len(dst), 5, '0')
 		}
-		dst = fmt.Appendf(dst, " sport %d)", f.UDPSrc)
+		dst = strconv.AppendUint(append(dst, " sport "...), uint64(f.UDPSrc), 10)
+		dst = append(dst, ')')
 	}
 	dst = f.appendWords(dst, summaryTransport, false)
 	dst = f.appendWords(dst, summaryProbe, true)
