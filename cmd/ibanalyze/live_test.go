@@ -15,6 +15,23 @@ import (
 	"github.com/ibscope/ibscope/internal/testcap"
 )
 
+// startPiped starts cmd with pipes to its standard input and from its
+// standard output, for a test that writes a capture to it piece by piece.
+func startPiped(t *testing.T, cmd *exec.Cmd) (stdin io.WriteCloser, stdout io.ReadCloser) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout, err = cmd.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout
+}
+
 // TestDecodeLive: a capture arriving through a pipe whose writer stays
 // open is shown frame by frame (issue 24: ibcap -w - -U | ibanalyze decode
 // - printed nothing until the capture ended). The first frame's line is
@@ -30,17 +47,7 @@ func TestDecodeLive(t *testing.T) {
 		args []string
 	}{{"pipe", []string{"decode", "-"}}, {"pipe -l --json", []string{"decode", "-l", "--json", "-"}}} {
 		cmd := exec.Command(ibanalyzeBin, c.args...)
-		in, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		in, out := startPiped(t, cmd)
 		if _, err := in.Write(b[:first]); err != nil {
 			t.Fatal(err)
 		}
@@ -85,17 +92,7 @@ func TestIntervalLive(t *testing.T) {
 		cut += 16 + int(binary.LittleEndian.Uint32(b[cut+8:]))
 	}
 	cmd := exec.Command(ibanalyzeBin, "flows", "--json", "--interval", "100us", "-")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := startPiped(t, cmd)
 	if _, err := in.Write(b[:cut]); err != nil {
 		t.Fatal(err)
 	}

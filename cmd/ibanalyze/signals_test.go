@@ -58,19 +58,9 @@ func TestInterruptStdinPipe(t *testing.T) {
 		}
 		args = append(args, "--interval", strconv.FormatInt(tsNs[written-1]-tsNs[0], 10), "-")
 		cmd := exec.Command(ibanalyzeBin, args...)
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
 		var errOut bytes.Buffer
 		cmd.Stderr = &errOut
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		stdin, stdout := startPiped(t, cmd)
 		timer := time.AfterFunc(20*time.Second, func() { cmd.Process.Kill() }) // a hang fails the test, not the run
 		if _, err := stdin.Write(b[:offs[written]]); err != nil {
 			t.Fatal(err)
