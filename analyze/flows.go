@@ -425,25 +425,6 @@ func (a *FlowsAnalysis) Add(p *Packet) {
 	a.count(a.flow(p), p)
 }
 
-// AddGap counts one packet as Add does and returns the time since its
-// flow's latest packet before it, for a caller that also wants the
-// inter-packet delay without looking the flow up twice (ibcap --metrics).
-// ok is false on a flow's first packet, on a packet older than its flow's
-// latest, and for the flows past FlowsOptions.MaxFlows (counted together,
-// they have no gaps of their own).
-func (a *FlowsAnalysis) AddGap(p *Packet) (gapNs int64, ok bool) {
-	if p.CM != nil && p.CM.Message != 0 { // flowscm.go
-		a.restartFor(p)
-	}
-	f := a.flow(p)
-	prevNs, seen := f.lastNs, f.packets > 0 && f.id != otherFlow
-	a.count(f, p)
-	if !seen || p.TsNs < prevNs {
-		return 0, false
-	}
-	return p.TsNs - prevNs, true
-}
-
 // count adds packet p to its flow f.
 func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 	if !a.started {

@@ -5,52 +5,6 @@ import (
 	"testing"
 )
 
-// TestFlowsAddGap: AddGap counts as Add does and hands back each packet's
-// gap since its flow's latest packet: none on a flow's first packet, on a
-// packet older than the latest, or in the flows past the bound.
-func TestFlowsAddGap(t *testing.T) {
-	type step struct {
-		flow   int
-		tsNs   int64
-		gapNs  int64
-		hasGap bool
-	}
-	steps := []step{
-		{flow: 0, tsNs: 1000},
-		{flow: 1, tsNs: 1500},
-		{flow: 0, tsNs: 1700, gapNs: 700, hasGap: true},
-		{flow: 0, tsNs: 1700, gapNs: 0, hasGap: true},
-		{flow: 1, tsNs: 1400},                           // older than flow 1's latest
-		{flow: 1, tsNs: 2000, gapNs: 500, hasGap: true}, // from the latest, 1500
-		{flow: 2, tsNs: 2100},                           // past MaxFlows: the other flow
-		{flow: 2, tsNs: 2200},
-		{flow: 3, tsNs: 2300},
-	}
-	withGap := NewFlowsAnalysis(FlowsOptions{MaxFlows: 2})
-	plain := NewFlowsAnalysis(FlowsOptions{MaxFlows: 2})
-	var p Packet
-	for i, s := range steps {
-		oneFlowPacket(&p, s.flow)
-		p.TsNs = s.tsNs
-		plain.Add(&p)
-		gap, ok := withGap.AddGap(&p)
-		if gap != s.gapNs || ok != s.hasGap {
-			t.Errorf("step %d (flow %d at %d ns): gap %d %v, want %d %v", i, s.flow, s.tsNs, gap, ok, s.gapNs, s.hasGap)
-		}
-	}
-	got, err := withGap.Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := plain.Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got.Top(0), want.Top(0)) {
-		t.Errorf("AddGap's flows differ from Add's:\n%+v\n%+v", got.Top(0), want.Top(0))
-	}
-}
-
 // TestFlowsNoThroughput: without the throughput series, every count is as
 // with it; only the series and its peak are left out.
 func TestFlowsNoThroughput(t *testing.T) {

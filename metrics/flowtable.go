@@ -135,10 +135,9 @@ func (t *flowTable) grow() {
 
 // add counts one decoded packet of wireBytes on the wire, weight times
 // (the sampling rate: 1 when every packet is analysed), and returns the
-// time since its flow's latest packet before it, as analyze's
-// FlowsAnalysis.AddGap does: ok is false on a flow's first packet, on a
-// packet older than its flow's latest, and for the flows past maxFlows
-// (counted together, they have no gaps of their own).
+// time since its flow's latest packet before it: ok is false on a flow's
+// first packet, on a packet older than its flow's latest, and for the
+// flows past maxFlows (counted together, they have no gaps of their own).
 func (t *flowTable) add(fr *decode.Frame, wireBytes int, weight uint64) (gapNs int64, ok bool) {
 	// A header the frame lacks reads as zeros, as analyze's Packet.fill
 	// reads it, not as what the previous frame left in fr.
