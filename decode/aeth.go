@@ -2,7 +2,6 @@ package decode
 
 import (
 	"encoding/binary"
-	"fmt"
 	"strconv"
 
 	"github.com/gopacket/gopacket"
@@ -123,10 +122,10 @@ var aethFields = headerFields{
 // line does not read as an ACK.
 func (h *AETH) appendSummary(dst []byte, op Opcode) []byte {
 	if k := h.Kind(); op.IsAck() || k != AckKindACK {
-		dst = fmt.Appendf(dst, " %s", k)
+		dst = append(append(dst, ' '), k.String()...)
 		if k == AckKindNAK {
-			dst = fmt.Appendf(dst, " %s", NAKName(h.Value()))
+			dst = append(append(dst, ' '), NAKName(h.Value())...)
 		}
 	}
-	return fmt.Appendf(dst, " msn %d", h.MSN)
+	return strconv.AppendUint(append(dst, " msn "...), uint64(h.MSN), 10)
 }

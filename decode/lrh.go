@@ -3,6 +3,7 @@ package decode
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -137,7 +138,10 @@ var lrhFields = headerFields{
 	},
 	role: summaryAddresses,
 	summary: func(dst []byte, f *Frame) []byte {
-		return fmt.Appendf(dst, "LID %d -> %d sl %d vl %d", f.LRH.SLID, f.LRH.DLID, f.LRH.SL, f.LRH.VL)
+		dst = strconv.AppendUint(append(dst, "LID "...), uint64(f.LRH.SLID), 10)
+		dst = strconv.AppendUint(append(dst, " -> "...), uint64(f.LRH.DLID), 10)
+		dst = strconv.AppendUint(append(dst, " sl "...), uint64(f.LRH.SL), 10)
+		return strconv.AppendUint(append(dst, " vl "...), uint64(f.LRH.VL), 10)
 	},
 	columns: []ColumnGroup{{any: HasLRH, Columns: []Column{
 		{"slid", ColumnUint16, "LRH source LID (native IB)"},
