@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -33,10 +32,7 @@ func TestIbcapAnyInterface(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "any.pcapng")
 	p := startIbcap(t, ns, nil, "-i", "any", "-w", out)
 	ns.Replay(t, bundled, "--pps=50000")
-	p.cmd.Process.Signal(os.Interrupt)
-	if err := p.wait(t); err != nil {
-		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
-	}
+	stopIbcap(t, p)
 	send, recv := ifindex(t, ns, ns.Send), ifindex(t, ns, ns.Capture)
 	recs, err := readRecords(t, out)
 	if err != nil {

@@ -58,10 +58,7 @@ func TestIbcapFilterExpression(t *testing.T) {
 	}
 	ns.Replay(t, bundled, "--pps=20000")
 	waitRecords(t, out, len(want))
-	ib.cmd.Process.Signal(os.Interrupt)
-	if err := ib.wait(t); err != nil {
-		t.Fatalf("ibcap: %v\n%s", err, ib.stderr.String())
-	}
+	stopIbcap(t, ib)
 	got, err := readRecords(t, out)
 	if err != nil {
 		t.Fatal(err)

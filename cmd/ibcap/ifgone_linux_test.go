@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,10 +59,7 @@ func TestIbcapInterfaceDownUp(t *testing.T) {
 	p.waitLine(t, "ibcap: capture on vcap: the interface is back up; capturing again")
 	testenv.WaitFor(t, 0, "the veth pair's carrier", ns.HasCarrier)
 	ns.Replay(t, bundled, "--pps=50000")
-	p.cmd.Process.Signal(os.Interrupt)
-	if err := p.wait(t); err != nil {
-		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
-	}
+	stopIbcap(t, p)
 	got, err := readRecords(t, out)
 	if err != nil {
 		t.Fatal(err)

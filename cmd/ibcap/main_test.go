@@ -79,6 +79,15 @@ func startIbcap(t *testing.T, ns *testnetns.NS, stdout io.Writer, args ...string
 	return startCmd(t, cmd)
 }
 
+// stopIbcap stops ibcap with SIGINT, as a user would; it must exit cleanly.
+func stopIbcap(t *testing.T, p *ibcapProc) {
+	t.Helper()
+	p.cmd.Process.Signal(os.Interrupt)
+	if err := p.wait(t); err != nil {
+		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
+	}
+}
+
 // startCmd starts an ibcap command and waits until its capture is open.
 func startCmd(t *testing.T, cmd *exec.Cmd) *ibcapProc {
 	t.Helper()
@@ -412,10 +421,7 @@ func TestIbcapPcapngDescribesCapture(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out.pcapng")
 	p := startIbcap(t, ns, nil, "-i", "vcap", "-w", out) // *.pcapng: the format follows the name
 	ns.Replay(t, bundled, "--pps=50000")
-	p.cmd.Process.Signal(os.Interrupt)
-	if err := p.wait(t); err != nil {
-		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
-	}
+	stopIbcap(t, p)
 	info, err := exec.Command("capinfos", out).CombinedOutput()
 	if err != nil {
 		t.Fatalf("capinfos: %v\n%s", err, info)

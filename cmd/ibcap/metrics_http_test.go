@@ -2,7 +2,6 @@ package main
 
 import (
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -47,19 +46,13 @@ func TestMetricsMethodsAndWildcard(t *testing.T) {
 			t.Errorf("%s /metrics: %s, Allow %q; want %d", m, resp.Status, resp.Header.Get("Allow"), want)
 		}
 	}
-	p.cmd.Process.Signal(os.Interrupt)
-	if err := p.wait(t); err != nil {
-		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
-	}
+	stopIbcap(t, p)
 	if strings.Contains(p.stderr.String(), "every interface") {
 		t.Errorf("--metrics %s said it listens on every interface:\n%s", addr, p.stderr.String())
 	}
 
 	q := v.start(t, "-i", "fake_1", "--metrics", ":0", "--metrics-linger", "0s")
-	q.cmd.Process.Signal(os.Interrupt)
-	if err := q.wait(t); err != nil {
-		t.Fatalf("ibcap: %v\n%s", err, q.stderr.String())
-	}
+	stopIbcap(t, q)
 	if !strings.Contains(q.stderr.String(), "ibcap: note: --metrics :0 listens on every interface of this host") {
 		t.Errorf("--metrics :0 did not say it listens on every interface:\n%s", q.stderr.String())
 	}

@@ -178,15 +178,6 @@ func startMetricsIbcap(t *testing.T, ns *testnetns.NS, file string, withMetrics 
 	return startIbcap(t, ns, nil, append(args, extra...)...)
 }
 
-// stopIbcap stops ibcap with SIGINT, as a user would; it must exit cleanly.
-func stopIbcap(t *testing.T, p *ibcapProc) {
-	t.Helper()
-	p.cmd.Process.Signal(os.Interrupt)
-	if err := p.wait(t); err != nil {
-		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
-	}
-}
-
 // idleMetricsCPU is ibcap's CPU time for 5 s without traffic (scraped
 // every second with --metrics).
 func idleMetricsCPU(t *testing.T, ns *testnetns.NS, client *http.Client, withMetrics bool) int64 {

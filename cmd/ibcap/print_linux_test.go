@@ -89,10 +89,7 @@ func TestPromiscuousByDefault(t *testing.T) {
 		if got := promiscuity(t, ns); got != tc.want {
 			t.Errorf("ibcap %v: vcap has %s, want %s", tc.args, got, tc.want)
 		}
-		p.cmd.Process.Signal(os.Interrupt)
-		if err := p.wait(t); err != nil {
-			t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
-		}
+		stopIbcap(t, p)
 	}
 	if got := promiscuity(t, ns); got != "promiscuity 0" {
 		t.Errorf("after ibcap: vcap has %s, want promiscuity 0", got)

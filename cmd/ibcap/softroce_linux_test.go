@@ -52,10 +52,7 @@ func TestIbcapSoftRoCE(t *testing.T) {
 			cmd.Env = env
 			p := startCmd(t, cmd)
 			ns.Replay(t, bundled, "--pps=50000")
-			p.cmd.Process.Signal(os.Interrupt)
-			if err := p.wait(t); err != nil {
-				t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
-			}
+			stopIbcap(t, p)
 			got, err := readRecords(t, out)
 			if err != nil {
 				t.Fatal(err)

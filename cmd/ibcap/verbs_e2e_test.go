@@ -251,10 +251,7 @@ func TestIbcapVerbsCountAndRotation(t *testing.T) {
 
 	base := filepath.Join(dir, "ring.pcap")
 	p := v.start(t, "-i", "fake_1", "-w", base, "-C", "1", "-W", "2")
-	p.cmd.Process.Signal(os.Interrupt)
-	if err := p.wait(t); err != nil {
-		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
-	}
+	stopIbcap(t, p)
 	files, _ := filepath.Glob(filepath.Join(dir, "ring-*.pcap"))
 	if len(files) != 2 {
 		t.Fatalf("-W 2 left %v\n%s", files, p.stderr.String())
@@ -303,10 +300,7 @@ func TestIbcapVerbsTelemetry(t *testing.T) {
 		b, _ := os.ReadFile(out + capture.TelemetrySuffix)
 		return bytes.Count(b, []byte("\n1,")) > 0 && bytes.Count(b, []byte("\n2,")) > 0
 	})
-	p.cmd.Process.Signal(os.Interrupt)
-	if err := p.wait(t); err != nil {
-		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
-	}
+	stopIbcap(t, p)
 	v.check(t, out, 0, nil)
 	tel, err := os.ReadFile(out + capture.TelemetrySuffix)
 	if err != nil {
@@ -324,10 +318,7 @@ func TestIbcapVerbsBurstDrops(t *testing.T) {
 	v := newVerbsCase(t, 700, 200, false, fakeverbs.Config{MaxQPWR: 256, Faults: []string{"burst_at 10 500"}})
 	out := filepath.Join(t.TempDir(), "out.pcap")
 	p := v.start(t, "-i", "fake_1", "-w", out)
-	p.cmd.Process.Signal(os.Interrupt)
-	if err := p.wait(t); err != nil {
-		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
-	}
+	stopIbcap(t, p)
 	drops := v.env.ReadLog(t).Drops
 	if len(drops) == 0 {
 		t.Fatal("the burst dropped nothing")
@@ -349,10 +340,7 @@ func TestIbcapVerbsDropsInStatisticsBlock(t *testing.T) {
 	v := newVerbsCase(t, 700, 200, false, fakeverbs.Config{MaxQPWR: 256, Faults: []string{"burst_at 10 500"}})
 	out := filepath.Join(t.TempDir(), "out.pcapng")
 	p := v.start(t, "-i", "fake_1", "-w", out)
-	p.cmd.Process.Signal(os.Interrupt)
-	if err := p.wait(t); err != nil {
-		t.Fatalf("ibcap: %v\n%s", err, p.stderr.String())
-	}
+	stopIbcap(t, p)
 	drops := len(v.env.ReadLog(t).Drops)
 	if drops == 0 {
 		t.Fatal("the burst dropped nothing")
