@@ -106,6 +106,16 @@ type IFAHop struct {
 	Congestion     uint8 // 2 bits: the ECN the hop saw or set
 }
 
+// WireBytes is what frame f takes on its link (Packet.WireBytes): the
+// transport packet for native IB, the Ethernet frame with its FCS, preamble
+// and gap for RoCE.
+func WireBytes(f *decode.Frame) int {
+	if f.Transport == decode.TransportIB {
+		return f.IBLen
+	}
+	return f.WireLen + decode.EthernetFCSLen + decode.EthernetGapBytes
+}
+
 // fill copies the analysed fields of f into p.
 func (p *Packet) fill(f *decode.Frame, file int) {
 	p.TsNs = f.TsNs
@@ -142,11 +152,7 @@ func (p *Packet) fill(f *decode.Frame, file int) {
 	}
 	p.IBBytes = f.IBLen
 	p.FrameBytes = f.WireLen
-	if f.Transport == decode.TransportIB {
-		p.WireBytes = f.IBLen
-	} else {
-		p.WireBytes = f.WireLen + decode.EthernetFCSLen + decode.EthernetGapBytes
-	}
+	p.WireBytes = WireBytes(f)
 	checked := f.Has&decode.CRCsCheck != 0
 	p.ICRCBad = checked && f.Has&decode.HasICRC != 0 && !f.ICRCOK
 	p.VCRCBad = checked && f.Has&decode.HasVCRC != 0 && !f.VCRCOK

@@ -196,10 +196,7 @@ func (l *Live) count(p *capfile.Packet, weight uint64) {
 		return
 	}
 	f.TsNs = p.TsNs
-	wire := f.WireLen + decode.EthernetFCSLen + decode.EthernetGapBytes // what a RoCE frame takes on the link
-	if f.Transport == decode.TransportIB {
-		wire = f.IBLen
-	}
+	wire := analyze.WireBytes(f)
 	if gapNs, ok := l.flows.add(f, wire, weight); ok {
 		l.ipd.observe(gapNs, weight)
 	}
