@@ -117,7 +117,10 @@ var linkFields = headerFields{
 	role: summaryAddresses,
 	summary: func(dst []byte, f *Frame) []byte {
 		l := &f.Link
-		return fmt.Appendf(dst, "FCP op %d vl %d fctbs %d fccl %d", l.Op, l.VL, l.FCTBS, l.FCCL)
+		dst = strconv.AppendUint(append(dst, "FCP op "...), uint64(l.Op), 10)
+		dst = strconv.AppendUint(append(dst, " vl "...), uint64(l.VL), 10)
+		dst = strconv.AppendUint(append(dst, " fctbs "...), uint64(l.FCTBS), 10)
+		return strconv.AppendUint(append(dst, " fccl "...), uint64(l.FCCL), 10)
 	},
 	columns: []ColumnGroup{
 		{any: HasLink, Columns: []Column{
