@@ -51,10 +51,8 @@ infer the link's byte time, and a signal ends it at once.`,
 }
 
 func runCredits(w io.Writer, paths []string, o creditsOpts) error {
-	if o.plot != "" {
-		if err := plots.CheckPath(o.plot); err != nil {
-			return err
-		}
+	if err := checkPlot(o.plot); err != nil {
+		return err
 	}
 	opts := analyze.CreditOptions{}
 	r, _, ok, err := o.rate.resolve(paths)

@@ -99,10 +99,8 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 	if o.top < 0 {
 		return fmt.Errorf("--top %d: want 0 (all) or more", o.top)
 	}
-	if o.plot != "" {
-		if err := plots.CheckPath(o.plot); err != nil {
-			return err
-		}
+	if err := checkPlot(o.plot); err != nil {
+		return err
 	}
 	if err := checkWindow(o.window); err != nil {
 		return err

@@ -172,10 +172,8 @@ func ipdConfig(o ipdOpts, paths []string) (analyze.IPDOptions, error) {
 	if o.top < 0 {
 		return cfg, fmt.Errorf("--top %d: want 0 (all) or more", o.top)
 	}
-	if o.plot != "" {
-		if err := plots.CheckPath(o.plot); err != nil {
-			return cfg, err
-		}
+	if err := checkPlot(o.plot); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

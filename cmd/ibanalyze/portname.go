@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/capfile"
-	"github.com/ibscope/ibscope/internal/plots"
 )
 
 // tappedPort names the port a capture was taken at, for plots and the
@@ -51,13 +50,4 @@ func directionName(port string, iface int) string {
 		return "to " + port
 	}
 	return port + " iface " + strconv.Itoa(iface)
-}
-
-// checkPlot refuses a --plot file name no picture can be drawn to before
-// any work is done; "" (no --plot) passes.
-func checkPlot(path string) error {
-	if path == "" {
-		return nil
-	}
-	return plots.CheckPath(path)
 }
