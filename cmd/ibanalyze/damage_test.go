@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/ibscope/ibscope/decode"
@@ -129,7 +128,7 @@ func damagedRecords(t *testing.T) []damageRecord {
 			binary.BigEndian.PutUint16(b[14+20+4:], 3)
 			whole(b)
 		case 5: // not IB: ARP and TCP
-			whole(damageSerialize(t, &layers.Ethernet{SrcMAC: testcap.HostMAC(1), DstMAC: layers.EthernetBroadcast, EthernetType: layers.EthernetTypeARP},
+			whole(testcap.Serialize(t, &layers.Ethernet{SrcMAC: testcap.HostMAC(1), DstMAC: layers.EthernetBroadcast, EthernetType: layers.EthernetTypeARP},
 				&layers.ARP{AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4, HwAddressSize: 6, ProtAddressSize: 4, Operation: 1,
 					SourceHwAddress: testcap.HostMAC(1), SourceProtAddress: []byte{192, 168, 7, 1}, DstHwAddress: make([]byte, 6), DstProtAddress: []byte{192, 168, 7, 2}}))
 			ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: []byte{192, 168, 7, 1}, DstIP: []byte{192, 168, 7, 2}}
@@ -137,7 +136,7 @@ func damagedRecords(t *testing.T) []damageRecord {
 			if err := tcp.SetNetworkLayerForChecksum(ip); err != nil {
 				t.Fatal(err)
 			}
-			whole(damageSerialize(t, &layers.Ethernet{SrcMAC: testcap.HostMAC(1), DstMAC: testcap.HostMAC(2), EthernetType: layers.EthernetTypeIPv4}, ip, tcp))
+			whole(testcap.Serialize(t, &layers.Ethernet{SrcMAC: testcap.HostMAC(1), DstMAC: testcap.HostMAC(2), EthernetType: layers.EthernetTypeIPv4}, ip, tcp))
 		case 6: // a BTH of an opcode no transport defines
 			b := testcap.RoCEFrame(t, write(56))
 			b[14+20+8] = 0x1f
@@ -152,15 +151,6 @@ func damagedRecords(t *testing.T) []damageRecord {
 }
 
 const damageWrites = 8
-
-func damageSerialize(t *testing.T, ls ...gopacket.SerializableLayer) []byte {
-	t.Helper()
-	buf := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // damagedInput is what every analysis must say it read of damagedCapture:
 // 24 frames before the record header that ends the file; the 16 packets of

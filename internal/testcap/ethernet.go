@@ -60,7 +60,7 @@ func HostMAC(n byte) net.HardwareAddr { return net.HardwareAddr{2, 0, 0, 0, 0, n
 func MACControlFrame(t testing.TB, src byte, l gopacket.SerializableLayer) []byte {
 	t.Helper()
 	eth := &layers.Ethernet{SrcMAC: HostMAC(src), DstMAC: net.HardwareAddr{1, 0x80, 0xC2, 0, 0, 1}, EthernetType: decode.EtherTypeMACControl}
-	b := serialize(t, eth, l)
+	b := Serialize(t, eth, l)
 	return append(b, make([]byte, max(60-len(b), 0))...)
 }
 

@@ -71,7 +71,8 @@ func (p Packet) transport() []gopacket.SerializableLayer {
 	return ls
 }
 
-func serialize(t testing.TB, ls ...gopacket.SerializableLayer) []byte {
+// Serialize builds a frame of layers ls, lengths and checksums computed.
+func Serialize(t testing.TB, ls ...gopacket.SerializableLayer) []byte {
 	t.Helper()
 	buf := gopacket.NewSerializeBuffer()
 	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
@@ -90,7 +91,7 @@ func RoCEFrame(t testing.TB, p Packet) []byte {
 	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
 		t.Fatal(err)
 	}
-	b := serialize(t, append([]gopacket.SerializableLayer{eth, ip, udp}, p.transport()...)...)
+	b := Serialize(t, append([]gopacket.SerializableLayer{eth, ip, udp}, p.transport()...)...)
 	b[14+20+6], b[14+20+7] = 0, 0 // RoCEv2 senders leave the UDP checksum 0
 	if err := decode.SealRoCE(b); err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ func RoCEFrame(t testing.TB, p Packet) []byte {
 func NativeFrame(t testing.TB, p Packet) []byte {
 	t.Helper()
 	lrh := &decode.LRH{LNH: decode.LNHLocal, SLID: uint16(p.Src), DLID: uint16(p.Dst)}
-	b := serialize(t, append([]gopacket.SerializableLayer{lrh}, p.transport()...)...)
+	b := Serialize(t, append([]gopacket.SerializableLayer{lrh}, p.transport()...)...)
 	decode.SealNative(b)
 	return b
 }
