@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -41,7 +40,8 @@ func TestDecodeLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := 24 + 16 + int(binary.LittleEndian.Uint32(b[24+8:])) // file header, one record
+	offs, _ := pcapRecords(t, b)
+	first := offs[1] // the file header and the first record
 	for _, c := range []struct {
 		name string
 		args []string
@@ -87,10 +87,8 @@ func TestIntervalLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The file header and the first 500 records: five intervals of 100us.
-	cut := 24
-	for range 500 {
-		cut += 16 + int(binary.LittleEndian.Uint32(b[cut+8:]))
-	}
+	offs, _ := pcapRecords(t, b)
+	cut := offs[500]
 	cmd := exec.Command(ibanalyzeBin, "flows", "--json", "--interval", "100us", "-")
 	in, out := startPiped(t, cmd)
 	if _, err := in.Write(b[:cut]); err != nil {
