@@ -260,11 +260,13 @@ func (p *PFC) appendSummary(dst []byte) []byte {
 	}
 	for n, q := range p.Quanta {
 		if p.Enabled(n) {
-			dst = fmt.Appendf(dst, " %d:%d", n, q)
+			dst = strconv.AppendInt(append(dst, ' '), int64(n), 10)
+			dst = strconv.AppendUint(append(dst, ':'), uint64(q), 10)
 		}
 	}
 	if p.ClassEnable&0xFF == 0 || p.ClassEnable>>8 != 0 {
-		dst = fmt.Appendf(dst, " vector 0x%04x", p.ClassEnable)
+		dst = append(dst, " vector 0x"...)
+		dst = padLeft(strconv.AppendUint(dst, uint64(p.ClassEnable), 16), len(dst), 4, '0')
 	}
 	return dst
 }
@@ -277,8 +279,10 @@ var pauseFields = headerFields{
 		dst = strconv.AppendUint(dst, uint64(f.Pause.Quanta), 10)
 		return append(dst, '}')
 	},
-	role:    summaryAddresses,
-	summary: func(dst []byte, f *Frame) []byte { return fmt.Appendf(dst, "PAUSE quanta %d", f.Pause.Quanta) },
+	role: summaryAddresses,
+	summary: func(dst []byte, f *Frame) []byte {
+		return strconv.AppendUint(append(dst, "PAUSE quanta "...), uint64(f.Pause.Quanta), 10)
+	},
 	columns: []ColumnGroup{{any: HasPause, Columns: []Column{
 		{"pause_quanta", ColumnUint16, "802.3x PAUSE time, quanta of 512 bit times (0 resumes); null for frames that are not PAUSE"},
 	}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = uint64(f.Pause.Quanta) }}},
