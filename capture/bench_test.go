@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
 )
 
 // memSource hands out the same frames over and over, as fast as asked:
@@ -61,4 +62,25 @@ func BenchmarkRunERF(b *testing.B) { benchRun(b, FormatERF, nil) }
 // BenchmarkRunQPFilter adds decoding each frame for a --qp filter.
 func BenchmarkRunQPFilter(b *testing.B) {
 	benchRun(b, FormatPcap, &Filter{QPs: []uint32{0x11, 0x12, 0x13, 0x14, 0x15}})
+}
+
+// BenchmarkFileSource: ibcap -r's source, a 10k-frame pcap read record by
+// record to its end (Next until io.EOF).
+func BenchmarkFileSource(b *testing.B) {
+	path := testcap.Write(b, "file.pcap", false, testcap.Stream(10000, 1, 2, 0x11, 0, 256, testcap.BaseNs, func(int) int64 { return 1000 }))
+	b.ReportAllocs()
+	for b.Loop() {
+		src, err := OpenFile(path, &Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			if _, err := src.Next(); err == io.EOF {
+				break
+			} else if err != nil {
+				b.Fatal(err)
+			}
+		}
+		src.Close()
+	}
 }
