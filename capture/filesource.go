@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -96,8 +95,10 @@ func OpenFile(path string, cfg *Config) (Source, error) {
 func (s *fileSource) record() ([]byte, error) {
 	for {
 		data, err := s.r.NextRecord(&s.frame)
-		var de *capfile.DecodeError
-		if errors.As(err, &de) {
+		// NextRecord returns a *DecodeError itself, never wrapped: a type
+		// assertion, unlike errors.As(err, &de), does not move de to the
+		// heap, an allocation per record.
+		if de, ok := err.(*capfile.DecodeError); ok {
 			s.badRecords++
 			if s.badRecords <= maxRecordNotices && s.c.Notice != nil {
 				s.c.Notice(de.Error())
