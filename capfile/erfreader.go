@@ -94,10 +94,7 @@ func (r *Reader) recordERF(f *decode.Frame) ([]byte, error) {
 				r.err = io.EOF
 				return nil, io.EOF
 			}
-			if readErr(err) != nil {
-				return nil, r.fail(readErr(err))
-			}
-			return nil, r.fail(fmt.Errorf("ERF record header cut short: %d of %d bytes (file ends)", len(hdr), decode.ERFHeaderLen))
+			return nil, r.fail(headerCut(err, "ERF record header", len(hdr), decode.ERFHeaderLen))
 		}
 		rlen, ok := erfRecordLen(hdr)
 		if !ok {

@@ -79,10 +79,7 @@ func (r *Reader) ngBlock() (block []byte, typ uint32, order binary.ByteOrder, er
 		return nil, 0, nil, io.EOF
 	}
 	if len(hdr) < 12 {
-		if readErr(perr) != nil {
-			return nil, 0, nil, r.ngFail(readErr(perr))
-		}
-		return nil, 0, nil, r.ngFail(fmt.Errorf("pcapng block header cut short: %d of 12 bytes (file ends)", len(hdr)))
+		return nil, 0, nil, r.ngFail(headerCut(perr, "pcapng block header", len(hdr), 12))
 	}
 	order = r.ngOrder
 	if order == nil { // before the first section header: it must come now

@@ -393,10 +393,7 @@ func (r *Reader) record(f *decode.Frame) ([]byte, error) {
 			r.err = io.EOF
 			return nil, io.EOF
 		}
-		if readErr(err) != nil {
-			return nil, r.fail(readErr(err)) // the decompressor's words, not "cut short"
-		}
-		return nil, r.fail(fmt.Errorf("record header cut short: %d of 16 bytes (file ends)", len(hdr)))
+		return nil, r.fail(headerCut(err, "record header", len(hdr), 16))
 	}
 	var sec, sub, capLen, wireLen uint32
 	if r.bigEnd {
@@ -447,6 +444,16 @@ func readErr(err error) error {
 		return nil
 	}
 	return err
+}
+
+// headerCut is why a record's header ended after got of its want bytes:
+// the read's failure in its own words (a damaged compressed stream,
+// trailing garbage), else the file's end.
+func headerCut(err error, what string, got, want int) error {
+	if err := readErr(err); err != nil {
+		return err
+	}
+	return fmt.Errorf("%s cut short: %d of %d bytes (file ends)", what, got, want)
 }
 
 func errOrEOF(err error) error {
