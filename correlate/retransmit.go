@@ -12,6 +12,10 @@ import (
 // no sequence.
 type retransmits struct {
 	seqs map[decode.FlowKey]*qpDirection
+	// The previous packet's direction: a message's packets come in a row,
+	// and hashing a FlowKey (two netip.Addrs) costs more than comparing it.
+	lastKey decode.FlowKey
+	last    *qpDirection
 }
 
 // qpDirection is one QP direction's sequences and its latest packet's
@@ -31,10 +35,13 @@ func (r *retransmits) seen(f *decode.Frame) bool {
 		return false
 	}
 	k := f.FlowKey()
-	q := r.seqs[k]
-	if q == nil {
-		q = &qpDirection{lastNs: f.TsNs}
-		r.seqs[k] = q
+	q := r.last
+	if q == nil || k != r.lastKey {
+		if q = r.seqs[k]; q == nil {
+			q = &qpDirection{lastNs: f.TsNs}
+			r.seqs[k] = q
+		}
+		r.last, r.lastKey = q, k
 	}
 	idleNs := f.TsNs - q.lastNs
 	q.lastNs = max(q.lastNs, f.TsNs)
