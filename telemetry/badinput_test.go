@@ -365,3 +365,17 @@ func TestDataIDsBound(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestPerfqueryFieldWithoutName: "_:0" snake-cases to nothing; a column
+// with an empty name could not be selected or exported, so the field is
+// warned about and left out (found by FuzzPerfquery).
+func TestPerfqueryFieldWithoutName(t *testing.T) {
+	ss, err := ReadPerfquery(strings.NewReader("# Port counters: Lid 1 port 1\n_:....0\nPortXmitData:....5\n"), "pq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 1 || len(ss[0].Counters) != 1 || ss[0].Counters[0].Name != "port_xmit_data" {
+		t.Fatalf("counters %+v", ss[0].Counters)
+	}
+	wantWarning(t, ss[0], 2, `field "_" has no letter or digit`)
+}

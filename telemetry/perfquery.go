@@ -181,6 +181,11 @@ func (p *pqParser) line(t []byte, n int) {
 	// Keyed by the canonical name: an unknown field may snake-case to a
 	// known one's ("SymbolError" and "SymbolErrorCounter": symbol_error).
 	canon := PerfqueryCounter(name, p.snap.extended).Name
+	if canon == "" {
+		// "_:0" or "-:0": no letter or digit to name a column by.
+		p.warnAll(n, "field %s has no letter or digit to name a counter by; ignored", quoted(name))
+		return
+	}
 	if j, dup := p.snap.index[canon]; dup {
 		if p.snap.names[j] == name {
 			p.warnAll(n, "%s repeated within a snapshot; later value kept", clipped(name))
