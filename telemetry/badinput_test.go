@@ -379,3 +379,18 @@ func TestPerfqueryFieldWithoutName(t *testing.T) {
 	}
 	wantWarning(t, ss[0], 2, `field "_" has no letter or digit`)
 }
+
+// TestPerfqueryFieldNameGrowsPastBound: a field name within the bound can
+// snake-case past it ("aB" is "a_b"), which no other reader's column names
+// do; the field is warned about and left out.
+func TestPerfqueryFieldNameGrowsPastBound(t *testing.T) {
+	name := strings.Repeat("aB", maxNameBytes/2)
+	ss, err := ReadPerfquery(strings.NewReader("# Port counters: Lid 1 port 1\n"+name+":....0\nPortXmitData:....5\n"), "pq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 1 || len(ss[0].Counters) != 1 || ss[0].Counters[0].Name != "port_xmit_data" {
+		t.Fatalf("counters %+v", ss[0].Counters)
+	}
+	wantWarning(t, ss[0], 2, "makes a counter name of 384 bytes, longer than 256; ignored")
+}

@@ -186,6 +186,11 @@ func (p *pqParser) line(t []byte, n int) {
 		p.warnAll(n, "field %s has no letter or digit to name a counter by; ignored", quoted(name))
 		return
 	}
+	if len(canon) > maxNameBytes {
+		// snake_case adds an underscore before each word: "aBaB..." grows by half.
+		p.warnAll(n, "field %s makes a counter name of %d bytes, longer than %d; ignored", quoted(name), len(canon), maxNameBytes)
+		return
+	}
 	if j, dup := p.snap.index[canon]; dup {
 		if p.snap.names[j] == name {
 			p.warnAll(n, "%s repeated within a snapshot; later value kept", clipped(name))
