@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -183,7 +184,8 @@ func FuzzERF(f *testing.F) {
 }
 
 // fuzzDecoder checks that the Decoder and the gopacket path never panic on
-// frames of a link type, cut or whole, and that the payload lies in the frame.
+// frames of a link type, cut or whole, that the payload lies in the frame,
+// and that the JSON and the summary line of what decodes are whole.
 func fuzzDecoder(f *testing.F, linkType int) {
 	for _, s := range seedRecords(f, linkType) {
 		f.Add(s, uint16(0))
@@ -217,6 +219,10 @@ func fuzzDecoder(f *testing.F, linkType int) {
 			}
 			if fr.Has&HasMAD != 0 {
 				_ = fr.MAD.AppendSummary(nil)
+			}
+			// ibanalyze decode's line, with -e and -v's words: one line, whatever the headers hold.
+			if line := fr.AppendSummaryWith(nil, "", SummaryOptions{Link: true, Verbose: true}); bytes.IndexByte(line, '\n') != len(line)-1 {
+				t.Fatalf("summary is not one line: %q", line)
 			}
 		}
 		p := gopacket.NewPacket(data, layers.LinkType(linkType), gopacket.DecodeOptions{SkipDecodeRecovery: true})
