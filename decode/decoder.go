@@ -285,7 +285,11 @@ func (d *Decoder) udp(data []byte, off, ipLen, udpLen int, f *Frame) error {
 		return err
 	}
 	if d.CheckCRC && f.Has&HasICRC != 0 {
-		f.ICRCOK = d.crc.roceV2(data[off:u], data[u:end-ICRCLen]) == f.BTH.ICRC
+		if useFold && ipLen == 20 && f.Has&HasIPv4 != 0 {
+			f.ICRCOK = d.crc.roceV2IPv4(data[off:end-ICRCLen]) == f.BTH.ICRC
+		} else {
+			f.ICRCOK = d.crc.roceV2(data[off:u], data[u:end-ICRCLen]) == f.BTH.ICRC
+		}
 		f.Has |= CRCsCheck
 	}
 	return nil
