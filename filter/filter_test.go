@@ -174,6 +174,36 @@ func TestSelection(t *testing.T) {
 	}
 }
 
+// TestSelectionFarBounds: a bound past what int64 nanoseconds hold is
+// refused (3000-01-01 read as a time before 1970, so --to kept nothing and
+// --from everything), and a far relative bound is past every frame, not
+// wrapped round before them all.
+func TestSelectionFarBounds(t *testing.T) {
+	for _, far := range []string{"3000-01-01T00:00:00Z", "1600-01-01 00:00:00", "2262-04-12T00:00:00Z"} {
+		if tm, err := ParseTime(far); err == nil || !strings.Contains(err.Error(), "from 1678 to 2261") {
+			t.Errorf("%q: %+v %v", far, tm, err)
+		}
+	}
+	if tm, err := ParseTime("2262-04-11T00:00:00Z"); err != nil || tm.Ns <= 0 {
+		t.Errorf("2262-04-11: %+v %v", tm, err)
+	}
+	fs := frames(t, rocev2Pcap)
+	to, err := ParseTime("+2540400h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Selection{To: to}
+	n := 0
+	for i := range fs {
+		if k, _ := s.Keep(&fs[i]); k {
+			n++
+		}
+	}
+	if n != len(fs) {
+		t.Errorf("--to +2540400h: %d of %d frames", n, len(fs))
+	}
+}
+
 func countBefore(fs []decode.Frame, ns int64) (n int) {
 	for _, f := range fs {
 		if f.TsNs < ns {

@@ -42,6 +42,11 @@ func ParseTime(s string) (Time, error) {
 	u := strings.Replace(t, " ", "T", 1)
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999"} {
 		if tm, err := time.Parse(layout, u); err == nil {
+			// UnixNano is undefined outside int64's ns (1677 to 2262):
+			// 3000-01-01 came out as a time before 1970.
+			if tm.Before(time.Unix(0, math.MinInt64)) || tm.After(time.Unix(0, math.MaxInt64)) {
+				return Time{}, fmt.Errorf("%q: a time from 1678 to 2261 (nanoseconds since the epoch hold no other)", s)
+			}
 			return Time{Ns: tm.UnixNano(), Set: true}, nil
 		}
 	}
@@ -92,6 +97,9 @@ func (s *Selection) Keep(f *decode.Frame) (keep, done bool) {
 
 func (s *Selection) bound(t Time) int64 {
 	if t.Relative {
+		if s.firstNs > 0 && t.Ns > math.MaxInt64-s.firstNs {
+			return math.MaxInt64 // +2540400h after a 2026 packet: past every frame, not before them all
+		}
 		return s.firstNs + t.Ns
 	}
 	return t.Ns
