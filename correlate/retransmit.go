@@ -45,9 +45,9 @@ func (r *retransmits) seen(f *decode.Frame) bool {
 	}
 	idleNs := f.TsNs - q.lastNs
 	q.lastNs = max(q.lastNs, f.TsNs)
-	if protostate.SpaceOf(f.BTH.OpCode, f.AETH.Syndrome) == protostate.SpaceNone {
-		return false // a CNP, NAK or UD packet: no sequence, but the direction was not idle
-	}
+	// AddFrame judges what has a sequence only: a CNP, a NAK (an ACK
+	// opcode is told from its AETH, and one cut before it is left out) or
+	// a UD packet gets PSNNone, having made its direction not idle above.
 	_, v := q.AddFrame(f, idleNs)
 	return v == protostate.PSNDuplicate
 }
