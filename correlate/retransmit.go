@@ -9,7 +9,9 @@ import (
 // (protostate.QPSequences): per QP direction (decode.FlowKey), a request or a
 // response whose PSN was seen before in its own sequence. A late packet
 // that fills a gap is not a retransmission; CNPs, NAKs and UD packets keep
-// no sequence.
+// no sequence. A new connection on a QP number begins new sequences, as
+// in flows: after the direction was idle (protostate.NewSequenceIdleNs),
+// or at once when a CM REQ or REP names the QP (restartFor).
 type retransmits struct {
 	seqs map[decode.FlowKey]*qpDirection
 	// The previous packet's direction: a message's packets come in a row,
@@ -34,6 +36,9 @@ func (r *retransmits) seen(f *decode.Frame) bool {
 	if f.Has&decode.HasBTH == 0 {
 		return false
 	}
+	if f.Has&decode.HasMAD != 0 {
+		r.restartFor(f)
+	}
 	k := f.FlowKey()
 	q := r.last
 	if q == nil || k != r.lastKey {
@@ -50,4 +55,21 @@ func (r *retransmits) seen(f *decode.Frame) bool {
 	// a UD packet gets PSNNone, having made its direction not idle above.
 	_, v := q.AddFrame(f, idleNs)
 	return v == protostate.PSNDuplicate
+}
+
+// restartFor starts afresh the sequences of the QP direction a CM REQ or
+// REP sets up, as flows does (analyze's flowscm.go): the message names its
+// sender's QP, so the packets to that QP from the message's receiver
+// begin new sequences whatever PSN they carry, however soon the QP number
+// is used again. A direction not seen yet needs nothing.
+func (r *retransmits) restartFor(f *decode.Frame) {
+	m, ok := f.MAD.CM()
+	if !ok || (m.Message != decode.CMRequest && m.Message != decode.CMReply) {
+		return
+	}
+	k := f.FlowKey()
+	k = decode.FlowKey{Transport: k.Transport, SLID: k.DLID, DLID: k.SLID, Src: k.Dst, Dst: k.Src, DestQP: m.QPN}
+	if q := r.seqs[k]; q != nil {
+		q.Restart()
+	}
 }
