@@ -143,3 +143,30 @@ func TestJobsRange(t *testing.T) {
 		}
 	}
 }
+
+// TestJobsWhereCapturesAreRead: -j is offered by the commands that read
+// captures, before their name or after it, and refused by the fleet
+// view's, which read none.
+func TestJobsWhereCapturesAreRead(t *testing.T) {
+	pcap := filepath.Join("..", "..", "testdata", "pcaps", "rocev2_cm.pcap")
+	for _, cmd := range []string{"decode", "ipd", "flows", "cm", "credits", "buffer", "tick", "pfc", "hops", "correlate", "export", "report"} {
+		if out, _, code := run(t, cmd, "--help"); code != 0 || !strings.Contains(out, "-j, --jobs N") {
+			t.Errorf("%s --help: exit %d, no -j:\n%s", cmd, code, out)
+		}
+	}
+	for _, args := range [][]string{{"-j", "1", "flows", pcap}, {"flows", "-j", "1", pcap}} {
+		if _, errOut, code := run(t, args...); code != 0 {
+			t.Errorf("%q: exit %d\n%s", args, code, errOut)
+		}
+	}
+	for _, cmd := range []string{"status", "nics", "links"} {
+		if out, _, _ := run(t, cmd, "--help"); strings.Contains(out, "--jobs") {
+			t.Errorf("%s --help offers --jobs:\n%s", cmd, out)
+		}
+		for _, args := range [][]string{{cmd, "-j", "2"}, {"-j", "2", cmd}, {cmd, "--jobs", "2"}} {
+			if _, errOut, code := run(t, args...); code == 0 || !strings.Contains(errOut, "unknown") {
+				t.Errorf("%q: exit %d, want the flag refused:\n%s", args, code, errOut)
+			}
+		}
+	}
+}

@@ -72,6 +72,7 @@ without writing the page (status 1); a second ends it at once.`,
 	f.StringVarP(&o.out, "output", "o", "", "the HTML `FILE` to write (required; - for standard output)")
 	f.StringSliceVar(&o.telemetry, "telemetry", nil, "telemetry `FILE`s for correlate and tick (repeat or comma-separate)")
 	f.StringVar(&o.receiver, "receiver", "", "the receiver's `CAPTURE` (one of the captures): add buffer, the others as senders")
+	addJobsFlag(f) // the analyses it runs read with it
 	cmd.MarkFlagRequired("output")
 	rootCmd.AddCommand(cmd)
 }

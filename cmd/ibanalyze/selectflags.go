@@ -29,9 +29,11 @@ packet times (absolute, or +DURATION after the first packet), -c N stops
 after N packets selected.
 `
 
-// addSelectFlags adds the selection flags; count is false for a command
-// whose -c means something else.
+// addSelectFlags adds the selection flags, and -j, which every command
+// that reads packets takes too; count is false for a command whose -c
+// means something else.
 func addSelectFlags(f *pflag.FlagSet, p *selectFlags, count bool) {
+	addJobsFlag(f)
 	f.StringVarP(&p.expr, "select", "Y", "", "keep the packets `EXPR` selects (fields by decode --json's names; see above)")
 	f.StringVar(&p.from, "from", "", "keep packets stamped at or after `TIME`: "+filter.TimeSyntax)
 	f.StringVar(&p.to, "to", "", "keep packets stamped before `TIME` (as --from)")
