@@ -49,6 +49,9 @@ func (d *Decoder) Decode(data []byte, f *Frame) error {
 	f.Reset()
 	switch d.LinkType {
 	case LinkTypeEthernet:
+		if ok, err := d.ethernetRoCEv2(data, f); ok {
+			return err
+		}
 		return d.ethernet(data, 0, f)
 	case LinkTypeInfiniBand:
 		if len(data) == LinkFCPLen {
@@ -284,15 +287,23 @@ func (d *Decoder) udp(data []byte, off, ipLen, udpLen int, f *Frame) error {
 	if err := d.transport(data[u+8:end], u+8, f, false); err != nil {
 		return err
 	}
-	if d.CheckCRC && f.Has&HasICRC != 0 {
-		if useFold && ipLen == 20 && f.Has&HasIPv4 != 0 {
-			f.ICRCOK = d.crc.roceV2IPv4(data[off:end-ICRCLen]) == f.BTH.ICRC
-		} else {
-			f.ICRCOK = d.crc.roceV2(data[off:u], data[u:end-ICRCLen]) == f.BTH.ICRC
-		}
-		f.Has |= CRCsCheck
-	}
+	d.checkRoCEv2ICRC(data, off, u, end, f)
 	return nil
+}
+
+// checkRoCEv2ICRC checks the ICRC of the RoCEv2 packet decoded into f, if
+// asked to and it has one: the IP header at data[off:u], the UDP datagram
+// at data[u:end].
+func (d *Decoder) checkRoCEv2ICRC(data []byte, off, u, end int, f *Frame) {
+	if !d.CheckCRC || f.Has&HasICRC == 0 {
+		return
+	}
+	if useFold && u-off == 20 && f.Has&HasIPv4 != 0 {
+		f.ICRCOK = d.crc.roceV2IPv4(data[off:end-ICRCLen]) == f.BTH.ICRC
+	} else {
+		f.ICRCOK = d.crc.roceV2(data[off:u], data[u:end-ICRCLen]) == f.BTH.ICRC
+	}
+	f.Has |= CRCsCheck
 }
 
 // ifa decodes an IFA 2.0 probe on RoCEv2 (ifa.go): the IFA header after the

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -225,6 +226,9 @@ func fuzzDecoder(f *testing.F, linkType int) {
 				t.Fatalf("summary is not one line: %q", line)
 			}
 		}
+		if linkType == LinkTypeEthernet {
+			checkRoCEv2FastPath(t, data, cutBytes)
+		}
 		p := gopacket.NewPacket(data, layers.LinkType(linkType), gopacket.DecodeOptions{SkipDecodeRecovery: true})
 		for _, l := range p.Layers() {
 			_ = l.LayerType().String()
@@ -237,3 +241,26 @@ func FuzzDecoderERF(f *testing.F)        { fuzzDecoder(f, LinkTypeERF) }
 func FuzzDecoderInfiniBand(f *testing.F) { fuzzDecoder(f, LinkTypeInfiniBand) }
 func FuzzDecoderLinuxSLL(f *testing.F)   { fuzzDecoder(f, LinkTypeLinuxSLL) }
 func FuzzDecoderLinuxSLL2(f *testing.F)  { fuzzDecoder(f, LinkTypeLinuxSLL2) }
+
+// checkRoCEv2FastPath checks that Decode, which takes an Ethernet frame it
+// finds to be the common RoCEv2 one through ethernetRoCEv2, leaves the
+// frame and error the general path (ethernet) does, with CRCs checked and
+// not, and with no IFA 1.0 marker (which keeps the general path).
+func checkRoCEv2FastPath(t *testing.T, data []byte, cutBytes uint16) {
+	t.Helper()
+	for _, check := range []bool{false, true} {
+		d := Decoder{LinkType: LinkTypeEthernet, CheckCRC: check}
+		var fast, general Frame
+		fast.CapLen, fast.WireLen = len(data), len(data)+int(cutBytes)
+		general.CapLen, general.WireLen = fast.CapLen, fast.WireLen
+		errFast := d.Decode(data, &fast)
+		general.Reset()
+		errGeneral := d.ethernet(data, 0, &general)
+		if fmt.Sprint(errFast) != fmt.Sprint(errGeneral) {
+			t.Fatalf("CheckCRC %v: Decode's error %v, the general path's %v", check, errFast, errGeneral)
+		}
+		if !reflect.DeepEqual(fast, general) {
+			t.Fatalf("CheckCRC %v: Decode's frame\n%+v\nthe general path's\n%+v", check, fast, general)
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package decode
+
+import (
+	"encoding/binary"
+	"net/netip"
+)
+
+// The frame a RoCE capture holds nearly always is RoCEv2 over untagged
+// Ethernet and IPv4 without options, whole in the capture. ethernetRoCEv2
+// decodes it with every test made on the raw bytes up front, behind one
+// bounds check, and sets the fields ethernet, ipv4 and udp would set, as
+// they set them. Any other frame (a VLAN tag, IP options or fragments,
+// IFA, a length that disagrees with another or runs past the capture, an
+// IFA 1.0 probe marker to look for) it leaves untouched, to them. The
+// general path, through five calls that each test and slice again, took
+// twice the instructions to reach the BTH.
+
+// ethIPv4UDPLen is the length of an Ethernet header, an IPv4 header
+// without options and a UDP header.
+const ethIPv4UDPLen = 14 + 20 + 8
+
+// ethernetRoCEv2 decodes data as Decode does if it is the common RoCEv2
+// frame, and reports whether it was; the error is Decode's.
+func (d *Decoder) ethernetRoCEv2(data []byte, f *Frame) (bool, error) {
+	if len(data) < ethIPv4UDPLen || d.IFA1ProbeMarker != 0 {
+		return false, nil
+	}
+	h := (*[ethIPv4UDPLen]byte)(data)
+	be := binary.BigEndian
+	total := int(be.Uint16(h[16:]))
+	l := int(be.Uint16(h[38:])) // UDP length
+	if be.Uint16(h[12:]) != 0x0800 || h[14] != 0x45 || be.Uint16(h[20:])&0x3FFF != 0 || h[23] != 17 ||
+		be.Uint16(h[36:]) != UDPPortRoCEv2 || l != total-20 || l < 8+BTHLen+ICRCLen || 34+l > len(data) {
+		return false, nil
+	}
+	f.DstMAC, f.SrcMAC = [6]byte(h[0:6]), [6]byte(h[6:12])
+	f.Ethernet = true
+	f.Src = netip.AddrFrom4([4]byte(h[26:30]))
+	f.Dst = netip.AddrFrom4([4]byte(h[30:34]))
+	f.ECN, f.DSCP = h[15]&3, h[15]>>2
+	f.TTL = h[22]
+	f.Transport = TransportRoCEv2
+	f.Has |= HasEthernet | HasIPv4 | HasUDP
+	f.UDPSrc = be.Uint16(h[34:])
+	f.IBLen = l - 8
+	end := 34 + l
+	if err := d.transport(data[ethIPv4UDPLen:end], ethIPv4UDPLen, f, false); err != nil {
+		return true, err
+	}
+	d.checkRoCEv2ICRC(data, 14, 34, end, f)
+	return true, nil
+}
