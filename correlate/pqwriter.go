@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"runtime"
@@ -19,24 +20,71 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 )
 
 // parquetWriter writes record batches as Parquet row groups, encoding and
-// compressing the columns of each row group on several goroutines. It stores
-// the Arrow schema as pqarrow does (ARROW:schema), so readers restore the
-// Arrow types, timestamps and metadata exactly.
+// compressing the columns of each row group on several goroutines. It lays
+// out the file itself (magic, column chunks, footer) with arrow-go's page
+// writers and metadata builders, so that each column chunk can be written
+// the cheapest way its values allow: a column of plain numbers or booleans
+// (and any column null in every row of the batch) by plainChunk, straight
+// from the Arrow buffers, the rest (dictionaries, strings, delta-encoded
+// counters) by arrow-go's column writers. It stores the Arrow schema as
+// pqarrow does (ARROW:schema), so readers restore the Arrow types,
+// timestamps and metadata exactly.
 //
 // A record column may also be a dictionary array whose value type is the
 // field's type: it is written as the column's dictionary page plus indices,
 // with no hashing of values, and read back as the field's type.
 type parquetWriter struct {
-	fw       *file.Writer
-	schema   *arrow.Schema
-	workers  int
-	ctxs     []context.Context // one pqarrow write context per worker (they hold scratch buffers)
-	defs     [][]int16         // definition-level scratch, one per worker
-	pageable []bool            // columns whose pages may be compressed early (not dictionary-encoded)
+	sink      *tellWriter
+	schema    *arrow.Schema
+	pqSchema  *schema.Schema
+	props     *parquet.WriterProperties
+	arrProps  pqarrow.ArrowWriterProperties
+	meta      *metadata.FileMetaDataBuilder
+	rowGroups int
+	workers   []*chunkWorker
+	cols      []columnPlan
+	err       error // the first write error: the file is then unusable
 }
+
+// columnPlan is how one column is written, fixed by the writer properties.
+type columnPlan struct {
+	descr    *schema.Column
+	nullable bool
+	encoding parquet.Encoding // of its data pages when not dictionary-encoded
+	dict     bool             // dictionary encoding enabled
+	stats    bool             // min/max statistics kept
+	plain    bool             // plainChunk can write its values (nulls it always can)
+}
+
+// chunkWorker is one encoding goroutine's scratch, reused from row group
+// to row group.
+type chunkWorker struct {
+	ctx   context.Context // pqarrow write context (scratch buffers)
+	defs  []int16         // definition levels for arrow-go's writers
+	plain plainScratch
+}
+
+// tellWriter counts what it writes: the page writers place column chunks
+// by the offset it reports.
+type tellWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (t *tellWriter) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	t.n += int64(n)
+	return n, err
+}
+
+func (t *tellWriter) Tell() int64 { return t.n }
+
+// parquetMagic starts and ends every Parquet file.
+var parquetMagic = []byte("PAR1")
 
 // pageFlusher is the part of the concrete column writers (file.Int32ColumnChunkWriter,
 // ...) that closes and compresses the current page. The interface does not list it.
@@ -45,46 +93,70 @@ type pageFlusher interface {
 }
 
 // newParquetWriter starts a Parquet file. With parallel, each row group's
-// columns are encoded on up to GOMAXPROCS goroutines, which needs every
-// column's page buffers in memory at once (a few tens of MB for a wide
-// table); without, columns are written one after the other, as pqarrow does.
-func newParquetWriter(w io.Writer, schema *arrow.Schema, props *parquet.WriterProperties, parallel bool) (*parquetWriter, error) {
+// columns are encoded on up to GOMAXPROCS goroutines (4 at most); either
+// way a row group's column chunks are held in memory, compressed, until
+// the row group is complete (a few MB for a wide table).
+func newParquetWriter(w io.Writer, sch *arrow.Schema, props *parquet.WriterProperties, parallel bool) (*parquetWriter, error) {
 	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
-	pqSchema, err := pqarrow.ToParquet(schema, props, arrProps)
+	pqSchema, err := pqarrow.ToParquet(sch, props, arrProps)
 	if err != nil {
 		return nil, err
 	}
-	meta := make(metadata.KeyValueMetadata, 0, schema.Metadata().Len()+1)
-	for i, k := range schema.Metadata().Keys() {
-		meta.Append(k, schema.Metadata().Values()[i])
+	meta := make(metadata.KeyValueMetadata, 0, sch.Metadata().Len()+1)
+	for i, k := range sch.Metadata().Keys() {
+		meta.Append(k, sch.Metadata().Values()[i])
 	}
 	// What pqarrow.WithStoreSchema stores: an IPC stream holding the schema.
-	var sch bytes.Buffer
-	sw := ipc.NewWriter(&sch, ipc.WithSchema(schema))
+	var sb bytes.Buffer
+	sw := ipc.NewWriter(&sb, ipc.WithSchema(sch))
 	if err := sw.Close(); err != nil {
 		return nil, err
 	}
-	meta.Append("ARROW:schema", base64.StdEncoding.EncodeToString(sch.Bytes()))
-	fw, err := file.NewParquetWriterWithError(w, pqSchema.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
-	if err != nil {
+	meta.Append("ARROW:schema", base64.StdEncoding.EncodeToString(sb.Bytes()))
+	p := &parquetWriter{sink: &tellWriter{w: w}, schema: sch, pqSchema: pqSchema, props: props, arrProps: arrProps,
+		meta: metadata.NewFileMetadataBuilder(pqSchema, props, meta)}
+	if _, err := p.sink.Write(parquetMagic); err != nil {
 		return nil, err
 	}
-	p := &parquetWriter{fw: fw, schema: schema, workers: 1}
+	workers := 1
 	if parallel {
-		p.workers = max(1, min(runtime.GOMAXPROCS(0), 4))
+		workers = max(1, min(runtime.GOMAXPROCS(0), 4))
 	}
-	for range p.workers {
-		p.ctxs = append(p.ctxs, pqarrow.NewArrowWriteContext(context.Background(), &arrProps))
-		p.defs = append(p.defs, nil)
+	for range workers {
+		p.workers = append(p.workers, &chunkWorker{ctx: pqarrow.NewArrowWriteContext(context.Background(), &p.arrProps)})
 	}
-	for _, f := range schema.Fields() {
-		p.pageable = append(p.pageable, !props.DictionaryEnabledFor(f.Name))
+	for i, f := range sch.Fields() {
+		d := pqSchema.Column(i)
+		c := columnPlan{descr: d, nullable: f.Nullable, encoding: props.EncodingFor(d.Path()), dict: props.DictionaryEnabledFor(d.Path()),
+			stats: props.StatisticsEnabledFor(d.Path()) && d.SortOrder() != schema.SortUNKNOWN}
+		c.plain = !c.dict && c.encoding == parquet.Encodings.Plain && plainType(f.Type, d.PhysicalType()) &&
+			!(c.stats && f.Type.ID() == arrow.BOOL)
+		p.cols = append(p.cols, c)
 	}
 	return p, nil
 }
 
+// chunk is one column chunk of the row group being written: its pages are
+// held in pager until the chunk is closed in column order.
+type chunk struct {
+	meta  *metadata.ColumnChunkMetaDataBuilder
+	pager file.PageWriter
+	cw    file.ColumnChunkWriter // arrow-go's writer, or nil when plainChunk wrote the pages
+}
+
+// close writes the chunk's pages and metadata at the end of the file.
+func (c *chunk) close() error {
+	if c.cw != nil {
+		return c.cw.Close()
+	}
+	return c.pager.Close(false, false)
+}
+
 // write appends rec as one row group.
 func (p *parquetWriter) write(rec arrow.RecordBatch) error {
+	if p.err != nil {
+		return p.err
+	}
 	if rec.NumCols() != int64(p.schema.NumFields()) {
 		return fmt.Errorf("record has %d columns, schema %d", rec.NumCols(), p.schema.NumFields())
 	}
@@ -93,83 +165,98 @@ func (p *parquetWriter) write(rec arrow.RecordBatch) error {
 			return fmt.Errorf("column %s: record has type %s, schema %s", f.Name, t, f.Type)
 		}
 	}
-	if p.workers == 1 {
-		rgw, err := p.fw.AppendRowGroupChecked()
+	if p.err = p.writeRowGroup(rec); p.err != nil {
+		return p.err
+	}
+	return nil
+}
+
+func (p *parquetWriter) writeRowGroup(rec arrow.RecordBatch) error {
+	ordinal := int16(p.rowGroups)
+	p.rowGroups++
+	rg := p.meta.AppendRowGroup()
+	chunks := make([]chunk, rec.NumCols())
+	for i := range chunks {
+		c := &chunks[i]
+		c.meta = rg.NextColumnChunk()
+		path := c.meta.Descr().Path()
+		var err error
+		c.pager, err = file.NewPageWriter(p.sink, p.props.CompressionFor(path), p.props.CompressionLevelFor(path), c.meta, ordinal, int16(i),
+			p.props.Allocator(), true, nil, nil)
 		if err != nil {
 			return err
 		}
-		for i, col := range rec.Columns() {
-			cw, err := rgw.NextColumn()
-			if err == nil {
-				err = p.writeColumn(0, cw, i, col)
-			}
-			if err != nil {
-				return fmt.Errorf("column %s: %w", p.schema.Field(i).Name, err)
-			}
-		}
-		return rgw.Close()
-	}
-	rgw, err := p.fw.AppendBufferedRowGroupChecked()
-	if err != nil {
-		return err
 	}
 	// Columns go to the workers in order; each encodes its columns and
-	// compresses their pages into the row group's in-memory buffers. The
-	// row group is written out, column by column, when the next one starts
-	// or the file closes.
+	// compresses their pages into the chunk's in-memory buffer.
 	var next atomic.Int64
-	errs := make([]error, p.workers)
+	errs := make([]error, len(p.workers))
+	work := func(w int) {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(chunks) {
+				return
+			}
+			if err := p.writeChunk(p.workers[w], &chunks[i], i, rec.Column(i)); err != nil {
+				errs[w] = fmt.Errorf("column %s: %w", p.schema.Field(i).Name, err)
+				return
+			}
+		}
+	}
 	var wg sync.WaitGroup
-	for w := range p.workers {
+	for w := 1; w < len(p.workers); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= int(rec.NumCols()) {
-					return
-				}
-				cw, err := rgw.Column(i)
-				if err == nil {
-					err = p.writeColumn(w, cw, i, rec.Column(i))
-				}
-				if err != nil {
-					errs[w] = fmt.Errorf("column %s: %w", p.schema.Field(i).Name, err)
-					return
-				}
-			}
+			work(w)
 		}()
 	}
+	work(0)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
 			return err
 		}
 	}
-	return nil
+	// Then the chunks go to the file in column order.
+	start := p.sink.Tell()
+	for i := range chunks {
+		if err := chunks[i].close(); err != nil {
+			return fmt.Errorf("column %s: %w", p.schema.Field(i).Name, err)
+		}
+	}
+	rg.SetNumRows(int(rec.NumRows()))
+	return rg.Finish(p.sink.Tell()-start, ordinal)
 }
 
-// writeColumn writes col as column i of the row group through cw, using
-// worker w's scratch.
-func (p *parquetWriter) writeColumn(w int, cw file.ColumnChunkWriter, i int, col arrow.Array) error {
-	var err error
+// writeChunk encodes col as column i of the row group into c, with worker
+// w's scratch.
+func (p *parquetWriter) writeChunk(w *chunkWorker, c *chunk, i int, col arrow.Array) error {
+	plan := &p.cols[i]
+	if col.Data().Offset() == 0 && col.Len() > 0 && (plan.plain || (plan.nullsOnly() && col.NullN() == col.Len())) {
+		return w.plain.write(c, plan, col)
+	}
+	c.cw = file.NewColumnChunkWriter(c.meta, c.pager, p.props)
+	return p.writeColumn(w, c.cw, i, col)
+}
+
+// writeColumn writes col as column i of the row group through arrow-go's
+// column writer cw, using worker w's scratch.
+func (p *parquetWriter) writeColumn(w *chunkWorker, cw file.ColumnChunkWriter, i int, col arrow.Array) error {
 	var defs []int16
-	nullable := p.schema.Field(i).Nullable
+	nullable := p.cols[i].nullable
 	if nullable {
 		// One flat optional column: level 1 for a value, 0 for a null.
 		n := col.Len()
-		if cap(p.defs[w]) < n {
-			p.defs[w] = make([]int16, n)
+		if cap(w.defs) < n {
+			w.defs = make([]int16, n)
 		}
-		defs = p.defs[w][:n]
-		switch col.NullN() {
-		case 0:
+		defs = w.defs[:n]
+		if col.NullN() == 0 {
 			for j := range defs {
 				defs[j] = 1
 			}
-		case n: // a header no row of the batch has: most columns of most captures
-			clear(defs)
-		default:
+		} else {
 			bm, off := col.NullBitmapBytes(), col.Data().Offset()
 			for j := range defs {
 				k := off + j
@@ -178,18 +265,14 @@ func (p *parquetWriter) writeColumn(w int, cw file.ColumnChunkWriter, i int, col
 		}
 	}
 	done := false
-	if nullable && col.NullN() == col.Len() {
-		// A header absent from every row of the batch: levels only.
-		if done, err = writeNulls(cw, defs); err != nil {
-			return err
-		}
-	} else if d, ok := col.(*array.Dictionary); ok {
+	if d, ok := col.(*array.Dictionary); ok {
+		var err error
 		if done, err = writeDictDirect(cw, d, defs); err != nil {
 			return err
 		}
 	}
 	if !done {
-		if err := pqarrow.WriteArrowToColumn(p.ctxs[w], cw, col, defs, nil, nullable); err != nil {
+		if err := pqarrow.WriteArrowToColumn(w.ctx, cw, col, defs, nil, nullable); err != nil {
 			return err
 		}
 	}
@@ -197,7 +280,7 @@ func (p *parquetWriter) writeColumn(w int, cw file.ColumnChunkWriter, i int, col
 	// group is written out. Dictionary-encoded columns keep their pages
 	// until the dictionary page is written (it must come first); their
 	// indices are small.
-	if f, ok := cw.(pageFlusher); ok && p.pageable[i] {
+	if f, ok := cw.(pageFlusher); ok && !p.cols[i].dict {
 		return f.FlushBufferedDataPages()
 	}
 	return nil
@@ -310,27 +393,25 @@ func usedEntries(d *array.Dictionary, defs []int16, used []bool) (nulls int) {
 	return nulls
 }
 
-// writeNulls writes a column chunk's worth of nulls (defs all 0) without
-// converting the values of an array that has none. It reports false, having
-// written nothing, for a physical type it does not handle.
-func writeNulls(cw file.ColumnChunkWriter, defs []int16) (bool, error) {
-	var err error
-	switch cw := cw.(type) {
-	case *file.Int32ColumnChunkWriter:
-		_, err = cw.WriteBatch(nil, defs, nil)
-	case *file.Int64ColumnChunkWriter:
-		_, err = cw.WriteBatch(nil, defs, nil)
-	case *file.BooleanColumnChunkWriter:
-		_, err = cw.WriteBatch(nil, defs, nil)
-	case *file.ByteArrayColumnChunkWriter:
-		_, err = cw.WriteBatch(nil, defs, nil)
-	default:
-		return false, nil
+// close writes the footer: the file's metadata, its length and the magic.
+func (p *parquetWriter) close() error {
+	if p.err != nil {
+		return p.err
 	}
-	return true, err
+	fm, err := p.meta.Finish()
+	if err != nil {
+		return err
+	}
+	n, err := fm.WriteTo(p.sink, nil)
+	if err != nil {
+		return err
+	}
+	var tail [8]byte
+	binary.LittleEndian.PutUint32(tail[:4], uint32(n))
+	copy(tail[4:], parquetMagic)
+	_, err = p.sink.Write(tail[:])
+	return err
 }
-
-func (p *parquetWriter) close() error { return p.fw.Close() }
 
 // isDictOf reports whether t is a dictionary type with value type v.
 func isDictOf(t, v arrow.DataType) bool {
