@@ -186,7 +186,8 @@ func FuzzERF(f *testing.F) {
 
 // fuzzDecoder checks that the Decoder and the gopacket path never panic on
 // frames of a link type, cut or whole, that the payload lies in the frame,
-// and that the JSON and the summary line of what decodes are whole.
+// and that the JSON, the table's columns and the summary line of what
+// decodes are whole.
 func fuzzDecoder(f *testing.F, linkType int) {
 	for _, s := range seedRecords(f, linkType) {
 		f.Add(s, uint16(0))
@@ -221,6 +222,7 @@ func fuzzDecoder(f *testing.F, linkType int) {
 			if fr.Has&HasMAD != 0 {
 				_ = fr.MAD.AppendSummary(nil)
 			}
+			checkColumns(t, &fr)
 			// ibanalyze decode's line, with -e and -v's words: one line, whatever the headers hold.
 			if line := fr.AppendSummaryWith(nil, "", SummaryOptions{Link: true, Verbose: true}); bytes.IndexByte(line, '\n') != len(line)-1 {
 				t.Fatalf("summary is not one line: %q", line)
@@ -234,6 +236,31 @@ func fuzzDecoder(f *testing.F, linkType int) {
 			_ = l.LayerType().String()
 		}
 	})
+}
+
+// columnMax is the largest value a column of each numeric type holds.
+var columnMax = map[ColumnType]uint64{ColumnUint8: 0xFF, ColumnUint16: 0xFFFF, ColumnUint32: 0xFFFFFFFF, ColumnUint64: ^uint64(0),
+	ColumnBool: 1, ColumnOpcodeName: 0xFF, ColumnMAC: 1<<48 - 1}
+
+// checkColumns takes the frame's values of every group it has, as export
+// does, and checks each number is set and fits its column's type (the
+// table writers would cut it).
+func checkColumns(t *testing.T, fr *Frame) {
+	var v ColumnValues
+	for _, g := range ColumnGroups() {
+		if !g.Present(fr) {
+			continue
+		}
+		for i := range v.Num {
+			v.Num[i] = ^uint64(0) // a column left unset shows as too large
+		}
+		g.Values(fr, &v)
+		for i, c := range g.Columns {
+			if m, ok := columnMax[c.Type]; ok && v.Num[i] > m {
+				t.Fatalf("column %s: %d does not fit its type", c.Name, v.Num[i])
+			}
+		}
+	}
 }
 
 func FuzzDecoderEthernet(f *testing.F)   { fuzzDecoder(f, LinkTypeEthernet) }
