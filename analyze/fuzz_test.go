@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ibscope/ibscope/capfile"
@@ -10,8 +11,8 @@ import (
 	"github.com/ibscope/ibscope/internal/testcap"
 )
 
-// FuzzAnalyses feeds arbitrary files to the IPD, flows, pfc and hops analyses: bad
-// input must give errors or results, never a panic.
+// FuzzAnalyses feeds arbitrary files to the IPD, flows, pfc, hops, cm and
+// credits analyses: bad input must give errors or results, never a panic.
 func FuzzAnalyses(f *testing.F) {
 	pkts := testcap.Stream(12, 1, 2, 7, 0xFFFFFA, 64, testcap.BaseNs, func(i int) int64 { return int64(1000 - 90*i) })
 	pkts = append(pkts, testcap.Packet{TsNs: testcap.BaseNs + 5000, Src: 2, Dst: 1, QP: 9, PSN: 3, Op: 0x11, Syndrome: 0x61})
@@ -34,6 +35,15 @@ func FuzzAnalyses(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(b)
+	// CM messages (rdma_cm's REQ, REP, REJ, ...) and native IB with link
+	// packets for the cm and credits analyses.
+	for _, name := range []string{"rocev2_cm.pcap", "ib_native_247.pcap"} {
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "pcaps", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	// Readers over memory, not files: file system calls make the fuzzer's
 	// coverage noisy and it then spends its time minimising.
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -48,12 +58,20 @@ func FuzzAnalyses(f *testing.F) {
 				a, _ := NewHopsAnalysis(HopsOptions{IntervalNs: 1, MaxFlows: 2})
 				Run(s, a, RunOptions[*HopsReport]{EveryNs: 50, OnReport: func(int64, *HopsReport, error) {}})
 			},
+			func(s *Stream) { // the cm analysis reads the CM MADs (Packet.CM)
+				a, _ := NewCMAnalysis(2)
+				Run(s, a, RunOptions[*CMReport]{})
+			},
+			func(s *Stream) { // credits reads the link packets (FCPs)
+				a, _ := NewCreditsAnalysis(CreditOptions{NsPerByte: 0.25, MaxPoints: 4})
+				Run(s, a, RunOptions[*CreditReport]{})
+			},
 		} {
 			r, err := capfile.NewReader(bytes.NewReader(data), "fuzz.pcap")
 			if err != nil {
 				continue
 			}
-			s := NewStream([]*capfile.Reader{r}, StreamOptions{WindowPackets: 3, CheckCRC: true, MACControl: i == 2, Ethernet: i == 3})
+			s := NewStream([]*capfile.Reader{r}, StreamOptions{WindowPackets: 3, CheckCRC: true, MACControl: i == 2, Ethernet: i == 3, CM: i == 4, LinkPackets: i == 5})
 			run(s)
 			s.Close()
 		}
