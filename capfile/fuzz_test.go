@@ -57,7 +57,9 @@ func fuzzReader(f *testing.F, ng bool) {
 
 // checkReaderOn reads file to its end: opening fails with a FileError or
 // not at all, every frame's error is a DecodeError naming the file or a
-// FileError that ends it, and each frame moves the reader on.
+// FileError that ends it, and each frame's record starts past the one
+// before (a count of frames against the file's length does not bound a
+// compressed file: 209 bytes of gzip hold 10,000 empty records).
 func checkReaderOn(t *testing.T, file []byte) {
 	r, err := NewReader(bytes.NewReader(file), "fuzz.pcap")
 	if err != nil {
@@ -68,6 +70,7 @@ func checkReaderOn(t *testing.T, file []byte) {
 		return
 	}
 	var fr decode.Frame
+	last := int64(-1)
 	for n := 0; ; n++ {
 		err := r.Next(&fr)
 		if err == io.EOF {
@@ -84,9 +87,10 @@ func checkReaderOn(t *testing.T, file []byte) {
 		if err != nil && !strings.Contains(err.Error(), "fuzz.pcap") {
 			t.Fatalf("error %q does not name the file", err)
 		}
-		if n > len(file) {
-			t.Fatalf("%d frames from a %d-byte file: the reader does not advance", n, len(file))
+		if fr.Offset <= last {
+			t.Fatalf("frame %d at byte offset %d, the one before at %d: the reader does not advance", n+1, fr.Offset, last)
 		}
+		last = fr.Offset
 	}
 }
 
