@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibscope/ibscope/analyze"
 	"github.com/ibscope/ibscope/internal/plots"
+	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -74,8 +75,9 @@ func runCredits(w io.Writer, paths []string, o creditsOpts) error {
 	if err != nil {
 		return err
 	}
+	port := recordedPorts(paths)
 	write := func(w io.Writer, rep *analyze.CreditReport) error {
-		return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, rep) }, func(w io.Writer) { printCredits(w, rep) })
+		return writeReport(w, o.json, func(w io.Writer) error { return writeJSON(w, rep) }, func(w io.Writer) { printCredits(w, rep, port) })
 	}
 	var rep *analyze.CreditReport
 	var rs *reports[*analyze.CreditReport]
@@ -107,7 +109,24 @@ func runCredits(w io.Writer, paths []string, o creditsOpts) error {
 	return in.damaged(rs.totals(rep))
 }
 
-func printCredits(w io.Writer, rep *analyze.CreditReport) {
+// recordedPorts is the port every one of paths names (recordedPort), ""
+// when one names none or they differ.
+func recordedPorts(paths []string) string {
+	port := ""
+	for i, p := range paths {
+		name := recordedPort(p)
+		if name == "" || (i > 0 && name != port) {
+			return ""
+		}
+		port = name
+	}
+	return port
+}
+
+// printCredits writes the text report; port, when the capture names the
+// tapped port, names each link direction as the plot does ("from s1/1"),
+// beside the interface numbers of the JSON.
+func printCredits(w io.Writer, rep *analyze.CreditReport, port string) {
 	how := "given"
 	if rep.NsPerByteInferred {
 		how = "inferred"
@@ -116,8 +135,12 @@ func printCredits(w io.Writer, rep *analyze.CreditReport) {
 		rep.File, rep.Frames, rep.FCPs, rep.DataPackets, rep.NsPerByte, how,
 		unusable(analyze.Input{DecodeErrors: rep.DecodeErrors, NoTime: rep.NoTime, CutHeaders: rep.CutHeaders, FileErrors: rep.FileErrors}))
 	for _, l := range rep.Links {
-		fmt.Fprintf(w, "\ninterface %d -> %d, VL %d: %d data packets (%d blocks), %d sender FCPs, %d receiver FCPs\n",
-			l.Iface, l.PeerIface, l.VL, l.DataPackets, l.DataBlocks, l.SenderFCPs, l.ReceiverFCPs)
+		link := fmt.Sprintf("interface %d -> %d", l.Iface, l.PeerIface)
+		if port != "" {
+			link = fmt.Sprintf("%s (%s)", directionName(termtext.Escape(port), l.Iface), link)
+		}
+		fmt.Fprintf(w, "\n%s, VL %d: %d data packets (%d blocks), %d sender FCPs, %d receiver FCPs\n",
+			link, l.VL, l.DataPackets, l.DataBlocks, l.SenderFCPs, l.ReceiverFCPs)
 		if l.ReceiverFCPs == 0 || l.SenderFCPs == 0 {
 			fmt.Fprintln(w, "  not enough flow-control packets to account for credits")
 			continue

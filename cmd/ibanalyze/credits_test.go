@@ -61,6 +61,15 @@ func TestCreditsBufferTickOnSimulatedIncast(t *testing.T) {
 	if len(ticks) < 4 || !strings.Contains(string(b), ">from s1/1, VL0: credits<") || !strings.Contains(string(b), ">from s1/1, VL0: in flight<") {
 		t.Errorf("credits plot: time labels %q, or a legend entry missing", ticks)
 	}
+	// The text names the directions as the plot does when the file names
+	// its port (pcapng if_name), beside the JSON's interface numbers; a
+	// pcap names none.
+	if !strings.Contains(out, "\nfrom s1/1 (interface 0 -> 1), VL 0: ") || !strings.Contains(out, "\nto s1/1 (interface 1 -> 0), VL 0: ") {
+		t.Errorf("credits on s1.pcapng: the directions are not named by the port s1/1:\n%s", out)
+	}
+	if out, _, _ := run(t, "credits", filepath.Join(dir, "s1.pcap")); !strings.Contains(out, "\ninterface 0 -> 1, VL 0: ") {
+		t.Errorf("credits on s1.pcap:\n%s", out)
+	}
 	if _, errOut, code := run(t, "credits", "--plot", "x.gif", filepath.Join(dir, "s1.pcap")); code == 0 || !strings.Contains(errOut, ".png, .svg or .pdf") {
 		t.Errorf("--plot x.gif: exit %d, %s", code, errOut)
 	}
