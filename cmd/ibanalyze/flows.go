@@ -191,9 +191,43 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsReport, top int, crc bool) {
 	fmt.Fprintln(w, peak)
 	fmt.Fprintln(w)
 	writeFlowsTable(w, flows)
+	peers := connectionPeers(flows)
 	for _, f := range flows {
-		writeFlowDetail(w, f, r.ThroughputBinNs)
+		writeFlowDetail(w, f, r.ThroughputBinNs, peers[f])
 	}
+}
+
+// connectionPeers pairs the flows shown that are the two ways of one CM
+// connection: the same REQ (service ID and active end's communication
+// ID), one from the active end and one from the passive end, between the
+// same two ends swapped.
+func connectionPeers(flows []*analyze.FlowHealth) map[*analyze.FlowHealth]*analyze.FlowHealth {
+	type end struct {
+		conn     analyze.FlowConnection
+		src, dst string
+	}
+	ends := func(k analyze.GroupKey) (string, string) {
+		if k.SLID != nil && k.DLID != nil {
+			return strconv.Itoa(int(*k.SLID)), strconv.Itoa(int(*k.DLID))
+		}
+		return k.Src, k.Dst
+	}
+	byEnd := map[end]*analyze.FlowHealth{}
+	for _, f := range flows {
+		if f.Connection != nil {
+			src, dst := ends(f.Key)
+			byEnd[end{*f.Connection, src, dst}] = f
+		}
+	}
+	peers := map[*analyze.FlowHealth]*analyze.FlowHealth{}
+	for e, f := range byEnd {
+		other := end{e.conn, e.dst, e.src}
+		other.conn.FromActive = !e.conn.FromActive
+		if p := byEnd[other]; p != nil && p.Key.Transport == f.Key.Transport {
+			peers[f] = p
+		}
+	}
+	return peers
 }
 
 // writeFlowsTable is the one-line-a-flow table: counts, rates, losses and
@@ -221,11 +255,15 @@ func writeFlowsTable(w io.Writer, flows []*analyze.FlowHealth) {
 	t.write(w) // a write error sticks in the buffered writer and comes out of its Flush
 }
 
-// writeFlowDetail is a flow's paragraph below the table: opcodes,
-// throughput over time, messages, PSN sequences, NAKs, congestion marks,
-// bad CRCs and ACK latency.
-func writeFlowDetail(w io.Writer, f *analyze.FlowHealth, binNs int64) {
+// writeFlowDetail is a flow's paragraph below the table: the connection
+// (peer: its other way, when shown), opcodes, throughput over time,
+// messages, PSN sequences, NAKs, congestion marks, bad CRCs and ACK
+// latency.
+func writeFlowDetail(w io.Writer, f *analyze.FlowHealth, binNs int64, peer *analyze.FlowHealth) {
 	fmt.Fprintf(w, "\n%s\n", f.Key)
+	if c := f.Connection; c != nil {
+		writeFlowConnection(w, c, peer)
+	}
 	var ops []string
 	for _, op := range f.Opcodes {
 		ops = append(ops, fmt.Sprintf("%s %d", op.Name, op.Packets))
@@ -274,6 +312,28 @@ func writeFlowDetail(w io.Writer, f *analyze.FlowHealth, binNs int64) {
 	if f.Late > 0 {
 		fmt.Fprintf(w, "  %d packets out of order beyond the reorder window\n", f.Late)
 	}
+}
+
+// writeFlowConnection names the CM connection of a flow in decode's words
+// (the REQ's "comm" and "sid", rdma_cm's ports), which end's packets the
+// flow carries, and the flow the other way.
+func writeFlowConnection(w io.Writer, c *analyze.FlowConnection, peer *analyze.FlowHealth) {
+	line := fmt.Sprintf("  connection: REQ comm 0x%x", c.ActiveCommID)
+	if c.ServiceID != 0 {
+		line += fmt.Sprintf(" sid 0x%x", c.ServiceID)
+	}
+	if c.ActivePort != 0 || c.PassivePort != 0 {
+		line += fmt.Sprintf(" (ports %d -> %d)", c.ActivePort, c.PassivePort)
+	}
+	if c.FromActive {
+		line += "; sent by the active end, to the QP the REP named"
+	} else {
+		line += "; sent by the passive end, to the QP the REQ named"
+	}
+	if peer != nil {
+		line += "; the other way: " + peer.Key.String()
+	}
+	fmt.Fprintln(w, line)
 }
 
 // sparkColumns is the widest throughput sparkline in the text output.

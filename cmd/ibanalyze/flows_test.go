@@ -142,6 +142,20 @@ func TestFlowsText(t *testing.T) {
 	)
 }
 
+// TestFlowsTextConnection: the text names a flow's CM connection, as the
+// JSON's connection object does, in decode's words (the REQ's comm and
+// sid), and the flow the other way; a flow without one has no such line.
+func TestFlowsTextConnection(t *testing.T) {
+	out := runOK(t, "flows", filepath.Join("..", "..", "testdata", "pcaps", "rocev2_cm.pcap"))
+	wantInOutput(t, out,
+		"\nrocev2 192.168.7.1>192.168.7.2 qp 0x000022\n  connection: REQ comm 0x1001 sid 0x1061c06 (ports 50000 -> 7174); sent by the active end, to the QP the REP named; the other way: rocev2 192.168.7.2>192.168.7.1 qp 0x000011\n",
+		"\nrocev2 192.168.7.2>192.168.7.1 qp 0x000011\n  connection: REQ comm 0x1001 sid 0x1061c06 (ports 50000 -> 7174); sent by the passive end, to the QP the REQ named; the other way: rocev2 192.168.7.1>192.168.7.2 qp 0x000022\n",
+	)
+	if n := strings.Count(out, "  connection: "); n != 2 {
+		t.Errorf("%d connection lines, want 2 (the UD and DC flows have none):\n%s", n, out)
+	}
+}
+
 func TestFlowsRealCaptures(t *testing.T) {
 	for _, name := range []string{"oferby-proxy_roce.pcap", "softroce-demo_infiniband.pcap", "cx4lx_cnp.pcap"} {
 		out, errOut, code := run(t, "flows", "--json", sharedPcap(t, name))
