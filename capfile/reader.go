@@ -387,14 +387,20 @@ func (r *Reader) record(f *decode.Frame) ([]byte, error) {
 		return r.recordERF(f)
 	}
 	f.Dir = decode.DirectionUnknown
-	hdr, err := r.br.Peek(16)
-	if len(hdr) < 16 {
-		if len(hdr) == 0 && (err == io.EOF || err == nil) {
-			r.err = io.EOF
-			return nil, io.EOF
+	// Nearly every record is in the buffer whole: avail, inlined, finds
+	// it there; Peek reads on when it is not.
+	rec := r.br.avail()
+	if len(rec) < 16 {
+		var err error
+		if rec, err = r.br.Peek(16); len(rec) < 16 {
+			if len(rec) == 0 && (err == io.EOF || err == nil) {
+				r.err = io.EOF
+				return nil, io.EOF
+			}
+			return nil, r.fail(headerCut(err, "record header", len(rec), 16))
 		}
-		return nil, r.fail(headerCut(err, "record header", len(hdr), 16))
 	}
+	hdr := rec[:16]
 	var sec, sub, capLen, wireLen uint32
 	if r.bigEnd {
 		sec, sub = binary.BigEndian.Uint32(hdr), binary.BigEndian.Uint32(hdr[4:])
@@ -408,14 +414,17 @@ func (r *Reader) record(f *decode.Frame) ([]byte, error) {
 	}
 	// The buffer holds the whole file or at least readBufLen bytes, so the
 	// record fits in it with its header.
-	rec, err := r.br.Peek(16 + int(capLen))
-	if len(rec) < 16+int(capLen) {
-		r.br.Discard(16)
-		r.offset += 16
-		return nil, r.fail(fmt.Errorf("last record cut short: header says %d bytes, file has %d (%v)", capLen, len(rec)-16, errOrEOF(err)))
+	n := 16 + int(capLen)
+	if len(rec) < n {
+		var err error
+		if rec, err = r.br.Peek(n); len(rec) < n {
+			r.br.Discard(16)
+			r.offset += 16
+			return nil, r.fail(fmt.Errorf("last record cut short: header says %d bytes, file has %d (%v)", capLen, len(rec)-16, errOrEOF(err)))
+		}
 	}
-	r.br.Discard(16 + int(capLen))
-	data := rec[16:]
+	r.br.Discard(n)
+	data := rec[16:n]
 	r.frames++
 	f.Number = r.frames
 	f.Offset = r.offset

@@ -33,6 +33,11 @@ func newWindow(rd io.Reader, size int) *window {
 // buffered returns the bytes read and not yet handed out.
 func (b *window) buffered() int { return b.w - b.r }
 
+// avail returns the bytes read and not yet handed out: what Peek of up to
+// that many would return, in a call the compiler inlines (Peek is past its
+// budget), with no error to build.
+func (b *window) avail() []byte { return b.buf[b.r:b.w] }
+
 // Peek returns the next n bytes without consuming them; fewer, with an
 // error, when the input ends first (the read's error, or errBufferFull when
 // n is larger than the buffer or the read gave none). The bytes stay valid
