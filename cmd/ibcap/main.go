@@ -215,7 +215,7 @@ func addRootFlags(fl *pflag.FlagSet, f *flags) {
 	fl.StringVarP(&f.filterFile, "filter-file", "F", "", "read the filter expression from this file (# starts a comment line)")
 	fl.StringVarP(&f.direction, "direction", "Q", "", "keep packets that went this way: in, out or inout (AF_PACKET; ibdump's rx and tx too)")
 	fl.BoolVarP(&f.listLinkTypes, "list-data-link-types", "L", false, "list the link types the -i device can be written with")
-	fl.StringVarP(&f.linkType, "linktype", "y", "", "write this link type (-L lists them): INFINIBAND on an InfiniBand port is --format ib247")
+	fl.StringVarP(&f.linkType, "linktype", "y", "", "write (or print from) this link type (-L lists them): INFINIBAND on an InfiniBand port is --format ib247")
 	fl.StringVarP(&f.filterExpr, "filter", "f", "", "capture filter in tcpdump's syntax, e.g. \"udp port 4791\" (or give it after the flags); replaces the RoCE-only default")
 	fl.BoolVar(&f.all, "all", false, "capture every frame, not only RoCE (netdevs and RDMA Ethernet ports)")
 	fl.BoolVarP(&f.noPromisc, "no-promiscuous-mode", "p", false, "leave the network interface out of promiscuous mode (on by default on a netdev, as tcpdump)")
@@ -250,7 +250,7 @@ func run(parent context.Context, f *flags) error {
 	var post *postRotate
 	if printing {
 		printer = startPrinter(os.Stdout, decode.SummaryOptions{Verbose: f.verbose > 0, Link: f.linkLevel}, live)
-		format = capture.FormatPcap
+		format = printFormat(format)
 	} else if f.postRotate != "" {
 		post = &postRotate{command: f.postRotate}
 	}
@@ -348,7 +348,7 @@ func announce(stderr io.Writer, f *flags, src capture.Source, w *capture.Writer,
 	case !live:
 		fmt.Fprintf(stderr, "ibcap: reading %s, link type %d\n", src.Device(), src.LinkType())
 	case printing:
-		fmt.Fprintf(stderr, "ibcap: capturing on %s, printing each packet (-w FILE writes them)\n", src.Device())
+		fmt.Fprintf(stderr, "ibcap: capturing on %s, link type %s, printing each packet (-w FILE writes them)\n", src.Device(), linkTypeNamed(w.LinkType()))
 	default:
 		fmt.Fprintf(stderr, "ibcap: capturing on %s to %s (%s)\n", src.Device(), outputName(f), describeFormat(format.ForFile(f.file), w.LinkType(), f.tsPrecision))
 	}

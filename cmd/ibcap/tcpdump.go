@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -152,6 +153,29 @@ func linkTypeFormat(f *flags, t capture.Target, format capture.Format) (capture.
 		return c.format, nil
 	}
 	return format, fmt.Errorf("-y %s: %s offers %s (ibcap -L -i %s)", f.linkType, t.Name, strings.Join(names, ", "), t.Name)
+}
+
+// printFormat is the format the packets to print are handed to the
+// printer in: pcap of the link type -y chose, as tcpdump prints what its
+// -y asks the device for: -y INFINIBAND (--format ib247) LRH first,
+// otherwise pcap (ERF records for native IB). The other formats only
+// say how -w writes.
+func printFormat(format capture.Format) capture.Format {
+	if format == capture.FormatIB247 {
+		return format
+	}
+	return capture.FormatPcap
+}
+
+// linkTypeNamed is a link type's number and the name -L and -y use for it,
+// as tcpdump's "link-type EN10MB (Ethernet)" says it.
+func linkTypeNamed(lt int) string {
+	name := map[int]string{decode.LinkTypeEthernet: "EN10MB", decode.LinkTypeERF: "ERF",
+		decode.LinkTypeInfiniBand: "INFINIBAND", decode.LinkTypeLinuxSLL2: "LINUX_SLL2"}[lt]
+	if name == "" {
+		return strconv.Itoa(lt)
+	}
+	return fmt.Sprintf("%d (%s)", lt, name)
 }
 
 // postRotate runs -z's command on each file rotation closes, as tcpdump

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -517,4 +519,38 @@ func TestIbcapVerbsRoCEOnly(t *testing.T) {
 		sameFrames(t, got, c.want)
 	}
 	env.NoViolations(t)
+}
+
+// -y is honoured when printing too, as tcpdump's: the packets reach the
+// printer in the link type it picks, which the first line names, and the
+// lines are the packets' either way.
+func TestIbcapVerbsPrintLinkType(t *testing.T) {
+	v := newVerbsCase(t, 10, 200, true, fakeverbs.Config{})
+	var lines []string
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "ibcap: capturing on fake_0 port 1, link type 197 (ERF), printing each packet"},
+		{[]string{"-y", "INFINIBAND"}, "ibcap: capturing on fake_0 port 1, link type 247 (INFINIBAND), printing each packet"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitDeadline)
+		cmd := exec.CommandContext(ctx, ibcapBin, append([]string{"-i", "fake_0", "-c", "10"}, tc.args...)...)
+		cmd.Env = v.env.Environ()
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		cancel()
+		if err != nil || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("ibcap %q: %v, want %q on stderr:\n%s", tc.args, err, tc.want, stderr.String())
+		}
+		if n := strings.Count(stdout.String(), "RC_RDMA_WRITE"); n != 10 {
+			t.Errorf("ibcap %q: %d packets printed, want 10:\n%s", tc.args, n, stdout.String())
+		}
+		// The times are the device's clock at each run: the rest must agree.
+		lines = append(lines, regexp.MustCompile(`(?m)^( +\d+) \S+`).ReplaceAllString(stdout.String(), "$1"))
+	}
+	if lines[0] != lines[1] {
+		t.Errorf("the lines differ with -y INFINIBAND:\n%s\nwithout:\n%s", lines[1], lines[0])
+	}
 }
