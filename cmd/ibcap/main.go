@@ -200,7 +200,7 @@ func addRootFlags(fl *pflag.FlagSet, f *flags) {
 	fl.Int64VarP(&f.rotateMB, "file-size", "C", 0, "start a new file after this many MB (1,000,000 bytes); files are named FILE-00000.ext, FILE-00001.ext, ...")
 	fl.IntVarP(&f.rotateSec, "rotate-seconds", "G", 0, "start a new file every this many seconds of packet time")
 	fl.IntVarP(&f.maxFiles, "file-count", "W", 0, "keep at most this many files, reusing the names in a ring (with -C or -G)")
-	fl.StringVarP(&f.postRotate, "postrotate-command", "z", "", "run this command with each file's name once rotation (-C, -G) closes it, as tcpdump -z (e.g. gzip)")
+	fl.StringVarP(&f.postRotate, "postrotate-command", "z", "", "run this command with each file's name once rotation (-C, -G) closes it, as tcpdump -z (e.g. gzip); not on the last file, as tcpdump's")
 	fl.StringVar(&f.format, "format", "auto", "file format: pcap, pcapng, erf-pcap (pcap of ERF records, link type 197), erf-raw (a raw .erf file, as tshark -F erf) or ib247 (auto: pcapng for -w *.pcapng, erf-raw for *.erf, otherwise pcap, with ERF records for native IB)")
 	fl.StringSliceVar(&f.qps, "qp", nil, "keep packets to these destination QPs (decimal or 0x hex; repeat or comma-separate)")
 	fl.StringSliceVar(&f.lids, "lid", nil, "keep native IB packets from or to these LIDs")
