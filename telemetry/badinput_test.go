@@ -394,3 +394,19 @@ func TestPerfqueryFieldNameGrowsPastBound(t *testing.T) {
 	}
 	wantWarning(t, ss[0], 2, "makes a counter name of 384 bytes, longer than 256; ignored")
 }
+
+// TestPerfqueryDateOutsideNanoseconds: a date past what int64 ns hold
+// refuses the file, naming its line, as a ts_ns past int64 does;
+// time.UnixNano stamped "3000-01-01" before 1970 without a word.
+func TestPerfqueryDateOutsideNanoseconds(t *testing.T) {
+	for _, date := range []string{"# ts=3000-01-01T00:00:00Z", "2262-04-12 00:00:00+00:00", "Thu Jan  1 00:00:00 UTC 1600"} {
+		_, err := ReadPerfquery(strings.NewReader(date+"\n# Port counters: Lid 1 port 1\nPortXmitData:....5\n"), "pq")
+		if err == nil || !strings.Contains(err.Error(), "pq:1:") || !strings.Contains(err.Error(), "from 1678 to 2261") {
+			t.Errorf("%s: %v", date, err)
+		}
+	}
+	ss, err := ReadPerfquery(strings.NewReader("# ts=2262-04-11T00:00:00Z\n# Port counters: Lid 1 port 1\nPortXmitData:....5\n"), "pq")
+	if err != nil || ss[0].StartNs[0] <= 0 {
+		t.Errorf("2262-04-11: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -44,7 +45,8 @@ func parseDateLine(t []byte) (ns int64, matched bool, err error) {
 		u := []byte(strings.Replace(s, ",", ".", 1))
 		u[10] = 'T'
 		if tm, err := time.Parse(time.RFC3339Nano, string(u)); err == nil {
-			return tm.UnixNano(), true, nil
+			ns, err := nsSinceEpoch(s, tm)
+			return ns, true, err
 		}
 		return 0, false, nil
 	}
@@ -59,9 +61,21 @@ func parseDateLine(t []byte) (ns int64, matched bool, err error) {
 				return 0, true, fmt.Errorf("date %q names zone %s, which is not this machine's zone at that time: its offset is unknown; save `date -u`, `date -R` or `date -Iseconds`, which say it", s, name)
 			}
 		}
-		return tm.UnixNano(), true, nil
+		ns, err := nsSinceEpoch(s, tm)
+		return ns, true, err
 	}
 	return 0, false, nil
+}
+
+// nsSinceEpoch is tm in ns since the Unix epoch. UnixNano is undefined
+// outside int64's ns (1677 to 2262): "# ts=3000-01-01T00:00:00Z" stamped a
+// snapshot before 1970 without a word; such a date is refused, as a
+// ts_ns past int64 is.
+func nsSinceEpoch(s string, tm time.Time) (int64, error) {
+	if tm.Before(time.Unix(0, math.MinInt64)) || tm.After(time.Unix(0, math.MaxInt64)) {
+		return 0, fmt.Errorf("date %q: want a time from 1678 to 2261 (nanoseconds since the epoch hold no other)", s)
+	}
+	return tm.UnixNano(), nil
 }
 
 // localZoneIs reports whether the local zone is called name (with offset
