@@ -125,7 +125,7 @@ func (p *Packet) fill(f *decode.Frame, file int) {
 	// A header the frame lacks is read as zeros, not as what an earlier
 	// frame left in the decode.Frame: which frame that was depends on how
 	// the frames were decoded (on one goroutine, or read ahead on several).
-	p.Key = f.FlowKey()
+	f.PutFlowKey(&p.Key)
 	p.Iface = f.Iface
 	p.VL, p.FCTBS, p.FCCL = 0, 0, 0
 	switch {
