@@ -28,6 +28,7 @@ type plainScratch struct {
 	comp bytes.Buffer // the compressed page
 	i32  []int32
 	i64  []int64
+	dict dictScratch
 }
 
 // plainType reports whether plainScratch can write the values of an Arrow
@@ -109,6 +110,15 @@ func (s *plainScratch) write(c *chunk, plan *columnPlan, col arrow.Array) error 
 			return err
 		}
 		es.Signed = plan.descr.SortOrder() == schema.SortSIGNED
+	}
+	return s.writePage(c, enc, n, es)
+}
+
+// writePage compresses the page in s.page, n rows in the given encoding with
+// statistics es, into chunk c's buffer.
+func (s *plainScratch) writePage(c *chunk, enc parquet.Encoding, n int, es metadata.EncodedStatistics) error {
+	if len(s.page) > math.MaxInt32 {
+		return fmt.Errorf("page of %d bytes (at most %d)", len(s.page), math.MaxInt32)
 	}
 	data := s.page
 	if c.pager.HasCompressor() {

@@ -15,9 +15,11 @@ import (
 // TestParquetPlainChunks writes the column chunks plainScratch encodes
 // (every integer width, signed and unsigned at their extremes, booleans;
 // nulls here and there, in runs, everywhere and nowhere; a row count that
-// is no multiple of 8) and the chunks null in every row of a string column
-// and of a delta-encoded one, and reads them back with DuckDB, row for row,
-// with the statistics of a column that keeps them.
+// is no multiple of 8), the chunks null in every row of a string column
+// and of a delta-encoded one, and the dictionary chunks dictScratch writes
+// (many entries and few, runs of one index and none), and reads them back
+// with DuckDB, row for row, with the statistics of the columns that keep
+// them.
 func TestParquetPlainChunks(t *testing.T) {
 	fields := []arrow.Field{
 		{Name: "i8", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
@@ -33,7 +35,27 @@ func TestParquetPlainChunks(t *testing.T) {
 		{Name: "psn", Type: arrow.PrimitiveTypes.Uint32, Nullable: true}, // deltaColumns
 		{Name: "src", Type: arrow.BinaryTypes.String, Nullable: true},    // dictionary-encoded
 	}
+	// Dictionary columns (after those): a string column whose batches
+	// come as dictionary arrays of many entries (int32 indices, in runs and
+	// not), one of few entries (uint8 indices), and one whose dictionary
+	// repeats an entry (left to arrow-go's writer).
+	dictFields := []arrow.Field{
+		{Name: "dst", Type: arrow.BinaryTypes.String, Nullable: true}, // statsColumns
+		{Name: "transport", Type: dictString, Nullable: true},
+		{Name: "opcode_name", Type: dictString, Nullable: true},
+	}
+	recFields := append(append([]arrow.Field(nil), fields...), dictFields...)
+	recFields[len(fields)].Type = addrDict
 	schema := arrow.NewSchema(fields, nil)
+	fileSchema := arrow.NewSchema(append(append([]arrow.Field(nil), fields...), dictFields...), nil)
+	recSchema := arrow.NewSchema(recFields, nil)
+	many := array.NewStringBuilder(memory.DefaultAllocator)
+	for k := range 300 {
+		many.Append("h" + strconv.Itoa(k))
+	}
+	manyEntries := many.NewArray()
+	many.Release()
+	defer manyEntries.Release()
 	rng := rand.New(rand.NewPCG(1, 2))
 	const n = 1003
 	// Validity per batch and column: random, in runs, all null, none null.
@@ -103,12 +125,52 @@ func TestParquetPlainChunks(t *testing.T) {
 				}
 			}
 		}
-		recs = append(recs, rb.NewRecordBatch())
+		rec := rb.NewRecordBatch()
 		rb.Release()
+		cols := append([]arrow.Array(nil), rec.Columns()...)
+		// dst: runs of one entry, long and short, then random entries.
+		ib := array.NewInt32Builder(memory.DefaultAllocator)
+		for i := range n {
+			k := int32(rng.IntN(300))
+			if i < 600 {
+				k = int32((i / (1 + i%40)) % 300)
+			}
+			ok := patterns[batch%len(patterns)](i)
+			ib.AppendValues([]int32{k}, []bool{ok})
+			if ok {
+				rows[i]["dst"] = "h" + strconv.Itoa(int(k))
+			}
+		}
+		cols = append(cols, dictColumn(t, addrDict, ib, manyEntries))
+		for _, c := range []struct {
+			name    string
+			entries []string
+		}{{"transport", []string{"a", "b", "c"}}, {"opcode_name", []string{"x", "y", "x"}}} {
+			ub := array.NewUint8Builder(memory.DefaultAllocator)
+			for i := range n {
+				k := uint8(rng.IntN(2))
+				ok := patterns[(batch+1)%len(patterns)](i)
+				ub.AppendValues([]uint8{k}, []bool{ok})
+				if ok {
+					rows[i][c.name] = c.entries[k]
+				}
+			}
+			sb := array.NewStringBuilder(memory.DefaultAllocator)
+			sb.AppendValues(c.entries, nil)
+			entries := sb.NewArray()
+			sb.Release()
+			cols = append(cols, dictColumn(t, dictString, ub, entries))
+			entries.Release()
+		}
+		recs = append(recs, array.NewRecordBatch(recSchema, cols, n))
+		rec.Release()
+		for _, c := range cols[len(fields):] {
+			c.Release()
+		}
 		want = append(want, rows...)
 	}
 	out := filepath.Join(t.TempDir(), "plain.parquet")
-	w, err := CreateTable(out, FormatParquet, schema)
+	w, err := CreateTable(out, FormatParquet, fileSchema)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +186,9 @@ func TestParquetPlainChunks(t *testing.T) {
 	}
 	got := readBack(t, readJob{Kind: "parquet", Path: out},
 		readJob{Kind: "sql", Path: out, SQL: fmt.Sprintf(
-			"SELECT row_group_id AS rg, stats_min_value AS lo, stats_max_value AS hi, stats_null_count AS nulls FROM parquet_metadata('%s') WHERE path_in_schema = 'slid' ORDER BY rg", out)})
+			"SELECT row_group_id AS rg, stats_min_value AS lo, stats_max_value AS hi, stats_null_count AS nulls FROM parquet_metadata('%s') WHERE path_in_schema = 'slid' ORDER BY rg", out)},
+		readJob{Kind: "sql", Path: out, SQL: fmt.Sprintf(
+			"SELECT row_group_id AS rg, stats_min_value AS lo, stats_max_value AS hi, stats_null_count AS nulls FROM parquet_metadata('%s') WHERE path_in_schema = 'dst' ORDER BY rg", out)})
 	if len(got[0].Rows) != len(want) {
 		t.Fatalf("%d rows read back, want %d", len(got[0].Rows), len(want))
 	}
@@ -133,26 +197,47 @@ func TestParquetPlainChunks(t *testing.T) {
 			t.Fatalf("row %d reads back as\n%v, want\n%v", i, row, want[i])
 		}
 	}
-	stats := got[1].Rows
-	if len(stats) != len(recs) {
-		t.Fatalf("statistics of slid %v: want one row per row group (%d)", stats, len(recs))
-	}
-	for rg := range stats {
-		lo, hi, nulls := 1<<16, -1, 0
-		for _, row := range want[rg*n : (rg+1)*n] {
-			v, err := strconv.Atoi(row["slid"])
-			if err != nil {
-				nulls++
-				continue
+	for k, col := range []string{"slid", "dst"} {
+		stats := got[1+k].Rows
+		if len(stats) != len(recs) {
+			t.Fatalf("statistics of %s %v: want one row per row group (%d)", col, stats, len(recs))
+		}
+		for rg := range stats {
+			var lo, hi string
+			nulls := 0
+			for _, row := range want[rg*n : (rg+1)*n] {
+				v, ok := row[col]
+				switch {
+				case !ok:
+					nulls++
+				case hi == "":
+					lo, hi = v, v
+				case col == "slid":
+					a, _ := strconv.Atoi(v)
+					l, _ := strconv.Atoi(lo)
+					h, _ := strconv.Atoi(hi)
+					lo, hi = strconv.Itoa(min(a, l)), strconv.Itoa(max(a, h))
+				default:
+					lo, hi = min(lo, v), max(hi, v)
+				}
 			}
-			lo, hi = min(lo, v), max(hi, v)
-		}
-		w := map[string]string{"rg": strconv.Itoa(rg), "nulls": strconv.Itoa(nulls)}
-		if hi >= 0 {
-			w["lo"], w["hi"] = strconv.Itoa(lo), strconv.Itoa(hi)
-		}
-		if fmt.Sprint(stats[rg]) != fmt.Sprint(w) {
-			t.Errorf("row group %d: statistics of slid %v, its values say %v", rg, stats[rg], w)
+			w := map[string]string{"rg": strconv.Itoa(rg), "nulls": strconv.Itoa(nulls)}
+			if hi != "" {
+				w["lo"], w["hi"] = lo, hi
+			}
+			if fmt.Sprint(stats[rg]) != fmt.Sprint(w) {
+				t.Errorf("row group %d: statistics of %s %v, its values say %v", rg, col, stats[rg], w)
+			}
 		}
 	}
+}
+
+// dictColumn makes a dictionary array of type t from the indices in b
+// (released) and entries.
+func dictColumn(t *testing.T, typ *arrow.DictionaryType, b array.Builder, entries arrow.Array) arrow.Array {
+	t.Helper()
+	idx := b.NewArray()
+	b.Release()
+	defer idx.Release()
+	return array.NewDictionaryArray(typ, idx, entries)
 }

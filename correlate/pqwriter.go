@@ -13,9 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -27,12 +25,12 @@ import (
 // compressing the columns of each row group on several goroutines. It lays
 // out the file itself (magic, column chunks, footer) with arrow-go's page
 // writers and metadata builders, so that each column chunk can be written
-// the cheapest way its values allow: a column of plain numbers or booleans
-// (and any column null in every row of the batch) by plainChunk, straight
-// from the Arrow buffers, the rest (dictionaries, strings, delta-encoded
-// counters) by arrow-go's column writers. It stores the Arrow schema as
-// pqarrow does (ARROW:schema), so readers restore the Arrow types,
-// timestamps and metadata exactly.
+// the cheapest way its values allow: a column of plain numbers or booleans,
+// and any column null in every row of the batch, by plainScratch, and a
+// dictionary array of strings by dictScratch, straight from the Arrow
+// buffers; the rest (strings, delta-encoded counters) by arrow-go's column
+// writers. It stores the Arrow schema as pqarrow does (ARROW:schema), so
+// readers restore the Arrow types, timestamps and metadata exactly.
 //
 // A record column may also be a dictionary array whose value type is the
 // field's type: it is written as the column's dictionary page plus indices,
@@ -57,7 +55,11 @@ type columnPlan struct {
 	encoding parquet.Encoding // of its data pages when not dictionary-encoded
 	dict     bool             // dictionary encoding enabled
 	stats    bool             // min/max statistics kept
-	plain    bool             // plainChunk can write its values (nulls it always can)
+	plain    bool             // plainScratch can write its values (nulls it always can)
+	// For dictionary encoding: the encodings of the dictionary page and of
+	// the data pages' indices, and the longest min or max statistic kept.
+	dictPageEnc, dictIdxEnc parquet.Encoding
+	maxStats                int64
 }
 
 // chunkWorker is one encoding goroutine's scratch, reused from row group
@@ -128,7 +130,8 @@ func newParquetWriter(w io.Writer, sch *arrow.Schema, props *parquet.WriterPrope
 	for i, f := range sch.Fields() {
 		d := pqSchema.Column(i)
 		c := columnPlan{descr: d, nullable: f.Nullable, encoding: props.EncodingFor(d.Path()), dict: props.DictionaryEnabledFor(d.Path()),
-			stats: props.StatisticsEnabledFor(d.Path()) && d.SortOrder() != schema.SortUNKNOWN}
+			stats:       props.StatisticsEnabledFor(d.Path()) && d.SortOrder() != schema.SortUNKNOWN,
+			dictPageEnc: props.DictionaryPageEncoding(), dictIdxEnc: props.DictionaryIndexEncoding(), maxStats: props.MaxStatsSizeFor(d.Path())}
 		c.plain = !c.dict && c.encoding == parquet.Encodings.Plain && plainType(f.Type, d.PhysicalType()) &&
 			!(c.stats && f.Type.ID() == arrow.BOOL)
 		p.cols = append(p.cols, c)
@@ -141,7 +144,9 @@ func newParquetWriter(w io.Writer, sch *arrow.Schema, props *parquet.WriterPrope
 type chunk struct {
 	meta  *metadata.ColumnChunkMetaDataBuilder
 	pager file.PageWriter
-	cw    file.ColumnChunkWriter // arrow-go's writer, or nil when plainChunk wrote the pages
+	cw    file.ColumnChunkWriter // arrow-go's writer, or nil when plainScratch wrote the pages
+	// plainScratch wrote a dictionary page
+	hasDict bool
 }
 
 // close writes the chunk's pages and metadata at the end of the file.
@@ -149,7 +154,7 @@ func (c *chunk) close() error {
 	if c.cw != nil {
 		return c.cw.Close()
 	}
-	return c.pager.Close(false, false)
+	return c.pager.Close(c.hasDict, false)
 }
 
 // write appends rec as one row group.
@@ -233,8 +238,15 @@ func (p *parquetWriter) writeRowGroup(rec arrow.RecordBatch) error {
 // w's scratch.
 func (p *parquetWriter) writeChunk(w *chunkWorker, c *chunk, i int, col arrow.Array) error {
 	plan := &p.cols[i]
-	if col.Data().Offset() == 0 && col.Len() > 0 && (plan.plain || (plan.nullsOnly() && col.NullN() == col.Len())) {
-		return w.plain.write(c, plan, col)
+	if col.Data().Offset() == 0 && col.Len() > 0 {
+		if plan.plain || (plan.nullsOnly() && col.NullN() == col.Len()) {
+			return w.plain.write(c, plan, col)
+		}
+		if d, ok := col.(*array.Dictionary); ok && plan.dict && plan.descr.PhysicalType() == parquet.Types.ByteArray {
+			if entries, ok := w.plain.dict.dictEntries(d); ok {
+				return w.plain.writeDict(c, plan, d, entries)
+			}
+		}
 	}
 	c.cw = file.NewColumnChunkWriter(c.meta, c.pager, p.props)
 	return p.writeColumn(w, c.cw, i, col)
@@ -264,17 +276,8 @@ func (p *parquetWriter) writeColumn(w *chunkWorker, cw file.ColumnChunkWriter, i
 			}
 		}
 	}
-	done := false
-	if d, ok := col.(*array.Dictionary); ok {
-		var err error
-		if done, err = writeDictDirect(cw, d, defs); err != nil {
-			return err
-		}
-	}
-	if !done {
-		if err := pqarrow.WriteArrowToColumn(w.ctx, cw, col, defs, nil, nullable); err != nil {
-			return err
-		}
+	if err := pqarrow.WriteArrowToColumn(w.ctx, cw, col, defs, nil, nullable); err != nil {
+		return err
 	}
 	// Compress the last page here, in parallel, rather than when the row
 	// group is written out. Dictionary-encoded columns keep their pages
@@ -284,113 +287,6 @@ func (p *parquetWriter) writeColumn(w *chunkWorker, cw file.ColumnChunkWriter, i
 		return f.FlushBufferedDataPages()
 	}
 	return nil
-}
-
-// dictEncoder is the part of a column's dictionary encoder (an internal
-// type of the parquet package) that writeDictDirect uses.
-type dictEncoder interface {
-	Encoding() parquet.Encoding
-	NormalizeDict(arrow.Array) (arrow.Array, error)
-	PutDictionary(arrow.Array) error
-	PreservedDictionary() arrow.Array
-	NumEntries() int
-}
-
-// writeDictDirect writes a dictionary array as the column chunk's
-// dictionary plus indices, as pqarrow does for a column's first dictionary
-// array, except that the statistics come from the dictionary entries the
-// indices use, found by a pass over them, rather than from a hash of every
-// index (which cost more than the rest of the column). It reports false,
-// having written nothing, when the column writer is not in that state;
-// the caller then leaves the column to pqarrow.
-func writeDictDirect(cw file.ColumnChunkWriter, d *array.Dictionary, defs []int16) (bool, error) {
-	enc, ok := cw.CurrentEncoder().(dictEncoder)
-	if !ok || enc.Encoding() != parquet.Encodings.PlainDict || enc.PreservedDictionary() != nil || enc.NumEntries() != 0 {
-		return false, nil
-	}
-	if !arrow.IsBaseBinary(d.Dictionary().DataType().ID()) {
-		return false, nil
-	}
-	norm, err := enc.NormalizeDict(d.Dictionary())
-	if err != nil {
-		return false, nil
-	}
-	defer norm.Release()
-	if err := enc.PutDictionary(norm); err != nil || enc.NumEntries() != norm.Len() {
-		// Duplicate entries: the encoder's indices would not be the
-		// array's; the caller writes the values in plain encoding.
-		cw.FallbackToPlain()
-		return false, nil
-	}
-	if stats := cw.PageStatistics(); stats != nil {
-		used := make([]bool, norm.Len())
-		nulls := usedEntries(d, defs, used)
-		var take []int32
-		for k, u := range used {
-			if u {
-				take = append(take, int32(k))
-			}
-		}
-		ref := norm
-		if len(take) < norm.Len() {
-			ti := array.NewInt32Builder(memory.DefaultAllocator)
-			ti.AppendValues(take, nil)
-			idx := ti.NewArray()
-			ti.Release()
-			r, err := compute.TakeArray(context.Background(), norm, idx)
-			idx.Release()
-			if err != nil {
-				return true, err
-			}
-			defer r.Release()
-			ref = r
-		}
-		stats.IncNulls(int64(nulls))
-		stats.IncNumValues(int64(d.Len() - nulls))
-		if err := stats.UpdateFromArrow(ref, false); err != nil {
-			return true, err
-		}
-	}
-	return true, cw.WriteDictIndices(d.Indices(), defs, nil)
-}
-
-// usedEntries marks in used the dictionary entries that d's valid rows
-// (defs[i] == 1, or every row when defs is nil) refer to, and returns how
-// many rows are null.
-func usedEntries(d *array.Dictionary, defs []int16, used []bool) (nulls int) {
-	valid := func(i int) bool { return defs == nil || defs[i] == 1 }
-	mark := func(k int) {
-		if k >= 0 && k < len(used) {
-			used[k] = true
-		}
-	}
-	switch ix := d.Indices().(type) {
-	case *array.Int32:
-		for i, k := range ix.Int32Values() {
-			if valid(i) {
-				mark(int(k))
-			}
-		}
-	case *array.Uint8:
-		for i, k := range ix.Uint8Values() {
-			if valid(i) {
-				mark(int(k))
-			}
-		}
-	default:
-		for i := range d.Len() {
-			if valid(i) {
-				mark(d.GetValueIndex(i))
-			}
-		}
-	}
-	if defs == nil {
-		return 0
-	}
-	for _, l := range defs {
-		nulls += int(1 - l)
-	}
-	return nulls
 }
 
 // close writes the footer: the file's metadata, its length and the magic.
