@@ -241,6 +241,10 @@ func checkReadFile(f *flags) error {
 		return fmt.Errorf("--metrics and -r %s: for a file's figures use ibanalyze (flows, ipd)", f.readFile)
 	case f.tsType != "":
 		return fmt.Errorf("-j and -r %s: a file's timestamps are what it holds", f.readFile)
+	case f.linkType != "":
+		// -y picks among a device's link types (-L); tcpdump ignores it
+		// with -r, where it would only mislead.
+		return fmt.Errorf("-y %s and -r %s: a file's packets are in the link type it holds; --format chooses how -w writes them", f.linkType, f.readFile)
 	}
 	return checkNotInput(f.readFile, f.file)
 }

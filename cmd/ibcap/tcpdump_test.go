@@ -235,6 +235,7 @@ func TestTcpdumpAndIbdumpMistakes(t *testing.T) {
 	}{
 		{[]string{"-r", bundled, "-i", netdev}, "read a file or capture on a device; give one"},
 		{[]string{"-r", bundled, "-Q", "in"}, "chosen by direction only live"},
+		{[]string{"-r", bundled, "-y", "INFINIBAND"}, "a file's packets are in the link type it holds"},
 		{[]string{"-i", netdev, "-Q", "sideways", "-w", x}, `-Q "sideways": want in, out or inout`},
 		{[]string{"-r", bundled, "-z", "gzip", "-w", x}, "give -C or -G too"},
 		{[]string{"-r", bundled, "-C", "1"}, "-C and -G start new files of -w FILE: give -w"},
