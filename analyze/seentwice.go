@@ -61,9 +61,13 @@ type seenTwice struct {
 // header, whose interface differs between the two records. A Frame keeps
 // the fields of headers it did not hold from the frame before: only those
 // its Has bits name are read.
-func (s *seenTwice) packetPrint(f *decode.Frame) uint64 {
+func (s *seenTwice) packetPrint(f *decode.Frame) uint64 { return packetPrint(s.seed, &s.buf, f) }
+
+// packetPrint is seenTwice.packetPrint with seed, buf its scratch: the
+// workers that read a capture ahead take the prints too (packetBatch).
+func packetPrint(seed maphash.Seed, buf *[96]byte, f *decode.Frame) uint64 {
 	k := f.FlowKey()
-	b := s.buf[:0]
+	b := buf[:0]
 	src, dst := k.Src.As16(), k.Dst.As16()
 	b = append(b, byte(k.Transport))
 	b = append(b, src[:]...)
@@ -90,7 +94,7 @@ func (s *seenTwice) packetPrint(f *decode.Frame) uint64 {
 	}
 	b = binary.BigEndian.AppendUint32(b, uint32(f.WireLen))
 	b = binary.BigEndian.AppendUint32(b, uint32(f.CapLen))
-	return maphash.Bytes(s.seed, b) ^ maphash.Bytes(s.seed, f.Payload)*0x9E3779B97F4A7C15
+	return maphash.Bytes(seed, b) ^ maphash.Bytes(seed, f.Payload)*0x9E3779B97F4A7C15
 }
 
 func b2u8(b bool) uint8 {
@@ -104,13 +108,26 @@ func b2u8(b bool) uint8 {
 // already counted; linuxCooked says the file's link type records the
 // direction (Linux SLL or SLL2).
 func (s *seenTwice) again(f *decode.Frame, file int, linuxCooked bool) bool {
-	if !linuxCooked || f.Has&decode.HasBTH == 0 || f.NoTs {
+	if !printed(f, linuxCooked) {
 		return false
 	}
+	return s.againPrinted(s.packetPrint(f), f, file)
+}
+
+// printed reports whether frame f of a file (linuxCooked: of a Linux SLL
+// or SLL2 link type) may be a second record: whether again looks at it.
+func printed(f *decode.Frame, linuxCooked bool) bool {
+	return linuxCooked && f.Has&decode.HasBTH != 0 && !f.NoTs
+}
+
+// againPrinted is again for a frame that printed says to look at, fp its
+// packetPrint (taken on the worker that decoded it); of f it reads only
+// TsNs and Iface.
+func (s *seenTwice) againPrinted(fp uint64, f *decode.Frame, file int) bool {
 	if s.byFP == nil {
 		s.byFP = make(map[uint64]int, seenTwiceRecent)
 	}
-	me := sighting{fp: s.packetPrint(f), tsNs: f.TsNs, file: file, sent: f.Iface == linuxOutgoing}
+	me := sighting{fp: fp, tsNs: f.TsNs, file: file, sent: f.Iface == linuxOutgoing}
 	if i, ok := s.byFP[me.fp]; ok {
 		o := &s.recent[i]
 		d := me.tsNs - o.tsNs

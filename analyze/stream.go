@@ -173,9 +173,18 @@ func checkWindow(w int) error {
 // decodeOptions keeps IB and RoCE transport packets (and link packets when
 // asked) and counts the rest.
 func (s *Stream) decodeOptions(opts StreamOptions) capfile.StreamOptions {
+	s.twice.seed = maphash.MakeSeed() // before the open: the workers print the packets with it
 	keepLink, keepMAC := opts.LinkPackets, opts.MACControl
+	ethernet, cm := opts.Ethernet || opts.MACControl, opts.CM
 	return capfile.StreamOptions{CheckCRC: opts.CheckCRC, OnDecodeError: opts.OnDecodeError, OnFileError: opts.OnFileError, Stop: opts.Stop,
 		Workers: opts.Workers,
+		// The frames' heads are all the stream reads of them (Keep, the
+		// times, the selection's bounds and count), unless a filter
+		// reads more.
+		Heads: opts.Select == nil || opts.Select.Filter == nil,
+		Project: func(linkType int) capfile.Projection {
+			return newPacketBatch(ethernet, cm, linuxCooked(linkType), s.twice.seed)
+		},
 		Keep: func(f *decode.Frame) bool {
 			switch {
 			case keepMAC && f.Has&(decode.HasPFC|decode.HasPause) != 0:
@@ -205,7 +214,6 @@ func (s *Stream) start(in *capfile.Stream, opts StreamOptions) {
 		size *= 2
 	}
 	s.in, s.window, s.ring = in, w, make([]Packet, size)
-	s.twice.seed = maphash.MakeSeed()
 	s.ethernet = opts.Ethernet || opts.MACControl
 	var eth []EthernetFields
 	if s.ethernet {
@@ -275,11 +283,12 @@ func (s *Stream) Next(p *Packet) error {
 				continue
 			}
 		}
-		if lt := s.in.LinkType(file); s.twice.again(f, file, lt == decode.LinkTypeLinuxSLL || lt == decode.LinkTypeLinuxSLL2) {
+		pb, k := s.in.Projected()
+		if s.seenTwice(f, file, pb, k) {
 			s.stats.SeenTwice++
 			continue
 		}
-		s.push(f, file)
+		s.push(f, file, pb, k)
 	}
 	if s.n == 0 {
 		return io.EOF
@@ -299,6 +308,25 @@ func (s *Stream) Next(p *Packet) error {
 	return nil
 }
 
+// seenTwice reports whether f, from file, is the second record of a frame
+// already counted (seentwice.go); pb and k are its packetBatch and index in
+// it when it was read ahead.
+func (s *Stream) seenTwice(f *decode.Frame, file int, pb capfile.Projection, k int) bool {
+	if !printed(f, linuxCooked(s.in.LinkType(file))) {
+		return false
+	}
+	if pb != nil {
+		return s.twice.againPrinted(pb.(*packetBatch).prints[k], f, file)
+	}
+	return s.twice.againPrinted(s.twice.packetPrint(f), f, file)
+}
+
+// linuxCooked reports whether a link type records the direction of each
+// frame: Linux SLL or SLL2, whose captures may hold a frame twice.
+func linuxCooked(linkType int) bool {
+	return linkType == decode.LinkTypeLinuxSLL || linkType == decode.LinkTypeLinuxSLL2
+}
+
 // push inserts frame f of file into the ring as a Packet, keeping the ring
 // sorted (stable for equal times): in-order packets cost nothing beyond the
 // copy. A packet stamped before one already handed out cannot be put in
@@ -307,17 +335,19 @@ func (s *Stream) Next(p *Packet) error {
 // was captured rather than ahead of the window of packets read before it.
 // A later packet moves past a Late one only when it must go before an
 // in-order packet read before that one.
-func (s *Stream) push(f *decode.Frame, file int) {
+func (s *Stream) push(f *decode.Frame, file int, pb capfile.Projection, k int) {
 	mask := len(s.ring) - 1
 	i := (s.head + s.n) & mask
-	s.ring[i].fill(f, file)
-	if s.ethernet {
-		s.ring[i].EthernetFields.fill(f)
-	}
-	if s.cm {
-		*s.ring[i].CM = decode.CMMessage{}
-		if f.Has&decode.HasMAD != 0 {
-			*s.ring[i].CM, _ = f.MAD.CM()
+	if pb != nil {
+		pb.(*packetBatch).take(k, &s.ring[i])
+		s.ring[i].File = file
+	} else {
+		s.ring[i].fill(f, file)
+		if s.ethernet {
+			s.ring[i].EthernetFields.fill(f)
+		}
+		if s.cm {
+			fillCM(s.ring[i].CM, f)
 		}
 	}
 	s.n++

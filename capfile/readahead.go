@@ -1,85 +1,153 @@
 package capfile
 
 import (
+	"runtime"
 	"sync"
+	"time"
 
 	"github.com/ibscope/ibscope/decode"
 )
 
-// Decoding on several cores. A file read ahead has its own goroutine that
-// cuts its records into batches (copied out of the read buffer into the
-// batch's own, pooled), a pool of workers shared by the stream's files
-// decodes the batches, and the caller takes the frames back batch by batch
-// in the file's order: the frames, their errors and the end of the file are
-// the ones Reader.Next would have given, in the same order. Only the CRC
-// checks and the header parsing move; what depends on the order (the merge,
-// the counts, the selection, every analysis) stays on the caller's
-// goroutine. Memory is bounded: each file has up to batchesAhead batches,
-// reused. A file starts with startBatches and gets more only as its frames
-// are taken, so that the pieces of a rotated capture waiting their turn in
-// the merge hold little; a file read to its end lets its batches go.
+// Decoding on several cores. The regular files of a stream are read ahead
+// by a pool of workers: a worker takes a free batch of a file, cuts the
+// file's next records into it (copied out of the read buffer, under the
+// file's lock: one worker reads a file at a time, in its order), then,
+// with the lock let go, decodes them and runs StreamOptions.Project and
+// Format on them, while another worker cuts the next batch. The caller
+// takes the batches back in the file's order, by their sequence numbers:
+// the frames, their errors and the end of the file are the ones Reader.Next
+// would have given, in the same order. What depends on the order (the
+// merge, the counts, the selection, every analysis) stays on the caller's
+// goroutine.
+//
+// There is no reading goroutine of its own: one that only cut records had
+// to wait its turn behind the workers for a core at every batch (two
+// thirds of the wall time of a 2-core decode --summary went in such
+// waits, go tool trace), and the caller then waited for it.
+//
+// Memory is bounded: each file has up to batchesAhead batches, reused. A
+// file starts with startBatches and gets more only as its frames are
+// taken, so that the pieces of a rotated capture waiting their turn in the
+// merge hold little; a file read to its end lets its batches go.
 
 const (
 	// batchFrames and batchBytes bound a batch: large enough that the
-	// hand-over (two channel operations) costs nothing per frame, small
-	// enough that the batches of all files stay a few MB.
+	// hand-over (a few channel and lock operations, and now and then a
+	// goroutine woken) costs nothing per frame, small enough that the
+	// batches of all files stay a few MB.
 	batchFrames = 256
 	batchBytes  = 1 << 20
 )
 
-// decodePool is the workers that decode the batches of a stream's files.
+// Projection is what a caller has the workers compute of each frame of a
+// batch beside decoding it (StreamOptions.Project): done on the workers,
+// it crosses to the caller's goroutine in place of the frame's fields it
+// reads (a decode.Frame is 1.7 KB).
+type Projection interface {
+	// Project is given frame i of its batch (from 0), decoded, and the
+	// error Next gives with it. It runs on a worker, at the same time as
+	// other batches' Projections: it must change nothing but its own.
+	Project(i int, f *decode.Frame, err error)
+}
+
+// decodePool is the workers that read and decode the batches of a
+// stream's files.
 type decodePool struct {
-	work    chan *batch
+	work    chan *batch // free batches of the files being read, to cut and decode
 	workers int
-	readers sync.WaitGroup // read-ahead goroutines still sending work
+
+	// caller is what the caller's goroutine decodes with: it decodes too
+	// while it waits (readAhead.wait).
+	caller *decoding
+
+	mu   sync.Mutex
+	live int           // files read ahead that have not ended nor been closed
+	done chan struct{} // closed when live falls to 0: the workers end
 }
 
-// newDecodePool starts workers goroutines that decode until every file
-// read ahead has ended (or been closed).
-func newDecodePool(workers int) *decodePool {
-	p := &decodePool{work: make(chan *batch, 4*workers), workers: workers}
-	for range workers {
-		go p.decode()
-	}
-	return p
+// newDecodePool makes a pool of workers for up to files files.
+func newDecodePool(workers, files int) *decodePool {
+	return &decodePool{work: make(chan *batch, files*batchesAhead(workers)), workers: workers, done: make(chan struct{}), caller: new(decoding)}
 }
 
-// start is called once the files are read ahead: when they have all ended,
-// the workers end too.
+// start starts the workers once the files are read ahead, one fewer than
+// the pool is for: the caller's goroutine is the last (readAhead.wait).
+// When the files have all ended (or been closed), the workers end too.
 func (p *decodePool) start() {
-	go func() {
-		p.readers.Wait()
-		close(p.work)
-	}()
+	p.mu.Lock()
+	if p.live == 0 {
+		close(p.done)
+	}
+	p.mu.Unlock()
+	for range p.workers - 1 {
+		go p.run()
+	}
 }
 
-func (p *decodePool) decode() {
-	var dec decode.Decoder // each worker its own: the ICRC scratch buffer is per Decoder
-	for b := range p.work {
-		b.decode(&dec)
-		b.decoded <- struct{}{}
+// ended is told once of each file that ends or is closed.
+func (p *decodePool) ended() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live--; p.live == 0 {
+		close(p.done)
 	}
+}
+
+func (p *decodePool) run() {
+	var w decoding
+	for {
+		select {
+		case b := <-p.work:
+			p.process(b, &w)
+		case <-p.done:
+			return
+		}
+	}
+}
+
+// decoding is a goroutine's own: a Decoder (its ICRC scratch buffer is
+// per Decoder) and, with StreamOptions.Heads, the frame it decodes into.
+type decoding struct {
+	dec decode.Decoder
+	f   decode.Frame
+}
+
+// process cuts free batch b from its file and decodes it with dec, unless
+// the file has ended (the batch then goes).
+func (p *decodePool) process(b *batch, w *decoding) {
+	c := b.file
+	if !c.cut(b) {
+		return
+	}
+	b.decode(&w.dec, &w.f)
+	c.ready[b.seq%len(c.ready)] <- b // never blocks: see readAhead.ready
 }
 
 // batch is up to batchFrames consecutive records of one file.
 type batch struct {
-	r      *Reader
-	data   []byte         // the records' bytes, back to back
-	spans  []recordSpan   // where each record is in data, and how to decode it
-	frames []decode.Frame // the records' frames, decoded by a worker
-	errs   []error        // each frame's *DecodeError, nil when it decoded
+	file  *fileCut
+	seq   int          // its place in the file: the batches are numbered from 0 as they are cut
+	data  []byte       // the records' bytes, back to back
+	spans []recordSpan // where each record is in data, and how to decode it
+	// frames is the records' frames, decoded by a worker; with
+	// StreamOptions.Heads there are none, and heads holds what Next
+	// hands out of each.
+	frames []decode.Frame
+	heads  []frameHead
+	errs   []error // each frame's *DecodeError, nil when it decoded
 	n      int
 	// end is what follows the last frame: nil when another batch does,
 	// else io.EOF or the file's *FileError.
 	end error
 	// cfg is the Reader's decoder settings when the batch was cut.
 	cfg decode.Decoder
+	// proj is StreamOptions.Project's for this batch, nil for none.
+	proj Projection
 	// format is StreamOptions.Format, nil for none: the workers write each
 	// frame's text into text, frame i's ending at textEnds[i].
 	format   func(dst []byte, f *decode.Frame, err error) []byte
 	text     []byte
 	textEnds []int
-	decoded  chan struct{} // a worker puts one token when the frames are decoded
 }
 
 type recordSpan struct {
@@ -88,9 +156,14 @@ type recordSpan struct {
 }
 
 // decode decodes the batch's records with dec, which takes the batch's
-// settings.
-func (b *batch) decode(dec *decode.Decoder) {
+// settings, and runs the Projection and Format on them.
+func (b *batch) decode(dec *decode.Decoder, scratch *decode.Frame) {
 	dec.CheckCRC, dec.IFA1ProbeMarker = b.cfg.CheckCRC, b.cfg.IFA1ProbeMarker
+	if b.heads != nil {
+		b.decodeHeads(dec, scratch)
+		return
+	}
+	r := b.file.r
 	for i := range b.n {
 		if b.errs[i] != nil { // the record's header was refused: nothing to decode
 			continue
@@ -98,7 +171,12 @@ func (b *batch) decode(dec *decode.Decoder) {
 		sp := b.spans[i]
 		dec.LinkType = sp.linkType
 		if err := dec.Decode(b.data[sp.start:sp.end], &b.frames[i]); err != nil {
-			b.errs[i] = b.r.decodeError(&b.frames[i], err)
+			b.errs[i] = r.decodeError(&b.frames[i], err)
+		}
+	}
+	if b.proj != nil {
+		for i := range b.n {
+			b.proj.Project(i, &b.frames[i], b.errs[i])
 		}
 	}
 	if b.format != nil {
@@ -110,82 +188,174 @@ func (b *batch) decode(dec *decode.Decoder) {
 	}
 }
 
-// readAhead is a Reader's records being read, and decoded, ahead of Next.
+// decodeHeads is decode with StreamOptions.Heads: each frame is decoded
+// into the worker's own f, which stays in its core's cache, and all that
+// is kept of it is its head, the Projection's and the Format's. Frames
+// decoded in place in the batch were 1.7 KB of cold memory each to write
+// on one core and read on another: a third more CPU time in all than one
+// core took for flows.
+func (b *batch) decodeHeads(dec *decode.Decoder, f *decode.Frame) {
+	r := b.file.r
+	if b.format != nil {
+		b.text = b.text[:0]
+	}
+	for i := range b.n {
+		h := &b.heads[i]
+		h.put(f)
+		if b.errs[i] == nil { // else the record's header was refused: nothing to decode
+			sp := b.spans[i]
+			dec.LinkType = sp.linkType
+			if err := dec.Decode(b.data[sp.start:sp.end], f); err != nil {
+				b.errs[i] = r.decodeError(f, err)
+			}
+			h.take(f)
+		}
+		if b.proj != nil {
+			b.proj.Project(i, f, b.errs[i])
+		}
+		if b.format != nil {
+			b.text = b.format(b.text, f, b.errs[i])
+			b.textEnds[i] = len(b.text)
+		}
+	}
+}
+
+// frameHead is what a frame read ahead with StreamOptions.Heads keeps:
+// the record (Reader.record's fields) and what says which headers the
+// frame held and whether its CRCs matched.
+type frameHead struct {
+	number, capLen, wireLen int
+	offset, tsNs            int64
+	noTs                    bool
+	iface                   int8
+	dir                     decode.Direction
+	transport               decode.Transport
+	has                     decode.Has
+	icrcOK, vcrcOK          bool
+}
+
+// take keeps f's head.
+func (h *frameHead) take(f *decode.Frame) {
+	h.number, h.capLen, h.wireLen = f.Number, f.CapLen, f.WireLen
+	h.offset, h.tsNs, h.noTs = f.Offset, f.TsNs, f.NoTs
+	h.iface, h.dir, h.transport, h.has = f.Iface, f.Dir, f.Transport, f.Has
+	h.icrcOK, h.vcrcOK = f.ICRCOK, f.VCRCOK
+}
+
+// put gives f the head kept.
+func (h *frameHead) put(f *decode.Frame) {
+	f.Number, f.CapLen, f.WireLen = h.number, h.capLen, h.wireLen
+	f.Offset, f.TsNs, f.NoTs = h.offset, h.tsNs, h.noTs
+	f.Iface, f.Dir, f.Transport, f.Has = h.iface, h.dir, h.transport, h.has
+	f.ICRCOK, f.VCRCOK = h.icrcOK, h.vcrcOK
+}
+
+// readAhead is a Reader's records being read, and decoded, ahead of Next:
+// the caller's side of it.
 type readAhead struct {
-	free    chan *batch // batches to fill
-	ordered chan *batch // batches filled, in the file's order
-	quit    chan struct{}
-	done    chan struct{} // closed when the reading goroutine has returned
+	file *fileCut
+	pool *decodePool
+	// ready[seq%len(ready)] takes batch seq once it is decoded. There are
+	// at most len(ready) batches, and the ones not free are numbered in a
+	// row from the one Next takes frames from: no two share a slot.
+	ready []chan *batch
 
-	cur *batch // the batch Next takes frames from
-	i   int    // its next frame
-	end error  // the file's end, once reached
+	cur     *batch // the batch Next takes frames from
+	i       int    // its next frame
+	end     error  // the file's end, once reached
+	nextSeq int    // the batch Next takes after cur
 
-	r              *Reader
+	// spare is the batches whose frames were taken, kept by the caller
+	// until there are enough to give back (free).
+	spare          []*batch
 	made, maxBatch int // batches made so far, and at most
+	project        func(linkType int) Projection
+	format         func(dst []byte, f *decode.Frame, err error) []byte
+	heads          bool         // StreamOptions.Heads
+	linkType       int          // the file's, as it said before its first frame
+	view           decode.Frame // the frame next returns, with heads
+}
+
+// fileCut is the workers' side of a file read ahead: what cutting its
+// batches changes, apart from what the caller changes for every frame
+// (readAhead), which would otherwise share cache lines with it. A Reader
+// and a readAhead in one, the caller read the fields of one frame where a
+// worker had written those of the next: a cache line that crossed between
+// the cores for every frame.
+type fileCut struct {
+	r     *Reader
+	pool  *decodePool
+	ready []chan *batch // readAhead.ready
+
+	// mu is held while a worker cuts the next batch from r: the file is
+	// read by one goroutine at a time, in its order.
+	mu      sync.Mutex
+	seq     int          // the next batch cut gets this sequence number
+	ended   bool         // the file has ended, or been closed: nothing more is cut
+	reading decode.Frame // what the records are read into, with heads
 }
 
 // startBatches is how many batches a file has before its frames are taken:
-// one being decoded while the reading cuts the next.
+// one being decoded while a worker cuts the next.
 const startBatches = 2
 
 // batchesAhead is how many batches a file has: enough for every worker to
-// decode one while the reading cuts the next and the caller takes another,
-// up to maxBatchesAhead (28 MB).
-func batchesAhead(workers int) int { return min(2*workers+2, maxBatchesAhead) }
+// decode one while another cuts the next and the caller takes another,
+// up to maxBatchesAhead (each up to 1.5 MB, 1 MB with StreamOptions.Heads).
+func batchesAhead(workers int) int { return min(4*workers+4, maxBatchesAhead) }
 
 const maxBatchesAhead = 64
 
-// readAhead makes r read and decode ahead through pool from now on. The
-// reading goroutine runs until the file ends or r is closed.
-func (r *Reader) readAhead(pool *decodePool) {
+// readAhead makes r read and decode ahead through pool from now on, with
+// project (nil for none) making each batch's Projection, keeping only the
+// frames' heads if heads (StreamOptions.Heads).
+func (r *Reader) readAhead(pool *decodePool, project func(linkType int) Projection, heads bool) *readAhead {
 	n := batchesAhead(pool.workers)
-	a := &readAhead{free: make(chan *batch, n), ordered: make(chan *batch, n), quit: make(chan struct{}), done: make(chan struct{}),
-		r: r, maxBatch: n}
-	for range min(startBatches, n) {
-		a.more()
+	a := &readAhead{pool: pool, ready: make([]chan *batch, n), maxBatch: n, project: project, format: r.format, heads: heads,
+		linkType: r.LinkType()}
+	for i := range a.ready {
+		a.ready[i] = make(chan *batch, 1)
 	}
+	a.file = &fileCut{r: r, pool: pool, ready: a.ready}
+	pool.mu.Lock()
+	pool.live++
+	pool.mu.Unlock()
 	r.ahead = a
 	meta := r.meta()
 	r.readAheadFrom = &meta
-	pool.readers.Add(1)
-	go func() {
-		defer pool.readers.Done()
-		defer close(a.done)
-		a.read(r, pool)
-	}()
-}
-
-// read cuts r's records into batches until the file ends, is damaged or
-// the reader is closed.
-func (a *readAhead) read(r *Reader, pool *decodePool) {
-	free := a.free // next lets go of it once the file has ended
-	for {
-		var b *batch
-		select {
-		case b = <-free:
-		case <-a.quit:
-			return
-		}
-		b.fill(r)
-		a.ordered <- b // never blocks: it has room for every batch
-		if b.n == 0 {
-			b.decoded <- struct{}{}
-		} else {
-			pool.work <- b
-		}
-		if b.end != nil {
-			return
-		}
+	for range min(startBatches, n) {
+		a.more()
 	}
+	return a
 }
 
-// fill reads the next records of r into b.
-func (b *batch) fill(r *Reader) {
+// cut reads the next records of the file into b, and reports whether it
+// did: false once the file has ended or been closed.
+func (c *fileCut) cut(b *batch) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return false
+	}
+	b.seq = c.seq
+	c.seq++
+	b.fill(c.r, &c.reading)
+	if b.end != nil {
+		c.ended = true
+		c.pool.ended()
+	}
+	return true
+}
+
+// fill reads the next records of r into b; f is the reading's frame
+// when b keeps heads only.
+func (b *batch) fill(r *Reader, f *decode.Frame) {
 	b.n, b.end, b.data = 0, nil, b.data[:0]
 	b.cfg = r.dec
 	for b.n < batchFrames && len(b.data) < batchBytes {
-		f := &b.frames[b.n]
+		if b.heads == nil {
+			f = &b.frames[b.n]
+		}
 		data, err := r.record(f)
 		if err != nil {
 			if _, ok := err.(*recordError); !ok {
@@ -193,23 +363,35 @@ func (b *batch) fill(r *Reader) {
 				return
 			}
 			b.errs[b.n] = r.recordFailed(f, err)
-			b.n++
-			continue
+		} else {
+			start := len(b.data)
+			b.data = append(b.data, data...)
+			b.spans[b.n] = recordSpan{start: start, end: len(b.data), linkType: r.dec.LinkType}
+			b.errs[b.n] = nil
 		}
-		start := len(b.data)
-		b.data = append(b.data, data...)
-		b.spans[b.n] = recordSpan{start: start, end: len(b.data), linkType: r.dec.LinkType}
-		b.errs[b.n] = nil
+		if b.heads != nil {
+			b.heads[b.n].take(f)
+		}
 		b.n++
 	}
 }
 
-// more makes one more batch for the reading to fill.
+// more makes one more batch for the workers to fill.
 func (a *readAhead) more() {
-	r := a.r
-	a.free <- &batch{r: r, spans: make([]recordSpan, batchFrames), frames: make([]decode.Frame, batchFrames),
-		errs: make([]error, batchFrames), textEnds: make([]int, batchFrames), format: r.format, decoded: make(chan struct{}, 1)}
+	b := &batch{file: a.file, spans: make([]recordSpan, batchFrames), errs: make([]error, batchFrames), format: a.format}
+	if a.heads {
+		b.heads = make([]frameHead, batchFrames)
+	} else {
+		b.frames = make([]decode.Frame, batchFrames)
+	}
+	if b.format != nil {
+		b.textEnds = make([]int, batchFrames)
+	}
+	if a.project != nil {
+		b.proj = a.project(a.linkType)
+	}
 	a.made++
+	a.pool.work <- b // never blocks: it has room for every batch
 }
 
 // next returns the next frame of the file, valid until the next call, and
@@ -219,27 +401,103 @@ func (a *readAhead) next() (*decode.Frame, error) {
 		if b := a.cur; b != nil {
 			if a.i < b.n {
 				a.i++
+				if b.heads != nil {
+					b.heads[a.i-1].put(&a.view)
+					return &a.view, b.errs[a.i-1]
+				}
 				return &b.frames[a.i-1], b.errs[a.i-1]
 			}
 			a.end = b.end
 			a.cur = nil
-			if a.end != nil {
-				a.free = nil // the reading has ended: the batches go
-			} else {
-				a.free <- b // never blocks: the batch came out of it
+			if a.end == nil {
+				a.free(b)
 			}
 		}
 		if a.end != nil {
 			return nil, a.end
 		}
 		if a.made < a.maxBatch {
-			a.more() // the file is being taken: let the reading run further ahead
+			a.more() // the file is being taken: let the workers run further ahead
 		}
-		b := <-a.ordered
-		<-b.decoded
-		a.cur, a.i = b, 0
+		a.cur, a.i = a.wait(), 0
+		a.nextSeq++
 	}
 }
+
+// free gives batch b, whose frames have all been taken, back to be cut
+// again. The batches go back to the workers by halves of the file's, or
+// all when the caller waits (wait): a worker with no batch to cut sleeps,
+// and waking it (a core to be found for it, on a busy machine a time slice
+// of another process to wait out) costs much more than a batch takes.
+func (a *readAhead) free(b *batch) {
+	a.spare = append(a.spare, b)
+	if len(a.spare) >= max(1, a.maxBatch/2) {
+		a.release()
+	}
+}
+
+// release gives the spare batches back to the workers.
+func (a *readAhead) release() {
+	for _, b := range a.spare {
+		a.pool.work <- b // never blocks: it has room for every batch
+	}
+	clear(a.spare)
+	a.spare = a.spare[:0]
+}
+
+// wait returns the batch next takes after cur once it is decoded. Until
+// it is, the caller decodes too: it takes the free batches there are (of
+// any file), as the workers do, and so is one of the goroutines that
+// decode. Waiting without helping, the caller was woken only once a worker
+// let go of its core: it waited its turn behind the workers at every batch.
+func (a *readAhead) wait() *batch {
+	ready := a.ready[a.nextSeq%len(a.ready)]
+	select {
+	case b := <-ready:
+		return b
+	default:
+	}
+	a.release()
+	var spinStart time.Time
+	for {
+		select {
+		case b := <-ready:
+			return b
+		case b := <-a.pool.work:
+			a.pool.process(b, a.pool.caller)
+			spinStart = time.Time{}
+			continue
+		default:
+		}
+		// Nothing to cut: the batch is being decoded by a worker, done
+		// in a few tens of microseconds. Sleeping would cost more than
+		// that: the worker's wakeup of this goroutine (a futex, and a
+		// core found for it) was a tenth of the CPU time of a 2-core
+		// decode --summary.
+		if spinStart.IsZero() {
+			spinStart = time.Now()
+		}
+		if time.Since(spinStart) < maxSpin {
+			runtime.Gosched()
+			continue
+		}
+		select {
+		case b := <-ready:
+			return b
+		case b := <-a.pool.work:
+			a.pool.process(b, a.pool.caller)
+			spinStart = time.Time{}
+		}
+	}
+}
+
+// maxSpin is how long a goroutine with nothing to do looks for work
+// before it sleeps: about what decoding a batch takes.
+const maxSpin = 50 * time.Microsecond
+
+// projected is the Projection of the frame next returned last and its
+// index in it (StreamOptions.Project).
+func (a *readAhead) projected() (Projection, int) { return a.cur.proj, a.i - 1 }
 
 // text is the text of the frame next returned last (StreamOptions.Format).
 func (a *readAhead) text() []byte {
@@ -251,9 +509,14 @@ func (a *readAhead) text() []byte {
 	return b.text[start:b.textEnds[i]]
 }
 
-// close stops the reading goroutine and waits for it, so that the file can
-// be closed under it.
+// close stops the workers reading the file, waiting for the one that is,
+// so that the file can be closed under them.
 func (a *readAhead) close() {
-	close(a.quit)
-	<-a.done
+	c := a.file
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.ended {
+		c.ended = true
+		c.pool.ended()
+	}
 }

@@ -51,8 +51,19 @@ func transcript(t *testing.T, paths []string, opts StreamOptions, stopAfter int)
 		if err != nil {
 			msg = err.Error()
 		}
-		fmt.Fprintf(&b, "%d #%d @%d %d ns cap %d wire %d has %x dir %d iface %d icrc %v vcrc %v %s\n", file, f.Number, f.Offset, f.TsNs,
-			f.CapLen, f.WireLen, f.Has, f.Dir, f.Iface, f.ICRCOK, f.VCRCOK, f.AppendJSON(nil, msg))
+		var all []byte // with Heads, only the head is the frame's
+		if !opts.Heads {
+			all = f.AppendJSON(nil, msg)
+		}
+		fmt.Fprintf(&b, "%d #%d @%d %d ns cap %d wire %d notime %v has %x transport %d dir %d iface %d icrc %v vcrc %v %s %s\n", file, f.Number, f.Offset, f.TsNs,
+			f.CapLen, f.WireLen, f.NoTs, f.Has, f.Transport, f.Dir, f.Iface, f.ICRCOK, f.VCRCOK, msg, all)
+		if opts.Project != nil {
+			if p, i := s.Projected(); p != nil {
+				fmt.Fprintf(&b, "projected: %s\n", p.(*lineProjection).lines[i])
+			} else {
+				fmt.Fprintf(&b, "projected: %s\n", projectLine(f, err))
+			}
+		}
 		if opts.Format != nil {
 			fmt.Fprintf(&b, "text: %s\n", s.Text())
 		}
@@ -64,6 +75,29 @@ func transcript(t *testing.T, paths []string, opts StreamOptions, stopAfter int)
 	done, total := s.Progress()
 	fmt.Fprintf(&b, "%+v resolution %d ns progress %d of %d\n", s.Stats(), s.ResolutionNs(), done, total)
 	return b.String()
+}
+
+// lineProjection is a Projection for the tests: each frame's summary line
+// and flow key, as projectLine has them.
+type lineProjection struct{ lines []string }
+
+func (p *lineProjection) Project(i int, f *decode.Frame, err error) {
+	for len(p.lines) <= i {
+		p.lines = append(p.lines, "")
+	}
+	p.lines[i] = projectLine(f, err)
+}
+
+func projectLine(f *decode.Frame, err error) string {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	key := f.FlowKey() // of the frame's headers, and the BTH's QP: only with a BTH
+	if f.Has&decode.HasBTH == 0 {
+		key.DestQP = 0
+	}
+	return fmt.Sprintf("%v %s", key, f.AppendSummary(nil, msg))
 }
 
 // readAheadCaptures writes captures that take many batches, with every
@@ -144,17 +178,25 @@ func TestReadAheadSameAsOneCore(t *testing.T) {
 		inputs[name] = []string{p}
 	}
 	inputs["merged with damage"] = []string{caps["clean"], caps["damaged"], caps["gzip"], filepath.Join(pcapsDir, "rocev2_ipv4.pcap")}
+	format := func(dst []byte, f *decode.Frame, err error) []byte {
+		if err != nil {
+			dst = append(dst, err.Error()...)
+		}
+		return f.AppendSummary(dst, "")
+	}
+	project := func(int) Projection { return &lineProjection{} }
 	optss := map[string]StreamOptions{
 		"default":   {},
 		"crc":       {CheckCRC: true},
 		"all":       {CheckCRC: true, Undecoded: true, Untimed: true},
 		"keep some": {CheckCRC: true, Keep: func(f *decode.Frame) bool { return f.Number%3 != 0 }},
-		"format": {CheckCRC: true, Undecoded: true, Untimed: true, Format: func(dst []byte, f *decode.Frame, err error) []byte {
-			if err != nil {
-				dst = append(dst, err.Error()...)
-			}
-			return f.AppendSummary(dst, "")
-		}},
+		"format":    {CheckCRC: true, Undecoded: true, Untimed: true, Format: format},
+		"project":   {CheckCRC: true, Undecoded: true, Untimed: true, Project: project},
+		// Heads: what the caller reads of the frames, and what the
+		// workers computed of the rest.
+		"heads": {CheckCRC: true, Undecoded: true, Untimed: true, Heads: true, Format: format, Project: project},
+		"heads keep some": {CheckCRC: true, Heads: true, Project: project,
+			Keep: func(f *decode.Frame) bool { return f.Number%3 != 0 && f.Has&decode.HasBTH != 0 }},
 	}
 	for name, paths := range inputs {
 		for oname, opts := range optss {
@@ -253,7 +295,7 @@ func TestReadAheadMemoryFlat(t *testing.T) {
 	}
 
 	// 20 pieces of 2,000 frames each, in time order: while the first is
-	// read the others wait with startBatches batches each, not 2N+2.
+	// read the others wait with startBatches batches each, not 4N+4.
 	var pieces []string
 	for i := range 20 {
 		var buf bytes.Buffer

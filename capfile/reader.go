@@ -328,15 +328,6 @@ func (r *Reader) Next(f *decode.Frame) error {
 	return nil
 }
 
-// frame is Next for a Stream: the frame read ahead where its batch holds
-// it (no copy), else f, read into.
-func (r *Reader) frame(f *decode.Frame) (*decode.Frame, error) {
-	if r.ahead != nil {
-		return r.ahead.next()
-	}
-	return f, r.Next(f)
-}
-
 // decodeError is the *DecodeError of frame f, which Decode refused with err.
 func (r *Reader) decodeError(f *decode.Frame, err error) *DecodeError {
 	var fe *decode.FrameError

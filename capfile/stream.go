@@ -84,6 +84,21 @@ type StreamOptions struct {
 	// workers run it as they decode, in any order and at once: it must
 	// keep nothing and change nothing but dst.
 	Format func(dst []byte, f *decode.Frame, err error) []byte
+	// Project, when set, makes a Projection for each batch of frames read
+	// ahead of a file of linkType (it is called on the caller's goroutine,
+	// a few times a file):
+	// the workers run it on the frames as they decode them, and Projected
+	// returns it for the frame Next returned last. A file read on the
+	// caller's goroutine has none: the caller computes the same itself.
+	Project func(linkType int) Projection
+	// Heads, with Workers above 1, keeps only the head of each frame read
+	// ahead: Next's frame of a file read ahead holds Number, Offset, TsNs,
+	// NoTs, CapLen, WireLen, Iface, Dir, Transport, Has, ICRCOK and VCRCOK,
+	// and every other field zero. What the caller needs of the rest,
+	// Project and Format compute on the workers. The frames, decoded on
+	// each worker into one frame of its own, then stay in its core's
+	// cache; only their heads cross to the caller.
+	Heads bool
 }
 
 // StreamStats counts what a Stream read.
@@ -118,12 +133,15 @@ type Stream struct {
 }
 
 type streamFile struct {
-	r        *Reader
-	f        decode.Frame  // the frame read, unless read ahead
-	cur      *decode.Frame // the frame read: f, or in a batch read ahead
-	err      *DecodeError  // f could not be decoded (Undecoded)
-	ok       bool          // f holds the file's next frame
-	keyNs    int64         // f's place in the merge: its time, or its predecessor's when untimed
+	r   *Reader
+	f   decode.Frame  // the frame read, unless read ahead
+	cur *decode.Frame // the frame read: f, or in a batch read ahead
+	// ahead is r.ahead: the caller reads it here, for every frame, and not
+	// in the Reader, which a worker writes as it reads the file.
+	ahead    *readAhead
+	err      *DecodeError // f could not be decoded (Undecoded)
+	ok       bool         // f holds the file's next frame
+	keyNs    int64        // f's place in the merge: its time, or its predecessor's when untimed
 	started  bool
 	lastTsNs int64
 	size     int64
@@ -196,10 +214,10 @@ func (s *Stream) readAhead(workers int) {
 	for _, f := range s.files {
 		if f.r.regular {
 			if pool == nil {
-				pool = newDecodePool(workers)
+				pool = newDecodePool(workers, len(s.files))
 			}
 			f.r.format = s.opts.Format
-			f.r.readAhead(pool)
+			f.ahead = f.r.readAhead(pool, s.opts.Project, s.opts.Heads)
 		}
 	}
 	if pool != nil {
@@ -239,8 +257,14 @@ func (s *Stream) Names() []string {
 	return out
 }
 
-// LinkType returns the link type of file i.
-func (s *Stream) LinkType(i int) int { return s.files[i].r.LinkType() }
+// LinkType returns the link type of file i (read ahead, the one it said
+// before its first frame, as SnapLen).
+func (s *Stream) LinkType(i int) int {
+	if a := s.files[i].ahead; a != nil {
+		return a.linkType
+	}
+	return s.files[i].r.LinkType()
+}
 
 // SnapLen returns the snap length file i declares, 0 for none.
 func (s *Stream) SnapLen(i int) int { return s.files[i].r.SnapLen() }
@@ -300,8 +324,8 @@ func (s *Stream) Next() (*decode.Frame, int, error) {
 // valid until the next call of Next.
 func (s *Stream) Text() []byte {
 	sf := s.files[s.last]
-	if sf.r.ahead != nil {
-		return sf.r.ahead.text()
+	if sf.ahead != nil {
+		return sf.ahead.text()
 	}
 	var err error
 	if sf.err != nil {
@@ -309,6 +333,16 @@ func (s *Stream) Text() []byte {
 	}
 	s.text = s.opts.Format(s.text[:0], sf.cur, err)
 	return s.text
+}
+
+// Projected returns StreamOptions.Project's Projection holding the frame
+// Next returned last, and the frame's index in it; nil when the frame was
+// not read ahead.
+func (s *Stream) Projected() (Projection, int) {
+	if a := s.files[s.last].ahead; a != nil {
+		return a.projected()
+	}
+	return nil, 0
 }
 
 // advance reads file i up to its next frame to hand out.
@@ -361,7 +395,10 @@ func (s *Stream) read(sf *streamFile) (*decode.Frame, error) {
 		_, err := sf.r.NextRecord(&sf.f)
 		return &sf.f, err
 	}
-	return sf.r.frame(&sf.f)
+	if sf.ahead != nil {
+		return sf.ahead.next()
+	}
+	return &sf.f, sf.r.Next(&sf.f)
 }
 
 // frameFailed handles a read error: a frame that could not be decoded is

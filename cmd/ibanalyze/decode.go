@@ -103,8 +103,12 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 	for _, path := range paths {
 		// One stream per file: each file is printed and counted on its own.
 		var damaged error
+		// decodeFile reads the frames' heads only (the lines are
+		// Format's), unless a filter reads more: on the workers, the
+		// frames then stay in their cores' caches.
+		heads := sel == nil || sel.Filter == nil
 		s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true, Workers: nworkers, Format: format,
-			OnFileError: func(err error) { damaged = err }})
+			Heads: heads, OnFileError: func(err error) { damaged = err }})
 		if err != nil { // a file never opened has no counts to report
 			failed = true
 			warnf("%v", err)

@@ -17,7 +17,7 @@ import (
 var jobs = runtime.GOMAXPROCS(0)
 
 // maxJobs bounds -j: more goroutines than this only cost memory (each
-// file being read holds up to 2N+2 batches, 64 at most, of 256 frames, 0.5 MB each).
+// file being read holds up to 4N+4 batches, 64 at most, of 256 frames, 0.5 to 1.5 MB each).
 const maxJobs = 256
 
 // addJobsFlag adds -j to the flags of a command that reads captures.
