@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -33,8 +34,19 @@ type plainScratch struct {
 
 // plainType reports whether plainScratch can write the values of an Arrow
 // type stored as the Parquet physical type phys: integers and booleans.
-func plainType(t arrow.DataType, phys parquet.Type) bool {
+// With delta, it is to write them in DELTA_BINARY_PACKED: integers, and
+// timestamps stored in their own unit.
+func plainType(t arrow.DataType, d *schema.Column, delta bool) bool {
+	phys := d.PhysicalType()
+	if delta && t.ID() == arrow.BOOL {
+		return false
+	}
 	switch t.ID() {
+	case arrow.TIMESTAMP:
+		ts, ok := d.LogicalType().(schema.TimestampLogicalType)
+		unit := map[arrow.TimeUnit]schema.TimeUnitType{arrow.Nanosecond: schema.TimeUnitNanos, arrow.Microsecond: schema.TimeUnitMicros,
+			arrow.Millisecond: schema.TimeUnitMillis}[t.(*arrow.TimestampType).Unit]
+		return delta && phys == parquet.Types.Int64 && ok && unit != schema.TimeUnitUnknown && ts.TimeUnit() == unit
 	case arrow.INT8, arrow.UINT8, arrow.INT16, arrow.UINT16, arrow.INT32, arrow.UINT32:
 		return phys == parquet.Types.Int32
 	case arrow.INT64, arrow.UINT64:
@@ -44,11 +56,6 @@ func plainType(t arrow.DataType, phys parquet.Type) bool {
 	}
 	return false
 }
-
-// emptyDelta is a DELTA_BINARY_PACKED page's values when it has none: the
-// header alone (block size 128, 4 miniblocks, 0 values, first value 0),
-// as arrow-go's encoder writes it.
-var emptyDelta = []byte{0x80, 0x01, 0x04, 0x00, 0x00}
 
 // nullsOnly reports whether plainScratch can write a chunk of plan's column
 // in which every row is null: levels only, in the column's own encoding.
@@ -77,21 +84,31 @@ func (s *plainScratch) write(c *chunk, plan *columnPlan, col arrow.Array) error 
 		// No values: the page says the column's encoding, which the chunk's
 		// metadata lists.
 		enc = plan.encoding
-		if enc == parquet.Encodings.DeltaBinaryPacked {
-			s.page = append(s.page, emptyDelta...)
+		if enc == parquet.Encodings.DeltaBinaryPacked { // the header alone
+			s.page = appendDelta(s.page, s.i64[:0])
 		}
 		if st != nil {
 			st.IncNulls(int64(n))
 		}
 	case plan.descr.PhysicalType() == parquet.Types.Int32:
 		s.i32 = compactInt32(s.i32[:0], col, nulls)
-		s.page = append(s.page, arrow.Int32Traits.CastToBytes(s.i32)...)
+		if plan.delta {
+			enc = parquet.Encodings.DeltaBinaryPacked
+			s.page = appendDelta(s.page, s.i32)
+		} else {
+			s.page = append(s.page, arrow.Int32Traits.CastToBytes(s.i32)...)
+		}
 		if st != nil {
 			st.(*metadata.Int32Statistics).Update(s.i32, int64(nulls))
 		}
 	case plan.descr.PhysicalType() == parquet.Types.Int64:
 		s.i64 = compactInt64(s.i64[:0], col, nulls)
-		s.page = append(s.page, arrow.Int64Traits.CastToBytes(s.i64)...)
+		if plan.delta {
+			enc = parquet.Encodings.DeltaBinaryPacked
+			s.page = appendDelta(s.page, s.i64)
+		} else {
+			s.page = append(s.page, arrow.Int64Traits.CastToBytes(s.i64)...)
+		}
 		if st != nil {
 			st.(*metadata.Int64Statistics).Update(s.i64, int64(nulls))
 		}
@@ -184,7 +201,7 @@ func compactInt32(dst []int32, col arrow.Array, nulls int) []int32 {
 }
 
 // compactInt64 is compactInt32 for columns stored as INT64.
-func compactInt64(dst []int64, col arrow.Array, nulls int) []int64 {
+func compactInt64(dst []int64, col arrow.Array, nulls int) []int64 { // also timestamps
 	raw, bm := col.Data().Buffers()[1].Bytes(), col.NullBitmapBytes()
 	n := col.Len()
 	if col.DataType().ID() == arrow.UINT64 {
@@ -247,6 +264,92 @@ func appendBits(dst []byte, col arrow.Array, nulls int) []byte {
 	}
 	if j&7 != 0 {
 		dst = append(dst, acc)
+	}
+	return dst
+}
+
+// Blocks of DELTA_BINARY_PACKED as arrow-go and parquet-mr write them: 128
+// values in 4 miniblocks of 32.
+const (
+	deltaBlock     = 128
+	deltaMiniBlock = 32
+)
+
+// appendDelta appends vals in DELTA_BINARY_PACKED: a header (block size,
+// miniblocks per block, value count, first value), then per block of 128
+// deltas its smallest delta and, per miniblock of 32, the deltas less that
+// bit-packed at the narrowest width that holds them. Deltas wrap around in
+// the values' own width, as readers undo them.
+func appendDelta[T int32 | int64](dst []byte, vals []T) []byte {
+	dst = binary.AppendUvarint(dst, deltaBlock)
+	dst = binary.AppendUvarint(dst, deltaBlock/deltaMiniBlock)
+	dst = binary.AppendUvarint(dst, uint64(len(vals)))
+	if len(vals) == 0 {
+		return binary.AppendVarint(dst, 0)
+	}
+	dst = binary.AppendVarint(dst, int64(vals[0]))
+	mask := ^uint64(0)
+	if unsafe.Sizeof(vals[0]) == 4 {
+		mask = math.MaxUint32
+	}
+	var deltas [deltaBlock]uint64
+	for start := 1; start < len(vals); start += deltaBlock {
+		block := vals[start-1 : min(start+deltaBlock, len(vals))]
+		minDelta := block[1] - block[0]
+		for i := 2; i < len(block); i++ {
+			minDelta = min(minDelta, block[i]-block[i-1])
+		}
+		for i := 1; i < len(block); i++ {
+			deltas[i-1] = uint64(block[i]-block[i-1]-minDelta) & mask
+		}
+		dst = binary.AppendVarint(dst, int64(minDelta))
+		widths := len(dst)
+		dst = append(dst, make([]byte, deltaBlock/deltaMiniBlock)...) // unused miniblocks keep width 0
+		for m, lo := 0, 0; lo < len(block)-1; m, lo = m+1, lo+deltaMiniBlock {
+			mini := deltas[lo:min(lo+deltaMiniBlock, len(block)-1)]
+			var or uint64
+			for _, d := range mini {
+				or |= d
+			}
+			w := bits.Len64(or)
+			dst[widths+m] = byte(w)
+			dst = appendPacked(dst, mini, w, deltaMiniBlock)
+		}
+	}
+	return dst
+}
+
+// appendPacked appends vals (each below 1<<width) bit-packed, least
+// significant bit first, padded with 0s to n values.
+func appendPacked(dst []byte, vals []uint64, width, n int) []byte {
+	if width == 0 {
+		return dst
+	}
+	var acc uint64 // bits not yet appended, the first at bit 0
+	nbits := 0
+	put := func(v uint64) {
+		acc |= v << nbits
+		if nbits+width < 64 {
+			nbits += width
+		} else {
+			dst = binary.LittleEndian.AppendUint64(dst, acc)
+			used := 64 - nbits // bits of v that went in
+			nbits += width - 64
+			acc = 0
+			if used < 64 {
+				acc = v >> used
+			}
+		}
+	}
+	for _, v := range vals {
+		put(v)
+	}
+	for range n - len(vals) {
+		put(0)
+	}
+	for ; nbits > 0; nbits -= 8 {
+		dst = append(dst, byte(acc))
+		acc >>= 8
 	}
 	return dst
 }

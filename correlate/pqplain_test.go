@@ -17,7 +17,8 @@ import (
 // nulls here and there, in runs, everywhere and nowhere; a row count that
 // is no multiple of 8), the chunks null in every row of a string column
 // and of a delta-encoded one, and the dictionary chunks dictScratch writes
-// (many entries and few, runs of one index and none), and reads them back
+// (many entries and few, runs of one index and none), and delta-encoded
+// columns (counters, timestamps, and deltas that wrap), and reads them back
 // with DuckDB, row for row, with the statistics of the columns that keep
 // them.
 func TestParquetPlainChunks(t *testing.T) {
@@ -33,7 +34,11 @@ func TestParquetPlainChunks(t *testing.T) {
 		{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
 		{Name: "b_all", Type: arrow.FixedWidthTypes.Boolean},
 		{Name: "psn", Type: arrow.PrimitiveTypes.Uint32, Nullable: true}, // deltaColumns
-		{Name: "src", Type: arrow.BinaryTypes.String, Nullable: true},    // dictionary-encoded
+		{Name: "frame", Type: arrow.PrimitiveTypes.Int64},                // deltaColumns, statsColumns
+		{Name: "aeth_msn", Type: arrow.PrimitiveTypes.Uint32, Nullable: true},
+		{Name: "sample_id", Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
+		{Name: "ts_ns", Type: timestampNs, Nullable: true},
+		{Name: "src", Type: arrow.BinaryTypes.String, Nullable: true}, // dictionary-encoded
 	}
 	// Dictionary columns (after those): a string column whose batches
 	// come as dictionary arrays of many entries (int32 indices, in runs and
@@ -84,7 +89,12 @@ func TestParquetPlainChunks(t *testing.T) {
 			for i := range n {
 				ok := valid(i)
 				v := rng.Uint64()
-				if i < 4 { // the extremes
+				switch {
+				case f.Name == "sample_id": // counters: small steps
+					v = uint64(i*3 + batch + i/100*1000)
+				case f.Name == "ts_ns":
+					v = uint64(1_700_000_000_000_000_000 + i*137 + rng.IntN(50))
+				case i < 4: // the extremes
 					v = []uint64{0, 1, 1 << 63, ^uint64(0)}[i]
 				}
 				var s string
@@ -113,6 +123,9 @@ func TestParquetPlainChunks(t *testing.T) {
 				case *array.Uint64Builder:
 					b.AppendValues([]uint64{v}, []bool{ok})
 					s = strconv.FormatUint(v, 10)
+				case *array.TimestampBuilder:
+					b.AppendValues([]arrow.Timestamp{arrow.Timestamp(v)}, []bool{ok})
+					s = strconv.FormatInt(int64(v), 10)
 				case *array.BooleanBuilder:
 					b.AppendValues([]bool{v&1 == 1}, []bool{ok})
 					s = strconv.FormatBool(v&1 == 1)
@@ -188,7 +201,9 @@ func TestParquetPlainChunks(t *testing.T) {
 		readJob{Kind: "sql", Path: out, SQL: fmt.Sprintf(
 			"SELECT row_group_id AS rg, stats_min_value AS lo, stats_max_value AS hi, stats_null_count AS nulls FROM parquet_metadata('%s') WHERE path_in_schema = 'slid' ORDER BY rg", out)},
 		readJob{Kind: "sql", Path: out, SQL: fmt.Sprintf(
-			"SELECT row_group_id AS rg, stats_min_value AS lo, stats_max_value AS hi, stats_null_count AS nulls FROM parquet_metadata('%s') WHERE path_in_schema = 'dst' ORDER BY rg", out)})
+			"SELECT row_group_id AS rg, stats_min_value AS lo, stats_max_value AS hi, stats_null_count AS nulls FROM parquet_metadata('%s') WHERE path_in_schema = 'dst' ORDER BY rg", out)},
+		readJob{Kind: "sql", Path: out, SQL: fmt.Sprintf(
+			"SELECT row_group_id AS rg, stats_min_value AS lo, stats_max_value AS hi, stats_null_count AS nulls FROM parquet_metadata('%s') WHERE path_in_schema = 'frame' ORDER BY rg", out)})
 	if len(got[0].Rows) != len(want) {
 		t.Fatalf("%d rows read back, want %d", len(got[0].Rows), len(want))
 	}
@@ -197,7 +212,7 @@ func TestParquetPlainChunks(t *testing.T) {
 			t.Fatalf("row %d reads back as\n%v, want\n%v", i, row, want[i])
 		}
 	}
-	for k, col := range []string{"slid", "dst"} {
+	for k, col := range []string{"slid", "dst", "frame"} {
 		stats := got[1+k].Rows
 		if len(stats) != len(recs) {
 			t.Fatalf("statistics of %s %v: want one row per row group (%d)", col, stats, len(recs))
@@ -212,7 +227,7 @@ func TestParquetPlainChunks(t *testing.T) {
 					nulls++
 				case hi == "":
 					lo, hi = v, v
-				case col == "slid":
+				case col != "dst":
 					a, _ := strconv.Atoi(v)
 					l, _ := strconv.Atoi(lo)
 					h, _ := strconv.Atoi(hi)

@@ -56,6 +56,7 @@ type columnPlan struct {
 	dict     bool             // dictionary encoding enabled
 	stats    bool             // min/max statistics kept
 	plain    bool             // plainScratch can write its values (nulls it always can)
+	delta    bool             // in DELTA_BINARY_PACKED
 	// For dictionary encoding: the encodings of the dictionary page and of
 	// the data pages' indices, and the longest min or max statistic kept.
 	dictPageEnc, dictIdxEnc parquet.Encoding
@@ -132,7 +133,8 @@ func newParquetWriter(w io.Writer, sch *arrow.Schema, props *parquet.WriterPrope
 		c := columnPlan{descr: d, nullable: f.Nullable, encoding: props.EncodingFor(d.Path()), dict: props.DictionaryEnabledFor(d.Path()),
 			stats:       props.StatisticsEnabledFor(d.Path()) && d.SortOrder() != schema.SortUNKNOWN,
 			dictPageEnc: props.DictionaryPageEncoding(), dictIdxEnc: props.DictionaryIndexEncoding(), maxStats: props.MaxStatsSizeFor(d.Path())}
-		c.plain = !c.dict && c.encoding == parquet.Encodings.Plain && plainType(f.Type, d.PhysicalType()) &&
+		c.delta = c.encoding == parquet.Encodings.DeltaBinaryPacked
+		c.plain = !c.dict && (c.encoding == parquet.Encodings.Plain || c.delta) && plainType(f.Type, d, c.delta) &&
 			!(c.stats && f.Type.ID() == arrow.BOOL)
 		p.cols = append(p.cols, c)
 	}
