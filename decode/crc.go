@@ -148,41 +148,17 @@ func (b *icrcBuf) roceV2(ip, udpToICRC []byte) uint32 {
 	return b.finish(s, n, udpToICRC[8+BTHLen:])
 }
 
-// roceV2IPv4 is roceV2 for an IPv4 header without options, with carry-less
-// folding (useFold): msg runs from the IP header through the byte before
-// the ICRC, at least ipUDPBTHLen bytes. The masked prefix (pseudo-LRH, IP,
-// UDP, BTH) is then 48 bytes, whole blocks, built as six words: the
-// pseudo-LRH with the seed XORed in is a constant, and each other word is
-// the packet's with its variant bytes ORed to 1s. No byte of the rest is
-// copied but the first len%16, which go behind the prefix so that what is
-// left of the packet is whole blocks; zeros in front of the prefix make it
-// whole blocks too (a CRC from a zero register does not see them). The
-// general path (start, the putX copies, finish) took four times as many
-// instructions for a 180-byte frame.
-func (b *icrcBuf) roceV2IPv4(msg []byte) uint32 {
-	h := (*[ipUDPBTHLen]byte)(msg)
-	le := binary.LittleEndian
-	le.PutUint64(b[0:], 0)
-	le.PutUint64(b[8:], 0)
-	le.PutUint64(b[16:], 0xFFFFFFFF_00000000)         // pseudo-LRH, seeded: bytes 0-3 are 1s XOR 1s
-	le.PutUint64(b[24:], le.Uint64(h[0:])|0xFF00)     // IP byte 1: TOS
-	le.PutUint64(b[32:], le.Uint64(h[8:])|0xFFFF00FF) // IP bytes 8, 10, 11: TTL, header checksum
-	le.PutUint64(b[40:], le.Uint64(h[16:]))
-	le.PutUint64(b[48:], le.Uint64(h[24:])|0xFFFF0000) // UDP bytes 6, 7: checksum
-	le.PutUint64(b[56:], le.Uint64(h[32:])|0xFF)       // BTH byte 4: resv8a (FECN, BECN)
-	rest := msg[ipUDPBTHLen:]
-	r := len(rest) % 16
-	if len(rest) >= 16 {
-		le.PutUint64(b[64:], le.Uint64(rest))
-		le.PutUint64(b[72:], le.Uint64(rest[8:]))
-	} else {
-		copy(b[64:80], rest)
-	}
-	zeros := 16 - r // in front of the prefix, at b[16-zeros:16]
-	if r == 0 {
-		zeros = 0
-	}
-	return ^ieeeReduce(crcFold(&ieeeFold, b[16-zeros:64+r], rest[r:]))
+// roceV2IPv4 is roceV2 for an IPv4 header without options, where the CPU
+// folds with PCLMULQDQ and PSHUFB (useFoldIPv4): msg runs from the IP
+// header through the byte before the ICRC, at least ipUDPBTHLen bytes.
+// icrcIPv4 builds the masked prefix (pseudo-LRH, IP, UDP, BTH: 48 bytes,
+// whole blocks) in registers and folds the rest of the packet in place; the
+// general path's copies, masks and variable offsets took four times the
+// instructions, and building the prefix in a buffer to fold from stalled
+// every load of it (see icrcIPv4).
+func roceV2IPv4(msg []byte) uint32 {
+	_ = msg[ipUDPBTHLen-1]
+	return ^icrcIPv4(&ieeeFold, msg)
 }
 
 // ipUDPBTHLen is the length of an IPv4 header without options, a UDP

@@ -9,4 +9,8 @@ func crcFold(k *foldTable, a, b []byte) (lo, hi uint64) { panic("unreachable") }
 
 func ieeeReduce(lo, hi uint64) uint32 { panic("unreachable") }
 
+func icrcIPv4(k *foldTable, msg []byte) uint32 { panic("unreachable") }
+
+const useFoldIPv4 = false
+
 var foldWide = false

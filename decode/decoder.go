@@ -298,8 +298,8 @@ func (d *Decoder) checkRoCEv2ICRC(data []byte, off, u, end int, f *Frame) {
 	if !d.CheckCRC || f.Has&HasICRC == 0 {
 		return
 	}
-	if useFold && u-off == 20 && f.Has&HasIPv4 != 0 {
-		f.ICRCOK = d.crc.roceV2IPv4(data[off:end-ICRCLen]) == f.BTH.ICRC
+	if useFoldIPv4 && u-off == 20 && f.Has&HasIPv4 != 0 {
+		f.ICRCOK = roceV2IPv4(data[off:end-ICRCLen]) == f.BTH.ICRC
 	} else {
 		f.ICRCOK = d.crc.roceV2(data[off:u], data[u:end-ICRCLen]) == f.BTH.ICRC
 	}
