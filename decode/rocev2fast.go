@@ -44,9 +44,31 @@ func (d *Decoder) ethernetRoCEv2(data []byte, f *Frame) (bool, error) {
 	f.UDPSrc = be.Uint16(h[34:])
 	f.IBLen = l - 8
 	end := 34 + l
-	if err := d.transport(data[ethIPv4UDPLen:end], ethIPv4UDPLen, f, false); err != nil {
-		return true, err
+	if b := data[ethIPv4UDPLen:end]; !bthAlone(b, f) {
+		if err := d.transport(b, ethIPv4UDPLen, f, false); err != nil {
+			return true, err
+		}
 	}
 	d.checkRoCEv2ICRC(data, 14, 34, end, f)
 	return true, nil
+}
+
+// bthAlone decodes b, a transport packet from its BTH through its ICRC
+// (at least BTHLen+ICRCLen bytes), as transport does if its opcode is
+// valid and implies no header after the BTH, and its pad count leaves room
+// (the middle and last packets of SENDs and RDMA WRITEs, most of a
+// capture), and reports whether it did; otherwise it has written nothing.
+func bthAlone(b []byte, f *Frame) bool {
+	op := Opcode(b[0])
+	end := len(b) - ICRCLen - int(b[1]>>4&3) // before the pad bytes
+	if info := &opTable[op]; !info.valid || info.exts[0] != extNone || end < BTHLen {
+		return false
+	}
+	t := &f.BTH
+	t.parse(b)
+	t.Contents, t.Payload = b[:BTHLen], b[BTHLen:end]
+	t.HasICRC, t.ICRC = true, binary.LittleEndian.Uint32(b[len(b)-ICRCLen:])
+	f.Payload = t.Payload
+	f.Has |= HasICRC | HasBTH
+	return true
 }
