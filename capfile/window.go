@@ -7,10 +7,11 @@ import (
 
 // window is the Reader's read buffer: records are handed out in place from
 // it. It does what bufio.Reader's Peek, Discard and Read do, with the same
-// results and errors, but Peek and Discard of bytes already buffered (nearly
-// every call: a record is a small part of the buffer) are inlined where they
-// are called. bufio's Peek is a call with a loop in it, and Peek, Discard and
-// the record's bookkeeping were a fifth of decode --summary's instructions.
+// results and errors, but the bytes already buffered (nearly every record:
+// a record is a small part of the buffer) are taken with avail and Discard,
+// which are inlined where they are called. bufio's Peek is a call with a
+// loop in it, and Peek, Discard and the record's bookkeeping were a fifth
+// of decode --summary's instructions.
 type window struct {
 	rd   io.Reader
 	buf  []byte
