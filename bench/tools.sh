@@ -68,14 +68,19 @@ for n in $SIZES; do
       printf "tools: decode --summary (-j %s) %.3f CPU s = %.2fx cat (%.3f s), %.0f ns/frame, %.3f s wall; --no-crc %.3f s = %.2fx cat, %.0f ns/frame (targets 3x, 2x)\n", j, s, s/c, c, s/n*1e9, w, x, x/c, x/n*1e9 }'
   done
 
-  rounds tcpdump tcpdump -r "$f" -w /dev/null -- flows bin/ibanalyze flows "$f" --
-  awk -v t="$(cpu tcpdump)" -v fl="$(cpu flows)" 'BEGIN{
-    printf "tools: flows %.3f CPU s = %.2fx tcpdump -r F -w /dev/null (%.3f s) (target 1.0x)\n", fl, fl/t, t }'
+  # flows and ipd on every core (the default) and on one (-j 1), as decode above.
+  rounds tcpdump tcpdump -r "$f" -w /dev/null -- flows bin/ibanalyze flows "$f" -- flows1 bin/ibanalyze flows -j 1 "$f" --
+  for j in "" 1; do
+    awk -v t="$(cpu tcpdump)" -v fl="$(cpu flows$j)" -v n="$n" -v j="${j:-all cores}" 'BEGIN{
+      printf "tools: flows (-j %s) %.3f CPU s = %.2fx tcpdump -r F -w /dev/null (%.3f s), %.0f ns/frame (target 1.0x)\n", j, fl, fl/t, t, fl/n*1e9 }'
+  done
 
-  rounds ipd bin/ibanalyze ipd "$f" --
+  rounds ipd bin/ibanalyze ipd "$f" -- ipd1 bin/ibanalyze ipd -j 1 "$f" --
   RUNS=$TSHARK_RUNS rounds tshark tshark -r "$f" -T fields -e frame.time_epoch -e infiniband.bth.destqp --
-  awk -v i="$(wall ipd)" -v t="$(wall tshark)" -v ic="$(cpu ipd)" -v tc="$(cpu tshark)" 'BEGIN{
-    printf "tools: ipd %.3f s wall, tshark -T fields (time, destqp) %.2f s wall: %.0fx faster (CPU %.3f s vs %.2f s: %.0fx) (target 150x)\n", i, t, t/i, ic, tc, tc/ic }'
+  for j in "" 1; do
+    awk -v i="$(wall ipd$j)" -v t="$(wall tshark)" -v ic="$(cpu ipd$j)" -v tc="$(cpu tshark)" -v n="$n" -v j="${j:-all cores}" 'BEGIN{
+      printf "tools: ipd (-j %s) %.3f s wall, tshark -T fields (time, destqp) %.2f s wall: %.0fx faster (CPU %.3f s vs %.2f s: %.0fx, %.0f ns/frame) (target 150x)\n", j, i, t, t/i, ic, tc, tc/ic, ic/n*1e9 }'
+  done
 
   rounds export bin/ibanalyze export -q "$f" -o "$work/packets.parquet" --
   awk -v w="$(wall export)" -v c="$(cpu export)" -v n="$n" 'BEGIN{
