@@ -181,6 +181,87 @@ type columnGroup struct {
 	rows  int    // rows of the batch that have the group
 	cols  []column
 	used  bool // a row of the batch has the group
+	put   groupPut
+}
+
+// groupPut is a group's columns sorted by type, so that a row's values go
+// in with one tight loop per type rather than a switch per column (which
+// was a third of a row's cost). The slices are the columns' own.
+type groupPut struct {
+	u8    []putNum[uint8] // and ColumnOpcodeName's
+	u16   []putNum[uint16]
+	u32   []putNum[uint32]
+	u64   []putNum[uint64]
+	bools []putBool
+	addrs []putAddr[netip.Addr]
+	macs  []putAddr[uint64]
+}
+
+// putNum is one numeric column: its values, and its value's index in
+// decode.ColumnValues.
+type putNum[T uint8 | uint16 | uint32 | uint64] struct {
+	vals []T
+	k    int
+}
+
+type putBool struct {
+	bits *bitmap
+	k    int
+}
+
+type putAddr[K comparable] struct {
+	col *addrCol[K]
+	k   int
+}
+
+// newGroupPut sorts cols by type.
+func newGroupPut(cols []column) groupPut {
+	var p groupPut
+	for k := range cols {
+		c := &cols[k]
+		switch c.typ {
+		case decode.ColumnUint8, decode.ColumnOpcodeName:
+			p.u8 = append(p.u8, putNum[uint8]{c.u8, k})
+		case decode.ColumnUint16:
+			p.u16 = append(p.u16, putNum[uint16]{c.u16, k})
+		case decode.ColumnUint32:
+			p.u32 = append(p.u32, putNum[uint32]{c.u32, k})
+		case decode.ColumnUint64:
+			p.u64 = append(p.u64, putNum[uint64]{c.u64, k})
+		case decode.ColumnBool:
+			p.bools = append(p.bools, putBool{&c.bits, k})
+		case decode.ColumnAddr:
+			p.addrs = append(p.addrs, putAddr[netip.Addr]{c.addr, k})
+		case decode.ColumnMAC:
+			p.macs = append(p.macs, putAddr[uint64]{c.mac, k})
+		}
+	}
+	return p
+}
+
+// row puts row i's values v.
+func (p *groupPut) row(i int, v *decode.ColumnValues) {
+	for _, c := range p.u8 {
+		c.vals[i] = uint8(v.Num[c.k])
+	}
+	for _, c := range p.u16 {
+		c.vals[i] = uint16(v.Num[c.k])
+	}
+	for _, c := range p.u32 {
+		c.vals[i] = uint32(v.Num[c.k])
+	}
+	for _, c := range p.u64 {
+		c.vals[i] = v.Num[c.k]
+	}
+	for _, c := range p.bools {
+		c.bits.put(i, v.Num[c.k] != 0)
+	}
+	for _, c := range p.addrs {
+		c.col.put(i, v.Addr[c.k])
+	}
+	for _, c := range p.macs {
+		c.col.put(i, v.Num[c.k])
+	}
 }
 
 // hasGroups lists the groups (indices into packetBatch.groups) that frames
@@ -200,26 +281,6 @@ type column struct {
 	bits bitmap               // ColumnBool
 	addr *addrCol[netip.Addr] // ColumnAddr
 	mac  *addrCol[uint64]     // ColumnMAC
-}
-
-// put sets row i to value k of v.
-func (c *column) put(i int, v *decode.ColumnValues, k int) {
-	switch c.typ {
-	case decode.ColumnUint8, decode.ColumnOpcodeName:
-		c.u8[i] = uint8(v.Num[k])
-	case decode.ColumnUint16:
-		c.u16[i] = uint16(v.Num[k])
-	case decode.ColumnUint32:
-		c.u32[i] = uint32(v.Num[k])
-	case decode.ColumnUint64:
-		c.u64[i] = v.Num[k]
-	case decode.ColumnBool:
-		c.bits.put(i, v.Num[k] != 0)
-	case decode.ColumnAddr:
-		c.addr.put(i, v.Addr[k])
-	case decode.ColumnMAC:
-		c.mac.put(i, v.Num[k])
-	}
 }
 
 // clear zeroes the first n rows' values.
@@ -302,6 +363,7 @@ func newPacketBatch(schema *arrow.Schema, files arrow.Array) *packetBatch {
 			}
 			cg.cols = append(cg.cols, col)
 		}
+		cg.put = newGroupPut(cg.cols)
 		b.groups = append(b.groups, cg)
 	}
 	b.errOffsets = make([]int32, 1, n+1)
@@ -374,9 +436,7 @@ func (b *packetBatch) add(f *decode.Frame, file int, way dir, errMsg string) {
 		g.rows++
 		g.used = true
 		g.Values(f, &b.vals)
-		for k := range g.cols {
-			g.cols[k].put(i, &b.vals, k)
-		}
+		g.put.row(i, &b.vals)
 	}
 	if errMsg == "" {
 		b.errV.nulls++
