@@ -1,9 +1,14 @@
 package analyze
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/filter"
 	"github.com/ibscope/ibscope/internal/testcap"
@@ -96,5 +101,79 @@ func TestWorkersSameReports(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWorkersSeenTwice: in a Linux cooked capture holding most frames
+// twice (leaving one interface, arriving at another), the second records
+// are found and left out the same read ahead, where the workers print the
+// packets (packetBatch), as on one goroutine: over many batches, with
+// frames seen once and resent ones between them.
+func TestWorkersSeenTwice(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := capfile.NewPcapWriter(&buf, decode.LinkTypeLinuxSLL2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(tsNs int64, outgoing bool, p testcap.Packet) {
+		t.Helper()
+		sll := make([]byte, 20, 20+300) // the SLL2 header
+		binary.BigEndian.PutUint16(sll, 0x0800)
+		binary.BigEndian.PutUint16(sll[8:], 1) // ARPHRD_ETHER
+		if outgoing {
+			sll[10] = linuxOutgoing
+		}
+		sll[11] = 6
+		data := append(sll, testcap.RoCEFrame(t, p)[14:]...)
+		if err := w.WritePacket(&capfile.Packet{TsNs: tsNs, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := testcap.BaseNs
+	for i := range 5000 {
+		ts += 1000
+		p := testcap.Packet{TsNs: ts, Src: 1, Dst: 2, QP: uint32(i%3 + 1), PSN: uint32(i / 3), Op: 0x0A, Payload: 64 + i%4*64, DMALen: 256}
+		if i%101 == 7 {
+			p.PSN-- // a resend: the same packet as one before, not its second record
+		}
+		record(ts, true, p)
+		if i%7 != 0 { // else seen once only
+			record(ts+200, false, p)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "any.pcap")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report := func(workers int) (string, StreamStats) {
+		s, err := OpenStream([]string{path}, StreamOptions{CheckCRC: true, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		r, err := runFlows(s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(struct {
+			Report any
+			Stats  StreamStats
+		}{r, s.Stats()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b), s.Stats()
+	}
+	want, st := report(1)
+	if st.SeenTwice < 4000 || st.Packets < 5000 {
+		t.Fatalf("one goroutine left out %d second records of %d packets: the capture does not test what it should", st.SeenTwice, st.Packets)
+	}
+	for _, workers := range []int{2, 4} {
+		if got, _ := report(workers); got != want {
+			t.Errorf("%d workers: the report differs from one goroutine's:\n%.600s\nwant:\n%.600s", workers, got, want)
+		}
 	}
 }
