@@ -170,3 +170,23 @@ func TestJobsWhereCapturesAreRead(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleCores: the default -j is the cores the load average leaves idle,
+// rounded, from 1 to all of them.
+func TestIdleCores(t *testing.T) {
+	for _, c := range []struct {
+		cores int
+		load  float64
+		want  int
+	}{
+		{2, 0, 2}, {2, 0.4, 2}, {2, 0.6, 1}, {2, 1.4, 1}, {2, 7, 1}, {1, 0, 1},
+		{64, 10.2, 54}, {64, 0, 64}, {64, 200, 1}, {8, -1, 8},
+	} {
+		if got := idleCores(c.cores, c.load); got != c.want {
+			t.Errorf("idleCores(%d, %g) = %d, want %d", c.cores, c.load, got, c.want)
+		}
+	}
+	if load := loadAverage(); load < 0 {
+		t.Errorf("loadAverage() = %g", load)
+	}
+}
