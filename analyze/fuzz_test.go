@@ -9,10 +9,12 @@ import (
 	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/testcap"
+	"github.com/ibscope/ibscope/telemetry"
 )
 
-// FuzzAnalyses feeds arbitrary files to the IPD, flows, pfc, hops, cm and
-// credits analyses: bad input must give errors or results, never a panic.
+// FuzzAnalyses feeds arbitrary files to the IPD, flows, pfc, hops, cm,
+// credits, tick and buffer analyses: bad input must give errors or
+// results, never a panic.
 func FuzzAnalyses(f *testing.F) {
 	pkts := testcap.Stream(12, 1, 2, 7, 0xFFFFFA, 64, testcap.BaseNs, func(i int) int64 { return int64(1000 - 90*i) })
 	pkts = append(pkts, testcap.Packet{TsNs: testcap.BaseNs + 5000, Src: 2, Dst: 1, QP: 9, PSN: 3, Op: 0x11, Syndrome: 0x61})
@@ -44,6 +46,12 @@ func FuzzAnalyses(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	// PortXmitWait of LID 1 port 1 across the seeds' times, for tick.
+	wait := telemetry.NewSeries(telemetry.Source{Device: "lid:1", Port: 1}, telemetry.ClockHost, []telemetry.Counter{telemetry.PerfqueryCounter("PortXmitWait", true)})
+	for i := range 8 {
+		ns := testcap.BaseNs + int64(i)*2000
+		wait.Append(uint64(i), ns, ns, []uint64{uint64(i * i * 10)})
+	}
 	// Readers over memory, not files: file system calls make the fuzzer's
 	// coverage noisy and it then spends its time minimising.
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -65,6 +73,18 @@ func FuzzAnalyses(f *testing.F) {
 			func(s *Stream) { // credits reads the link packets (FCPs)
 				a, _ := NewCreditsAnalysis(CreditOptions{NsPerByte: 0.25, MaxPoints: 4})
 				Run(s, a, RunOptions[*CreditReport]{})
+			},
+			func(s *Stream) {
+				runTick(s, []*telemetry.Series{wait}, "wait", TickOptions{Iface: -1, MinPhasePackets: 2, MaxPackets: 64})
+			},
+			func(s *Stream) { // buffer: the file as the senders' capture and the receiver's
+				r, err := capfile.NewReader(bytes.NewReader(data), "receiver.pcap")
+				if err != nil {
+					return
+				}
+				receiver := NewStream([]*capfile.Reader{r}, StreamOptions{WindowPackets: 3})
+				defer receiver.Close()
+				runBuffer(s, receiver, BufferOptions{MaxPoints: 4, MaxPackets: 64, NsPerByte: 0.25})
 			},
 		} {
 			r, err := capfile.NewReader(bytes.NewReader(data), "fuzz.pcap")
