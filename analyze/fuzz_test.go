@@ -13,17 +13,21 @@ import (
 )
 
 // FuzzAnalyses feeds arbitrary files to the IPD, flows, pfc, hops, cm,
-// credits, tick and buffer analyses: bad input must give errors or
-// results, never a panic.
+// credits, tick, buffer and compare analyses: bad input must give errors
+// or results, never a panic.
 func FuzzAnalyses(f *testing.F) {
 	pkts := testcap.Stream(12, 1, 2, 7, 0xFFFFFA, 64, testcap.BaseNs, func(i int) int64 { return int64(1000 - 90*i) })
 	pkts = append(pkts, testcap.Packet{TsNs: testcap.BaseNs + 5000, Src: 2, Dst: 1, QP: 9, PSN: 3, Op: 0x11, Syndrome: 0x61})
+	var roce []byte // compare's other side
 	for _, native := range []bool{false, true} {
 		b, err := os.ReadFile(testcap.Write(f, "seed.pcap", native, pkts))
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(b)
+		if !native {
+			roce = b
+		}
 	}
 	// Pauses, tagged RoCE and IFA probes for the pfc and hops analyses.
 	write := testcap.Packet{Src: 1, Dst: 9, QP: 0x11, Op: 0x0A, Payload: 64, DMALen: 64}
@@ -85,6 +89,12 @@ func FuzzAnalyses(f *testing.F) {
 				receiver := NewStream([]*capfile.Reader{r}, StreamOptions{WindowPackets: 3})
 				defer receiver.Close()
 				runBuffer(s, receiver, BufferOptions{MaxPoints: 4, MaxPackets: 64, NsPerByte: 0.25})
+			},
+			func(s *Stream) { // compare: the file beside the RoCE seed
+				r, _ := capfile.NewReader(bytes.NewReader(roce), "b.pcap")
+				b := NewStream([]*capfile.Reader{r}, StreamOptions{WindowPackets: 3})
+				defer b.Close()
+				RunCompare(s, b, IPDOptions{Phases: true, PhasePackets: 4}, 1000, nil)
 			},
 		} {
 			r, err := capfile.NewReader(bytes.NewReader(data), "fuzz.pcap")
