@@ -160,11 +160,13 @@ type packetBatch struct {
 	trV       bitmap
 
 	groups []columnGroup
-	vals   decode.ColumnValues // one group's values of the frame being added
-	// byHas caches, for the last few Has values seen, the groups a frame
-	// with it may have (decode.ColumnGroup.PresentWith): asking each of the
-	// 35 groups of each frame was a fifth of the rows' cost.
-	byHas     [8]hasGroups
+	// vals receive the frame's values, group by group: slot s holds those
+	// of the s-th group of its plan (the dynamic groups' go to slot 0).
+	vals []decode.ColumnValues
+	// byHas caches the plans for the last few Has values seen: the groups a
+	// frame with it may have (decode.ColumnGroup.PresentWith): asking each
+	// of the 35 groups of each frame was a fifth of the rows' cost.
+	byHas     [8]hasPlan
 	byHasN    int
 	byHasNext int
 
@@ -180,13 +182,12 @@ type columnGroup struct {
 	valid bitmap // its nulls are counted from rows when the record is made
 	rows  int    // rows of the batch that have the group
 	cols  []column
-	used  bool // a row of the batch has the group
-	put   groupPut
+	put   groupPut // its columns, values in slot 0: how a dynamic group's row is added
 }
 
-// groupPut is a group's columns sorted by type, so that a row's values go
-// in with one tight loop per type rather than a switch per column (which
-// was a third of a row's cost). The slices are the columns' own.
+// groupPut is columns of one or more groups sorted by type, so that a row's
+// values go in with one tight loop per type rather than a switch per column
+// (which was a third of a row's cost). The slices are the columns' own.
 type groupPut struct {
 	u8    []putNum[uint8] // and ColumnOpcodeName's
 	u16   []putNum[uint16]
@@ -197,78 +198,87 @@ type groupPut struct {
 	macs  []putAddr[uint64]
 }
 
-// putNum is one numeric column: its values, and its value's index in
-// decode.ColumnValues.
+// putNum is one numeric column: its values, and where its value is: in
+// slot s of the values, at index k.
 type putNum[T uint8 | uint16 | uint32 | uint64] struct {
 	vals []T
-	k    int
+	s, k int
 }
 
 type putBool struct {
 	bits *bitmap
-	k    int
+	s, k int
 }
 
 type putAddr[K comparable] struct {
-	col *addrCol[K]
-	k   int
+	col  *addrCol[K]
+	s, k int
 }
 
-// newGroupPut sorts cols by type.
-func newGroupPut(cols []column) groupPut {
-	var p groupPut
+// add sorts cols, whose values will be in slot s, by type.
+func (p *groupPut) add(cols []column, s int) {
 	for k := range cols {
 		c := &cols[k]
 		switch c.typ {
 		case decode.ColumnUint8, decode.ColumnOpcodeName:
-			p.u8 = append(p.u8, putNum[uint8]{c.u8, k})
+			p.u8 = append(p.u8, putNum[uint8]{c.u8, s, k})
 		case decode.ColumnUint16:
-			p.u16 = append(p.u16, putNum[uint16]{c.u16, k})
+			p.u16 = append(p.u16, putNum[uint16]{c.u16, s, k})
 		case decode.ColumnUint32:
-			p.u32 = append(p.u32, putNum[uint32]{c.u32, k})
+			p.u32 = append(p.u32, putNum[uint32]{c.u32, s, k})
 		case decode.ColumnUint64:
-			p.u64 = append(p.u64, putNum[uint64]{c.u64, k})
+			p.u64 = append(p.u64, putNum[uint64]{c.u64, s, k})
 		case decode.ColumnBool:
-			p.bools = append(p.bools, putBool{&c.bits, k})
+			p.bools = append(p.bools, putBool{&c.bits, s, k})
 		case decode.ColumnAddr:
-			p.addrs = append(p.addrs, putAddr[netip.Addr]{c.addr, k})
+			p.addrs = append(p.addrs, putAddr[netip.Addr]{c.addr, s, k})
 		case decode.ColumnMAC:
-			p.macs = append(p.macs, putAddr[uint64]{c.mac, k})
+			p.macs = append(p.macs, putAddr[uint64]{c.mac, s, k})
 		}
 	}
-	return p
+}
+
+// reset empties p, keeping its memory.
+func (p *groupPut) reset() {
+	p.u8, p.u16, p.u32, p.u64 = p.u8[:0], p.u16[:0], p.u32[:0], p.u64[:0]
+	p.bools, p.addrs, p.macs = p.bools[:0], p.addrs[:0], p.macs[:0]
 }
 
 // row puts row i's values v.
-func (p *groupPut) row(i int, v *decode.ColumnValues) {
+func (p *groupPut) row(i int, v []decode.ColumnValues) {
 	for _, c := range p.u8 {
-		c.vals[i] = uint8(v.Num[c.k])
+		c.vals[i] = uint8(v[c.s].Num[c.k])
 	}
 	for _, c := range p.u16 {
-		c.vals[i] = uint16(v.Num[c.k])
+		c.vals[i] = uint16(v[c.s].Num[c.k])
 	}
 	for _, c := range p.u32 {
-		c.vals[i] = uint32(v.Num[c.k])
+		c.vals[i] = uint32(v[c.s].Num[c.k])
 	}
 	for _, c := range p.u64 {
-		c.vals[i] = v.Num[c.k]
+		c.vals[i] = v[c.s].Num[c.k]
 	}
 	for _, c := range p.bools {
-		c.bits.put(i, v.Num[c.k] != 0)
+		c.bits.put(i, v[c.s].Num[c.k] != 0)
 	}
 	for _, c := range p.addrs {
-		c.col.put(i, v.Addr[c.k])
+		c.col.put(i, v[c.s].Addr[c.k])
 	}
 	for _, c := range p.macs {
-		c.col.put(i, v.Num[c.k])
+		c.col.put(i, v[c.s].Num[c.k])
 	}
 }
 
-// hasGroups lists the groups (indices into packetBatch.groups) that frames
-// whose Has is has may have.
-type hasGroups struct {
-	has    decode.Has
-	groups []int
+// hasPlan is how the rows of frames whose Has is has are added: the groups
+// (indices into packetBatch.groups) such a frame has, whatever its other
+// fields (fixed), with all their columns in one groupPut, their values in
+// slots 0, 1, ... in that order; and the groups it may have (dynamic),
+// added each on its own.
+type hasPlan struct {
+	has     decode.Has
+	fixed   []int
+	put     groupPut
+	dynamic []int
 }
 
 // column holds one header column's values, in the slice of its type.
@@ -363,9 +373,10 @@ func newPacketBatch(schema *arrow.Schema, files arrow.Array) *packetBatch {
 			}
 			cg.cols = append(cg.cols, col)
 		}
-		cg.put = newGroupPut(cg.cols)
+		cg.put.add(cg.cols, 0)
 		b.groups = append(b.groups, cg)
 	}
+	b.vals = make([]decode.ColumnValues, len(b.groups))
 	b.errOffsets = make([]int32, 1, n+1)
 	for _, m := range b.bitmaps() {
 		m.bits = make([]byte, (n+7)/8)
@@ -387,11 +398,11 @@ func (b *packetBatch) reset() {
 			} else if c.mac != nil {
 				c.mac.reset()
 			}
-			if g.used {
+			if g.rows > 0 {
 				g.cols[ci].clear(b.n)
 			}
 		}
-		g.used, g.rows = false, 0
+		g.rows = 0
 	}
 	b.errOffsets, b.errData = b.errOffsets[:1], b.errData[:0]
 	b.n = 0
@@ -427,16 +438,25 @@ func (b *packetBatch) add(f *decode.Frame, file int, way dir, errMsg string) {
 		b.transport[i] = uint8(f.Transport - decode.TransportIB)
 		b.trV.set(i)
 	}
-	for _, gi := range b.groupsFor(f.Has) {
+	plan := b.planFor(f.Has)
+	for s, gi := range plan.fixed {
 		g := &b.groups[gi]
-		if g.Dynamic() && !g.Present(f) {
+		g.valid.set(i)
+		g.rows++
+		g.Values(f, &b.vals[s])
+	}
+	if len(plan.fixed) > 0 {
+		plan.put.row(i, b.vals)
+	}
+	for _, gi := range plan.dynamic {
+		g := &b.groups[gi]
+		if !g.Present(f) {
 			continue
 		}
 		g.valid.set(i)
 		g.rows++
-		g.used = true
-		g.Values(f, &b.vals)
-		g.put.row(i, &b.vals)
+		g.Values(f, &b.vals[0])
+		g.put.row(i, b.vals)
 	}
 	if errMsg == "" {
 		b.errV.nulls++
@@ -447,25 +467,32 @@ func (b *packetBatch) add(f *decode.Frame, file int, way dir, errMsg string) {
 	b.errOffsets = append(b.errOffsets, int32(len(b.errData)))
 }
 
-// groupsFor returns the groups frames whose Has is h may have, from the
-// cache or found and cached (the oldest entry goes).
-func (b *packetBatch) groupsFor(h decode.Has) []int {
+// planFor returns the plan for frames whose Has is h, from the cache or
+// made and cached (the oldest entry goes).
+func (b *packetBatch) planFor(h decode.Has) *hasPlan {
 	for k := range b.byHasN {
 		if b.byHas[k].has == h {
-			return b.byHas[k].groups
+			return &b.byHas[k]
 		}
 	}
 	k := b.byHasNext
 	b.byHasNext = (k + 1) % len(b.byHas)
 	b.byHasN = max(b.byHasN, k+1)
 	e := &b.byHas[k]
-	e.has, e.groups = h, e.groups[:0]
+	e.has, e.fixed, e.dynamic = h, e.fixed[:0], e.dynamic[:0]
+	e.put.reset()
 	for gi := range b.groups {
-		if b.groups[gi].PresentWith(h) {
-			e.groups = append(e.groups, gi)
+		g := &b.groups[gi]
+		switch {
+		case !g.PresentWith(h):
+		case g.Dynamic():
+			e.dynamic = append(e.dynamic, gi)
+		default:
+			e.put.add(g.cols, len(e.fixed))
+			e.fixed = append(e.fixed, gi)
 		}
 	}
-	return e.groups
+	return e
 }
 
 // fixed wraps the first n values of vals, with validity v (nil for a column
