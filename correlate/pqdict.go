@@ -156,6 +156,22 @@ func appendBitPacked(dst []byte, vals []int32, width int) []byte {
 	}
 	groups := (len(vals) + 7) / 8
 	dst = binary.AppendUvarint(dst, uint64(groups)<<1|1)
+	switch width { // the widths of two entries (addresses) and of opcodes, byte by byte
+	case 1:
+		for g := range groups {
+			var b byte
+			for k, v := range vals[g*8 : min(g*8+8, len(vals))] {
+				b |= byte(v&1) << k
+			}
+			dst = append(dst, b)
+		}
+		return dst
+	case 8:
+		for _, v := range vals {
+			dst = append(dst, byte(v))
+		}
+		return append(dst, make([]byte, groups*8-len(vals))...)
+	}
 	var acc uint64
 	nbits := 0
 	for _, v := range vals {

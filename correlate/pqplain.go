@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -213,27 +214,35 @@ func compactInt64(dst []int64, col arrow.Array, nulls int) []int64 { // also tim
 // compact appends to dst the values whose bit in the validity bitmap bm is
 // set (all of them when nulls is 0), converted to the stored type.
 func compact[T int8 | uint8 | int16 | uint16 | int32 | uint32 | int64 | uint64, S int32 | int64](dst []S, vals []T, bm []byte, nulls int) []S {
+	// Room for every value, written by index: append's checks were most of
+	// the loop.
+	at := len(dst)
+	dst = slices.Grow(dst, len(vals)-nulls)[:at+len(vals)-nulls]
+	out := dst[at:]
 	if nulls == 0 {
-		for _, v := range vals {
-			dst = append(dst, S(v))
+		for j, v := range vals {
+			out[j] = S(v)
 		}
 		return dst
 	}
-	for g := 0; g*8 < len(vals); g++ {
+	j := 0
+	for g := 0; g*8 < len(vals) && j < len(out); g++ {
 		b, base := bm[g], g*8
-		if b == 0xFF && base+8 <= len(vals) {
-			for _, v := range vals[base : base+8] {
-				dst = append(dst, S(v))
+		if b == 0xFF && base+8 <= len(vals) && j+8 <= len(out) {
+			for k, v := range vals[base : base+8] {
+				out[j+k] = S(v)
 			}
+			j += 8
 			continue
 		}
-		for ; b != 0; b &= b - 1 {
+		for ; b != 0 && j < len(out); b &= b - 1 {
 			if k := base + bits.TrailingZeros8(b); k < len(vals) {
-				dst = append(dst, S(vals[k]))
+				out[j] = S(vals[k])
+				j++
 			}
 		}
 	}
-	return dst
+	return dst[:at+j]
 }
 
 // appendBits appends the values of the valid rows of col, a boolean column,

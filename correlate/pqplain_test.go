@@ -38,7 +38,7 @@ func TestParquetPlainChunks(t *testing.T) {
 		{Name: "aeth_msn", Type: arrow.PrimitiveTypes.Uint32, Nullable: true},
 		{Name: "sample_id", Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
 		{Name: "ts_ns", Type: timestampNs, Nullable: true},
-		{Name: "src", Type: arrow.BinaryTypes.String, Nullable: true}, // dictionary-encoded
+		{Name: "sgid", Type: arrow.BinaryTypes.String, Nullable: true}, // dictionary-encoded
 	}
 	// Dictionary columns (after those): a string column whose batches
 	// come as dictionary arrays of many entries (int32 indices, in runs and
@@ -48,9 +48,13 @@ func TestParquetPlainChunks(t *testing.T) {
 		{Name: "dst", Type: arrow.BinaryTypes.String, Nullable: true}, // statsColumns
 		{Name: "transport", Type: dictString, Nullable: true},
 		{Name: "opcode_name", Type: dictString, Nullable: true},
+		{Name: "src", Type: arrow.BinaryTypes.String, Nullable: true},     // 2 entries: 1 bit an index
+		{Name: "eth_src", Type: arrow.BinaryTypes.String, Nullable: true}, // 256 entries: 8 bits
 	}
 	recFields := append(append([]arrow.Field(nil), fields...), dictFields...)
-	recFields[len(fields)].Type = addrDict
+	for _, k := range []int{0, 3, 4} {
+		recFields[len(fields)+k].Type = addrDict
+	}
 	schema := arrow.NewSchema(fields, nil)
 	fileSchema := arrow.NewSchema(append(append([]arrow.Field(nil), fields...), dictFields...), nil)
 	recSchema := arrow.NewSchema(recFields, nil)
@@ -81,7 +85,7 @@ func TestParquetPlainChunks(t *testing.T) {
 		for c, f := range fields {
 			valid := patterns[(batch+c)%len(patterns)]
 			switch {
-			case f.Name == "psn" || f.Name == "src":
+			case f.Name == "psn" || f.Name == "sgid":
 				valid = func(int) bool { return false }
 			case !f.Nullable:
 				valid = func(int) bool { return true }
@@ -173,6 +177,28 @@ func TestParquetPlainChunks(t *testing.T) {
 			entries := sb.NewArray()
 			sb.Release()
 			cols = append(cols, dictColumn(t, dictString, ub, entries))
+			entries.Release()
+		}
+		for _, c := range []struct {
+			name    string
+			entries int
+		}{{"src", 2}, {"eth_src", 256}} {
+			ib := array.NewInt32Builder(memory.DefaultAllocator)
+			sb := array.NewStringBuilder(memory.DefaultAllocator)
+			for k := range c.entries {
+				sb.Append(c.name + strconv.Itoa(k))
+			}
+			entries := sb.NewArray()
+			sb.Release()
+			for i := range n {
+				k := int32(rng.IntN(c.entries))
+				ok := patterns[(batch+2)%len(patterns)](i)
+				ib.AppendValues([]int32{k}, []bool{ok})
+				if ok {
+					rows[i][c.name] = c.name + strconv.Itoa(int(k))
+				}
+			}
+			cols = append(cols, dictColumn(t, addrDict, ib, entries))
 			entries.Release()
 		}
 		recs = append(recs, array.NewRecordBatch(recSchema, cols, n))
