@@ -46,13 +46,13 @@ const maxJobs = 256
 // addJobsFlag adds -j to the flags of a command that reads captures.
 func addJobsFlag(f *pflag.FlagSet) {
 	f.VarP(&jobs, "jobs", "j",
-		"decode on `N` cores (default: those not busy, GOMAXPROCS less the 1-minute load average, at least 1); 1 keeps one; the output is the same")
+		"decode on `N` cores (default: those not busy, GOMAXPROCS less the 1-minute load average or the tasks running if fewer, at least 1); 1 keeps one; the output is the same")
 }
 
 // workers is -j, checked, or without -j the cores not busy.
 func workers() (int, error) {
 	if !jobs.set {
-		return idleCores(runtime.GOMAXPROCS(0), loadAverage()), nil
+		return idleCores(runtime.GOMAXPROCS(0), busyCores()), nil
 	}
 	if jobs.n < 1 || jobs.n > maxJobs {
 		return 0, fmt.Errorf("-j %d: want 1 to %d cores", jobs.n, maxJobs)
@@ -60,27 +60,42 @@ func workers() (int, error) {
 	return jobs.n, nil
 }
 
-// idleCores is how many of cores are not busy at a load average of load,
-// rounded, at least 1. Reading ahead on several cores costs CPU (1.3x to
-// 1.5x that of one core, on two: bench/cores.sh): it pays in wall time
-// where cores are idle, and costs it where the others' work already fills
-// them (-j 2 took 1.1x to 1.4x the wall time of -j 1 at load 7 on 2 cores).
-func idleCores(cores int, load float64) int {
-	idle := math.Round(float64(cores) - load)
+// idleCores is how many of cores are not busy when busy are, rounded, at
+// least 1. Reading ahead on several cores costs CPU (1.1x to 1.5x that of
+// one core, on two: bench/cores.sh): it pays in wall time where cores are
+// idle, and costs it where the others' work already fills them (-j 2 took
+// 1.1x to 1.4x the wall time of -j 1 at load 7 on 2 cores).
+func idleCores(cores int, busy float64) int {
+	idle := math.Round(float64(cores) - busy)
 	return int(max(1, min(idle, float64(cores))))
 }
 
-// loadAverage is the 1-minute load average (/proc/loadavg), 0 where it
-// cannot be read.
-func loadAverage() float64 {
+// busyCores is how many cores the other processes keep busy: the
+// 1-minute load average, or the tasks running now (but this one) when
+// fewer, as after an ibanalyze that just ran on every core, whose load
+// the average still holds. 0 where /proc/loadavg cannot be read.
+func busyCores() float64 {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return 0
 	}
-	first, _, _ := strings.Cut(string(b), " ")
-	load, err := strconv.ParseFloat(first, 64)
-	if err != nil || load < 0 || math.IsNaN(load) || math.IsInf(load, 0) {
+	return parseBusy(string(b))
+}
+
+// parseBusy reads /proc/loadavg's "0.52 0.40 0.35 2/180 1234": the
+// 1-minute load average and the tasks running; 0 for what it cannot read.
+func parseBusy(loadavg string) float64 {
+	f := strings.Fields(loadavg)
+	if len(f) < 4 {
 		return 0
+	}
+	load, err := strconv.ParseFloat(f[0], 64)
+	if err != nil || !(load >= 0) || math.IsInf(load, 0) {
+		return 0
+	}
+	running, _, _ := strings.Cut(f[3], "/")
+	if n, err := strconv.Atoi(running); err == nil && n >= 1 {
+		load = min(load, float64(n-1)) // this process is one of them
 	}
 	return load
 }

@@ -171,22 +171,37 @@ func TestJobsWhereCapturesAreRead(t *testing.T) {
 	}
 }
 
-// TestIdleCores: the default -j is the cores the load average leaves idle,
-// rounded, from 1 to all of them.
+// TestIdleCores: the default -j is the cores the others leave idle,
+// rounded, from 1 to all of them; busy is the load average, or the tasks
+// running now (but ibanalyze) when fewer.
 func TestIdleCores(t *testing.T) {
 	for _, c := range []struct {
 		cores int
-		load  float64
+		busy  float64
 		want  int
 	}{
 		{2, 0, 2}, {2, 0.4, 2}, {2, 0.6, 1}, {2, 1.4, 1}, {2, 7, 1}, {1, 0, 1},
 		{64, 10.2, 54}, {64, 0, 64}, {64, 200, 1}, {8, -1, 8},
 	} {
-		if got := idleCores(c.cores, c.load); got != c.want {
-			t.Errorf("idleCores(%d, %g) = %d, want %d", c.cores, c.load, got, c.want)
+		if got := idleCores(c.cores, c.busy); got != c.want {
+			t.Errorf("idleCores(%d, %g) = %d, want %d", c.cores, c.busy, got, c.want)
 		}
 	}
-	if load := loadAverage(); load < 0 {
-		t.Errorf("loadAverage() = %g", load)
+	for loadavg, want := range map[string]float64{
+		"7.02 6.10 5.00 6/140 5416\n": 5,   // five others running now
+		"1.40 0.90 0.40 1/120 100\n":  0,   // only ibanalyze: the average holds the last run's load
+		"0.30 0.20 0.10 4/120 100\n":  0.3, // a moment's crowd: the average
+		"0.30 0.20 0.10\n":            0,
+		"x 0.20 0.10 1/1 1\n":         0,
+		"NaN 0 0 3/9 1\n":             0,
+		"-1 0 0 3/9 1\n":              0,
+		"":                            0,
+	} {
+		if got := parseBusy(loadavg); got != want {
+			t.Errorf("parseBusy(%q) = %g, want %g", loadavg, got, want)
+		}
+	}
+	if busy := busyCores(); busy < 0 {
+		t.Errorf("busyCores() = %g", busy)
 	}
 }
