@@ -44,7 +44,7 @@ func (d *Decoder) ethernetRoCEv2(data []byte, f *Frame) (bool, error) {
 	f.UDPSrc = be.Uint16(h[34:])
 	f.IBLen = l - 8
 	end := 34 + l
-	if b := data[ethIPv4UDPLen:end]; !bthAlone(b, f) {
+	if b := data[ethIPv4UDPLen:end]; !transportCommon(b, f) {
 		if err := d.transport(b, ethIPv4UDPLen, f, false); err != nil {
 			return true, err
 		}
@@ -53,22 +53,37 @@ func (d *Decoder) ethernetRoCEv2(data []byte, f *Frame) (bool, error) {
 	return true, nil
 }
 
-// bthAlone decodes b, a transport packet from its BTH through its ICRC
+// transportCommon decodes b, a transport packet from its BTH through its ICRC
 // (at least BTHLen+ICRCLen bytes), as transport does if its opcode is
-// valid and implies no header after the BTH, and its pad count leaves room
-// (the middle and last packets of SENDs and RDMA WRITEs, most of a
-// capture), and reports whether it did; otherwise it has written nothing.
-func bthAlone(b []byte, f *Frame) bool {
+// valid and implies no header after the BTH but a RETH or an AETH, which
+// the packet holds whole before its pad bytes (RDMA WRITE, SEND and READ
+// packets and their ACKs: nearly all of a capture), and reports whether it
+// did; otherwise it has written nothing.
+func transportCommon(b []byte, f *Frame) bool {
 	op := Opcode(b[0])
 	end := len(b) - ICRCLen - int(b[1]>>4&3) // before the pad bytes
-	if info := &opTable[op]; !info.valid || info.exts[0] != extNone || end < BTHLen {
+	info := &opTable[op]
+	e := info.exts[0]
+	if !info.valid || end < BTHLen || e != extNone &&
+		(info.exts[1] != extNone || e != extRETH && e != extAETH || end-BTHLen < extLen[e]) {
 		return false
 	}
 	t := &f.BTH
 	t.parse(b)
 	t.Contents, t.Payload = b[:BTHLen], b[BTHLen:end]
 	t.HasICRC, t.ICRC = true, binary.LittleEndian.Uint32(b[len(b)-ICRCLen:])
-	f.Payload = t.Payload
 	f.Has |= HasICRC | HasBTH
+	rest := t.Payload
+	switch e {
+	case extRETH:
+		_ = f.RETH.DecodeFromBytes(rest, nilDF) // whole: no error
+		rest = rest[RETHLen:]
+		f.Has |= HasRETH
+	case extAETH:
+		_ = f.AETH.DecodeFromBytes(rest, nilDF)
+		rest = rest[AETHLen:]
+		f.Has |= HasAETH
+	}
+	f.Payload = rest
 	return true
 }
