@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -196,18 +197,28 @@ type groupPut struct {
 	bools []putBool
 	addrs []putAddr[netip.Addr]
 	macs  []putAddr[uint64]
+	slots int // of values the numbers are in
 }
 
-// putNum is one numeric column: its values, and where its value is: in
-// slot s of the values, at index k.
+// putNum is one numeric column: its values, and where a row's value is
+// among the slots of values (valueAt).
 type putNum[T uint8 | uint16 | uint32 | uint64] struct {
 	vals []T
-	s, k int
+	at   uintptr
 }
 
 type putBool struct {
 	bits *bitmap
-	s, k int
+	at   uintptr
+}
+
+// valueAt is where number k of slot s is in a []decode.ColumnValues: its
+// offset in bytes from the first slot. row reads the numbers through it,
+// one addition a value instead of two bounds checks and a multiplication
+// (a fifth of the row's instructions).
+func valueAt(s, k int) uintptr {
+	var v decode.ColumnValues
+	return uintptr(s)*unsafe.Sizeof(v) + unsafe.Offsetof(v.Num) + uintptr(k)*unsafe.Sizeof(v.Num[0])
 }
 
 type putAddr[K comparable] struct {
@@ -217,19 +228,20 @@ type putAddr[K comparable] struct {
 
 // add sorts cols, whose values will be in slot s, by type.
 func (p *groupPut) add(cols []column, s int) {
+	p.slots = max(p.slots, s+1)
 	for k := range cols {
 		c := &cols[k]
 		switch c.typ {
 		case decode.ColumnUint8, decode.ColumnOpcodeName:
-			p.u8 = append(p.u8, putNum[uint8]{c.u8, s, k})
+			p.u8 = append(p.u8, putNum[uint8]{c.u8, valueAt(s, k)})
 		case decode.ColumnUint16:
-			p.u16 = append(p.u16, putNum[uint16]{c.u16, s, k})
+			p.u16 = append(p.u16, putNum[uint16]{c.u16, valueAt(s, k)})
 		case decode.ColumnUint32:
-			p.u32 = append(p.u32, putNum[uint32]{c.u32, s, k})
+			p.u32 = append(p.u32, putNum[uint32]{c.u32, valueAt(s, k)})
 		case decode.ColumnUint64:
-			p.u64 = append(p.u64, putNum[uint64]{c.u64, s, k})
+			p.u64 = append(p.u64, putNum[uint64]{c.u64, valueAt(s, k)})
 		case decode.ColumnBool:
-			p.bools = append(p.bools, putBool{&c.bits, s, k})
+			p.bools = append(p.bools, putBool{&c.bits, valueAt(s, k)})
 		case decode.ColumnAddr:
 			p.addrs = append(p.addrs, putAddr[netip.Addr]{c.addr, s, k})
 		case decode.ColumnMAC:
@@ -242,24 +254,30 @@ func (p *groupPut) add(cols []column, s int) {
 func (p *groupPut) reset() {
 	p.u8, p.u16, p.u32, p.u64 = p.u8[:0], p.u16[:0], p.u32[:0], p.u64[:0]
 	p.bools, p.addrs, p.macs = p.bools[:0], p.addrs[:0], p.macs[:0]
+	p.slots = 0
 }
 
 // row puts row i's values v.
 func (p *groupPut) row(i int, v []decode.ColumnValues) {
+	if len(v) < p.slots {
+		panic(fmt.Sprintf("packet batch: %d slots of values for %d groups", len(v), p.slots))
+	}
+	base := unsafe.Pointer(unsafe.SliceData(v))
+	num := func(at uintptr) uint64 { return *(*uint64)(unsafe.Add(base, at)) }
 	for _, c := range p.u8 {
-		c.vals[i] = uint8(v[c.s].Num[c.k])
+		c.vals[i] = uint8(num(c.at))
 	}
 	for _, c := range p.u16 {
-		c.vals[i] = uint16(v[c.s].Num[c.k])
+		c.vals[i] = uint16(num(c.at))
 	}
 	for _, c := range p.u32 {
-		c.vals[i] = uint32(v[c.s].Num[c.k])
+		c.vals[i] = uint32(num(c.at))
 	}
 	for _, c := range p.u64 {
-		c.vals[i] = v[c.s].Num[c.k]
+		c.vals[i] = num(c.at)
 	}
 	for _, c := range p.bools {
-		c.bits.put(i, v[c.s].Num[c.k] != 0)
+		c.bits.put(i, num(c.at) != 0)
 	}
 	for _, c := range p.addrs {
 		c.col.put(i, v[c.s].Addr[c.k])
