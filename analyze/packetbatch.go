@@ -59,9 +59,12 @@ func (pb *packetBatch) Project(i int, f *decode.Frame, err error) {
 	}
 }
 
-// grow makes room for n packets; a batch keeps its size from then on.
+// grow makes room for n packets, at first for a whole batch of
+// capfile's (256 frames): what a batch outgrows is garbage, and the
+// collections it brings make every pointer the stream writes cost more
+// while they run. A batch keeps its size from then on.
 func (pb *packetBatch) grow(n int) {
-	n = max(n, 2*len(pb.packets))
+	n = max(n, 2*len(pb.packets), 256)
 	pb.packets = append(pb.packets, make([]Packet, n-len(pb.packets))...)
 	if pb.eth != nil {
 		pb.eth = append(pb.eth, make([]EthernetFields, n-len(pb.eth))...)

@@ -37,6 +37,10 @@ const (
 	// batches of all files stay a few MB.
 	batchFrames = 256
 	batchBytes  = 1 << 20
+	// batchStartBytes is a batch's room for records at first, enough for
+	// 256 of 256 bytes: growing there by appends left its garbage behind
+	// in every batch, and brought a collection more.
+	batchStartBytes = 64 << 10
 )
 
 // Projection is what a caller has the workers compute of each frame of a
@@ -398,7 +402,8 @@ func (b *batch) fill(r *Reader, f *decode.Frame) {
 
 // more makes one more batch for the workers to fill.
 func (a *readAhead) more() {
-	b := &batch{file: a.file, spans: make([]recordSpan, batchFrames), errs: make([]error, batchFrames), format: a.format}
+	b := &batch{file: a.file, data: make([]byte, 0, batchStartBytes), spans: make([]recordSpan, batchFrames), errs: make([]error, batchFrames),
+		format: a.format}
 	if a.heads {
 		b.heads = make([]frameHead, batchFrames)
 	} else {
