@@ -16,7 +16,11 @@ import (
 type packetBatch struct {
 	packets []Packet
 	eth     []EthernetFields   // with StreamOptions.Ethernet (or MACControl)
-	cms     []decode.CMMessage // with StreamOptions.CM
+	cms     []decode.CMMessage // with StreamOptions.CM: of the frames with a MAD
+	// mads says which frames had a MAD (with StreamOptions.CM): the
+	// others' CM message is zero, which the Stream writes itself rather
+	// than copy 88 bytes a packet from the batch (from another core).
+	mads []bool
 	// prints is the frames' packetPrint in a Linux cooked capture
 	// (seentwice.go), taken with seed.
 	prints []uint64
@@ -33,7 +37,7 @@ func newPacketBatch(ethernet, cm, linuxCooked bool, seed maphash.Seed) *packetBa
 		pb.eth = make([]EthernetFields, 0)
 	}
 	if cm {
-		pb.cms = make([]decode.CMMessage, 0)
+		pb.cms, pb.mads = make([]decode.CMMessage, 0), make([]bool, 0)
 	}
 	return pb
 }
@@ -55,7 +59,10 @@ func (pb *packetBatch) Project(i int, f *decode.Frame, err error) {
 		pb.eth[i].fill(f)
 	}
 	if pb.cms != nil {
-		fillCM(&pb.cms[i], f)
+		pb.mads[i] = f.Has&decode.HasMAD != 0
+		if pb.mads[i] {
+			fillCM(&pb.cms[i], f)
+		}
 	}
 }
 
@@ -71,6 +78,7 @@ func (pb *packetBatch) grow(n int) {
 	}
 	if pb.cms != nil {
 		pb.cms = append(pb.cms, make([]decode.CMMessage, n-len(pb.cms))...)
+		pb.mads = append(pb.mads, make([]bool, n-len(pb.mads))...)
 	}
 	if pb.prints != nil {
 		pb.prints = append(pb.prints, make([]uint64, n-len(pb.prints))...)
@@ -89,7 +97,11 @@ func (pb *packetBatch) take(i int, p *Packet) {
 		eth.IFAHops = hops
 	}
 	if pb.cms != nil {
-		*cm = pb.cms[i]
+		if pb.mads[i] {
+			*cm = pb.cms[i]
+		} else {
+			*cm = decode.CMMessage{}
+		}
 	}
 }
 
