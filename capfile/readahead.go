@@ -138,7 +138,9 @@ type batch struct {
 	// hands out of each.
 	frames []decode.Frame
 	heads  []frameHead
-	errs   []error // each frame's *DecodeError, nil when it decoded
+	// errs is each frame's *DecodeError, nil when it decoded; with heads,
+	// only where its head says failed (the caller reads no more of it).
+	errs []error
 	n      int
 	// end is what follows the last frame: nil when another batch does,
 	// else io.EOF or the file's *FileError.
@@ -206,19 +208,24 @@ func (b *batch) decodeHeads(dec *decode.Decoder, f *decode.Frame) {
 	for i := range b.n {
 		h := &b.heads[i]
 		h.put(f)
-		if b.errs[i] == nil { // else the record's header was refused: nothing to decode
+		if !h.failed { // else the record's header was refused: nothing to decode
 			sp := b.spans[i]
 			dec.LinkType = sp.linkType
-			if err := dec.Decode(b.data[sp.start:sp.end], f); err != nil {
-				b.errs[i] = r.decodeError(f, err)
-			}
+			err := dec.Decode(b.data[sp.start:sp.end], f)
 			h.take(f)
+			if err != nil {
+				b.errs[i], h.failed = r.decodeError(f, err), true
+			}
+		}
+		var err error
+		if h.failed {
+			err = b.errs[i]
 		}
 		if b.proj != nil {
-			b.proj.Project(i, f, b.errs[i])
+			b.proj.Project(i, f, err)
 		}
 		if b.format != nil {
-			b.text = b.format(b.text, f, b.errs[i])
+			b.text = b.format(b.text, f, err)
 			b.textEnds[i] = len(b.text)
 		}
 	}
@@ -236,6 +243,9 @@ type frameHead struct {
 	transport               decode.Transport
 	has                     decode.Has
 	icrcOK, vcrcOK          bool
+	// failed says the frame has an error (batch.errs): an error a frame,
+	// 16 bytes, was as much to cross to the caller as the rest of its head.
+	failed bool
 }
 
 // take keeps f's head.
@@ -391,10 +401,14 @@ func (b *batch) fill(r *Reader, f *decode.Frame) {
 			start := len(b.data)
 			b.data = append(b.data, data...)
 			b.spans[b.n] = recordSpan{start: start, end: len(b.data), linkType: r.dec.LinkType}
-			b.errs[b.n] = nil
+			if b.heads == nil {
+				b.errs[b.n] = nil
+			}
 		}
 		if b.heads != nil {
-			b.heads[b.n].take(f)
+			h := &b.heads[b.n]
+			h.take(f)
+			h.failed = err != nil
 		}
 		b.n++
 	}
@@ -427,8 +441,12 @@ func (a *readAhead) next() (*decode.Frame, error) {
 			if a.i < b.n {
 				a.i++
 				if b.heads != nil {
-					b.heads[a.i-1].put(&a.view)
-					return &a.view, b.errs[a.i-1]
+					h := &b.heads[a.i-1]
+					h.put(&a.view)
+					if h.failed {
+						return &a.view, b.errs[a.i-1]
+					}
+					return &a.view, nil
 				}
 				return &b.frames[a.i-1], b.errs[a.i-1]
 			}
