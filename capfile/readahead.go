@@ -141,7 +141,7 @@ type batch struct {
 	// errs is each frame's *DecodeError, nil when it decoded; with heads,
 	// only where its head says failed (the caller reads no more of it).
 	errs []error
-	n      int
+	n    int
 	// end is what follows the last frame: nil when another batch does,
 	// else io.EOF or the file's *FileError.
 	end error
