@@ -337,8 +337,6 @@ func (r *Reader) readAhead(pool *decodePool, project func(linkType int) Projecti
 	pool.live++
 	pool.mu.Unlock()
 	r.ahead = a
-	meta := r.meta()
-	r.readAheadFrom = &meta
 	for range min(startBatches, n) {
 		a.more()
 	}

@@ -49,11 +49,12 @@ type Reader struct {
 	// format is StreamOptions.Format, which the workers run on the
 	// frames they decode.
 	format func(dst []byte, f *decode.Frame, err error) []byte
-	// readAheadFrom is what the file said of itself up to its first
-	// frame, once it is read ahead: SnapLen, CaptureHost, LinkBitsPerSec and
-	// InterfaceName answer from it, as the reading goroutine may be in a
-	// later section.
-	readAheadFrom *readerMeta
+	// said is what the file said of itself up to its first packet, as
+	// opening it read: SnapLen, CaptureHost, LinkBitsPerSec and
+	// InterfaceName answer from it wherever the reading stands, so that a
+	// file read ahead (its reading perhaps in a later pcapng section) and
+	// one read on the caller's goroutine answer alike.
+	said readerMeta
 }
 
 // readerMeta is what SnapLen, CaptureHost, LinkBitsPerSec and
@@ -163,6 +164,7 @@ func Open(path string) (*Reader, error) {
 		return nil, err
 	}
 	r.closer, r.regular = f, regular
+	r.said = r.saidSoFar()
 	return r, nil
 }
 
@@ -172,7 +174,12 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 	if l, ok := rd.(interface{ Len() int }); ok { // bytes.Reader, bytes.Buffer, strings.Reader
 		size = int64(l.Len())
 	}
-	return newReader(rd, name, size, nil)
+	r, err := newReader(rd, name, size, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.said = r.saidSoFar()
+	return r, nil
 }
 
 // newReader reads a capture of sizeBytes (if known, else readBufLen or
@@ -249,27 +256,28 @@ func (r *Reader) LinkType() int { return r.linkType }
 
 // SnapLen returns the snap length the file declares in bytes (pcapng: its
 // first interface's), 0 when it declares none.
-func (r *Reader) SnapLen() int { return r.meta().snapLen }
+func (r *Reader) SnapLen() int { return r.said.snapLen }
 
 // CaptureHost returns the host that captured the file, as its first pcapng
 // section header names it (ibcap writes NgCaptureHost), "" when unknown.
-func (r *Reader) CaptureHost() string { return r.meta().captureHost }
+func (r *Reader) CaptureHost() string { return r.said.captureHost }
 
 // LinkBitsPerSec returns the speed the file records for its first
 // interface (pcapng if_speed), bits per second; 0 when it says none.
-func (r *Reader) LinkBitsPerSec() uint64 { return r.meta().linkBitsPerSec }
+func (r *Reader) LinkBitsPerSec() uint64 { return r.said.linkBitsPerSec }
 
 // InterfaceName returns the name the file gives its first interface
 // (pcapng if_name: ibsim names a tap's port, ibcap the device), "" when
 // it gives none.
-func (r *Reader) InterfaceName() string { return r.meta().interfaceName }
+func (r *Reader) InterfaceName() string { return r.said.interfaceName }
 
-// meta is what the file said of itself: up to its first frame once it is
-// read ahead (readAheadFrom), else up to where the reader stands.
-func (r *Reader) meta() readerMeta {
-	if r.readAheadFrom != nil {
-		return *r.readAheadFrom
-	}
+// saidSoFar is what the file has said of itself up to where the reader
+// stands: its header's snap length, or its current pcapng section's first
+// interface's, and the first section header's capture host. A later
+// section resets the interfaces, so the readers answer from what the open
+// read (said): a -j 2 read once answered 65535 where -j 1 said 0 (found by
+// FuzzStreamWorkers).
+func (r *Reader) saidSoFar() readerMeta {
 	m := readerMeta{snapLen: r.snapLen, captureHost: r.captureHost}
 	if r.isNG {
 		m.snapLen = 0
