@@ -124,6 +124,12 @@ type Stream struct {
 	opts  StreamOptions
 	stats StreamStats
 	last  int // file whose frame Next handed out last, -1 before the first
+	// solo is the only file, when there is one and it is read on the
+	// caller's goroutine, decoded: Next then merges nothing and reads its
+	// plain pcap records itself (readerfast.go).
+	solo *streamFile
+	// soloPcap is set when solo is a pcap file (not pcapng, not ERF).
+	soloPcap bool
 
 	formatResNs int64 // coarsest timestamp unit the file formats declare (ERF aside)
 	dataResNs   int64 // largest power of ten dividing every timestamp seen
@@ -199,6 +205,10 @@ func NewStream(readers []*Reader, opts StreamOptions) *Stream {
 		}
 	}
 	s.readAhead(opts.Workers)
+	if len(s.files) == 1 && s.files[0].ahead == nil && !opts.Records {
+		s.solo = s.files[0]
+		s.soloPcap = !s.solo.r.isNG && !s.solo.r.isERF
+	}
 	for i := range s.files {
 		s.advance(i)
 	}
@@ -300,6 +310,20 @@ func (s *Stream) ResolutionNs() int64 {
 // Undecoded, a frame that could not be decoded comes with its *DecodeError
 // (the stream goes on); no other error is returned.
 func (s *Stream) Next() (*decode.Frame, int, error) {
+	if sf := s.solo; sf != nil { // one file: nothing to merge
+		if s.last == 0 && !s.nextPlain(sf) {
+			s.advance(0)
+		}
+		if !sf.ok {
+			s.last = -1
+			return nil, -1, io.EOF
+		}
+		s.last = 0
+		if sf.err != nil {
+			return sf.cur, 0, sf.err
+		}
+		return sf.cur, 0, nil
+	}
 	if s.last >= 0 {
 		s.advance(s.last)
 	}

@@ -1,0 +1,188 @@
+package capfile_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/ibscope/ibscope/capfile"
+	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
+)
+
+// emptyPcap is a nanosecond pcap file of no records: read beside a file, it
+// has the stream take its general path (the merge) with nothing to merge.
+func emptyPcap() []byte {
+	h := make([]byte, 24)
+	binary.LittleEndian.PutUint32(h, 0xa1b23c4d)
+	binary.LittleEndian.PutUint16(h[4:], 2)
+	binary.LittleEndian.PutUint16(h[6:], 4)
+	binary.LittleEndian.PutUint32(h[16:], 65535)
+	binary.LittleEndian.PutUint32(h[20:], decode.LinkTypeEthernet)
+	return h
+}
+
+// chunks reads at most n bytes a call and hides its length: the reader's
+// buffer then holds parts of records, and a record is read whole in one
+// call and cut in the next.
+type chunks struct {
+	r *bytes.Reader
+	n int
+}
+
+func (c *chunks) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
+
+// soloRun is what a stream of one file handed out and told.
+type soloRun struct {
+	frames []decode.Frame
+	errs   []string
+	done   []int64 // Progress's bytes read, after each frame
+	told   []string
+	stats  capfile.StreamStats
+	resNs  int64
+}
+
+// readSolo reads file, stored at path, as a stream's only file, or beside
+// an empty file (general, the merge), through reads of at most chunk bytes
+// when chunk > 0.
+func readSolo(t *testing.T, file []byte, path string, chunk int, general, undecoded, keepOdd bool) soloRun {
+	t.Helper()
+	var run soloRun
+	in := func(b []byte) io.Reader {
+		if chunk > 0 {
+			return &chunks{bytes.NewReader(b), chunk}
+		}
+		return bytes.NewReader(b)
+	}
+	r, err := capfile.NewReader(in(file), path) // Progress stats path
+	if err != nil {
+		return run
+	}
+	readers := []*capfile.Reader{r}
+	if general {
+		e, err := capfile.NewReader(in(emptyPcap()), "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		readers = append(readers, e)
+	}
+	opts := capfile.StreamOptions{CheckCRC: true, Undecoded: undecoded, Untimed: true,
+		OnDecodeError: func(de *capfile.DecodeError) { run.told = append(run.told, de.Error()) },
+		OnFileError:   func(err error) { run.told = append(run.told, err.Error()) }}
+	if keepOdd {
+		opts.Keep = func(f *decode.Frame) bool { return f.Number%2 == 1 }
+	}
+	s := capfile.NewStream(readers, opts)
+	defer s.Close()
+	for {
+		f, i, err := s.Next()
+		if err == io.EOF {
+			break
+		}
+		if i != 0 {
+			t.Fatalf("frame %d from file %d", f.Number, i)
+		}
+		fr := *f
+		fr.Payload = bytes.Clone(f.Payload)
+		run.frames = append(run.frames, fr)
+		run.errs = append(run.errs, fmt.Sprint(err))
+		done, _ := s.Progress()
+		run.done = append(run.done, done)
+	}
+	run.stats, run.resNs = s.Stats(), s.ResolutionNs()
+	return run
+}
+
+// checkSoloSame reads file as one stream's only file (Next's fast path)
+// and beside an empty file (the general path): the frames, their errors,
+// what was told, the counts and the resolution are the same.
+func checkSoloSame(t *testing.T, file []byte, chunk int, undecoded, keepOdd bool) {
+	path := filepath.Join(t.TempDir(), "a.pcap")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	solo := readSolo(t, file, path, chunk, false, undecoded, keepOdd)
+	general := readSolo(t, file, path, chunk, true, undecoded, keepOdd)
+	if !reflect.DeepEqual(solo, general) {
+		t.Fatalf("undecoded %v, keep odd %v, chunk %d: one file alone read\n%+v\nand beside an empty one\n%+v",
+			undecoded, keepOdd, chunk, solo, general)
+	}
+}
+
+// TestSoloStreamSameAsMerged: a capture read alone (Next's fast path for
+// plain pcap records) gives what it gives read through the merge, on
+// captures with frames that cannot be decoded, records with impossible
+// headers, microsecond and big-endian files, and records cut by the reads.
+func TestSoloStreamSameAsMerged(t *testing.T) {
+	for _, file := range soloSeeds(t) {
+		for _, chunk := range []int{0, 1, 7, 100} {
+			for _, undecoded := range []bool{false, true} {
+				checkSoloSame(t, file, chunk, undecoded, false)
+				checkSoloSame(t, file, chunk, undecoded, true)
+			}
+		}
+	}
+}
+
+// soloSeeds are pcap files, each with something the fast path leaves to
+// the general one.
+func soloSeeds(t testing.TB) [][]byte {
+	// 20 frames (more than the stamps ResolutionNs trusts), stamped 100 ns
+	// apart at the finest, every fourth a step back.
+	pkts := testcap.Stream(20, 1, 2, 7, 0, 64, testcap.BaseNs, func(i int) int64 { return int64(1000*(3-i%4) - 1700) })
+	read := func(path string) []byte {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	nano := read(testcap.Write(t, "nano.pcap", false, pkts))
+	micro := read(testcap.WriteMicro(t, "micro.pcap", pkts))
+	native := read(testcap.Write(t, "native.pcap", true, pkts))
+	// The third record: the first is read as the stream opens, before Next.
+	third := 24
+	for range 2 {
+		third += 16 + int(binary.LittleEndian.Uint32(nano[third+8:]))
+	}
+	badOpcode := bytes.Clone(nano)
+	badOpcode[third+16+14+20+8] = 0x1f // an opcode no transport defines
+	badWireLen := bytes.Clone(nano)
+	binary.LittleEndian.PutUint32(badWireLen[third+12:], 1) // original length below captured length
+	bigEndian := bytes.Clone(nano)
+	for off := 0; off+4 <= 24; off += 4 { // the header's words, then each record's
+		if off == 4 { // two 16-bit version numbers
+			binary.BigEndian.PutUint16(bigEndian[4:], 2)
+			binary.BigEndian.PutUint16(bigEndian[6:], 4)
+			continue
+		}
+		binary.BigEndian.PutUint32(bigEndian[off:], binary.LittleEndian.Uint32(nano[off:]))
+	}
+	for off := 24; off+16 <= len(nano); {
+		for w := 0; w < 16; w += 4 {
+			binary.BigEndian.PutUint32(bigEndian[off+w:], binary.LittleEndian.Uint32(nano[off+w:]))
+		}
+		off += 16 + int(binary.LittleEndian.Uint32(nano[off+8:]))
+	}
+	cut := nano[:len(nano)-5]
+	return [][]byte{nano, micro, native, badOpcode, badWireLen, bigEndian, cut}
+}
+
+// FuzzSoloStream: any bytes, read as a stream's only file, give what they
+// give read through the merge.
+//
+//	go test -run=^$ -fuzz=FuzzSoloStream -fuzztime=30s ./capfile/
+func FuzzSoloStream(f *testing.F) {
+	for _, seed := range soloSeeds(f) {
+		f.Add(seed, uint8(0), true, false)
+		f.Add(seed, uint8(7), false, true)
+	}
+	f.Fuzz(func(t *testing.T, file []byte, chunk uint8, undecoded, keepOdd bool) {
+		checkSoloSame(t, file, int(chunk), undecoded, keepOdd)
+	})
+}
