@@ -250,7 +250,7 @@ func run(parent context.Context, f *flags) error {
 	var post *postRotate
 	if printing {
 		printer = startPrinter(os.Stdout, decode.SummaryOptions{Verbose: f.verbose > 0, Link: f.linkLevel}, live)
-		format = printFormat(format)
+		format = printFormat(format, f.linkType != "")
 	} else if f.postRotate != "" {
 		post = &postRotate{command: f.postRotate}
 	}

@@ -158,10 +158,10 @@ func linkTypeFormat(f *flags, t capture.Target, format capture.Format) (capture.
 // printFormat is the format the packets to print are handed to the
 // printer in: pcap of the link type -y chose, as tcpdump prints what its
 // -y asks the device for: -y INFINIBAND (--format ib247) LRH first,
-// otherwise pcap (ERF records for native IB). The other formats only
-// say how -w writes.
-func printFormat(format capture.Format) capture.Format {
-	if format == capture.FormatIB247 {
+// otherwise pcap (ERF records for native IB). --format alone only says
+// how -w writes, so without -y it changes nothing here.
+func printFormat(format capture.Format, byLinkType bool) capture.Format {
+	if byLinkType && format == capture.FormatIB247 {
 		return format
 	}
 	return capture.FormatPcap

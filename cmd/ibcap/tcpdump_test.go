@@ -83,6 +83,15 @@ func TestReadPrints(t *testing.T) {
 	if err != nil || !strings.Contains(out, "(dscp ") || !strings.Contains(out, " > ") || strings.Count(out, "\n") != 1 {
 		t.Errorf("ibcap -r -v -e -n -c 1: %v: %q\n%s", err, out, stderr)
 	}
+	// --format says how -w writes: printing, it changes nothing (-y
+	// chooses the link type printed from; with -r it is refused).
+	one, stderr, err := ibcapOut(t, "-r", bundled, "-c", "1", "-q")
+	if err != nil {
+		t.Fatalf("ibcap -r -c 1: %v\n%s", err, stderr)
+	}
+	if out, stderr, err = ibcapOut(t, "-r", bundled, "--format", "ib247", "-c", "1", "-q"); err != nil || out != one {
+		t.Errorf("ibcap -r --format ib247 -c 1: %v: %q, want %q as without --format\n%s", err, out, one, stderr)
+	}
 }
 
 // ibcap -r IN -w OUT copies what the filters keep: tshark finds in OUT
