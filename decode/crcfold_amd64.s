@@ -3,6 +3,32 @@
 #include "go_asm.h"
 #include "textflag.h"
 
+// IEEE_REDUCE leaves in AX the CRC-32 (IEEE) register, from zero, after
+// the 16-byte block in X1 (the end of hash/crc32's ieeeCLMUL). It uses
+// X0-X3.
+#define IEEE_REDUCE \
+	MOVOU ieeeK4<>+0(SB), X0; \
+	PCMPEQB X3, X3; \
+	PCLMULQDQ $1, X1, X0; \
+	PSRLDQ $8, X1; \
+	PXOR X0, X1; \
+	MOVOA X1, X2; \
+	MOVQ ieeeR5<>+0(SB), X0; \
+	PSRLQ $32, X3; \
+	PSRLDQ $4, X2; \
+	PAND X3, X1; \
+	PCLMULQDQ $0, X0, X1; \
+	PXOR X2, X1; \
+	MOVOU ieeePoly<>+0(SB), X0; \
+	MOVOA X1, X2; \
+	PAND X3, X1; \
+	PCLMULQDQ $0x10, X0, X1; \
+	PAND X3, X1; \
+	PCLMULQDQ $0, X0, X1; \
+	PXOR X2, X1; \
+	MOVQ X1, AX; \
+	SHRQ $32, AX
+
 // func crcFold(k *foldTable, a, b []byte) (lo, hi uint64)
 //
 // len(a) and len(b) must be multiples of 16. The result is a 16-byte block
@@ -130,34 +156,7 @@ TEXT ·ieeeReduce(SB), NOSPLIT, $0
 	MOVQ       lo+0(FP), X1
 	MOVQ       hi+8(FP), X2
 	PUNPCKLQDQ X2, X1
-	MOVOU      ieeeK4<>+0(SB), X0
-
-	PCMPEQB   X3, X3
-	PCLMULQDQ $1, X1, X0
-	PSRLDQ    $8, X1
-	PXOR      X0, X1
-
-	MOVOA X1, X2
-	MOVQ  ieeeR5<>+0(SB), X0
-
-	PSRLQ $32, X3 // 32-bit mask
-
-	PSRLDQ    $4, X2
-	PAND      X3, X1
-	PCLMULQDQ $0, X0, X1
-	PXOR      X2, X1
-
-	MOVOU ieeePoly<>+0(SB), X0
-
-	MOVOA     X1, X2
-	PAND      X3, X1
-	PCLMULQDQ $0x10, X0, X1
-	PAND      X3, X1
-	PCLMULQDQ $0, X0, X1
-	PXOR      X2, X1
-
-	MOVQ X1, AX
-	SHRQ $32, AX
+	IEEE_REDUCE
 	MOVL AX, ret+16(FP)
 	RET
 
@@ -329,33 +328,6 @@ tail: // X0 followed by the t tail bytes at SI: (0s, X0[:t])·k[1] ^ (X0[t:], ta
 
 reduce: // as ieeeReduce, from X1
 	MOVOA X0, X1
-	MOVOU ieeeK4<>+0(SB), X0
-
-	PCMPEQB   X3, X3
-	PCLMULQDQ $1, X1, X0
-	PSRLDQ    $8, X1
-	PXOR      X0, X1
-
-	MOVOA X1, X2
-	MOVQ  ieeeR5<>+0(SB), X0
-
-	PSRLQ $32, X3 // 32-bit mask
-
-	PSRLDQ    $4, X2
-	PAND      X3, X1
-	PCLMULQDQ $0, X0, X1
-	PXOR      X2, X1
-
-	MOVOU ieeePoly<>+0(SB), X0
-
-	MOVOA     X1, X2
-	PAND      X3, X1
-	PCLMULQDQ $0x10, X0, X1
-	PAND      X3, X1
-	PCLMULQDQ $0, X0, X1
-	PXOR      X2, X1
-
-	MOVQ X1, AX
-	SHRQ $32, AX
+	IEEE_REDUCE
 	MOVL AX, ret+32(FP)
 	RET
