@@ -16,11 +16,11 @@ import (
 // ERF) is left to the general path, unread.
 
 // nextPlain does what advance does for the solo file's next records while
-// they are plain pcap records whole in the read buffer, with what record
-// and Reader.Next do for each. It reports whether it settled on a frame to
+// they are plain pcap records or pcapng enhanced packet blocks whole in the
+// read buffer, with what record and Reader.Next do for each. It reports whether it settled on a frame to
 // hand out; false, it has read nothing more, and advance goes on from there.
 func (s *Stream) nextPlain(sf *streamFile) bool {
-	if !s.soloPcap {
+	if !s.soloPlain {
 		return false
 	}
 	// sf.cur is &sf.f already: read gave it for every frame before.
@@ -30,33 +30,43 @@ func (s *Stream) nextPlain(sf *streamFile) bool {
 		if r.err != nil || s.opts.Stop != nil && s.opts.Stop.Load() {
 			return false
 		}
-		rec := b.buf[b.r:b.w]
-		if len(rec) < 16 {
-			return false
-		}
-		var sec, sub, capLen, wireLen uint32
-		if r.bigEnd {
-			sec, sub = binary.BigEndian.Uint32(rec), binary.BigEndian.Uint32(rec[4:])
-			capLen, wireLen = binary.BigEndian.Uint32(rec[8:]), binary.BigEndian.Uint32(rec[12:])
+		var data []byte
+		if !r.isNG {
+			rec := b.buf[b.r:b.w]
+			if len(rec) < 16 {
+				return false
+			}
+			var sec, sub, capLen, wireLen uint32
+			if r.bigEnd {
+				sec, sub = binary.BigEndian.Uint32(rec), binary.BigEndian.Uint32(rec[4:])
+				capLen, wireLen = binary.BigEndian.Uint32(rec[8:]), binary.BigEndian.Uint32(rec[12:])
+			} else {
+				sec, sub = binary.LittleEndian.Uint32(rec), binary.LittleEndian.Uint32(rec[4:])
+				capLen, wireLen = binary.LittleEndian.Uint32(rec[8:]), binary.LittleEndian.Uint32(rec[12:])
+			}
+			subNs := int64(sub) * r.nsPerTs
+			n := 16 + int(capLen)
+			if capLen > maxRecordLen || len(rec) < n || wireLen < capLen || subNs >= 1e9 {
+				return false // record says why, or reads on
+			}
+			// Read what is needed before writing f, which the compiler cannot
+			// tell apart from the reader's fields.
+			frame, offset := r.frames+1, r.offset
+			b.r += n
+			r.frames, r.offset = frame, offset+int64(n)
+			f.Dir = decode.DirectionUnknown
+			f.Number, f.Offset = frame, offset
+			f.TsNs, f.NoTs = int64(sec)*1e9+subNs, false
+			f.CapLen, f.WireLen = int(capLen), int(wireLen)
+			data = rec[16:n]
 		} else {
-			sec, sub = binary.LittleEndian.Uint32(rec), binary.LittleEndian.Uint32(rec[4:])
-			capLen, wireLen = binary.LittleEndian.Uint32(rec[8:]), binary.LittleEndian.Uint32(rec[12:])
+			var ok bool
+			if data, ok = r.plainBlock(f); !ok {
+				return false
+			}
 		}
-		subNs := int64(sub) * r.nsPerTs
-		n := 16 + int(capLen)
-		if capLen > maxRecordLen || len(rec) < n || wireLen < capLen || subNs >= 1e9 {
-			return false // record says why, or reads on
-		}
-		// Read what is needed before writing f, which the compiler cannot
-		// tell apart from the reader's fields.
-		frame, offset := r.frames+1, r.offset
-		b.r += n
-		r.frames, r.offset = frame, offset+int64(n)
-		f.Dir = decode.DirectionUnknown
-		f.Number, f.Offset = frame, offset
-		f.TsNs, f.NoTs = int64(sec)*1e9+subNs, false
-		f.CapLen, f.WireLen = int(capLen), int(wireLen)
-		if err := r.dec.Decode(rec[16:n], f); err != nil {
+		offset := f.Offset
+		if err := r.dec.Decode(data, f); err != nil {
 			// As advance: counted and told, handed out with Undecoded.
 			s.frameFailed(sf, r.decodeError(f, err))
 			if !s.opts.Undecoded {
@@ -91,4 +101,52 @@ func (s *Stream) nextPlain(sf *streamFile) bool {
 		sf.ok = true
 		return true
 	}
+}
+
+// plainBlock is what recordNG does for a little-endian enhanced packet
+// block whole in the buffer, of a known interface, with a timestamp in range
+// and a captured length within its original one: it fills f's record fields,
+// consumes the block and returns the packet. For any other block it returns
+// false, having read nothing: recordNG reads it, and says why when it fails.
+// Comparisons are made in uint64: no length in the block overflows them.
+func (r *Reader) plainBlock(f *decode.Frame) ([]byte, bool) {
+	if r.ngOrder != binary.LittleEndian {
+		return nil, false
+	}
+	b := r.br
+	block := b.buf[b.r:b.w]
+	if len(block) < 32 || binary.LittleEndian.Uint32(block) != ngBlockEnhancedPacket {
+		return nil, false
+	}
+	n := binary.LittleEndian.Uint32(block[4:])
+	if n < 32 || n%4 != 0 || n > ngMaxBlockLen || uint64(len(block)) < uint64(n) {
+		return nil, false
+	}
+	block = block[:n]
+	if binary.LittleEndian.Uint32(block[n-4:]) != n {
+		return nil, false
+	}
+	ifIndex := binary.LittleEndian.Uint32(block[8:])
+	tsUnits := uint64(binary.LittleEndian.Uint32(block[12:]))<<32 | uint64(binary.LittleEndian.Uint32(block[16:]))
+	capLen, wireLen := binary.LittleEndian.Uint32(block[20:]), binary.LittleEndian.Uint32(block[24:])
+	if uint64(ifIndex) >= uint64(len(r.ngIfaces)) || uint64(capLen) > uint64(n-32) || wireLen < capLen {
+		return nil, false
+	}
+	ifc := &r.ngIfaces[ifIndex]
+	ns, ok := ngTimestampNs(tsUnits, ifc.tsResol, ifc.tsOffsetS)
+	if !ok {
+		return nil, false
+	}
+	dir := decode.DirectionUnknown
+	if opts := 28 + int(capLen+3)&^3; opts <= int(n)-4 {
+		dir = ngDirection(block[opts:n-4], binary.LittleEndian)
+	}
+	r.frames++
+	f.Number, f.Offset = r.frames, r.offset
+	f.CapLen, f.WireLen = int(capLen), int(wireLen)
+	f.Dir, f.NoTs, f.TsNs = dir, false, ns
+	b.r += int(n)
+	r.offset += int64(n)
+	r.dec.LinkType = ifc.linkType
+	return block[28 : 28+capLen], true
 }

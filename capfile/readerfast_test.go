@@ -170,7 +170,30 @@ func soloSeeds(t testing.TB) [][]byte {
 		off += 16 + int(binary.LittleEndian.Uint32(nano[off+8:]))
 	}
 	cut := nano[:len(nano)-5]
-	return [][]byte{nano, micro, native, badOpcode, badWireLen, bigEndian, cut}
+	ng := read(testcap.WriteUntimed(t, "ng.pcapng", pkts))
+	ngUntimed := read(testcap.WriteUntimed(t, "untimed.pcapng", pkts, 3, 9))
+	// Two interfaces, the second native InfiniBand with times in
+	// microseconds (no if_tsresol), and enhanced packet blocks on each in
+	// turn with an epb_flags option: inbound, outbound.
+	le := binary.LittleEndian
+	ngFlags := testcap.PcapngBlock(testcap.PcapngHead(nil), 1, []byte{byte(decode.LinkTypeInfiniBand), 0, 0, 0, 0, 0, 0, 0})
+	for i, p := range pkts {
+		frame, iface, ts := testcap.RoCEFrame(t, p), uint32(0), uint64(p.TsNs)
+		if i%2 == 1 {
+			frame, iface, ts = testcap.NativeFrame(t, p), 1, ts/1000
+		}
+		var b []byte
+		b = le.AppendUint32(b, iface)
+		b = le.AppendUint32(b, uint32(ts>>32))
+		b = le.AppendUint32(b, uint32(ts))
+		b = le.AppendUint32(b, uint32(len(frame)))
+		b = le.AppendUint32(b, uint32(len(frame)))
+		b = append(b, frame...)
+		b = append(b, make([]byte, (4-len(frame)%4)%4)...)
+		b = append(b, 2, 0, 4, 0, byte(1+i%2), 0, 0, 0, 0, 0, 0, 0)
+		ngFlags = testcap.PcapngBlock(ngFlags, 6, b)
+	}
+	return [][]byte{nano, micro, native, badOpcode, badWireLen, bigEndian, cut, ng, ngUntimed, ngFlags}
 }
 
 // FuzzSoloStream: any bytes, read as a stream's only file, give what they

@@ -128,8 +128,8 @@ type Stream struct {
 	// caller's goroutine, decoded: Next then merges nothing and reads its
 	// plain pcap records itself (readerfast.go).
 	solo *streamFile
-	// soloPcap is set when solo is a pcap file (not pcapng, not ERF).
-	soloPcap bool
+	// soloPlain is set when solo is a pcap or pcapng file (not ERF).
+	soloPlain bool
 
 	formatResNs int64 // coarsest timestamp unit the file formats declare (ERF aside)
 	dataResNs   int64 // largest power of ten dividing every timestamp seen
@@ -207,7 +207,7 @@ func NewStream(readers []*Reader, opts StreamOptions) *Stream {
 	s.readAhead(opts.Workers)
 	if len(s.files) == 1 && s.files[0].ahead == nil && !opts.Records {
 		s.solo = s.files[0]
-		s.soloPcap = !s.solo.r.isNG && !s.solo.r.isERF
+		s.soloPlain = !s.solo.r.isERF
 	}
 	for i := range s.files {
 		s.advance(i)
