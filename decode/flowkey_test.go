@@ -14,6 +14,7 @@ func TestPutFlowKeyOverwrites(t *testing.T) {
 	f.BTH.DestQP = 0x12
 	f.Src, f.Dst = netip.MustParseAddr("192.168.7.1"), netip.MustParseAddr("192.168.7.2")
 	f.GRH.SGID[15], f.GRH.DGID[15] = 1, 2
+	f.Has = HasGRH // without it a RoCEv1 frame's GIDs are not its own (TestFlowKeyOfCutRoCEv1)
 	stale := FlowKey{Transport: TransportRoCEv2, SLID: 0xFFFF, DLID: 0xFFFF,
 		Src: netip.MustParseAddr("fe80::1"), Dst: netip.MustParseAddr("10.0.0.1"), DestQP: 0xFFFFFF}
 	for _, tr := range []Transport{TransportNone, TransportIB, TransportRoCEv1, TransportRoCEv2} {

@@ -183,7 +183,11 @@ func (f *Frame) PutFlowKey(k *FlowKey) {
 		k.Src, k.Dst = netip.Addr{}, netip.Addr{}
 	case TransportRoCEv1:
 		k.SLID, k.DLID = 0, 0
-		k.Src, k.Dst = f.GRH.SrcGID(), f.GRH.DstGID()
+		if f.Has&HasGRH != 0 {
+			k.Src, k.Dst = f.GRH.SrcGID(), f.GRH.DstGID()
+		} else { // cut inside the GRH: not the GIDs the frame before left
+			k.Src, k.Dst = netip.Addr{}, netip.Addr{}
+		}
 	case TransportRoCEv2:
 		k.SLID, k.DLID = 0, 0
 		k.Src, k.Dst = f.Src, f.Dst
