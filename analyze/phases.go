@@ -136,14 +136,19 @@ func (d *phaseDetector) closeBlock() {
 		return
 	}
 	// A new phase. Place its start within the held block and the first
-	// candidate block: after the last IPD there nearer the old level.
-	seq := append(slices.Clone(d.held), d.cand[:d.blockLen]...)
+	// candidate block: after the last IPD there nearer the old level. The
+	// later candidate blocks (confirm is 2 or more) follow, so the new phase
+	// has an IPD after that one even when the first candidate block ends
+	// nearer the old level ([10 10 10 2] after 2s): its start was then
+	// summed past the end of the held and first blocks, a panic or a time
+	// from whatever the slice held beyond (found by FuzzAnalyses).
+	seq := append(slices.Clone(d.held), d.cand...)
 	seqStart := d.candStart
 	if len(d.held) > 0 {
 		seqStart = d.heldStart
 	}
 	k := 0
-	for i, v := range seq {
+	for i, v := range seq[:len(d.held)+d.blockLen] {
 		if nearerFirst(v, ref, d.candMedian) {
 			k = i + 1
 		}
@@ -157,7 +162,7 @@ func (d *phaseDetector) closeBlock() {
 	}
 	d.done = append(d.done, d.cur.phase())
 	d.cur = phaseAcc{start: start, end: start}
-	d.absorb(append(seq[k:], d.cand[d.blockLen:]...), start)
+	d.absorb(seq[k:], start)
 	d.held, d.cand, d.candBlocks = d.held[:0], d.cand[:0], 0
 }
 

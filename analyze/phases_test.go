@@ -80,3 +80,21 @@ func TestDetectPhasesSteady(t *testing.T) {
 		t.Errorf("one packet: %+v", ph)
 	}
 }
+
+// TestPhaseChangeAfterFirstCandidateBlock: a first block of the new level
+// that ends with an IPD of the old one ([10 10 10 2] after 2s) puts the
+// change after that whole block; the start was summed past the end of the
+// IPDs looked at, a panic (found by FuzzAnalyses through tick).
+func TestPhaseChangeAfterFirstCandidateBlock(t *testing.T) {
+	d := newPhaseDetector(8) // blocks of 4 IPDs, 2 to confirm
+	ts := int64(0)
+	d.Add(ts)
+	for _, ipd := range []int64{2, 2, 2, 2, 10, 10, 10, 2, 10, 10, 10, 10} {
+		ts += ipd
+		d.Add(ts)
+	}
+	ps := d.Phases()
+	if len(ps) != 2 || ps[0].EndNs != 40 || ps[1].StartNs != 50 || ps[1].EndNs != 80 {
+		t.Fatalf("phases %+v: want a change after the IPD that ends at 40", ps)
+	}
+}
