@@ -3,10 +3,10 @@ package capfile_test
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -27,15 +27,17 @@ func emptyPcap() []byte {
 	return h
 }
 
-// chunks reads at most n bytes a call and hides its length: the reader's
-// buffer then holds parts of records, and a record is read whole in one
-// call and cut in the next.
+// chunks reads at most n bytes a call: the reader's buffer then holds
+// parts of records, and a record is read whole in one call and cut in the
+// next. Its Len gives the reader a buffer of the file's size, as a
+// bytes.Reader does (a fuzzing run allocates no read buffer of 1 MB).
 type chunks struct {
 	r *bytes.Reader
 	n int
 }
 
 func (c *chunks) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
+func (c *chunks) Len() int                   { return c.r.Len() }
 
 // soloRun is what a stream of one file handed out and told.
 type soloRun struct {
@@ -102,8 +104,16 @@ func readSolo(t *testing.T, file []byte, path string, chunk int, general, undeco
 // and beside an empty file (the general path): the frames, their errors,
 // what was told, the counts and the resolution are the same.
 func checkSoloSame(t *testing.T, file []byte, chunk int, undecoded, keepOdd bool) {
-	path := filepath.Join(t.TempDir(), "a.pcap")
-	if err := os.WriteFile(path, file, 0o644); err != nil {
+	// A file of its own, not in t.TempDir(): fuzzing, that made a run of a
+	// few executions a second.
+	tf, err := os.CreateTemp("", "solo-*.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := tf.Name()
+	defer os.Remove(path)
+	_, err = tf.Write(file)
+	if err := errors.Join(err, tf.Close()); err != nil {
 		t.Fatal(err)
 	}
 	solo := readSolo(t, file, path, chunk, false, undecoded, keepOdd)
@@ -115,11 +125,13 @@ func checkSoloSame(t *testing.T, file []byte, chunk int, undecoded, keepOdd bool
 }
 
 // TestSoloStreamSameAsMerged: a capture read alone (Next's fast path for
-// plain pcap records) gives what it gives read through the merge, on
-// captures with frames that cannot be decoded, records with impossible
-// headers, microsecond and big-endian files, and records cut by the reads.
+// plain pcap records and pcapng packet blocks) gives what it gives read
+// through the merge, on captures with frames that cannot be decoded,
+// records with impossible headers, microsecond and big-endian files, and
+// records cut by the reads. 20 frames: more than the stamps ResolutionNs
+// trusts.
 func TestSoloStreamSameAsMerged(t *testing.T) {
-	for _, file := range soloSeeds(t) {
+	for _, file := range soloSeeds(t, 20) {
 		for _, chunk := range []int{0, 1, 7, 100} {
 			for _, undecoded := range []bool{false, true} {
 				checkSoloSame(t, file, chunk, undecoded, false)
@@ -129,12 +141,11 @@ func TestSoloStreamSameAsMerged(t *testing.T) {
 	}
 }
 
-// soloSeeds are pcap files, each with something the fast path leaves to
-// the general one.
-func soloSeeds(t testing.TB) [][]byte {
-	// 20 frames (more than the stamps ResolutionNs trusts), stamped 100 ns
-	// apart at the finest, every fourth a step back.
-	pkts := testcap.Stream(20, 1, 2, 7, 0, 64, testcap.BaseNs, func(i int) int64 { return int64(1000*(3-i%4) - 1700) })
+// soloSeeds are pcap and pcapng files of frames frames (at least 3), each
+// with something the fast path leaves to the general one.
+func soloSeeds(t testing.TB, frames int) [][]byte {
+	// Stamped 100 ns apart at the finest, every fourth a step back.
+	pkts := testcap.Stream(frames, 1, 2, 7, 0, 64, testcap.BaseNs, func(i int) int64 { return int64(1000*(3-i%4) - 1700) })
 	read := func(path string) []byte {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -197,11 +208,12 @@ func soloSeeds(t testing.TB) [][]byte {
 }
 
 // FuzzSoloStream: any bytes, read as a stream's only file, give what they
-// give read through the merge.
+// give read through the merge. The seeds are of 5 frames: the fuzzer
+// minimizes each new input, and that took minutes on files of 20.
 //
 //	go test -run=^$ -fuzz=FuzzSoloStream -fuzztime=30s ./capfile/
 func FuzzSoloStream(f *testing.F) {
-	for _, seed := range soloSeeds(f) {
+	for _, seed := range soloSeeds(f, 5) {
 		f.Add(seed, uint8(0), true, false)
 		f.Add(seed, uint8(7), false, true)
 	}
