@@ -54,24 +54,8 @@ func TestWorkersSameReports(t *testing.T) {
 	paths := []string{testcap.WriteIn(t, dir, "a.pcap", false, pkts[0]), testcap.WriteIn(t, dir, "b.pcap", false, pkts[1])}
 
 	report := func(t *testing.T, opts StreamOptions, run func(s *Stream) (any, error)) string {
-		t.Helper()
-		s, err := OpenStream(paths, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		r, err := run(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := json.Marshal(struct {
-			Report any
-			Stats  StreamStats
-		}{r, s.Stats()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+		j, _ := streamReport(t, paths, opts, run)
+		return j
 	}
 	flows := func(s *Stream) (any, error) { return runFlows(s, nil) }
 	ipd := func(s *Stream) (any, error) { return runIPD(s, IPDOptions{}, nil) }
@@ -149,23 +133,8 @@ func TestWorkersSeenTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := func(workers int) (string, StreamStats) {
-		s, err := OpenStream([]string{path}, StreamOptions{CheckCRC: true, Workers: workers})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		r, err := runFlows(s, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := json.Marshal(struct {
-			Report any
-			Stats  StreamStats
-		}{r, s.Stats()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b), s.Stats()
+		return streamReport(t, []string{path}, StreamOptions{CheckCRC: true, Workers: workers},
+			func(s *Stream) (any, error) { return runFlows(s, nil) })
 	}
 	want, st := report(1)
 	if st.SeenTwice < 4000 || st.Packets < 5000 {
@@ -176,4 +145,27 @@ func TestWorkersSeenTwice(t *testing.T) {
 			t.Errorf("%d workers: the report differs from one goroutine's:\n%.600s\nwant:\n%.600s", workers, got, want)
 		}
 	}
+}
+
+// streamReport runs an analysis over paths and returns its report and the
+// stream's counts as one JSON text, to compare byte for byte, and the counts.
+func streamReport(t *testing.T, paths []string, opts StreamOptions, run func(s *Stream) (any, error)) (string, StreamStats) {
+	t.Helper()
+	s, err := OpenStream(paths, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := run(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(struct {
+		Report any
+		Stats  StreamStats
+	}{r, s.Stats()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), s.Stats()
 }
