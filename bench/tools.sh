@@ -13,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib/timeone.bash
 RUNS=${BENCH_RUNS:-9}
+NJ=$(nproc) # every core
 TSHARK_RUNS=${BENCH_TSHARK_RUNS:-3}
 SIZES=${BENCH_TOOLS_FRAMES:-500000 2000000}
 dir=${BENCH_DIR:-/tmp/ibscope-bench}
@@ -53,10 +54,10 @@ for n in $SIZES; do
   mb=$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$f")/1e6}")
   echo "tools: $f, $n frames, $mb MB, $RUNS runs a side alternating (tshark $TSHARK_RUNS); load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-  # decode on every core (the default) and on one (-j 1): the CPU time of the first includes
-  # the hand-over between the cores.
-  rounds cat cat "$f" -- summary bin/ibanalyze decode --summary "$f" -- \
-    nocrc bin/ibanalyze decode --summary --no-crc "$f" -- \
+  # decode on every core (-j nproc; the default takes only the cores the load average leaves
+  # idle) and on one (-j 1): the CPU time of the first includes the hand-over between the cores.
+  rounds cat cat "$f" -- summary bin/ibanalyze decode -j "$NJ" --summary "$f" -- \
+    nocrc bin/ibanalyze decode -j "$NJ" --summary --no-crc "$f" -- \
     summary1 bin/ibanalyze decode -j 1 --summary "$f" -- \
     nocrc1 bin/ibanalyze decode -j 1 --summary --no-crc "$f" --
   # The floor under any ibanalyze command: its start (runtime, package initialisation, page faults).
@@ -64,21 +65,21 @@ for n in $SIZES; do
   awk -v c="$(cpu cat)" -v s="$(cpu start)" 'BEGIN{
     printf "tools: ibanalyze --version (start-up alone) %.3f CPU s = %.2fx cat\n", s, s/c }'
   for j in "" 1; do
-    awk -v c="$(cpu cat)" -v s="$(cpu summary$j)" -v x="$(cpu nocrc$j)" -v n="$n" -v j="${j:-all cores}" -v w="$(wall summary$j)" 'BEGIN{
+    awk -v c="$(cpu cat)" -v s="$(cpu summary$j)" -v x="$(cpu nocrc$j)" -v n="$n" -v j="${j:-$NJ}" -v w="$(wall summary$j)" 'BEGIN{
       printf "tools: decode --summary (-j %s) %.3f CPU s = %.2fx cat (%.3f s), %.0f ns/frame, %.3f s wall; --no-crc %.3f s = %.2fx cat, %.0f ns/frame (targets 3x, 2x)\n", j, s, s/c, c, s/n*1e9, w, x, x/c, x/n*1e9 }'
   done
 
-  # flows and ipd on every core (the default) and on one (-j 1), as decode above.
-  rounds tcpdump tcpdump -r "$f" -w /dev/null -- flows bin/ibanalyze flows "$f" -- flows1 bin/ibanalyze flows -j 1 "$f" --
+  # flows and ipd on every core and on one (-j 1), as decode above.
+  rounds tcpdump tcpdump -r "$f" -w /dev/null -- flows bin/ibanalyze flows -j "$NJ" "$f" -- flows1 bin/ibanalyze flows -j 1 "$f" --
   for j in "" 1; do
-    awk -v t="$(cpu tcpdump)" -v fl="$(cpu flows$j)" -v n="$n" -v j="${j:-all cores}" 'BEGIN{
+    awk -v t="$(cpu tcpdump)" -v fl="$(cpu flows$j)" -v n="$n" -v j="${j:-$NJ}" 'BEGIN{
       printf "tools: flows (-j %s) %.3f CPU s = %.2fx tcpdump -r F -w /dev/null (%.3f s), %.0f ns/frame (target 1.0x)\n", j, fl, fl/t, t, fl/n*1e9 }'
   done
 
-  rounds ipd bin/ibanalyze ipd "$f" -- ipd1 bin/ibanalyze ipd -j 1 "$f" --
+  rounds ipd bin/ibanalyze ipd -j "$NJ" "$f" -- ipd1 bin/ibanalyze ipd -j 1 "$f" --
   RUNS=$TSHARK_RUNS rounds tshark tshark -r "$f" -T fields -e frame.time_epoch -e infiniband.bth.destqp --
   for j in "" 1; do
-    awk -v i="$(wall ipd$j)" -v t="$(wall tshark)" -v ic="$(cpu ipd$j)" -v tc="$(cpu tshark)" -v n="$n" -v j="${j:-all cores}" 'BEGIN{
+    awk -v i="$(wall ipd$j)" -v t="$(wall tshark)" -v ic="$(cpu ipd$j)" -v tc="$(cpu tshark)" -v n="$n" -v j="${j:-$NJ}" 'BEGIN{
       printf "tools: ipd (-j %s) %.3f s wall, tshark -T fields (time, destqp) %.2f s wall: %.0fx faster (CPU %.3f s vs %.2f s: %.0fx, %.0f ns/frame) (target 150x)\n", j, i, t, t/i, ic, tc, tc/ic, ic/n*1e9 }'
   done
 
