@@ -399,15 +399,7 @@ func (r *Reader) record(f *decode.Frame) ([]byte, error) {
 			return nil, r.fail(headerCut(err, "record header", len(rec), 16))
 		}
 	}
-	hdr := rec[:16]
-	var sec, sub, capLen, wireLen uint32
-	if r.bigEnd {
-		sec, sub = binary.BigEndian.Uint32(hdr), binary.BigEndian.Uint32(hdr[4:])
-		capLen, wireLen = binary.BigEndian.Uint32(hdr[8:]), binary.BigEndian.Uint32(hdr[12:])
-	} else {
-		sec, sub = binary.LittleEndian.Uint32(hdr), binary.LittleEndian.Uint32(hdr[4:])
-		capLen, wireLen = binary.LittleEndian.Uint32(hdr[8:]), binary.LittleEndian.Uint32(hdr[12:])
-	}
+	sec, sub, capLen, wireLen := r.pcapRecordHeader(rec)
 	if capLen > maxRecordLen {
 		return nil, r.fail(fmt.Errorf("record claims %d captured bytes; the file is damaged", capLen))
 	}
@@ -474,4 +466,16 @@ func errOrEOF(err error) error {
 func (r *Reader) fail(err error) error {
 	r.err = &FileError{Name: r.name, Frame: r.frames + 1, Offset: r.offset, Err: err}
 	return r.err
+}
+
+// pcapRecordHeader reads a pcap record's 16-byte header at the start of
+// rec (len(rec) >= 16): the time's seconds and sub-second units, and the
+// captured and original lengths. Small enough to be inlined into the two
+// readers of records (record, and the one-file stream's nextPlain).
+func (r *Reader) pcapRecordHeader(rec []byte) (sec, sub, capLen, wireLen uint32) {
+	hdr := rec[:16]
+	if r.bigEnd {
+		return binary.BigEndian.Uint32(hdr), binary.BigEndian.Uint32(hdr[4:]), binary.BigEndian.Uint32(hdr[8:]), binary.BigEndian.Uint32(hdr[12:])
+	}
+	return binary.LittleEndian.Uint32(hdr), binary.LittleEndian.Uint32(hdr[4:]), binary.LittleEndian.Uint32(hdr[8:]), binary.LittleEndian.Uint32(hdr[12:])
 }

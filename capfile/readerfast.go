@@ -36,14 +36,7 @@ func (s *Stream) nextPlain(sf *streamFile) bool {
 			if len(rec) < 16 {
 				return false
 			}
-			var sec, sub, capLen, wireLen uint32
-			if r.bigEnd {
-				sec, sub = binary.BigEndian.Uint32(rec), binary.BigEndian.Uint32(rec[4:])
-				capLen, wireLen = binary.BigEndian.Uint32(rec[8:]), binary.BigEndian.Uint32(rec[12:])
-			} else {
-				sec, sub = binary.LittleEndian.Uint32(rec), binary.LittleEndian.Uint32(rec[4:])
-				capLen, wireLen = binary.LittleEndian.Uint32(rec[8:]), binary.LittleEndian.Uint32(rec[12:])
-			}
+			sec, sub, capLen, wireLen := r.pcapRecordHeader(rec)
 			subNs := int64(sub) * r.nsPerTs
 			n := 16 + int(capLen)
 			if capLen > maxRecordLen || len(rec) < n || wireLen < capLen || subNs >= 1e9 {
