@@ -198,7 +198,7 @@ func correlateOptions(captures []string, o correlateOpts) (correlate.Options, er
 	}
 	opt := correlate.Options{WindowNs: int64(o.rowSpanNs), Meta: commandMeta(), Ports: o.ports, MaxTelemetryValues: o.maxValues}
 	var err error
-	if opt.Workers, err = workers(); err != nil {
+	if opt.Workers, err = workers(false); err != nil {
 		return opt, err
 	}
 	if o.format != "" {

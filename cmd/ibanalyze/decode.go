@@ -86,7 +86,7 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 	if err != nil {
 		return err
 	}
-	nworkers, err := workers()
+	nworkers, err := workers(!o.summary)
 	if err != nil {
 		return err
 	}

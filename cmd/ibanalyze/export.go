@@ -122,7 +122,7 @@ func runExport(cmd *cobra.Command, captures []string, o exportOpts) error {
 func exportOptions(o exportOpts) (correlate.ExportOptions, error) {
 	opt := correlate.ExportOptions{NoCRC: o.noCRC, Meta: commandMeta()}
 	var err error
-	if opt.Workers, err = workers(); err != nil {
+	if opt.Workers, err = workers(true); err != nil {
 		return opt, err
 	}
 	if opt.Select, err = selected.selection(); err != nil {

@@ -39,7 +39,7 @@ type input struct {
 func newInput(opts analyze.StreamOptions) (*input, error) {
 	in := &input{opts: opts}
 	var err error
-	if in.opts.Workers, err = workers(); err != nil {
+	if in.opts.Workers, err = workers(false); err != nil {
 		return nil, err
 	}
 	sel, err := selected.selection()

@@ -15,7 +15,8 @@ import (
 // frames are decoded (CRCs checked) on that many goroutines ahead of the
 // analysis, which takes them in the capture's order: the results are the
 // same whatever N (capfile.StreamOptions.Workers). -j 1 keeps one core;
-// without -j, the cores not already busy (idleCores). Only the commands
+// without -j, one core where reading ahead does not pay, else the cores
+// not already busy (workers). Only the commands
 // that read captures take it (addJobsFlag), not the fleet view's (status,
 // nics, links); given before the command's name, as "ibanalyze -j 1
 // flows", it is still the command's.
@@ -46,12 +47,22 @@ const maxJobs = 256
 // addJobsFlag adds -j to the flags of a command that reads captures.
 func addJobsFlag(f *pflag.FlagSet) {
 	f.VarP(&jobs, "jobs", "j",
-		"decode on `N` cores (default: those not busy, GOMAXPROCS less the 1-minute load average or the tasks running if fewer, at least 1); 1 keeps one; the output is the same")
+		"decode on `N` cores (default: 1 for the analyses, decode --summary, correlate and a Parquet export, whose work in capture order is most of theirs; for decode's lines and the other exports, the cores not busy: GOMAXPROCS less the 1-minute load average or the tasks running if fewer, at least 1); the output is the same")
 }
 
-// workers is -j, checked, or without -j the cores not busy.
-func workers() (int, error) {
+// workers is -j, checked. Without -j it is the cores not busy where
+// reading ahead pays (pays), else one. It pays where most of the work
+// per frame can leave the caller's goroutine: decode's lines are
+// formatted on the workers (bench/cores.sh, 2M frames, 2 idle cores: -j 2
+// took 0.66x the wall time of -j 1 at 1.2x its CPU). Where the work in
+// the capture's order is most of it (every analysis, decode --summary),
+// -j 2 took 0.95x to 1.0x the wall time at 1.5x to 1.7x the CPU: one core
+// does as well for less.
+func workers(pays bool) (int, error) {
 	if !jobs.set {
+		if !pays {
+			return 1, nil
+		}
 		return idleCores(runtime.GOMAXPROCS(0), busyCores()), nil
 	}
 	if jobs.n < 1 || jobs.n > maxJobs {

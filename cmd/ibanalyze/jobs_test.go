@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -167,6 +168,27 @@ func TestJobsWhereCapturesAreRead(t *testing.T) {
 			if _, errOut, code := run(t, args...); code == 0 || !strings.Contains(errOut, "unknown") {
 				t.Errorf("%q: exit %d, want the flag refused:\n%s", args, code, errOut)
 			}
+		}
+	}
+}
+
+// TestDefaultJobs: without -j, one core where reading ahead does not pay
+// (the analyses, decode --summary, correlate), the idle cores where it
+// does; -j given is taken as it is either way.
+func TestDefaultJobs(t *testing.T) {
+	saved := jobs
+	defer func() { jobs = saved }()
+	jobs = jobsFlag{}
+	if n, err := workers(false); n != 1 || err != nil {
+		t.Errorf("without -j, where it does not pay: %d cores, %v; want 1", n, err)
+	}
+	if n, err := workers(true); n < 1 || n > runtime.GOMAXPROCS(0) || err != nil { // idleCores: the load moves
+		t.Errorf("without -j, where it pays: %d cores, %v", n, err)
+	}
+	jobs = jobsFlag{n: 3, set: true}
+	for _, pays := range []bool{false, true} {
+		if n, err := workers(pays); n != 3 || err != nil {
+			t.Errorf("-j 3 (pays %v): %d cores, %v", pays, n, err)
 		}
 	}
 }
