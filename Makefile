@@ -39,7 +39,7 @@ FUZZTIME ?= 4s
 # Generators under testdata/, which ./... leaves out.
 TESTDATA_CMDS := ./testdata/gen ./correlate/testdata/benchtel
 
-.PHONY: all build deps node-deps vm-deps demo-deps test lint unit fuzz-smoke vmtest bench bench-ab demo clean man install dashboard
+.PHONY: all build deps node-deps vm-deps demo-deps test lint unit race fuzz-smoke vmtest bench bench-ab demo clean man install dashboard
 
 all: build
 
@@ -73,7 +73,7 @@ node-deps:
 	@for d in $$(git ls-files '*package-lock.json' | xargs -r -n1 dirname); do \
 	  [ -d $$d/node_modules ] || (cd $$d && npm install --no-save --no-audit --no-fund --loglevel=error) || exit 1; done
 
-test: deps lint unit fuzz-smoke vmtest
+test: deps lint unit race fuzz-smoke vmtest
 
 lint:
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt needed: $$bad"; exit 1; fi
@@ -87,6 +87,12 @@ lint:
 
 unit:
 	@GO=$(GO) bash scripts/unit.sh
+
+# race runs the tests of what shares memory between goroutines under the race detector: the
+# read-ahead (its workers, the file's cut lock, the spin before sleeping), the stream merge, and
+# the -j comparisons. A data race there would give a wrong frame without failing any other test.
+race:
+	$(GO) test -race -count=1 -run 'ReadAhead|Workers|Stream|Solo|Meta|Jobs' ./capfile/ ./analyze/ ./cmd/ibanalyze/
 
 # vm-deps installs what the VM bench needs; apt-get download needs the package lists, which a
 # fresh machine may not have yet.
