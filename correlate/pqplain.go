@@ -118,9 +118,6 @@ func (s *plainScratch) write(c *chunk, plan *columnPlan, col arrow.Array) error 
 	default:
 		return fmt.Errorf("no plain encoding of %s as %s", col.DataType(), plan.descr.PhysicalType())
 	}
-	if len(s.page) > math.MaxInt32 {
-		return fmt.Errorf("page of %d bytes (at most %d)", len(s.page), math.MaxInt32)
-	}
 	var es metadata.EncodedStatistics
 	if st != nil {
 		var err error
