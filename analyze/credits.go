@@ -61,11 +61,12 @@ type CreditReport struct {
 	FCPs              int     `json:"fcps"`
 	DataPackets       int     `json:"data_packets"`
 	DecodeErrors      int     `json:"decode_errors"`
-	NoTime            int     `json:"no_time"`              // frames without a timestamp, skipped
-	CutHeaders        int     `json:"cut_headers"`          // frames cut before the end of their BTH, skipped
-	FileErrors        int     `json:"file_errors"`          // damaged files (reading stopped)
-	NsPerByte         float64 `json:"ns_per_byte"`          // byte time used for packet end times
-	NsPerByteInferred bool    `json:"ns_per_byte_inferred"` // true when inferred from the capture
+	NoTime            int     `json:"no_time"`                // frames without a timestamp, skipped
+	CutHeaders        int     `json:"cut_headers"`            // frames cut before the end of their BTH, skipped
+	FileErrors        int     `json:"file_errors"`            // damaged files (reading stopped)
+	NotSelected       int     `json:"not_selected,omitempty"` // frames --select, --from, --to or -c left out
+	NsPerByte         float64 `json:"ns_per_byte"`            // byte time used for packet end times
+	NsPerByteInferred bool    `json:"ns_per_byte_inferred"`   // true when inferred from the capture
 	// TimestampStepNs is the coarsest step every timestamp is a multiple
 	// of (1000 for ibdump's microseconds); credit stalls cannot be timed
 	// when it is not well below a packet time, and are then reported as -1.
@@ -281,9 +282,12 @@ func (a *CreditsAnalysis) Report(s *Stream) (*CreditReport, error) {
 	path := strings.Join(names, ", ")
 	st := s.Stats()
 	rep.File, rep.Frames, rep.DecodeErrors = path, st.Frames-st.DecodeErrors-st.NoTime, st.DecodeErrors
-	rep.NoTime, rep.CutHeaders, rep.FileErrors = st.NoTime, st.CutHeaders, st.FileErrors
+	rep.NoTime, rep.CutHeaders, rep.FileErrors, rep.NotSelected = st.NoTime, st.CutHeaders, st.FileErrors, st.NotSelected
 	if p := a.noDir; p != nil {
 		return rep, fmt.Errorf("%s: frame %d: %w", names[p.File], p.Frame, errNoDirection)
+	}
+	if rep.FCPs == 0 && rep.NotSelected > 0 {
+		return rep, fmt.Errorf("%s: %w (none among the frames selected; %d left out)", path, ErrNoFCP, rep.NotSelected)
 	}
 	if rep.FCPs == 0 {
 		return rep, fmt.Errorf("%s: %w", path, ErrNoFCP)

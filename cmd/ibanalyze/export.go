@@ -25,8 +25,8 @@ type exportOpts struct {
 func init() {
 	var o exportOpts
 	cmd := &cobra.Command{
-		Use:   "export CAPTURE... -o packets.parquet|packets.arrow",
-		Short: "Write one row per frame (the decode contract's fields) as Parquet or Arrow",
+		Use:   "export CAPTURE... -o packets.parquet|packets.arrow|packets.csv|packets.jsonl",
+		Short: "Write one row per frame (the decode contract's fields) as Parquet, Arrow, CSV or JSON Lines",
 		Long: `export writes every frame of a capture as one row with the fields of
 "ibanalyze decode --json": nested headers flattened (reth_va, aeth_msn, ...),
 absent headers as nulls, ts_ns as timestamp[ns] (UTC, stored without a zone
@@ -39,7 +39,6 @@ otherwise). Each column carries a description in its field metadata; the file's 
 names, link types and timestamp resolution and this command line. The format follows the extension of -o (.parquet,
 .arrow, .csv, .jsonl) or --format.
 ` + textFormatsHelp + `
-
 With --partition-by, -o names a directory that receives a Hive-style
 partitioned Parquet dataset, e.g. --partition-by host=node17,date,transport
 writes OUT/host=node17/date=2026-11-22/transport=rocev2/part-CAPTURE.parquet;
@@ -53,7 +52,9 @@ that already exists (an earlier export of a capture of the same name) is
 never replaced: the export is refused. Frames that cannot be decoded still
 get a row, with the reason in the error column. Several captures (the pieces
 of a rotated capture) are merged in time order into one table; - reads
-standard input.`,
+standard input.
+
+` + selectHelp + `Only the frames selected get a row.`,
 		Example: `  ibanalyze export out.pcap -o packets.parquet
   ibanalyze export out.pcap -o packets.csv      or .jsonl: pandas without pyarrow
   ibanalyze export out.pcap --partition-by date,hour,host=node17 -o dataset/
