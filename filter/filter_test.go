@@ -54,10 +54,11 @@ func count(t *testing.T, expr string, fs []decode.Frame) int {
 }
 
 // TestBesideTshark: each expression selects the frames its tshark display
-// filter does, on the bundled RoCEv2 capture.
+// filter does, on the bundled RoCEv2 captures (IPv4, and IPv6 for its
+// flow label and hop limit).
 func TestBesideTshark(t *testing.T) {
-	fs := frames(t, rocev2Pcap)
-	cases := []struct{ ours, tshark string }{
+	tshark := testenv.MustHaveTool(t, "tshark")
+	besideTshark(t, tshark, rocev2Pcap, []beside{
 		{`qp == 0x100`, `infiniband.bth.destqp == 0x100`},
 		{`qp == 0x100 && opcode == "RC_SEND_FIRST"`, `infiniband.bth.destqp == 0x100 && infiniband.bth.opcode == 0`},
 		{`src == 192.168.7.1`, `ip.src == 192.168.7.1 && udp.dstport == 4791`}, // a field of RoCE frames only
@@ -72,11 +73,30 @@ func TestBesideTshark(t *testing.T) {
 		{`fecn || becn`, `infiniband.bth[4] & 0xc0`},
 		{`eth_src == 02:00:00:00:00:02`, `eth.src == 02:00:00:00:00:02`},
 		{`len >= 100`, `frame.len >= 100`},
-	}
-	tshark := testenv.MustHaveTool(t, "tshark")
+		{`vlan == 101 && vlan_pcp == 3 && !vlan_dei`, `vlan.id == 101 && vlan.priority == 3 && vlan.dei == 0`},
+		{`vlan_id in {101, 102} and opcode != 0`, `vlan.id in {101, 102} && infiniband.bth.opcode != 0`},
+		{`eth_dst == 02:00:00:00:00:03 and ttl == 64`, `eth.dst == 02:00:00:00:00:03 && ip.ttl == 64 && udp.dstport == 4791`},
+	})
+	besideTshark(t, tshark, "../testdata/pcaps/rocev2_ipv6.pcap", []beside{
+		{`flow_label == 0x0c925b`, `ipv6.flow == 0x0c925b`},
+		{`flow_label > 0x0d0000 && dscp == 26`, `ipv6.flow > 0x0d0000 && ipv6.tclass.dscp == 26`},
+		{`ttl == 64 && src == fd00::/16`, `ipv6.hlim == 64 && ipv6.src == fd00::/16 && udp.dstport == 4791`},
+		{`vlan == 102`, `vlan.id == 102`},
+	})
+}
+
+// beside is one of our expressions and the tshark display filter that
+// selects the same frames.
+type beside struct{ ours, tshark string }
+
+// besideTshark checks each pair on the capture at path: ours selects as
+// many frames as tshark's filter does, at least one.
+func besideTshark(t *testing.T, tshark, path string, cases []beside) {
+	t.Helper()
+	fs := frames(t, path)
 	for _, c := range cases {
 		ours := count(t, c.ours, fs)
-		out, err := exec.Command(tshark, "-r", rocev2Pcap, "-n", "-d", "udp.port==69,infiniband", "-Y", c.tshark, "-T", "fields", "-e", "frame.number").Output()
+		out, err := exec.Command(tshark, "-r", path, "-n", "-d", "udp.port==69,infiniband", "-Y", c.tshark, "-T", "fields", "-e", "frame.number").Output()
 		if err != nil {
 			t.Fatalf("tshark -Y %q: %v", c.tshark, err)
 		}
