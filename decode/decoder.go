@@ -576,6 +576,8 @@ func (d *Decoder) transport(b []byte, off int, f *Frame, cut bool) error {
 			err = f.DCHeader.DecodeFromBytes(rest, nilDF)
 		case extDCConnect:
 			err = f.DCConnect.DecodeFromBytes(rest, nilDF)
+		case extFETH:
+			err = f.FETH.DecodeFromBytes(rest, nilDF)
 		}
 		if err != nil && cut {
 			return nil // the capture ends inside this header
@@ -617,4 +619,5 @@ func (d *Decoder) mad(b []byte, off int, f *Frame, cut bool) error {
 
 var hasExt = [...]Has{extRDETH: HasRDETH, extDETH: HasDETH, extXRCETH: HasXRCETH, extRETH: HasRETH,
 	extAtomicETH: HasAtomicETH, extAETH: HasAETH, extAtomicAckETH: HasAtomicAckETH,
-	extImmDt: HasImmDt, extIETH: HasIETH, extCNPPad: HasCNP, extDCHeader: HasDCHeader, extDCConnect: HasDCConnect}
+	extImmDt: HasImmDt, extIETH: HasIETH, extCNPPad: HasCNP, extDCHeader: HasDCHeader, extDCConnect: HasDCConnect,
+	extFETH: HasFETH}

@@ -65,6 +65,8 @@ func newExtLayer(e ext, op Opcode) extLayer {
 		return &DCHeader{extBase: b}
 	case extDCConnect:
 		return &DCConnect{extBase: b}
+	case extFETH:
+		return &FETH{extBase: b}
 	}
 	return &CNPReserved{extBase: b}
 }

@@ -42,7 +42,7 @@ const (
 // order of the JSON keys and the table's columns; the DC and MAD columns
 // come last (dcMADColumns), where export first put them.
 var fieldTable = [...]*headerFields{
-	&ethFields, &lrhFields, &ipFields, &grhFields, &bthFields, &dcFields, &rdethFields, &xrcethFields, &rethFields,
+	&ethFields, &lrhFields, &ipFields, &grhFields, &bthFields, &dcFields, &rdethFields, &xrcethFields, &fethFields, &rethFields,
 	&aethFields, &dethFields, &atomicETHFields, &atomicAckETHFields, &immDtFields, &iethFields,
 	&madFields, &crcFields, &linkFields, &pfcFields, &pauseFields, &ifaFields, &ifa1Fields,
 	&dcMADColumns,

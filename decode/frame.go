@@ -65,6 +65,7 @@ const (
 	HasDCConnect // a DC connect packet's 16-byte header
 	HasMAD       // a management datagram (QP0/QP1): MAD holds its common header
 	HasEthernet  // an Ethernet header: SrcMAC, DstMAC, and its VLAN tags (VLANs)
+	HasFETH      // a FLUSH's FETH
 )
 
 // MaxVLANTags is how many VLAN tags of a stack a Frame keeps (QinQ has
@@ -126,6 +127,7 @@ type Frame struct {
 	AtomicAckETH AtomicAckETH
 	ImmDt        ImmDt
 	IETH         IETH
+	FETH         FETH
 	Link         LinkFCP
 	PFC          PFC   // Ethernet MAC control: priority flow control
 	Pause        Pause // Ethernet MAC control: link-wide PAUSE

@@ -196,6 +196,13 @@ func fuzzDecoder(f *testing.F, linkType int) {
 		for _, s := range congestionSeeds(f) {
 			f.Add(s, uint16(0))
 		}
+		// IBA 1.5's FLUSH and ATOMIC WRITE, which the generated captures lack.
+		f.Add(iba15Frame(f, iba15Flush), uint16(0))
+		f.Add(iba15Frame(f, iba15AtomicWrite), uint16(0))
+	}
+	if linkType == LinkTypeInfiniBand {
+		f.Add(ibPacket(f, 0x1C, 0), uint16(0))
+		f.Add(ibPacket(f, 0x1D, 8), uint16(0))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, cutBytes uint16) {
 		for _, check := range []bool{false, true} {

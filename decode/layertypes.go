@@ -31,6 +31,7 @@ var (
 	LayerTypeMAD          = gopacket.RegisterLayerType(1520, gopacket.LayerTypeMetadata{Name: "MAD", Decoder: gopacket.DecodeFunc(decodeMAD)})
 	LayerTypeDCHeader     = gopacket.RegisterLayerType(1521, gopacket.LayerTypeMetadata{Name: "DCHeader", Decoder: extDecoder(extDCHeader)})
 	LayerTypeDCConnect    = gopacket.RegisterLayerType(1522, gopacket.LayerTypeMetadata{Name: "DCConnect", Decoder: extDecoder(extDCConnect)})
+	LayerTypeFETH         = gopacket.RegisterLayerType(1523, gopacket.LayerTypeMetadata{Name: "FETH", Decoder: extDecoder(extFETH)})
 )
 
 // Link types ibscope reads beyond gopacket's enum.
@@ -56,7 +57,7 @@ var extLayerTypes = [...]*gopacket.LayerType{extRDETH: &LayerTypeRDETH, extDETH:
 	extXRCETH: &LayerTypeXRCETH, extRETH: &LayerTypeRETH, extAtomicETH: &LayerTypeAtomicETH,
 	extAETH: &LayerTypeAETH, extAtomicAckETH: &LayerTypeAtomicAckETH, extImmDt: &LayerTypeImmDt,
 	extIETH: &LayerTypeIETH, extCNPPad: &LayerTypeCNPPad, extDCHeader: &LayerTypeDCHeader,
-	extDCConnect: &LayerTypeDCConnect}
+	extDCConnect: &LayerTypeDCConnect, extFETH: &LayerTypeFETH}
 
 func init() {
 	layers.RegisterUDPPortLayerType(UDPPortRoCEv2, LayerTypeBTH)

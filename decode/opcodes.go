@@ -40,10 +40,11 @@ const (
 	extCNPPad    // 16 reserved bytes after a RoCEv2 CNP's BTH
 	extDCHeader  // 8 bytes after a DC packet's BTH (dc.go)
 	extDCConnect // 16 bytes of a DC connect packet
+	extFETH      // FLUSH's header (feth.go)
 )
 
 var extLen = [...]int{extRDETH: 4, extDETH: 8, extXRCETH: 4, extRETH: RETHLen, extAtomicETH: 28,
-	extAETH: AETHLen, extAtomicAckETH: 8, extImmDt: 4, extIETH: 4, extCNPPad: 16, extDCHeader: 8, extDCConnect: 16}
+	extAETH: AETHLen, extAtomicAckETH: 8, extImmDt: 4, extIETH: 4, extCNPPad: 16, extDCHeader: 8, extDCConnect: 16, extFETH: FETHLen}
 
 // opInfo is what an opcode implies: its name and the headers after the BTH.
 type opInfo struct {
@@ -67,7 +68,8 @@ type operation struct {
 var rcucrdxrc = []uint8{FamilyRC, FamilyUC, FamilyRD, FamilyXRC}
 var rcrdxrc = []uint8{FamilyRC, FamilyRD, FamilyXRC}
 
-// operations is IBA table 38 (and the 1.2.1 additions for invalidate), indexed by the low 5 bits.
+// operations is IBA table 38 (with 1.2.1's invalidate and 1.5's FLUSH and
+// ATOMIC WRITE, RC only as rxe sends them), indexed by the low 5 bits.
 var operations = map[uint8]operation{
 	0x00: {"SEND_FIRST", nil, true, true, false, rcucrdxrc},
 	0x01: {"SEND_MIDDLE", nil, true, false, false, rcucrdxrc},
@@ -93,6 +95,8 @@ var operations = map[uint8]operation{
 	0x15: {"RESYNC", nil, false, false, false, []uint8{FamilyRD}},
 	0x16: {"SEND_LAST_WITH_INVALIDATE", []ext{extIETH}, true, false, true, []uint8{FamilyRC, FamilyXRC}},
 	0x17: {"SEND_ONLY_WITH_INVALIDATE", []ext{extIETH}, true, true, true, []uint8{FamilyRC, FamilyXRC}},
+	0x1C: {"FLUSH", []ext{extFETH, extRETH}, false, false, false, []uint8{FamilyRC}},
+	0x1D: {"ATOMIC_WRITE", []ext{extRETH}, true, true, true, []uint8{FamilyRC}}, // 8 bytes of data
 }
 
 // The RD family is named DC: ibscope reads it as Mellanox DC (dc.go).

@@ -164,7 +164,7 @@ func compareLayers(t *testing.T, n int, p gopacket.Packet, f *Frame) {
 		{HasRDETH, LayerTypeRDETH, &f.RDETH}, {HasDETH, LayerTypeDETH, &f.DETH}, {HasXRCETH, LayerTypeXRCETH, &f.XRCETH},
 		{HasRETH, LayerTypeRETH, &f.RETH}, {HasAtomicETH, LayerTypeAtomicETH, &f.AtomicETH}, {HasAETH, LayerTypeAETH, &f.AETH},
 		{HasAtomicAckETH, LayerTypeAtomicAckETH, &f.AtomicAckETH}, {HasImmDt, LayerTypeImmDt, &f.ImmDt},
-		{HasIETH, LayerTypeIETH, &f.IETH}, {HasCNP, LayerTypeCNPPad, nil}, {HasLink, LayerTypeLinkFCP, &f.Link},
+		{HasIETH, LayerTypeIETH, &f.IETH}, {HasFETH, LayerTypeFETH, &f.FETH}, {HasCNP, LayerTypeCNPPad, nil}, {HasLink, LayerTypeLinkFCP, &f.Link},
 	}
 	for _, pr := range pairs {
 		l := p.Layer(pr.lt)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/testcap"
 )
 
 func TestDecodeJSONRealCaptures(t *testing.T) {
@@ -161,7 +162,7 @@ var contractKeys = map[string]string{
 	"opcode": "number", "opcode_name": "string", "dest_qp": "number", "psn": "number",
 	"ack_req": "bool", "fecn": "bool", "becn": "bool", "solicited": "bool", "pkey": "number", "pad": "number",
 	"reth": "va rkey dma_len", "aeth": "syndrome msn", "deth": "qkey src_qp",
-	"atomic_eth": "va rkey swap_add compare", "imm": "number", "ieth": "number",
+	"atomic_eth": "va rkey swap_add compare", "imm": "number", "ieth": "number", "feth": "placement selectivity",
 	"icrc_ok": "bool", "vcrc_ok": "bool", "link": "op fctbs vl fccl lpcrc_ok", "error": "string",
 	"rdeth": "ee_cnxt", "xrceth": "xrc_srq", "atomic_ack_eth": "orig_rem_data",
 	"dc": "header connect", "mad": madCommonKeys,
@@ -217,14 +218,19 @@ func sortedWords(s string) string {
 }
 
 // TestDecodeJSONContract decodes every bundled capture, plus one with a frame
-// that cannot be decoded, and checks each key and its kind against the
-// contract, and that every key of the contract turns up.
+// that cannot be decoded and one with IBA 1.5's FLUSH and ATOMIC WRITE
+// (which the bundled captures, held to tshark 4.0, lack), and checks each
+// key and its kind against the contract, and that every key of the
+// contract turns up.
 func TestDecodeJSONContract(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "pcaps", "*.pcap*"))
 	if len(files) == 0 {
 		t.Fatal("no captures in testdata/pcaps")
 	}
-	files = append(files, badOpcodeCapture(t))
+	files = append(files, badOpcodeCapture(t), testcap.Write(t, "iba15.pcap", false, []testcap.Packet{
+		{TsNs: testcap.BaseNs, Src: 1, Dst: 2, QP: 0x11, PSN: 5, Op: 0x1C, DMALen: 4096},
+		{TsNs: testcap.BaseNs + 1000, Src: 1, Dst: 2, QP: 0x11, PSN: 6, Op: 0x1D, DMALen: 8, Payload: 8},
+	}))
 	seen := map[string]bool{}
 	for _, path := range files {
 		out, _, _ := run(t, "decode", "--json", path)

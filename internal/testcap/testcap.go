@@ -61,6 +61,8 @@ func (p Packet) transport() []gopacket.SerializableLayer {
 			ls = append(ls, &decode.AtomicAckETH{})
 		case decode.LayerTypeIETH:
 			ls = append(ls, &decode.IETH{})
+		case decode.LayerTypeFETH:
+			ls = append(ls, &decode.FETH{Selectivity: decode.FlushRegion, Placement: decode.FlushPersistence})
 		}
 	}
 	if p.MAD != nil {

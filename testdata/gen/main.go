@@ -64,11 +64,16 @@ func writeAll(dir string) error {
 // payloadCycle gives payload sizes whose pad counts run 0, 3, 2, 1.
 var payloadCycle = [...]int{16, 1, 6, 35, 64, 257, 2, 3}
 
-// allOps returns the valid opcodes of the given families, in order.
+// allOps returns the valid opcodes of the given families, in order, but
+// IBA 1.5's FLUSH and ATOMIC WRITE (0x1C, 0x1D): the bundled captures are
+// held to tshark 4.0, which does not know them (decode's tests build them).
 func allOps(families ...uint8) []decode.Opcode {
 	var ops []decode.Opcode
 	for i := 0; i < 256; i++ {
 		op := decode.Opcode(i)
+		if op.Family() < decode.FamilyCNP && op&0x1F >= 0x1C {
+			continue
+		}
 		for _, f := range families {
 			if op.Valid() && op.Family() == f {
 				ops = append(ops, op)
