@@ -48,6 +48,7 @@ func init() {
 var errReported = errors.New("errors reported above")
 
 func main() {
+	startGC()
 	if err := cmddoc.Register(rootCmd, completers); err != nil {
 		fmt.Fprintln(os.Stderr, "ibanalyze:", err)
 		os.Exit(1)
