@@ -152,7 +152,8 @@ func TestPlotsOnSimulatedRoCE(t *testing.T) {
 }
 
 // TestPlotsOnSimulatedIB: credits, buffer and tick draw a picture of a
-// simulated InfiniBand incast, naming the tapped ports.
+// simulated InfiniBand incast, naming the tapped ports (credits' and
+// tick's directions, buffer's senders).
 func TestPlotsOnSimulatedIB(t *testing.T) {
 	dir := simPreset(t, "incast-small")
 	out := t.TempDir()
@@ -161,7 +162,7 @@ func TestPlotsOnSimulatedIB(t *testing.T) {
 		{"credits", []string{"credits", s1}, []string{"from s1/1, VL0: credits", "to s1/1, VL0: in flight", "credits and blocks in flight (64-byte blocks)"}},
 		{"buffer", []string{"buffer", s1, s2, r}, []string{"from s1/1", "plateau of s2/1", "s1/1: estimate 512 blocks (32768 bytes)", "occupancy (64-byte blocks)"}},
 		{"tick", []string{"tick", s1, "--telemetry", filepath.Join(dir, "perfquery.txt")},
-			[]string{"congestion episode", "PortXmitWait of lid:1/1", "PortXmitWait (ticks per us)", "median inter-packet delay"}},
+			[]string{"median IPD per phase, from s1/1 (LID 1)", "congestion episode", "PortXmitWait of lid:1/1", "PortXmitWait (ticks per us)", "median inter-packet delay"}},
 	})
 	// A bad picture name is refused before any work.
 	if _, errOut, code := run(t, "tick", s1, "--telemetry", filepath.Join(dir, "perfquery.txt"), "--plot", "x.gif"); code == 0 || !strings.Contains(errOut, ".png, .svg or .pdf") {

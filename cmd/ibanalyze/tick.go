@@ -129,7 +129,7 @@ func runTick(w io.Writer, paths []string, o tickOpts) error {
 		warnf("%s: %s", rep.File, wn)
 	}
 	if o.plot != "" {
-		if err := plotTick(rep, series, o.plot); err != nil {
+		if err := plotTick(rep, series, tappedPort(paths[0]), o.plot); err != nil {
 			return err
 		}
 	}

@@ -12,8 +12,9 @@ import (
 // congestion episode shaded) above the PortXmitWait counter of the
 // telemetry series used (its increase per microsecond over each sample
 // interval, the samples used shaded), over time since the first data
-// packet.
-func plotTick(rep *analyze.TickReport, series []*telemetry.Series, path string) error {
+// packet; port names the tapped port, whose sending or receiving
+// direction (rep.Iface) the phases are of.
+func plotTick(rep *analyze.TickReport, series []*telemetry.Series, port, path string) error {
 	if len(rep.Phases) == 0 {
 		return fmt.Errorf("nothing to plot: no IPD phases in %s", rep.File)
 	}
@@ -21,7 +22,7 @@ func plotTick(rep *analyze.TickReport, series []*telemetry.Series, path string) 
 	sec := func(ns int64) float64 { return float64(ns-t0) / 1e9 }
 	ipd := plots.Panel{YLabel: "median inter-packet delay", YNs: true,
 		Spans: []plots.Span{{Name: "congestion episode", From: sec(rep.CongestionStartNs), To: sec(rep.CongestionEndNs)}}}
-	l := plots.Line{Name: fmt.Sprintf("median IPD per phase, interface %d (from LID %d)", rep.Iface, rep.SLID)}
+	l := plots.Line{Name: fmt.Sprintf("median IPD per phase, %s (LID %d)", directionName(port, rep.Iface), rep.SLID)}
 	for _, p := range rep.Phases {
 		l.XS = append(l.XS, sec(p.StartNs), sec(p.EndNs))
 		l.YS = append(l.YS, float64(p.MedianIPDNs), float64(p.MedianIPDNs))
