@@ -423,14 +423,20 @@ func (bs *BufferSender) plateauLevel(steps []occupancyStep, maxPoints int) {
 	level := 0
 	prev := steps[0].tsNs
 	stride := max(1, len(steps)/maxPoints)
+	due := false
 	for i, s := range steps {
 		if s.tsNs > bestStart && prev < bestEnd {
 			timeAt[level] += min(s.tsNs, bestEnd) - max(prev, bestStart)
 		}
 		level += int(s.delta)
 		prev = s.tsNs
-		if i%stride == 0 {
+		// A point is taken once every step at its time is counted: a
+		// packet delivered the moment the next is sent (steps sort the
+		// delivery first) would otherwise dip it a packet below zero.
+		due = due || i%stride == 0
+		if due && (i+1 == len(steps) || steps[i+1].tsNs != s.tsNs) {
 			bs.Series = append(bs.Series, OccupancyPoint{s.tsNs, level})
+			due = false
 		}
 	}
 	levels := make([]int, 0, len(timeAt))

@@ -10,7 +10,9 @@ import (
 
 // plotBuffer draws each sender's occupancy (blocks it injected that the
 // receiver has not yet seen) over time since the first sender's first
-// packet, its plateau shaded and its estimate as a level.
+// packet, its plateau shaded and its estimate as a level: a panel per
+// sender, so that senders sharing the buffer alike do not hide each other
+// (all in one when there are more than maxBufferPanels).
 func plotBuffer(rep *analyze.BufferReport, path string) error {
 	var t0 int64
 	for i, s := range rep.Senders {
@@ -18,12 +20,21 @@ func plotBuffer(rep *analyze.BufferReport, path string) error {
 			t0 = s.FirstNs
 		}
 	}
-	var panel plots.Panel
-	panel.YLabel = "occupancy (64-byte blocks)"
+	var panels []plots.Panel
+	drawn := 0
+	for _, s := range rep.Senders {
+		if len(s.Series) > 0 {
+			drawn++
+		}
+	}
 	for _, s := range rep.Senders {
 		if len(s.Series) == 0 {
 			continue
 		}
+		if len(panels) == 0 || drawn <= maxBufferPanels {
+			panels = append(panels, plots.Panel{YLabel: "occupancy (64-byte blocks)"})
+		}
+		panel := &panels[len(panels)-1]
 		name := tappedPort(s.File)
 		l := plots.Line{Name: "from " + name}
 		for _, pt := range s.Series {
@@ -37,9 +48,13 @@ func plotBuffer(rep *analyze.BufferReport, path string) error {
 				XS: []float64{from, to}, YS: []float64{float64(s.EstimateBlocks), float64(s.EstimateBlocks)}})
 		}
 	}
-	if len(panel.Lines) == 0 {
+	if len(panels) == 0 {
 		return errors.New("nothing to plot: no sender's packets matched the receiver's")
 	}
 	return plots.Draw(path, plots.Figure{Title: "occupancy between senders and receiver " + tappedPort(rep.Receiver) + " (" + rep.Receiver + ")",
-		XLabel: "time since the first packet sent (sender clock)", Panels: []plots.Panel{panel}})
+		XLabel: "time since the first packet sent (sender clock)", Panels: panels})
 }
+
+// maxBufferPanels bounds the panels of a buffer picture: past it the
+// senders share one.
+const maxBufferPanels = 4
