@@ -63,7 +63,7 @@ func FuzzAnalyses(f *testing.F) {
 			func(s *Stream) { runIPD(s, IPDOptions{Phases: true, PhasePackets: 4, Opcodes: allOpcodes()}, nil) },
 			func(s *Stream) { runFlows(s, nil) },
 			func(s *Stream) { // the pfc analysis reads PFC and PAUSE frames (MACControl)
-				a, _ := NewPFCAnalysis(PFCOptions{StormNs: 100, MaxIntervals: 2, MaxFlows: 2})
+				a, _ := NewPFCAnalysis(PFCOptions{StormNs: 100, MaxIntervals: 2, MaxFlows: 2, PausedTime: true})
 				Run(s, a, RunOptions[*PFCReport]{EveryNs: 50, OnReport: func(int64, *PFCReport, error) {}})
 			},
 			func(s *Stream) {

@@ -59,6 +59,10 @@ type PFCOptions struct {
 	// MaxIntervals bounds the pauses listed per link direction and
 	// priority (0: DefaultPauseIntervals).
 	MaxIntervals int
+	// PausedTime keeps, per link direction and priority, the paused time
+	// over every pause in bounded bins (PausePriority.PausedTime), for a
+	// picture that goes on past the listed pauses.
+	PausedTime bool
 }
 
 // DefaultDSCPPriority is the DSCP-to-priority map used when PFCOptions
@@ -108,6 +112,11 @@ type PauseLink struct {
 	PFCFrames   int             `json:"pfc_frames"`
 	PauseFrames int             `json:"pause_frames"`
 	Priorities  []PausePriority `json:"priorities"` // the priorities its frames named
+	// File and Iface are where its first frame was captured (the index
+	// in the stream's files, the direction the format recorded or -1),
+	// for a picture to name the tapped port it paused.
+	File  int `json:"-"`
+	Iface int `json:"-"`
 }
 
 // PausePriority is the pauses of one priority on one link direction.
@@ -132,6 +141,9 @@ type PausePriority struct {
 	Intervals        []PauseInterval `json:"intervals"`
 	IntervalsLeftOut int             `json:"intervals_left_out,omitempty"`
 	StormList        []PauseInterval `json:"storm_list,omitempty"` // the first 100 storms
+	// PausedTime is the paused time over every pause in bins, with
+	// PFCOptions.PausedTime (for --plot; not in the JSON contract).
+	PausedTime *PausedTime `json:"-"`
 }
 
 // PauseInterval is one continuous pause [StartNs, EndNs).
@@ -194,6 +206,7 @@ type pauseTotals struct {
 	storms                       int
 	intervals, stormList         []protostate.PauseSpan
 	leftOut                      int
+	pausedTime                   *PausedTime // with PFCOptions.PausedTime
 }
 
 // add counts the pause p.
@@ -201,6 +214,9 @@ func (t *pauseTotals) add(p protostate.PauseSpan, stormNs int64, maxIntervals in
 	d := p.EndNs - p.StartNs
 	t.pausedNs += d
 	t.longestNs = max(t.longestNs, d)
+	if t.pausedTime != nil {
+		t.pausedTime.add(p)
+	}
 	if len(t.intervals) < maxIntervals {
 		t.intervals = append(t.intervals, p)
 	} else {
@@ -218,6 +234,7 @@ func (t *pauseTotals) add(p protostate.PauseSpan, stormNs int64, maxIntervals in
 // pauseLink is one link direction's state.
 type pauseLink struct {
 	key               pauseLinkKey
+	file, iface       int // where its first frame was captured
 	pfcFrames, pauses int
 	prio              [decode.PFCPriorities]*pauseState
 }
@@ -326,7 +343,7 @@ func (a *PFCAnalysis) addPause(p *Packet) {
 			a.otherLink++
 			return
 		}
-		l = &pauseLink{key: k}
+		l = &pauseLink{key: k, file: p.File, iface: int(p.Iface)}
 		a.links[k] = l
 		a.order = append(a.order, l)
 	}
@@ -342,6 +359,9 @@ func (a *PFCAnalysis) addPause(p *Packet) {
 		s := l.prio[prio]
 		if s == nil {
 			s = &pauseState{}
+			if a.opts.PausedTime {
+				s.closed.pausedTime = &PausedTime{}
+			}
 			l.prio[prio] = s
 		}
 		a.request(s, p.TsNs, p.PauseQuanta[prio])
@@ -406,6 +426,7 @@ func (a *PFCAnalysis) addRoCE(p *Packet) {
 // its timer's end, leaving s as it is.
 func (a *PFCAnalysis) totals(s *pauseState) pauseTotals {
 	t := s.closed
+	t.pausedTime = t.pausedTime.clone() // the report's own: later pauses change s's in place
 	if run, ok := s.timer.Running(); ok {
 		t.intervals = slices.Clip(t.intervals) // add appends to a copy
 		t.stormList = slices.Clip(t.stormList)
@@ -446,7 +467,8 @@ func (a *PFCAnalysis) Report(st *Stream) (*PFCReport, error) {
 func (a *PFCAnalysis) pauseLinks(r *PFCReport) map[pauseLinkKey]*[decode.PFCPriorities]int64 {
 	pausedNs := map[pauseLinkKey]*[decode.PFCPriorities]int64{}
 	for _, l := range a.order {
-		pl := PauseLink{Link: l.key.String(), PFCFrames: l.pfcFrames, PauseFrames: l.pauses, Priorities: []PausePriority{}}
+		pl := PauseLink{Link: l.key.String(), PFCFrames: l.pfcFrames, PauseFrames: l.pauses, Priorities: []PausePriority{},
+			File: l.file, Iface: l.iface}
 		ns := new([decode.PFCPriorities]int64)
 		pausedNs[l.key] = ns
 		for prio, s := range l.prio {
@@ -458,7 +480,8 @@ func (a *PFCAnalysis) pauseLinks(r *PFCReport) map[pauseLinkKey]*[decode.PFCPrio
 			ns[prio] = t.pausedNs
 			pp := PausePriority{Priority: prio, Frames: s.frames, Pauses: s.pauses, XONs: s.xons, Quanta: s.quanta,
 				PausedNs: t.pausedNs, LongestNs: t.longestNs, Storms: t.storms, StormNs: t.stormNs,
-				Paused: running && run.EndNs > a.lastNs, Intervals: t.intervals, IntervalsLeftOut: t.leftOut, StormList: t.stormList}
+				Paused: running && run.EndNs > a.lastNs, Intervals: t.intervals, IntervalsLeftOut: t.leftOut, StormList: t.stormList,
+				PausedTime: t.pausedTime}
 			if pp.Intervals == nil {
 				pp.Intervals = []PauseInterval{}
 			}

@@ -105,7 +105,7 @@ func parseDSCPMap(s string) (*[64]uint8, error) {
 }
 
 func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
-	opts := analyze.PFCOptions{StormNs: int64(o.storm), MaxFlows: o.maxFlows, MaxIntervals: o.maxPauses}
+	opts := analyze.PFCOptions{StormNs: int64(o.storm), MaxFlows: o.maxFlows, MaxIntervals: o.maxPauses, PausedTime: o.plot != ""}
 	var err error
 	switch {
 	case o.storm <= 0:
@@ -174,7 +174,7 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 		warnf("%d RoCE packets without Ethernet addresses (a cooked capture): not matched to a link direction", r.UnattributedPackets)
 	}
 	if o.plot != "" {
-		if err := plotPFC(r, o.plot, o.maxPauses); err != nil {
+		if err := plotPFC(r, paths, o.plot, o.maxPauses); err != nil {
 			return err
 		}
 	}

@@ -15,9 +15,10 @@ import (
 // plotPFC draws the pause timeline: a row per link direction and
 // priority (the most paused first, at most plots.MaxRows), a bar per
 // pause the report lists, storms in their own color; and below it the
-// share of time each row was paused per bin, which pauses too close
-// together for the timeline's pixels still show.
-func plotPFC(r *analyze.PFCReport, path string, maxPauses int) error {
+// share of time each row was paused per bin over every pause (past the
+// listed ones too), which pauses too close together for the timeline's
+// pixels still show. The analysis must keep PFCOptions.PausedTime.
+func plotPFC(r *analyze.PFCReport, paths []string, path string, maxPauses int) error {
 	type row struct {
 		name string
 		p    *analyze.PausePriority
@@ -25,7 +26,7 @@ func plotPFC(r *analyze.PFCReport, path string, maxPauses int) error {
 	var rows []row
 	for _, l := range r.Links {
 		for i := range l.Priorities {
-			rows = append(rows, row{fmt.Sprintf("%s prio %d", l.Link, l.Priorities[i].Priority), &l.Priorities[i]})
+			rows = append(rows, row{fmt.Sprintf("%s%s prio %d", l.Link, pausedPort(l, paths), l.Priorities[i].Priority), &l.Priorities[i]})
 		}
 	}
 	if len(rows) == 0 {
@@ -61,43 +62,63 @@ func plotPFC(r *analyze.PFCReport, path string, maxPauses int) error {
 		warnf("--plot draws the first %d pauses of each link direction and priority (--max-pauses): %d more not drawn", maxPauses, left)
 	}
 	share := plots.Panel{YLabel: "time paused (% of each bin)"}
-	for i, rw := range rows {
-		share.Lines = append(share.Lines, pausedShare(rw.name, rw.p.Intervals, panel.Rows[i].Bars, r.FirstNs, r.LastNs))
+	for _, rw := range rows {
+		share.Lines = append(share.Lines, pausedShare(rw.name, rw.p.PausedTime, r.FirstNs, r.LastNs))
 	}
 	return plots.Draw(path, plots.Figure{Title: title, Panels: []plots.Panel{panel, share},
 		XLabel: "time since the first frame", From: 0, To: sec(r.LastNs),
 		BarKinds: kinds})
 }
 
-// pauseBins is how many bins of the observed span the paused share is
-// counted in.
-const pauseBins = 300
+// shareBins bounds the bins the paused share is drawn in.
+const shareBins = 200
 
-// pausedShare is the percentage of each of pauseBins bins of [firstNs,
-// lastNs] that the listed pauses cover, as a line named name (drawn
-// to where the listing ends, when pauses were left out of it).
-func pausedShare(name string, pauses []analyze.PauseInterval, bars []plots.Bar, firstNs, lastNs int64) plots.Line {
+// pausedShare is the percentage of each bin of t (every pause, past
+// those listed) that the priority was paused, as a line named name, up
+// to lastNs.
+func pausedShare(name string, t *analyze.PausedTime, firstNs, lastNs int64) plots.Line {
 	l := plots.Line{Name: name}
-	span := lastNs - firstNs
-	if span <= 0 {
+	if t == nil || t.WidthNs <= 0 {
 		return l
 	}
-	width := float64(span) / pauseBins
-	paused := make([]float64, pauseBins)
-	for _, iv := range pauses {
-		from, to := float64(iv.StartNs-firstNs), float64(iv.EndNs-firstNs)
-		for b := max(0, int(from/width)); b < pauseBins && float64(b)*width < to; b++ {
-			lo, hi := float64(b)*width, float64(b+1)*width
-			paused[b] += max(0, min(hi, to)-max(lo, from))
+	sec := func(ns int64) float64 { return float64(ns-firstNs) / 1e9 }
+	if t.OriginNs > firstNs { // not paused before the first pause
+		l.XS, l.YS = append(l.XS, 0, sec(t.OriginNs)), append(l.YS, 0, 0)
+	}
+	// Bins merged by twos to at most shareBins: narrower ones alias
+	// with the pause cycle into a comb.
+	per := 1
+	for (len(t.Ns)+per-1)/per > shareBins {
+		per *= 2
+	}
+	width := t.WidthNs * int64(per)
+	for b := 0; b*per < len(t.Ns); b++ {
+		from := t.OriginNs + int64(b)*width
+		if from >= lastNs {
+			break
 		}
-	}
-	end := pauseBins
-	if n := len(bars); n > 0 && bars[n-1].Kind == 2 { // the listing stops there
-		end = min(pauseBins, int(bars[n-1].From*1e9/width)+1)
-	}
-	for b := range end {
-		l.XS = append(l.XS, float64(b)*width/1e9, float64(b+1)*width/1e9)
-		l.YS = append(l.YS, 100*paused[b]/width, 100*paused[b]/width)
+		var ns int64
+		for _, v := range t.Ns[b*per : min((b+1)*per, len(t.Ns))] {
+			ns += v
+		}
+		to := min(from+width, lastNs)
+		l.XS = append(l.XS, sec(from), sec(to))
+		share := min(100, 100*float64(ns)/float64(to-from))
+		l.YS = append(l.YS, share, share)
 	}
 	return l
+}
+
+// pausedPort names, after a pause sender's MAC, the tapped port its pauses
+// were captured on, when the capture names it (ibsim's "s1/1", a device)
+// and recorded the direction: " to s1/1" for pauses the port received.
+func pausedPort(l analyze.PauseLink, paths []string) string {
+	if l.File < 0 || l.File >= len(paths) || l.Iface < 0 || l.Link == "" || strings.HasPrefix(l.Link, "iface ") {
+		return ""
+	}
+	port := recordedPort(paths[l.File])
+	if port == "" {
+		return ""
+	}
+	return " " + directionName(port, l.Iface) + ","
 }

@@ -130,13 +130,14 @@ func drawEach(t *testing.T, out string, cases []plotCase) {
 
 // TestPlotsOnSimulatedRoCE: pfc, hops and correlate draw a picture of a
 // simulated RoCE incast (PFC pauses, IFA probes, perfquery counters), each
-// as SVG with its names in the legend and axes, and as PNG.
+// as SVG with its names in the legend and axes (a pause sender beside the
+// tapped port it paused), and as PNG.
 func TestPlotsOnSimulatedRoCE(t *testing.T) {
 	dir := simPreset(t, "incast-small-roce")
 	out := t.TempDir()
 	r, s1 := filepath.Join(dir, "r.pcapng"), filepath.Join(dir, "s1.pcapng")
 	drawEach(t, out, []plotCase{
-		{"pfc", []string{"pfc", s1}, []string{"02:00:01:00:04:01 prio 0", "paused", "time since the first frame", "time paused (% of each bin)"}},
+		{"pfc", []string{"pfc", s1}, []string{"02:00:01:00:04:01 to s1/1, prio 0", "paused", "time since the first frame", "time paused (% of each bin)"}},
 		{"pfc-listed", []string{"pfc", s1, "--max-pauses", "10"}, []string{"not drawn: past the first 10 pauses (--max-pauses)"}},
 		{"hops", []string{"hops", r}, []string{"dev 0x00004/1 port 3 residence", "dev 0x00004/1 port 3 occupancy", "mean residence time", "2us"}},
 		{"correlate", []string{"correlate", r, "--telemetry", filepath.Join(dir, "perfquery.txt"), "-o", filepath.Join(out, "j.parquet")},
