@@ -333,40 +333,10 @@ func (d *Decoder) ifa(data []byte, off, ipLen, ipPayload int, f *Frame) error {
 	}
 	end = min(end, len(data))
 	m := &f.IFAMetadata
-	var md, tr, trEnd int           // metadata header; the IB transport packet
-	if f.IFA.Flags&IFAFlagTS == 0 { // payload stamping: after the UDP header
-		md = u + 8
-		if end-md < IFAMetadataHeaderLen {
-			if cut {
-				return nil
-			}
-			return frameErr(md, "IFA metadata header: %d bytes, need %d", end-md, IFAMetadataHeaderLen)
-		}
-		m.parse(data[md:])
-		tr, trEnd = md+IFAMetadataHeaderLen+m.StackBytes(), end
-		if tr > end {
-			if cut {
-				return nil
-			}
-			return frameErr(md+3, "IFA metadata stack of %d words (%d bytes) runs past the %d bytes of the packet", m.CurrentLength, m.StackBytes(), end-md-IFAMetadataHeaderLen)
-		}
-		m.Stack = data[md+IFAMetadataHeaderLen : tr]
-	} else { // tail stamping: the stack, then the metadata header, end the packet
-		if cut {
-			return nil // the capture does not hold the end, where the metadata is
-		}
-		md = end - IFAMetadataHeaderLen
-		if md < u+8 {
-			return frameErr(u+8, "IFA metadata header: %d bytes after the UDP header, need %d", end-u-8, IFAMetadataHeaderLen)
-		}
-		m.parse(data[md:])
-		tr, trEnd = u+8, md-m.StackBytes()
-		if trEnd < tr {
-			return frameErr(md+3, "IFA metadata stack of %d words (%d bytes) runs back past the UDP header", m.CurrentLength, m.StackBytes())
-		}
-		m.Stack = data[trEnd:md]
+	md, tr, trEnd, err := m.locate(data, u, end, f.IFA.Flags&IFAFlagTS != 0, cut)
+	if md < 0 || err != nil {
+		return err // or cut before the metadata: nothing more to decode
 	}
-	m.Contents, m.Payload = data[md:md+IFAMetadataHeaderLen], nil
 	f.Has |= HasIFAMetadata
 	ibLen := trEnd - tr
 	f.IBLen = ibLen
@@ -391,6 +361,50 @@ func (d *Decoder) ifa(data []byte, off, ipLen, ipPayload int, f *Frame) error {
 		f.Has |= CRCsCheck
 	}
 	return ifaCheck(&f.IFA, m, md)
+}
+
+// locate decodes an IFA 2.0 probe's metadata header and stack from data, in
+// which the probe's UDP header is at u and its packet ends at end, and
+// returns where the header (md) and the IB transport packet (tr to trEnd)
+// are: after the UDP header, the metadata and its stack with payload
+// stamping, before the stack and the metadata, which end the packet, with
+// tail stamping (tail: the IFA header's TS flag). md is -1 when a capture
+// cut short does not hold the metadata.
+func (m *IFAMetadata) locate(data []byte, u, end int, tail, cut bool) (md, tr, trEnd int, err error) {
+	if !tail {
+		md = u + 8
+		if end-md < IFAMetadataHeaderLen {
+			if cut {
+				return -1, 0, 0, nil
+			}
+			return md, 0, 0, frameErr(md, "IFA metadata header: %d bytes, need %d", end-md, IFAMetadataHeaderLen)
+		}
+		m.parse(data[md:])
+		tr, trEnd = md+IFAMetadataHeaderLen+m.StackBytes(), end
+		if tr > end {
+			if cut {
+				return -1, 0, 0, nil
+			}
+			return md, tr, trEnd, frameErr(md+3, "IFA metadata stack of %d words (%d bytes) runs past the %d bytes of the packet", m.CurrentLength, m.StackBytes(), end-md-IFAMetadataHeaderLen)
+		}
+		m.Stack = data[md+IFAMetadataHeaderLen : tr]
+	} else {
+		if cut {
+			return -1, 0, 0, nil // the capture does not hold the end, where the metadata is
+		}
+		md = end - IFAMetadataHeaderLen
+		if md < u+8 {
+			return md, 0, 0, frameErr(u+8, "IFA metadata header: %d bytes after the UDP header, need %d", end-u-8, IFAMetadataHeaderLen)
+		}
+		m.parse(data[md:])
+		tr, trEnd = u+8, md-m.StackBytes()
+		if trEnd < tr {
+			return md, tr, trEnd, frameErr(md+3, "IFA metadata stack of %d words (%d bytes) runs back past the UDP header", m.CurrentLength, m.StackBytes())
+		}
+		m.Stack = data[trEnd:md]
+	}
+	m.Contents, m.Payload = data[md:md+IFAMetadataHeaderLen], nil
+	return md, tr, trEnd, nil
 }
 
 // ifa1 decodes an IFA 1.0 header at the start of a RoCEv2 payload (at);
@@ -583,11 +597,7 @@ func (d *Decoder) transport(b []byte, off int, f *Frame, cut bool) error {
 			return nil // the capture ends inside this header
 		}
 		if err != nil {
-			name, pad := (*extLayerTypes[e]).String(), int(f.BTH.PadCnt)
-			if pad > 0 && len(rest)+pad >= extLen[e] {
-				return frameErr(pos, "%s needs %d bytes, %d left: the BTH pad count %d contradicts the packet length (opcode %s)", name, extLen[e], len(rest), pad, op)
-			}
-			return frameErr(pos, "%s needs %d bytes, %d left (opcode %s)", name, extLen[e], len(rest), op)
+			return extShortErr(e, pos, len(rest), int(f.BTH.PadCnt), op)
 		}
 		// Each header's payload is what follows its extLen bytes; the CNP's
 		// reserved block takes what there is (some senders omit it).
@@ -600,6 +610,17 @@ func (d *Decoder) transport(b []byte, off int, f *Frame, cut bool) error {
 		return d.mad(rest, pos, f, cut)
 	}
 	return nil
+}
+
+// extShortErr is the error of header e at pos with only left bytes before
+// the pad and ICRC of a packet of opcode op, naming a pad count that took
+// the header's bytes.
+func extShortErr(e ext, pos, left, pad int, op Opcode) error {
+	name := (*extLayerTypes[e]).String()
+	if pad > 0 && left+pad >= extLen[e] {
+		return frameErr(pos, "%s needs %d bytes, %d left: the BTH pad count %d contradicts the packet length (opcode %s)", name, extLen[e], left, pad, op)
+	}
+	return frameErr(pos, "%s needs %d bytes, %d left (opcode %s)", name, extLen[e], left, op)
 }
 
 // mad decodes the management datagram that is the payload b (at off) of a
