@@ -110,15 +110,17 @@ func (f *figure) legendLayout(sty text.Style) (colW []vg.Length, rows int, names
 	return colW, rows, names
 }
 
-// fitText cuts s in its middle, with "...", until it is at most w wide.
+// fitText cuts s in its middle, with "...", until it is at most w wide
+// (its size: a centred style's rectangle reaches only half of it right of
+// the point).
 func fitText(sty text.Style, s string, w vg.Length) string {
-	if sty.Rectangle(s).Max.X <= w {
+	if sty.Rectangle(s).Size().X <= w {
 		return s
 	}
 	r := []rune(s)
 	for n := len(r) - 1; n > 4; n-- {
 		cut := string(r[:n/2]) + "..." + string(r[len(r)-(n-n/2):])
-		if sty.Rectangle(cut).Max.X <= w {
+		if sty.Rectangle(cut).Size().X <= w {
 			return cut
 		}
 	}

@@ -142,3 +142,18 @@ func TestLogHistogramLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestTitleFits: a title longer than the picture (a pfc of seven
+// captures) is cut in its middle to the width between the margins; the
+// title is centred, and its style's rectangle reaches only half of it
+// right of the centre, which let titles up to twice the width through.
+func TestTitleFits(t *testing.T) {
+	sty := legendStyle(12)
+	sty.XAlign = -0.5 // centred, as draw draws it
+	long := "PFC pauses per pause sender (MAC) and priority: " + strings.Repeat("sN.pcapng, ", 10) + "r.pcapng"
+	w := Width - 2*edgeMargin
+	got := fitText(sty, long, w)
+	if size := sty.Rectangle(got).Size().X; size > w || !strings.Contains(got, "...") || !strings.HasSuffix(got, "r.pcapng") {
+		t.Errorf("title drawn as %q, %v wide: want it cut in the middle to at most %v", got, size, w)
+	}
+}
