@@ -101,58 +101,8 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 	defer w.Flush()
 	failed := false
 	for _, path := range paths {
-		// One stream per file: each file is printed and counted on its own.
-		var damaged error
-		// decodeFile reads the frames' heads only (the lines are
-		// Format's), unless a filter reads more: on the workers, the
-		// frames then stay in their cores' caches.
-		heads := sel == nil || sel.Filter == nil
-		s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true, Workers: nworkers, Format: format,
-			Heads: heads, OnFileError: func(err error) { damaged = err }})
-		if err != nil { // a file never opened has no counts to report
+		if !decodePath(w, path, o, sel, nworkers, format) {
 			failed = true
-			warnf("%v", err)
-			continue
-		}
-		fo := o
-		fo.lineBuffered = o.lineBuffered || liveInput(path)
-		var fileSel *filter.Selection
-		if sel != nil {
-			c := *sel // each file counted and timed on its own
-			fileSel = &c
-		}
-		t, err := decodeFile(w, s, path, fo, fileSel)
-		s.Close()
-		fileErrors := 0
-		if damaged != nil {
-			fileErrors = 1
-		}
-		if err == nil {
-			err = damaged // what came before it was printed
-		}
-		if err != nil {
-			failed = true
-			warnf("%v", err)
-		}
-		if t.errors > 0 || t.cutHeaders > 0 {
-			failed = true
-		}
-		// A snap length is chosen on purpose (headers only, at high rates), so
-		// frames cut after their headers are reported, not failed.
-		if t.cut > 0 {
-			warnf("%s: %d frames cut by the snap length, CRCs not checked; the first is %s", path, t.cut, t.firstCut)
-		}
-		if t.cutHeaders > 0 {
-			warnf("%s: %d frames cut inside their IB headers (no whole BTH): the snap length is too short for them", path, t.cutHeaders)
-		}
-		switch {
-		case o.summary && o.json:
-			writeJSON(w, map[string]any{"file": path, "frames": t.frames, "decoded": t.decoded, "skipped": t.skipped,
-				"errors": t.errors, "cut": t.cut, "cut_headers": t.cutHeaders, "file_errors": fileErrors, "icrc_bad": t.icrcBad, "vcrc_bad": t.vcrcBad})
-		case o.summary:
-			fmt.Fprintf(w, "%s: %s\n", termtext.Escape(path), t)
-		case !o.json || t.errors > 0 || t.cut > 0 || err != nil:
-			warnf("%s: %s", path, t)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -162,6 +112,62 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 		return errReported
 	}
 	return nil
+}
+
+// decodePath prints the frames of one file, on a stream of its own (each
+// file is printed and counted on its own), then its counts, and reports
+// whether it went well: not when the file could not be opened or read to
+// its end, or has frames that could not be decoded or were cut inside
+// their IB headers.
+func decodePath(w *bufio.Writer, path string, o decodeOpts, sel *filter.Selection, nworkers int, format func([]byte, *decode.Frame, error) []byte) bool {
+	var damaged error
+	// decodeFile reads the frames' heads only (the lines are
+	// Format's), unless a filter reads more: on the workers, the
+	// frames then stay in their cores' caches.
+	heads := sel == nil || sel.Filter == nil
+	s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true, Workers: nworkers, Format: format,
+		Heads: heads, OnFileError: func(err error) { damaged = err }})
+	if err != nil { // a file never opened has no counts to report
+		warnf("%v", err)
+		return false
+	}
+	fo := o
+	fo.lineBuffered = o.lineBuffered || liveInput(path)
+	var fileSel *filter.Selection
+	if sel != nil {
+		c := *sel // each file counted and timed on its own
+		fileSel = &c
+	}
+	t, err := decodeFile(w, s, path, fo, fileSel)
+	s.Close()
+	fileErrors := 0
+	if damaged != nil {
+		fileErrors = 1
+	}
+	if err == nil {
+		err = damaged // what came before it was printed
+	}
+	if err != nil {
+		warnf("%v", err)
+	}
+	// A snap length is chosen on purpose (headers only, at high rates), so
+	// frames cut after their headers are reported, not failed.
+	if t.cut > 0 {
+		warnf("%s: %d frames cut by the snap length, CRCs not checked; the first is %s", path, t.cut, t.firstCut)
+	}
+	if t.cutHeaders > 0 {
+		warnf("%s: %d frames cut inside their IB headers (no whole BTH): the snap length is too short for them", path, t.cutHeaders)
+	}
+	switch {
+	case o.summary && o.json:
+		writeJSON(w, map[string]any{"file": path, "frames": t.frames, "decoded": t.decoded, "skipped": t.skipped,
+			"errors": t.errors, "cut": t.cut, "cut_headers": t.cutHeaders, "file_errors": fileErrors, "icrc_bad": t.icrcBad, "vcrc_bad": t.vcrcBad})
+	case o.summary:
+		fmt.Fprintf(w, "%s: %s\n", termtext.Escape(path), t)
+	case !o.json || t.errors > 0 || t.cut > 0 || err != nil:
+		warnf("%s: %s", path, t)
+	}
+	return err == nil && t.errors == 0 && t.cutHeaders == 0
 }
 
 func decodeFile(w *bufio.Writer, s *capfile.Stream, path string, o decodeOpts, sel *filter.Selection) (decodeTally, error) {
