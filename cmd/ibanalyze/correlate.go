@@ -35,12 +35,10 @@ type correlateOpts struct {
 	maxValues     int64
 }
 
-func init() {
-	var o correlateOpts
-	cmd := &cobra.Command{
-		Use:   "correlate CAPTURE... --telemetry FILE... -o OUT.parquet|OUT.arrow",
-		Short: "Join NIC telemetry with the capture on one time axis, as Parquet or Arrow",
-		Long: `correlate writes one row per telemetry sample interval and source (or per
+// correlateHelp is correlate's --help text: the rows and columns, the
+// telemetry files, the clock offset, which ports are joined, and reading
+// the result.
+var correlateHelp = `correlate writes one row per telemetry sample interval and source (or per
 fixed --row-span): sample_id, start_ns, end_ns (timestamp[ns], UTC, on the
 capture's clock), source, each counter's value, NAME_delta (in the counter's
 unit) and NAME_rate (per second, in its base unit: bytes/s for 4-byte-word
@@ -88,7 +86,14 @@ The format follows the extension of -o (.parquet, .arrow, .csv, .jsonl) or
 
 ` + selectHelp + `The selection chooses what the cap_* columns count; the capture's time
 range and the clock offset still come from every packet, since the
-counters count them all.`,
+counters count them all.`
+
+func init() {
+	var o correlateOpts
+	cmd := &cobra.Command{
+		Use:   "correlate CAPTURE... --telemetry FILE... -o OUT.parquet|OUT.arrow",
+		Short: "Join NIC telemetry with the capture on one time axis, as Parquet or Arrow",
+		Long:  correlateHelp,
 		Example: `  ibanalyze correlate out.pcap --telemetry diag.csv --data-ids ids.json -o joined.parquet
   ibanalyze correlate out.pcap --telemetry out.pcap.telemetry.csv --row-span 1ms -o joined.arrow
   ibanalyze correlate s1.pcapng --telemetry perfquery.txt -o joined.csv`,
