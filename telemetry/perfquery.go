@@ -133,6 +133,8 @@ func (p *pqParser) warnAll(line int, format string, args ...any) {
 	}
 }
 
+// line takes line n, t, of a perfquery file: a time line, a "# Port
+// counters" line that opens a snapshot, or one of its counters (field).
 func (p *pqParser) line(t []byte, n int) {
 	if len(t) == 0 {
 		return
@@ -157,6 +159,13 @@ func (p *pqParser) line(t []byte, n int) {
 		}
 		return
 	}
+	p.field(t, n)
+}
+
+// field takes line n, t, as one counter of the snapshot open ("Name:....value"),
+// warning of what it cannot take: a line of no field, a value not a number,
+// a name too long or of no letter or digit, a repeat, too many counters.
+func (p *pqParser) field(t []byte, n int) {
 	name, val, ok := splitPerfField(t)
 	if !ok {
 		p.warnAll(n, "not a perfquery line: %s; ignored", quoted(t))
