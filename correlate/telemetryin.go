@@ -115,8 +115,17 @@ func lineReason(w telemetry.Warning) string {
 func (in *inSeries) checkOrder() error {
 	s := in.s
 	if s.Clock == telemetry.ClockNone {
-		return fmt.Errorf("%s: the samples carry no timestamps, so they cannot be put on the capture's time axis; "+
-			"save a date line before each sample (perfquery: while sleep 1; do date; perfquery -x; done)", in.name())
+		// A line the reader passed over may be the date line in a form it
+		// does not read: name it.
+		unread := ""
+		for _, w := range s.Warnings {
+			if strings.Contains(w.Msg, "not a perfquery line") {
+				unread = fmt.Sprintf(" (%s; the date forms read are listed by ibanalyze correlate --help)", lineReason(w))
+				break
+			}
+		}
+		return fmt.Errorf("%s: the samples carry no timestamps%s, so they cannot be put on the capture's time axis; "+
+			"save a date line before each sample (perfquery: while sleep 1; do date; perfquery -x; done)", in.name(), unread)
 	}
 	for i := 1; i < s.Len(); i++ {
 		if s.TimeNs(i) >= s.TimeNs(i-1) {

@@ -41,6 +41,8 @@ func TestPerfqueryDateForms(t *testing.T) {
 		"date":           func(tm time.Time) string { return tm.Format("Mon Jan _2 15:04:05 MST 2006") },
 		"date (2-digit)": func(tm time.Time) string { return tm.Format("Mon Jan 02 15:04:05 MST 2006") },
 		"date en_US":     func(tm time.Time) string { return tm.Format("Mon 02 Jan 2006 03:04:05 PM MST") },
+		"date en_GB":     func(tm time.Time) string { return tm.Format("Mon _2 Jan 15:04:05 MST 2006") },
+		"date 24h":       func(tm time.Time) string { return tm.Format("Mon 02 Jan 2006 15:04:05 MST") },
 		"date -R":        func(tm time.Time) string { return tm.Format("Mon, 02 Jan 2006 15:04:05 -0700") },
 		"date -Iseconds": func(tm time.Time) string { return tm.Format("2006-01-02T15:04:05-07:00") },
 		"date -Ins": func(tm time.Time) string {
@@ -102,5 +104,41 @@ func TestPerfqueryDateZoneUnknown(t *testing.T) {
 	s, err := Read(strings.NewReader(text), "perf.txt", nil)
 	if err != nil || s[0].StartNs[0] != time.Date(2026, 11, 26, 8, 10, 11, 0, time.UTC).UnixNano() {
 		t.Errorf("CET in Berlin: %v %v", s, err)
+	}
+}
+
+// TestPerfqueryDateZoneless: a date that names no zone (date '+%F %T',
+// with a 'T' or a fraction, or asctime's form) is read as the machine's
+// local time, with one warning for the file that says so.
+func TestPerfqueryDateZoneless(t *testing.T) {
+	defer func(l *time.Location) { time.Local = l }(time.Local)
+	time.Local = time.FixedZone("XST", -3*3600)
+	t0 := time.Date(2026, 11, 6, 9, 10, 11, 500_000_000, time.Local)
+	for name, layout := range map[string]string{
+		"date '+%F %T.%N'": "2006-01-02 15:04:05.000000000",
+		"date +%FT%T":      "2006-01-02T15:04:05",
+		"asctime":          "Mon Jan _2 15:04:05 2006",
+	} {
+		var b strings.Builder
+		for i := range 3 {
+			fmt.Fprintf(&b, "%s\n%s", t0.Add(time.Duration(i)*time.Second).Format(layout), pqSnapshot(true, uint64(1000+i*500)))
+		}
+		s, err := Read(strings.NewReader(b.String()), "perf.txt", nil)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		g := s[0]
+		if g.Clock != ClockHost || g.Len() != 3 || len(g.Warnings) != 1 || !strings.Contains(g.Warnings[0].Msg, "names no zone: taken as this machine's local time (XST)") {
+			t.Errorf("%s: clock %v, %d samples, warnings %v", name, g.Clock, g.Len(), g.Warnings)
+			continue
+		}
+		want := t0.UnixNano()
+		if layout != "2006-01-02 15:04:05.000000000" {
+			want = t0.Truncate(time.Second).UnixNano()
+		}
+		if g.StartNs[0] != want || g.StartNs[2]-g.StartNs[0] != 2e9 {
+			t.Errorf("%s: samples at %d .. %d, want %d and 2 s later", name, g.StartNs[0], g.StartNs[2], want)
+		}
 	}
 }

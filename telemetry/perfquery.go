@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ReadPerfquery reads the text output of `perfquery` or `perfquery -x`
@@ -123,6 +124,9 @@ type pqParser struct {
 	fieldLine   int       // the line of the last counter added to snap
 	common      []Warning // warnings not tied to one series
 	err         error     // the first timestamp that cannot be read right: the file is refused
+	// warnedZoneless: a date without a zone was read as local time, and
+	// said so (once a file).
+	warnedZoneless bool
 }
 
 func (p *pqParser) warnAll(line int, format string, args ...any) {
@@ -140,9 +144,15 @@ func (p *pqParser) line(t []byte, n int) {
 		return
 	}
 	p.sawAny = true
-	ts, ok, err := parseTimestampLine(t)
+	ts, ok, zoneless, err := parseTimestampLine(t)
 	if err != nil && p.err == nil {
 		p.err = perr(p.file, n, "%v", err)
+	}
+	if ok && zoneless && !p.warnedZoneless {
+		p.warnedZoneless = true
+		name, _ := time.Unix(0, ts).In(time.Local).Zone()
+		p.warnAll(n, "date %s names no zone: taken as this machine's local time (%s), as are the others; "+
+			"if perfquery ran in another zone, save date -u, -R or -Iseconds, which say it", quoted(trimSpace(t)), name)
 	}
 	if ok {
 		p.flush()
@@ -271,8 +281,9 @@ func splitPerfField(t []byte) (string, []byte, bool) {
 	return string(t[:i]), trimSpace(v), true
 }
 
-// parseTimestampLine recognises the timestamp lines ReadPerfquery accepts.
-func parseTimestampLine(t []byte) (int64, bool, error) {
+// parseTimestampLine recognises the timestamp lines ReadPerfquery accepts;
+// zoneless says the line named no zone and was read as local time.
+func parseTimestampLine(t []byte) (ns int64, ok, zoneless bool, err error) {
 	if bytes.HasPrefix(t, []byte("#")) {
 		u := trimSpace(t[1:])
 		switch {
@@ -282,21 +293,20 @@ func parseTimestampLine(t []byte) (int64, bool, error) {
 			if !ok || ns < 0 {
 				// Said, not passed over as a comment: that left the
 				// snapshot untimed without a word.
-				return 0, false, fmt.Errorf("timestamp line # ts_ns=%s: want whole nanoseconds since the Unix epoch, 0 to %d", quoted(v), int64(math.MaxInt64))
+				return 0, false, false, fmt.Errorf("timestamp line # ts_ns=%s: want whole nanoseconds since the Unix epoch, 0 to %d", quoted(v), int64(math.MaxInt64))
 			}
-			return ns, true, nil
+			return ns, true, false, nil
 		case bytes.HasPrefix(u, []byte("ts=")):
 			u = trimSpace(u[3:])
 		default:
-			return 0, false, nil
+			return 0, false, false, nil
 		}
 		t = u
 	}
 	if ns, ok := parseSecondsDecimal(t); ok {
-		return ns, true, nil
+		return ns, true, false, nil
 	}
-	ns, matched, err := parseDateLine(t)
-	return ns, matched, err
+	return parseDateLine(t)
 }
 
 func (p *pqParser) begin(header string, n int) {
