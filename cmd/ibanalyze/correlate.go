@@ -91,8 +91,8 @@ counters count them all.`
 func init() {
 	var o correlateOpts
 	cmd := &cobra.Command{
-		Use:   "correlate CAPTURE... --telemetry FILE... -o OUT.parquet|OUT.arrow",
-		Short: "Join NIC telemetry with the capture on one time axis, as Parquet or Arrow",
+		Use:   "correlate CAPTURE... --telemetry FILE... -o OUT.parquet|OUT.arrow|OUT.csv|OUT.jsonl",
+		Short: "Join NIC telemetry with the capture on one time axis, as Parquet, Arrow, CSV or JSON Lines",
 		Long:  correlateHelp,
 		Example: `  ibanalyze correlate out.pcap --telemetry diag.csv --data-ids ids.json -o joined.parquet
   ibanalyze correlate out.pcap --telemetry out.pcap.telemetry.csv --row-span 1ms -o joined.arrow
