@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/ibscope/ibscope/internal/outfile"
 )
@@ -228,9 +229,17 @@ func (f *figure) write(path string) error {
 		return err
 	}
 	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	cw, err := draw.NewFormattedCanvas(Width, f.height(), format)
-	if err != nil {
-		return fmt.Errorf("write plot %s: %w", path, err)
+	var cw vg.CanvasWriterTo
+	if format == "svg" {
+		// The fonts go in the file, as a PDF's do: the text was measured
+		// in them, and a viewer without them (a browser has no Liberation
+		// Serif) drew wider ones over the axes and the legend.
+		cw = vgsvg.NewWith(vgsvg.UseWH(Width, f.height()), vgsvg.EmbedFonts(true))
+	} else {
+		var err error
+		if cw, err = draw.NewFormattedCanvas(Width, f.height(), format); err != nil {
+			return fmt.Errorf("write plot %s: %w", path, err)
+		}
 	}
 	f.draw(draw.New(cw))
 	out, err := outfile.Create(path)

@@ -157,3 +157,19 @@ func TestTitleFits(t *testing.T) {
 		t.Errorf("title drawn as %q, %v wide: want it cut in the middle to at most %v", got, size, w)
 	}
 }
+
+// TestSVGCarriesItsFont: an SVG holds the font its text was measured in,
+// so that a browser without it does not draw a wider one over the axes.
+func TestSVGCarriesItsFont(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.svg")
+	if err := Lines(path, "title", "Gb/s", []Line{{Name: "a flow", XS: []float64{0, 1e-3}, YS: []float64{1, 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "@font-face") || !strings.Contains(string(b), "font-family:Liberation Serif") {
+		t.Errorf("%s: no embedded font face for its text", path)
+	}
+}
