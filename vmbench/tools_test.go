@@ -126,7 +126,8 @@ func TestCaptureTools(t *testing.T) {
 	// correlate: its rows' deltas add up to the counters, and its capture
 	// counts to the file. The capture and the sidecar share the guest's
 	// clock (offset 0); the estimate correlate makes without --offset is
-	// logged, as a run this short may not give it enough intervals.
+	// logged, as a run this short may not give it enough intervals
+	// (TestCorrelateOffsetRxe checks the estimate on a longer run).
 	arrow := filepath.Join(host, "joined.arrow")
 	if est, err := exec.Command(b.hostBin+"/ibanalyze", "correlate", pcap, "--telemetry", pcap+".telemetry.csv", "-o", filepath.Join(host, "auto.arrow"), "--json").CombinedOutput(); err != nil {
 		t.Logf("correlate without --offset: %v: %s", err, est)
