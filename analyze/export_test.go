@@ -9,6 +9,9 @@ import "github.com/ibscope/ibscope/telemetry"
 var (
 	RunBuffer = runBuffer
 	RunTick   = runTick
+	// DetectPhases is the phases of a whole series at once, as the
+	// streaming detector finds them (ipd --phases, tick).
+	DetectPhases = detectPhases
 )
 
 // runFlows reads the stream to its end through a flows analysis, with

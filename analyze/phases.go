@@ -216,9 +216,9 @@ func (d *phaseDetector) Phases() []Phase {
 	return append(out, last.phase())
 }
 
-// DetectPhases splits a sorted series of timestamps (ns) into IPD regimes of
+// detectPhases splits a sorted series of timestamps (ns) into IPD regimes of
 // at least minPackets packets each (DefaultPhasePackets when <= 0).
-func DetectPhases(tsNs []int64, minPackets int) []Phase {
+func detectPhases(tsNs []int64, minPackets int) []Phase {
 	d := newPhaseDetector(minPackets)
 	for _, ts := range tsNs {
 		d.Add(ts)

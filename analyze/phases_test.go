@@ -32,7 +32,7 @@ func incastSeries(n1, n2 int) (ts []int64, switchNs int64) {
 
 func TestDetectPhasesIncast(t *testing.T) {
 	ts, switchNs := incastSeries(3000, 2000)
-	ph := DetectPhases(ts, 64)
+	ph := detectPhases(ts, 64)
 	if len(ph) != 2 {
 		t.Fatalf("%d phases, want 2: %+v", len(ph), ph)
 	}
@@ -56,7 +56,7 @@ func TestDetectPhasesIncast(t *testing.T) {
 
 func TestDetectPhasesSteady(t *testing.T) {
 	ts, _ := incastSeries(5000, 0)
-	if ph := DetectPhases(ts, 64); len(ph) != 1 || ph[0].Packets != 5000 {
+	if ph := detectPhases(ts, 64); len(ph) != 1 || ph[0].Packets != 5000 {
 		t.Fatalf("steady series: %+v", ph)
 	}
 	// A burst shorter than the minimum phase is no phase.
@@ -70,13 +70,13 @@ func TestDetectPhasesSteady(t *testing.T) {
 		tt += gap
 		short = append(short, tt)
 	}
-	if ph := DetectPhases(short, 64); len(ph) != 1 {
+	if ph := detectPhases(short, 64); len(ph) != 1 {
 		t.Errorf("30-packet excursion made %d phases: %+v", len(ph), ph)
 	}
-	if DetectPhases(nil, 0) != nil {
+	if detectPhases(nil, 0) != nil {
 		t.Error("phases of an empty series")
 	}
-	if ph := DetectPhases([]int64{5}, 0); len(ph) != 1 || ph[0].Packets != 1 {
+	if ph := detectPhases([]int64{5}, 0); len(ph) != 1 || ph[0].Packets != 1 {
 		t.Errorf("one packet: %+v", ph)
 	}
 }

@@ -48,7 +48,7 @@ func TestPhaseDetectorLazy(t *testing.T) {
 	for i := range ts {
 		ts[i] = int64(i) * 1000
 	}
-	if ph := DetectPhases(ts, MaxPhasePackets); len(ph) != 1 || ph[0].Packets != len(ts) || ph[0].MedianIPDNs != 1000 {
+	if ph := detectPhases(ts, MaxPhasePackets); len(ph) != 1 || ph[0].Packets != len(ts) || ph[0].MedianIPDNs != 1000 {
 		t.Errorf("phases %+v", ph)
 	}
 }
