@@ -265,6 +265,17 @@ func analysisSection(title, dir string, asked bool, args []string) (s htmlreport
 		s.Pictures = []htmlreport.Picture{{Alt: title + " picture", PNG: b}}
 		os.Remove(pic)
 	}
+	// The page's temporary folder is gone when it is read: correlate's
+	// table is named as a file of the reader's own ("-o joined.parquet"),
+	// which the command shown then writes where it is run.
+	local := strings.NewReplacer(dir+string(filepath.Separator), "")
+	s.Text, s.Error = local.Replace(s.Text), local.Replace(s.Error)
+	for i := range s.Notes {
+		s.Notes[i] = local.Replace(s.Notes[i])
+	}
+	for i := range s.Warnings {
+		s.Warnings[i] = local.Replace(s.Warnings[i])
+	}
 	return s, failed
 }
 

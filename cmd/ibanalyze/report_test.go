@@ -89,7 +89,8 @@ func parseReport(t *testing.T, path string) reportPage {
 // TestReport writes the report of a simulated RoCE incast (flows, ipd,
 // pfc, hops, correlate) and of an InfiniBand one (credits, tick, buffer):
 // one page each, with a section and a picture for every analysis that
-// applies, nothing fetched from elsewhere, and (with chromium) rendered
+// applies, nothing fetched from elsewhere, no temporary folder named
+// (correlate's table is "-o joined.parquet"), and (with chromium) rendered
 // whole: no console message, no element past the window's width at
 // 1280 and 800 pixels, every picture decoded.
 func TestReport(t *testing.T) {
@@ -121,6 +122,10 @@ func TestReport(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s", c.name, code, errOut)
 		}
 		p := parseReport(t, page)
+		// The temporary folder the analyses wrote in is gone when the page is read.
+		if b, err := os.ReadFile(page); err != nil || bytes.Contains(b, []byte("ibanalyze-report-")) {
+			t.Errorf("%s: names the report's temporary folder (%v)", c.name, err)
+		}
 		for _, s := range c.sections {
 			found := false
 			for _, title := range p.titles {
