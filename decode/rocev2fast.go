@@ -17,7 +17,7 @@ import (
 
 // ethIPv4UDPLen is the length of an Ethernet header, an IPv4 header
 // without options and a UDP header.
-const ethIPv4UDPLen = 14 + 20 + 8
+const ethIPv4UDPLen = EthernetHeaderLen + IPv4HeaderLen + UDPHeaderLen
 
 // ethernetRoCEv2 decodes data as Decode does if it is the common RoCEv2
 // frame, and reports whether it was; the error is Decode's.

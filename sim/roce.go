@@ -19,9 +19,9 @@ import (
 // to the MAC of the port at the other end of the link, and each switch
 // takes one off the IP TTL. MAC and IP addresses follow from the LIDs.
 const (
-	ethHeaderBytes = 14 + 4 // MAC header with the priority tag
-	ipv4Bytes      = 20
-	udpBytes       = 8
+	ethHeaderBytes = decode.EthernetHeaderLen + decode.VLANTagLen // MAC header with the priority tag
+	ipv4Bytes      = decode.IPv4HeaderLen
+	udpBytes       = decode.UDPHeaderLen
 	fcsBytes       = decode.EthernetFCSLen
 	// ethGapBytes is what a frame costs on the wire beyond its bytes:
 	// preamble and start delimiter (8) and the inter-frame gap (12).
@@ -185,7 +185,7 @@ func (t *tapWriter) serializePFC(pkt *packet) error {
 	l := &t.ethLayers
 	l.srcMAC = portMAC(pkt.link)
 	l.pfc = decode.PFC{ClassEnable: uint16(pkt.pfcEnable), Quanta: pkt.pfcQuanta}
-	l.payload = t.zero[:pfcFrameBytes-fcsBytes-14-decode.PFCLen]
+	l.payload = t.zero[:pfcFrameBytes-fcsBytes-decode.EthernetHeaderLen-decode.PFCLen]
 	l.eth = layers.Ethernet{SrcMAC: l.srcMAC[:], DstMAC: pfcDestMAC, EthernetType: decode.EtherTypeMACControl}
 	if err := gopacket.SerializeLayers(t.sb, serializeOpts, &l.eth, &l.pfc, &l.payload); err != nil {
 		return fmt.Errorf("PFC frame: %w", err)
