@@ -15,7 +15,6 @@ import (
 // subcommand that has the flag (ibanalyze __complete flows --by "").
 var completers = cmddoc.Completers{
 	"rate":          cmddoc.Values(rateValues),
-	"pause-rate":    cmddoc.Values(rateValues),
 	"width":         cmddoc.Values(widthValues),
 	"by":            cmddoc.Fixed(byValues...),
 	"format":        cmddoc.Values(tableFormats),

@@ -36,7 +36,7 @@ func TestCompleteFlagValues(t *testing.T) {
 		{args: []string{"flows", "--rate", "H"}, want: []string{"HDR"}, directive: ":4"},
 		{args: []string{"pfc", "--rate", "10"}, want: []string{"10G", "100G"}, directive: ":4"},
 		{args: []string{"credits", "--width", ""}, want: []string{"1x", "2x", "4x", "8x", "12x"}, directive: ":4"},
-		{args: []string{"correlate", "--pause-rate", "E"}, want: []string{"EDR"}, directive: ":4"},
+		{args: []string{"correlate", "--rate", "E"}, want: []string{"EDR"}, directive: ":4"},
 		{args: []string{"export", "--format", ""}, want: []string{"parquet", "arrow", "csv", "jsonl"}, directive: ":4"},
 		{args: []string{"correlate", "--format", "j"}, want: []string{"jsonl"}, directive: ":4"},
 		{args: []string{"ipd", "--opcodes", ""}, wantSome: []string{"data", "ack", "all", "RC_SEND_ONLY", "UD_SEND_ONLY", "CNP"}, directive: ":6"},

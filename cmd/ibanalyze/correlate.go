@@ -13,7 +13,6 @@ import (
 	"github.com/ibscope/ibscope/internal/outfile"
 	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/units"
-	"github.com/ibscope/ibscope/protostate"
 	"github.com/ibscope/ibscope/telemetry"
 	"github.com/spf13/cobra"
 )
@@ -30,7 +29,7 @@ type correlateOpts struct {
 	clearOnSample bool
 	json          bool
 	source        string
-	pauseRate     string
+	rate          rateFlag
 	ports         []string
 	maxValues     int64
 }
@@ -124,7 +123,9 @@ func init() {
 	f.StringVar(&o.source, "source", "", "`DEVICE/PORT` the telemetry describes, for files that do not say (telemetry_diag CSV; without it their rows carry the file's name as source)")
 	f.StringArrayVar(&o.ports, "port", nil, "join only this telemetry `DEVICE/PORT` (repeatable; default: the ports the capture saw)")
 	f.BoolVar(&o.json, "json", false, "print the summary (rows, offsets and their confidence) as JSON")
-	f.StringVar(&o.pauseRate, "pause-rate", "", "link `RATE` PFC/PAUSE quanta count at for cap_paused_ns_p*, as pfc's --rate: "+protostate.RateSyntax+" (default: the capture's recorded speed, else 100G)")
+	addRateFlag(f, &o.rate, "PFC/PAUSE quanta count at for cap_paused_ns_p*, as pfc's", "100G")
+	f.StringVar(&o.rate.rate, "pause-rate", "", "the same as --rate")
+	_ = f.MarkDeprecated("pause-rate", "use --rate, as every command that needs a link rate")
 	f.Int64Var(&o.maxValues, "max-telemetry-values", correlate.DefaultMaxTelemetryValues,
 		"refuse telemetry of more than `N` values, all files together (samples × (counters + 3); ~40 bytes each while correlating)")
 	addSelectFlags(f, &selected, true)
@@ -226,13 +227,9 @@ func correlateOptions(captures []string, o correlateOpts) (correlate.Options, er
 	if opt.Local, err = correlate.ParseLocal(o.local); err != nil {
 		return opt, fmt.Errorf("--local: %w", err)
 	}
-	if o.pauseRate != "" {
-		r, err := protostate.ParseRate(o.pauseRate, 4)
-		if err != nil {
-			return opt, fmt.Errorf("--pause-rate: %w", err)
-		}
-		opt.PauseBitsPerSec = r.BitsPerSec()
-	} else if r, ok := recordedRate(captures); ok {
+	if r, _, ok, err := o.rate.resolve(captures); err != nil {
+		return opt, err
+	} else if ok {
 		opt.PauseBitsPerSec = r.BitsPerSec()
 	}
 	topt := &telemetry.Options{ClearOnSample: o.clearOnSample}

@@ -87,3 +87,38 @@ func simPreset(t *testing.T, name string) (dir string) {
 	}
 	return dir
 }
+
+// TestRateEveryCommand: every command that needs a link rate takes it as
+// --rate in the one syntax, and refuses a rate it cannot read with the
+// same words (issue 24: correlate's was --pause-rate, report had none).
+func TestRateEveryCommand(t *testing.T) {
+	path := testcap.Write(t, "study.pcap", false, studyPackets())
+	for _, cmd := range []string{"ipd", "flows", "pfc", "credits", "buffer", "tick", "correlate", "report"} {
+		var args []string
+		switch cmd {
+		case "buffer":
+			args = []string{path, path}
+		case "tick":
+			args = []string{path, "--telemetry", path}
+		case "correlate":
+			args = []string{path, "--telemetry", path, "-o", filepath.Join(t.TempDir(), "j.csv")}
+		case "report":
+			args = []string{path, "-o", filepath.Join(t.TempDir(), "r.html")}
+		default:
+			args = []string{path}
+		}
+		_, stderr, code := run(t, append([]string{cmd, "--rate", "4x_HDR"}, args...)...)
+		if code == 0 || !strings.Contains(stderr, `--rate: unknown link rate "4x_HDR"`) {
+			t.Errorf("%s --rate 4x_HDR: exit %d, %q", cmd, code, stderr)
+		}
+	}
+	// report hands --rate (and --width) to each analysis that takes one.
+	runs, _ := applicableAnalyses(census{path: "c.pcapng", roce: 1, ib: 1, link: 1, pause: 1, ifa: 1}, t.TempDir(),
+		[]string{"t.csv"}, []string{"--rate", "HDR", "--width", "2x"})
+	for _, r := range runs {
+		rated := strings.HasSuffix(strings.Join(r.args, " "), " --rate HDR --width 2x")
+		if rated != (r.args[0] != "hops") {
+			t.Errorf("report runs %v", r.args)
+		}
+	}
+}

@@ -27,6 +27,20 @@ type reportOpts struct {
 	out       string
 	telemetry []string
 	receiver  string
+	rate      rateFlag
+}
+
+// rateArgs are --rate and --width as given, for each analysis run that
+// takes a link rate.
+func (o *reportOpts) rateArgs() []string {
+	if o.rate.rate == "" {
+		return nil
+	}
+	args := []string{"--rate", o.rate.rate}
+	if o.rate.flags.Changed("width") {
+		args = append(args, "--width", o.rate.width)
+	}
+	return args
 }
 
 func init() {
@@ -72,6 +86,7 @@ without writing the page (status 1); a second ends it at once.`,
 	f.StringVarP(&o.out, "output", "o", "", "the HTML `FILE` to write (required; - for standard output)")
 	f.StringSliceVar(&o.telemetry, "telemetry", nil, "telemetry `FILE`s for correlate and tick (repeat or comma-separate)")
 	f.StringVar(&o.receiver, "receiver", "", "the receiver's `CAPTURE` (one of the captures): add buffer, the others as senders")
+	addRateFlag(f, &o.rate, "for the analyses that take one (flows, ipd, pfc, credits, buffer, tick, correlate)", "each one's own default")
 	addJobsFlag(f) // the analyses it runs read with it
 	cmd.MarkFlagRequired("output")
 	rootCmd.AddCommand(cmd)
@@ -298,7 +313,7 @@ func runReport(paths []string, o reportOpts) error {
 		}
 		c := takeCensus(path)
 		rep.Facts.Rows = append(rep.Facts.Rows, c.row())
-		secs, bad, dmg := captureSections(c, dir, o.telemetry)
+		secs, bad, dmg := captureSections(c, dir, &o)
 		rep.Sections = append(rep.Sections, secs...)
 		failed += bad
 		if dmg {
@@ -306,7 +321,7 @@ func runReport(paths []string, o reportOpts) error {
 		}
 	}
 	if o.receiver != "" {
-		s, bad := bufferSection(paths, o.receiver, dir)
+		s, bad := bufferSection(paths, o.receiver, dir, o.rateArgs())
 		rep.Sections = append(rep.Sections, s)
 		if bad {
 			failed++
@@ -354,6 +369,9 @@ func checkReportArgs(paths []string, o reportOpts) error {
 			return fmt.Errorf("--telemetry: %w", err)
 		}
 	}
+	if _, _, err := o.rate.given(); err != nil {
+		return err
+	}
 	if o.receiver != "" && !containsPath(paths, o.receiver) {
 		return fmt.Errorf("--receiver %s: not one of the captures given", o.receiver)
 	}
@@ -380,7 +398,7 @@ func newReportPage(paths []string) htmlreport.Report {
 // sections that say something failed (the capture could not be opened:
 // no analysis is run); damaged says the capture is damaged or holds
 // frames that could not be decoded.
-func captureSections(c census, dir string, telemetry []string) (secs []htmlreport.Section, failed int, damaged bool) {
+func captureSections(c census, dir string, o *reportOpts) (secs []htmlreport.Section, failed int, damaged bool) {
 	sec := htmlreport.Section{Title: "capture " + c.path, Level: 2}
 	if c.port != "" {
 		sec.Title += " (port " + c.port + ")"
@@ -395,7 +413,7 @@ func captureSections(c census, dir string, telemetry []string) (secs []htmlrepor
 	case c.undecodable > 0:
 		damaged = true
 	}
-	runs, skipped := applicableAnalyses(c, dir, telemetry)
+	runs, skipped := applicableAnalyses(c, dir, o.telemetry, o.rateArgs())
 	if len(skipped) > 0 {
 		sec.Notes = []string{"not applicable: " + strings.Join(skipped, "; ") + "."}
 	}
@@ -420,19 +438,20 @@ type reportRun struct {
 // applicableAnalyses chooses, from what the census counted, the analyses
 // that apply to a capture, in the page's order, and names each one that
 // does not with the reason. Choosing runs nothing: the analyses run
-// after, one by one.
-func applicableAnalyses(c census, dir string, telemetry []string) (runs []reportRun, skipped []string) {
+// after, one by one; each that takes a link rate gets rateArgs.
+func applicableAnalyses(c census, dir string, telemetry, rateArgs []string) (runs []reportRun, skipped []string) {
 	add := func(title string, args ...string) { runs = append(runs, reportRun{title, args}) }
+	addRated := func(title string, args ...string) { add(title, append(args, rateArgs...)...) }
 	c.path = pathArg(c.path)
 	if c.ib+c.roce > 0 {
-		add("flows", "flows", c.path)
-		add("inter-packet delay", "ipd", c.path)
+		addRated("flows", "flows", c.path)
+		addRated("inter-packet delay", "ipd", c.path)
 	} else {
 		skipped = append(skipped, "flows and ipd (no IB or RoCE packets)")
 	}
 	if c.pause > 0 {
 		// Every pause drawn, not the first 1,000 (16 bytes each).
-		add("PFC pauses", "pfc", c.path, "--max-pauses", "100000")
+		addRated("PFC pauses", "pfc", c.path, "--max-pauses", "100000")
 	} else {
 		skipped = append(skipped, "pfc (no PFC or PAUSE frames)")
 	}
@@ -442,18 +461,18 @@ func applicableAnalyses(c census, dir string, telemetry []string) (runs []report
 		skipped = append(skipped, "hops (no IFA 2.0 probes)")
 	}
 	if c.link > 0 && c.ib > 0 {
-		add("credits", "credits", c.path)
+		addRated("credits", "credits", c.path)
 	} else {
 		skipped = append(skipped, "credits (no flow-control packets with data)")
 	}
 	switch {
 	case len(telemetry) > 0 && c.ib+c.roce > 0:
-		add("correlate", "correlate", c.path, "--telemetry", strings.Join(telemetry, ","), "-o", filepath.Join(dir, "joined.parquet"))
+		addRated("correlate", "correlate", c.path, "--telemetry", strings.Join(telemetry, ","), "-o", filepath.Join(dir, "joined.parquet"))
 	case len(telemetry) == 0:
 		skipped = append(skipped, "correlate and tick (no --telemetry)")
 	}
 	if len(telemetry) > 0 && c.ib > 0 {
-		add("PortXmitWait tick", "tick", c.path, "--telemetry", telemetry[0])
+		addRated("PortXmitWait tick", "tick", c.path, "--telemetry", telemetry[0])
 	}
 	return runs, skipped
 }
@@ -461,14 +480,14 @@ func applicableAnalyses(c census, dir string, telemetry []string) (runs []report
 // bufferSection runs buffer with the receiver's capture last and every
 // other capture as its senders. The user asked for it by name, so its
 // error is the section's error, and failed says so.
-func bufferSection(paths []string, receiver, dir string) (s htmlreport.Section, failed bool) {
+func bufferSection(paths []string, receiver, dir string, rateArgs []string) (s htmlreport.Section, failed bool) {
 	args := []string{"buffer"}
 	for _, p := range paths {
 		if p != receiver {
 			args = append(args, pathArg(p))
 		}
 	}
-	s, failed = analysisSection("buffer between the senders and "+receiver, dir, true, append(args, pathArg(receiver)))
+	s, failed = analysisSection("buffer between the senders and "+receiver, dir, true, append(append(args, pathArg(receiver)), rateArgs...))
 	s.Level = 2
 	return s, failed
 }
