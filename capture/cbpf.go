@@ -119,6 +119,11 @@ const (
 )
 
 // run returns how many bytes of pkt the program keeps: 0 rejects it.
+//
+// It stays one loop over one switch, long as it is: split into a function
+// per instruction class, every instruction of every packet would pay a
+// call, and A, X and the scratch words would live in memory shared by the
+// calls rather than in registers.
 func (p *cbpfProgram) run(pkt []byte) uint32 {
 	var a, x uint32
 	var mem [16]uint32

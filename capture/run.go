@@ -113,6 +113,11 @@ func Run(ctx context.Context, src Source, w *Writer, opts RunOptions) (Report, e
 	// an interface, which would otherwise move each one to the heap.
 	var p capfile.Packet
 	var err error
+	// The receive loop is one function, long as it is: its state (the
+	// report, dirty, drainUntil, the packet) stays in registers and on the
+	// stack, where methods of a loop state would pass it through memory on
+	// every packet; what runs only now and then is already apart
+	// (runClock, fill, finishWrites).
 loop:
 	for {
 		if stop.Load() {
