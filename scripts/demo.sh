@@ -4,7 +4,8 @@
 #    bundled capture), its first decoded lines and its flows;
 # 2. decode every capture in testdata/pcaps (written by testdata/gen), each frame broken there on
 #    purpose named as such (expect.json); the first lines of a few; the real captures from
-#    elsewhere too when ../shared/pcaps is beside the clone (they are not in it);
+#    elsewhere too when ../shared/pcaps is beside the clone or IBSCOPE_REAL_PCAPS names their
+#    folder (they are not in it: no licence stated), else a word on where they would come from;
 # 3. flows on the rping pattern (retransmissions, a loss, a NAK);
 # 4. the simulator's 2015 incast through ipd/credits/buffer/tick/pfc/hops, next to the truth
 #    (ibsim --snap 128: the taps keep headers only, about 53 MB of captures in a temporary folder);
@@ -72,17 +73,22 @@ for f in testdata/pcaps/ib_native_erf.pcap testdata/pcaps/rocev2_rping.pcap test
 	echo "-- ibanalyze decode -c 4 $f"
 	"$bin/ibanalyze" decode -q -c 4 "$f" | indent
 done
-if [ -d ../shared/pcaps ]; then
-	echo
-	echo "== decode: real captures from elsewhere (../shared/pcaps beside the clone; not in it: no licence stated)"
-	for f in ../shared/pcaps/*.pcap; do
+echo
+real=${IBSCOPE_REAL_PCAPS:-../shared/pcaps}
+if [ -d "$real" ]; then
+	echo "== decode: real captures from elsewhere ($real; not in the repository: no licence stated)"
+	for f in "$real"/*.pcap; do
 		"$bin/ibanalyze" decode "$f" 2>&1 >/dev/null | sed 's/^ibanalyze: //' | tail -1
 	done
-	for f in ../shared/pcaps/oferby-proxy_roce.pcap ../shared/pcaps/softroce-demo_infiniband.pcap; do
+	for f in "$real"/oferby-proxy_roce.pcap "$real"/softroce-demo_infiniband.pcap; do
 		[ -f "$f" ] || continue
 		echo "-- ibanalyze decode -c 30 $f | head -4   (the IB/RoCE lines)"
 		"$bin/ibanalyze" decode -q -c 30 "$f" | grep -v ' $' | head -4 | indent
 	done
+else
+	echo "== decode: real captures from elsewhere: none here. A ConnectX-4 Lx CNP, a SoftRoCE demo's native IB and a"
+	echo "   proxy's RoCE are not in the repository (no licence stated); with them in ../shared/pcaps beside it, or"
+	echo "   IBSCOPE_REAL_PCAPS=DIR make demo, their lines show here. The live capture above is of this kernel's veth."
 fi
 
 echo
@@ -91,7 +97,9 @@ echo "== flows: testdata/pcaps/rocev2_rping.pcap (a go-back-N, a READ response r
 
 echo
 echo "== the 2015 incast, simulated (ibsim --snap 128: headers only) and analysed"
-IBSCOPE_DEMO_OUT=$sim bash scripts/demo-sim.sh "$bin" || fail "the simulated incast (scripts/demo-sim.sh)"
+# The captures live in a temporary folder removed at the end: their names are shown without it.
+IBSCOPE_DEMO_OUT=$sim bash scripts/demo-sim.sh "$bin" | sed "s|$sim/||g; s|$sim|TMP|g" ||
+	fail "the simulated incast (scripts/demo-sim.sh)"
 
 echo
 echo "== correlate and export: Parquet files, read back by DuckDB"
@@ -113,7 +121,7 @@ plot flows-r.png flows r.pcapng
 plot credits-s1.png credits s1.pcapng
 plot buffer.png buffer s1.pcapng s2.pcapng r.pcapng
 plot tick-s1.png tick s1.pcapng --telemetry perfquery.txt
-plot pfc-roce.png pfc --rate 10G roce/s1.pcapng roce/s2.pcapng
+plot pfc-roce.png pfc --rate 10G --max-pauses 10000 roce/s1.pcapng roce/s2.pcapng
 plot hops-roce-r.png hops roce/r.pcapng
 printf '   %-36s %s\n' "$out/pictures/correlate-s1.png" "(the correlate run above, --plot)"
 
@@ -128,6 +136,7 @@ fi
 
 echo
 echo "demo: kept in $out: the live capture, the Parquet files, $(ls "$out/pictures" | wc -l) pictures in $out/pictures and report.html"
+echo "      (open $PWD/$out/report.html in a browser: one file, nothing fetched)"
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "demo: failed steps (${#failed[@]}):" >&2
 	printf 'demo:   %s\n' "${failed[@]}" >&2
