@@ -59,7 +59,13 @@ func (s *Stream) nextPlain(sf *streamFile) bool {
 			}
 		}
 		offset := f.Offset
-		if err := r.dec.Decode(data, f); err != nil {
+		var err error
+		if s.opts.HeadsOnly {
+			err = r.dec.DecodeHead(data, f)
+		} else {
+			err = r.dec.Decode(data, f)
+		}
+		if err != nil {
 			// As advance: counted and told, handed out with Undecoded.
 			s.frameFailed(sf, r.decodeError(f, err))
 			if !s.opts.Undecoded {

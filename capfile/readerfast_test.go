@@ -52,7 +52,7 @@ type soloRun struct {
 // readSolo reads file, stored at path, as a stream's only file, or beside
 // an empty file (general, the merge), through reads of at most chunk bytes
 // when chunk > 0.
-func readSolo(t *testing.T, file []byte, path string, chunk int, general, undecoded, keepOdd bool) soloRun {
+func readSolo(t *testing.T, file []byte, path string, chunk int, general, undecoded, keepOdd, headsOnly bool) soloRun {
 	t.Helper()
 	var run soloRun
 	in := func(b []byte) io.Reader {
@@ -73,7 +73,7 @@ func readSolo(t *testing.T, file []byte, path string, chunk int, general, undeco
 		}
 		readers = append(readers, e)
 	}
-	opts := capfile.StreamOptions{CheckCRC: true, Undecoded: undecoded, Untimed: true,
+	opts := capfile.StreamOptions{CheckCRC: true, Undecoded: undecoded, Untimed: true, HeadsOnly: headsOnly,
 		OnDecodeError: func(de *capfile.DecodeError) { run.told = append(run.told, de.Error()) },
 		OnFileError:   func(err error) { run.told = append(run.told, err.Error()) }}
 	if keepOdd {
@@ -116,12 +116,29 @@ func checkSoloSame(t *testing.T, file []byte, chunk int, undecoded, keepOdd bool
 	if err := errors.Join(err, tf.Close()); err != nil {
 		t.Fatal(err)
 	}
-	solo := readSolo(t, file, path, chunk, false, undecoded, keepOdd)
-	general := readSolo(t, file, path, chunk, true, undecoded, keepOdd)
+	solo := readSolo(t, file, path, chunk, false, undecoded, keepOdd, false)
+	general := readSolo(t, file, path, chunk, true, undecoded, keepOdd, false)
 	if !reflect.DeepEqual(solo, general) {
 		t.Fatalf("undecoded %v, keep odd %v, chunk %d: one file alone read\n%+v\nand beside an empty one\n%+v",
 			undecoded, keepOdd, chunk, solo, general)
 	}
+	// With HeadsOnly: the same heads, errors and counts.
+	heads := headsOf(readSolo(t, file, path, chunk, false, undecoded, keepOdd, true))
+	if solo = headsOf(solo); !reflect.DeepEqual(heads, solo) {
+		t.Fatalf("undecoded %v, keep odd %v, chunk %d: read for the heads only\n%+v\nread whole\n%+v",
+			undecoded, keepOdd, chunk, heads, solo)
+	}
+}
+
+// headsOf is run with only the heads of its frames (what HeadsOnly keeps).
+func headsOf(run soloRun) soloRun {
+	heads := make([]decode.Frame, len(run.frames))
+	for i, f := range run.frames {
+		heads[i] = decode.Frame{Number: f.Number, Offset: f.Offset, TsNs: f.TsNs, NoTs: f.NoTs, CapLen: f.CapLen, WireLen: f.WireLen,
+			Iface: f.Iface, Dir: f.Dir, Transport: f.Transport, Has: f.Has, ICRCOK: f.ICRCOK, VCRCOK: f.VCRCOK}
+	}
+	run.frames = heads
+	return run
 }
 
 // TestSoloStreamSameAsMerged: a capture read alone (Next's fast path for
@@ -208,7 +225,8 @@ func soloSeeds(t testing.TB, frames int) [][]byte {
 }
 
 // FuzzSoloStream: any bytes, read as a stream's only file, give what they
-// give read through the merge. The seeds are of 5 frames: the fuzzer
+// give read through the merge, and, read for the heads only
+// (StreamOptions.HeadsOnly), the same heads. The seeds are of 5 frames: the fuzzer
 // minimizes each new input, and that took minutes on files of 20.
 //
 //	go test -run=^$ -fuzz=FuzzSoloStream -fuzztime=30s ./capfile/

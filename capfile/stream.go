@@ -99,6 +99,12 @@ type StreamOptions struct {
 	// each worker into one frame of its own, then stay in its core's
 	// cache; only their heads cross to the caller.
 	Heads bool
+	// HeadsOnly says the caller reads only the head of each frame (the
+	// fields Heads lists; it sets no Keep, Format or Project that reads
+	// more): a frame read on the caller's goroutine may then be decoded
+	// only that far (decode.Decoder.DecodeHead), its other fields left as
+	// an earlier frame left them.
+	HeadsOnly bool
 }
 
 // StreamStats counts what a Stream read.

@@ -49,7 +49,7 @@ func (d *Decoder) Decode(data []byte, f *Frame) error {
 	f.Reset()
 	switch d.LinkType {
 	case LinkTypeEthernet:
-		if ok, err := d.ethernetRoCEv2(data, f); ok {
+		if ok, err := d.ethernetRoCEv2(data, f, false); ok {
 			return err
 		}
 		return d.ethernet(data, 0, f)

@@ -296,5 +296,46 @@ func checkRoCEv2FastPath(t *testing.T, data []byte, cutBytes uint16) {
 		if !reflect.DeepEqual(fast, general) {
 			t.Fatalf("CheckCRC %v: Decode's frame\n%+v\nthe general path's\n%+v", check, fast, general)
 		}
+		// DecodeHead, into a frame another packet left its fields in: the
+		// same error and head.
+		head := Frame{CapLen: fast.CapLen, WireLen: fast.WireLen}
+		if err := d.Decode(headSeed(), &head); err != nil {
+			t.Fatal(err)
+		}
+		errHead := d.DecodeHead(data, &head)
+		if fmt.Sprint(errHead) != fmt.Sprint(errGeneral) {
+			t.Fatalf("CheckCRC %v: DecodeHead's error %v, the general path's %v", check, errHead, errGeneral)
+		}
+		if got, want := frameHeadOf(&head), frameHeadOf(&general); got != want {
+			t.Fatalf("CheckCRC %v: DecodeHead's head %+v, the general path's %+v", check, got, want)
+		}
 	}
+}
+
+// frameHeadOf is what DecodeHead promises of a frame.
+func frameHeadOf(f *Frame) struct {
+	transport      Transport
+	has            Has
+	iface          int8
+	icrcOK, vcrcOK bool
+} {
+	return struct {
+		transport      Transport
+		has            Has
+		iface          int8
+		icrcOK, vcrcOK bool
+	}{f.Transport, f.Has, f.Iface, f.ICRCOK, f.VCRCOK}
+}
+
+// headSeed is an Ethernet RoCEv2 frame (an ACK, its ICRC wrong) that
+// DecodeHead's frame is first decoded from, leaving fields in it.
+func headSeed() []byte {
+	b := make([]byte, ethIPv4UDPLen+BTHLen+AETHLen+ICRCLen)
+	b[12], b[13], b[14] = 0x08, 0x00, 0x45
+	binary.BigEndian.PutUint16(b[16:], uint16(len(b)-14))
+	b[22], b[23] = 64, 17
+	binary.BigEndian.PutUint16(b[36:], UDPPortRoCEv2)
+	binary.BigEndian.PutUint16(b[38:], uint16(len(b)-34))
+	b[ethIPv4UDPLen] = 0x11 // RC ACKNOWLEDGE
+	return b
 }

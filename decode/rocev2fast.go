@@ -21,7 +21,11 @@ const ethIPv4UDPLen = EthernetHeaderLen + IPv4HeaderLen + UDPHeaderLen
 
 // ethernetRoCEv2 decodes data as Decode does if it is the common RoCEv2
 // frame, and reports whether it was; the error is Decode's.
-func (d *Decoder) ethernetRoCEv2(data []byte, f *Frame) (bool, error) {
+//
+// With head, it sets only the frame's head (what DecodeHead says), and
+// reports false, having written nothing, for a transport packet that
+// transportCommon does not take.
+func (d *Decoder) ethernetRoCEv2(data []byte, f *Frame, head bool) (bool, error) {
 	if len(data) < ethIPv4UDPLen || d.IFA1ProbeMarker != 0 {
 		return false, nil
 	}
@@ -33,6 +37,19 @@ func (d *Decoder) ethernetRoCEv2(data []byte, f *Frame) (bool, error) {
 		be.Uint16(h[36:]) != UDPPortRoCEv2 || l != total-20 || l < 8+BTHLen+ICRCLen || 34+l > len(data) {
 		return false, nil
 	}
+	end := 34 + l
+	if head {
+		b := data[ethIPv4UDPLen:end]
+		_, e, ok := commonTransport(b)
+		if !ok {
+			return false, nil
+		}
+		f.Transport = TransportRoCEv2
+		f.Has |= HasEthernet | HasIPv4 | HasUDP | HasICRC | HasBTH | hasExt[e]
+		f.BTH.ICRC = binary.LittleEndian.Uint32(b[len(b)-ICRCLen:])
+		d.checkRoCEv2ICRC(data, 14, 34, end, f)
+		return true, nil
+	}
 	f.DstMAC, f.SrcMAC = [6]byte(h[0:6]), [6]byte(h[6:12])
 	f.Ethernet = true
 	f.Src = netip.AddrFrom4([4]byte(h[26:30]))
@@ -43,7 +60,6 @@ func (d *Decoder) ethernetRoCEv2(data []byte, f *Frame) (bool, error) {
 	f.Has |= HasEthernet | HasIPv4 | HasUDP
 	f.UDPSrc = be.Uint16(h[34:])
 	f.IBLen = l - 8
-	end := 34 + l
 	if b := data[ethIPv4UDPLen:end]; !transportCommon(b, f) {
 		if err := d.transport(b, ethIPv4UDPLen, f, false); err != nil {
 			return true, err
@@ -53,6 +69,21 @@ func (d *Decoder) ethernetRoCEv2(data []byte, f *Frame) (bool, error) {
 	return true, nil
 }
 
+// commonTransport reports whether b, a transport packet from its BTH
+// through its ICRC (at least BTHLen+ICRCLen bytes), is one transportCommon
+// decodes, and if so returns where its pad bytes start and the header after
+// the BTH (extNone, extRETH or extAETH).
+func commonTransport(b []byte) (end int, e ext, ok bool) {
+	end = len(b) - ICRCLen - int(b[1]>>4&3) // before the pad bytes
+	info := &opTable[Opcode(b[0])]
+	e = info.exts[0]
+	if !info.valid || end < BTHLen || e != extNone &&
+		(info.exts[1] != extNone || e != extRETH && e != extAETH || end-BTHLen < extLen[e]) {
+		return 0, 0, false
+	}
+	return end, e, true
+}
+
 // transportCommon decodes b, a transport packet from its BTH through its ICRC
 // (at least BTHLen+ICRCLen bytes), as transport does if its opcode is
 // valid and implies no header after the BTH but a RETH or an AETH, which
@@ -60,12 +91,8 @@ func (d *Decoder) ethernetRoCEv2(data []byte, f *Frame) (bool, error) {
 // packets and their ACKs: nearly all of a capture), and reports whether it
 // did; otherwise it has written nothing.
 func transportCommon(b []byte, f *Frame) bool {
-	op := Opcode(b[0])
-	end := len(b) - ICRCLen - int(b[1]>>4&3) // before the pad bytes
-	info := &opTable[op]
-	e := info.exts[0]
-	if !info.valid || end < BTHLen || e != extNone &&
-		(info.exts[1] != extNone || e != extRETH && e != extAETH || end-BTHLen < extLen[e]) {
+	end, e, ok := commonTransport(b)
+	if !ok {
 		return false
 	}
 	t := &f.BTH

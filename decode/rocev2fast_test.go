@@ -23,7 +23,7 @@ func TestRoCEv2FastPathEdges(t *testing.T) {
 		}
 		var f Frame
 		d := Decoder{LinkType: LinkTypeEthernet}
-		if ok, _ := d.ethernetRoCEv2(data, &f); ok {
+		if ok, _ := d.ethernetRoCEv2(data, &f, false); ok {
 			taken++
 		}
 	}
@@ -74,7 +74,7 @@ func TestRoCEv2FastPathEdges(t *testing.T) {
 			mutate(func(b []byte) { b[24], b[25], b[40], b[41] = 1, 2, 3, 4 }) // checksums
 			var f Frame
 			d := Decoder{LinkType: LinkTypeEthernet}
-			if ok, _ := d.ethernetRoCEv2(frame, &f); !ok || swept == 2 {
+			if ok, _ := d.ethernetRoCEv2(frame, &f, false); !ok || swept == 2 {
 				continue // every opcode and pad count on the first two frames of a file the fast path takes
 			}
 			swept++

@@ -125,8 +125,9 @@ func decodePath(w *bufio.Writer, path string, o decodeOpts, sel *filter.Selectio
 	// Format's), unless a filter reads more: on the workers, the
 	// frames then stay in their cores' caches.
 	heads := sel == nil || sel.Filter == nil
+	// --summary counts from the heads alone.
 	s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true, Workers: nworkers, Format: format,
-		Heads: heads, OnFileError: func(err error) { damaged = err }})
+		Heads: heads, HeadsOnly: heads && o.summary, OnFileError: func(err error) { damaged = err }})
 	if err != nil { // a file never opened has no counts to report
 		warnf("%v", err)
 		return false
