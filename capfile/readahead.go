@@ -142,6 +142,9 @@ type batch struct {
 	// only where its head says failed (the caller reads no more of it).
 	errs []error
 	n    int
+	// failed and untimed count the frames with an error and those without
+	// a timestamp, for Stream.NextBatch's counts.
+	failed, untimed int
 	// end is what follows the last frame: nil when another batch does,
 	// else io.EOF or the file's *FileError.
 	end error
@@ -165,19 +168,25 @@ type recordSpan struct {
 // settings, and runs the Projection and Format on them.
 func (b *batch) decode(dec *decode.Decoder, scratch *decode.Frame) {
 	dec.CheckCRC, dec.IFA1ProbeMarker = b.cfg.CheckCRC, b.cfg.IFA1ProbeMarker
+	b.failed, b.untimed = 0, 0
 	if b.heads != nil {
 		b.decodeHeads(dec, scratch)
 		return
 	}
 	r := b.file.r
 	for i := range b.n {
+		if b.frames[i].NoTs {
+			b.untimed++
+		}
 		if b.errs[i] != nil { // the record's header was refused: nothing to decode
+			b.failed++
 			continue
 		}
 		sp := b.spans[i]
 		dec.LinkType = sp.linkType
 		if err := dec.Decode(b.data[sp.start:sp.end], &b.frames[i]); err != nil {
 			b.errs[i] = r.decodeError(&b.frames[i], err)
+			b.failed++
 		}
 	}
 	if b.proj != nil {
@@ -220,6 +229,10 @@ func (b *batch) decodeHeads(dec *decode.Decoder, f *decode.Frame) {
 		var err error
 		if h.failed {
 			err = b.errs[i]
+			b.failed++
+		}
+		if h.noTs {
+			b.untimed++
 		}
 		if b.proj != nil {
 			b.proj.Project(i, f, err)

@@ -125,9 +125,14 @@ func decodePath(w *bufio.Writer, path string, o decodeOpts, sel *filter.Selectio
 	// Format's), unless a filter reads more: on the workers, the
 	// frames then stay in their cores' caches.
 	heads := sel == nil || sel.Filter == nil
-	// --summary counts from the heads alone.
+	// --summary counts from the heads alone; of every frame, on the
+	// workers with -j, a batch at a time (tallyBatches).
+	var project func(int) capfile.Projection
+	if o.summary && sel == nil && o.count == 0 {
+		project = func(int) capfile.Projection { return new(summaryBatch) }
+	}
 	s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true, Workers: nworkers, Format: format,
-		Heads: heads, HeadsOnly: heads && o.summary, OnFileError: func(err error) { damaged = err }})
+		Project: project, Heads: heads, HeadsOnly: heads && o.summary, OnFileError: func(err error) { damaged = err }})
 	if err != nil { // a file never opened has no counts to report
 		warnf("%v", err)
 		return false
@@ -139,7 +144,12 @@ func decodePath(w *bufio.Writer, path string, o decodeOpts, sel *filter.Selectio
 		c := *sel // each file counted and timed on its own
 		fileSel = &c
 	}
-	t, err := decodeFile(w, s, path, fo, fileSel)
+	var t decodeTally
+	if project != nil && s.Batched() {
+		t = tallyBatches(s, path, o.json)
+	} else {
+		t, err = decodeFile(w, s, path, fo, fileSel)
+	}
 	s.Close()
 	fileErrors := 0
 	if damaged != nil {
@@ -199,17 +209,15 @@ func decodeFile(w *bufio.Writer, s *capfile.Stream, path string, o decodeOpts, s
 		// that was an allocation per frame, and the GC cycles it brought.
 		de, _ := err.(*capfile.DecodeError)
 		if de != nil {
-			t.errors++
-			if t.errors <= maxWarnings {
-				warnf("%v", de)
-			} else if t.errors == maxWarnings+1 {
-				warnf("%s: more frames could not be decoded; counting them without messages", path)
-			}
+			t.failed(path, de)
 		}
 		t.frames++
 		if t.frames&0x3FFF == 0 {
 			prog.update(t.frames, f.Offset)
 		}
+		// What a frame counts as: summaryBatch.Project counts the same
+		// on the workers (TestJobsSameDecodeSummary), apart from this
+		// loop, whose every instruction each frame pays for.
 		if err == nil && !f.Decoded() {
 			t.skipped++
 			continue
@@ -223,7 +231,7 @@ func decodeFile(w *bufio.Writer, s *capfile.Stream, path string, o decodeOpts, s
 				t.cutHeaders++
 			}
 			if t.cut == 1 {
-				t.firstCut = fmt.Sprintf("frame %d (record at byte offset %d, %d of %d bytes captured)", f.Number, f.Offset, f.CapLen, f.WireLen)
+				t.firstCut = cutFrame(f.Number, f.Offset, f.CapLen, f.WireLen)
 			}
 		}
 		if f.Has&decode.CRCsCheck != 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ibscope/ibscope/decode"
 )
 
 // TestJobsSameOutput: every analysis gives byte for byte the same output,
@@ -54,17 +57,81 @@ func TestJobsSameOutput(t *testing.T) {
 		[]string{"buffer", "--json", "--interval", "100us", s1, s2, r},
 	)
 	for _, args := range cases {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			want, wantErr, wantCode := run(t, append([]string{"-j", "1"}, args...)...)
-			got, gotErr, gotCode := run(t, append([]string{"-j", "3"}, args...)...)
-			if got != want || gotErr != wantErr || gotCode != wantCode {
-				t.Errorf("-j 3 differs from -j 1: exit %d, want %d\nstderr:\n%.2000s\nwant:\n%.2000s\nstdout:\n%s",
-					gotCode, wantCode, gotErr, wantErr, firstDiff(got, want))
-			}
-			if strings.TrimSpace(want) == "" && wantCode != 0 {
-				t.Logf("no output, exit %d: %.300s", wantCode, wantErr)
-			}
-		})
+		t.Run(strings.Join(args, " "), func(t *testing.T) { sameOnCores(t, args, "3") })
+	}
+}
+
+// sameOnCores checks that ibanalyze args gives byte for byte the same
+// output, warnings and exit code with each of -j jobs as with -j 1.
+func sameOnCores(t *testing.T, args []string, jobs ...string) {
+	t.Helper()
+	want, wantErr, wantCode := run(t, append([]string{"-j", "1"}, args...)...)
+	for _, j := range jobs {
+		got, gotErr, gotCode := run(t, append([]string{"-j", j}, args...)...)
+		if got != want || gotErr != wantErr || gotCode != wantCode {
+			t.Errorf("-j %s differs from -j 1: exit %d, want %d\nstderr:\n%.2000s\nwant:\n%.2000s\nstdout:\n%s",
+				j, gotCode, wantCode, gotErr, wantErr, firstDiff(got, want))
+		}
+	}
+	if strings.TrimSpace(want) == "" && wantCode != 0 {
+		t.Logf("no output, exit %d: %.300s", wantCode, wantErr)
+	}
+}
+
+// TestJobsSameDecodeSummary: decode --summary, which on several cores
+// takes each batch's counts at once (tallyBatches), counts as one core
+// does on a capture of many batches with frames that cannot be decoded
+// (more than the warnings told), frames cut by the snap length and bad
+// CRCs spread over them, and a damaged end.
+func TestJobsSameDecodeSummary(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pcaps", "rocev2_ipv4.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	offs, _ := pcapRecords(t, src)
+	var recs [][]byte
+	for _, off := range offs {
+		recs = append(recs, src[off+16:off+16+int(binary.LittleEndian.Uint32(src[off+8:]))])
+	}
+	le := binary.LittleEndian
+	file := le.AppendUint32(nil, 0xa1b23c4d)
+	file = le.AppendUint16(le.AppendUint16(file, 2), 4)
+	file = le.AppendUint32(le.AppendUint32(file, 0), 0)
+	file = le.AppendUint32(le.AppendUint32(file, 65535), uint32(decode.LinkTypeEthernet))
+	for i := range 5000 {
+		data := append([]byte(nil), recs[i%len(recs)]...)
+		capLen, wireLen := len(data), len(data)
+		switch {
+		case i%97 == 5: // original length below the captured length: cannot be decoded
+			wireLen = capLen - 1
+		case i%61 == 7: // cut by the snap length
+			capLen = min(capLen, 60)
+		case i%89 == 3: // a payload byte changed: a bad ICRC
+			data[len(data)-10] ^= 0xff
+		}
+		file = le.AppendUint32(le.AppendUint32(file, uint32(1000+i/1000)), uint32(i%1000*1000))
+		file = append(le.AppendUint32(le.AppendUint32(file, uint32(capLen)), uint32(wireLen)), data[:capLen]...)
+	}
+	dir := t.TempDir()
+	whole, cut := filepath.Join(dir, "many.pcap"), filepath.Join(dir, "cut.pcap")
+	if err := os.WriteFile(whole, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cut, file[:len(file)-7], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, args := range map[string][]string{
+		"text":        {"decode", "--summary", whole},
+		"json, two":   {"decode", "--summary", "--json", whole, cut},
+		"no CRC, two": {"decode", "--summary", "--no-crc", cut, whole},
+		"selected":    {"decode", "--summary", "-Y", "psn > 3", whole},
+		"first 3000":  {"decode", "--summary", "-c", "3000", whole},
+	} {
+		t.Run(name, func(t *testing.T) { sameOnCores(t, args, "2", "4") })
+	}
+	want := ": 5000 frames, 4885 IB/RoCE decoded, 63 skipped (not IB/RoCE), 52 could not be decoded, 80 cut by the snap length (CRCs not checked), 116 bad ICRC, 0 bad VCRC/LPCRC\n"
+	if out, _, _ := run(t, "-j", "2", "decode", "--summary", whole); out != whole+want {
+		t.Errorf("-j 2 decode --summary:\n%s\nwant\n%s%s", out, whole, want)
 	}
 }
 
