@@ -152,6 +152,9 @@ type batch struct {
 	cfg decode.Decoder
 	// proj is StreamOptions.Project's for this batch, nil for none.
 	proj Projection
+	// headsOnly decodes the frames only as far as their heads
+	// (decode.Decoder.DecodeHead): StreamOptions.HeadsOnly, with Heads.
+	headsOnly bool
 	// format is StreamOptions.Format, nil for none: the workers write each
 	// frame's text into text, frame i's ending at textEnds[i].
 	format   func(dst []byte, f *decode.Frame, err error) []byte
@@ -220,7 +223,12 @@ func (b *batch) decodeHeads(dec *decode.Decoder, f *decode.Frame) {
 		if !h.failed { // else the record's header was refused: nothing to decode
 			sp := b.spans[i]
 			dec.LinkType = sp.linkType
-			err := dec.Decode(b.data[sp.start:sp.end], f)
+			var err error
+			if b.headsOnly {
+				err = dec.DecodeHead(b.data[sp.start:sp.end], f)
+			} else {
+				err = dec.Decode(b.data[sp.start:sp.end], f)
+			}
 			h.take(f)
 			if err != nil {
 				b.errs[i], h.failed = r.decodeError(f, err), true
@@ -299,6 +307,7 @@ type readAhead struct {
 	project        func(linkType int) Projection
 	format         func(dst []byte, f *decode.Frame, err error) []byte
 	heads          bool         // StreamOptions.Heads
+	headsOnly      bool         // StreamOptions.HeadsOnly
 	linkType       int          // the file's, as it said before its first frame
 	view           decode.Frame // the frame next returns, with heads
 }
@@ -337,11 +346,12 @@ const maxBatchesAhead = 64
 
 // readAhead makes r read and decode ahead through pool from now on, with
 // project (nil for none) making each batch's Projection, keeping only the
-// frames' heads if heads (StreamOptions.Heads).
-func (r *Reader) readAhead(pool *decodePool, project func(linkType int) Projection, heads bool) *readAhead {
+// frames' heads if heads (StreamOptions.Heads), decoding them only as far
+// as their heads if headsOnly too (StreamOptions.HeadsOnly).
+func (r *Reader) readAhead(pool *decodePool, project func(linkType int) Projection, heads, headsOnly bool) *readAhead {
 	n := batchesAhead(pool.workers)
 	a := &readAhead{pool: pool, ready: make([]chan *batch, n), maxBatch: n, project: project, format: r.format, heads: heads,
-		linkType: r.LinkType()}
+		headsOnly: heads && headsOnly, linkType: r.LinkType()}
 	for i := range a.ready {
 		a.ready[i] = make(chan *batch, 1)
 	}
@@ -428,7 +438,7 @@ func (b *batch) fill(r *Reader, f *decode.Frame) {
 // more makes one more batch for the workers to fill.
 func (a *readAhead) more() {
 	b := &batch{file: a.file, data: make([]byte, 0, batchStartBytes), spans: make([]recordSpan, batchFrames), errs: make([]error, batchFrames),
-		format: a.format}
+		format: a.format, headsOnly: a.headsOnly}
 	if a.heads {
 		b.heads = make([]frameHead, batchFrames)
 	} else {

@@ -195,6 +195,8 @@ func TestReadAheadSameAsOneCore(t *testing.T) {
 		// Heads: what the caller reads of the frames, and what the
 		// workers computed of the rest.
 		"heads": {CheckCRC: true, Undecoded: true, Untimed: true, Heads: true, Format: format, Project: project},
+		// HeadsOnly: the workers decode the frames as far as their heads.
+		"heads only": {CheckCRC: true, Undecoded: true, Untimed: true, Heads: true, HeadsOnly: true},
 		"heads keep some": {CheckCRC: true, Heads: true, Project: project,
 			Keep: func(f *decode.Frame) bool { return f.Number%3 != 0 && f.Has&decode.HasBTH != 0 }},
 	}

@@ -101,9 +101,9 @@ type StreamOptions struct {
 	Heads bool
 	// HeadsOnly says the caller reads only the head of each frame (the
 	// fields Heads lists; it sets no Keep, Format or Project that reads
-	// more): a frame read on the caller's goroutine may then be decoded
-	// only that far (decode.Decoder.DecodeHead), its other fields left as
-	// an earlier frame left them.
+	// more): a frame read on the caller's goroutine, or with Heads on a
+	// worker, may then be decoded only that far (decode.Decoder.DecodeHead),
+	// its other fields left as an earlier frame left them.
 	HeadsOnly bool
 }
 
@@ -233,7 +233,7 @@ func (s *Stream) readAhead(workers int) {
 				pool = newDecodePool(workers, len(s.files))
 			}
 			f.r.format = s.opts.Format
-			f.ahead = f.r.readAhead(pool, s.opts.Project, s.opts.Heads)
+			f.ahead = f.r.readAhead(pool, s.opts.Project, s.opts.Heads, s.opts.HeadsOnly)
 		}
 	}
 	if pool != nil {
