@@ -222,5 +222,11 @@ func plotJoined(tbl arrow.Table, firstNs int64, path string) error {
 	if len(counters.Lines) == 0 {
 		panels = panels[:1]
 	}
-	return plots.Draw(path, plots.Figure{Title: "capture beside telemetry counters: " + strings.Join(order, ", "), Panels: panels})
+	// The time axis starts at the first packet (0), also when the first
+	// joined interval starts after it (an offset moved the counters).
+	from, to := 0.0, 0.0
+	for i := range start {
+		from, to = min(from, sec(start[i])), max(to, sec(end[i]))
+	}
+	return plots.Draw(path, plots.Figure{Title: "capture beside telemetry counters: " + strings.Join(order, ", "), Panels: panels, From: from, To: to})
 }
