@@ -273,16 +273,3 @@ func (o decodeOpts) line(dst []byte, f *decode.Frame, err error) []byte {
 	}
 	return f.AppendSummaryWith(dst, msg, o.summaryOpts)
 }
-
-// liveInput reports whether path (- for standard input) is a pipe, a FIFO
-// or a terminal: a capture still being written, to be shown as it comes.
-func liveInput(path string) bool {
-	var fi os.FileInfo
-	var err error
-	if path == capfile.Stdin {
-		fi, err = os.Stdin.Stat()
-	} else {
-		fi, err = os.Stat(path)
-	}
-	return err == nil && fi.Mode()&(os.ModeNamedPipe|os.ModeCharDevice) != 0
-}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
@@ -236,4 +237,17 @@ func allLive(paths []string) bool {
 		}
 	}
 	return len(paths) > 0
+}
+
+// liveInput reports whether path (- for standard input) is a pipe, a FIFO
+// or a terminal: a capture still being written, to be shown as it comes.
+func liveInput(path string) bool {
+	var fi os.FileInfo
+	var err error
+	if path == capfile.Stdin {
+		fi, err = os.Stdin.Stat()
+	} else {
+		fi, err = os.Stat(path)
+	}
+	return err == nil && fi.Mode()&(os.ModeNamedPipe|os.ModeCharDevice) != 0
 }
