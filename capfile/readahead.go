@@ -407,7 +407,13 @@ func (c *fileCut) lock() {
 func (b *batch) fill(r *Reader, f *decode.Frame) {
 	b.n, b.end, b.data = 0, nil, b.data[:0]
 	b.cfg = r.dec
+	plain := b.heads != nil && !r.isNG && !r.isERF
 	for b.n < batchFrames && len(b.data) < batchBytes {
+		if plain && r.err == nil {
+			if b.fillPlain(r, f); b.n == batchFrames || len(b.data) >= batchBytes {
+				return
+			}
+		}
 		if b.heads == nil {
 			f = &b.frames[b.n]
 		}
@@ -433,6 +439,46 @@ func (b *batch) fill(r *Reader, f *decode.Frame) {
 		}
 		b.n++
 	}
+}
+
+// fillPlain cuts into b, which keeps heads, the pcap records that are
+// whole in r's read buffer and whose headers record takes as they are,
+// doing what record does for each, and copies them into b in one piece:
+// one call a batch rather than one record and one append a record, a
+// fifth of decode --summary's CPU time on two cores, all of it in the
+// cut, which one goroutine does at a time. It stops at any other record
+// (the buffer's end, a length out of range, a header record refuses),
+// leaving it unread to fill's loop, which reads it (the buffer filled
+// again) or says why it fails.
+func (b *batch) fillPlain(r *Reader, f *decode.Frame) {
+	buf := r.br.avail()
+	pos, start := 0, len(b.data)
+	for b.n < batchFrames && start+pos < batchBytes {
+		rec := buf[pos:]
+		if len(rec) < 16 {
+			break
+		}
+		sec, sub, capLen, wireLen := r.pcapRecordHeader(rec)
+		subNs := int64(sub) * r.nsPerTs
+		n := 16 + int(capLen)
+		if capLen > maxRecordLen || len(rec) < n || wireLen < capLen || subNs >= 1e9 {
+			break
+		}
+		r.frames++
+		f.Dir = decode.DirectionUnknown
+		f.Number, f.Offset = r.frames, r.offset
+		f.TsNs, f.NoTs = int64(sec)*1e9+subNs, false
+		f.CapLen, f.WireLen = int(capLen), int(wireLen)
+		r.offset += int64(n)
+		b.spans[b.n] = recordSpan{start: start + pos + 16, end: start + pos + n, linkType: r.dec.LinkType}
+		h := &b.heads[b.n]
+		h.take(f)
+		h.failed = false
+		b.n++
+		pos += n
+	}
+	b.data = append(b.data, buf[:pos]...)
+	r.br.Discard(pos)
 }
 
 // more makes one more batch for the workers to fill.
