@@ -34,8 +34,8 @@ const (
 // and the system's library path.
 const defaultLibibverbs = "libibverbs.so.1"
 
-// SysfsRoot is where RDMA devices are listed: $IBSCOPE_SYSFS, or
-// DefaultSysfsRoot.
+// SysfsRoot is the sysfs mount point ibscope reads, RDMA devices under its
+// class/infiniband: $IBSCOPE_SYSFS, or DefaultSysfsRoot.
 func SysfsRoot() string {
 	if root := os.Getenv(EnvSysfs); root != "" {
 		return root
