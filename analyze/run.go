@@ -45,6 +45,11 @@ type RunOptions[R any] struct {
 	// its packets include that first one, read and not yet added, and its
 	// frames run ahead by up to the reorder window.
 	OnReport func(untilNs int64, r R, err error)
+	// Live says the input is live (a pipe, a terminal): each report so
+	// far is made as soon as a packet at or after its time has been read,
+	// not once that packet has passed through the reorder window
+	// (livecut.go).
+	Live bool
 	// Stop, once set, ends the reading of the stream (an interrupted
 	// command): the packets already read into the reorder window are still
 	// added, then Run returns the report on them. A read that waits for
@@ -69,6 +74,9 @@ func Run[R any](s *Stream, a Analysis[R], o RunOptions[R]) (R, error) {
 		s.in.SetStop(o.Stop)
 	}
 	every := o.EveryNs > 0 && o.OnReport != nil
+	if every && o.Live {
+		s.cutEvery(o.EveryNs)
+	}
 	var nextNs int64
 	for n := 1; ; n++ {
 		if o.Stop != nil && !s.eof && o.Stop.Load() {
@@ -81,10 +89,12 @@ func Run[R any](s *Stream, a Analysis[R], o RunOptions[R]) (R, error) {
 			switch {
 			case n == 1:
 				nextNs = addNs(p.TsNs, o.EveryNs)
+				s.cutAt(nextNs)
 			case p.TsNs >= nextNs:
 				r, err := a.Report(s)
 				o.OnReport(nextNs, r, err)
 				nextNs = addNs(nextNs, (p.TsNs-nextNs)/o.EveryNs*o.EveryNs+o.EveryNs)
+				s.cutAt(nextNs)
 			}
 		}
 		a.Add(&p)

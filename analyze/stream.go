@@ -113,6 +113,7 @@ type Stream struct {
 	outStarted bool
 	lastOutNs  int64
 	twice      seenTwice
+	cut        liveCut // reports so far of a live input (livecut.go)
 }
 
 // OpenStream opens every capture ("-" for standard input).
@@ -266,7 +267,7 @@ func (s *Stream) WindowPackets() int { return s.window }
 
 // Next hands out the next packet in timestamp order, io.EOF after the last.
 func (s *Stream) Next(p *Packet) error {
-	for s.n < s.window && !s.eof {
+	for s.n < s.window && !s.eof && !s.cut.held {
 		f, file, err := s.in.Next()
 		if err != nil { // io.EOF: decode errors are skipped, not handed out
 			s.eof = true
@@ -289,6 +290,7 @@ func (s *Stream) Next(p *Packet) error {
 			continue
 		}
 		s.push(f, file, pb, k)
+		s.cutRead(f.TsNs)
 	}
 	if s.n == 0 {
 		return io.EOF
@@ -304,6 +306,7 @@ func (s *Stream) Next(p *Packet) error {
 	} else {
 		s.outStarted, s.lastOutNs = true, p.TsNs
 	}
+	s.cutHandedOut(p.TsNs)
 	s.stats.Packets++
 	return nil
 }

@@ -168,6 +168,7 @@ func runStreamed[R any](stdout io.Writer, paths []string, label string, in *inpu
 	_, total := s.Progress()
 	prog := newProgress(label, total, jsonOut)
 	run.reports = newReports(stdout, interval, jsonOut, write)
+	run.reports.live = allLive(paths)
 	run.report, err = analyze.Run(s, a, run.reports.runOptions(streamProgress(prog)))
 	prog.done()
 	return run, err

@@ -56,6 +56,7 @@ type reports[R any] struct {
 	out     io.Writer
 	json    bool
 	everyNs int64
+	live    bool // the input is live: each report as soon as its interval closes (RunOptions.Live)
 	// write writes one report whole, text or JSON.
 	write func(w io.Writer, r R) error
 	// started: a report so far was made; startNs is then the first packet's
@@ -72,7 +73,7 @@ func newReports[R any](out io.Writer, interval intervalFlag, json bool, write fu
 // runOptions are what Run does for the command on the way: progress
 // (nil for none), the reports so far, and the stop on SIGINT or SIGTERM.
 func (rs *reports[R]) runOptions(progress func(s *analyze.Stream)) analyze.RunOptions[R] {
-	return analyze.RunOptions[R]{Progress: progress, EveryNs: rs.everyNs, OnReport: rs.soFar, Stop: readingStopped}
+	return analyze.RunOptions[R]{Progress: progress, EveryNs: rs.everyNs, OnReport: rs.soFar, Stop: readingStopped, Live: rs.live}
 }
 
 // soFar writes the report on the packets before untilNs, or why there is
