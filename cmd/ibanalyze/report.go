@@ -76,6 +76,10 @@ It is written by the output-file rule: complete or not at all. Each
 capture is read once for the census and once more per analysis. A
 SIGINT or SIGTERM stops the analysis running and the report ends
 without writing the page (status 1); a second ends it at once.`,
+		Example: `  ibanalyze report out.pcap -o report.html       census, flows and ipd; pfc, hops, credits when it holds their packets
+  ibanalyze report s1.pcapng s2.pcapng r.pcapng --receiver r.pcapng -o report.html   + buffer at the receiver
+  ibanalyze report s2.pcapng --telemetry perfquery.txt --rate 100G -o report.html    + correlate (and tick on IB)
+  ibanalyze report out.pcap -o - > report.html`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.out = dashIsStdout(o.out)

@@ -86,14 +86,7 @@ func TestGenerate(t *testing.T) {
 	if !strings.HasPrefix(src, `.TH TOOL\-SUB 1 "2026-11-26" "ibscope test" "ibscope manual"`+"\n") {
 		t.Errorf("title line: %q", strings.SplitN(src, "\n", 2)[0])
 	}
-	last := -1
-	for _, sh := range []string{".SH NAME", ".SH SYNOPSIS", ".SH DESCRIPTION", ".SH OPTIONS", `.SH "EXIT STATUS"`, ".SH ENVIRONMENT", ".SH EXAMPLES", `.SH "SEE ALSO"`} {
-		i := strings.Index(src, sh+"\n")
-		if i < last {
-			t.Errorf("%s missing or out of order", sh)
-		}
-		last = i
-	}
+	checkPage(t, filepath.Join(dir, "man1/tool-sub.1"))
 	for _, want := range []string{
 		`tool\-sub \- Do one thing`, `\fBtool sub\fR [\fIOPTIONS\fR] FILE...`,
 		`\fB\-\-rate\fR=\fIRATE\fR`, "link RATE (default auto)", "on N cores (default: all)\n", `\fB\-\-quiet\fR`,
@@ -128,6 +121,36 @@ func TestPageDate(t *testing.T) {
 	}
 }
 
+// pageSections are the sections every page has, in man-pages(7)'s order.
+var pageSections = []string{".SH NAME", ".SH SYNOPSIS", ".SH DESCRIPTION", ".SH OPTIONS", `.SH "EXIT STATUS"`, ".SH ENVIRONMENT", ".SH EXAMPLES", `.SH "SEE ALSO"`}
+
+// checkPage checks that a page (NAME.1 or NAME-SUB.1) is titled by its
+// own name and has every section of pageSections, in order.
+func checkPage(t *testing.T, page string) {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	name := strings.TrimSuffix(filepath.Base(page), ".1")
+	if title := `.TH ` + strings.ToUpper(strings.ReplaceAll(name, "-", `\-`)) + ` 1 `; !strings.HasPrefix(src, title) {
+		t.Errorf("%s: title line %q, want it to start %q", page, strings.SplitN(src, "\n", 2)[0], title)
+	}
+	last := -1
+	for _, sh := range pageSections {
+		i := strings.Index(src, "\n"+sh+"\n")
+		if i < 0 {
+			t.Errorf("%s has no %s section", page, sh)
+			continue
+		}
+		if i < last {
+			t.Errorf("%s: %s out of order", page, sh)
+		}
+		last = i
+	}
+}
+
 // checkManLint fails on anything mandoc -T lint or groff -ww says of a
 // page: warnings, style notes, lines that cannot be adjusted.
 func checkManLint(t *testing.T, page string) {
@@ -159,7 +182,9 @@ func checkManRenders(t *testing.T, page, says string) {
 
 // make install PREFIX=DIR puts the commands, their man pages and
 // completions where man, bash, zsh and fish look under DIR, and ibcap's
-// Wireshark extcap entry in DIR/lib/wireshark/extcap.
+// Wireshark extcap entry in DIR/lib/wireshark/extcap. Every page, one per
+// command and subcommand, is titled by its own name, has every section
+// (EXAMPLES included), lints clean and renders.
 func TestMakeInstall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every command")
@@ -191,7 +216,10 @@ func TestMakeInstall(t *testing.T) {
 		t.Errorf("man pages: %q", pages)
 	}
 	for _, p := range pages {
+		checkPage(t, p)
 		checkManLint(t, p)
+		// man's header line names the page: NAME-SUB(1).
+		checkManRenders(t, p, strings.ToUpper(strings.TrimSuffix(filepath.Base(p), ".1"))+"(1)")
 	}
 	if _, err := exec.LookPath("bash"); err == nil {
 		script := "source " + filepath.Join(prefix, "share/bash-completion/completions/ibcap") + " && complete -p ibcap"
