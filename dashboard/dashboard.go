@@ -1,7 +1,7 @@
 // Package dashboard owns ibscope's Grafana dashboard: the agents that
 // ibcap --metrics runs (package metrics) and the fleet Prometheus scrapes
 // from them, per host and NIC. It is built with Grafana's foundation SDK
-// and written as JSON to import (cmd/ibdash, make dashboard); its queries
+// and written as JSON to import (dashboard/gen, make dashboard); its queries
 // use only the series metrics serves, joined to ibscope_capture_info for
 // the host, and the fleet test runs every one against a real Prometheus
 // scraping real agents.
