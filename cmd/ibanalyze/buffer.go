@@ -118,12 +118,16 @@ func runBuffer(w io.Writer, senders []string, receiver string, o bufferOpts) err
 	for _, wn := range rep.Warnings {
 		warnf("%s", wn)
 	}
+	// The text first: a picture with nothing to draw leaves the report.
+	if err := rs.totals(rep); err != nil {
+		return err
+	}
 	if o.plot != "" {
 		if err := plotBuffer(rep, o.plot); err != nil {
 			return err
 		}
 	}
-	return in.damaged(rs.totals(rep))
+	return in.damaged(nil)
 }
 
 // writeBufferJSON writes the report, with the occupancy series if asked

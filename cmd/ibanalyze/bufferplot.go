@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/ibscope/ibscope/analyze"
@@ -49,7 +48,7 @@ func plotBuffer(rep *analyze.BufferReport, path string) error {
 		}
 	}
 	if len(panels) == 0 {
-		return errors.New("nothing to plot: no sender's packets matched the receiver's")
+		return fmt.Errorf("%w: no sender's packets matched the receiver's", plots.ErrNothingToPlot)
 	}
 	return plots.Draw(path, plots.Figure{Title: "occupancy between senders and receiver " + tappedPort(rep.Receiver) + " (" + rep.Receiver + ")",
 		XLabel: "time since the first packet sent (sender clock)", Panels: panels})

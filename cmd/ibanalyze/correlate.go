@@ -179,20 +179,22 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	if res.LateIPDs > 0 {
 		warnf("%d packets were out of time order: counted, but their inter-packet delays left out", res.LateIPDs)
 	}
-	if o.plot != "" {
-		if err := plotCorrelate(captures, o.telemetry, opt, res, o.out, o.plot); err != nil {
+	// The summary first: a picture with nothing to draw leaves it.
+	if o.json {
+		if err := writeJSON(stdout, correlateSummary(res, time.Since(start))); err != nil {
 			return err
 		}
+	} else {
+		printSeries(stdout, res)
+		unselected := ""
+		if res.NotSelected > 0 {
+			unselected = fmt.Sprintf(" (%d more not selected)", res.NotSelected)
+		}
+		fmt.Fprintf(stdout, "%s: %d rows from %d frames%s, %.2f s\n", termtext.Escape(res.Path), res.Rows, res.Frames, unselected, time.Since(start).Seconds())
 	}
-	if o.json {
-		return writeJSON(stdout, correlateSummary(res, time.Since(start)))
+	if o.plot != "" {
+		return plotCorrelate(captures, o.telemetry, opt, res, o.out, o.plot)
 	}
-	printSeries(stdout, res)
-	unselected := ""
-	if res.NotSelected > 0 {
-		unselected = fmt.Sprintf(" (%d more not selected)", res.NotSelected)
-	}
-	fmt.Fprintf(stdout, "%s: %d rows from %d frames%s, %.2f s\n", termtext.Escape(res.Path), res.Rows, res.Frames, unselected, time.Since(start).Seconds())
 	return nil
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -163,7 +162,7 @@ func counterRates(tbl arrow.Table) (cols []string, packets bool) {
 func plotJoined(tbl arrow.Table, firstNs int64, path string) error {
 	start, end, sources := joinedColumn(tbl, "start_ns"), joinedColumn(tbl, "end_ns"), joinedSources(tbl)
 	if start == nil || end == nil || len(sources) != len(start) || len(start) == 0 {
-		return errors.New("nothing to plot: no joined rows")
+		return fmt.Errorf("%w: no joined rows", plots.ErrNothingToPlot)
 	}
 	rates, packets := counterRates(tbl)
 	capCol, capLabel, counterLabel := "cap_packets", "captured (packets/s)", "counters (packets/s)"

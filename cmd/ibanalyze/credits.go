@@ -101,12 +101,16 @@ func runCredits(w io.Writer, paths []string, o creditsOpts) error {
 	for _, p := range rep.Problems {
 		warnf("%s: %s", rep.File, p)
 	}
+	// The text first: a picture with nothing to draw leaves the report.
+	if err := rs.totals(rep); err != nil {
+		return err
+	}
 	if o.plot != "" {
 		if err := plotCredits(rep, tappedPort(paths[0]), o.plot); err != nil {
 			return err
 		}
 	}
-	return in.damaged(rs.totals(rep))
+	return in.damaged(nil)
 }
 
 // recordedPorts is the port every one of paths names (recordedPort), ""
@@ -197,7 +201,7 @@ func plotCredits(rep *analyze.CreditReport, port, path string) error {
 		series = append(series, credits, inFlight)
 	}
 	if len(series) == 0 {
-		return errors.New("nothing to plot: no direction has both data and flow-control packets")
+		return fmt.Errorf("%w: no direction has both data and flow-control packets", plots.ErrNothingToPlot)
 	}
 	return plots.Lines(path, "credits at "+port+": "+rep.File, "credits and blocks in flight (64-byte blocks)", series)
 }

@@ -207,12 +207,16 @@ func runHops(stdout io.Writer, paths []string, o hopsOpts) error {
 	if r.MaxFlows > 0 {
 		warnf("more than %d flows: %d probes of later ones counted for their ports only; --max-flows raises the bound", r.MaxFlows, r.OtherProbes)
 	}
+	// The text first: a picture with nothing to draw leaves the report.
+	if err := run.reports.totals(r); err != nil {
+		return err
+	}
 	if o.plot != "" {
 		if err := plotHops(r, o.plot); err != nil {
 			return err
 		}
 	}
-	return in.damaged(run.reports.totals(r))
+	return in.damaged(nil)
 }
 
 // hopsJSON is the report as --json writes it: without the series unless

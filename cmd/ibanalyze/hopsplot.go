@@ -1,7 +1,7 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/ibscope/ibscope/analyze"
@@ -19,7 +19,7 @@ const maxPlotPorts = 12
 func plotHops(r *analyze.HopsReport, path string) error {
 	ports := r.Ports
 	if len(ports) == 0 {
-		return errors.New("nothing to plot: no IFA 2.0 probes with hop metadata")
+		return fmt.Errorf("%w: no IFA 2.0 probes with hop metadata", plots.ErrNothingToPlot)
 	}
 	if len(ports) > maxPlotPorts {
 		warnf("--plot draws the %d of %d switch ports with the most residence time: more would be unreadable", maxPlotPorts, len(ports))

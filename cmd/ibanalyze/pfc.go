@@ -173,12 +173,16 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 	if r.UnattributedPackets > 0 {
 		warnf("%d RoCE packets without Ethernet addresses (a cooked capture): not matched to a link direction", r.UnattributedPackets)
 	}
+	// The text first: a picture with nothing to draw leaves the report.
+	if err := run.reports.totals(r); err != nil {
+		return err
+	}
 	if o.plot != "" {
 		if err := plotPFC(r, paths, o.plot, o.maxPauses); err != nil {
 			return err
 		}
 	}
-	return in.damaged(run.reports.totals(r))
+	return in.damaged(nil)
 }
 
 func writePFCText(w io.Writer, r *analyze.PFCReport, top int) {

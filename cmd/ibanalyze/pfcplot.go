@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,7 +29,7 @@ func plotPFC(r *analyze.PFCReport, paths []string, path string, maxPauses int) e
 		}
 	}
 	if len(rows) == 0 {
-		return errors.New("nothing to plot: no PFC or PAUSE frames")
+		return fmt.Errorf("%w: no PFC or PAUSE frames", plots.ErrNothingToPlot)
 	}
 	if len(rows) > plots.MaxRows {
 		slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(b.p.PausedNs, a.p.PausedNs) })

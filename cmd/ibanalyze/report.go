@@ -19,6 +19,7 @@ import (
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/internal/htmlreport"
 	"github.com/ibscope/ibscope/internal/outfile"
+	"github.com/ibscope/ibscope/internal/plots"
 	"github.com/ibscope/ibscope/internal/units"
 	"github.com/ibscope/ibscope/internal/version"
 )
@@ -274,6 +275,10 @@ func analysisSection(title, dir string, asked bool, args []string) (s htmlreport
 	s.Text, s.Warnings = out, warnings
 	s.Notes = []string{"ibanalyze " + strings.Join(args, " ")}
 	switch {
+	case errors.Is(err, plots.ErrNothingToPlot):
+		// The analysis reported (its text is above); only its picture
+		// has nothing to draw.
+		s.Notes = append(s.Notes, "no picture: "+strings.TrimPrefix(err.Error(), plots.ErrNothingToPlot.Error()+": "))
 	case err != nil && asked:
 		s.Error = err.Error()
 		failed = true

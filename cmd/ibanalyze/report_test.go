@@ -377,3 +377,30 @@ func TestReportSignalSaysSo(t *testing.T) {
 		t.Errorf("two SIGINTs during a report: exit %d, stderr:\n%s%s\nwant 130 and \"interrupt: stopped\"", code, line, rest)
 	}
 }
+
+// TestReportNoPictureKeepsText: an analysis that reports but has nothing
+// to draw (credits on a capture with too few flow-control packets) keeps
+// its text and says there is no picture, not that it was not analysed.
+func TestReportNoPictureKeepsText(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "r.html")
+	if _, errOut, code := run(t, "report", filepath.Join("..", "..", "testdata", "pcaps", "ib_native_erf.pcap"), "-o", page); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	start := strings.Index(s, ">credits</h3>")
+	if start < 0 {
+		t.Fatalf("no credits section in %s", page)
+	}
+	sec := s[start:]
+	if end := strings.Index(sec[1:], "<h"); end >= 0 {
+		sec = sec[:end+1]
+	}
+	if !strings.Contains(sec, "<p>no picture: no direction has both data and flow-control packets</p>") ||
+		strings.Contains(sec, "not analysed") || !strings.Contains(sec, "<pre>") || !strings.Contains(sec, "not enough flow-control packets") {
+		t.Errorf("credits section: want its text and 'no picture: ...', got\n%s", sec)
+	}
+}

@@ -128,12 +128,16 @@ func runTick(w io.Writer, paths []string, o tickOpts) error {
 	for _, wn := range rep.Warnings {
 		warnf("%s: %s", rep.File, wn)
 	}
+	// The text first: a picture with nothing to draw leaves the report.
+	if err := run.reports.totals(rep); err != nil {
+		return err
+	}
 	if o.plot != "" {
 		if err := plotTick(rep, series, tappedPort(paths[0]), o.plot); err != nil {
 			return err
 		}
 	}
-	return in.damaged(run.reports.totals(rep))
+	return in.damaged(nil)
 }
 
 func writeTickText(w io.Writer, rep *analyze.TickReport) {

@@ -16,7 +16,7 @@ import (
 // direction (rep.Iface) the phases are of.
 func plotTick(rep *analyze.TickReport, series []*telemetry.Series, port, path string) error {
 	if len(rep.Phases) == 0 {
-		return fmt.Errorf("nothing to plot: no IPD phases in %s", rep.File)
+		return fmt.Errorf("%w: no IPD phases in %s", plots.ErrNothingToPlot, rep.File)
 	}
 	t0 := rep.Phases[0].StartNs
 	sec := func(ns int64) float64 { return float64(ns-t0) / 1e9 }

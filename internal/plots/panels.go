@@ -58,6 +58,11 @@ type Bar struct {
 	Kind     int
 }
 
+// ErrNothingToPlot says the data holds nothing to draw (no probes, no
+// pauses, no rows joined): the analysis itself may still have reported.
+// Errors that say why wrap it.
+var ErrNothingToPlot = errors.New("nothing to plot")
+
 // MaxRows bounds a timeline's rows: each takes a quarter inch of height.
 const MaxRows = 32
 
@@ -67,7 +72,7 @@ func Draw(path string, f Figure) error {
 		return err
 	}
 	if len(f.Panels) == 0 {
-		return errors.New("nothing to plot")
+		return ErrNothingToPlot
 	}
 	fig := figure{title: f.Title}
 	color, shade := 0, 0
