@@ -66,7 +66,6 @@ const progressEvery = 1 << 16
 // Run feeds the stream to its end (or until the analysis fails) through a
 // and returns a's report on every packet read.
 func Run[R any](s *Stream, a Analysis[R], o RunOptions[R]) (R, error) {
-	var p Packet
 	if o.Stop != nil {
 		// The stream looks at it too, before every frame it reads: one
 		// that skips a long run of frames it does not hand out (not IB,
@@ -82,7 +81,8 @@ func Run[R any](s *Stream, a Analysis[R], o RunOptions[R]) (R, error) {
 		if o.Stop != nil && !s.eof && o.Stop.Load() {
 			s.eof = true // what the window holds is handed out, nothing more is read
 		}
-		if s.Next(&p) != nil {
+		p := s.next() // in the window, as it is: the analysis copies what it keeps
+		if p == nil {
 			break
 		}
 		if every {
@@ -97,7 +97,7 @@ func Run[R any](s *Stream, a Analysis[R], o RunOptions[R]) (R, error) {
 				s.cutAt(nextNs)
 			}
 		}
-		a.Add(&p)
+		a.Add(p)
 		if n%progressEvery == 0 {
 			if a.Err() != nil {
 				break

@@ -267,6 +267,18 @@ func (s *Stream) WindowPackets() int { return s.window }
 
 // Next hands out the next packet in timestamp order, io.EOF after the last.
 func (s *Stream) Next(p *Packet) error {
+	q := s.next()
+	if q == nil {
+		return io.EOF
+	}
+	*p = *q
+	return nil
+}
+
+// next is Next's packet in its place in the window, valid until the next
+// call (nil after the last): Run hands it to the analysis as it is, where a
+// copy of its 160 bytes was a twentieth of the ordered work of flows.
+func (s *Stream) next() *Packet {
 	for s.n < s.window && !s.eof && !s.cut.held {
 		f, file, err := s.in.Next()
 		if err != nil { // io.EOF: decode errors are skipped, not handed out
@@ -293,9 +305,9 @@ func (s *Stream) Next(p *Packet) error {
 		s.cutRead(f.TsNs)
 	}
 	if s.n == 0 {
-		return io.EOF
+		return nil
 	}
-	*p = s.ring[s.head]
+	p := &s.ring[s.head]
 	s.head = (s.head + 1) & (len(s.ring) - 1)
 	s.n--
 	if p.Late {
@@ -308,7 +320,7 @@ func (s *Stream) Next(p *Packet) error {
 	}
 	s.cutHandedOut(p.TsNs)
 	s.stats.Packets++
-	return nil
+	return p
 }
 
 // seenTwice reports whether f, from file, is the second record of a frame
