@@ -11,10 +11,9 @@ package decode
 // headers' fields it does not read was a third of its instructions.
 func (d *Decoder) DecodeHead(data []byte, f *Frame) error {
 	if d.LinkType == LinkTypeEthernet {
-		f.Reset()
 		if ok, err := d.ethernetRoCEv2(data, f, true); ok {
 			return err
 		}
 	}
-	return d.Decode(data, f)
+	return d.Decode(data, f) // Resets f first
 }

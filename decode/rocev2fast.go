@@ -44,10 +44,15 @@ func (d *Decoder) ethernetRoCEv2(data []byte, f *Frame, head bool) (bool, error)
 		if !ok {
 			return false, nil
 		}
-		f.Transport = TransportRoCEv2
-		f.Has |= HasEthernet | HasIPv4 | HasUDP | HasICRC | HasBTH | hasExt[e]
-		f.BTH.ICRC = binary.LittleEndian.Uint32(b[len(b)-ICRCLen:])
-		d.checkRoCEv2ICRC(data, 14, 34, end, f)
+		// The head as Reset and the full path leave it (DecodeHead does
+		// not Reset first).
+		f.Transport, f.Iface = TransportRoCEv2, -1
+		f.Has = HasEthernet | HasIPv4 | HasUDP | HasICRC | HasBTH | hasExt[e]
+		f.ICRCOK, f.VCRCOK = false, false
+		if d.CheckCRC {
+			f.BTH.ICRC = binary.LittleEndian.Uint32(b[len(b)-ICRCLen:])
+			d.checkRoCEv2ICRC(data, 14, 34, end, f)
+		}
 		return true, nil
 	}
 	f.DstMAC, f.SrcMAC = [6]byte(h[0:6]), [6]byte(h[6:12])
