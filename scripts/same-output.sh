@@ -8,8 +8,12 @@
 # summaries). The only thing ignored is the elapsed time some summaries report ("seconds", "in
 # 0.03 s"). ibcap is not run: it needs a capture device (its file writing is capfile's Encoder,
 # which ibsim's taps use too). Exit 0 when everything matches, 1 naming what differs.
+# REF_ARGS and HEAD_ARGS go before each side's ibanalyze arguments: with the same code on both
+# sides, REF_ARGS="-j 1" HEAD_ARGS="-j 4" shows that four cores give what one gives (but for the
+# files of export and correlate, which hold their command line, and so differ by the -j in it).
 #
 #	scripts/same-output.sh a7c6421
+#	REF_ARGS="-j 1" HEAD_ARGS="-j 2" scripts/same-output.sh HEAD
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REF=${1:-main}
@@ -110,11 +114,15 @@ fi
 mkdir -p "$tmp/bin"
 for side in ref head; do
   cp "$tmp/$side/ibanalyze" "$tmp/bin/ibanalyze"
+  sideArgs=${REF_ARGS:-}
+  if [ "$side" = head ]; then
+    sideArgs=${HEAD_ARGS:-}
+  fi
   for ((i = 0; i < ${#cases[@]}; i += 2)); do
     dir=$tmp/out/$side/${cases[i]}
     mkdir -p "$dir"
     (cd "$dir" && set +e
-      eval "\"$tmp/bin/ibanalyze\" ${cases[i + 1]}" >stdout 2>stderr
+      eval "\"$tmp/bin/ibanalyze\" $sideArgs ${cases[i + 1]}" >stdout 2>stderr
       echo $? >status
       elapsed stdout stderr)
   done
@@ -129,7 +137,7 @@ done
 runs=$((${#cases[@]} / 2))
 
 if [ "$differ" != 0 ]; then
-  echo "same-output: outputs differ between $REF and the work tree"
+  echo "same-output: outputs differ between $REF ${REF_ARGS:-} and the work tree ${HEAD_ARGS:-}"
   exit 1
 fi
-echo "same-output: $runs runs, every output byte-identical between $REF and the work tree"
+echo "same-output: $runs runs, every output byte-identical between $REF ${REF_ARGS:-} and the work tree ${HEAD_ARGS:-}"
