@@ -15,6 +15,8 @@ import (
 type Filter struct {
 	expr  string
 	match func(f *decode.Frame) bool
+	// head: every field it tests is in a frame's head (HeadOnly).
+	head bool
 }
 
 // String is the expression as given.
@@ -22,6 +24,12 @@ func (x *Filter) String() string { return x.expr }
 
 // Match reports whether frame f is selected.
 func (x *Filter) Match(f *decode.Frame) bool { return x.match(f) }
+
+// HeadOnly reports whether the filter tests only what a frame's head holds
+// (decode.Decoder.DecodeHead: the record's number, time and lengths, the
+// transport, which headers the frame has), so that a reader that decodes
+// heads only may apply it: decode --summary.
+func (x *Filter) HeadOnly() bool { return x.head }
 
 // maxDepth bounds nesting (parentheses, !), so that a hostile expression
 // cannot exhaust the stack.
@@ -35,6 +43,7 @@ type parser struct {
 	toks  []token
 	pos   int
 	depth int
+	body  bool // a field beyond the frame's head is tested
 }
 
 // Compile compiles expr; its errors are *SyntaxError, naming the column of
@@ -55,7 +64,7 @@ func Compile(expr string) (*Filter, error) {
 	if t := p.peek(); t.kind != tokEOF {
 		return nil, p.errAt(t, fmt.Sprintf("unexpected %q: want && or || between tests", t.text))
 	}
-	return &Filter{expr: expr, match: m}, nil
+	return &Filter{expr: expr, match: m, head: !p.body}, nil
 }
 
 func (p *parser) peek() token { return p.toks[p.pos] }
@@ -157,6 +166,9 @@ func (p *parser) test() (func(*decode.Frame) bool, error) {
 	fl := lookupField(t.text)
 	if fl == nil {
 		return nil, p.errAt(t, fmt.Sprintf("unknown field %q (fields: %s)", t.text, strings.Join(FieldNames(), ", ")))
+	}
+	if !fl.head {
+		p.body = true
 	}
 	get := fl.getter()
 	op := p.peek()

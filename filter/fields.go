@@ -32,6 +32,8 @@ type field struct {
 	// its own for each compiled test (getter), when get is nil.
 	g *decode.ColumnGroup
 	i int
+	// head: the frame's head holds it (Filter.HeadOnly).
+	head bool
 }
 
 // getter is the field's getter for one compiled test.
@@ -46,19 +48,19 @@ func (fl *field) getter() func(f *decode.Frame) (uint64, netip.Addr, bool) {
 // the per-frame table (decode.ColumnGroups), then the short names.
 var fields = func() map[string]*field {
 	m := map[string]*field{
-		"frame": {name: "frame", get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
+		"frame": {name: "frame", head: true, get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
 			return uint64(f.Number), netip.Addr{}, true
 		}},
-		"ts_ns": {name: "ts_ns", get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
+		"ts_ns": {name: "ts_ns", head: true, get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
 			return uint64(f.TsNs), netip.Addr{}, !f.NoTs
 		}},
-		"len": {name: "len", get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
+		"len": {name: "len", head: true, get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
 			return uint64(f.WireLen), netip.Addr{}, true
 		}},
-		"cap_len": {name: "cap_len", get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
+		"cap_len": {name: "cap_len", head: true, get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
 			return uint64(f.CapLen), netip.Addr{}, true
 		}},
-		"transport": {name: "transport", kind: kindTransport, get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
+		"transport": {name: "transport", head: true, kind: kindTransport, get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
 			return uint64(f.Transport), netip.Addr{}, f.Transport != decode.TransportNone
 		}},
 	}
@@ -96,7 +98,7 @@ var fields = func() map[string]*field {
 		"pfc": decode.HasPFC, "pause": decode.HasPause, "ifa": decode.HasIFA, "ifa1": decode.HasIFA1, "mad": decode.HasMAD,
 		"eth": decode.HasEthernet} {
 		if m[name] == nil {
-			m[name] = &field{name: name, kind: kindBool, get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
+			m[name] = &field{name: name, kind: kindBool, head: true, get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
 				return 1, netip.Addr{}, f.Has&has != 0
 			}}
 		}

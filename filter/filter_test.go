@@ -253,3 +253,27 @@ func FuzzCompile(f *testing.F) {
 		}
 	})
 }
+
+// TestHeadOnly: a filter that tests only what a frame's head holds (the
+// record, the transport, which headers it has) says so, and decode
+// --summary then decodes heads only; any other field needs the frame.
+func TestHeadOnly(t *testing.T) {
+	for expr, want := range map[string]bool{
+		`transport == rocev2`:            true,
+		`bth && !reth || len > 100`:      true,
+		`frame < 10 and ts_ns > 0`:       true,
+		`cap_len != 60`:                  true,
+		`psn >= 0`:                       false,
+		`bth && qp == 0x11`:              false,
+		`transport == rocev2 && icrc_ok`: false,
+		`not (eth && vlan_id in {1, 2})`: false,
+	} {
+		x, err := Compile(expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if x.HeadOnly() != want {
+			t.Errorf("%s: HeadOnly %v, want %v", expr, x.HeadOnly(), want)
+		}
+	}
+}

@@ -124,7 +124,7 @@ func decodePath(w *bufio.Writer, path string, o decodeOpts, sel *filter.Selectio
 	// decodeFile reads the frames' heads only (the lines are
 	// Format's), unless a filter reads more: on the workers, the
 	// frames then stay in their cores' caches.
-	heads := sel == nil || sel.Filter == nil
+	heads := sel == nil || sel.Filter == nil || sel.Filter.HeadOnly()
 	// --summary counts from the heads alone; of every frame, on the
 	// workers with -j, a batch at a time (tallyBatches).
 	var project func(int) capfile.Projection

@@ -52,3 +52,22 @@ func TestSelect(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryHeadFilter: decode --summary applies a filter on what a
+// frame's head holds to the heads it decodes (Filter.HeadOnly), with the
+// counts the whole frames give: the same filter with a test that reads
+// the BTH (true of every frame) takes the whole-frame path.
+func TestSummaryHeadFilter(t *testing.T) {
+	for _, name := range []string{"rocev2_ipv4.pcap", "rocev2_snaplen.pcap", "ib_native_erf.pcap", "mixed.pcapng", "rocev2_cm.pcap"} {
+		p := "../../testdata/pcaps/" + name
+		for _, expr := range []string{"bth", "transport == rocev2 || len > 100", "!reth && frame > 3", "ts_ns > 0 && cap_len < 100"} {
+			for _, j := range []string{"1", "2"} {
+				head, _, _ := run(t, "decode", "--summary", "-j", j, "-Y", expr, p)
+				whole, _, _ := run(t, "decode", "--summary", "-j", j, "-Y", "("+expr+") && !(qp > 0xffffff)", p)
+				if head != whole || head == "" {
+					t.Errorf("%s -j %s -Y '%s': heads\n%s\nwhole frames\n%s", name, j, expr, head, whole)
+				}
+			}
+		}
+	}
+}
