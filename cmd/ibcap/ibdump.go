@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/ibscope/ibscope/capture"
@@ -35,15 +34,6 @@ func ibdumpDevice(f *flags) error {
 		fmt.Fprintf(os.Stderr, "ibcap: note: -d %s is ibcap -i %s\n", f.ibdumpDev, f.device)
 	}
 	return nil
-}
-
-// ibdumpFlagHint adds, to a flag error about -s, that ibdump's -s (silent)
-// is ibcap's -q: ibcap's -s is the snap length, as tcpdump's.
-func ibdumpFlagHint(_ *cobra.Command, err error) error {
-	if strings.Contains(err.Error(), `"-s, --snaplen"`) {
-		return fmt.Errorf("%w (-s is the snap length in bytes, as in tcpdump; ibdump's -s, silent, is -q)", err)
-	}
-	return err
 }
 
 // ibdumpFlags are ibdump's flags that ibcap maps to its own or refuses,

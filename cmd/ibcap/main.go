@@ -65,6 +65,7 @@ type flags struct {
 	verbose       int    // -v
 	linkLevel     bool   // -e
 	numeric       bool   // -n: accepted; addresses are always numbers
+	lineBuffered  bool   // -l
 	listLinkTypes bool   // -L
 	linkType      string // -y
 	direction     string // -Q
@@ -124,7 +125,7 @@ Wireshark's extcap folder): each device appears as ibcap-NAME.`,
 	}
 	fl := cmd.Flags()
 	addRootFlags(fl, &f)
-	cmd.SetFlagErrorFunc(ibdumpFlagHint)
+	cmd.SetFlagErrorFunc(flagHint)
 	cmd.Version = version.Read().String()
 	fl.Bool("version", false, version.FlagUsage)
 	cmd.SetVersionTemplate(version.Template)
@@ -193,6 +194,7 @@ func addRootFlags(fl *pflag.FlagSet, f *flags) {
 	fl.CountVarP(&f.verbose, "verbose", "v", "printing: add the IP header's DSCP, ECN, TTL, flow label and UDP source port")
 	fl.BoolVarP(&f.linkLevel, "link-level", "e", false, "printing: add the Ethernet addresses and VLAN tags")
 	fl.BoolVarP(&f.numeric, "numeric", "n", false, "accepted for tcpdump's sake: ibcap prints addresses as numbers always")
+	fl.BoolVarP(&f.lineBuffered, "line-buffered", "l", false, "printing: write each line as its packet comes, with -r too (live it is the default), as tcpdump -l")
 	fl.Uint64VarP(&f.count, "count", "c", 0, "stop after writing this many packets")
 	fl.Var((*units.DurationNs)(&f.duration), "duration", "stop after this long (e.g. 30s, 5m)")
 	fl.IntVarP(&f.snapLenBytes, "snaplen", "s", 0, "keep at most this many bytes of each packet (128 keeps the headers); 0 keeps all")
@@ -249,7 +251,7 @@ func run(parent context.Context, f *flags) error {
 	var printer *packetPrinter
 	var post *postRotate
 	if printing {
-		printer = startPrinter(os.Stdout, decode.SummaryOptions{Verbose: f.verbose > 0, Link: f.linkLevel}, live)
+		printer = startPrinter(os.Stdout, decode.SummaryOptions{Verbose: f.verbose > 0, Link: f.linkLevel}, live || f.lineBuffered)
 		format = printFormat(format, f.linkType != "")
 	} else if f.postRotate != "" {
 		post = &postRotate{command: f.postRotate}
@@ -291,7 +293,7 @@ func run(parent context.Context, f *flags) error {
 		Filter:         filter,
 		Status:         lm.status(status.update),
 		Direction:      p.dir,
-		PacketBuffered: f.packetBuf || (printing && live),
+		PacketBuffered: f.packetBuf || (printing && (live || f.lineBuffered)),
 	})
 	status.clear()
 	runErr, closeErr := closeOutput(w, printer, runErr)

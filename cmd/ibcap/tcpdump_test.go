@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/decode"
@@ -255,6 +258,14 @@ func TestTcpdumpAndIbdumpMistakes(t *testing.T) {
 		{[]string{"-i", netdev, "--mem-mode", "1000000", "-w", x}, "there is no memory mode"},
 		{[]string{"-i", netdev, "--writer-thread", "1000", "-w", x}, "a goroutine of its own"},
 		{[]string{"-i", netdev, "-o", x, "-w", x + "2"}, "-o is ibdump's alias of -w"},
+		// Flags ibcap does not take say what it does instead.
+		{[]string{"-i", netdev, "-w", x, "-s"}, "ibdump's -s, silent, is -q"},
+		{[]string{"-i", netdev, "-w", x, "-j"}, "ibdump's -j, jumbo MTU, is not needed"},
+		{[]string{"-i", netdev, "-w", x, "-I", "rx"}, "ibdump's -I (direction) is -Q"},
+		{[]string{"-i", netdev, "-w", x, "--decap"}, "does not strip port-mirroring"},
+		{[]string{"-i", netdev, "-w", x, "--erf", "1"}, "--format erf-pcap"},
+		{[]string{"-i", netdev, "-w", x, "--ib-port", "2"}, "--port N"},
+		{[]string{"-r", bundled, "-X"}, "tshark -x -r x.pcap"},
 	} {
 		_, stderr, err := ibcapOut(t, tc.args...)
 		if err == nil || !strings.Contains(stderr, tc.want) {
@@ -337,5 +348,65 @@ func TestInfiniBandPortChoices(t *testing.T) {
 	}
 	if strings.Contains(out, "--no-promiscuous-mode") || strings.Contains(out, "--all") {
 		t.Errorf("--extcap-config of an InfiniBand port offers Ethernet's options:\n%s", out)
+	}
+}
+
+// -l, as tcpdump -l: reading a file (here a pipe still being written),
+// each packet's line comes out as the packet is read, not in blocks at
+// the end; live, that is the default.
+func TestLineBuffered(t *testing.T) {
+	b, err := os.ReadFile(bundled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The file header and the first three records (little-endian pcap).
+	const records = 3
+	end := 24
+	for range records {
+		end += 16 + int(uint32(b[end+8])|uint32(b[end+9])<<8|uint32(b[end+10])<<16|uint32(b[end+11])<<24)
+	}
+	cmd := exec.Command(ibcapBin, "-r", "-", "-l", "-q")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if _, err := in.Write(b[:end]); err != nil {
+		t.Fatal(err)
+	}
+	// The first lines go to the test, the rest nowhere.
+	lines := make(chan string, records)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for n := 0; n < records && sc.Scan(); n++ {
+			lines <- sc.Text()
+		}
+		io.Copy(io.Discard, out)
+	}()
+	// The rest of the file stays unwritten until the three lines came.
+	for i := 1; i <= records; i++ {
+		select {
+		case l, ok := <-lines:
+			if !ok || !strings.HasPrefix(strings.TrimLeft(l, " "), strconv.Itoa(i)+" ") {
+				t.Fatalf("line %d: %q (ok %v)", i, l, ok)
+			}
+		case <-time.After(testenv.WaitDeadline):
+			t.Fatalf("ibcap -r - -l: no line %d while the pipe is open, %d packets written to it", i, records)
+		}
+	}
+	if _, err := in.Write(b[end:]); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("ibcap -r - -l: %v", err)
 	}
 }
