@@ -92,7 +92,7 @@ unit:
 # read-ahead (its workers, the file's cut lock, the spin before sleeping), the stream merge, and
 # the -j comparisons. A data race there would give a wrong frame without failing any other test.
 race:
-	$(GO) test -race -count=1 -run 'ReadAhead|NextBatch|Workers|Stream|Solo|Meta|Jobs' ./capfile/ ./analyze/ ./cmd/ibanalyze/
+	$(GO) test -race -count=1 -run 'ReadAhead|NextBatch|Prefetch|Workers|Stream|Solo|Meta|Jobs' ./capfile/ ./analyze/ ./cmd/ibanalyze/
 
 # vm-deps installs what the VM bench needs; apt-get download needs the package lists, which a
 # fresh machine may not have yet.

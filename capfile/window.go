@@ -17,6 +17,11 @@ type window struct {
 	buf  []byte
 	r, w int   // buf[r:w] is read and not yet handed out
 	err  error // the read error that ended the last fill, until reported
+	// pos is how many bytes rd has given: where the next read starts.
+	pos int64
+	// pf, when set, reads the file ahead on another goroutine, and fill
+	// takes its chunks (prefetch.go).
+	pf *prefetch
 }
 
 // errBufferFull is Peek's error for more bytes than the buffer holds (as
@@ -96,6 +101,10 @@ func (b *window) discardFill(n int) {
 
 // fill slides the buffered bytes to the start and reads once more.
 func (b *window) fill() {
+	if b.pf != nil {
+		b.pf.fill(b)
+		return
+	}
 	if b.r > 0 {
 		copy(b.buf, b.buf[b.r:b.w])
 		b.w -= b.r
@@ -108,6 +117,7 @@ func (b *window) fill() {
 			return
 		}
 		b.w += n
+		b.pos += int64(n)
 		if err != nil {
 			b.err = err
 			return
@@ -145,6 +155,7 @@ func (b *window) Read(p []byte) (int, error) {
 			return 0, errors.New("capfile: the reader returned an impossible byte count")
 		}
 		b.w, b.err = n, err
+		b.pos += int64(n)
 		if n == 0 {
 			return 0, b.readErr()
 		}

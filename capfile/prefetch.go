@@ -1,0 +1,99 @@
+package capfile
+
+import (
+	"io"
+	"os"
+)
+
+// Reading a file ahead of its cut. The read-ahead cuts a file's records
+// into batches one goroutine at a time (readahead.go), and the read(2)
+// calls that fill the read buffer were two thirds of that cut for decode
+// --summary: while one goroutine copied the file in, under the file's
+// lock, the others waited for it. With a prefetch the next chunk of the
+// file is read on a goroutine of its own, at its offset (pread), while
+// the records of the chunk before are cut; the window then takes the
+// chunk's buffer as its own, the bytes it had not handed out (a record cut
+// by the chunk's end) moved in front, and the next read starts into the
+// buffer let go. Two buffers a file, each of the read buffer's size.
+
+// prefetchHead is the room kept in front of a chunk for the bytes the
+// window still holds when it takes the chunk: a record the chunk's start
+// cuts. A longer one gets a buffer of its own (prefetch.fill).
+const prefetchHead = 64 << 10
+
+// prefetch is a file being read ahead of its window, a chunk at a time.
+type prefetch struct {
+	f     *os.File
+	off   int64      // where the chunk being read starts
+	ready chan chunk // the chunk being read, once it is
+	ended bool       // the last chunk read ended the file (or failed): no more reads
+	err   error      // its error, which the window gets again at each fill
+}
+
+// chunk is a piece of the file read into buf[prefetchHead:][:n]; err is the
+// read's (io.EOF at the file's end).
+type chunk struct {
+	buf []byte
+	n   int
+	err error
+}
+
+// prefetch has b's file, f, read ahead from where b has read it to.
+func (b *window) prefetch(f *os.File) {
+	p := &prefetch{f: f, off: b.pos, ready: make(chan chunk, 1)}
+	b.pf = p
+	p.read(nil)
+}
+
+// read reads the next chunk into buf (a new buffer if it has not the
+// room), on a goroutine of its own.
+func (p *prefetch) read(buf []byte) {
+	if len(buf) < readBufLen {
+		buf = make([]byte, readBufLen)
+	}
+	off := p.off
+	go func() {
+		n, err := p.f.ReadAt(buf[prefetchHead:], off)
+		p.ready <- chunk{buf: buf, n: n, err: err}
+	}()
+}
+
+// fill is window.fill with a prefetch: it takes the chunk read ahead,
+// waiting for it if it is not read yet, and starts reading the next.
+func (p *prefetch) fill(b *window) {
+	if p.ended {
+		b.err = p.err
+		return
+	}
+	c := <-p.ready
+	p.off += int64(c.n)
+	b.pos += int64(c.n)
+	if c.n == 0 && c.err == nil {
+		c.err = io.ErrNoProgress // ReadAt gives fewer bytes only with an error
+	}
+	left := b.buf[b.r:b.w]
+	free := b.buf
+	if len(left) <= prefetchHead {
+		copy(c.buf[prefetchHead-len(left):], left)
+		b.buf, b.r, b.w = c.buf, prefetchHead-len(left), prefetchHead+c.n
+	} else { // a record longer than the room in front: both in a buffer of their own
+		buf := make([]byte, len(left)+len(c.buf))
+		copy(buf, left)
+		copy(buf[len(left):], c.buf[prefetchHead:][:c.n])
+		b.buf, b.r, b.w = buf, 0, len(left)+c.n
+		free = c.buf
+	}
+	if c.err != nil {
+		p.ended, p.err, b.err = true, c.err, c.err
+		return
+	}
+	p.read(free)
+}
+
+// prefetchFile has r's file read ahead of its cut when r reads it as it
+// is (not through a decompressor).
+func (r *Reader) prefetchFile() {
+	if f, ok := r.br.rd.(*os.File); ok && r.br.pf == nil {
+		r.br.prefetch(f)
+	}
+}
