@@ -67,6 +67,16 @@ func (h *AETH) Value() uint8 { return h.Syndrome & 0x1F }
 // RNRDelayNs returns the RNR NAK timer as a delay in ns (IBA table 45).
 func (h *AETH) RNRDelayNs() int64 { return rnrTimerNs[h.Value()] }
 
+// The AETH's kind, presence bit and layer type.
+const (
+	extAETH ext = 6
+	HasAETH Has = 1 << 11 // an AETH (acknowledgements, READ responses)
+)
+
+// LayerTypeAETH is the AETH's gopacket layer type.
+var LayerTypeAETH = registerExt(extAETH, extHeader{name: "AETH", layer: 1508, len: AETHLen, has: HasAETH,
+	new: func(b extBase) extLayer { return &AETH{extBase: b} }})
+
 // LayerType returns LayerTypeAETH.
 func (h *AETH) LayerType() gopacket.LayerType { return LayerTypeAETH }
 
@@ -101,7 +111,8 @@ func (h *AETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOpti
 // aethFields: "aeth": {syndrome, msn}; its summary words are the BTH's
 // (appendSummary).
 var aethFields = headerFields{
-	has: HasAETH,
+	order: 110,
+	has:   HasAETH,
 	json: func(dst []byte, f *Frame) []byte {
 		dst = append(dst, `,"aeth":{"syndrome":`...)
 		dst = strconv.AppendUint(dst, uint64(f.AETH.Syndrome), 10)
@@ -115,6 +126,8 @@ var aethFields = headerFields{
 		v.Num[0], v.Num[1] = uint64(f.AETH.Syndrome), uint64(f.AETH.MSN)
 	}}},
 }
+
+func init() { registerFields(&aethFields) }
 
 // appendSummary appends the AETH's words for a packet of opcode op. An ACK
 // says what it is; an RDMA READ response carries an AETH too, whose

@@ -13,6 +13,16 @@ type AtomicAckETH struct {
 	OrigRemData uint64 // the remote data before the atomic operation
 }
 
+// The AtomicAckETH's kind, presence bit and layer type.
+const (
+	extAtomicAckETH ext = 7
+	HasAtomicAckETH Has = 1 << 12 // an AtomicAckETH (ATOMIC_ACKNOWLEDGE)
+)
+
+// LayerTypeAtomicAckETH is the AtomicAckETH's gopacket layer type.
+var LayerTypeAtomicAckETH = registerExt(extAtomicAckETH, extHeader{name: "AtomicAckETH", layer: 1509, len: 8, has: HasAtomicAckETH,
+	new: func(b extBase) extLayer { return &AtomicAckETH{extBase: b} }})
+
 // LayerType returns LayerTypeAtomicAckETH.
 func (h *AtomicAckETH) LayerType() gopacket.LayerType { return LayerTypeAtomicAckETH }
 
@@ -44,7 +54,8 @@ func (h *AtomicAckETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.Seria
 
 // atomicAckETHFields: "atomic_ack_eth": {orig_rem_data}.
 var atomicAckETHFields = headerFields{
-	has: HasAtomicAckETH,
+	order: 140,
+	has:   HasAtomicAckETH,
 	json: func(dst []byte, f *Frame) []byte {
 		dst = append(dst, `,"atomic_ack_eth":{"orig_rem_data":`...)
 		dst = strconv.AppendUint(dst, f.AtomicAckETH.OrigRemData, 10)
@@ -54,3 +65,5 @@ var atomicAckETHFields = headerFields{
 		{"atomic_ack_eth_orig_rem_data", ColumnUint64, "AtomicAckETH original remote data"},
 	}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = f.AtomicAckETH.OrigRemData }}},
 }
+
+func init() { registerFields(&atomicAckETHFields) }

@@ -17,6 +17,16 @@ type AtomicETH struct {
 	Compare uint64 // compare data
 }
 
+// The AtomicETH's kind, presence bit and layer type.
+const (
+	extAtomicETH ext = 5
+	HasAtomicETH Has = 1 << 10 // an AtomicETH (COMPARE_SWAP, FETCH_ADD)
+)
+
+// LayerTypeAtomicETH is the AtomicETH's gopacket layer type.
+var LayerTypeAtomicETH = registerExt(extAtomicETH, extHeader{name: "AtomicETH", layer: 1507, len: 28, has: HasAtomicETH,
+	new: func(b extBase) extLayer { return &AtomicETH{extBase: b} }})
+
 // LayerType returns LayerTypeAtomicETH.
 func (h *AtomicETH) LayerType() gopacket.LayerType { return LayerTypeAtomicETH }
 
@@ -54,7 +64,8 @@ func (h *AtomicETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.Serializ
 
 // atomicETHFields: "atomic_eth": {va, rkey, swap_add, compare}.
 var atomicETHFields = headerFields{
-	has: HasAtomicETH,
+	order: 130,
+	has:   HasAtomicETH,
 	json: func(dst []byte, f *Frame) []byte {
 		a := &f.AtomicETH
 		dst = append(dst, `,"atomic_eth":{"va":`...)
@@ -76,3 +87,5 @@ var atomicETHFields = headerFields{
 		v.Num[0], v.Num[1], v.Num[2], v.Num[3] = a.VA, uint64(a.RKey), a.SwapAdd, a.Compare
 	}}},
 }
+
+func init() { registerFields(&atomicETHFields) }

@@ -170,7 +170,8 @@ var EndpointQP = gopacket.RegisterEndpointType(1500, gopacket.EndpointTypeMetada
 // bthFields: the BTH's fields, and in the summary the AETH's words, which
 // say what an ACK is between the BTH's QP and PSN and its flags.
 var bthFields = headerFields{
-	has: HasBTH,
+	order: 50,
+	has:   HasBTH,
 	json: func(dst []byte, f *Frame) []byte {
 		b := &f.BTH
 		dst = appendInt(dst, "opcode", int64(b.OpCode))
@@ -220,3 +221,5 @@ var bthFields = headerFields{
 		v.Num[8], v.Num[9] = uint64(b.PKey), uint64(b.PadCnt)
 	}}},
 }
+
+func init() { registerFields(&bthFields) }

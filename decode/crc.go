@@ -273,7 +273,8 @@ func SealNative(pkt []byte) {
 // crcFields: whether a checked packet's ICRC and VCRC are right (a link
 // packet's LPCRC is linkFields'). The summary line says it at its end.
 var crcFields = headerFields{
-	has: CRCsCheck,
+	order: 180,
+	has:   CRCsCheck,
 	json: func(dst []byte, f *Frame) []byte {
 		if f.Has&HasICRC != 0 {
 			dst = appendBool(dst, "icrc_ok", f.ICRCOK)
@@ -292,3 +293,5 @@ var crcFields = headerFields{
 		}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = b2u(f.VCRCOK) }},
 	},
 }
+
+func init() { registerFields(&crcFields) }

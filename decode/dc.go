@@ -30,6 +30,16 @@ type DCHeader struct {
 	Bytes uint64 // the 8 bytes, big-endian
 }
 
+// The DCHeader's kind, presence bit and layer type.
+const (
+	extDCHeader ext = 11
+	HasDCHeader Has = 1 << 25 // the 8 bytes after a DC packet's BTH
+)
+
+// LayerTypeDCHeader is the DCHeader's gopacket layer type.
+var LayerTypeDCHeader = registerExt(extDCHeader, extHeader{name: "DCHeader", layer: 1521, len: 8, has: HasDCHeader,
+	new: func(b extBase) extLayer { return &DCHeader{extBase: b} }})
+
 // LayerType returns LayerTypeDCHeader.
 func (h *DCHeader) LayerType() gopacket.LayerType { return LayerTypeDCHeader }
 
@@ -65,6 +75,16 @@ type DCConnect struct {
 	extBase
 	Bytes [16]byte
 }
+
+// The DCConnect's kind, presence bit and layer type.
+const (
+	extDCConnect ext = 12
+	HasDCConnect Has = 1 << 26 // a DC connect packet's 16-byte header
+)
+
+// LayerTypeDCConnect is the DCConnect's gopacket layer type.
+var LayerTypeDCConnect = registerExt(extDCConnect, extHeader{name: "DCConnect", layer: 1522, len: 16, has: HasDCConnect,
+	new: func(b extBase) extLayer { return &DCConnect{extBase: b} }})
 
 // LayerType returns LayerTypeDCConnect.
 func (h *DCConnect) LayerType() gopacket.LayerType { return LayerTypeDCConnect }
@@ -116,7 +136,8 @@ func dcConnectAbsent(e ext, se bool) bool { return e == extDCConnect && se }
 // dcFields: "dc": {header, connect}: a DC packet's 8-byte header after the
 // BTH, and whether a connect header follows.
 var dcFields = headerFields{
-	has: HasDCHeader,
+	order: 60,
+	has:   HasDCHeader,
 	json: func(dst []byte, f *Frame) []byte {
 		dst = append(dst, `,"dc":{"header":`...)
 		dst = strconv.AppendUint(dst, f.DCHeader.Bytes, 10)
@@ -124,3 +145,5 @@ var dcFields = headerFields{
 		return append(dst, '}')
 	},
 }
+
+func init() { registerFields(&dcFields) }

@@ -616,7 +616,7 @@ func (d *Decoder) transport(b []byte, off int, f *Frame, cut bool) error {
 // the pad and ICRC of a packet of opcode op, naming a pad count that took
 // the header's bytes.
 func extShortErr(e ext, pos, left, pad int, op Opcode) error {
-	name := (*extLayerTypes[e]).String()
+	name := extLayerTypes[e].String()
 	if pad > 0 && left+pad >= extLen[e] {
 		return frameErr(pos, "%s needs %d bytes, %d left: the BTH pad count %d contradicts the packet length (opcode %s)", name, extLen[e], left, pad, op)
 	}
@@ -637,8 +637,3 @@ func (d *Decoder) mad(b []byte, off int, f *Frame, cut bool) error {
 	f.Has |= HasMAD
 	return nil
 }
-
-var hasExt = [...]Has{extRDETH: HasRDETH, extDETH: HasDETH, extXRCETH: HasXRCETH, extRETH: HasRETH,
-	extAtomicETH: HasAtomicETH, extAETH: HasAETH, extAtomicAckETH: HasAtomicAckETH,
-	extImmDt: HasImmDt, extIETH: HasIETH, extCNPPad: HasCNP, extDCHeader: HasDCHeader, extDCConnect: HasDCConnect,
-	extFETH: HasFETH}

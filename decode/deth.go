@@ -14,6 +14,16 @@ type DETH struct {
 	SrcQP uint32 // 24 bits
 }
 
+// The DETH's kind, presence bit and layer type.
+const (
+	extDETH ext = 2
+	HasDETH Has = 1 << 7 // a DETH (UD and DC packets)
+)
+
+// LayerTypeDETH is the DETH's gopacket layer type.
+var LayerTypeDETH = registerExt(extDETH, extHeader{name: "DETH", layer: 1504, len: 8, has: HasDETH,
+	new: func(b extBase) extLayer { return &DETH{extBase: b} }})
+
 // LayerType returns LayerTypeDETH.
 func (h *DETH) LayerType() gopacket.LayerType { return LayerTypeDETH }
 
@@ -47,7 +57,8 @@ func (h *DETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOpti
 
 // dethFields: "deth": {qkey, src_qp}.
 var dethFields = headerFields{
-	has: HasDETH,
+	order: 120,
+	has:   HasDETH,
 	json: func(dst []byte, f *Frame) []byte {
 		dst = append(dst, `,"deth":{"qkey":`...)
 		dst = strconv.AppendUint(dst, uint64(f.DETH.QKey), 10)
@@ -61,3 +72,5 @@ var dethFields = headerFields{
 		v.Num[0], v.Num[1] = uint64(f.DETH.QKey), uint64(f.DETH.SrcQP)
 	}}},
 }
+
+func init() { registerFields(&dethFields) }

@@ -23,7 +23,7 @@ func (e *extBase) take(data []byte, df gopacket.DecodeFeedback) ([]byte, error) 
 	n := extLen[e.kind]
 	if len(data) < n {
 		df.SetTruncated()
-		return nil, fmt.Errorf("%s: %d bytes, need %d", *extLayerTypes[e.kind], len(data), n)
+		return nil, fmt.Errorf("%s: %d bytes, need %d", extLayerTypes[e.kind], len(data), n)
 	}
 	e.Contents, e.Payload = data[:n], data[n:]
 	return data[:n], nil
@@ -41,32 +41,53 @@ type extLayer interface {
 
 // newExtLayer returns an empty header of kind e for opcode op.
 func newExtLayer(e ext, op Opcode) extLayer {
-	b := extBase{kind: e, Op: op}
-	switch e {
-	case extRDETH:
-		return &RDETH{extBase: b}
-	case extDETH:
-		return &DETH{extBase: b}
-	case extXRCETH:
-		return &XRCETH{extBase: b}
-	case extRETH:
-		return &RETH{extBase: b}
-	case extAtomicETH:
-		return &AtomicETH{extBase: b}
-	case extAETH:
-		return &AETH{extBase: b}
-	case extAtomicAckETH:
-		return &AtomicAckETH{extBase: b}
-	case extImmDt:
-		return &ImmDt{extBase: b}
-	case extIETH:
-		return &IETH{extBase: b}
-	case extDCHeader:
-		return &DCHeader{extBase: b}
-	case extDCConnect:
-		return &DCConnect{extBase: b}
-	case extFETH:
-		return &FETH{extBase: b}
+	return extNew[e](extBase{kind: e, Op: op})
+}
+
+// ext is one kind of extended transport header. Each header's file
+// declares its kind (a small number no other header has) and registers it
+// (registerExt); the opcode table (opcodes.go) says which kinds an opcode
+// carries, and the decoder's transport fills the Frame's field of each.
+type ext uint8
+
+// extNone ends an opcode's chain of kinds.
+const extNone ext = 0
+
+// extHeader is what the decoder knows of one kind of extended transport
+// header beside its type's methods, declared in the header's own file.
+type extHeader struct {
+	name  string // its gopacket layer name, also in error messages
+	layer int    // its gopacket layer type number (gopacket keeps 1500-1999 in an array)
+	len   int    // its size in bytes
+	has   Has    // its Frame presence bit
+	new   func(extBase) extLayer
+}
+
+// The registered kinds' facts, indexed by kind. Built once as the package
+// initializes; an index of a byte into 256 entries needs no bounds check
+// in the decoder's loop.
+var (
+	extLen        [256]int
+	hasExt        [256]Has
+	extLayerTypes [256]gopacket.LayerType
+	extNew        [256]func(extBase) extLayer
+	hasTaken      = hasFrameOwn // Has bits already given: frame.go's and the registered kinds'
+)
+
+// registerExt records header kind e and registers its gopacket layer type,
+// which it returns. Each header's file calls it from the initializer of its
+// LayerType variable, so the tables are whole before any init function runs
+// or any frame is decoded. A kind or a Has bit given twice is a mistake in
+// this package, caught as it initializes.
+func registerExt(e ext, h extHeader) gopacket.LayerType {
+	switch {
+	case e == extNone || extNew[e] != nil:
+		panic(fmt.Sprintf("decode: extended header kind %d of %s is taken", e, h.name))
+	case h.has == 0 || h.has&(h.has-1) != 0 || hasTaken&h.has != 0:
+		panic(fmt.Sprintf("decode: Has bit %#x of %s is not one free bit", uint32(h.has), h.name))
 	}
-	return &CNPReserved{extBase: b}
+	hasTaken |= h.has
+	extLen[e], hasExt[e], extNew[e] = h.len, h.has, h.new
+	extLayerTypes[e] = gopacket.RegisterLayerType(h.layer, gopacket.LayerTypeMetadata{Name: h.name, Decoder: extDecoder(e)})
+	return extLayerTypes[e]
 }

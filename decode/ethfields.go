@@ -5,7 +5,8 @@ import "strconv"
 // ethFields: the Ethernet header's addresses and its VLAN tags, outermost
 // first (each tag of a QinQ stack), for frames with one.
 var ethFields = headerFields{
-	has: HasEthernet,
+	order: 10,
+	has:   HasEthernet,
 	json: func(dst []byte, f *Frame) []byte {
 		dst = appendMAC(dst, "eth_src", f.SrcMAC)
 		dst = appendMAC(dst, "eth_dst", f.DstMAC)
@@ -37,6 +38,8 @@ var ethFields = headerFields{
 		vlanColumns(1, "vlan2", "the second VLAN tag's (QinQ: the customer tag)"),
 	},
 }
+
+func init() { registerFields(&ethFields) }
 
 // vlanColumns are the columns of VLAN tag i (0 outermost), named prefix_.
 func vlanColumns(i int, prefix, whose string) ColumnGroup {

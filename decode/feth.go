@@ -34,6 +34,16 @@ const (
 // FETHLen is the FETH's size in bytes.
 const FETHLen = 4
 
+// The FETH's kind, presence bit and layer type.
+const (
+	extFETH ext = 13
+	HasFETH Has = 1 << 29 // a FLUSH's FETH
+)
+
+// LayerTypeFETH is the FETH's gopacket layer type.
+var LayerTypeFETH = registerExt(extFETH, extHeader{name: "FETH", layer: 1523, len: FETHLen, has: HasFETH,
+	new: func(b extBase) extLayer { return &FETH{extBase: b} }})
+
 // LayerType returns LayerTypeFETH.
 func (h *FETH) LayerType() gopacket.LayerType { return LayerTypeFETH }
 
@@ -88,7 +98,8 @@ func (h *FETH) appendSummary(dst []byte) []byte {
 // fethFields: "feth": {selectivity, placement}; in the summary, the FLUSH's
 // words after the BTH's.
 var fethFields = headerFields{
-	has: HasFETH,
+	order: 90,
+	has:   HasFETH,
 	json: func(dst []byte, f *Frame) []byte {
 		dst = append(dst, `,"feth":{"selectivity":`...)
 		dst = strconv.AppendUint(dst, uint64(f.FETH.Selectivity), 10)
@@ -104,3 +115,5 @@ var fethFields = headerFields{
 		v.Num[0], v.Num[1] = uint64(f.FETH.Selectivity), uint64(f.FETH.Placement)
 	}}},
 }
+
+func init() { registerFields(&fethFields) }

@@ -1,17 +1,28 @@
 package decode
 
-import "net/netip"
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+)
 
 // How each header shows in the three per-frame outputs: the decode JSON
 // (Frame.AppendJSON), the summary line (Frame.AppendSummary) and the
 // columns of the per-frame table ibanalyze export writes (ColumnGroups).
 // Each header says it in its own file (lrhFields in lrh.go, ...), in one
-// headerFields; fieldTable lists them in the order the JSON keys and the
-// columns follow. A new header adds its headerFields beside its layer and
-// one line to fieldTable.
+// headerFields it registers (registerFields, from an init function) with its place among the
+// others (order); fieldTable lists them in that order, which the JSON keys
+// and the columns follow. A new header adds its headerFields beside its
+// layer and nothing here.
 
 // headerFields is one header's share of the per-frame outputs.
 type headerFields struct {
+	// order places the header's keys, words and columns among the others',
+	// lowest first. The numbers go by tens (the Ethernet header's 10, the
+	// LRH's 20, ..., the DC and MAD columns' 240, last, where export first
+	// put them), so that a new header takes a free number between the two
+	// it goes between, as the FETH took 90 between the XRCETH and the RETH.
+	order int
 	// has: the header is in the frame when it has one of these bits.
 	has Has
 	// json appends the header's keys, each as `,"key":value`, for a frame
@@ -38,14 +49,24 @@ const (
 	summaryProbe                 // what it measures: the first header present speaks
 )
 
-// fieldTable is every header with a share in the per-frame outputs, in the
-// order of the JSON keys and the table's columns; the DC and MAD columns
-// come last (dcMADColumns), where export first put them.
-var fieldTable = [...]*headerFields{
-	&ethFields, &lrhFields, &ipFields, &grhFields, &bthFields, &dcFields, &rdethFields, &xrcethFields, &fethFields, &rethFields,
-	&aethFields, &dethFields, &atomicETHFields, &atomicAckETHFields, &immDtFields, &iethFields,
-	&madFields, &crcFields, &linkFields, &pfcFields, &pauseFields, &ifaFields, &ifa1Fields,
-	&dcMADColumns,
+// fieldTable is every header with a share in the per-frame outputs, in
+// their order: the order of the JSON keys, of the summary's words and of
+// the table's columns. It is whole once the package has initialized.
+var fieldTable []*headerFields
+
+// registerFields puts a header's headerFields in their place in
+// fieldTable. Each header's file calls it from an init function, before
+// anything can decode; an order given twice is a mistake in this package,
+// caught as it initializes.
+func registerFields(h *headerFields) {
+	i := 0
+	for i < len(fieldTable) && fieldTable[i].order < h.order {
+		i++
+	}
+	if i < len(fieldTable) && fieldTable[i].order == h.order {
+		panic(fmt.Sprintf("decode: two headers' fields have order %d", h.order))
+	}
+	fieldTable = slices.Insert(fieldTable, i, h)
 }
 
 // ColumnType is the type of a column of the per-frame table.

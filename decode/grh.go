@@ -105,7 +105,8 @@ func (g *GRH) NetworkFlow() gopacket.Flow {
 
 // grhFields: the GRH's GIDs.
 var grhFields = headerFields{
-	has: HasGRH,
+	order: 40,
+	has:   HasGRH,
 	json: func(dst []byte, f *Frame) []byte {
 		dst = appendAddr(dst, "sgid", f.GRH.SrcGID())
 		return appendAddr(dst, "dgid", f.GRH.DstGID())
@@ -122,3 +123,5 @@ var grhFields = headerFields{
 		v.Addr[0], v.Addr[1] = f.GRH.SrcGID(), f.GRH.DstGID()
 	}}},
 }
+
+func init() { registerFields(&grhFields) }

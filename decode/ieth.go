@@ -12,6 +12,16 @@ type IETH struct {
 	RKey uint32 // the R_Key to invalidate
 }
 
+// The IETH's kind, presence bit and layer type.
+const (
+	extIETH ext = 9
+	HasIETH Has = 1 << 14 // an IETH (..._WITH_INVALIDATE)
+)
+
+// LayerTypeIETH is the IETH's gopacket layer type.
+var LayerTypeIETH = registerExt(extIETH, extHeader{name: "IETH", layer: 1511, len: 4, has: HasIETH,
+	new: func(b extBase) extLayer { return &IETH{extBase: b} }})
+
 // LayerType returns LayerTypeIETH.
 func (h *IETH) LayerType() gopacket.LayerType { return LayerTypeIETH }
 
@@ -43,9 +53,12 @@ func (h *IETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOpti
 
 // iethFields: "ieth", the invalidated remote key.
 var iethFields = headerFields{
-	has:  HasIETH,
-	json: func(dst []byte, f *Frame) []byte { return appendInt(dst, "ieth", int64(f.IETH.RKey)) },
+	order: 160,
+	has:   HasIETH,
+	json:  func(dst []byte, f *Frame) []byte { return appendInt(dst, "ieth", int64(f.IETH.RKey)) },
 	columns: []ColumnGroup{{any: HasIETH, Columns: []Column{
 		{"ieth", ColumnUint32, "IETH invalidated remote key"},
 	}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = uint64(f.IETH.RKey) }}},
 }
+
+func init() { registerFields(&iethFields) }

@@ -428,6 +428,7 @@ func (f *Frame) appendIFA(dst []byte) []byte {
 // table the metadata header's columns only where the frame has both, and
 // no column for the hops.
 var ifaFields = headerFields{
+	order:      220,
 	has:        HasIFA,
 	json:       func(dst []byte, f *Frame) []byte { return f.appendIFA(dst) },
 	role:       summaryProbe,
@@ -462,9 +463,12 @@ var ifaFields = headerFields{
 	},
 }
 
+func init() { registerFields(&ifaFields) }
+
 // ifa1Fields: "ifa1": the IFA 1.0 header's fields.
 var ifa1Fields = headerFields{
-	has: HasIFA1,
+	order: 230,
+	has:   HasIFA1,
 	json: func(dst []byte, f *Frame) []byte {
 		h := &f.IFA1
 		dst = append(dst, `,"ifa1":{"probe_marker":`...)
@@ -505,3 +509,5 @@ var ifa1Fields = headerFields{
 		v.Num[8], v.Num[9], v.Num[10], v.Num[11] = uint64(h.MaxLength), uint64(h.CurrentLength), uint64(h.SenderHandle), uint64(h.SeqNumber)
 	}}},
 }
+
+func init() { registerFields(&ifa1Fields) }

@@ -12,6 +12,16 @@ type ImmDt struct {
 	Imm uint32
 }
 
+// The ImmDt's kind, presence bit and layer type.
+const (
+	extImmDt ext = 8
+	HasImmDt Has = 1 << 13 // immediate data (..._WITH_IMMEDIATE)
+)
+
+// LayerTypeImmDt is the ImmDt's gopacket layer type.
+var LayerTypeImmDt = registerExt(extImmDt, extHeader{name: "ImmDt", layer: 1510, len: 4, has: HasImmDt,
+	new: func(b extBase) extLayer { return &ImmDt{extBase: b} }})
+
 // LayerType returns LayerTypeImmDt.
 func (h *ImmDt) LayerType() gopacket.LayerType { return LayerTypeImmDt }
 
@@ -43,9 +53,12 @@ func (h *ImmDt) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOpt
 
 // immDtFields: "imm".
 var immDtFields = headerFields{
-	has:  HasImmDt,
-	json: func(dst []byte, f *Frame) []byte { return appendInt(dst, "imm", int64(f.ImmDt.Imm)) },
+	order: 150,
+	has:   HasImmDt,
+	json:  func(dst []byte, f *Frame) []byte { return appendInt(dst, "imm", int64(f.ImmDt.Imm)) },
 	columns: []ColumnGroup{{any: HasImmDt, Columns: []Column{
 		{"imm", ColumnUint32, "immediate data"},
 	}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = uint64(f.ImmDt.Imm) }}},
 }
+
+func init() { registerFields(&immDtFields) }

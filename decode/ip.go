@@ -3,7 +3,8 @@ package decode
 // ipFields: a RoCEv2 packet's IP addresses and ECN bits (Frame.Src, Dst,
 // ECN), from its IPv4 or IPv6 header.
 var ipFields = headerFields{
-	has: HasIPv4 | HasIPv6,
+	order: 30,
+	has:   HasIPv4 | HasIPv6,
 	json: func(dst []byte, f *Frame) []byte {
 		dst = appendAddr(dst, "src", f.Src)
 		dst = appendAddr(dst, "dst", f.Dst)
@@ -38,3 +39,5 @@ var ipFields = headerFields{
 		{"flow_label", ColumnUint32, "IPv6 flow label"},
 	}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = uint64(f.FlowLabel) }}},
 }
+
+func init() { registerFields(&ipFields) }

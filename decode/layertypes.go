@@ -6,32 +6,20 @@ import (
 )
 
 // Layer type numbers: gopacket keeps numbers below 2000 in a fast array and
-// uses only the low hundreds itself.
+// uses only the low hundreds itself. The extended transport headers' are
+// registered in their own files (registerExt): 1503-1512 and 1521-1523.
 var (
-	LayerTypeLRH          = gopacket.RegisterLayerType(1500, gopacket.LayerTypeMetadata{Name: "LRH", Decoder: gopacket.DecodeFunc(decodeLRH)})
-	LayerTypeGRH          = gopacket.RegisterLayerType(1501, gopacket.LayerTypeMetadata{Name: "GRH", Decoder: gopacket.DecodeFunc(decodeGRH)})
-	LayerTypeBTH          = gopacket.RegisterLayerType(1502, gopacket.LayerTypeMetadata{Name: "BTH", Decoder: gopacket.DecodeFunc(decodeBTH)})
-	LayerTypeRDETH        = gopacket.RegisterLayerType(1503, gopacket.LayerTypeMetadata{Name: "RDETH", Decoder: extDecoder(extRDETH)})
-	LayerTypeDETH         = gopacket.RegisterLayerType(1504, gopacket.LayerTypeMetadata{Name: "DETH", Decoder: extDecoder(extDETH)})
-	LayerTypeXRCETH       = gopacket.RegisterLayerType(1505, gopacket.LayerTypeMetadata{Name: "XRCETH", Decoder: extDecoder(extXRCETH)})
-	LayerTypeRETH         = gopacket.RegisterLayerType(1506, gopacket.LayerTypeMetadata{Name: "RETH", Decoder: extDecoder(extRETH)})
-	LayerTypeAtomicETH    = gopacket.RegisterLayerType(1507, gopacket.LayerTypeMetadata{Name: "AtomicETH", Decoder: extDecoder(extAtomicETH)})
-	LayerTypeAETH         = gopacket.RegisterLayerType(1508, gopacket.LayerTypeMetadata{Name: "AETH", Decoder: extDecoder(extAETH)})
-	LayerTypeAtomicAckETH = gopacket.RegisterLayerType(1509, gopacket.LayerTypeMetadata{Name: "AtomicAckETH", Decoder: extDecoder(extAtomicAckETH)})
-	LayerTypeImmDt        = gopacket.RegisterLayerType(1510, gopacket.LayerTypeMetadata{Name: "ImmDt", Decoder: extDecoder(extImmDt)})
-	LayerTypeIETH         = gopacket.RegisterLayerType(1511, gopacket.LayerTypeMetadata{Name: "IETH", Decoder: extDecoder(extIETH)})
-	LayerTypeCNPPad       = gopacket.RegisterLayerType(1512, gopacket.LayerTypeMetadata{Name: "CNPReserved", Decoder: extDecoder(extCNPPad)})
-	LayerTypeLinkFCP      = gopacket.RegisterLayerType(1513, gopacket.LayerTypeMetadata{Name: "LinkFCP", Decoder: gopacket.DecodeFunc(decodeLinkFCP)})
-	LayerTypeERF          = gopacket.RegisterLayerType(1514, gopacket.LayerTypeMetadata{Name: "ERF", Decoder: gopacket.DecodeFunc(decodeERF)})
-	LayerTypePFC          = gopacket.RegisterLayerType(1515, gopacket.LayerTypeMetadata{Name: "PFC", Decoder: gopacket.DecodeFunc(decodeMACControl)})
-	LayerTypePause        = gopacket.RegisterLayerType(1516, gopacket.LayerTypeMetadata{Name: "Pause", Decoder: gopacket.DecodeFunc(decodeMACControl)})
-	LayerTypeIFA          = gopacket.RegisterLayerType(1517, gopacket.LayerTypeMetadata{Name: "IFA", Decoder: gopacket.DecodeFunc(decodeIFA)})
-	LayerTypeIFAMetadata  = gopacket.RegisterLayerType(1518, gopacket.LayerTypeMetadata{Name: "IFAMetadata", Decoder: gopacket.DecodeFunc(decodeIFAMetadata)})
-	LayerTypeIFA1         = gopacket.RegisterLayerType(1519, gopacket.LayerTypeMetadata{Name: "IFA1", Decoder: gopacket.DecodeFunc(decodeIFA1)})
-	LayerTypeMAD          = gopacket.RegisterLayerType(1520, gopacket.LayerTypeMetadata{Name: "MAD", Decoder: gopacket.DecodeFunc(decodeMAD)})
-	LayerTypeDCHeader     = gopacket.RegisterLayerType(1521, gopacket.LayerTypeMetadata{Name: "DCHeader", Decoder: extDecoder(extDCHeader)})
-	LayerTypeDCConnect    = gopacket.RegisterLayerType(1522, gopacket.LayerTypeMetadata{Name: "DCConnect", Decoder: extDecoder(extDCConnect)})
-	LayerTypeFETH         = gopacket.RegisterLayerType(1523, gopacket.LayerTypeMetadata{Name: "FETH", Decoder: extDecoder(extFETH)})
+	LayerTypeLRH         = gopacket.RegisterLayerType(1500, gopacket.LayerTypeMetadata{Name: "LRH", Decoder: gopacket.DecodeFunc(decodeLRH)})
+	LayerTypeGRH         = gopacket.RegisterLayerType(1501, gopacket.LayerTypeMetadata{Name: "GRH", Decoder: gopacket.DecodeFunc(decodeGRH)})
+	LayerTypeBTH         = gopacket.RegisterLayerType(1502, gopacket.LayerTypeMetadata{Name: "BTH", Decoder: gopacket.DecodeFunc(decodeBTH)})
+	LayerTypeLinkFCP     = gopacket.RegisterLayerType(1513, gopacket.LayerTypeMetadata{Name: "LinkFCP", Decoder: gopacket.DecodeFunc(decodeLinkFCP)})
+	LayerTypeERF         = gopacket.RegisterLayerType(1514, gopacket.LayerTypeMetadata{Name: "ERF", Decoder: gopacket.DecodeFunc(decodeERF)})
+	LayerTypePFC         = gopacket.RegisterLayerType(1515, gopacket.LayerTypeMetadata{Name: "PFC", Decoder: gopacket.DecodeFunc(decodeMACControl)})
+	LayerTypePause       = gopacket.RegisterLayerType(1516, gopacket.LayerTypeMetadata{Name: "Pause", Decoder: gopacket.DecodeFunc(decodeMACControl)})
+	LayerTypeIFA         = gopacket.RegisterLayerType(1517, gopacket.LayerTypeMetadata{Name: "IFA", Decoder: gopacket.DecodeFunc(decodeIFA)})
+	LayerTypeIFAMetadata = gopacket.RegisterLayerType(1518, gopacket.LayerTypeMetadata{Name: "IFAMetadata", Decoder: gopacket.DecodeFunc(decodeIFAMetadata)})
+	LayerTypeIFA1        = gopacket.RegisterLayerType(1519, gopacket.LayerTypeMetadata{Name: "IFA1", Decoder: gopacket.DecodeFunc(decodeIFA1)})
+	LayerTypeMAD         = gopacket.RegisterLayerType(1520, gopacket.LayerTypeMetadata{Name: "MAD", Decoder: gopacket.DecodeFunc(decodeMAD)})
 )
 
 // Link types ibscope reads beyond gopacket's enum.
@@ -52,12 +40,6 @@ const (
 	ERFTypeInfiniBand = 21
 	ERFTypeIBLink     = 25
 )
-
-var extLayerTypes = [...]*gopacket.LayerType{extRDETH: &LayerTypeRDETH, extDETH: &LayerTypeDETH,
-	extXRCETH: &LayerTypeXRCETH, extRETH: &LayerTypeRETH, extAtomicETH: &LayerTypeAtomicETH,
-	extAETH: &LayerTypeAETH, extAtomicAckETH: &LayerTypeAtomicAckETH, extImmDt: &LayerTypeImmDt,
-	extIETH: &LayerTypeIETH, extCNPPad: &LayerTypeCNPPad, extDCHeader: &LayerTypeDCHeader,
-	extDCConnect: &LayerTypeDCConnect, extFETH: &LayerTypeFETH}
 
 func init() {
 	layers.RegisterUDPPortLayerType(UDPPortRoCEv2, LayerTypeBTH)
@@ -88,7 +70,7 @@ func nextAfter(op Opcode, e ext) gopacket.LayerType {
 		i++
 	}
 	if i < len(chain) && chain[i] != extNone {
-		return *extLayerTypes[chain[i]]
+		return extLayerTypes[chain[i]]
 	}
 	return gopacket.LayerTypePayload
 }

@@ -101,7 +101,8 @@ var EndpointLID = gopacket.RegisterEndpointType(1501, gopacket.EndpointTypeMetad
 // linkFields: "link": {op, fctbs, vl, fccl, lpcrc_ok}; the LPCRC only
 // when the CRCs were checked.
 var linkFields = headerFields{
-	has: HasLink,
+	order: 190,
+	has:   HasLink,
 	json: func(dst []byte, f *Frame) []byte {
 		l := &f.Link
 		dst = append(dst, `,"link":{"op":`...)
@@ -137,3 +138,5 @@ var linkFields = headerFields{
 		}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = b2u(f.VCRCOK) }},
 	},
 }
+
+func init() { registerFields(&linkFields) }

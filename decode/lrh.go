@@ -129,7 +129,8 @@ func decodeLRH(data []byte, p gopacket.PacketBuilder) error {
 
 // lrhFields: the LRH's addresses, service level and lane.
 var lrhFields = headerFields{
-	has: HasLRH,
+	order: 20,
+	has:   HasLRH,
 	json: func(dst []byte, f *Frame) []byte {
 		dst = appendInt(dst, "slid", int64(f.LRH.SLID))
 		dst = appendInt(dst, "dlid", int64(f.LRH.DLID))
@@ -152,3 +153,5 @@ var lrhFields = headerFields{
 		v.Num[0], v.Num[1], v.Num[2], v.Num[3] = uint64(f.LRH.SLID), uint64(f.LRH.DLID), uint64(f.LRH.SL), uint64(f.LRH.VL)
 	}}},
 }
+
+func init() { registerFields(&lrhFields) }

@@ -325,11 +325,14 @@ func (m *MAD) AppendSummary(dst []byte) []byte {
 // madFields: "mad", a management datagram's common header and attribute
 // (appendJSON), and its words after the BTH's in the summary line.
 var madFields = headerFields{
+	order:   170,
 	has:     HasMAD,
 	json:    func(dst []byte, f *Frame) []byte { return f.MAD.appendJSON(dst) },
 	role:    summaryTransport,
 	summary: func(dst []byte, f *Frame) []byte { return f.MAD.AppendSummary(dst) },
 }
+
+func init() { registerFields(&madFields) }
 
 // dcMADColumns are the per-frame table's columns of DC and management
 // datagrams (their JSON is dcFields' and madFields'): the DC header, the
@@ -337,6 +340,7 @@ var madFields = headerFields{
 // on rows without it. The attributes' fields stay in the decode JSON (a
 // column per field of 22 layouts would be ~500 mostly empty columns).
 var dcMADColumns = headerFields{
+	order: 240,
 	columns: []ColumnGroup{
 		{any: HasDCHeader, Columns: []Column{
 			{"dc_header", ColumnUint64, "the 8 bytes after a DC packet's BTH (the RD opcodes, read as Mellanox DC), big-endian"},
@@ -393,6 +397,8 @@ var dcMADColumns = headerFields{
 		}},
 	},
 }
+
+func init() { registerFields(&dcMADColumns) }
 
 // cmColumn is a column of one CM message field, present on the messages
 // that have it.

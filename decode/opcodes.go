@@ -23,29 +23,6 @@ const (
 // OpcodeCNP is the RoCEv2 congestion notification packet opcode (Annex A17).
 const OpcodeCNP Opcode = 0x81
 
-// ext is one extended transport header kind, in wire order within a packet.
-type ext uint8
-
-const (
-	extNone ext = iota
-	extRDETH
-	extDETH
-	extXRCETH
-	extRETH
-	extAtomicETH
-	extAETH
-	extAtomicAckETH
-	extImmDt
-	extIETH
-	extCNPPad    // 16 reserved bytes after a RoCEv2 CNP's BTH
-	extDCHeader  // 8 bytes after a DC packet's BTH (dc.go)
-	extDCConnect // 16 bytes of a DC connect packet
-	extFETH      // FLUSH's header (feth.go)
-)
-
-var extLen = [...]int{extRDETH: 4, extDETH: 8, extXRCETH: 4, extRETH: RETHLen, extAtomicETH: 28,
-	extAETH: AETHLen, extAtomicAckETH: 8, extImmDt: 4, extIETH: 4, extCNPPad: 16, extDCHeader: 8, extDCConnect: 16, extFETH: FETHLen}
-
 // opInfo is what an opcode implies: its name and the headers after the BTH.
 type opInfo struct {
 	name  string
@@ -176,7 +153,7 @@ func (o Opcode) Headers(dst []gopacket.LayerType) []gopacket.LayerType {
 		if e == extNone {
 			break
 		}
-		dst = append(dst, *extLayerTypes[e])
+		dst = append(dst, extLayerTypes[e])
 	}
 	return dst
 }

@@ -56,8 +56,8 @@ func rocePacket(t testing.TB, op Opcode, payloadBytes int) []byte {
 }
 
 func extOf(lt gopacket.LayerType) ext {
-	for e, p := range extLayerTypes {
-		if p != nil && *p == lt {
+	for e, t := range extLayerTypes {
+		if extNew[e] != nil && t == lt {
 			return ext(e)
 		}
 	}

@@ -215,7 +215,8 @@ func decodeMACControl(data []byte, p gopacket.PacketBuilder) error {
 // pfcFields: "pfc": {opcode, class_enable, quanta [8]}; in the table the
 // quanta are eight columns pfc_quanta_0..7.
 var pfcFields = headerFields{
-	has: HasPFC,
+	order: 200,
+	has:   HasPFC,
 	json: func(dst []byte, f *Frame) []byte {
 		dst = append(dst, `,"pfc":{"opcode":`...)
 		dst = strconv.AppendUint(dst, uint64(f.PFC.Opcode), 10)
@@ -250,6 +251,8 @@ var pfcFields = headerFields{
 	}}},
 }
 
+func init() { registerFields(&pfcFields) }
+
 // appendSummary shows a PFC frame as its enabled priorities and their
 // quanta, "PFC pri 3:65535 4:0" (0 resumes a priority), and the vector
 // when it is odd.
@@ -273,7 +276,8 @@ func (p *PFC) appendSummary(dst []byte) []byte {
 
 // pauseFields: "pause": {quanta}.
 var pauseFields = headerFields{
-	has: HasPause,
+	order: 210,
+	has:   HasPause,
 	json: func(dst []byte, f *Frame) []byte {
 		dst = append(dst, `,"pause":{"quanta":`...)
 		dst = strconv.AppendUint(dst, uint64(f.Pause.Quanta), 10)
@@ -287,3 +291,5 @@ var pauseFields = headerFields{
 		{"pause_quanta", ColumnUint16, "802.3x PAUSE time, quanta of 512 bit times (0 resumes); null for frames that are not PAUSE"},
 	}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = uint64(f.Pause.Quanta) }}},
 }
+
+func init() { registerFields(&pauseFields) }

@@ -13,6 +13,16 @@ type RDETH struct {
 	EECnxt uint32 // end-to-end context, 24 bits
 }
 
+// The RDETH's kind, presence bit and layer type.
+const (
+	extRDETH ext = 1
+	HasRDETH Has = 1 << 6 // an RDETH (DC and RD packets)
+)
+
+// LayerTypeRDETH is the RDETH's gopacket layer type.
+var LayerTypeRDETH = registerExt(extRDETH, extHeader{name: "RDETH", layer: 1503, len: 4, has: HasRDETH,
+	new: func(b extBase) extLayer { return &RDETH{extBase: b} }})
+
 // LayerType returns LayerTypeRDETH.
 func (h *RDETH) LayerType() gopacket.LayerType { return LayerTypeRDETH }
 
@@ -44,7 +54,8 @@ func (h *RDETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOpt
 
 // rdethFields: "rdeth": {ee_cnxt}.
 var rdethFields = headerFields{
-	has: HasRDETH,
+	order: 70,
+	has:   HasRDETH,
 	json: func(dst []byte, f *Frame) []byte {
 		dst = append(dst, `,"rdeth":{"ee_cnxt":`...)
 		dst = strconv.AppendUint(dst, uint64(f.RDETH.EECnxt), 10)
@@ -54,3 +65,5 @@ var rdethFields = headerFields{
 		{"rdeth_ee_cnxt", ColumnUint32, "RDETH EE context"},
 	}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = uint64(f.RDETH.EECnxt) }}},
 }
+
+func init() { registerFields(&rdethFields) }

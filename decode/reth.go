@@ -19,6 +19,16 @@ type RETH struct {
 	DMALen uint32 // bytes of the whole RDMA operation
 }
 
+// The RETH's kind, presence bit and layer type.
+const (
+	extRETH ext = 4
+	HasRETH Has = 1 << 9 // a RETH (RDMA WRITE and READ requests, FLUSH)
+)
+
+// LayerTypeRETH is the RETH's gopacket layer type.
+var LayerTypeRETH = registerExt(extRETH, extHeader{name: "RETH", layer: 1506, len: RETHLen, has: HasRETH,
+	new: func(b extBase) extLayer { return &RETH{extBase: b} }})
+
 // LayerType returns LayerTypeRETH.
 func (h *RETH) LayerType() gopacket.LayerType { return LayerTypeRETH }
 
@@ -54,7 +64,8 @@ func (h *RETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOpti
 
 // rethFields: "reth": {va, rkey, dma_len}.
 var rethFields = headerFields{
-	has: HasRETH,
+	order: 100,
+	has:   HasRETH,
 	json: func(dst []byte, f *Frame) []byte {
 		dst = append(dst, `,"reth":{"va":`...)
 		dst = strconv.AppendUint(dst, f.RETH.VA, 10)
@@ -70,3 +81,5 @@ var rethFields = headerFields{
 		v.Num[0], v.Num[1], v.Num[2] = f.RETH.VA, uint64(f.RETH.RKey), uint64(f.RETH.DMALen)
 	}}},
 }
+
+func init() { registerFields(&rethFields) }

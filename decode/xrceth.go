@@ -13,6 +13,16 @@ type XRCETH struct {
 	XRCSRQ uint32 // XRC shared receive queue number, 24 bits
 }
 
+// The XRCETH's kind, presence bit and layer type.
+const (
+	extXRCETH ext = 3
+	HasXRCETH Has = 1 << 8 // an XRCETH (XRC requests)
+)
+
+// LayerTypeXRCETH is the XRCETH's gopacket layer type.
+var LayerTypeXRCETH = registerExt(extXRCETH, extHeader{name: "XRCETH", layer: 1505, len: 4, has: HasXRCETH,
+	new: func(b extBase) extLayer { return &XRCETH{extBase: b} }})
+
 // LayerType returns LayerTypeXRCETH.
 func (h *XRCETH) LayerType() gopacket.LayerType { return LayerTypeXRCETH }
 
@@ -44,7 +54,8 @@ func (h *XRCETH) SerializeTo(sb gopacket.SerializeBuffer, _ gopacket.SerializeOp
 
 // xrcethFields: "xrceth": {xrc_srq}.
 var xrcethFields = headerFields{
-	has: HasXRCETH,
+	order: 80,
+	has:   HasXRCETH,
 	json: func(dst []byte, f *Frame) []byte {
 		dst = append(dst, `,"xrceth":{"xrc_srq":`...)
 		dst = strconv.AppendUint(dst, uint64(f.XRCETH.XRCSRQ), 10)
@@ -54,3 +65,5 @@ var xrcethFields = headerFields{
 		{"xrceth_xrc_srq", ColumnUint32, "XRCETH XRC SRQ"},
 	}, values: func(f *Frame, v *ColumnValues) { v.Num[0] = uint64(f.XRCETH.XRCSRQ) }}},
 }
+
+func init() { registerFields(&xrcethFields) }
