@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -232,12 +233,67 @@ func TestMakeInstall(t *testing.T) {
 		bashCompletes(t, prefix, []string{"ibanalyze", "flows", "--rate", "HD"}, "HDR")
 		bashCompletes(t, prefix, []string{"ibcap", "--format", "pcap"}, "pcap pcapng")
 		bashCompletes(t, prefix, []string{"ibsim", "--preset", "incast2015-"}, "incast2015-roce")
+		// Devices as -D lists them, and what the device offers (-J).
+		bashCompletes(t, prefix, []string{"ibcap", "-i", "an"}, "any")
+		bashCompletes(t, prefix, []string{"ibcap", "-i", "lo", "-j", ""}, "host")
 	})
 	t.Run("fish completes flag values", func(t *testing.T) {
 		fishCompletes(t, prefix, "ibanalyze ipd --by ", "flow link qp")
 		fishCompletes(t, prefix, "ibcap --time-stamp-precision ", "micro nano")
 	})
+	t.Run("zsh completes flag values", func(t *testing.T) {
+		zshCompletes(t, prefix, "ibanalyze ipd --by ", "flow link qp")
+		zshCompletes(t, prefix, "ibcap -Q ", "in inout out")
+		zshCompletes(t, prefix, "ibanalyze export --format ", "arrow csv jsonl parquet")
+	})
 }
+
+// zshTab is a zsh script that types its second argument and TAB into an
+// interactive zsh (a pseudo-terminal, zpty) whose completion functions
+// are in the folder its first argument names, and prints what zsh shows.
+// Ctrl-U and a command whose output it waits for follow the TAB: zsh
+// handles the keys in order, so the list is whole once that output came.
+const zshTab = `zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "PS1='R''EADY> '; fpath=($1 \$fpath); autoload -U compinit; compinit -u -D; zstyle ':completion:*' list-prompt ''; setopt nobeep"
+out=""
+upto() { local end=$((SECONDS+60)) chunk; while ((SECONDS < end)); do if zpty -r -t z chunk; then out+=$chunk; else sleep 0.05; fi; [[ $out == *"$1"* ]] && return 0; done; return 1 }
+upto 'READY> ' || { print -u2 "no prompt: $out"; exit 1 }
+out=""
+zpty -w -n z "$2"$'\t'$'\x15''print END$((6*7))'$'\n'
+upto 'END42' || { print -u2 "no list: $out"; exit 1 }
+print -r -- "$out"
+zpty -d z
+`
+
+// zshCompletes asks zsh what it lists for line on TAB, with the installed
+// zsh completion and the installed commands on PATH, and checks the
+// values (the words before " -- " on each line of the list), in zsh's
+// order.
+func zshCompletes(t *testing.T, prefix, line, want string) {
+	t.Helper()
+	zsh := testenv.MustHaveTool(t, "zsh")
+	script := filepath.Join(t.TempDir(), "tab.zsh")
+	if err := os.WriteFile(script, []byte(zshTab), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(zsh, "-f", script, filepath.Join(prefix, "share/zsh/site-functions"), line)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Join(prefix, "bin")+":"+os.Getenv("PATH"), "TERM=dumb")
+	out, err := cmd.CombinedOutput()
+	var values []string
+	for _, l := range strings.FieldsFunc(ansiEscape.ReplaceAllString(string(out), ""), func(r rune) bool { return r == '\r' || r == '\n' }) {
+		if before, _, ok := strings.Cut(l, " -- "); ok {
+			values = append(values, strings.Fields(before)...)
+		}
+	}
+	if got := strings.Join(values, " "); err != nil || got != want {
+		t.Errorf("zsh completion of %q: %v: %q, want %q\n%s", line, err, got, want, out)
+	}
+}
+
+// ansiEscape is a terminal control sequence, as zsh writes them around
+// its list.
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[a-zA-Z]`)
 
 // fishCompletes asks fish what it offers for line (complete -C, as on TAB)
 // with the installed fish completion loaded and the installed commands on
