@@ -50,7 +50,7 @@ const extcapVersionAsked = "?"
 func addExtcapFlags(fl *pflag.FlagSet, e *extcapFlags) {
 	fl.BoolVar(&e.interfaces, "extcap-interfaces", false, "Wireshark extcap: list the interfaces ibcap offers Wireshark (ibcap-DEVICE)")
 	fl.BoolVar(&e.dlts, "extcap-dlts", false, "Wireshark extcap: the link type of --extcap-interface")
-	fl.BoolVar(&e.config, "extcap-config", false, "Wireshark extcap: the options of --extcap-interface (port, snap length, time stamp type, header filters)")
+	fl.BoolVar(&e.config, "extcap-config", false, "Wireshark extcap: the options of --extcap-interface (port, snap length, time stamp type, capture and header filters)")
 	fl.StringVar(&e.iface, "extcap-interface", "", "Wireshark extcap: the interface, as --extcap-interfaces names it (ibcap-mlx5_0, ibcap-eth2)")
 	fl.StringVar(&e.version, "extcap-version", "", "Wireshark extcap: print ibcap's extcap version line (Wireshark gives its own version)")
 	fl.Lookup("extcap-version").NoOptDefVal = extcapVersionAsked
@@ -259,8 +259,9 @@ type extcapArgValue struct {
 }
 
 // extcapConfig prints the options of the interface's dialog: the RDMA
-// port, snap length, time stamp type and header filters; Wireshark's own
-// capture filter box is passed as --extcap-capture-filter.
+// port, snap length, time stamp type, capture filter and header filters.
+// Wireshark's own capture filter box is passed as --extcap-capture-filter
+// instead of the dialog's; given both, they must agree.
 func extcapConfig(out io.Writer, it extcapInterface) error {
 	args, err := it.args()
 	if err != nil {
@@ -323,6 +324,8 @@ func (it extcapInterface) args() ([]extcapArg, error) {
 		ts.values = append(ts.values, extcapArgValue{value: tt, display: tt + ": " + timestampTypeDescriptions[tt], dflt: i == 0})
 	}
 	args = append(args, ts,
+		extcapArg{call: "--filter", display: "Capture filter", typ: "string",
+			tooltip: "a filter expression in tcpdump's syntax (pcap-filter(7)), as Wireshark's capture filter box; it replaces the RoCE-only default (-f)"},
 		extcapArg{call: "--qp", display: "Destination QPs", typ: "string", tooltip: "keep packets to these destination QPs, comma-separated (--qp)"},
 		extcapArg{call: "--opcode", display: "BTH opcodes", typ: "string", tooltip: "keep packets with these BTH opcodes, e.g. RC_SEND_ONLY, comma-separated (--opcode)"})
 	lts := it.linkTypes()
@@ -366,7 +369,7 @@ func extcapCapture(f *flags, it extcapInterface) error {
 	}
 	if e.filter != "" {
 		if f.filterExpr != "" && f.filterExpr != e.filter {
-			return fmt.Errorf("two capture filters: Wireshark's %q and -f %q; give one", e.filter, f.filterExpr)
+			return fmt.Errorf("two capture filters: Wireshark's %q and the dialog's (-f) %q; give one", e.filter, f.filterExpr)
 		}
 		f.filterExpr = e.filter
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/binary"
 	"io"
 	"os"
 	"os/exec"
@@ -48,6 +49,27 @@ func TestExtcapTshark(t *testing.T) {
 		}
 		got := captureThroughExtcap(t, ns, ext, len(want), "-o", "extcap.ibcap_vcap.snaplen:128")
 		sameFrames(t, got, cut)
+	})
+	// The dialog's capture filter replaces the RoCE-only default, as
+	// tshark's -f (Wireshark's capture filter box) does. The veth strips
+	// a VLAN tag before the kernel filter runs, so a tagged frame is
+	// matched as untagged, as tcpdump's live filter matches it.
+	t.Run("capture filter", func(t *testing.T) {
+		var v6 [][]byte
+		for _, f := range want {
+			off := 12
+			for binary.BigEndian.Uint16(f[off:]) == 0x8100 {
+				off += 4
+			}
+			if ip := off + 2; binary.BigEndian.Uint16(f[off:]) == 0x86dd && f[ip+6] == 17 && binary.BigEndian.Uint16(f[ip+40+2:]) == 4791 {
+				v6 = append(v6, f)
+			}
+		}
+		got := captureThroughExtcap(t, ns, ext, len(v6), "-o", "extcap.ibcap_vcap.filter:ip6 and udp dst port 4791")
+		sameFrames(t, got, v6)
+		got = captureThroughExtcap(t, ns, ext, len(v6), "-f", "ip6 and udp dst port 4791")
+		sameFrames(t, got, v6)
+		t.Logf("%d RoCEv2 frames over IPv6 of %d captured through the dialog's filter and through -f", len(v6), len(want))
 	})
 }
 

@@ -70,7 +70,7 @@ func TestExtcapRDMADevice(t *testing.T) {
 }
 
 // The dialog of a network interface: snap length, time stamp type, the
-// header filters, every frame, promiscuous mode off; any has no
+// capture filter, the header filters, every frame, promiscuous mode off; any has no
 // promiscuous mode (as tcpdump's any).
 func TestExtcapConfig(t *testing.T) {
 	netdev := aNetdev(t)
@@ -78,8 +78,8 @@ func TestExtcapConfig(t *testing.T) {
 		iface string
 		calls []string
 	}{
-		{netdev, []string{"--snaplen", "--time-stamp-type", "--qp", "--opcode", "--all", "--no-promiscuous-mode"}},
-		{capture.AnyDevice, []string{"--snaplen", "--time-stamp-type", "--qp", "--opcode", "--all"}},
+		{netdev, []string{"--snaplen", "--time-stamp-type", "--filter", "--qp", "--opcode", "--all", "--no-promiscuous-mode"}},
+		{capture.AnyDevice, []string{"--snaplen", "--time-stamp-type", "--filter", "--qp", "--opcode", "--all"}},
 	} {
 		it, err := extcapTarget(extcapPrefix + tc.iface)
 		if err != nil {

@@ -340,6 +340,7 @@ func TestInfiniBandPortChoices(t *testing.T) {
 		"arg {number=0}{call=--port}{display=RDMA port}{type=selector}",
 		"value {arg=0}{value=1}{display=1: InfiniBand, ACTIVE, 100 Gb/sec (4X EDR)}{default=true}",
 		"value {arg=2}{value=adapter}{display=adapter: the device's completion timestamps, converted to the host's clock}{default=true}",
+		"{call=--filter}",
 		"{call=--lid}",
 	} {
 		if code != 0 || !strings.Contains(out, want) {
