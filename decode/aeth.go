@@ -67,11 +67,8 @@ func (h *AETH) Value() uint8 { return h.Syndrome & 0x1F }
 // RNRDelayNs returns the RNR NAK timer as a delay in ns (IBA table 45).
 func (h *AETH) RNRDelayNs() int64 { return rnrTimerNs[h.Value()] }
 
-// The AETH's kind, presence bit and layer type.
-const (
-	extAETH ext = 6
-	HasAETH Has = 1 << 11 // an AETH (acknowledgements, READ responses)
-)
+// extAETH is the AETH's kind.
+const extAETH ext = 6
 
 // LayerTypeAETH is the AETH's gopacket layer type.
 var LayerTypeAETH = registerExt(extAETH, extHeader{name: "AETH", layer: 1508, len: AETHLen, has: HasAETH,

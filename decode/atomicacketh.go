@@ -13,11 +13,8 @@ type AtomicAckETH struct {
 	OrigRemData uint64 // the remote data before the atomic operation
 }
 
-// The AtomicAckETH's kind, presence bit and layer type.
-const (
-	extAtomicAckETH ext = 7
-	HasAtomicAckETH Has = 1 << 12 // an AtomicAckETH (ATOMIC_ACKNOWLEDGE)
-)
+// extAtomicAckETH is the AtomicAckETH's kind.
+const extAtomicAckETH ext = 7
 
 // LayerTypeAtomicAckETH is the AtomicAckETH's gopacket layer type.
 var LayerTypeAtomicAckETH = registerExt(extAtomicAckETH, extHeader{name: "AtomicAckETH", layer: 1509, len: 8, has: HasAtomicAckETH,

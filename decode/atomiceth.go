@@ -17,11 +17,8 @@ type AtomicETH struct {
 	Compare uint64 // compare data
 }
 
-// The AtomicETH's kind, presence bit and layer type.
-const (
-	extAtomicETH ext = 5
-	HasAtomicETH Has = 1 << 10 // an AtomicETH (COMPARE_SWAP, FETCH_ADD)
-)
+// extAtomicETH is the AtomicETH's kind.
+const extAtomicETH ext = 5
 
 // LayerTypeAtomicETH is the AtomicETH's gopacket layer type.
 var LayerTypeAtomicETH = registerExt(extAtomicETH, extHeader{name: "AtomicETH", layer: 1507, len: 28, has: HasAtomicETH,

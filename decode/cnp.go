@@ -10,13 +10,10 @@ type CNPReserved struct {
 	Reserved [16]byte
 }
 
-// The CNP reserved block's kind, presence bit and layer type.
-const (
-	extCNPPad ext = 10
-	HasCNP    Has = 1 << 15 // a RoCEv2 CNP's 16 reserved bytes after its BTH
-)
+// extCNPPad is the CNP reserved block's kind.
+const extCNPPad ext = 10
 
-// LayerTypeCNPPad is the CNPReserved's gopacket layer type.
+// LayerTypeCNPPad is the CNP reserved block's gopacket layer type.
 var LayerTypeCNPPad = registerExt(extCNPPad, extHeader{name: "CNPReserved", layer: 1512, len: 16, has: HasCNP,
 	new: func(b extBase) extLayer { return &CNPReserved{extBase: b} }})
 

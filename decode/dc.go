@@ -30,11 +30,8 @@ type DCHeader struct {
 	Bytes uint64 // the 8 bytes, big-endian
 }
 
-// The DCHeader's kind, presence bit and layer type.
-const (
-	extDCHeader ext = 11
-	HasDCHeader Has = 1 << 25 // the 8 bytes after a DC packet's BTH
-)
+// extDCHeader is the DCHeader's kind.
+const extDCHeader ext = 11
 
 // LayerTypeDCHeader is the DCHeader's gopacket layer type.
 var LayerTypeDCHeader = registerExt(extDCHeader, extHeader{name: "DCHeader", layer: 1521, len: 8, has: HasDCHeader,
@@ -76,11 +73,8 @@ type DCConnect struct {
 	Bytes [16]byte
 }
 
-// The DCConnect's kind, presence bit and layer type.
-const (
-	extDCConnect ext = 12
-	HasDCConnect Has = 1 << 26 // a DC connect packet's 16-byte header
-)
+// extDCConnect is the DCConnect's kind.
+const extDCConnect ext = 12
 
 // LayerTypeDCConnect is the DCConnect's gopacket layer type.
 var LayerTypeDCConnect = registerExt(extDCConnect, extHeader{name: "DCConnect", layer: 1522, len: 16, has: HasDCConnect,

@@ -14,11 +14,8 @@ type DETH struct {
 	SrcQP uint32 // 24 bits
 }
 
-// The DETH's kind, presence bit and layer type.
-const (
-	extDETH ext = 2
-	HasDETH Has = 1 << 7 // a DETH (UD and DC packets)
-)
+// extDETH is the DETH's kind.
+const extDETH ext = 2
 
 // LayerTypeDETH is the DETH's gopacket layer type.
 var LayerTypeDETH = registerExt(extDETH, extHeader{name: "DETH", layer: 1504, len: 8, has: HasDETH,

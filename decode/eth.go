@@ -71,7 +71,7 @@ var (
 	hasExt        [256]Has
 	extLayerTypes [256]gopacket.LayerType
 	extNew        [256]func(extBase) extLayer
-	hasTaken      = hasFrameOwn // Has bits already given: frame.go's and the registered kinds'
+	hasTaken      Has // the registered kinds' bits
 )
 
 // registerExt records header kind e and registers its gopacket layer type,
@@ -84,7 +84,7 @@ func registerExt(e ext, h extHeader) gopacket.LayerType {
 	case e == extNone || extNew[e] != nil:
 		panic(fmt.Sprintf("decode: extended header kind %d of %s is taken", e, h.name))
 	case h.has == 0 || h.has&(h.has-1) != 0 || hasTaken&h.has != 0:
-		panic(fmt.Sprintf("decode: Has bit %#x of %s is not one free bit", uint32(h.has), h.name))
+		panic(fmt.Sprintf("decode: Has bit %#x of %s is not one bit no other kind has", uint32(h.has), h.name))
 	}
 	hasTaken |= h.has
 	extLen[e], hasExt[e], extNew[e] = h.len, h.has, h.new

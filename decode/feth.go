@@ -34,11 +34,8 @@ const (
 // FETHLen is the FETH's size in bytes.
 const FETHLen = 4
 
-// The FETH's kind, presence bit and layer type.
-const (
-	extFETH ext = 13
-	HasFETH Has = 1 << 29 // a FLUSH's FETH
-)
+// extFETH is the FETH's kind.
+const extFETH ext = 13
 
 // LayerTypeFETH is the FETH's gopacket layer type.
 var LayerTypeFETH = registerExt(extFETH, extHeader{name: "FETH", layer: 1523, len: FETHLen, has: HasFETH,

@@ -34,32 +34,42 @@ const (
 // Has is a set of headers present in a Frame.
 type Has uint32
 
-// Header presence bits. An extended transport header's bit is declared in
-// its own file (HasRETH in reth.go, HasCNP in cnp.go, ...): bits 6-15, 25,
-// 26 and 29. Bits 30 and 31 are free; a header past them makes Has a uint64.
+// Header presence bits. An extended transport header's is also named in
+// its registration (registerExt), which the decoder's table of them is
+// built from. Bits 30 and 31 are free; a header past them makes Has a
+// uint64.
 const (
-	HasLRH         Has = 1 << 0
-	HasGRH         Has = 1 << 1
-	HasIPv4        Has = 1 << 2
-	HasIPv6        Has = 1 << 3
-	HasUDP         Has = 1 << 4
-	HasBTH         Has = 1 << 5
-	HasLink        Has = 1 << 16
-	HasICRC        Has = 1 << 17 // an ICRC was present (ICRCOK is meaningful when CRCs were checked)
-	HasVCRC        Has = 1 << 18 // a VCRC was present
-	CRCsCheck      Has = 1 << 19 // the decoder checked the CRCs present
-	HasPFC         Has = 1 << 20 // an 802.1Qbb PFC frame (Transport stays TransportNone)
-	HasPause       Has = 1 << 21 // an 802.3x PAUSE frame (Transport stays TransportNone)
-	HasIFA         Has = 1 << 22 // an IFA 2.0 header (a RoCEv2 probe, draft-kumar-ippm-ifa-08)
-	HasIFAMetadata Has = 1 << 23
-	HasIFA1        Has = 1 << 24 // an IFA 1.0 header (its probe marker was given to the Decoder)
-	HasMAD         Has = 1 << 27 // a management datagram (QP0/QP1): MAD holds its common header
-	HasEthernet    Has = 1 << 28 // an Ethernet header: SrcMAC, DstMAC, and its VLAN tags (VLANs)
+	HasLRH Has = 1 << iota
+	HasGRH
+	HasIPv4
+	HasIPv6
+	HasUDP
+	HasBTH
+	HasRDETH
+	HasDETH
+	HasXRCETH
+	HasRETH
+	HasAtomicETH
+	HasAETH
+	HasAtomicAckETH
+	HasImmDt
+	HasIETH
+	HasCNP
+	HasLink
+	HasICRC   // an ICRC was present (ICRCOK is meaningful when CRCs were checked)
+	HasVCRC   // a VCRC was present
+	CRCsCheck // the decoder checked the CRCs present
+	HasPFC    // an 802.1Qbb PFC frame (Transport stays TransportNone)
+	HasPause  // an 802.3x PAUSE frame (Transport stays TransportNone)
+	HasIFA    // an IFA 2.0 header (a RoCEv2 probe, draft-kumar-ippm-ifa-08)
+	HasIFAMetadata
+	HasIFA1      // an IFA 1.0 header (its probe marker was given to the Decoder)
+	HasDCHeader  // the 8 bytes after a DC packet's BTH (dc.go)
+	HasDCConnect // a DC connect packet's 16-byte header
+	HasMAD       // a management datagram (QP0/QP1): MAD holds its common header
+	HasEthernet  // an Ethernet header: SrcMAC, DstMAC, and its VLAN tags (VLANs)
+	HasFETH      // a FLUSH's FETH
 )
-
-// hasFrameOwn is the bits above, which no extended header's may take (registerExt).
-const hasFrameOwn = HasLRH | HasGRH | HasIPv4 | HasIPv6 | HasUDP | HasBTH | HasLink | HasICRC | HasVCRC |
-	CRCsCheck | HasPFC | HasPause | HasIFA | HasIFAMetadata | HasIFA1 | HasMAD | HasEthernet
 
 // MaxVLANTags is how many VLAN tags of a stack a Frame keeps (QinQ has
 // two); tags past them are skipped over.

@@ -12,11 +12,8 @@ type IETH struct {
 	RKey uint32 // the R_Key to invalidate
 }
 
-// The IETH's kind, presence bit and layer type.
-const (
-	extIETH ext = 9
-	HasIETH Has = 1 << 14 // an IETH (..._WITH_INVALIDATE)
-)
+// extIETH is the IETH's kind.
+const extIETH ext = 9
 
 // LayerTypeIETH is the IETH's gopacket layer type.
 var LayerTypeIETH = registerExt(extIETH, extHeader{name: "IETH", layer: 1511, len: 4, has: HasIETH,

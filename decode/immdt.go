@@ -12,11 +12,8 @@ type ImmDt struct {
 	Imm uint32
 }
 
-// The ImmDt's kind, presence bit and layer type.
-const (
-	extImmDt ext = 8
-	HasImmDt Has = 1 << 13 // immediate data (..._WITH_IMMEDIATE)
-)
+// extImmDt is the ImmDt's kind.
+const extImmDt ext = 8
 
 // LayerTypeImmDt is the ImmDt's gopacket layer type.
 var LayerTypeImmDt = registerExt(extImmDt, extHeader{name: "ImmDt", layer: 1510, len: 4, has: HasImmDt,

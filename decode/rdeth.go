@@ -13,11 +13,8 @@ type RDETH struct {
 	EECnxt uint32 // end-to-end context, 24 bits
 }
 
-// The RDETH's kind, presence bit and layer type.
-const (
-	extRDETH ext = 1
-	HasRDETH Has = 1 << 6 // an RDETH (DC and RD packets)
-)
+// extRDETH is the RDETH's kind.
+const extRDETH ext = 1
 
 // LayerTypeRDETH is the RDETH's gopacket layer type.
 var LayerTypeRDETH = registerExt(extRDETH, extHeader{name: "RDETH", layer: 1503, len: 4, has: HasRDETH,

@@ -19,11 +19,8 @@ type RETH struct {
 	DMALen uint32 // bytes of the whole RDMA operation
 }
 
-// The RETH's kind, presence bit and layer type.
-const (
-	extRETH ext = 4
-	HasRETH Has = 1 << 9 // a RETH (RDMA WRITE and READ requests, FLUSH)
-)
+// extRETH is the RETH's kind.
+const extRETH ext = 4
 
 // LayerTypeRETH is the RETH's gopacket layer type.
 var LayerTypeRETH = registerExt(extRETH, extHeader{name: "RETH", layer: 1506, len: RETHLen, has: HasRETH,

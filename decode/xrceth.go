@@ -13,11 +13,8 @@ type XRCETH struct {
 	XRCSRQ uint32 // XRC shared receive queue number, 24 bits
 }
 
-// The XRCETH's kind, presence bit and layer type.
-const (
-	extXRCETH ext = 3
-	HasXRCETH Has = 1 << 8 // an XRCETH (XRC requests)
-)
+// extXRCETH is the XRCETH's kind.
+const extXRCETH ext = 3
 
 // LayerTypeXRCETH is the XRCETH's gopacket layer type.
 var LayerTypeXRCETH = registerExt(extXRCETH, extHeader{name: "XRCETH", layer: 1505, len: 4, has: HasXRCETH,
