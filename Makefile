@@ -151,7 +151,8 @@ dashboard:
 # Wireshark's interface list), and gives ibcap the capabilities a capture needs (setcap, when it
 # is there and allowed). Wireshark looks for extcap programs in the folder tshark -G folders
 # names "Extcap path" (/usr/lib/x86_64-linux-gnu/wireshark/extcap on Debian): a system install
-# (PREFIX /usr/local or /usr) links ibcap there; any other PREFIX, under it in lib/wireshark/extcap.
+# (PREFIX /usr/local or /usr) links ibcap there; any other PREFIX, under it in lib/wireshark/extcap
+# (and it says that Wireshark does not look there).
 # EXTCAP_DIR=DIR chooses the folder (~/.config/wireshark/extcap is Wireshark 4.0's personal one).
 PREFIX ?= /usr/local
 EXTCAP_DIR ?=
@@ -166,12 +167,13 @@ install: man dashboard
 	install -m 644 $(BIN)/docs/completions/fish/* $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/
 	install -m 644 $(BIN)/ibscope-dashboard.json $(DESTDIR)$(PREFIX)/share/ibscope/
 	@echo "Grafana dashboard: $(PREFIX)/share/ibscope/ibscope-dashboard.json (Dashboards > New > Import)"
-	@ext="$(EXTCAP_DIR)"; \
-	if [ -z "$$ext" ]; then case "$(PREFIX)" in /usr|/usr/local) \
-	  ext=$$(tshark -G folders 2>/dev/null | sed -n 's/^Extcap path:[[:space:]]*//p');; esac; fi; \
+	@ext="$(EXTCAP_DIR)"; sys=$$(tshark -G folders 2>/dev/null | sed -n 's/^Extcap path:[[:space:]]*//p'); \
+	if [ -z "$$ext" ]; then case "$(PREFIX)" in /usr|/usr/local) ext=$$sys;; esac; fi; \
 	[ -n "$$ext" ] || ext="$(PREFIX)/lib/wireshark/extcap"; \
 	install -d "$(DESTDIR)$$ext" && ln -sfn "$(PREFIX)/bin/ibcap" "$(DESTDIR)$$ext/ibcap" && \
-	echo "Wireshark extcap: $$ext/ibcap -> $(PREFIX)/bin/ibcap: Wireshark and tshark -D list ibcap's devices as ibcap-DEVICE"
+	case "$$ext" in "$$sys"|"$$HOME/.config/wireshark/extcap") \
+	  echo "Wireshark extcap: $$ext/ibcap -> $(PREFIX)/bin/ibcap: Wireshark and tshark -D list ibcap's devices as ibcap-DEVICE";; \
+	*) echo "Wireshark extcap: $$ext/ibcap -> $(PREFIX)/bin/ibcap; Wireshark does not look there but in $${sys:-its extcap folder (tshark -G folders)} and a user's ~/.config/wireshark/extcap: link it there, or make install EXTCAP_DIR=DIR";; esac
 	@if command -v setcap >/dev/null; then \
 	  setcap cap_net_raw,cap_net_admin,cap_ipc_lock+ep $(DESTDIR)$(PREFIX)/bin/ibcap \
 	    || echo "setcap failed: run it as root to capture without root: setcap cap_net_raw,cap_net_admin,cap_ipc_lock+ep $(PREFIX)/bin/ibcap"; \

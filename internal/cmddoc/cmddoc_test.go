@@ -193,8 +193,14 @@ func TestMakeInstall(t *testing.T) {
 	testenv.MustHaveTool(t, "make")
 	prefix := t.TempDir()
 	cmd := exec.Command("make", "-C", "../..", "install", "PREFIX="+prefix, "BIN="+filepath.Join(t.TempDir(), "bin"))
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("make install: %v\n%s", err, out)
+	}
+	// It says where it linked ibcap for Wireshark, and that Wireshark
+	// does not look under a PREFIX of the user's choosing.
+	if want := "Wireshark extcap: " + filepath.Join(prefix, "lib/wireshark/extcap/ibcap") + " -> " + filepath.Join(prefix, "bin/ibcap") + "; Wireshark does not look there"; !strings.Contains(string(out), want) {
+		t.Errorf("make install does not say %q:\n%s", want, out)
 	}
 	for _, c := range []string{"ibcap", "ibanalyze", "ibsim"} {
 		for _, f := range []string{"bin/" + c, "share/man/man1/" + c + ".1", "share/bash-completion/completions/" + c,
