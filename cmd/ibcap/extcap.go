@@ -153,7 +153,7 @@ func listExtcapInterfaces() ([]extcapInterface, error) {
 		ifs = append(ifs, extcapInterface{name: d.Name, display: "ibcap: " + describeRDMADevice(*d), dev: d})
 	}
 	for _, n := range capture.ListNetdevs() {
-		ifs = append(ifs, extcapInterface{name: n.Name, display: "ibcap: RoCE on " + n.Name + " (" + linkTypeWords(decode.LinkTypeEthernet) + ")"})
+		ifs = append(ifs, extcapInterface{name: n.Name, display: "ibcap: RoCE on " + n.Name + " (" + netdevWords(devs, n.Name) + ")"})
 	}
 	ifs = append(ifs, extcapInterface{name: capture.AnyDevice, display: "ibcap: RoCE on every interface (" + linkTypeWords(decode.LinkTypeLinuxSLL2) + ")"})
 	return ifs, nil
@@ -171,6 +171,27 @@ func describeRDMADevice(d capture.RDMADevice) string {
 		how = "software RoCE on " + d.Parent
 	}
 	return fmt.Sprintf("%s, %s (%s)", d.Name, strings.Join(ports, ", "), how)
+}
+
+// netdevWords says what a capture on a network interface holds: Ethernet,
+// and whose RoCE netdev it is. A hardware RDMA port's netdev misses the
+// RoCE traffic the device handles itself (ibcap -i says so on stderr,
+// which an extcap capture keeps quiet), so Wireshark's list points to
+// the device's own entry.
+func netdevWords(devs []capture.RDMADevice, name string) string {
+	words := linkTypeWords(decode.LinkTypeEthernet)
+	for _, d := range devs {
+		for _, p := range d.Ports {
+			switch {
+			case p.Netdev != name:
+			case d.SoftRoCE:
+				return fmt.Sprintf("%s; software RoCE %s", words, d.Name)
+			default:
+				return fmt.Sprintf("%s; RDMA port %s:%d's traffic bypasses it: %s%s", words, d.Name, p.Num, extcapPrefix, d.Name)
+			}
+		}
+	}
+	return words
 }
 
 // portLinkType is the pcap link type ibcap writes a port's frames with

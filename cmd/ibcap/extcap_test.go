@@ -66,6 +66,18 @@ func TestExtcapRDMADevice(t *testing.T) {
 	}
 	if got, want := describeRDMADevice(dev), "mlx5_0, port 1 InfiniBand in ERF records, port 2 Ethernet (verbs sniffer)"; got != want {
 		t.Errorf("display %q, want %q", got, want)
+	} // A hardware RoCE port's netdev points to the device, whose RDMA
+	// traffic AF_PACKET on it misses; a software RoCE one names its device.
+	rxe := capture.RDMADevice{Name: "rxe0", SoftRoCE: true, Parent: "va", Ports: []capture.RDMAPort{{Num: 1, LinkLayer: "Ethernet", Netdev: "va"}}}
+	devs := []capture.RDMADevice{dev, rxe}
+	for netdev, want := range map[string]string{
+		"eth3": "Ethernet; RDMA port mlx5_0:2's traffic bypasses it: ibcap-mlx5_0",
+		"va":   "Ethernet; software RoCE rxe0",
+		"eth0": "Ethernet",
+	} {
+		if got := netdevWords(devs, netdev); got != want {
+			t.Errorf("%s: display %q, want %q", netdev, got, want)
+		}
 	}
 }
 
