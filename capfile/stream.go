@@ -234,7 +234,9 @@ func (s *Stream) readAhead(workers int) {
 			}
 			f.r.format = s.opts.Format
 			f.ahead = f.r.readAhead(pool, s.opts.Project, s.opts.Heads, s.opts.HeadsOnly)
-			if len(s.files) == 1 { // two read buffers: not for each piece of a rotated set
+			// Two read buffers: not for each piece of a rotated set, nor
+			// for a file the one holds.
+			if len(s.files) == 1 && f.size > readBufLen {
 				f.r.prefetchFile()
 			}
 		}
