@@ -105,6 +105,12 @@ type StreamOptions struct {
 	// worker, may then be decoded only that far (decode.Decoder.DecodeHead),
 	// its other fields left as an earlier frame left them.
 	HeadsOnly bool
+	// HeadFields, with HeadsOnly, has a frame decoded on the caller's
+	// goroutine only as far as its head hold those header fields too
+	// (decode.Decoder.HeadFields: a filter on them reads them). A frame
+	// read ahead with Heads still crosses with its head alone: with
+	// HeadFields, set no Heads.
+	HeadFields decode.HeadFields
 }
 
 // StreamStats counts what a Stream read.
@@ -197,6 +203,7 @@ func NewStream(readers []*Reader, opts StreamOptions) *Stream {
 	s := &Stream{opts: opts, last: -1, dataResNs: 1_000_000_000, formatResNs: 1}
 	for _, r := range readers {
 		r.SetCheckCRC(opts.CheckCRC)
+		r.dec.HeadFields = opts.HeadFields
 		r.SetStop(opts.Stop)
 		sf := &streamFile{r: r}
 		if fi, err := os.Stat(r.Name()); err == nil && fi.Mode().IsRegular() {

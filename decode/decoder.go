@@ -20,7 +20,11 @@ type Decoder struct {
 	// (marker 1 in the high 32 bits): a RoCEv2 payload that starts with it
 	// is an IFA 1.0 probe. IFA 2.0 needs no setting (IP protocol 253).
 	IFA1ProbeMarker uint64
-	crc             icrcBuf
+	// HeadFields has DecodeHead's head of the common RoCEv2 frame also hold
+	// those header fields (headFields), so that a filter on them needs no
+	// whole decode (decode --summary -Y 'qp == 0x11').
+	HeadFields HeadFields
+	crc        icrcBuf
 }
 
 // FrameError says why a frame could not be decoded and where in the frame.

@@ -309,7 +309,62 @@ func checkRoCEv2FastPath(t *testing.T, data []byte, cutBytes uint16) {
 		if got, want := frameHeadOf(&head), frameHeadOf(&general); got != want {
 			t.Fatalf("CheckCRC %v: DecodeHead's head %+v, the general path's %+v", check, got, want)
 		}
+		// With HeadFields, into a frame a VLAN-tagged packet with other
+		// addresses and BTH fields left: the same head and head fields.
+		d.HeadFields = HeadEthernet | HeadIP | HeadBTH
+		head = Frame{CapLen: fast.CapLen, WireLen: fast.WireLen}
+		if err := d.Decode(headFieldsSeed(), &head); err != nil {
+			t.Fatal(err)
+		}
+		errHead = d.DecodeHead(data, &head)
+		if fmt.Sprint(errHead) != fmt.Sprint(errGeneral) {
+			t.Fatalf("CheckCRC %v, HeadFields: DecodeHead's error %v, the general path's %v", check, errHead, errGeneral)
+		}
+		if got, want := frameHeadOf(&head), frameHeadOf(&general); got != want {
+			t.Fatalf("CheckCRC %v, HeadFields: DecodeHead's head %+v, the general path's %+v", check, got, want)
+		}
+		if got, want := headFieldsOf(&head), headFieldsOf(&general); !reflect.DeepEqual(got, want) {
+			t.Fatalf("CheckCRC %v: DecodeHead's head fields %+v, the general path's %+v", check, got, want)
+		}
 	}
+}
+
+// headFieldsOf is what DecodeHead promises of a frame with HeadFields
+// beyond frameHeadOf (headFields' list), of the headers f.Has says it has
+// (Reset leaves the others as they were).
+func headFieldsOf(f *Frame) []any {
+	v := []any{f.Ethernet}
+	if f.Has&HasEthernet != 0 {
+		v = append(v, f.DstMAC, f.SrcMAC, f.NumVLANs)
+	}
+	if f.Has&(HasIPv4|HasIPv6) != 0 {
+		v = append(v, f.Src, f.Dst, f.ECN, f.DSCP, f.TTL, f.UDPSrc)
+	}
+	if f.Has&HasBTH != 0 {
+		b := f.BTH
+		b.BaseLayer, b.ICRC, b.HasICRC = layers.BaseLayer{}, 0, false
+		v = append(v, b)
+	}
+	return v
+}
+
+// headFieldsSeed is a VLAN-tagged RoCEv2 frame whose every field
+// headFields sets differs from a zero frame's.
+func headFieldsSeed() []byte {
+	b := make([]byte, 18+IPv4HeaderLen+UDPHeaderLen+BTHLen+AETHLen+ICRCLen)
+	for i := range 12 {
+		b[i] = byte(0xA0 + i)
+	}
+	b[12], b[13], b[14], b[15] = 0x81, 0x00, 0xA0, 0x07 // PCP 5, VLAN 7
+	b[16], b[17], b[18], b[19] = 0x08, 0x00, 0x45, 0x6B
+	binary.BigEndian.PutUint16(b[20:], uint16(len(b)-18))
+	b[26], b[27] = 9, 17
+	copy(b[30:38], []byte{192, 168, 1, 2, 192, 168, 3, 4})
+	binary.BigEndian.PutUint16(b[38:], 50123)
+	binary.BigEndian.PutUint16(b[40:], UDPPortRoCEv2)
+	binary.BigEndian.PutUint16(b[42:], uint16(len(b)-38))
+	copy(b[46:58], []byte{0x11, 0xC3, 0xAB, 0xCD, 0xC1, 0x12, 0x34, 0x56, 0xFF, 0x65, 0x43, 0x21})
+	return b
 }
 
 // frameHeadOf is what DecodeHead promises of a frame.

@@ -15,8 +15,10 @@ import (
 type Filter struct {
 	expr  string
 	match func(f *decode.Frame) bool
-	// head: every field it tests is in a frame's head (HeadOnly).
-	head bool
+	// head: every field it tests is in a frame's head with headFields
+	// (Head).
+	head       bool
+	headFields decode.HeadFields
 }
 
 // String is the expression as given.
@@ -29,7 +31,13 @@ func (x *Filter) Match(f *decode.Frame) bool { return x.match(f) }
 // (decode.Decoder.DecodeHead: the record's number, time and lengths, the
 // transport, which headers the frame has), so that a reader that decodes
 // heads only may apply it: decode --summary.
-func (x *Filter) HeadOnly() bool { return x.head }
+func (x *Filter) HeadOnly() bool { return x.head && x.headFields == 0 }
+
+// Head reports whether the filter tests only what a frame's head holds
+// with the header fields returned (decode.Decoder.HeadFields: the
+// Ethernet, IP, UDP and BTH fields of qp, psn, opcode, src, pcp), so that
+// a reader that decodes heads only, with those, may apply it.
+func (x *Filter) Head() (decode.HeadFields, bool) { return x.headFields, x.head }
 
 // maxDepth bounds nesting (parentheses, !), so that a hostile expression
 // cannot exhaust the stack.
@@ -43,7 +51,10 @@ type parser struct {
 	toks  []token
 	pos   int
 	depth int
-	body  bool // a field beyond the frame's head is tested
+	// body: a field beyond any head is tested; fields: the header
+	// fields the head needs for the others.
+	body   bool
+	fields decode.HeadFields
 }
 
 // Compile compiles expr; its errors are *SyntaxError, naming the column of
@@ -64,7 +75,7 @@ func Compile(expr string) (*Filter, error) {
 	if t := p.peek(); t.kind != tokEOF {
 		return nil, p.errAt(t, fmt.Sprintf("unexpected %q: want && or || between tests", t.text))
 	}
-	return &Filter{expr: expr, match: m, head: !p.body}, nil
+	return &Filter{expr: expr, match: m, head: !p.body, headFields: p.fields}, nil
 }
 
 func (p *parser) peek() token { return p.toks[p.pos] }
@@ -167,7 +178,8 @@ func (p *parser) test() (func(*decode.Frame) bool, error) {
 	if fl == nil {
 		return nil, p.errAt(t, fmt.Sprintf("unknown field %q (fields: %s)", t.text, strings.Join(FieldNames(), ", ")))
 	}
-	if !fl.head {
+	p.fields |= fl.headFields
+	if !fl.head && fl.headFields == 0 {
 		p.body = true
 	}
 	get := fl.getter()

@@ -32,8 +32,10 @@ type field struct {
 	// its own for each compiled test (getter), when get is nil.
 	g *decode.ColumnGroup
 	i int
-	// head: the frame's head holds it (Filter.HeadOnly).
-	head bool
+	// head: the frame's head holds it (Filter.HeadOnly); headFields, when
+	// not 0: the head with those decode.HeadFields does (Filter.Head).
+	head       bool
+	headFields decode.HeadFields
 }
 
 // getter is the field's getter for one compiled test.
@@ -101,6 +103,27 @@ var fields = func() map[string]*field {
 			m[name] = &field{name: name, kind: kindBool, head: true, get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
 				return 1, netip.Addr{}, f.Has&has != 0
 			}}
+		}
+	}
+	// The CRC verdicts are in the head; the Ethernet, IP, UDP and BTH fields
+	// in the head with HeadFields (decode's headFields). The VLAN tags'
+	// fields are too: that head has none, and any other frame is decoded
+	// whole.
+	for _, name := range []string{"icrc_ok", "vcrc_ok"} {
+		if fl := m[name]; fl != nil {
+			fl.head = true
+		}
+	}
+	for part, names := range map[decode.HeadFields][]string{
+		decode.HeadEthernet: {"eth_src", "eth_dst", "vlan_tpid", "vlan_pcp", "vlan_dei", "vlan_id",
+			"vlan2_tpid", "vlan2_pcp", "vlan2_dei", "vlan2_id"},
+		decode.HeadIP:  {"src", "dst", "ecn", "dscp", "ttl", "udp_src_port"},
+		decode.HeadBTH: {"opcode", "opcode_name", "dest_qp", "psn", "ack_req", "fecn", "becn", "solicited", "pkey", "pad"},
+	} {
+		for _, name := range names {
+			if fl := m[name]; fl != nil {
+				fl.headFields = part
+			}
 		}
 	}
 	for short, long := range map[string]string{"qp": "dest_qp", "pcp": "vlan_pcp", "vlan": "vlan_id"} {

@@ -265,8 +265,9 @@ func TestHeadOnly(t *testing.T) {
 		`cap_len != 60`:                  true,
 		`psn >= 0`:                       false,
 		`bth && qp == 0x11`:              false,
-		`transport == rocev2 && icrc_ok`: false,
+		`transport == rocev2 && icrc_ok`: true,
 		`not (eth && vlan_id in {1, 2})`: false,
+		`reth_va > 0`:                    false,
 	} {
 		x, err := Compile(expr)
 		if err != nil {
@@ -274,6 +275,28 @@ func TestHeadOnly(t *testing.T) {
 		}
 		if x.HeadOnly() != want {
 			t.Errorf("%s: HeadOnly %v, want %v", expr, x.HeadOnly(), want)
+		}
+	}
+	// The header fields a head must hold for the filter, or none will do.
+	for expr, want := range map[string]struct {
+		fields decode.HeadFields
+		ok     bool
+	}{
+		`len > 0`:                        {0, true},
+		`psn >= 0`:                       {decode.HeadBTH, true},
+		`qp == 0x11 || opcode_name == 4`: {decode.HeadBTH, true},
+		`src == 10.0.0.1 || udp`:         {decode.HeadIP, true},
+		`pcp == 3 && dscp == 26`:         {decode.HeadEthernet | decode.HeadIP, true},
+		`eth_src == 02:00:00:00:00:01`:   {decode.HeadEthernet, true},
+		`psn > 0 && reth_va > 0`:         {decode.HeadBTH, false},
+		`flow_label == 1`:                {0, false},
+	} {
+		x, err := Compile(expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if fields, ok := x.Head(); ok != want.ok || ok && fields != want.fields {
+			t.Errorf("%s: Head %v %v, want %v %v", expr, fields, ok, want.fields, want.ok)
 		}
 	}
 }

@@ -125,6 +125,15 @@ func decodePath(w *bufio.Writer, path string, o decodeOpts, sel *filter.Selectio
 	// Format's), unless a filter reads more: on the workers, the
 	// frames then stay in their cores' caches.
 	heads := sel == nil || sel.Filter == nil || sel.Filter.HeadOnly()
+	// A filter on the Ethernet, IP and BTH fields has --summary decode
+	// the heads with those fields (HeadFields), on the caller's
+	// goroutine: the workers' heads cross without them.
+	var headFields decode.HeadFields
+	if o.summary && !heads {
+		if hf, ok := sel.Filter.Head(); ok {
+			headFields = hf
+		}
+	}
 	// --summary counts from the heads alone; of every frame, on the
 	// workers with -j, a batch at a time (tallyBatches).
 	var project func(int) capfile.Projection
@@ -132,7 +141,7 @@ func decodePath(w *bufio.Writer, path string, o decodeOpts, sel *filter.Selectio
 		project = func(int) capfile.Projection { return new(summaryBatch) }
 	}
 	s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true, Workers: nworkers, Format: format,
-		Project: project, Heads: heads, HeadsOnly: heads && o.summary, OnFileError: func(err error) { damaged = err }})
+		Project: project, Heads: heads, HeadsOnly: heads && o.summary || headFields != 0, HeadFields: headFields, OnFileError: func(err error) { damaged = err }})
 	if err != nil { // a file never opened has no counts to report
 		warnf("%v", err)
 		return false

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibscope/ibscope/decode"
 )
 
 // TestSelect: one selection language in the commands that read packets:
@@ -54,20 +58,86 @@ func TestSelect(t *testing.T) {
 }
 
 // TestSummaryHeadFilter: decode --summary applies a filter on what a
-// frame's head holds to the heads it decodes (Filter.HeadOnly), with the
-// counts the whole frames give: the same filter with a test that reads
-// the BTH (true of every frame) takes the whole-frame path.
+// frame's head holds, with the header fields it tests (Filter.Head), to
+// the heads it decodes, with the counts the whole frames give: the same
+// filter with a test that reads the RETH (true of every frame) takes the
+// whole-frame path. The captures hold native IB, IPv6, VLAN tags, CM
+// MADs and cut frames; headMix interleaves VLAN-tagged, IPv6, cut,
+// undecodable and bad-ICRC frames with the common ones, so that a field a
+// head left from the frame before would be counted.
 func TestSummaryHeadFilter(t *testing.T) {
-	for _, name := range []string{"rocev2_ipv4.pcap", "rocev2_snaplen.pcap", "ib_native_erf.pcap", "mixed.pcapng", "rocev2_cm.pcap"} {
-		p := "../../testdata/pcaps/" + name
-		for _, expr := range []string{"bth", "transport == rocev2 || len > 100", "!reth && frame > 3", "ts_ns > 0 && cap_len < 100"} {
-			for _, j := range []string{"1", "2"} {
+	exprs := []string{"bth", "transport == rocev2 || len > 100", "!reth && frame > 3", "ts_ns > 0 && cap_len < 100",
+		"icrc_ok", "!icrc_ok", "psn >= 0", "psn > 100 && psn < 200", "qp == 0x11 || qp != 0x11", "qp in {0x100, 0x12}",
+		`opcode == "RC_SEND_ONLY" || psn >= 0`, `opcode_name == "RC_ACKNOWLEDGE"`, "opcode < 6 && ack_req",
+		"fecn || becn || solicited", "pkey == 0xffff && pad > 0", "src == 192.168.7.1 || udp",
+		"src == 192.168.7.0/24 && dst != 192.168.7.1", "dscp == 26 || ecn == 3", "ttl < 64 || udp_src_port >= 49152",
+		"pcp == 3", "vlan == 0 || !(vlan_dei)", "vlan_id != 7", "eth_src == 02:00:00:00:00:01 || eth_dst != 02:00:00:00:00:02",
+		"vlan2_id > 0", "ipv6 && psn > 0", "src == fe80::1 || dst == fe80::2", "lrh && qp > 0"}
+	mix := headMix(t)
+	for _, p := range []string{mix, "../../testdata/pcaps/rocev2_ipv4.pcap", "../../testdata/pcaps/rocev2_ipv6.pcap",
+		"../../testdata/pcaps/rocev2_snaplen.pcap", "../../testdata/pcaps/ib_native_erf.pcap",
+		"../../testdata/pcaps/mixed.pcapng", "../../testdata/pcaps/rocev2_cm.pcap"} {
+		for _, expr := range exprs {
+			jobs := []string{"1"}
+			if p == mix {
+				jobs = append(jobs, "2")
+			}
+			for _, j := range jobs {
 				head, _, _ := run(t, "decode", "--summary", "-j", j, "-Y", expr, p)
-				whole, _, _ := run(t, "decode", "--summary", "-j", j, "-Y", "("+expr+") && !(qp > 0xffffff)", p)
+				whole, _, _ := run(t, "decode", "--summary", "-j", j, "-Y", "("+expr+") && !(reth_va == 1 && reth_va == 2)", p)
 				if head != whole || head == "" {
-					t.Errorf("%s -j %s -Y '%s': heads\n%s\nwhole frames\n%s", name, j, expr, head, whole)
+					t.Errorf("%s -j %s -Y '%s': heads\n%s\nwhole frames\n%s", filepath.Base(p), j, expr, head, whole)
 				}
 			}
 		}
 	}
+}
+
+// headMix writes a capture of rocev2_ipv4.pcap's and rocev2_ipv6.pcap's
+// frames in turn, some VLAN-tagged, some cut, undecodable or with a bad
+// ICRC, and returns its path.
+func headMix(t *testing.T) string {
+	t.Helper()
+	var recs [][]byte
+	for _, name := range []string{"rocev2_ipv4.pcap", "rocev2_ipv6.pcap"} {
+		src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pcaps", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		offs, _ := pcapRecords(t, src)
+		for _, off := range offs {
+			recs = append(recs, src[off+16:off+16+int(binary.LittleEndian.Uint32(src[off+8:]))])
+		}
+	}
+	le := binary.LittleEndian
+	file := le.AppendUint32(nil, 0xa1b23c4d)
+	file = le.AppendUint16(le.AppendUint16(file, 2), 4)
+	file = le.AppendUint32(le.AppendUint32(file, 0), 0)
+	file = le.AppendUint32(le.AppendUint32(file, 65535), uint32(decode.LinkTypeEthernet))
+	for i := range 3000 {
+		data := append([]byte(nil), recs[(i*7)%len(recs)]...)
+		if i%5 == 1 && len(data) > 14 && binary.BigEndian.Uint16(data[12:]) != 0x8100 { // a VLAN tag: PCP 5, VLAN 7
+			data = append(append(append([]byte(nil), data[:12]...), 0x81, 0x00, 0xA0, 0x07), data[12:]...)
+		}
+		capLen, wireLen := len(data), len(data)
+		switch {
+		case i%97 == 5: // original length below the captured length: cannot be decoded
+			wireLen = capLen - 1
+		case i%61 == 7: // cut by the snap length
+			capLen = min(capLen, 60)
+		case i%89 == 3: // a payload byte changed: a bad ICRC
+			data[len(data)-10] ^= 0xff
+		case i%43 == 2: // the BTH's opcode made one no header follows
+			if len(data) > 42 {
+				data[42] = 0xFF
+			}
+		}
+		file = le.AppendUint32(le.AppendUint32(file, uint32(1000+i/1000)), uint32(i%1000*1000))
+		file = append(le.AppendUint32(le.AppendUint32(file, uint32(capLen)), uint32(wireLen)), data[:capLen]...)
+	}
+	p := filepath.Join(t.TempDir(), "headmix.pcap")
+	if err := os.WriteFile(p, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
