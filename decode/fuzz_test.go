@@ -311,39 +311,59 @@ func checkRoCEv2FastPath(t *testing.T, data []byte, cutBytes uint16) {
 		}
 		// With HeadFields, into a frame a VLAN-tagged packet with other
 		// addresses and BTH fields left: the same head and head fields.
-		d.HeadFields = HeadEthernet | HeadIP | HeadBTH
-		head = Frame{CapLen: fast.CapLen, WireLen: fast.WireLen}
-		if err := d.Decode(headFieldsSeed(), &head); err != nil {
-			t.Fatal(err)
-		}
-		errHead = d.DecodeHead(data, &head)
-		if fmt.Sprint(errHead) != fmt.Sprint(errGeneral) {
-			t.Fatalf("CheckCRC %v, HeadFields: DecodeHead's error %v, the general path's %v", check, errHead, errGeneral)
-		}
-		if got, want := frameHeadOf(&head), frameHeadOf(&general); got != want {
-			t.Fatalf("CheckCRC %v, HeadFields: DecodeHead's head %+v, the general path's %+v", check, got, want)
-		}
-		if got, want := headFieldsOf(&head), headFieldsOf(&general); !reflect.DeepEqual(got, want) {
-			t.Fatalf("CheckCRC %v: DecodeHead's head fields %+v, the general path's %+v", check, got, want)
+		for _, parts := range []HeadFields{HeadEthernet | HeadAddrs | HeadIP | HeadBTH, HeadEthernet | HeadAddrs | HeadIP | HeadOpcode | HeadQP | HeadPSN, HeadPSN} {
+			d.HeadFields = parts
+			head = Frame{CapLen: fast.CapLen, WireLen: fast.WireLen}
+			if err := d.Decode(headFieldsSeed(), &head); err != nil {
+				t.Fatal(err)
+			}
+			errHead = d.DecodeHead(data, &head)
+			if fmt.Sprint(errHead) != fmt.Sprint(errGeneral) {
+				t.Fatalf("CheckCRC %v, HeadFields %b: DecodeHead's error %v, the general path's %v", check, parts, errHead, errGeneral)
+			}
+			if got, want := frameHeadOf(&head), frameHeadOf(&general); got != want {
+				t.Fatalf("CheckCRC %v, HeadFields %b: DecodeHead's head %+v, the general path's %+v", check, parts, got, want)
+			}
+			if got, want := headFieldsOf(&head, parts), headFieldsOf(&general, parts); !reflect.DeepEqual(got, want) {
+				t.Fatalf("CheckCRC %v, HeadFields %b: DecodeHead's head fields %+v, the general path's %+v", check, parts, got, want)
+			}
 		}
 	}
 }
 
 // headFieldsOf is what DecodeHead promises of a frame with HeadFields
-// beyond frameHeadOf (headFields' list), of the headers f.Has says it has
-// (Reset leaves the others as they were).
-func headFieldsOf(f *Frame) []any {
-	v := []any{f.Ethernet}
-	if f.Has&HasEthernet != 0 {
-		v = append(v, f.DstMAC, f.SrcMAC, f.NumVLANs)
+// parts beyond frameHeadOf, of the headers f.Has says it has (Reset leaves
+// the others as they were).
+func headFieldsOf(f *Frame, parts HeadFields) []any {
+	var v []any
+	if f.Has&HasEthernet != 0 && parts&HeadEthernet != 0 {
+		v = append(v, f.Ethernet, f.DstMAC, f.SrcMAC, f.NumVLANs)
 	}
 	if f.Has&(HasIPv4|HasIPv6) != 0 {
-		v = append(v, f.Src, f.Dst, f.ECN, f.DSCP, f.TTL, f.UDPSrc)
+		if parts&HeadAddrs != 0 {
+			v = append(v, f.Src, f.Dst)
+		}
+		if parts&HeadIP != 0 {
+			v = append(v, f.ECN, f.DSCP, f.TTL, f.UDPSrc)
+		}
 	}
 	if f.Has&HasBTH != 0 {
 		b := f.BTH
-		b.BaseLayer, b.ICRC, b.HasICRC = layers.BaseLayer{}, 0, false
-		v = append(v, b)
+		switch {
+		case parts&HeadBTH != 0:
+			b.BaseLayer, b.ICRC, b.HasICRC = layers.BaseLayer{}, 0, false
+			v = append(v, b)
+		default:
+			if parts&HeadOpcode != 0 {
+				v = append(v, b.OpCode)
+			}
+			if parts&HeadQP != 0 {
+				v = append(v, b.DestQP)
+			}
+			if parts&HeadPSN != 0 {
+				v = append(v, b.PSN)
+			}
+		}
 	}
 	return v
 }

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"math"
 	"path/filepath"
 	"testing"
 )
@@ -39,5 +40,45 @@ func TestDirectGettersMatchColumns(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no frame had any of the fields")
+	}
+}
+
+// TestComparisons: every comparison, made a range test (compare, inRange),
+// gives what the operator says of the field's value, on every frame of
+// every bundled capture, for values at and around each frame's, 0 and the
+// largest: for the fields whose tests read the frame themselves
+// (rangeTests) and for one through the column (pkey).
+func TestComparisons(t *testing.T) {
+	paths, err := filepath.Glob("../testdata/pcaps/*.pcap*")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no bundled captures (%v)", err)
+	}
+	names := []string{"pkey"}
+	for name := range rangeTests {
+		names = append(names, name)
+	}
+	ops := map[string]func(n, x uint64) bool{
+		"==": func(n, x uint64) bool { return n == x }, "!=": func(n, x uint64) bool { return n != x },
+		"<": func(n, x uint64) bool { return n < x }, "<=": func(n, x uint64) bool { return n <= x },
+		">": func(n, x uint64) bool { return n > x }, ">=": func(n, x uint64) bool { return n >= x },
+	}
+	for _, path := range paths {
+		fs := frames(t, path)
+		for _, name := range names {
+			fl := fields[name]
+			get := fl.getter()
+			for i := range fs {
+				f := &fs[i]
+				n, _, ok := get(f)
+				for _, x := range []uint64{0, 1, n - 1, n, n + 1, math.MaxUint64} {
+					for op, want := range ops {
+						if got := compare(fl, get, op, value{n: x})(f); got != (ok && want(n, x)) {
+							t.Fatalf("%s frame %d: %s %s %d gives %v; the field is %d, present %v",
+								filepath.Base(path), f.Number, name, op, x, got, n, ok)
+						}
+					}
+				}
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"strconv"
@@ -191,7 +192,7 @@ func (p *parser) test() (func(*decode.Frame) bool, error) {
 		if err != nil {
 			return nil, err
 		}
-		return compare(get, op.text, v), nil
+		return compare(fl, get, op.text, v), nil
 	case isKeyword(op, "in"):
 		p.next()
 		return p.set(fl, get)
@@ -332,9 +333,11 @@ func (v value) eqAddr(a netip.Addr) bool {
 	return a == v.addr
 }
 
-// compare builds the test of one comparison. A frame without the field
-// fails every comparison, != included (tshark's rule).
-func compare(get func(*decode.Frame) (uint64, netip.Addr, bool), op string, v value) func(*decode.Frame) bool {
+// compare builds the test of one comparison of field fl, whose getter is
+// get. A frame without the field fails every comparison, != included
+// (tshark's rule). Of numbers, each is a range [lo, lo+span], wrapping
+// (fl.inRange): != x is the range from x+1 to x-1.
+func compare(fl *field, get func(*decode.Frame) (uint64, netip.Addr, bool), op string, v value) func(*decode.Frame) bool {
 	if v.addr.IsValid() || v.prefix.IsValid() {
 		eq := op == "=="
 		return func(f *decode.Frame) bool {
@@ -343,17 +346,24 @@ func compare(get func(*decode.Frame) (uint64, netip.Addr, bool), op string, v va
 		}
 	}
 	x := v.n
+	lo, hi := x, x // ==
 	switch op {
-	case "==":
-		return func(f *decode.Frame) bool { n, _, ok := get(f); return ok && n == x }
 	case "!=":
-		return func(f *decode.Frame) bool { n, _, ok := get(f); return ok && n != x }
+		lo, hi = x+1, x-1
 	case "<":
-		return func(f *decode.Frame) bool { n, _, ok := get(f); return ok && n < x }
+		if x == 0 {
+			return func(*decode.Frame) bool { return false }
+		}
+		lo, hi = 0, x-1
 	case "<=":
-		return func(f *decode.Frame) bool { n, _, ok := get(f); return ok && n <= x }
+		lo = 0
 	case ">":
-		return func(f *decode.Frame) bool { n, _, ok := get(f); return ok && n > x }
+		if x == math.MaxUint64 {
+			return func(*decode.Frame) bool { return false }
+		}
+		lo, hi = x+1, math.MaxUint64
+	case ">=":
+		hi = math.MaxUint64
 	}
-	return func(f *decode.Frame) bool { n, _, ok := get(f); return ok && n >= x }
+	return fl.inRange(lo, hi-lo)
 }

@@ -46,6 +46,72 @@ func (fl *field) getter() func(f *decode.Frame) (uint64, netip.Addr, bool) {
 	return columnGetter(fl.g, fl.i)
 }
 
+// numGetter is the field's getter of numbers for one compiled test.
+func (fl *field) numGetter() func(f *decode.Frame) (uint64, bool) {
+	get := fl.getter()
+	return func(f *decode.Frame) (uint64, bool) { n, _, ok := get(f); return n, ok }
+}
+
+// inRange builds the test that the field is present and its value n is in
+// the range from lo (n-lo <= span, wrapping: every comparison is one such
+// range, compare). For the fields tested most it reads the frame itself:
+// a getter called from the test was half a comparison's instructions.
+func (fl *field) inRange(lo, span uint64) func(f *decode.Frame) bool {
+	if rt := rangeTests[fl.name]; rt != nil {
+		return rt(lo, span)
+	}
+	num := fl.numGetter()
+	return func(f *decode.Frame) bool { n, ok := num(f); return ok && n-lo <= span }
+}
+
+// rangeTests are inRange's tests that read the frame themselves.
+var rangeTests = map[string]func(lo, span uint64) func(f *decode.Frame) bool{
+	"frame": func(lo, span uint64) func(f *decode.Frame) bool {
+		return func(f *decode.Frame) bool { return uint64(f.Number)-lo <= span }
+	},
+	"len": func(lo, span uint64) func(f *decode.Frame) bool {
+		return func(f *decode.Frame) bool { return uint64(f.WireLen)-lo <= span }
+	},
+	"cap_len": func(lo, span uint64) func(f *decode.Frame) bool {
+		return func(f *decode.Frame) bool { return uint64(f.CapLen)-lo <= span }
+	},
+	"ts_ns": func(lo, span uint64) func(f *decode.Frame) bool {
+		return func(f *decode.Frame) bool { return !f.NoTs && uint64(f.TsNs)-lo <= span }
+	},
+	"dest_qp": func(lo, span uint64) func(f *decode.Frame) bool {
+		return func(f *decode.Frame) bool { return f.Has&decode.HasBTH != 0 && uint64(f.BTH.DestQP)-lo <= span }
+	},
+	"psn": func(lo, span uint64) func(f *decode.Frame) bool {
+		return func(f *decode.Frame) bool { return f.Has&decode.HasBTH != 0 && uint64(f.BTH.PSN)-lo <= span }
+	},
+	"opcode":      opcodeInRange,
+	"opcode_name": opcodeInRange,
+	"dscp": func(lo, span uint64) func(f *decode.Frame) bool {
+		return func(f *decode.Frame) bool {
+			return f.Has&(decode.HasIPv4|decode.HasIPv6) != 0 && uint64(f.DSCP)-lo <= span
+		}
+	},
+	"udp_src_port": func(lo, span uint64) func(f *decode.Frame) bool {
+		return func(f *decode.Frame) bool {
+			return f.Has&(decode.HasIPv4|decode.HasIPv6) != 0 && uint64(f.UDPSrc)-lo <= span
+		}
+	},
+	"vlan_pcp": func(lo, span uint64) func(f *decode.Frame) bool {
+		return func(f *decode.Frame) bool {
+			return f.Has&decode.HasEthernet != 0 && f.NumVLANs > 0 && uint64(f.VLANs[0].PCP)-lo <= span
+		}
+	},
+	"vlan_id": func(lo, span uint64) func(f *decode.Frame) bool {
+		return func(f *decode.Frame) bool {
+			return f.Has&decode.HasEthernet != 0 && f.NumVLANs > 0 && uint64(f.VLANs[0].ID)-lo <= span
+		}
+	},
+}
+
+func opcodeInRange(lo, span uint64) func(f *decode.Frame) bool {
+	return func(f *decode.Frame) bool { return f.Has&decode.HasBTH != 0 && uint64(f.BTH.OpCode)-lo <= span }
+}
+
 // fields are the language's names: the frame's own, then every column of
 // the per-frame table (decode.ColumnGroups), then the short names.
 var fields = func() map[string]*field {
@@ -117,8 +183,12 @@ var fields = func() map[string]*field {
 	for part, names := range map[decode.HeadFields][]string{
 		decode.HeadEthernet: {"eth_src", "eth_dst", "vlan_tpid", "vlan_pcp", "vlan_dei", "vlan_id",
 			"vlan2_tpid", "vlan2_pcp", "vlan2_dei", "vlan2_id"},
-		decode.HeadIP:  {"src", "dst", "ecn", "dscp", "ttl", "udp_src_port"},
-		decode.HeadBTH: {"opcode", "opcode_name", "dest_qp", "psn", "ack_req", "fecn", "becn", "solicited", "pkey", "pad"},
+		decode.HeadAddrs:  {"src", "dst"},
+		decode.HeadIP:     {"ecn", "dscp", "ttl", "udp_src_port"},
+		decode.HeadOpcode: {"opcode", "opcode_name"},
+		decode.HeadQP:     {"dest_qp"},
+		decode.HeadPSN:    {"psn"},
+		decode.HeadBTH:    {"ack_req", "fecn", "becn", "solicited", "pkey", "pad"},
 	} {
 		for _, name := range names {
 			if fl := m[name]; fl != nil {

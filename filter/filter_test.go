@@ -283,9 +283,10 @@ func TestHeadOnly(t *testing.T) {
 		ok     bool
 	}{
 		`len > 0`:                        {0, true},
-		`psn >= 0`:                       {decode.HeadBTH, true},
-		`qp == 0x11 || opcode_name == 4`: {decode.HeadBTH, true},
-		`src == 10.0.0.1 || udp`:         {decode.HeadIP, true},
+		`psn >= 0`:                       {decode.HeadPSN, true},
+		`qp == 0x11 || opcode_name == 4`: {decode.HeadQP | decode.HeadOpcode, true},
+		`fecn || psn > 3`:                {decode.HeadBTH | decode.HeadPSN, true},
+		`src == 10.0.0.1 || udp`:         {decode.HeadAddrs, true},
 		`pcp == 3 && dscp == 26`:         {decode.HeadEthernet | decode.HeadIP, true},
 		`eth_src == 02:00:00:00:00:01`:   {decode.HeadEthernet, true},
 		`psn > 0 && reth_va > 0`:         {decode.HeadBTH, false},

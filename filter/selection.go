@@ -74,6 +74,15 @@ func (s *Selection) Active() bool {
 // says no later frame will be (the count is reached), so the reading may
 // stop. A frame without a time passes the time bounds.
 func (s *Selection) Keep(f *decode.Frame) (keep, done bool) {
+	if s.Count == 0 && !s.From.Set && !s.To.Set {
+		// A filter alone, the common case: the bounds' tests, made one
+		// by one, were a third of what a filter on the heads cost decode
+		// --summary.
+		if s.Filter != nil && !s.Filter.match(f) {
+			return false, false
+		}
+		return true, false
+	}
 	if s.Count > 0 && s.kept >= s.Count {
 		return false, true
 	}
