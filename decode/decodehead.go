@@ -30,8 +30,7 @@ func (d *Decoder) DecodeHead(data []byte, f *Frame) error {
 // decodeHeadFields is DecodeHead of an Ethernet frame with HeadFields:
 // the BTH's parts first, which filters test most, each only if asked.
 func (d *Decoder) decodeHeadFields(data []byte, f *Frame) error {
-	ok, err := d.ethernetRoCEv2(data, f, true)
-	if !ok {
+	if ok, _ := d.ethernetRoCEv2(data, f, true); !ok { // with head, no error but false
 		return d.Decode(data, f)
 	}
 	h := (*[ethIPv4UDPLen + BTHLen]byte)(data)
@@ -52,7 +51,7 @@ func (d *Decoder) decodeHeadFields(data []byte, f *Frame) error {
 	if parts&(HeadEthernet|HeadAddrs|HeadIP) != 0 {
 		headOuterFields(h, f, parts)
 	}
-	return err
+	return nil
 }
 
 // HeadFields are header fields DecodeHead's head of the common RoCEv2

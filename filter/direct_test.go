@@ -2,6 +2,7 @@ package filter
 
 import (
 	"math"
+	"net/netip"
 	"path/filepath"
 	"testing"
 )
@@ -80,5 +81,48 @@ func TestComparisons(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAddr4Tests: src and dst tested on their 32 bits (addr4Test) give
+// what eqAddr gives, for the frame's own address, prefixes of it from /0
+// to /32 and another address, with == and !=, on every bundled frame
+// (IPv6 ones included).
+func TestAddr4Tests(t *testing.T) {
+	paths, err := filepath.Glob("../testdata/pcaps/*.pcap*")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no bundled captures (%v)", err)
+	}
+	checked := 0
+	for _, path := range paths {
+		fs := frames(t, path)
+		for _, name := range []string{"src", "dst"} {
+			fl := fields[name]
+			get := fl.getter()
+			for i := range fs {
+				f := &fs[i]
+				_, a, ok := get(f)
+				var vs []value
+				if a.Is4() {
+					for _, bits := range []int{0, 1, 8, 23, 24, 31, 32} {
+						vs = append(vs, value{prefix: netip.PrefixFrom(a, bits).Masked()})
+					}
+					vs = append(vs, value{addr: a}, value{addr: netip.MustParseAddr("10.9.8.7")})
+				}
+				vs = append(vs, value{addr: netip.MustParseAddr("192.168.7.1")}, value{prefix: netip.MustParsePrefix("192.168.0.0/16")})
+				for _, v := range vs {
+					for _, eq := range []bool{true, false} {
+						want := ok && v.eqAddr(a) == eq
+						if got := fl.addr4Test(v, eq)(f); got != want {
+							t.Fatalf("%s frame %d: %s %v (==: %v) gives %v, eqAddr %v", filepath.Base(path), f.Number, name, v, eq, got, want)
+						}
+						checked++
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("nothing checked")
 	}
 }

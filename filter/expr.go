@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"net"
@@ -197,6 +198,9 @@ func (p *parser) test() (func(*decode.Frame) bool, error) {
 		p.next()
 		return p.set(fl, get)
 	}
+	if has := fl.has; has != 0 { // read here, not through get: a third of the test
+		return func(f *decode.Frame) bool { return f.Has&has != 0 }, nil
+	}
 	if fl.kind == kindBool {
 		return func(f *decode.Frame) bool { n, _, ok := get(f); return ok && n != 0 }, nil
 	}
@@ -340,6 +344,9 @@ func (v value) eqAddr(a netip.Addr) bool {
 func compare(fl *field, get func(*decode.Frame) (uint64, netip.Addr, bool), op string, v value) func(*decode.Frame) bool {
 	if v.addr.IsValid() || v.prefix.IsValid() {
 		eq := op == "=="
+		if t := fl.addr4Test(v, eq); t != nil {
+			return t
+		}
 		return func(f *decode.Frame) bool {
 			_, a, ok := get(f)
 			return ok && v.eqAddr(a) == eq
@@ -366,4 +373,36 @@ func compare(fl *field, get func(*decode.Frame) (uint64, netip.Addr, bool), op s
 		hi = math.MaxUint64
 	}
 	return fl.inRange(lo, hi-lo)
+}
+
+// addr4Test is the test that src or dst, an IPv4 address, equals an IPv4
+// address v or is in its prefix (eq), or not (!eq), made on the address's
+// 32 bits; nil for any other field or value. Through get and eqAddr the
+// test took 80 instructions, a third of decode --summary's for a frame.
+// Another address (IPv6, IPv4-mapped IPv6) is left to eqAddr.
+func (fl *field) addr4Test(v value, eq bool) func(f *decode.Frame) bool {
+	p := v.prefix
+	if !p.IsValid() {
+		p = netip.PrefixFrom(v.addr, v.addr.BitLen())
+	}
+	if !p.Addr().Is4() || fl.name != "src" && fl.name != "dst" {
+		return nil
+	}
+	mask := ^uint32(0)
+	if p.Bits() < 32 {
+		mask = ^(^uint32(0) >> p.Bits())
+	}
+	b := p.Addr().As4()
+	want := binary.BigEndian.Uint32(b[:])
+	test := func(a netip.Addr) bool {
+		if !a.Is4() {
+			return v.eqAddr(a) == eq
+		}
+		b := a.As4()
+		return (binary.BigEndian.Uint32(b[:])&mask == want) == eq
+	}
+	if fl.name == "src" {
+		return func(f *decode.Frame) bool { return f.Has&(decode.HasIPv4|decode.HasIPv6) != 0 && test(f.Src) }
+	}
+	return func(f *decode.Frame) bool { return f.Has&(decode.HasIPv4|decode.HasIPv6) != 0 && test(f.Dst) }
 }

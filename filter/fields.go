@@ -36,6 +36,9 @@ type field struct {
 	// not 0: the head with those decode.HeadFields does (Filter.Head).
 	head       bool
 	headFields decode.HeadFields
+	// has, when not 0, is the header the field names: alone, the field
+	// tests whether the frame has it.
+	has decode.Has
 }
 
 // getter is the field's getter for one compiled test.
@@ -166,7 +169,7 @@ var fields = func() map[string]*field {
 		"pfc": decode.HasPFC, "pause": decode.HasPause, "ifa": decode.HasIFA, "ifa1": decode.HasIFA1, "mad": decode.HasMAD,
 		"eth": decode.HasEthernet} {
 		if m[name] == nil {
-			m[name] = &field{name: name, kind: kindBool, head: true, get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
+			m[name] = &field{name: name, kind: kindBool, head: true, has: has, get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
 				return 1, netip.Addr{}, f.Has&has != 0
 			}}
 		}

@@ -70,6 +70,16 @@ func (s *Selection) Active() bool {
 	return s != nil && (s.Filter != nil || s.From.Set || s.To.Set || s.Count > 0)
 }
 
+// FilterOnly is, when the selection is a filter alone (no count, no time
+// bounds), the filter's test, which a caller may apply in place of Keep;
+// nil otherwise (s nil included).
+func (s *Selection) FilterOnly() func(f *decode.Frame) bool {
+	if s == nil || s.Filter == nil || s.Count > 0 || s.From.Set || s.To.Set {
+		return nil
+	}
+	return s.Filter.match
+}
+
 // Keep reports whether f, the next frame in time order, is selected; done
 // says no later frame will be (the count is reached), so the reading may
 // stop. A frame without a time passes the time bounds.
