@@ -48,7 +48,7 @@ func (d *Decoder) decodeHeadFields(data []byte, f *Frame) error {
 			f.BTH.PSN = binary.BigEndian.Uint32(h[ethIPv4UDPLen+8:]) & 0xFFFFFF
 		}
 	}
-	if parts&(HeadEthernet|HeadAddrs|HeadIP) != 0 {
+	if parts&(HeadEthernet|HeadSrc|HeadDst|HeadIP) != 0 {
 		headOuterFields(h, f, parts)
 	}
 	return nil
@@ -63,7 +63,8 @@ type HeadFields uint8
 
 const (
 	HeadEthernet HeadFields = 1 << iota // DstMAC, SrcMAC, Ethernet; no VLAN tags (NumVLANs 0)
-	HeadAddrs                           // Src, Dst
+	HeadSrc                             // Src
+	HeadDst                             // Dst
 	HeadIP                              // ECN, DSCP, TTL, UDPSrc
 	HeadOpcode                          // BTH.OpCode
 	HeadQP                              // BTH.DestQP
@@ -78,8 +79,10 @@ func headOuterFields(h *[ethIPv4UDPLen + BTHLen]byte, f *Frame, parts HeadFields
 		f.DstMAC, f.SrcMAC = [6]byte(h[0:6]), [6]byte(h[6:12])
 		f.Ethernet, f.NumVLANs = true, 0
 	}
-	if parts&HeadAddrs != 0 {
+	if parts&HeadSrc != 0 {
 		f.Src = netip.AddrFrom4([4]byte(h[26:30]))
+	}
+	if parts&HeadDst != 0 {
 		f.Dst = netip.AddrFrom4([4]byte(h[30:34]))
 	}
 	if parts&HeadIP != 0 {

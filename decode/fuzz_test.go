@@ -311,7 +311,7 @@ func checkRoCEv2FastPath(t *testing.T, data []byte, cutBytes uint16) {
 		}
 		// With HeadFields, into a frame a VLAN-tagged packet with other
 		// addresses and BTH fields left: the same head and head fields.
-		for _, parts := range []HeadFields{HeadEthernet | HeadAddrs | HeadIP | HeadBTH, HeadEthernet | HeadAddrs | HeadIP | HeadOpcode | HeadQP | HeadPSN, HeadPSN} {
+		for _, parts := range []HeadFields{HeadEthernet | HeadSrc | HeadDst | HeadIP | HeadBTH, HeadEthernet | HeadSrc | HeadDst | HeadIP | HeadOpcode | HeadQP | HeadPSN, HeadPSN, HeadDst} {
 			d.HeadFields = parts
 			head = Frame{CapLen: fast.CapLen, WireLen: fast.WireLen}
 			if err := d.Decode(headFieldsSeed(), &head); err != nil {
@@ -340,8 +340,11 @@ func headFieldsOf(f *Frame, parts HeadFields) []any {
 		v = append(v, f.Ethernet, f.DstMAC, f.SrcMAC, f.NumVLANs)
 	}
 	if f.Has&(HasIPv4|HasIPv6) != 0 {
-		if parts&HeadAddrs != 0 {
-			v = append(v, f.Src, f.Dst)
+		if parts&HeadSrc != 0 {
+			v = append(v, f.Src)
+		}
+		if parts&HeadDst != 0 {
+			v = append(v, f.Dst)
 		}
 		if parts&HeadIP != 0 {
 			v = append(v, f.ECN, f.DSCP, f.TTL, f.UDPSrc)

@@ -186,7 +186,8 @@ var fields = func() map[string]*field {
 	for part, names := range map[decode.HeadFields][]string{
 		decode.HeadEthernet: {"eth_src", "eth_dst", "vlan_tpid", "vlan_pcp", "vlan_dei", "vlan_id",
 			"vlan2_tpid", "vlan2_pcp", "vlan2_dei", "vlan2_id"},
-		decode.HeadAddrs:  {"src", "dst"},
+		decode.HeadSrc:    {"src"},
+		decode.HeadDst:    {"dst"},
 		decode.HeadIP:     {"ecn", "dscp", "ttl", "udp_src_port"},
 		decode.HeadOpcode: {"opcode", "opcode_name"},
 		decode.HeadQP:     {"dest_qp"},

@@ -286,7 +286,7 @@ func TestHeadOnly(t *testing.T) {
 		`psn >= 0`:                       {decode.HeadPSN, true},
 		`qp == 0x11 || opcode_name == 4`: {decode.HeadQP | decode.HeadOpcode, true},
 		`fecn || psn > 3`:                {decode.HeadBTH | decode.HeadPSN, true},
-		`src == 10.0.0.1 || udp`:         {decode.HeadAddrs, true},
+		`src == 10.0.0.1 || udp`:         {decode.HeadSrc, true},
 		`pcp == 3 && dscp == 26`:         {decode.HeadEthernet | decode.HeadIP, true},
 		`eth_src == 02:00:00:00:00:01`:   {decode.HeadEthernet, true},
 		`psn > 0 && reth_va > 0`:         {decode.HeadBTH, false},
