@@ -548,7 +548,12 @@ func (d *Decoder) transport(b []byte, off int, f *Frame, cut bool) error {
 		f.BTH.parse(b)
 		f.BTH.Contents, f.BTH.Payload, f.BTH.HasICRC, f.BTH.ICRC = b[:BTHLen], b[BTHLen:], false, 0
 	} else if err := f.BTH.DecodeFromBytes(b, nilDF); err != nil {
-		f.Has |= HasBTH
+		// A BTH read whole but with no room for its ICRC or pad is shown;
+		// one shorter than a BTH was never read, and its fields are still
+		// the frame before's.
+		if len(b) >= BTHLen {
+			f.Has |= HasBTH
+		}
 		return frameErr(off, "%v", err)
 	} else {
 		f.Has |= HasICRC
