@@ -29,10 +29,7 @@ func damagedCapture(t *testing.T, dir string) string {
 	t.Helper()
 	recs := damagedRecords(t)
 	le := binary.LittleEndian
-	file := le.AppendUint32(nil, 0xa1b23c4d)
-	file = le.AppendUint16(le.AppendUint16(file, 2), 4)
-	file = le.AppendUint32(le.AppendUint32(file, 0), 0)
-	file = le.AppendUint32(le.AppendUint32(file, 65535), uint32(decode.LinkTypeEthernet))
+	file := nsPcapHeader()
 	for i, r := range recs {
 		file = le.AppendUint32(le.AppendUint32(file, r.sec), r.nsec)
 		file = le.AppendUint32(le.AppendUint32(file, r.capLen), r.wireLen)
@@ -45,6 +42,17 @@ func damagedCapture(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// nsPcapHeader is the header of a nanosecond pcap of Ethernet frames,
+// snap length 65535, which the tests that build records of their own
+// append to.
+func nsPcapHeader() []byte {
+	le := binary.LittleEndian
+	file := le.AppendUint32(nil, 0xa1b23c4d)
+	file = le.AppendUint16(le.AppendUint16(file, 2), 4)
+	file = le.AppendUint32(le.AppendUint32(file, 0), 0)
+	return le.AppendUint32(le.AppendUint32(file, 65535), uint32(decode.LinkTypeEthernet))
 }
 
 // damagedCaptureNG is damagedCapture as a pcapng: each record an enhanced

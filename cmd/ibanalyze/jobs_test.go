@@ -9,8 +9,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/ibscope/ibscope/decode"
 )
 
 // TestJobsSameOutput: every analysis gives byte for byte the same output,
@@ -94,10 +92,7 @@ func TestJobsSameDecodeSummary(t *testing.T) {
 		recs = append(recs, src[off+16:off+16+int(binary.LittleEndian.Uint32(src[off+8:]))])
 	}
 	le := binary.LittleEndian
-	file := le.AppendUint32(nil, 0xa1b23c4d)
-	file = le.AppendUint16(le.AppendUint16(file, 2), 4)
-	file = le.AppendUint32(le.AppendUint32(file, 0), 0)
-	file = le.AppendUint32(le.AppendUint32(file, 65535), uint32(decode.LinkTypeEthernet))
+	file := nsPcapHeader()
 	for i := range 5000 {
 		data := append([]byte(nil), recs[i%len(recs)]...)
 		capLen, wireLen := len(data), len(data)

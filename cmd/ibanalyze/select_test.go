@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/ibscope/ibscope/decode"
 )
 
 // TestSelect: one selection language in the commands that read packets:
@@ -110,10 +108,7 @@ func headMix(t *testing.T) string {
 		}
 	}
 	le := binary.LittleEndian
-	file := le.AppendUint32(nil, 0xa1b23c4d)
-	file = le.AppendUint16(le.AppendUint16(file, 2), 4)
-	file = le.AppendUint32(le.AppendUint32(file, 0), 0)
-	file = le.AppendUint32(le.AppendUint32(file, 65535), uint32(decode.LinkTypeEthernet))
+	file := nsPcapHeader()
 	for i := range 3000 {
 		data := append([]byte(nil), recs[(i*7)%len(recs)]...)
 		if i%5 == 1 && len(data) > 14 && binary.BigEndian.Uint16(data[12:]) != 0x8100 { // a VLAN tag: PCP 5, VLAN 7
