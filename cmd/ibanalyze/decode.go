@@ -64,7 +64,6 @@ decode -), each frame is written as it comes; -l does so for any input.`,
 // decodeTally counts what one file held.
 type decodeTally struct {
 	frames, decoded, skipped, errors, cut, icrcBad, vcrcBad int
-	notSelected                                             int // left out by --select, --from, --to
 	// cutHeaders counts the cut frames that lost part of their headers (no
 	// whole BTH): those are failures, not just unchecked CRCs.
 	cutHeaders int
@@ -222,7 +221,6 @@ func decodeFile(w *bufio.Writer, s *capfile.Stream, path string, o decodeOpts, s
 				break
 			}
 			if !keep {
-				t.notSelected++
 				continue
 			}
 		}
