@@ -55,6 +55,32 @@ func nsPcapHeader() []byte {
 	return le.AppendUint32(le.AppendUint32(file, 65535), uint32(decode.LinkTypeEthernet))
 }
 
+// spoilRecord damages every so many of the records a test builds, by its
+// index i: an original length below the captured one (undecodable), a cut
+// at 60 bytes, or a payload byte changed (a bad ICRC). It says the
+// captured and original lengths to write and whether it spoilt the record.
+func spoilRecord(i int, data []byte) (capLen, wireLen int, spoilt bool) {
+	capLen, wireLen = len(data), len(data)
+	switch {
+	case i%97 == 5:
+		return capLen, capLen - 1, true
+	case i%61 == 7:
+		return min(capLen, 60), wireLen, true
+	case i%89 == 3:
+		data[len(data)-10] ^= 0xff
+		return capLen, wireLen, true
+	}
+	return capLen, wireLen, false
+}
+
+// appendNsRecord appends the i-th record (at 1000+i/1000 s and i%1000 µs) to a
+// nanosecond pcap.
+func appendNsRecord(file []byte, i int, data []byte, capLen, wireLen int) []byte {
+	le := binary.LittleEndian
+	file = le.AppendUint32(le.AppendUint32(file, uint32(1000+i/1000)), uint32(i%1000*1000))
+	return append(le.AppendUint32(le.AppendUint32(file, uint32(capLen)), uint32(wireLen)), data[:capLen]...)
+}
+
 // damagedCaptureNG is damagedCapture as a pcapng: each record an enhanced
 // packet block, but the one whose nanoseconds are a second or more a
 // simple packet block (no time), and the last header a block whose length

@@ -91,21 +91,11 @@ func TestJobsSameDecodeSummary(t *testing.T) {
 	for _, off := range offs {
 		recs = append(recs, src[off+16:off+16+int(binary.LittleEndian.Uint32(src[off+8:]))])
 	}
-	le := binary.LittleEndian
 	file := nsPcapHeader()
 	for i := range 5000 {
 		data := append([]byte(nil), recs[i%len(recs)]...)
-		capLen, wireLen := len(data), len(data)
-		switch {
-		case i%97 == 5: // original length below the captured length: cannot be decoded
-			wireLen = capLen - 1
-		case i%61 == 7: // cut by the snap length
-			capLen = min(capLen, 60)
-		case i%89 == 3: // a payload byte changed: a bad ICRC
-			data[len(data)-10] ^= 0xff
-		}
-		file = le.AppendUint32(le.AppendUint32(file, uint32(1000+i/1000)), uint32(i%1000*1000))
-		file = append(le.AppendUint32(le.AppendUint32(file, uint32(capLen)), uint32(wireLen)), data[:capLen]...)
+		capLen, wireLen, _ := spoilRecord(i, data)
+		file = appendNsRecord(file, i, data, capLen, wireLen)
 	}
 	dir := t.TempDir()
 	whole, cut := filepath.Join(dir, "many.pcap"), filepath.Join(dir, "cut.pcap")

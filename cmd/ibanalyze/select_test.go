@@ -107,28 +107,17 @@ func headMix(t *testing.T) string {
 			recs = append(recs, src[off+16:off+16+int(binary.LittleEndian.Uint32(src[off+8:]))])
 		}
 	}
-	le := binary.LittleEndian
 	file := nsPcapHeader()
 	for i := range 3000 {
 		data := append([]byte(nil), recs[(i*7)%len(recs)]...)
 		if i%5 == 1 && len(data) > 14 && binary.BigEndian.Uint16(data[12:]) != 0x8100 { // a VLAN tag: PCP 5, VLAN 7
 			data = append(append(append([]byte(nil), data[:12]...), 0x81, 0x00, 0xA0, 0x07), data[12:]...)
 		}
-		capLen, wireLen := len(data), len(data)
-		switch {
-		case i%97 == 5: // original length below the captured length: cannot be decoded
-			wireLen = capLen - 1
-		case i%61 == 7: // cut by the snap length
-			capLen = min(capLen, 60)
-		case i%89 == 3: // a payload byte changed: a bad ICRC
-			data[len(data)-10] ^= 0xff
-		case i%43 == 2: // the BTH's opcode made one no header follows
-			if len(data) > 42 {
-				data[42] = 0xFF
-			}
+		capLen, wireLen, spoilt := spoilRecord(i, data)
+		if !spoilt && i%43 == 2 && len(data) > 42 { // the BTH's opcode made one no header follows
+			data[42] = 0xFF
 		}
-		file = le.AppendUint32(le.AppendUint32(file, uint32(1000+i/1000)), uint32(i%1000*1000))
-		file = append(le.AppendUint32(le.AppendUint32(file, uint32(capLen)), uint32(wireLen)), data[:capLen]...)
+		file = appendNsRecord(file, i, data, capLen, wireLen)
 	}
 	p := filepath.Join(t.TempDir(), "headmix.pcap")
 	if err := os.WriteFile(p, file, 0o644); err != nil {
