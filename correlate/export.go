@@ -231,9 +231,10 @@ func newExportSink(captures []string, out string, opt ExportOptions, meta map[st
 	}, strings.TrimSuffix(base, filepath.Ext(base)))
 	s.parts = make(map[partition]*exportPart)
 	if s.pt.dropsTransport() {
-		ti := fieldIndex(packetFields, "transport")
-		fields := make([]arrow.Field, 0, len(packetFields)-1)
-		for i, fd := range packetFields {
+		all := packetFields()
+		ti := fieldIndex(all, "transport")
+		fields := make([]arrow.Field, 0, len(all)-1)
+		for i, fd := range all {
 			if i != ti {
 				fields = append(fields, fd)
 				s.keep = append(s.keep, i)

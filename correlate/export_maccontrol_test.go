@@ -91,7 +91,7 @@ func TestPacketBatchRareReset(t *testing.T) {
 	b.add(&rare, 0, dirUnknown, "")
 	rec := b.record()
 	for _, name := range []string{"pfc_quanta_7", "pause_quanta", "ifa_max_len", "ifa_cur_len", "ifa1_seq", "ifa1_probe_marker"} {
-		if c := rec.Column(fieldIndex(packetFields, name)); c.NullN() != 0 || c.ValueStr(0) == "0" {
+		if c := rec.Column(fieldIndex(packetFields(), name)); c.NullN() != 0 || c.ValueStr(0) == "0" {
 			t.Errorf("%s = %s (nulls %d), want the frame's value", name, c.ValueStr(0), c.NullN())
 		}
 	}
@@ -102,7 +102,7 @@ func TestPacketBatchRareReset(t *testing.T) {
 	b.add(&plain, 0, dirUnknown, "")
 	rec = b.record()
 	defer rec.Release()
-	for i, f := range packetFields {
+	for i, f := range packetFields() {
 		if !strings.HasPrefix(f.Name, "pfc_") && !strings.HasPrefix(f.Name, "pause_") && !strings.HasPrefix(f.Name, "ifa") {
 			continue
 		}

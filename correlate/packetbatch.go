@@ -21,8 +21,8 @@ import (
 var addrDict = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 
 // addrColumns are the columns that travel as addrDict: the headers'
-// addresses (decode.ColumnAddr).
-var addrColumns = func() map[string]bool {
+// addresses (decode.ColumnAddr). Built on first use, as dicts.
+var addrColumns = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, g := range decode.ColumnGroups() {
 		for _, c := range g.Columns {
@@ -32,14 +32,14 @@ var addrColumns = func() map[string]bool {
 		}
 	}
 	return m
-}()
+})
 
 // batchSchema is the schema of the record batches the builder makes for
 // files of the given schema: the address columns as addrDict.
 func batchSchema(file *arrow.Schema) *arrow.Schema {
 	fields := file.Fields()
 	for i, f := range fields {
-		if addrColumns[f.Name] {
+		if addrColumns()[f.Name] {
 			fields[i].Type = addrDict
 		}
 	}
@@ -151,13 +151,13 @@ type packetBatch struct {
 	iface  []int8
 	ifaceV bitmap
 
-	direction []uint8 // index into directionDict
+	direction []uint8 // index into dicts().direction
 	dirV      bitmap
 
 	file  []int32     // index into files
 	files arrow.Array // the export's file names (fixed)
 
-	transport []uint8 // index into transportDict
+	transport []uint8 // index into dicts().transport
 	trV       bitmap
 
 	groups []columnGroup
@@ -302,7 +302,7 @@ type hasPlan struct {
 // column holds one header column's values, in the slice of its type.
 type column struct {
 	typ  decode.ColumnType
-	u8   []uint8 // ColumnUint8, and ColumnOpcodeName's index into opcodeDict
+	u8   []uint8 // ColumnUint8, and ColumnOpcodeName's index into dicts().opcode
 	u16  []uint16
 	u32  []uint32
 	u64  []uint64
@@ -335,7 +335,7 @@ func (c *column) array(n int, v *bitmap) arrow.Array {
 	case decode.ColumnUint8:
 		return fixed(arrow.PrimitiveTypes.Uint8, c.u8, n, v)
 	case decode.ColumnOpcodeName:
-		return dict(c.u8, n, v, opcodeDict)
+		return dict(c.u8, n, v, dicts().opcode)
 	case decode.ColumnUint16:
 		return fixed(arrow.PrimitiveTypes.Uint16, c.u16, n, v)
 	case decode.ColumnUint32:
@@ -552,9 +552,9 @@ func (b *packetBatch) record() arrow.RecordBatch {
 		fixed(u32, b.length, n, nil),
 		fixed(u32, b.capLen, n, nil),
 		fixed(arrow.PrimitiveTypes.Int8, b.iface, n, &b.ifaceV),
-		dict(b.direction, n, &b.dirV, directionDict),
+		dict(b.direction, n, &b.dirV, dicts().direction),
 		b.fileColumn(n),
-		dict(b.transport, n, &b.trV, transportDict),
+		dict(b.transport, n, &b.trV, dicts().transport),
 	}
 	for gi := range b.groups {
 		g := &b.groups[gi]

@@ -1,6 +1,8 @@
 package correlate
 
 import (
+	"sync"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -25,9 +27,13 @@ var dictString = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Uint8, Va
 // pandas reads as a categorical and DuckDB as VARCHAR.
 var fileDict = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 
-// Fixed dictionaries: the index of a transport is its decode.Transport
-// value minus one, of an opcode name its opcode.
-var transportDict, opcodeDict, directionDict = func() (arrow.Array, arrow.Array, arrow.Array) {
+// fixedDicts are the fixed dictionaries: the index of a transport is its
+// decode.Transport value minus one, of an opcode name its opcode. Built on
+// first use, not as the package initializes: every ibanalyze command links
+// correlate, few export.
+type fixedDicts struct{ transport, opcode, direction arrow.Array }
+
+var dicts = sync.OnceValue(func() fixedDicts {
 	tb := array.NewStringBuilder(memory.DefaultAllocator)
 	defer tb.Release()
 	for t := decode.TransportIB; t <= decode.TransportLink; t++ {
@@ -41,8 +47,8 @@ var transportDict, opcodeDict, directionDict = func() (arrow.Array, arrow.Array,
 	db := array.NewStringBuilder(memory.DefaultAllocator)
 	defer db.Release()
 	db.AppendValues([]string{"tx", "rx"}, nil) // indexed by dir
-	return tb.NewArray(), ob.NewArray(), db.NewArray()
-}()
+	return fixedDicts{transport: tb.NewArray(), opcode: ob.NewArray(), direction: db.NewArray()}
+})
 
 // packetFields are the per-packet table's columns: the fields of the
 // `ibanalyze decode --json` contract (decode.Frame.AppendJSON) in its order,
@@ -56,8 +62,8 @@ var transportDict, opcodeDict, directionDict = func() (arrow.Array, arrow.Array,
 // that DuckDB and pandas filter and aggregate as they do any other (a
 // Parquet list reads as an object column of arrays in pandas), with
 // min/max statistics per priority, and nothing but null levels to write in
-// a capture without PFC.
-var packetFields = func() []arrow.Field {
+// a capture without PFC. Built on first use, as dicts.
+var packetFields = sync.OnceValue(func() []arrow.Field {
 	fields := describe([]arrow.Field{
 		{Name: "frame", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "ts_ns", Type: timestampNs},
@@ -75,7 +81,7 @@ var packetFields = func() []arrow.Field {
 		}
 	}
 	return append(fields, describe([]arrow.Field{{Name: "error", Type: arrow.BinaryTypes.String, Nullable: true}})...)
-}()
+})
 
 // columnTypes are the Arrow types of the headers' columns: addresses as
 // text, opcode names from the fixed dictionary.
@@ -93,7 +99,7 @@ var columnTypes = map[decode.ColumnType]arrow.DataType{
 // PacketSchema is the schema of the per-packet table, with meta as its
 // metadata (nil for none).
 func PacketSchema(meta map[string]string) *arrow.Schema {
-	return schemaWithMeta(packetFields, meta)
+	return schemaWithMeta(packetFields(), meta)
 }
 
 func schemaWithMeta(fields []arrow.Field, meta map[string]string) *arrow.Schema {

@@ -54,7 +54,7 @@ func ParsePartitionBy(s string) ([]PartitionKey, error) {
 		if !safePathPart(k.Name) {
 			return nil, fmt.Errorf("partition key %q: name must be letters, digits, '.', '-' or '_'", k.Name)
 		}
-		if k.Value != "" && fieldIndex(packetFields, k.Name) >= 0 {
+		if k.Value != "" && fieldIndex(packetFields(), k.Name) >= 0 {
 			return nil, fmt.Errorf("partition key %q: a constant may not take the name of a packet column", k.Name)
 		}
 		if seen[k.Name] {

@@ -18,7 +18,7 @@ func TestDirectGettersMatchColumns(t *testing.T) {
 	}
 	checked := 0
 	for name, get := range direct {
-		fl := fields[name]
+		fl := fields()[name]
 		if fl == nil || fl.g == nil {
 			t.Fatalf("direct getter %q is for no column", name)
 		}
@@ -66,7 +66,7 @@ func TestComparisons(t *testing.T) {
 	for _, path := range paths {
 		fs := frames(t, path)
 		for _, name := range names {
-			fl := fields[name]
+			fl := fields()[name]
 			get := fl.getter()
 			for i := range fs {
 				f := &fs[i]
@@ -97,7 +97,7 @@ func TestAddr4Tests(t *testing.T) {
 	for _, path := range paths {
 		fs := frames(t, path)
 		for _, name := range []string{"src", "dst"} {
-			fl := fields[name]
+			fl := fields()[name]
 			get := fl.getter()
 			for i := range fs {
 				f := &fs[i]

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/ibscope/ibscope/decode"
 )
@@ -116,8 +117,10 @@ func opcodeInRange(lo, span uint64) func(f *decode.Frame) bool {
 }
 
 // fields are the language's names: the frame's own, then every column of
-// the per-frame table (decode.ColumnGroups), then the short names.
-var fields = func() map[string]*field {
+// the per-frame table (decode.ColumnGroups), then the short names. Built
+// on first use rather than as the package initializes, as most runs have no
+// filter.
+var fields = sync.OnceValue(func() map[string]*field {
 	m := map[string]*field{
 		"frame": {name: "frame", head: true, get: func(f *decode.Frame) (uint64, netip.Addr, bool) {
 			return uint64(f.Number), netip.Addr{}, true
@@ -206,7 +209,7 @@ var fields = func() map[string]*field {
 		}
 	}
 	return m
-}()
+})
 
 // columnGetter reads column i of group g. A frame without the group has
 // no such field.
@@ -263,13 +266,14 @@ var direct = map[string]func(f *decode.Frame) (uint64, netip.Addr, bool){
 // lookupField finds a field by name, any case, a dot standing for an
 // underscore (reth.va is reth_va).
 func lookupField(name string) *field {
-	return fields[strings.ReplaceAll(strings.ToLower(name), ".", "_")]
+	return fields()[strings.ReplaceAll(strings.ToLower(name), ".", "_")]
 }
 
 // FieldNames lists every field name, sorted, for help and messages.
 func FieldNames() []string {
-	names := make([]string, 0, len(fields))
-	for n := range fields {
+	all := fields()
+	names := make([]string, 0, len(all))
+	for n := range all {
 		names = append(names, n)
 	}
 	sort.Strings(names)

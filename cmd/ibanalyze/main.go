@@ -49,9 +49,11 @@ var errReported = errors.New("errors reported above")
 
 func main() {
 	startGC()
-	if err := cmddoc.Register(rootCmd, completers); err != nil {
-		fmt.Fprintln(os.Stderr, "ibanalyze:", err)
-		os.Exit(1)
+	if cmddoc.Completing(os.Args) {
+		if err := cmddoc.Register(rootCmd, completers); err != nil {
+			fmt.Fprintln(os.Stderr, "ibanalyze:", err)
+			os.Exit(1)
+		}
 	}
 	cmddoc.Main(rootCmd, manual) // "ibanalyze __docs DIR": man pages and completions (make install)
 	stop := handleSignals()

@@ -350,3 +350,22 @@ func bashCompletes(t *testing.T, prefix string, words []string, want string) {
 		t.Errorf("bash completion of %q: %v: %q, want %q", line, err, got, want)
 	}
 }
+
+func TestCompleting(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"ibanalyze"}, false},
+		{[]string{"ibanalyze", "ipd", "f.pcap"}, false},
+		{[]string{"__complete"}, false}, // the program's own name
+		{[]string{"ibanalyze", "__complete", "ipd", "--by", ""}, true},
+		{[]string{"ibanalyze", "__completeNoDesc", "ipd", ""}, true},
+		{[]string{"ibanalyze", "-q", "__complete", "ipd", ""}, true},
+	} {
+		if got := Completing(c.args); got != c.want {
+			t.Errorf("Completing(%q) = %v, want %v", c.args, got, c.want)
+		}
+	}
+}

@@ -42,6 +42,20 @@ func Register(root *cobra.Command, c Completers) error {
 	return nil
 }
 
+// Completing reports whether args (os.Args) ask for shell completion:
+// cobra's __complete or __completeNoDesc command, which the completion
+// scripts run. Only then are the completers needed, so a command registers
+// them (Register: a walk over every flag of every command) only then, not
+// on each start.
+func Completing(args []string) bool {
+	for _, a := range args[min(1, len(args)):] {
+		if a == cobra.ShellCompRequestCmd || a == cobra.ShellCompNoDescRequestCmd {
+			return true
+		}
+	}
+	return false
+}
+
 // Value is one completion: the value and what it means ("" for nothing).
 type Value struct{ Name, Means string }
 

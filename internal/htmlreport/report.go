@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 )
 
 // Report is the page: a title, lines that say what it was made from, a
@@ -73,7 +74,7 @@ func Write(w io.Writer, r Report) error {
 		}
 		view.Sections = append(view.Sections, sv)
 	}
-	if err := page.Execute(w, view); err != nil {
+	if err := page().Execute(w, view); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
@@ -83,10 +84,14 @@ func Write(w io.Writer, r Report) error {
 // images: a report opened anywhere makes no request.
 const contentPolicy = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"policy": func() string { return contentPolicy },
-	"join":   strings.Join,
-}).Parse(`<!DOCTYPE html>
+// page is the page's template, parsed on first use rather than as the
+// package initializes: every ibanalyze command links this package, one
+// writes a report.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"policy": func() string { return contentPolicy },
+		"join":   strings.Join,
+	}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -135,3 +140,4 @@ img { display: block; max-width: 100%; height: auto; margin: 0.8em 0; border: 1p
 </body>
 </html>
 `))
+})
