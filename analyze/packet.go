@@ -116,6 +116,28 @@ func WireBytes(f *decode.Frame) int {
 	return f.WireLen + decode.EthernetFCSLen + decode.EthernetGapBytes
 }
 
+// fillKey copies into p what StreamOptions.KeyOnly names of f and zeroes
+// the rest: f may be decoded only as far as those (keyHeads), its other
+// fields left as an earlier frame left them.
+func (p *Packet) fillKey(f *decode.Frame, file int) {
+	p.TsNs = f.TsNs
+	p.File = file
+	p.Frame = f.Number
+	p.Offset = f.Offset
+	f.PutFlowKey(&p.Key)
+	p.Iface = f.Iface
+	if f.Has&decode.HasBTH != 0 {
+		p.OpCode, p.PSN = f.BTH.OpCode, f.BTH.PSN
+	} else {
+		p.Key.DestQP, p.OpCode, p.PSN = 0, 0, 0
+	}
+	p.FrameBytes = f.WireLen
+	p.WireBytes = WireBytes(f)
+	p.VL, p.AckReq, p.FECN, p.BECN, p.ECN = 0, false, false, false, 0
+	p.HasAETH, p.Syndrome, p.ICRCBad, p.VCRCBad, p.Late = false, 0, false, false, false
+	p.FCTBS, p.FCCL, p.MSN, p.DMALenB, p.IBBytes = 0, 0, 0, 0, 0
+}
+
 // fill copies the analysed fields of f into p.
 func (p *Packet) fill(f *decode.Frame, file int) {
 	p.TsNs = f.TsNs

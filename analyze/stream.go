@@ -65,6 +65,13 @@ type StreamOptions struct {
 	// Workers, above 1, decodes regular files on that many goroutines
 	// (capfile.StreamOptions.Workers): the packets and counts are the same.
 	Workers int
+	// KeyOnly says the analysis reads of each packet only TsNs, File,
+	// Frame, Offset, Key, OpCode, PSN, Iface, FrameBytes, WireBytes and
+	// Late (ipd, ipd --compare): its other fields may be left zero. Read on the caller's
+	// goroutine (Workers at most 1), the common RoCEv2 frame is then
+	// decoded only as far as those (decode.Decoder.DecodeHead with
+	// HeadFields), unless a filter reads a whole frame.
+	KeyOnly bool
 }
 
 // StreamStats counts what a Stream read and what it did about disorder.
@@ -101,6 +108,9 @@ type Stream struct {
 	// at noEthernet, which stays zero.
 	ethernet   bool
 	noEthernet EthernetFields
+	// keyOnly is StreamOptions.KeyOnly: packets read on the caller's
+	// goroutine are filled by fillKey.
+	keyOnly bool
 	// cm is set when the packets' CM messages are filled (StreamOptions.CM),
 	// the same way: each slot its own, else all at noCM.
 	cm    bool
@@ -177,8 +187,10 @@ func (s *Stream) decodeOptions(opts StreamOptions) capfile.StreamOptions {
 	s.twice.seed = maphash.MakeSeed() // before the open: the workers print the packets with it
 	keepLink, keepMAC := opts.LinkPackets, opts.MACControl
 	ethernet, cm := opts.Ethernet || opts.MACControl, opts.CM
+	s.keyOnly = opts.KeyOnly
+	headsOnly, headFields := keyHeads(opts)
 	return capfile.StreamOptions{CheckCRC: opts.CheckCRC, OnDecodeError: opts.OnDecodeError, OnFileError: opts.OnFileError, Stop: opts.Stop,
-		Workers: opts.Workers,
+		Workers: opts.Workers, HeadsOnly: headsOnly, HeadFields: headFields,
 		// The frames' heads are all the stream reads of them (Keep, the
 		// times, the selection's bounds and count), unless a filter
 		// reads more.
@@ -202,6 +214,27 @@ func (s *Stream) decodeOptions(opts StreamOptions) capfile.StreamOptions {
 			}
 			return true
 		}}
+}
+
+// keyHeads says whether the frames are decoded only as far as their heads
+// and which header fields beyond the head (capfile.StreamOptions.HeadsOnly
+// and HeadFields): with KeyOnly on the caller's goroutine, what fillKey
+// reads of a frame and what the filter reads, if the filter reads no more
+// than a head. Frames decoded ahead on workers are decoded whole: their
+// Packets are made there from the whole frame.
+func keyHeads(opts StreamOptions) (bool, decode.HeadFields) {
+	if !opts.KeyOnly || opts.Workers > 1 || opts.Ethernet || opts.MACControl || opts.CM || opts.CheckCRC {
+		return false, 0
+	}
+	fields := decode.HeadSrc | decode.HeadDst | decode.HeadOpcode | decode.HeadQP | decode.HeadPSN
+	if opts.Select != nil && opts.Select.Filter != nil {
+		more, ok := opts.Select.Filter.Head()
+		if !ok {
+			return false, 0
+		}
+		fields |= more
+	}
+	return true, fields
 }
 
 func (s *Stream) start(in *capfile.Stream, opts StreamOptions) {
@@ -356,6 +389,8 @@ func (s *Stream) push(f *decode.Frame, file int, pb capfile.Projection, k int) {
 	if pb != nil {
 		pb.(*packetBatch).take(k, &s.ring[i])
 		s.ring[i].File = file
+	} else if s.keyOnly {
+		s.ring[i].fillKey(f, file)
 	} else {
 		s.ring[i].fill(f, file)
 		if s.ethernet {

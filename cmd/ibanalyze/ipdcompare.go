@@ -30,7 +30,7 @@ func runCompare(stdout io.Writer, paths []string, o ipdOpts) error {
 	if err := checkWindow(o.window); err != nil {
 		return err
 	}
-	in, err := newInput(analyze.StreamOptions{WindowPackets: o.window})
+	in, err := newInput(analyze.StreamOptions{WindowPackets: o.window, KeyOnly: true})
 	if err != nil {
 		return err
 	}
