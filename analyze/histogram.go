@@ -214,14 +214,19 @@ func (h *Histogram) slots() int { return len(h.Counts) + 2 }
 // slot returns where v is counted: its bin, len(Counts) for below the first
 // edge, len(Counts)+1 for at or above the last.
 func (h *Histogram) slot(v int64) int {
-	if v < h.EdgesNs[0] {
-		return len(h.Counts)
-	}
-	if h.widthNs > 0 {
+	if h.widthNs > 0 && v >= 0 { // linear, whose first edge is 0
 		if i := v / h.widthNs; i < int64(len(h.Counts)) {
 			return int(i)
 		}
-		return len(h.Counts) + 1
+	}
+	return h.slotSearch(v)
+}
+
+// slotSearch is slot of a value outside a linear histogram's bins, or of
+// any value in the other modes.
+func (h *Histogram) slotSearch(v int64) int {
+	if v < h.EdgesNs[0] {
+		return len(h.Counts)
 	}
 	i, found := slices.BinarySearch(h.EdgesNs, v)
 	if !found {
@@ -249,10 +254,15 @@ const pairCountBits = 32
 
 // add counts one value into slot, of slots in all.
 func (b *binCounts) add(slot, slots int) {
-	if b.dense {
+	if b.dense { // small enough to inline
 		b.c[slot]++
 		return
 	}
+	b.addPair(slot, slots)
+}
+
+// addPair is add while the counts are pairs.
+func (b *binCounts) addPair(slot, slots int) {
 	i, found := slices.BinarySearchFunc(b.c, slot, func(p uint64, s int) int { return cmp.Compare(int(p>>pairCountBits), s) })
 	switch {
 	case found && int(uint32(b.c[i])) < slots:

@@ -215,11 +215,16 @@ func newBinner(spec HistSpec, resNs func() int64) *binner {
 
 // add counts v into c, or keeps it until the bins are decided.
 func (b *binner) add(c *binCounts, v int64) {
-	if b.err != nil {
+	if h := b.proto; h != nil { // decided, and so no error
+		c.add(h.slot(v), h.slots())
 		return
 	}
-	if b.proto != nil {
-		c.add(b.proto.slot(v), b.proto.slots())
+	b.addPending(c, v)
+}
+
+// addPending is add before the bins are decided.
+func (b *binner) addPending(c *binCounts, v int64) {
+	if b.err != nil {
 		return
 	}
 	b.pending = append(b.pending, pendingIPD{c, v})

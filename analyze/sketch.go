@@ -66,7 +66,16 @@ func (s *sketch) Add(v int64) {
 	s.mean += d / float64(s.n)
 	s.m2 += d * (float64(v) - s.mean)
 	if v >= 0 {
-		s.pos.add(sketchIndex(uint64(v)), 1, v, v)
+		// A value in a bucket that already has some, the common case,
+		// is counted here rather than in a call to add.
+		i := sketchIndex(uint64(v))
+		if j := uint(i - s.pos.base); j < uint(len(s.pos.b)) && s.pos.b[j].c != 0 {
+			k := &s.pos.b[j]
+			k.lo, k.hi = min(k.lo, v), max(k.hi, v)
+			k.c++
+			return
+		}
+		s.pos.add(i, 1, v, v)
 	} else {
 		s.negative().add(sketchIndex(uint64(-v)), 1, -v, -v)
 	}

@@ -111,6 +111,9 @@ type Stream struct {
 	// keyOnly is StreamOptions.KeyOnly: packets read on the caller's
 	// goroutine are filled by fillKey.
 	keyOnly bool
+	// cooked is set when a file is a Linux cooked capture, whose frames
+	// seenTwice looks at; a stream of other files skips the call.
+	cooked bool
 	// cm is set when the packets' CM messages are filled (StreamOptions.CM),
 	// the same way: each slot its own, else all at noCM.
 	cm    bool
@@ -248,6 +251,9 @@ func (s *Stream) start(in *capfile.Stream, opts StreamOptions) {
 		size *= 2
 	}
 	s.in, s.window, s.ring = in, w, make([]Packet, size)
+	for i := range in.Names() {
+		s.cooked = s.cooked || linuxCooked(in.LinkType(i))
+	}
 	s.ethernet = opts.Ethernet || opts.MACControl
 	var eth []EthernetFields
 	if s.ethernet {
@@ -330,7 +336,7 @@ func (s *Stream) next() *Packet {
 			}
 		}
 		pb, k := s.in.Projected()
-		if s.seenTwice(f, file, pb, k) {
+		if s.cooked && s.seenTwice(f, file, pb, k) {
 			s.stats.SeenTwice++
 			continue
 		}
