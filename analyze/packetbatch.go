@@ -66,6 +66,11 @@ func (pb *packetBatch) Project(i int, f *decode.Frame, err error) {
 	}
 }
 
+// Renumber does nothing (capfile.Projection): the Stream gives each
+// packet its frame's number as it takes it (Stream.push), a store where
+// the packet is being written, not a pass over the batch.
+func (pb *packetBatch) Renumber(int) {}
+
 // grow makes room for n packets, at first for a whole batch of
 // capfile's (256 frames): what a batch outgrows is garbage, and the
 // collections it brings make every pointer the stream writes cost more

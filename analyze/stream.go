@@ -394,7 +394,7 @@ func (s *Stream) push(f *decode.Frame, file int, pb capfile.Projection, k int) {
 	i := (s.head + s.n) & mask
 	if pb != nil {
 		pb.(*packetBatch).take(k, &s.ring[i])
-		s.ring[i].File = file
+		s.ring[i].File, s.ring[i].Frame = file, f.Number // a piece's batch numbers its frames from 1 (packetBatch.Renumber)
 	} else if s.keyOnly {
 		s.ring[i].fillKey(f, file)
 	} else {

@@ -35,7 +35,7 @@ func batchTranscript(t *testing.T, path string, opts StreamOptions, firstByNext,
 			break
 		}
 		p, i := s.Projected()
-		fmt.Fprintf(&b, "%s\n", p.(*lineProjection).lines[i])
+		fmt.Fprintf(&b, "%s\n", p.(*lineProjection).line(i))
 	}
 	for {
 		p, from, to, err := s.NextBatch()
@@ -43,7 +43,7 @@ func batchTranscript(t *testing.T, path string, opts StreamOptions, firstByNext,
 			break
 		}
 		for i := from; i < to; i++ {
-			fmt.Fprintf(&b, "%s\n", p.(*lineProjection).lines[i])
+			fmt.Fprintf(&b, "%s\n", p.(*lineProjection).line(i))
 		}
 		if n += to - from; stopAfter > 0 && n >= stopAfter {
 			stop.Store(true)

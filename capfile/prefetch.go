@@ -93,7 +93,7 @@ func (p *prefetch) fill(b *window) {
 // prefetchFile has r's file read ahead of its cut when r reads it as it
 // is (not through a decompressor).
 func (r *Reader) prefetchFile() {
-	if f, ok := r.br.rd.(*os.File); ok && r.br.pf == nil {
+	if f, ok := r.br.rd.(*os.File); ok && r.br.pf == nil && (r.ahead == nil || r.ahead.file.split == nil) {
 		r.br.prefetch(f)
 	}
 }

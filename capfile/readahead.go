@@ -52,6 +52,10 @@ type Projection interface {
 	// error Next gives with it. It runs on a worker, at the same time as
 	// other batches' Projections: it must change nothing but its own.
 	Project(i int, f *decode.Frame, err error)
+	// Renumber adds by to the frame numbers the Projection kept: a batch
+	// cut as a piece of its file (split.go) numbers its frames from 1
+	// until the caller, taking it, knows how many frames came before.
+	Renumber(by int)
 }
 
 // decodePool is the workers that read and decode the batches of a
@@ -160,6 +164,10 @@ type batch struct {
 	format   func(dst []byte, f *decode.Frame, err error) []byte
 	text     []byte
 	textEnds []int
+	// isPiece says the batch was cut as a piece of its file (split.go),
+	// where piece says.
+	isPiece bool
+	piece   piece
 }
 
 type recordSpan struct {
@@ -310,6 +318,15 @@ type readAhead struct {
 	headsOnly      bool         // StreamOptions.HeadsOnly
 	linkType       int          // the file's, as it said before its first frame
 	view           decode.Frame // the frame next returns, with heads
+
+	// A file cut in pieces (split.go): at is where the record after the
+	// last taken starts, frames how many were taken. Once serial, the
+	// caller cuts the rest itself into serialBatch.
+	at          int64
+	frames      int
+	base        int // what cur's frame numbers lack: the frames before its piece
+	serial      bool
+	serialBatch *batch
 }
 
 // fileCut is the workers' side of a file read ahead: what cutting its
@@ -331,6 +348,9 @@ type fileCut struct {
 	// reading is what the records are read into, with heads: apart, as
 	// a goroutine waiting for mu reads mu's cache line over and over.
 	reading *decode.Frame
+	// split, when set, has the file cut in pieces (split.go), the batch
+	// numbered seq being the piece seq.
+	split *split
 }
 
 // startBatches is how many batches a file has before its frames are taken:
@@ -355,7 +375,10 @@ func (r *Reader) readAhead(pool *decodePool, project func(linkType int) Projecti
 	for i := range a.ready {
 		a.ready[i] = make(chan *batch, 1)
 	}
-	a.file = &fileCut{r: r, pool: pool, ready: a.ready, reading: new(decode.Frame)}
+	a.file = &fileCut{r: r, pool: pool, ready: a.ready, reading: new(decode.Frame), split: splitFile(r, heads)}
+	if a.file.split != nil {
+		a.at = a.file.split.base
+	}
 	pool.mu.Lock()
 	pool.live++
 	pool.mu.Unlock()
@@ -375,6 +398,18 @@ func (c *fileCut) cut(b *batch) bool {
 		return false
 	}
 	b.seq = c.seq
+	if s := c.split; s != nil {
+		if s.base+int64(b.seq)*splitBytes >= s.size {
+			c.ended = true // the caller cuts the rest itself (toSerial)
+			c.pool.ended()
+			return false
+		}
+		c.seq++
+		c.mu.Unlock()
+		s.cutPiece(b)
+		c.mu.Lock() // for the deferred Unlock
+		return true
+	}
 	c.seq++
 	b.fill(c.r, c.reading)
 	if b.end != nil {
@@ -483,6 +518,12 @@ func (b *batch) fillPlain(r *Reader, f *decode.Frame) {
 
 // more makes one more batch for the workers to fill.
 func (a *readAhead) more() {
+	a.made++
+	a.pool.work <- a.newBatch() // never blocks: it has room for every batch
+}
+
+// newBatch makes a batch for the file.
+func (a *readAhead) newBatch() *batch {
 	b := &batch{file: a.file, data: make([]byte, 0, batchStartBytes), spans: make([]recordSpan, batchFrames), errs: make([]error, batchFrames),
 		format: a.format, headsOnly: a.headsOnly}
 	if a.heads {
@@ -496,8 +537,7 @@ func (a *readAhead) more() {
 	if a.project != nil {
 		b.proj = a.project(a.linkType)
 	}
-	a.made++
-	a.pool.work <- b // never blocks: it has room for every batch
+	return b
 }
 
 // next returns the next frame of the file, valid until the next call, and
@@ -510,6 +550,7 @@ func (a *readAhead) next() (*decode.Frame, error) {
 				if b.heads != nil {
 					h := &b.heads[a.i-1]
 					h.put(&a.view)
+					a.view.Number += a.base
 					if h.failed {
 						return &a.view, b.errs[a.i-1]
 					}
@@ -519,18 +560,40 @@ func (a *readAhead) next() (*decode.Frame, error) {
 			}
 			a.end = b.end
 			a.cur = nil
-			if a.end == nil {
+			if b.isPiece && !b.piece.clean {
+				a.toSerial() // the pieces end here
+			}
+			switch {
+			case a.serial:
+				a.serialBatch = b
+			case a.end == nil:
 				a.free(b)
 			}
 		}
 		if a.end != nil {
 			return nil, a.end
 		}
+		if a.serial {
+			a.cur, a.i, a.base = a.cutHere(), 0, 0
+			continue
+		}
 		if a.made < a.maxBatch {
 			a.more() // the file is being taken: let the workers run further ahead
 		}
-		a.cur, a.i = a.wait(), 0
+		b := a.wait()
 		a.nextSeq++
+		if b.isPiece && !a.takePiece(b) {
+			if a.serial {
+				a.serialBatch = b
+			} else {
+				a.free(b)
+			}
+			continue
+		}
+		a.cur, a.i = b, 0
+		if !b.isPiece {
+			a.base = 0
+		}
 	}
 }
 

@@ -13,7 +13,8 @@ import (
 // FuzzStreamWorkers: any two files, merged and decoded on two workers (read
 // ahead), give what one goroutine gives: the same frames, errors, counts
 // and end (TestReadAheadSameAsOneCore's promise, for damage it did not think
-// of). Read ahead works on regular files only, so the bytes go to files.
+// of), and so does a file cut in pieces. Read ahead works on regular
+// files only, so the bytes go to files.
 func FuzzStreamWorkers(f *testing.F) {
 	const seedRecords = 4
 	for _, name := range generatedFiles(f) {
@@ -59,6 +60,18 @@ func FuzzStreamWorkers(f *testing.F) {
 		opts.Workers = 2
 		if got := transcript(t, paths, opts, 0); got != want {
 			t.Fatalf("2 workers: the stream differs from one decoded on one goroutine:\n%s", firstDifference(got, want))
+		}
+		if !heads {
+			return
+		}
+		// Without Format, a pcap file is cut in pieces (split.go): of a
+		// size the input chooses, from 1 byte on.
+		opts.Format, opts.Workers = nil, 1
+		want = transcript(t, paths, opts, 0)
+		cutInPieces(t, int64(1+cut%1000))
+		opts.Workers = 2
+		if got := transcript(t, paths, opts, 0); got != want {
+			t.Fatalf("pieces of %d bytes: the stream differs from one decoded on one goroutine:\n%s", 1+cut%1000, firstDifference(got, want))
 		}
 	})
 }

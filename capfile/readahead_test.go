@@ -59,7 +59,7 @@ func transcript(t *testing.T, paths []string, opts StreamOptions, stopAfter int)
 			f.CapLen, f.WireLen, f.NoTs, f.Has, f.Transport, f.Dir, f.Iface, f.ICRCOK, f.VCRCOK, msg, all)
 		if opts.Project != nil {
 			if p, i := s.Projected(); p != nil {
-				fmt.Fprintf(&b, "projected: %s\n", p.(*lineProjection).lines[i])
+				fmt.Fprintf(&b, "projected: %s\n", p.(*lineProjection).line(i))
 			} else {
 				fmt.Fprintf(&b, "projected: %s\n", projectLine(f, err))
 			}
@@ -78,15 +78,27 @@ func transcript(t *testing.T, paths []string, opts StreamOptions, stopAfter int)
 }
 
 // lineProjection is a Projection for the tests: each frame's summary line
-// and flow key, as projectLine has them.
-type lineProjection struct{ lines []string }
+// and flow key, as projectLine has them, made when asked (line), after the
+// batch's frames are renumbered.
+type lineProjection struct {
+	frames []decode.Frame
+	errs   []error
+}
 
 func (p *lineProjection) Project(i int, f *decode.Frame, err error) {
-	for len(p.lines) <= i {
-		p.lines = append(p.lines, "")
+	for len(p.frames) <= i {
+		p.frames, p.errs = append(p.frames, decode.Frame{}), append(p.errs, nil)
 	}
-	p.lines[i] = projectLine(f, err)
+	p.frames[i], p.errs[i] = *f, err
 }
+
+func (p *lineProjection) Renumber(by int) {
+	for i := range p.frames {
+		p.frames[i].Number += by
+	}
+}
+
+func (p *lineProjection) line(i int) string { return projectLine(&p.frames[i], p.errs[i]) }
 
 func projectLine(f *decode.Frame, err error) string {
 	msg := ""
@@ -199,6 +211,9 @@ func TestReadAheadSameAsOneCore(t *testing.T) {
 		"heads only": {CheckCRC: true, Undecoded: true, Untimed: true, Heads: true, HeadsOnly: true},
 		"heads keep some": {CheckCRC: true, Heads: true, Project: project,
 			Keep: func(f *decode.Frame) bool { return f.Number%3 != 0 && f.Has&decode.HasBTH != 0 }},
+		// Heads without Format: a large pcap file is cut in pieces
+		// (split.go), which the pieces below make of these small ones.
+		"heads project": {CheckCRC: true, Undecoded: true, Untimed: true, Heads: true, Project: project},
 	}
 	for name, paths := range inputs {
 		for oname, opts := range optss {
@@ -212,10 +227,27 @@ func TestReadAheadSameAsOneCore(t *testing.T) {
 							t.Errorf("%d workers: the stream differs from one decoded on one goroutine:\n%s", workers, firstDifference(got, want))
 						}
 					}
+					// Cut in pieces of a record or so, and of many.
+					for _, piece := range []int64{150, 4000} {
+						o := opts
+						o.Workers = 2
+						cutInPieces(t, piece)
+						if got := transcript(t, paths, o, stopAfter); got != want {
+							t.Errorf("pieces of %d bytes: the stream differs from one decoded on one goroutine:\n%s", piece, firstDifference(got, want))
+						}
+					}
 				})
 			}
 		}
 	}
+}
+
+// cutInPieces has every pcap file read ahead with heads cut in pieces of
+// n bytes (split.go) until the test ends.
+func cutInPieces(t testing.TB, n int64) {
+	was, wasMin := splitBytes, minSplitBytes
+	splitBytes, minSplitBytes = n, 0
+	t.Cleanup(func() { splitBytes, minSplitBytes = was, wasMin })
 }
 
 // firstDifference shows the first line where got and want part.

@@ -130,6 +130,13 @@ func (b *summaryBatch) Project(i int, f *decode.Frame, err error) {
 	b.lastOffset = f.Offset
 }
 
+// Renumber adds by to the cut frames' numbers (capfile.Projection).
+func (b *summaryBatch) Renumber(by int) {
+	for i := range b.cuts {
+		b.cuts[i].number += by
+	}
+}
+
 // tallyBatches counts the frames of s, a stream of path Batched with
 // summaryBatch Projections, a batch at a time: what decodeFile's loop
 // counts of them one at a time for --summary.

@@ -1,0 +1,299 @@
+package capfile
+
+import (
+	"encoding/binary"
+	"io"
+	"os"
+
+	"github.com/ibscope/ibscope/decode"
+)
+
+// Cutting a pcap file in many places at once. Read ahead on several
+// cores, a file's records were cut into batches by one goroutine at a time
+// (fileCut.cut), and that cut (the file read in, the records found and
+// copied out) ran alone: on two cores it held flows and ipd to 0.8x to
+// 0.9x the wall time of one.
+//
+// A large regular pcap file is instead read as pieces of splitBytes each,
+// piece k holding the records that start in its span of the file, after
+// the file header, [k*splitBytes, (k+1)*splitBytes). A worker reads its
+// piece with pread, into the batch, and finds where its first record
+// starts by what a record header looks like (findRecord): a guess,
+// which the caller checks before it hands out a frame of the piece. The
+// caller knows where the next record starts, the end of the last record
+// of the piece before: the piece is taken only when it begins right
+// there. The first piece begins after the file header, so by induction
+// every record handed out is one the file's own chain of records leads
+// to, and the frames are those Reader.Next gives, in its order.
+//
+// Anything else (a guess that was wrong, a record the plain path would
+// not take as it is, the end of the file as it was when opened, a read
+// that failed) ends the pieces: from the end of the last piece taken,
+// the caller cuts the rest of the file itself with the serial cut
+// (toSerial), which reads on and says what it finds as it always did.
+// The frames' numbers are counted from the piece's first and set right
+// when the piece is taken (batch.rebase).
+
+// The sizes of the pieces: variables so that tests cut small files in
+// many small pieces.
+var (
+	// splitBytes is a piece: a batch of a few hundred frames of usual
+	// size, small enough that a piece read in is still in its core's
+	// cache when that core decodes it (64 KB pieces took 3 % more CPU
+	// time than 128 KB; 256 KB no less).
+	splitBytes int64 = 128 << 10
+	// minSplitBytes is the smallest file cut in pieces: the work of one
+	// read buffer or so is not worth the guesses.
+	minSplitBytes int64 = 8 << 20
+)
+
+// chainRecords is how many records in a row findRecord wants to see
+// before it takes a place for a record's start: a header whose subsecond
+// field is below a second and whose lengths are in range, which random
+// bytes pass about one time in a hundred million.
+const chainRecords = 3
+
+// lookPast is how far past its span a piece is read at first.
+const lookPast = 4 << 10
+
+// split is a file being cut in pieces: what the workers read of it, fixed
+// once the pieces start.
+type split struct {
+	f       *os.File
+	base    int64 // where the records start: after the file header
+	size    int64 // the file's size when the pieces started
+	bigEnd  bool
+	nsPerTs int64
+	// cfg is the reader's decoder settings (batch.cfg); link the file's
+	// link type, for every record's span.
+	cfg  decode.Decoder
+	link int
+}
+
+// splitFile cuts r in pieces from here on if it is a large regular pcap
+// file read as it is, whose frames are kept as heads only, and nothing is
+// formatted (text holds frame numbers, which a piece learns only when it
+// is taken): nil otherwise.
+func splitFile(r *Reader, heads bool) *split {
+	f, ok := r.br.rd.(*os.File)
+	if !ok || !heads || r.format != nil || !r.regular || r.isNG || r.isERF || r.decompressor != nil || r.err != nil {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || st.Size()-r.offset < max(minSplitBytes, 1) {
+		return nil
+	}
+	return &split{f: f, base: r.offset, size: st.Size(), bigEnd: r.bigEnd, nsPerTs: r.nsPerTs, cfg: r.dec, link: r.dec.LinkType}
+}
+
+// piece is where a batch cut as a piece stands in the file.
+type piece struct {
+	lo, hi int64 // the span its records start in
+	// start is where its first record starts, hi when none does; end is
+	// where the record after its last starts.
+	start, end int64
+	// clean says the piece ended where the next one begins (end >= hi,
+	// and hi before the file's end): otherwise the caller goes on from
+	// end with the serial cut.
+	clean bool
+}
+
+// recordHeader reads a pcap record header.
+func (s *split) recordHeader(h []byte) (sec, sub, capLen, wireLen uint32) {
+	if s.bigEnd {
+		return binary.BigEndian.Uint32(h), binary.BigEndian.Uint32(h[4:]), binary.BigEndian.Uint32(h[8:]), binary.BigEndian.Uint32(h[12:])
+	}
+	return binary.LittleEndian.Uint32(h), binary.LittleEndian.Uint32(h[4:]), binary.LittleEndian.Uint32(h[8:]), binary.LittleEndian.Uint32(h[12:])
+}
+
+// plain reports whether a record header is one the plain path takes as
+// it is (fillPlain's test, but for the record being whole, which the
+// piece reads on for): anything else ends the pieces.
+func (s *split) plain(sub, capLen, wireLen uint32) bool {
+	return capLen <= maxRecordLen && wireLen >= capLen && int64(sub)*s.nsPerTs < 1e9
+}
+
+// cutPiece reads piece b.seq into b, a batch that keeps heads, and finds
+// its records (on a worker, the file's lock not held).
+func (s *split) cutPiece(b *batch) {
+	p := &b.piece
+	p.lo = s.base + int64(b.seq)*splitBytes
+	p.hi = min(p.lo+splitBytes, s.size)
+	p.start, p.end, p.clean = p.hi, p.hi, false
+	if b.failed > 0 { // decodeHeads sets only the errors there are
+		clear(b.errs)
+	}
+	b.n, b.end, b.data = 0, nil, b.data[:0]
+	b.isPiece, b.cfg = true, s.cfg
+	// A little more than the piece: the headers of a record that starts
+	// in its last bytes, and of the ones after, for findRecord to see.
+	if !b.readAt(s.f, p.lo, int(min(p.hi+lookPast, s.size)-p.lo)) {
+		p.start, p.end = p.lo, p.lo
+		return
+	}
+	at := 0
+	if b.seq > 0 {
+		if at = s.findRecord(b.data, int(p.hi-p.lo)); at < 0 {
+			p.clean = p.hi < s.size // no record starts here: one longer than the piece spans it
+			return
+		}
+	}
+	p.start = p.lo + int64(at)
+	for {
+		off := p.lo + int64(at)
+		if off >= p.hi {
+			p.end, p.clean = off, p.hi < s.size
+			return
+		}
+		if len(b.data)-at < 16 && (off+16 > s.size || !b.readAt(s.f, p.lo+int64(len(b.data)), at+16-len(b.data))) {
+			p.end = off
+			return
+		}
+		sec, sub, capLen, wireLen := s.recordHeader(b.data[at:])
+		n := 16 + int(capLen)
+		if !s.plain(sub, capLen, wireLen) || off+int64(n) > s.size ||
+			len(b.data)-at < n && !b.readAt(s.f, p.lo+int64(len(b.data)), at+n-len(b.data)) {
+			p.end = off
+			return
+		}
+		if b.n == len(b.heads) {
+			b.grow()
+		}
+		h := &b.heads[b.n]
+		*h = frameHead{number: b.n + 1, capLen: int(capLen), wireLen: int(wireLen), offset: off,
+			tsNs: int64(sec)*1e9 + int64(sub)*s.nsPerTs, dir: decode.DirectionUnknown}
+		b.spans[b.n] = recordSpan{start: at + 16, end: at + n, linkType: s.link}
+		b.n++
+		at += n
+	}
+}
+
+// findRecord returns where the first record that starts in data's first
+// n bytes starts, by the look of chainRecords headers in a row (fewer
+// where data ends first); -1 when nothing there looks like one.
+func (s *split) findRecord(data []byte, n int) int {
+	for at := range min(n, len(data)-16) {
+		if s.chainAt(data, at) {
+			return at
+		}
+	}
+	return -1
+}
+
+// chainAt reports whether chainRecords records in a row seem to start at
+// at (as many as data holds whole, at least one).
+func (s *split) chainAt(data []byte, at int) bool {
+	for k := 0; k < chainRecords; k++ {
+		if len(data)-at < 16 {
+			return k > 0
+		}
+		_, sub, capLen, wireLen := s.recordHeader(data[at:])
+		// A guess, checked by the caller: a wire length above 256 KiB is
+		// taken for no record's, though the plain path would take it.
+		if !s.plain(sub, capLen, wireLen) || wireLen > 256<<10 {
+			return false
+		}
+		at += 16 + int(capLen)
+	}
+	return true
+}
+
+// readAt appends n bytes of f at off to b.data, reporting whether it read
+// them all.
+func (b *batch) readAt(f *os.File, off int64, n int) bool {
+	if n <= 0 {
+		return true
+	}
+	k := len(b.data)
+	if cap(b.data)-k < n {
+		grown := make([]byte, k, max(2*cap(b.data), k+n))
+		copy(grown, b.data)
+		b.data = grown
+	}
+	b.data = b.data[:k+n]
+	got, err := f.ReadAt(b.data[k:], off)
+	if got < n {
+		b.data = b.data[:k+max(got, 0)]
+		return false
+	}
+	return err == nil || err == io.EOF
+}
+
+// grow doubles the room for frames in b's heads, spans and errors (a
+// piece holds as many records as start in it, not batchFrames).
+func (b *batch) grow() {
+	n := 2 * len(b.heads)
+	b.heads = append(b.heads, make([]frameHead, n-len(b.heads))...)
+	b.spans = append(b.spans, make([]recordSpan, n-len(b.spans))...)
+	b.errs = append(b.errs, make([]error, n-len(b.errs))...)
+}
+
+// rebase numbers piece b's errors and Projection from frames+1, as
+// Reader.Next would: the worker numbered them from 1 (next numbers the
+// frames it hands out, readAhead.base).
+func (b *batch) rebase(frames int) {
+	for i := 0; i < b.n && b.failed > 0; i++ {
+		if de, ok := b.errs[i].(*DecodeError); ok {
+			de.Frame += frames
+		}
+	}
+	if b.proj != nil {
+		b.proj.Renumber(frames)
+	}
+}
+
+// takePiece checks piece b, next in the file's order, before its frames
+// are handed out, and numbers them. It reports whether b's frames are
+// next: false when b lies inside a record that began before it (nothing
+// of it to take), or when its guess was wrong (then the caller has gone
+// serial and cuts the rest itself).
+func (a *readAhead) takePiece(b *batch) bool {
+	p := &b.piece
+	switch {
+	case p.start == a.at:
+		a.base = a.frames
+		b.rebase(a.frames)
+		a.frames += b.n
+		a.at = p.end
+		return true
+	case a.at >= p.hi && p.hi < a.file.split.size:
+		return false
+	}
+	a.toSerial()
+	return false
+}
+
+// toSerial ends the pieces of a file: its reader goes on from where the
+// record after the last piece taken starts, and the caller cuts the rest
+// of the file into batches itself (cutHere).
+func (a *readAhead) toSerial() {
+	c := a.file
+	c.mu.Lock()
+	if !c.ended {
+		c.ended = true
+		c.pool.ended()
+	}
+	c.mu.Unlock()
+	r := c.r
+	r.frames, r.offset = a.frames, a.at
+	w := r.br
+	w.r, w.w, w.pos, w.err, w.pf = 0, 0, a.at, nil, nil
+	if _, err := c.split.f.Seek(a.at, io.SeekStart); err != nil {
+		a.end = &FileError{Name: r.name, Frame: a.frames + 1, Offset: a.at, Err: err}
+	}
+	a.serial = true
+}
+
+// cutHere cuts and decodes the file's next batch on the caller's
+// goroutine, once serial.
+func (a *readAhead) cutHere() *batch {
+	b := a.serialBatch
+	if b == nil {
+		b = a.newBatch()
+	}
+	a.serialBatch = nil
+	b.isPiece = false
+	b.fill(a.file.r, a.file.reading)
+	b.decode(&a.pool.caller.dec, &a.pool.caller.f)
+	return b
+}
