@@ -78,13 +78,8 @@ func recordedRate(paths []string) (protostate.Rate, bool) {
 		if fi, err := os.Stat(path); path == capfile.Stdin || err != nil || !fi.Mode().IsRegular() {
 			return protostate.Rate{}, false
 		}
-		rd, err := capfile.Open(path)
-		if err != nil {
-			return protostate.Rate{}, false
-		}
-		b := rd.LinkBitsPerSec()
-		rd.Close()
-		if b == 0 || (i > 0 && b != bps) {
+		b, err := capfile.RecordedLinkBitsPerSec(path)
+		if err != nil || b == 0 || (i > 0 && b != bps) {
 			return protostate.Rate{}, false
 		}
 		bps = b

@@ -1,0 +1,38 @@
+package capfile
+
+import (
+	"encoding/binary"
+	"io"
+	"math/bits"
+	"os"
+)
+
+// RecordedLinkBitsPerSec returns the link speed the capture file at path
+// records (Reader.LinkBitsPerSec: pcapng's if_speed of its first
+// interface), 0 when it records none. A classic pcap file records none,
+// as its first four bytes say: it is not opened as a capture, which
+// reads a whole buffer ahead (1 MiB of a large file: a millisecond of
+// page faults and copying for an analysis that asks before it reads).
+// Its errors are Open's, or the read of those four bytes.
+func RecordedLinkBitsPerSec(path string) (uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	var magic [4]byte
+	_, err = io.ReadFull(f, magic[:])
+	f.Close()
+	if err != nil {
+		return 0, err
+	}
+	switch binary.LittleEndian.Uint32(magic[:]) {
+	case magicMicro, magicNano, bits.ReverseBytes32(magicMicro), bits.ReverseBytes32(magicNano):
+		return 0, nil
+	}
+	r, err := Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	return r.LinkBitsPerSec(), nil
+}
