@@ -28,7 +28,7 @@ func (s *Stream) cutAt(atNs int64) {
 	}
 	s.cut.atNs, s.cut.held = atNs, false
 	for i := 0; i < s.n; i++ {
-		if s.ring[(s.head+i)&(len(s.ring)-1)].TsNs >= atNs {
+		if s.ring[s.ringAt(s.head, i)].TsNs >= atNs {
 			s.cut.held = true
 			return
 		}

@@ -102,7 +102,7 @@ type Stream struct {
 	in     *capfile.Stream
 	sel    *filter.Selection // StreamOptions.Select, nil when it selects all
 	window int
-	ring   []Packet // sorted by TsNs from head, a circular buffer of power-of-two size
+	ring   []Packet // sorted by TsNs from head, a circular buffer of window+1 slots (ringAt)
 	// ethernet is set when the packets' EthernetFields are filled: each
 	// slot then points at its own (they move with the packets), else all
 	// at noEthernet, which stays zero.
@@ -246,10 +246,11 @@ func (s *Stream) start(in *capfile.Stream, opts StreamOptions) {
 		w = DefaultWindowPackets
 	}
 	w = min(w, MaxWindowPackets) // OpenStream refuses more; here there is no error to return
-	size := 1
-	for size < w+1 {
-		size *= 2
-	}
+	// The window's packets and the one handed out last, which stays
+	// valid until the next is taken: 4,097 slots of 160 bytes for the
+	// default window, each a page fault's worth of the start (a power of
+	// two, 8,192, was 320 page faults, twice as many).
+	size := w + 1
 	s.in, s.window, s.ring = in, w, make([]Packet, size)
 	for i := range in.Names() {
 		s.cooked = s.cooked || linuxCooked(in.LinkType(i))
@@ -347,7 +348,7 @@ func (s *Stream) next() *Packet {
 		return nil
 	}
 	p := &s.ring[s.head]
-	s.head = (s.head + 1) & (len(s.ring) - 1)
+	s.head = s.ringAt(s.head, 1)
 	s.n--
 	if p.Late {
 		if s.stats.Late == 0 {
@@ -390,8 +391,7 @@ func linuxCooked(linkType int) bool {
 // A later packet moves past a Late one only when it must go before an
 // in-order packet read before that one.
 func (s *Stream) push(f *decode.Frame, file int, pb capfile.Projection, k int) {
-	mask := len(s.ring) - 1
-	i := (s.head + s.n) & mask
+	i := s.ringAt(s.head, s.n)
 	if pb != nil {
 		pb.(*packetBatch).take(k, &s.ring[i])
 		s.ring[i].File, s.ring[i].Frame = file, f.Number // a piece's batch numbers its frames from 1 (packetBatch.Renumber)
@@ -412,7 +412,7 @@ func (s *Stream) push(f *decode.Frame, file int, pb capfile.Projection, k int) {
 		return
 	}
 	for k := s.n - 1; k > 0; k-- {
-		prev := (i - 1) & mask
+		prev := s.ringAt(i, -1)
 		if s.ring[prev].Late {
 			if !s.belongsBefore(i, k) {
 				break
@@ -425,12 +425,23 @@ func (s *Stream) push(f *decode.Frame, file int, pb capfile.Projection, k int) {
 	}
 }
 
+// ringAt is the ring index d slots after i (before, for d < 0), with
+// |d| at most the ring's length.
+func (s *Stream) ringAt(i, d int) int {
+	i += d
+	if i >= len(s.ring) {
+		i -= len(s.ring)
+	} else if i < 0 {
+		i += len(s.ring)
+	}
+	return i
+}
+
 // belongsBefore reports whether the packet at ring index i, with k packets
 // before it in the ring, is stamped before the nearest in-order packet that
 // precedes it (looking past Late ones).
 func (s *Stream) belongsBefore(i, k int) bool {
-	mask := len(s.ring) - 1
-	for j := (i - 1) & mask; k > 0; j, k = (j-1)&mask, k-1 {
+	for j := s.ringAt(i, -1); k > 0; j, k = s.ringAt(j, -1), k-1 {
 		if !s.ring[j].Late {
 			return s.ring[j].TsNs > s.ring[i].TsNs
 		}
