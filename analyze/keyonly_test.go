@@ -23,18 +23,21 @@ func TestKeyOnlySameKeyFields(t *testing.T) {
 	for _, expr := range []string{"", "psn >= 0 && src != 10.9.9.9", "reth_va >= 0 || len > 0"} {
 		for _, path := range paths {
 			name := filepath.Base(path) + " " + expr
-			full, key := keyOnlyPackets(t, path, expr, false), keyOnlyPackets(t, path, expr, true)
-			if len(full) != len(key) {
-				t.Fatalf("%s: %d packets with KeyOnly, %d without", name, len(key), len(full))
-			}
-			for i := range full {
-				want, got := full[i], key[i]
-				want.VL, want.AckReq, want.FECN, want.BECN, want.ECN = 0, false, false, false, 0
-				want.HasAETH, want.Syndrome, want.ICRCBad, want.VCRCBad = false, 0, false, false
-				want.FCTBS, want.FCCL, want.MSN, want.DMALenB, want.IBBytes = 0, 0, 0, 0, 0
-				want.EthernetFields, got.EthernetFields, want.CM, got.CM = nil, nil, nil, nil
-				if got != want {
-					t.Fatalf("%s: packet %d with KeyOnly\n%+v\nwant\n%+v", name, i, got, want)
+			full := keyOnlyPackets(t, path, expr, false, 1)
+			for _, workers := range []int{1, 2} {
+				key := keyOnlyPackets(t, path, expr, true, workers)
+				if len(full) != len(key) {
+					t.Fatalf("%s, %d workers: %d packets with KeyOnly, %d without", name, workers, len(key), len(full))
+				}
+				for i := range full {
+					want, got := full[i], key[i]
+					want.VL, want.AckReq, want.FECN, want.BECN, want.ECN = 0, false, false, false, 0
+					want.HasAETH, want.Syndrome, want.ICRCBad, want.VCRCBad = false, 0, false, false
+					want.FCTBS, want.FCCL, want.MSN, want.DMALenB, want.IBBytes = 0, 0, 0, 0, 0
+					want.EthernetFields, got.EthernetFields, want.CM, got.CM = nil, nil, nil, nil
+					if got != want {
+						t.Fatalf("%s, %d workers: packet %d with KeyOnly\n%+v\nwant\n%+v", name, workers, i, got, want)
+					}
 				}
 			}
 		}
@@ -42,10 +45,10 @@ func TestKeyOnlySameKeyFields(t *testing.T) {
 }
 
 // keyOnlyPackets reads every packet of path, selected by expr, on the
-// caller's goroutine.
-func keyOnlyPackets(t *testing.T, path, expr string, keyOnly bool) []Packet {
+// caller's goroutine or read ahead on workers.
+func keyOnlyPackets(t *testing.T, path, expr string, keyOnly bool, workers int) []Packet {
 	t.Helper()
-	opts := StreamOptions{KeyOnly: keyOnly, Workers: 1}
+	opts := StreamOptions{KeyOnly: keyOnly, Workers: workers}
 	if expr != "" {
 		f, err := filter.Compile(expr)
 		if err != nil {

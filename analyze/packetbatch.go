@@ -26,10 +26,13 @@ type packetBatch struct {
 	prints []uint64
 	seed   maphash.Seed
 	buf    [96]byte
+	// keyOnly has the packets filled with what StreamOptions.KeyOnly
+	// reads (Packet.fillKey): their frames were decoded only that far.
+	keyOnly bool
 }
 
-func newPacketBatch(ethernet, cm, linuxCooked bool, seed maphash.Seed) *packetBatch {
-	pb := &packetBatch{seed: seed}
+func newPacketBatch(ethernet, cm, keyOnly, linuxCooked bool, seed maphash.Seed) *packetBatch {
+	pb := &packetBatch{seed: seed, keyOnly: keyOnly}
 	if linuxCooked {
 		pb.prints = make([]uint64, 0)
 	}
@@ -54,7 +57,11 @@ func (pb *packetBatch) Project(i int, f *decode.Frame, err error) {
 	if pb.prints != nil && printed(f, true) {
 		pb.prints[i] = packetPrint(pb.seed, &pb.buf, f)
 	}
-	pb.packets[i].fill(f, 0)
+	if pb.keyOnly {
+		pb.packets[i].fillKey(f, 0)
+	} else {
+		pb.packets[i].fill(f, 0)
+	}
 	if pb.eth != nil {
 		pb.eth[i].fill(f)
 	}

@@ -199,7 +199,7 @@ func (s *Stream) decodeOptions(opts StreamOptions) capfile.StreamOptions {
 		// reads more.
 		Heads: opts.Select == nil || opts.Select.Filter == nil,
 		Project: func(linkType int) capfile.Projection {
-			return newPacketBatch(ethernet, cm, linuxCooked(linkType), s.twice.seed)
+			return newPacketBatch(ethernet, cm, opts.KeyOnly, linuxCooked(linkType), s.twice.seed)
 		},
 		Keep: func(f *decode.Frame) bool {
 			switch {
@@ -223,10 +223,10 @@ func (s *Stream) decodeOptions(opts StreamOptions) capfile.StreamOptions {
 // and which header fields beyond the head (capfile.StreamOptions.HeadsOnly
 // and HeadFields): with KeyOnly on the caller's goroutine, what fillKey
 // reads of a frame and what the filter reads, if the filter reads no more
-// than a head. Frames decoded ahead on workers are decoded whole: their
-// Packets are made there from the whole frame.
+// than a head; the same on the workers of frames read ahead, whose Packets
+// they make (packetBatch.keyOnly).
 func keyHeads(opts StreamOptions) (bool, decode.HeadFields) {
-	if !opts.KeyOnly || opts.Workers > 1 || opts.Ethernet || opts.MACControl || opts.CM || opts.CheckCRC {
+	if !opts.KeyOnly || opts.Ethernet || opts.MACControl || opts.CM || opts.CheckCRC {
 		return false, 0
 	}
 	fields := decode.HeadSrc | decode.HeadDst | decode.HeadOpcode | decode.HeadQP | decode.HeadPSN

@@ -178,7 +178,7 @@ type recordSpan struct {
 // decode decodes the batch's records with dec, which takes the batch's
 // settings, and runs the Projection and Format on them.
 func (b *batch) decode(dec *decode.Decoder, scratch *decode.Frame) {
-	dec.CheckCRC, dec.IFA1ProbeMarker = b.cfg.CheckCRC, b.cfg.IFA1ProbeMarker
+	dec.CheckCRC, dec.IFA1ProbeMarker, dec.HeadFields = b.cfg.CheckCRC, b.cfg.IFA1ProbeMarker, b.cfg.HeadFields
 	b.failed, b.untimed = 0, 0
 	if b.heads != nil {
 		b.decodeHeads(dec, scratch)

@@ -105,11 +105,11 @@ type StreamOptions struct {
 	// worker, may then be decoded only that far (decode.Decoder.DecodeHead),
 	// its other fields left as an earlier frame left them.
 	HeadsOnly bool
-	// HeadFields, with HeadsOnly, has a frame decoded on the caller's
-	// goroutine only as far as its head hold those header fields too
-	// (decode.Decoder.HeadFields: a filter on them reads them). A frame
-	// read ahead with Heads still crosses with its head alone: with
-	// HeadFields, set no Heads.
+	// HeadFields, with HeadsOnly, has a frame decoded only as far as its
+	// head hold those header fields too (decode.Decoder.HeadFields: a
+	// filter on them reads them, a Projection may). A frame read ahead
+	// with Heads still crosses to the caller with its head alone: for a
+	// caller that reads those fields of the frame, set no Heads.
 	HeadFields decode.HeadFields
 }
 
