@@ -227,6 +227,11 @@ func (b *binner) addPending(c *binCounts, v int64) {
 	if b.err != nil {
 		return
 	}
+	if b.pending == nil {
+		// The whole sample at once (128 KiB): grown by append, its
+		// copies were twice the pages, each a page fault.
+		b.pending = make([]pendingIPD, 0, binSamplePackets)
+	}
 	b.pending = append(b.pending, pendingIPD{c, v})
 	if len(b.pending) >= binSamplePackets {
 		b.decide()
