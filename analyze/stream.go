@@ -108,6 +108,7 @@ type Stream struct {
 	// at noEthernet, which stays zero.
 	ethernet   bool
 	noEthernet EthernetFields
+	eth        []EthernetFields // each slot's own, with ethernet
 	// keyOnly is StreamOptions.KeyOnly: packets read on the caller's
 	// goroutine are filled by fillKey.
 	keyOnly bool
@@ -116,12 +117,15 @@ type Stream struct {
 	cooked bool
 	// cm is set when the packets' CM messages are filled (StreamOptions.CM),
 	// the same way: each slot its own, else all at noCM.
-	cm    bool
-	noCM  decode.CMMessage
-	head  int
-	n     int
-	stats StreamStats
-	eof   bool
+	cm   bool
+	noCM decode.CMMessage
+	cms  []decode.CMMessage // each slot's own, with cm
+	// slotsInit counts the ring's slots initSlot has set, from 0.
+	slotsInit int
+	head      int
+	n         int
+	stats     StreamStats
+	eof       bool
 
 	outStarted bool
 	lastOutNs  int64
@@ -256,31 +260,33 @@ func (s *Stream) start(in *capfile.Stream, opts StreamOptions) {
 		s.cooked = s.cooked || linuxCooked(in.LinkType(i))
 	}
 	s.ethernet = opts.Ethernet || opts.MACControl
-	var eth []EthernetFields
 	if s.ethernet {
-		eth = make([]EthernetFields, size)
-	}
-	for i := range s.ring {
-		s.ring[i].EthernetFields = &s.noEthernet
-		if s.ethernet {
-			s.ring[i].EthernetFields = &eth[i]
-		}
+		s.eth = make([]EthernetFields, size)
 	}
 	s.cm = opts.CM
 	if opts.Select.Active() {
 		sel := *opts.Select // a stream's own count and first packet: credits reads twice, ipd --compare two streams
 		s.sel = &sel
 	}
-	var cms []decode.CMMessage
 	if s.cm {
-		cms = make([]decode.CMMessage, size)
+		s.cms = make([]decode.CMMessage, size)
 	}
-	for i := range s.ring {
-		s.ring[i].CM = &s.noCM
-		if s.cm {
-			s.ring[i].CM = &cms[i]
-		}
+}
+
+// initSlot points ring slot i at its own EthernetFields and CM message,
+// or at the stream's zero ones. push does it as the ring first reaches
+// the slot (they are reached in order, from 0), so that a capture shorter
+// than the window touches only the slots it fills: each 25 slots are a
+// page fault of the start.
+func (s *Stream) initSlot(i int) {
+	s.ring[i].EthernetFields, s.ring[i].CM = &s.noEthernet, &s.noCM
+	if s.ethernet {
+		s.ring[i].EthernetFields = &s.eth[i]
 	}
+	if s.cm {
+		s.ring[i].CM = &s.cms[i]
+	}
+	s.slotsInit = i + 1
 }
 
 // Close closes every file.
@@ -392,6 +398,9 @@ func linuxCooked(linkType int) bool {
 // in-order packet read before that one.
 func (s *Stream) push(f *decode.Frame, file int, pb capfile.Projection, k int) {
 	i := s.ringAt(s.head, s.n)
+	if i == s.slotsInit {
+		s.initSlot(i)
+	}
 	if pb != nil {
 		pb.(*packetBatch).take(k, &s.ring[i])
 		s.ring[i].File, s.ring[i].Frame = file, f.Number // a piece's batch numbers its frames from 1 (packetBatch.Renumber)
