@@ -67,10 +67,10 @@ type StreamOptions struct {
 	Workers int
 	// KeyOnly says the analysis reads of each packet only TsNs, File,
 	// Frame, Offset, Key, OpCode, PSN, Iface, FrameBytes, WireBytes and
-	// Late (ipd, ipd --compare): its other fields may be left zero. Read on the caller's
-	// goroutine (Workers at most 1), the common RoCEv2 frame is then
-	// decoded only as far as those (decode.Decoder.DecodeHead with
-	// HeadFields), unless a filter reads a whole frame.
+	// Late (ipd, ipd --compare): its other fields may be left zero. The
+	// common RoCEv2 frame is then decoded only as far as those
+	// (decode.Decoder.DecodeHead with HeadFields), on the caller's
+	// goroutine or on the workers, unless a filter reads a whole frame.
 	KeyOnly bool
 }
 
