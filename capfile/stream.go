@@ -136,11 +136,13 @@ type Stream struct {
 	opts  StreamOptions
 	stats StreamStats
 	last  int // file whose frame Next handed out last, -1 before the first
-	// solo is the only file, when there is one and it is read on the
-	// caller's goroutine, decoded: Next then merges nothing and reads its
-	// plain pcap records itself (readerfast.go).
+	// solo is the only file, when there is one, decoded: Next then merges
+	// nothing, and reads its plain pcap records itself when it is read on
+	// the caller's goroutine, or takes their heads from the batches read
+	// ahead (readerfast.go).
 	solo *streamFile
-	// soloPlain is set when solo is a pcap or pcapng file (not ERF).
+	// soloPlain is set when solo is a pcap or pcapng file (not ERF) read
+	// on the caller's goroutine.
 	soloPlain bool
 
 	formatResNs int64 // coarsest timestamp unit the file formats declare (ERF aside)
@@ -218,9 +220,9 @@ func NewStream(readers []*Reader, opts StreamOptions) *Stream {
 		}
 	}
 	s.readAhead(opts.Workers)
-	if len(s.files) == 1 && s.files[0].ahead == nil && !opts.Records {
+	if len(s.files) == 1 && !opts.Records {
 		s.solo = s.files[0]
-		s.soloPlain = !s.solo.r.isERF
+		s.soloPlain = s.solo.ahead == nil && !s.solo.r.isERF
 	}
 	for i := range s.files {
 		s.advance(i)
@@ -329,7 +331,7 @@ func (s *Stream) ResolutionNs() int64 {
 // (the stream goes on); no other error is returned.
 func (s *Stream) Next() (*decode.Frame, int, error) {
 	if sf := s.solo; sf != nil { // one file: nothing to merge
-		if s.last == 0 && !s.nextPlain(sf) {
+		if s.last == 0 && !s.nextPlain(sf) && !s.nextAhead(sf) {
 			s.advance(0)
 		}
 		if !sf.ok {
