@@ -4,17 +4,18 @@ import (
 	"encoding/binary"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/ibscope/ibscope/decode"
 )
 
-// Cutting a pcap file in many places at once. Read ahead on several
+// Cutting a pcap or pcapng file in many places at once. Read ahead on several
 // cores, a file's records were cut into batches by one goroutine at a time
 // (fileCut.cut), and that cut (the file read in, the records found and
 // copied out) ran alone: on two cores it held flows and ipd to 0.8x to
 // 0.9x the wall time of one.
 //
-// A large regular pcap file is instead read as pieces of splitBytes each,
+// A large regular pcap or pcapng file is instead read as pieces of splitBytes each,
 // piece k holding the records that start in its span of the file, after
 // the file header, [k*splitBytes, (k+1)*splitBytes). A worker reads its
 // piece with pread, into the batch, and finds where its first record
@@ -59,31 +60,42 @@ const lookPast = 4 << 10
 // split is a file being cut in pieces: what the workers read of it, fixed
 // once the pieces start.
 type split struct {
-	f       *os.File
-	base    int64 // where the records start: after the file header
-	size    int64 // the file's size when the pieces started
-	bigEnd  bool
+	f    *os.File
+	base int64 // where the records start: after the file header (pcapng: its first packet block)
+	size int64 // the file's size when the pieces started
+	// order is the file's byte order (pcapng: its section's); nsPerTs a
+	// pcap timestamp's unit.
+	order   binary.ByteOrder
 	nsPerTs int64
-	// cfg is the reader's decoder settings (batch.cfg); link the file's
-	// link type, for every record's span.
+	// ng says the file is pcapng, whose packet blocks of ifaces (its
+	// interfaces as read before its first packet) the pieces take.
+	ng     bool
+	ifaces []ngInterface
+	// cfg is the reader's decoder settings (batch.cfg); link the pcap
+	// file's link type, for every record's span.
 	cfg  decode.Decoder
 	link int
 }
 
 // splitFile cuts r in pieces from here on if it is a large regular pcap
-// file read as it is, whose frames are kept as heads only, and nothing is
-// formatted (text holds frame numbers, which a piece learns only when it
-// is taken): nil otherwise.
+// or pcapng file read as it is, whose frames are kept as heads only, and
+// nothing is formatted (text holds frame numbers, which a piece learns
+// only when it is taken): nil otherwise.
 func splitFile(r *Reader, heads bool) *split {
 	f, ok := r.br.rd.(*os.File)
-	if !ok || !heads || r.format != nil || !r.regular || r.isNG || r.isERF || r.decompressor != nil || r.err != nil {
+	if !ok || !heads || r.format != nil || !r.regular || r.isERF || r.decompressor != nil || r.err != nil ||
+		r.isNG && (r.ngOrder == nil || len(r.ngIfaces) == 0) {
 		return nil
 	}
 	st, err := f.Stat()
 	if err != nil || st.Size()-r.offset < max(minSplitBytes, 1) {
 		return nil
 	}
-	return &split{f: f, base: r.offset, size: st.Size(), bigEnd: r.bigEnd, nsPerTs: r.nsPerTs, cfg: r.dec, link: r.dec.LinkType}
+	s := &split{f: f, base: r.offset, size: st.Size(), order: r.order, nsPerTs: r.nsPerTs, cfg: r.dec, link: r.dec.LinkType}
+	if r.isNG {
+		s.ng, s.order, s.ifaces = true, r.ngOrder, slices.Clone(r.ngIfaces)
+	}
+	return s
 }
 
 // piece is where a batch cut as a piece stands in the file.
@@ -98,19 +110,61 @@ type piece struct {
 	clean bool
 }
 
-// recordHeader reads a pcap record header.
-func (s *split) recordHeader(h []byte) (sec, sub, capLen, wireLen uint32) {
-	if s.bigEnd {
-		return binary.BigEndian.Uint32(h), binary.BigEndian.Uint32(h[4:]), binary.BigEndian.Uint32(h[8:]), binary.BigEndian.Uint32(h[12:])
+// headerLen is how many bytes of a record say its length: a pcap record
+// header, a pcapng block's type and length.
+func (s *split) headerLen() int {
+	if s.ng {
+		return 8
 	}
-	return binary.LittleEndian.Uint32(h), binary.LittleEndian.Uint32(h[4:]), binary.LittleEndian.Uint32(h[8:]), binary.LittleEndian.Uint32(h[12:])
+	return 16
 }
 
-// plain reports whether a record header is one the plain path takes as
-// it is (fillPlain's test, but for the record being whole, which the
-// piece reads on for): anything else ends the pieces.
-func (s *split) plain(sub, capLen, wireLen uint32) bool {
-	return capLen <= maxRecordLen && wireLen >= capLen && int64(sub)*s.nsPerTs < 1e9
+// length returns the length of the record whose header starts rec, false
+// when the header is not one of a record the plain path takes as it is.
+func (s *split) length(rec []byte) (int, bool) {
+	if s.ng {
+		n := s.order.Uint32(rec[4:])
+		return int(n), s.order.Uint32(rec) == ngBlockEnhancedPacket && n >= 32 && n%4 == 0 && n <= ngMaxBlockLen
+	}
+	capLen := s.order.Uint32(rec[8:])
+	return 16 + int(capLen), capLen <= maxRecordLen && s.order.Uint32(rec[12:]) >= capLen && int64(s.order.Uint32(rec[4:]))*s.nsPerTs < 1e9
+}
+
+// recordHead is what a piece keeps of a record.
+type recordHead struct {
+	capLen, wireLen int
+	tsNs            int64
+	dir             decode.Direction
+	link            int
+	data            int // where the frame starts in the record
+}
+
+// head reads the whole record rec, whose length says it is plain: what a
+// pcap record's header says, or for a pcapng packet block what the plain
+// path (plainBlock) reads of it, false where it would not take it.
+func (s *split) head(rec []byte) (recordHead, bool) {
+	o := s.order
+	if !s.ng {
+		capLen, wireLen := o.Uint32(rec[8:]), o.Uint32(rec[12:])
+		return recordHead{capLen: int(capLen), wireLen: int(wireLen), tsNs: int64(o.Uint32(rec))*1e9 + int64(o.Uint32(rec[4:]))*s.nsPerTs,
+			link: s.link, data: 16}, true
+	}
+	n := uint32(len(rec))
+	ifIndex := o.Uint32(rec[8:])
+	capLen, wireLen := o.Uint32(rec[20:]), o.Uint32(rec[24:])
+	if o.Uint32(rec[n-4:]) != n || uint64(ifIndex) >= uint64(len(s.ifaces)) || capLen > n-32 || wireLen < capLen {
+		return recordHead{}, false
+	}
+	ifc := &s.ifaces[ifIndex]
+	ns, ok := ngTimestampNs(uint64(o.Uint32(rec[12:]))<<32|uint64(o.Uint32(rec[16:])), ifc.tsResol, ifc.tsOffsetS)
+	if !ok {
+		return recordHead{}, false
+	}
+	dir := decode.DirectionUnknown
+	if opts := 28 + int(capLen+3)&^3; opts <= int(n)-4 {
+		dir = ngDirection(rec[opts:n-4], o)
+	}
+	return recordHead{capLen: int(capLen), wireLen: int(wireLen), tsNs: ns, dir: dir, link: ifc.linkType, data: 28}, true
 }
 
 // cutPiece reads piece b.seq into b, a batch that keeps heads, and finds
@@ -139,40 +193,45 @@ func (s *split) cutPiece(b *batch) {
 		}
 	}
 	p.start = p.lo + int64(at)
+	hl := s.headerLen()
 	for {
 		off := p.lo + int64(at)
 		if off >= p.hi {
 			p.end, p.clean = off, p.hi < s.size
 			return
 		}
-		if len(b.data)-at < 16 && (off+16 > s.size || !b.readAt(s.f, p.lo+int64(len(b.data)), at+16-len(b.data))) {
-			p.end = off
+		p.end = off // unless the record is taken
+		if off+int64(hl) > s.size || !b.holds(s.f, p.lo, at+hl) {
 			return
 		}
-		sec, sub, capLen, wireLen := s.recordHeader(b.data[at:])
-		n := 16 + int(capLen)
-		if !s.plain(sub, capLen, wireLen) || off+int64(n) > s.size ||
-			len(b.data)-at < n && !b.readAt(s.f, p.lo+int64(len(b.data)), at+n-len(b.data)) {
-			p.end = off
+		n, ok := s.length(b.data[at:])
+		if !ok || off+int64(n) > s.size || !b.holds(s.f, p.lo, at+n) {
+			return
+		}
+		rh, ok := s.head(b.data[at : at+n])
+		if !ok {
 			return
 		}
 		if b.n == len(b.heads) {
 			b.grow()
 		}
-		h := &b.heads[b.n]
-		*h = frameHead{number: b.n + 1, capLen: int(capLen), wireLen: int(wireLen), offset: off,
-			tsNs: int64(sec)*1e9 + int64(sub)*s.nsPerTs, dir: decode.DirectionUnknown}
-		b.spans[b.n] = recordSpan{start: at + 16, end: at + n, linkType: s.link}
+		b.heads[b.n] = frameHead{number: b.n + 1, capLen: rh.capLen, wireLen: rh.wireLen, offset: off, tsNs: rh.tsNs, dir: rh.dir}
+		b.spans[b.n] = recordSpan{start: at + rh.data, end: at + rh.data + rh.capLen, linkType: rh.link}
 		b.n++
 		at += n
 	}
 }
 
 // findRecord returns where the first record that starts in data's first
-// n bytes starts, by the look of chainRecords headers in a row (fewer
-// where data ends first); -1 when nothing there looks like one.
+// n bytes starts, by the look of chainRecords records in a row (fewer
+// where data ends first); -1 when nothing there looks like one. pcapng
+// blocks start 4-byte aligned.
 func (s *split) findRecord(data []byte, n int) int {
-	for at := range min(n, len(data)-16) {
+	step := 1
+	if s.ng {
+		step = 4
+	}
+	for at := 0; at < min(n, len(data)-s.headerLen()); at += step {
 		if s.chainAt(data, at) {
 			return at
 		}
@@ -181,21 +240,32 @@ func (s *split) findRecord(data []byte, n int) int {
 }
 
 // chainAt reports whether chainRecords records in a row seem to start at
-// at (as many as data holds whole, at least one).
+// at (as many as data holds whole, at least one header).
 func (s *split) chainAt(data []byte, at int) bool {
 	for k := 0; k < chainRecords; k++ {
-		if len(data)-at < 16 {
+		if len(data)-at < s.headerLen() {
 			return k > 0
 		}
-		_, sub, capLen, wireLen := s.recordHeader(data[at:])
-		// A guess, checked by the caller: a wire length above 256 KiB is
-		// taken for no record's, though the plain path would take it.
-		if !s.plain(sub, capLen, wireLen) || wireLen > 256<<10 {
+		n, ok := s.length(data[at:])
+		// A guess, checked by the caller: a pcap wire length above 256
+		// KiB is taken for no record's, though the plain path would take it.
+		if !ok || !s.ng && s.order.Uint32(data[at+12:]) > 256<<10 {
 			return false
 		}
-		at += 16 + int(capLen)
+		if len(data)-at >= n {
+			if _, ok := s.head(data[at : at+n]); !ok {
+				return false
+			}
+		}
+		at += n
 	}
 	return true
+}
+
+// holds reports whether b.data, the file from lo on, holds n bytes,
+// reading on when it does not yet.
+func (b *batch) holds(f *os.File, lo int64, n int) bool {
+	return len(b.data) >= n || b.readAt(f, lo+int64(len(b.data)), n-len(b.data))
 }
 
 // readAt appends n bytes of f at off to b.data, reporting whether it read

@@ -1,6 +1,7 @@
 package capfile
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -33,12 +34,37 @@ func pcapOf(big bool, frames ...[]byte) []byte {
 	return b
 }
 
-// TestSplitSameAsOneCore: a pcap file cut in pieces (split.go) gives a
-// caller exactly what one goroutine reading it in order gives, where the
-// pieces' guesses hold and where they do not: big-endian records, pieces
-// of many small records, a record longer than several pieces, payloads
-// that hold a chain of record headers of their own (a wrong guess, which
-// the caller must catch), and a file whose last record is cut short.
+// pcapngOf writes a pcapng file of frames (ns timestamps, or us if micro),
+// each packet block with a direction, one in three inbound.
+func pcapngOf(t *testing.T, micro bool, frames ...[]byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewPcapWriterConfig(&buf, EncoderConfig{LinkType: decode.LinkTypeEthernet, PcapNG: true, Micro: micro, SnapLenBytes: 1 << 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range frames {
+		dir := decode.DirectionOutbound
+		if i%3 == 0 {
+			dir = decode.DirectionInbound
+		}
+		if err := w.WritePacket(&Packet{TsNs: 1_700_000_000_000_000_000 + int64(i)*1000, Data: f, Direction: dir}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestSplitSameAsOneCore: a pcap or pcapng file cut in pieces (split.go)
+// gives a caller exactly what one goroutine reading it in order gives,
+// where the pieces' guesses hold and where they do not: big-endian
+// records, pieces of many small records, a record longer than several
+// pieces, payloads that hold a chain of record headers of their own (a
+// wrong guess, which the caller must catch), a file whose last record is
+// cut short, and a pcapng file of two sections.
 func TestSplitSameAsOneCore(t *testing.T) {
 	good := []([]byte){rocePacket(t, 0x06, 128), rocePacket(t, 0x07, 128), rocePacket(t, 0x08, 128), rocePacket(t, 0x11, 0)}
 	tiny := []byte("not a frame, but a record")
@@ -84,6 +110,10 @@ func TestSplitSameAsOneCore(t *testing.T) {
 		"header only":   pcapOf(false),
 		"fake, cut":     pcapOf(false, lies...)[:100_001],
 		"little-endian": pcapOf(false, good...),
+		"pcapng":        pcapngOf(t, false, many...),
+		"pcapng, micro": pcapngOf(t, true, lies...),
+		"pcapng x2":     append(pcapngOf(t, false, many...), pcapngOf(t, true, good...)...),
+		"pcapng cut":    pcapngOf(t, false, many...)[:150_003],
 	}
 	project := func(int) Projection { return &lineProjection{} }
 	for name, data := range files {
@@ -114,7 +144,7 @@ func TestSplitSameAsOneCore(t *testing.T) {
 // place with a chain of plausible headers, never one past a record's
 // true start, and none in bytes that hold none.
 func TestFindRecord(t *testing.T) {
-	s := &split{nsPerTs: 1000}
+	s := &split{order: binary.LittleEndian, nsPerTs: 1000}
 	file := pcapOf(false, []byte("abcdefghijklmnopqrstuvwxyz"), []byte("0123456789"), []byte("frame three"), []byte("four"))
 	recs := file[24:]
 	if got := s.findRecord(recs, len(recs)); got != 0 {
