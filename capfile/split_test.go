@@ -144,7 +144,7 @@ func TestSplitSameAsOneCore(t *testing.T) {
 // place with a chain of plausible headers, never one past a record's
 // true start, and none in bytes that hold none.
 func TestFindRecord(t *testing.T) {
-	s := &split{order: binary.LittleEndian, nsPerTs: 1000}
+	s := &split{nsPerTs: 1000}
 	file := pcapOf(false, []byte("abcdefghijklmnopqrstuvwxyz"), []byte("0123456789"), []byte("frame three"), []byte("four"))
 	recs := file[24:]
 	if got := s.findRecord(recs, len(recs)); got != 0 {
