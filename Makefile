@@ -4,6 +4,7 @@
 #   make vmtest the SoftRoCE bench alone: Debian's kernel under qemu, rdma_rxe traffic checked
 #   make bench  Go benchmarks plus comparisons against tshark/tcpdump (figures on stdout)
 #   make bench-ab REF=<commit>  paired speed comparison of ibanalyze at REF against the work tree
+#   make pgo    rewrite the profile ibanalyze is built with (cmd/ibanalyze/default.pgo)
 #   make install  the commands, man pages and bash/zsh/fish completions under PREFIX (/usr/local)
 # Every target installs what it needs (apt-get, Go modules, npm) when it is missing.
 
@@ -39,7 +40,7 @@ FUZZTIME ?= 4s
 # Generators under testdata/, which ./... leaves out.
 TESTDATA_CMDS := ./testdata/gen ./correlate/testdata/benchtel
 
-.PHONY: all build deps node-deps vm-deps demo-deps test lint unit race fuzz-smoke vmtest bench bench-ab demo clean man install dashboard
+.PHONY: all build deps node-deps vm-deps demo-deps test lint unit race fuzz-smoke vmtest bench bench-ab pgo demo clean man install dashboard
 
 all: build
 
@@ -121,6 +122,11 @@ bench-ab:
 	@[ -n "$(REF)" ] || { echo "usage: make bench-ab REF=<commit>"; exit 2; }
 	$(call install_missing,$(BENCH_AB_NEEDS))
 	@GO=$(GO) bash scripts/bench-ab.sh "$(REF)"
+
+# pgo rewrites cmd/ibanalyze/default.pgo, the CPU profile of the benchmarked commands with which
+# go build optimises ibanalyze (scripts/pgo.sh); rerun it when the hot paths change much.
+pgo:
+	@GO=$(GO) bash scripts/pgo.sh
 
 # demo-deps installs what the live capture and the DuckDB read-back need when it can (apt-get as
 # root, npm when node is there); otherwise the demo says why it skips those parts.

@@ -48,6 +48,7 @@ func init() {
 var errReported = errors.New("errors reported above")
 
 func main() {
+	stopProfile := startCPUProfile()
 	startGC()
 	if cmddoc.Completing(os.Args) {
 		if err := cmddoc.Register(rootCmd, completers); err != nil {
@@ -60,6 +61,7 @@ func main() {
 	err := rootCmd.Execute()
 	stop()
 	removeTemporaries()
+	stopProfile()
 	if err != nil {
 		if !errors.Is(err, errReported) {
 			fmt.Fprintln(os.Stderr, "ibanalyze:", termtext.Lines(err.Error()))

@@ -10,7 +10,8 @@ var manual = cmddoc.Manual{
 		{Tag: "130, 143", Text: "SIGINT or SIGTERM ended the command at once (128 + the signal's number), its partial outputs removed. In ipd, flows, credits with --rate, buffer, tick, pfc, hops and cm the first signal only stops the reading: what was read is reported and the status is what it would have been had the input ended there; a second ends the command. In report the first signal stops the analysis running, and report writes no page and exits 1."},
 	},
 	Environment: []cmddoc.Item{
-		{Tag: "GOMAXPROCS", Text: "The most cores --jobs uses by default where it uses more than one (decode's lines, exports but Parquet), as the Go runtime reads it (otherwise every core the process may use); without --jobs, the cores the other processes keep busy are taken off it, down to one: the 1-minute load average, or the tasks running at the start when fewer (/proc/loadavg). ibanalyze reads no variable of its own."},
+		{Tag: "GOMAXPROCS", Text: "The most cores --jobs uses by default where it uses more than one (decode's lines, exports but Parquet), as the Go runtime reads it (otherwise every core the process may use); without --jobs, the cores the other processes keep busy are taken off it, down to one: the 1-minute load average, or the tasks running at the start when fewer (/proc/loadavg)."},
+		{Tag: "IBANALYZE_CPUPROFILE", Text: "A file to write the run's CPU profile to (pprof), for developers: make pgo merges the profiles of the benchmarked commands into the profile ibanalyze is built with. Unset, no profile is taken."},
 	},
 	SeeAlso: map[string][]string{
 		"ibanalyze":           {"ibcap(1)", "ibsim(1)", "tshark(1)", "perfquery(8)"},
