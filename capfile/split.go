@@ -3,6 +3,7 @@ package capfile
 import (
 	"encoding/binary"
 	"io"
+	"math/bits"
 	"os"
 	"slices"
 
@@ -96,6 +97,32 @@ func splitFile(r *Reader, heads bool) *split {
 		s.ng, s.big, s.ifaces = true, r.ngOrder == binary.BigEndian, slices.Clone(r.ngIfaces)
 	}
 	return s
+}
+
+// CutInPieces reports whether path would be cut in pieces when read ahead
+// with heads and nothing formatted: a regular pcap or pcapng file (by its
+// magic number) of minSplitBytes or more. Reading ahead on several cores
+// pays for such a file; for others the one cut is most of the work.
+func CutInPieces(path string) bool {
+	// Stat first: opening a FIFO would wait for its writer, and closing it
+	// would end the writer's stream before the command opens it to read.
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() < minSplitBytes {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil {
+		return false
+	}
+	switch binary.LittleEndian.Uint32(magic[:]) {
+	case magicNG, magicMicro, magicNano, bits.ReverseBytes32(magicMicro), bits.ReverseBytes32(magicNano):
+		return true
+	}
+	return false
 }
 
 // piece is where a batch cut as a piece stands in the file.

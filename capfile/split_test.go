@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/ibscope/ibscope/decode"
@@ -165,5 +166,38 @@ func TestFindRecord(t *testing.T) {
 	}
 	if got := s.findRecord(junk, len(junk)); got != -1 {
 		t.Errorf("0xff bytes: found %d, want -1", got)
+	}
+}
+
+// TestCutInPieces: the files read in pieces are the regular pcap and
+// pcapng files (either byte order) of minSplitBytes or more; asking of a
+// FIFO does not open it.
+func TestCutInPieces(t *testing.T) {
+	dir := t.TempDir()
+	frames := [][]byte{rocePacket(t, 0x04, 100)}
+	for range 50 {
+		frames = append(frames, frames[0])
+	}
+	write := func(name string, data []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	pcap, big, ng := write("a.pcap", pcapOf(false, frames...)), write("b.pcap", pcapOf(true, frames...)), write("c.pcapng", pcapngOf(t, false, frames...))
+	short := write("short.pcap", pcapOf(false, frames[0]))
+	text := write("text", bytes.Repeat([]byte("not a capture\n"), 1000))
+	fifo := filepath.Join(dir, "fifo") // opened, it would wait for a writer
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	was := minSplitBytes
+	minSplitBytes = 4096
+	t.Cleanup(func() { minSplitBytes = was })
+	for path, want := range map[string]bool{pcap: true, big: true, ng: true, short: false, text: false, fifo: false, dir: false, filepath.Join(dir, "absent"): false} {
+		if got := CutInPieces(path); got != want {
+			t.Errorf("CutInPieces(%s) = %v, want %v", filepath.Base(path), got, want)
+		}
 	}
 }

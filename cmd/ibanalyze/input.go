@@ -62,8 +62,12 @@ func newInput(opts analyze.StreamOptions) (*input, error) {
 	return in, nil
 }
 
-// open opens paths as one stream.
+// open opens paths as one stream, on the cores not busy when reading
+// ahead pays for them (anyPieces) and -j does not say.
 func (in *input) open(paths []string) (*analyze.Stream, error) {
+	if !jobs.set && anyPieces(paths) {
+		in.opts.Workers, _ = workers(true) // without -j, no error
+	}
 	s, err := analyze.OpenStream(paths, in.opts)
 	if err == nil {
 		in.streams = append(in.streams, s)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/spf13/pflag"
 )
 
@@ -47,17 +48,31 @@ const maxJobs = 256
 // addJobsFlag adds -j to the flags of a command that reads captures.
 func addJobsFlag(f *pflag.FlagSet) {
 	f.VarP(&jobs, "jobs", "j",
-		"decode on `N` cores (default: 1 for the analyses, decode --summary, correlate and a Parquet export, whose work in capture order is most of theirs; for decode's lines and the other exports, the cores not busy: GOMAXPROCS less the 1-minute load average or the tasks running if fewer, at least 1); the output is the same")
+		"decode on `N` cores (default: the cores not busy, GOMAXPROCS less the 1-minute load average or the tasks running if fewer, at least 1, for decode's lines, the exports but Parquet, and the analyses and decode --summary of a pcap or pcapng file of 8 MB or more, which is read in pieces on every core; else 1, as for correlate and a Parquet export); the output is the same")
+}
+
+// anyPieces reports whether one of paths is a file cut in pieces when read
+// ahead (capfile.CutInPieces): the analyses and decode --summary then take
+// the cores not busy by default.
+func anyPieces(paths []string) bool {
+	for _, p := range paths {
+		if capfile.CutInPieces(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // workers is -j, checked. Without -j it is the cores not busy where
 // reading ahead pays (pays), else one. It pays where most of the work
 // per frame can leave the caller's goroutine: decode's lines are
 // formatted on the workers (bench/cores.sh, 2M frames, 2 idle cores: -j 2
-// took 0.66x the wall time of -j 1 at 1.2x its CPU). Where the work in
-// the capture's order is most of it (every analysis, decode --summary),
-// -j 2 took 0.95x to 1.0x the wall time at 1.5x to 1.7x the CPU: one core
-// does as well for less.
+// took 0.66x the wall time of -j 1 at 1.2x its CPU); and a large pcap or
+// pcapng file is cut in pieces on every core (anyPieces): -j 2 took 0.74x
+// to 0.75x the wall time of -j 1 for flows, ipd and decode --summary at
+// 1.26x to 1.37x the CPU. Where the one cut is most of the work (smaller
+// files, compressed ones, standard input) -j 2 took 0.95x to 1.0x the
+// wall time at 1.5x to 1.7x the CPU: one core does as well for less.
 func workers(pays bool) (int, error) {
 	if !jobs.set {
 		if !pays {
