@@ -42,7 +42,8 @@ func (j *jobsFlag) Set(s string) error {
 }
 
 // maxJobs bounds -j: more goroutines than this only cost memory (each
-// file being read holds up to 4N+4 batches, 64 at most, of 256 frames, 0.5 to 1.5 MB each).
+// file being read holds up to 4N+4 batches, 64 at most, of 256 frames, 0.5 to 1.5 MB each, or
+// cut in pieces of the records that start in 128 KiB, up to about 4 MB each).
 const maxJobs = 256
 
 // addJobsFlag adds -j to the flags of a command that reads captures.
