@@ -90,10 +90,10 @@ unit:
 	@GO=$(GO) bash scripts/unit.sh
 
 # race runs the tests of what shares memory between goroutines under the race detector: the
-# read-ahead (its workers, the file's cut lock, the spin before sleeping), the stream merge, and
-# the -j comparisons. A data race there would give a wrong frame without failing any other test.
+# read-ahead (its workers, the file's cut lock, the spin before sleeping, the pieces the workers
+# cut at once), the stream merge, and the -j comparisons. A data race there would give a wrong frame without failing any other test.
 race:
-	$(GO) test -race -count=1 -run 'ReadAhead|NextBatch|Prefetch|Workers|Stream|Solo|Meta|Jobs' ./capfile/ ./analyze/ ./cmd/ibanalyze/
+	$(GO) test -race -count=1 -run 'ReadAhead|NextBatch|Prefetch|Workers|Stream|Solo|Meta|Jobs|Split|KeyOnly' ./capfile/ ./analyze/ ./cmd/ibanalyze/
 
 # vm-deps installs what the VM bench needs; apt-get download needs the package lists, which a
 # fresh machine may not have yet.
