@@ -82,13 +82,8 @@ func (s *Stream) nextPlain(sf *streamFile) bool {
 		if offset > 0 {
 			sf.doneB = min(offset, sf.size)
 		}
-		// stamp, whose call was a tenth of the path, for a timestamp
-		// that neither shows a finer resolution nor steps back.
-		if ts := f.TsNs; s.dataResNs > 1 && ts%s.dataResNs != 0 || sf.started && ts < sf.lastTsNs {
+		if !s.stampedPlain(sf, f.TsNs) {
 			s.stamp(sf, f)
-		} else {
-			s.stamps++
-			sf.started, sf.lastTsNs = true, ts
 		}
 		sf.keyNs = f.TsNs
 		if s.opts.Keep != nil && !s.opts.Keep(f) {
@@ -100,6 +95,18 @@ func (s *Stream) nextPlain(sf *streamFile) bool {
 		sf.ok = true
 		return true
 	}
+}
+
+// stampedPlain counts f's timestamp ts as stamp would, reporting whether
+// it could: a time that neither shows a finer resolution nor steps back,
+// inlined where stamp's call was a tenth of nextPlain's path.
+func (s *Stream) stampedPlain(sf *streamFile, ts int64) bool {
+	if s.dataResNs > 1 && ts%s.dataResNs != 0 || sf.started && ts < sf.lastTsNs {
+		return false
+	}
+	s.stamps++
+	sf.started, sf.lastTsNs = true, ts
+	return true
 }
 
 // plainBlock is what recordNG does for a little-endian enhanced packet
@@ -179,11 +186,8 @@ func (s *Stream) nextAhead(sf *streamFile) bool {
 		if f.Offset > 0 {
 			sf.doneB = min(f.Offset, sf.size)
 		}
-		if ts := f.TsNs; s.dataResNs > 1 && ts%s.dataResNs != 0 || sf.started && ts < sf.lastTsNs {
+		if !s.stampedPlain(sf, f.TsNs) {
 			s.stamp(sf, f)
-		} else {
-			s.stamps++
-			sf.started, sf.lastTsNs = true, ts
 		}
 		sf.keyNs = f.TsNs
 		if s.opts.Keep != nil && !s.opts.Keep(f) {
