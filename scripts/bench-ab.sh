@@ -15,8 +15,10 @@
 #	BENCH_FRAMES   frames in the capture (500000), written once by testdata/gen into BENCH_DIR
 #	BENCH_DIR      where the capture is cached (/tmp/ibscope-bench)
 #	BENCH_ONLY     an extended regexp: only the commands whose name matches
-#	BENCH_ARGS     ibanalyze arguments put before each command's (e.g. "-j 1"); both builds
-#	               must know them
+#	BENCH_ARGS     ibanalyze arguments put before each command's ("-j 1" when unset: one core,
+#	               whose CPU time is steadier than that of the hand-over between cores, which
+#	               the default -j brings to a file this large; BENCH_ARGS= for the commands'
+#	               own defaults); both builds must know them
 #	BENCH_GO=1     also the Go benchmarks of BENCH_GO_PKGS (./decode/ ./capfile/) matching
 #	               BENCH_GO_BENCH (.), each test binary run once per round, A and B alternately,
 #	               BENCH_GO_COUNT rounds (6), compared by benchstat
@@ -28,7 +30,7 @@ RUNS=${BENCH_RUNS:-9}
 N=${BENCH_FRAMES:-500000}
 dir=${BENCH_DIR:-/tmp/ibscope-bench}
 ONLY=${BENCH_ONLY:-}
-ARGS=${BENCH_ARGS:-}
+ARGS=${BENCH_ARGS--j 1}
 GO_PKGS=${BENCH_GO_PKGS:-./decode/ ./capfile/}
 GO_BENCH=${BENCH_GO_BENCH:-.}
 GO_COUNT=${BENCH_GO_COUNT:-6}
