@@ -18,7 +18,7 @@ const (
 	// order.
 	DefaultWindowPackets = 4096
 	// MaxWindowPackets bounds the window: the stream holds a ring of the
-	// next power of two packets, 160 bytes each (168 MB at this bound;
+	// window plus one packets, 160 bytes each (160 MB at this bound;
 	// with StreamOptions.Ethernet 64 more, and an IFA probe's hops up to
 	// 620 bytes more).
 	MaxWindowPackets = 1_000_000
