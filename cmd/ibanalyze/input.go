@@ -65,10 +65,11 @@ func newInput(opts analyze.StreamOptions) (*input, error) {
 // open opens paths as one stream, on the cores not busy when reading
 // ahead pays for them (anyPieces) and -j does not say.
 func (in *input) open(paths []string) (*analyze.Stream, error) {
+	opts := in.opts // this stream's: buffer's senders and receiver are two
 	if !jobs.set && anyPieces(paths) {
-		in.opts.Workers, _ = workers(true) // without -j, no error
+		opts.Workers, _ = workers(true) // without -j, no error
 	}
-	s, err := analyze.OpenStream(paths, in.opts)
+	s, err := analyze.OpenStream(paths, opts)
 	if err == nil {
 		in.streams = append(in.streams, s)
 	}
