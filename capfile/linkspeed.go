@@ -15,18 +15,11 @@ import (
 // page faults and copying for an analysis that asks before it reads).
 // Its errors are Open's, or the read of those four bytes.
 func RecordedLinkBitsPerSec(path string) (uint64, error) {
-	f, err := os.Open(path)
+	magic, err := readMagic(path)
 	if err != nil {
 		return 0, err
 	}
-	var magic [4]byte
-	_, err = io.ReadFull(f, magic[:])
-	f.Close()
-	if err != nil {
-		return 0, err
-	}
-	switch binary.LittleEndian.Uint32(magic[:]) {
-	case magicMicro, magicNano, bits.ReverseBytes32(magicMicro), bits.ReverseBytes32(magicNano):
+	if classicPcap(magic) {
 		return 0, nil
 	}
 	r, err := Open(path)
@@ -35,4 +28,29 @@ func RecordedLinkBitsPerSec(path string) (uint64, error) {
 	}
 	defer r.Close()
 	return r.LinkBitsPerSec(), nil
+}
+
+// readMagic reads the first four bytes of the file at path, as a
+// little-endian number.
+func readMagic(path string) (uint32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint32(magic[:]), nil
+}
+
+// classicPcap reports whether magic (readMagic's) is a classic pcap
+// file's, of either byte order and timestamp unit.
+func classicPcap(magic uint32) bool {
+	switch magic {
+	case magicMicro, magicNano, bits.ReverseBytes32(magicMicro), bits.ReverseBytes32(magicNano):
+		return true
+	}
+	return false
 }

@@ -3,7 +3,6 @@ package capfile
 import (
 	"encoding/binary"
 	"io"
-	"math/bits"
 	"os"
 	"slices"
 
@@ -109,20 +108,8 @@ func CutInPieces(path string) bool {
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() < minSplitBytes {
 		return false
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var magic [4]byte
-	if _, err := io.ReadFull(f, magic[:]); err != nil {
-		return false
-	}
-	switch binary.LittleEndian.Uint32(magic[:]) {
-	case magicNG, magicMicro, magicNano, bits.ReverseBytes32(magicMicro), bits.ReverseBytes32(magicNano):
-		return true
-	}
-	return false
+	magic, err := readMagic(path)
+	return err == nil && (magic == magicNG || classicPcap(magic))
 }
 
 // piece is where a batch cut as a piece stands in the file.
