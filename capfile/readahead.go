@@ -590,10 +590,7 @@ func (a *readAhead) next() (*decode.Frame, error) {
 			}
 			continue
 		}
-		a.cur, a.i = b, 0
-		if !b.isPiece {
-			a.base = 0
-		}
+		a.cur, a.i = b, 0 // a.base is 0 but for pieces (takePiece), and no piece follows the serial cut
 	}
 }
 
