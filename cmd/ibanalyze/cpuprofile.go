@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+
+	"github.com/ibscope/ibscope/internal/outfile"
 )
 
 // cpuProfileEnv names the file a run writes its CPU profile to, when set:
@@ -14,16 +16,18 @@ import (
 const cpuProfileEnv = "IBANALYZE_CPUPROFILE"
 
 // startCPUProfile starts the profile if cpuProfileEnv asks for one and
-// returns what stops it (nothing to stop otherwise).
+// returns what stops it (nothing to stop otherwise). The file is written
+// by outfile's rule, as every output: under a temporary name until the
+// profile is whole, never through a symbolic link.
 func startCPUProfile() (stop func()) {
 	path := os.Getenv(cpuProfileEnv)
 	if path == "" {
 		return func() {}
 	}
-	f, err := os.Create(path)
+	f, err := outfile.Create(path)
 	if err == nil {
 		if err = pprof.StartCPUProfile(f); err != nil {
-			f.Close()
+			f.Abort()
 		}
 	}
 	if err != nil {
@@ -32,6 +36,8 @@ func startCPUProfile() (stop func()) {
 	}
 	return func() {
 		pprof.StopCPUProfile()
-		f.Close()
+		if err := f.Commit(); err != nil {
+			fmt.Fprintf(os.Stderr, "ibanalyze: %s: %v\n", cpuProfileEnv, err)
+		}
 	}
 }
