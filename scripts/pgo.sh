@@ -35,5 +35,6 @@ done
 for r in 1 2 3; do
   profile export -q "$f" -o "$work/packets.parquet"
 done
-$GO tool pprof -proto "$work"/*.pprof >cmd/ibanalyze/default.pgo
+$GO tool pprof -proto "$work"/*.pprof >"$work/default.pgo" # whole, or the old profile stays
+mv "$work/default.pgo" cmd/ibanalyze/default.pgo
 echo "pgo: cmd/ibanalyze/default.pgo from $n profiles ($(stat -c %s cmd/ibanalyze/default.pgo) bytes)"
