@@ -194,9 +194,10 @@ func (s *split) head(rec []byte) (recordHead, bool) {
 	return recordHead{capLen: int(capLen), wireLen: int(wireLen), tsNs: ns, dir: dir, link: ifc.linkType, data: 28}, true
 }
 
-// cutPiece reads piece b.seq into b, a batch that keeps heads, and finds
-// its records (on a worker, the file's lock not held).
-func (s *split) cutPiece(b *batch) {
+// cutPiece reads piece b.seq into b, a batch that keeps heads, finds its
+// records and decodes each with w as it finds it, while the record is in
+// the core's cache (on a worker, the file's lock not held).
+func (s *split) cutPiece(b *batch, w *decoding) {
 	p := &b.piece
 	p.lo = s.base + int64(b.seq)*splitBytes
 	p.hi = min(p.lo+splitBytes, s.size)
@@ -206,6 +207,7 @@ func (s *split) cutPiece(b *batch) {
 	}
 	b.n, b.end, b.data = 0, nil, b.data[:0]
 	b.isPiece, b.cfg = true, s.cfg
+	b.decodeStart(&w.dec)
 	// A little more than the piece: the headers of a record that starts
 	// in its last bytes, and of the ones after, for findRecord to see.
 	if !b.readAt(s.f, p.lo, int(min(p.hi+lookPast, s.size)-p.lo)) {
@@ -221,16 +223,16 @@ func (s *split) cutPiece(b *batch) {
 	}
 	p.start = p.lo + int64(at)
 	if s.ng {
-		s.walkBlocks(b, at)
+		s.walkBlocks(b, at, w)
 	} else {
-		s.walkRecords(b, at)
+		s.walkRecords(b, at, w)
 	}
 }
 
 // walkRecords takes piece b's pcap records from data[at:] on, until one
 // starts past the piece (or one the plain path would not take as it is):
 // length and head inlined, a record costing what fillPlain's did.
-func (s *split) walkRecords(b *batch, at int) {
+func (s *split) walkRecords(b *batch, at int, w *decoding) {
 	p := &b.piece
 	for {
 		off := p.lo + int64(at)
@@ -252,16 +254,18 @@ func (s *split) walkRecords(b *batch, at int) {
 		if b.n == len(b.heads) {
 			b.grow()
 		}
-		b.heads[b.n] = frameHead{number: b.n + 1, capLen: int(capLen), wireLen: int(wireLen), offset: off,
-			tsNs: int64(s.u32(rec))*1e9 + int64(sub)*s.nsPerTs, dir: decode.DirectionUnknown}
-		b.spans[b.n] = recordSpan{start: at + 16, end: at + n, linkType: s.link}
+		f := &w.f
+		f.Number, f.CapLen, f.WireLen, f.Offset = b.n+1, int(capLen), int(wireLen), off
+		f.TsNs, f.NoTs, f.Dir = int64(s.u32(rec))*1e9+int64(sub)*s.nsPerTs, false, decode.DirectionUnknown
+		b.heads[b.n].failed = false
+		b.decodeFrame(b.n, b.data[at+16:at+n], s.link, &w.dec, f)
 		b.n++
 		at += n
 	}
 }
 
 // walkBlocks is walkRecords for pcapng packet blocks.
-func (s *split) walkBlocks(b *batch, at int) {
+func (s *split) walkBlocks(b *batch, at int, w *decoding) {
 	p := &b.piece
 	for {
 		off := p.lo + int64(at)
@@ -284,8 +288,11 @@ func (s *split) walkBlocks(b *batch, at int) {
 		if b.n == len(b.heads) {
 			b.grow()
 		}
-		b.heads[b.n] = frameHead{number: b.n + 1, capLen: rh.capLen, wireLen: rh.wireLen, offset: off, tsNs: rh.tsNs, dir: rh.dir}
-		b.spans[b.n] = recordSpan{start: at + rh.data, end: at + rh.data + rh.capLen, linkType: rh.link}
+		f := &w.f
+		f.Number, f.CapLen, f.WireLen, f.Offset = b.n+1, rh.capLen, rh.wireLen, off
+		f.TsNs, f.NoTs, f.Dir = rh.tsNs, false, rh.dir
+		b.heads[b.n].failed = false
+		b.decodeFrame(b.n, b.data[at+rh.data:at+rh.data+rh.capLen], rh.link, &w.dec, f)
 		b.n++
 		at += n
 	}
