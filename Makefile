@@ -74,7 +74,9 @@ node-deps:
 	@for d in $$(git ls-files '*package-lock.json' | xargs -r -n1 dirname); do \
 	  [ -d $$d/node_modules ] || (cd $$d && npm install --no-save --no-audit --no-fund --loglevel=error) || exit 1; done
 
-test: deps lint unit race fuzz-smoke vmtest
+# test runs the demo too: the README's first command, kept working by CI rather than found broken
+# by a new user.
+test: deps lint demo unit race fuzz-smoke vmtest
 
 lint:
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt needed: $$bad"; exit 1; fi
