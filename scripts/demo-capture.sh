@@ -51,7 +51,7 @@ ip -n "$ns" addr add 10.199.0.2/24 dev vcap
 
 ip netns exec "$ns" "$tmp/ibcap" -i vcap -w "$out" 2>"$tmp/ibcap.err" &
 ibcap_pid=$!
-for _ in $(seq 100); do
+for _ in $(seq 300); do # up to 30 s: a loaded machine (make test runs the demo)
 	grep -q "capturing on" "$tmp/ibcap.err" && break
 	kill -0 "$ibcap_pid" 2>/dev/null || break
 	sleep 0.1
