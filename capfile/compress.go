@@ -4,16 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"compress/bzip2"
-	"compress/gzip"
 	"fmt"
 	"io"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 )
 
 // Compressed captures: gzip, bzip2 and zstd are read as if decompressed
 // (byte offsets in messages are then offsets in the decompressed data);
-// other compressors are named so that the user knows what to run.
+// other compressors are named so that the user knows what to run. gzip and
+// zstd are klauspost/compress's: its gzip (compress/gzip's API) inflated a
+// 360 MB capture in 0.62x the CPU time of the standard library's, and
+// ibanalyze decode --summary read its .gz in 0.73x.
 
 // compression is a compressed-file format known by its magic bytes.
 type compression struct {
