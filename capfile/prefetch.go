@@ -1,6 +1,8 @@
 package capfile
 
 import (
+	"encoding/binary"
+	"errors"
 	"io"
 	"os"
 )
@@ -15,6 +17,12 @@ import (
 // chunk's buffer as its own, the bytes it had not handed out (a record cut
 // by the chunk's end) moved in front, and the next read starts into the
 // buffer let go. Two buffers a file, each of the read buffer's size.
+//
+// A compressed file is read ahead the same way from its decompressor, in
+// order: the decompression then runs on a core of its own while the
+// records are cut and decoded on the others. A decompressor must not be
+// closed under a Read: the Reader waits for the chunk being read before it
+// closes one (prefetch.stop).
 
 // prefetchHead is the room kept in front of a chunk for the bytes the
 // window still holds when it takes the chunk: a record the chunk's start
@@ -23,7 +31,8 @@ const prefetchHead = 64 << 10
 
 // prefetch is a file being read ahead of its window, a chunk at a time.
 type prefetch struct {
-	f     *os.File
+	f     *os.File   // read at off (pread); nil for a decompressor
+	rd    io.Reader  // the decompressor, read in order, when f is nil
 	off   int64      // where the chunk being read starts
 	ready chan chunk // the chunk being read, once it is
 	ended bool       // the last chunk read ended the file (or failed): no more reads
@@ -38,9 +47,13 @@ type chunk struct {
 	err error
 }
 
-// prefetch has b's file, f, read ahead from where b has read it to.
+// prefetch has b's file, f, read ahead from where b has read it to; with
+// f nil, b's reader (a decompressor) from where b has read it to.
 func (b *window) prefetch(f *os.File) {
 	p := &prefetch{f: f, off: b.pos, ready: make(chan chunk, 1)}
+	if f == nil {
+		p.rd = b.rd
+	}
 	b.pf = p
 	p.read(nil)
 }
@@ -53,9 +66,50 @@ func (p *prefetch) read(buf []byte) {
 	}
 	off := p.off
 	go func() {
-		n, err := p.f.ReadAt(buf[prefetchHead:], off)
+		var n int
+		var err error
+		if p.f != nil {
+			n, err = p.f.ReadAt(buf[prefetchHead:], off)
+		} else {
+			n, err = readChunk(p.rd, buf[prefetchHead:])
+		}
 		p.ready <- chunk{buf: buf, n: n, err: err}
 	}()
+}
+
+// readChunk reads rd until buf is full or a read fails: fewer bytes only
+// with an error, as ReadAt (io.ReadFull would turn the decompressor's
+// io.EOF after some bytes into io.ErrUnexpectedEOF, the error a cut gzip
+// file gives).
+func readChunk(rd io.Reader, buf []byte) (int, error) {
+	n := 0
+	for empty := 0; n < len(buf); {
+		k, err := rd.Read(buf[n:])
+		if k < 0 || k > len(buf)-n {
+			return n, errors.New("capfile: the reader returned an impossible byte count")
+		}
+		n += k
+		if err != nil {
+			return n, err
+		}
+		if k > 0 {
+			empty = 0
+		} else if empty++; empty >= maxEmptyReads {
+			return n, io.ErrNoProgress
+		}
+	}
+	return n, nil
+}
+
+// stop waits for the chunk being read, if any, so that nothing reads the
+// decompressor once it returns (the Reader then closes it); the window
+// has no prefetch after it.
+func (p *prefetch) stop(b *window) {
+	if !p.ended {
+		<-p.ready
+		p.ended = true
+	}
+	b.pf = nil
 }
 
 // fill is window.fill with a prefetch: it takes the chunk read ahead,
@@ -90,10 +144,36 @@ func (p *prefetch) fill(b *window) {
 	p.read(free)
 }
 
-// prefetchFile has r's file read ahead of its cut when r reads it as it
-// is (not through a decompressor).
+// prefetchFile has r's file read ahead of its cut: as it is, unless it is
+// cut in pieces (which the workers read themselves), or through its
+// decompressor.
 func (r *Reader) prefetchFile() {
-	if f, ok := r.br.rd.(*os.File); ok && r.br.pf == nil && (r.ahead == nil || r.ahead.file.split == nil) {
-		r.br.prefetch(f)
+	if r.br.pf != nil {
+		return
 	}
+	if f, ok := r.br.rd.(*os.File); ok && (r.ahead == nil || r.ahead.file.split == nil) {
+		r.br.prefetch(f)
+	} else if r.decompressor != nil { // the window reads the decompressor (Reader.decompress)
+		r.br.prefetch(nil)
+	}
+}
+
+// DecompressedAhead reports whether path, alone in a stream read ahead, is
+// decompressed on a goroutine of its own (prefetchFile): a regular gzip,
+// bzip2 or zstd file larger than the read buffer. On two cores its flows
+// then took 0.72x to 0.75x the wall time of one (.gz and .zst of 2M
+// frames).
+func DecompressedAhead(path string) bool {
+	// Stat first: opening a FIFO would wait for its writer (CutInPieces).
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() <= readBufLen {
+		return false
+	}
+	magic, err := readMagic(path)
+	if err != nil {
+		return false
+	}
+	var head [4]byte
+	binary.LittleEndian.PutUint32(head[:], magic)
+	c := compressionOf(head[:])
+	return c != nil && c.open != nil
 }

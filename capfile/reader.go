@@ -304,6 +304,9 @@ func (r *Reader) Close() error {
 		r.ahead = nil
 	}
 	if r.decompressor != nil {
+		if r.br.pf != nil {
+			r.br.pf.stop(r.br)
+		}
 		r.decompressor.Close()
 	}
 	if r.closer != nil {

@@ -85,7 +85,7 @@ func runDecode(stdout io.Writer, paths []string, o decodeOpts) error {
 	if err != nil {
 		return err
 	}
-	nworkers, err := workers(!o.summary || anyPieces(paths))
+	nworkers, err := workers(!o.summary || readAheadPays(paths))
 	if err != nil {
 		return err
 	}

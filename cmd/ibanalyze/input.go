@@ -63,10 +63,10 @@ func newInput(opts analyze.StreamOptions) (*input, error) {
 }
 
 // open opens paths as one stream, on the cores not busy when reading
-// ahead pays for them (anyPieces) and -j does not say.
+// ahead pays for them (readAheadPays) and -j does not say.
 func (in *input) open(paths []string) (*analyze.Stream, error) {
 	opts := in.opts // this stream's: buffer's senders and receiver are two
-	if !jobs.set && anyPieces(paths) {
+	if !jobs.set && readAheadPays(paths) {
 		opts.Workers, _ = workers(true) // without -j, no error
 	}
 	s, err := analyze.OpenStream(paths, opts)
