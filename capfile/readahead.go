@@ -138,7 +138,7 @@ type batch struct {
 	file  *fileCut
 	seq   int          // its place in the file: the batches are numbered from 0 as they are cut
 	data  []byte       // the records' bytes, back to back
-	spans []recordSpan // where each record is in data, and how to decode it
+	spans []recordSpan // where each record is in data, and how to decode it (a piece needs none: split.go)
 	// frames is the records' frames, decoded by a worker; with
 	// StreamOptions.Heads there are none, and heads holds what Next
 	// hands out of each.

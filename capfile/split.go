@@ -230,8 +230,9 @@ func (s *split) cutPiece(b *batch, w *decoding) {
 }
 
 // walkRecords takes piece b's pcap records from data[at:] on, until one
-// starts past the piece (or one the plain path would not take as it is):
-// length and head inlined, a record costing what fillPlain's did.
+// starts past the piece (or one the plain path would not take as it is),
+// and decodes each with w as it takes it: length and head inlined, a
+// record's cut costing what fillPlain's did.
 func (s *split) walkRecords(b *batch, at int, w *decoding) {
 	p := &b.piece
 	for {
