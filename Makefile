@@ -19,11 +19,13 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # build and demo need neither), node/npm for the independent Parquet reader, GNU time for
 # bench, Debian's pandas (no pyarrow) for the README's CSV and JSON Lines lines, mandoc and groff to lint
 # the man pages, bash-completion, fish and zsh to run the completion scripts as those shells do. chromium to render
-# 'ibanalyze report' headless. A command that is already there (whatever installed it) is not reinstalled.
+# 'ibanalyze report' headless, gzip and zstd to compress bench/cores.sh's capture. A command that is
+# already there (whatever installed it) is not reinstalled.
 NEEDS := tshark:tshark mandoc:mandoc groff:groff-base tcpreplay:tcpreplay tcpdump:tcpdump ip:iproute2 gcc:gcc prometheus:prometheus \
 	/usr/include/infiniband/verbs.h:libibverbs-dev node:nodejs npm:npm /usr/bin/time:time \
 	/usr/lib/python3/dist-packages/pandas:python3-pandas \
-	/usr/share/bash-completion/bash_completion:bash-completion fish:fish zsh:zsh hyperfine:hyperfine chromium:chromium curl:curl
+	/usr/share/bash-completion/bash_completion:bash-completion fish:fish zsh:zsh hyperfine:hyperfine chromium:chromium curl:curl \
+	gzip:gzip zstd:zstd
 # The VM bench (vmbench/, internal/vm) boots Debian's stock kernel under qemu with a busybox
 # initramfs, shares the host's root with the guest, and runs rxe traffic with perftest, rping and
 # its own RDMA WRITE with immediate tool (vmbench/testdata/immwrite, built with gcc against

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ibanalyze -j 1 against -j N (N: every core, nproc) on the 2-million-frame RoCEv2 capture
-# analyze.sh writes: flows, ipd, decode --summary and decode, each pair run alternately
+# analyze.sh writes: flows, ipd, decode --summary and decode, and flows, ipd and decode --summary
+# on the same capture compressed (.gz, .zst), each pair run alternately
 # BENCH_RUNS times (default 9). Prints the median wall and CPU (user+sys) seconds of each side,
 # wall(-j N)/wall(-j 1) (the gain from the cores) and CPU(-j N)/CPU(-j 1) (what handing the
 # frames between goroutines costs), the largest peak RSS, and the load average before and
@@ -22,22 +23,27 @@ mkdir -p "$dir"
 go build -o bin/ ./cmd/ibanalyze
 f="$dir/rocev2-$N.pcap"
 [ -s "$f" ] || go run ./testdata/gen -bench-rocev2 "$N" -o "$f"
+# The same capture compressed, decompressed on a core of its own at -j 2 and more (capfile's
+# prefetch): gzip -6 and zstd -3, each written once beside it.
+[ -s "$f.gz" ] || { gzip -6 -c "$f" >"$f.gz.part" && mv "$f.gz.part" "$f.gz"; }
+[ -s "$f.zst" ] || { zstd -q -3 -c "$f" >"$f.zst.part" && mv "$f.zst.part" "$f.zst"; }
 
-echo "cores: $f, -j 1 against -j $J, $RUNS runs each alternating${rt:+ at ${rt[*]}}; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-for args in "flows" "ipd" "decode --summary" "decode"; do
+echo "cores: $f (and .gz, .zst), -j 1 against -j $J, $RUNS runs each alternating${rt:+ at ${rt[*]}}; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+for run in "flows:" "ipd:" "decode --summary:" "decode:" "flows:.gz" "ipd:.gz" "decode --summary:.gz" "flows:.zst" "ipd:.zst" "decode --summary:.zst"; do
+  args=${run%%:*} in=$f${run#*:}
   : > "$dir/cores-times"
   for _ in $(seq "$RUNS"); do
     for j in 1 "$J"; do
       # shellcheck disable=SC2086
-      if ! "${rt[@]}" /usr/bin/time -f "$j %e %U %S %M" -o "$dir/time" bin/ibanalyze -j "$j" $args "$f" >/dev/null 2>"$dir/err"; then
-        echo "cores: ibanalyze -j $j $args failed:" >&2
+      if ! "${rt[@]}" /usr/bin/time -f "$j %e %U %S %M" -o "$dir/time" bin/ibanalyze -j "$j" $args "$in" >/dev/null 2>"$dir/err"; then
+        echo "cores: ibanalyze -j $j $args $in failed:" >&2
         cat "$dir/err" >&2
         exit 1
       fi
       cat "$dir/time" >> "$dir/cores-times"
     done
   done
-  awk -v a="$args" -v j="$J" '
+  awk -v a="$args${run#*:}" -v j="$J" '
     function median(s,   v, n, i, k, t) {
       n = split(s, v, " ")
       for (i = 2; i <= n; i++) { t = v[i]; for (k = i - 1; k >= 1 && v[k] + 0 > t + 0; k--) v[k + 1] = v[k]; v[k + 1] = t }
@@ -46,7 +52,7 @@ for args in "flows" "ipd" "decode --summary" "decode"; do
     { wall[$1] = wall[$1] " " $2; cpu[$1] = cpu[$1] " " ($3 + $4); if ($5 > rss[$1]) rss[$1] = $5 }
     END {
       w1 = median(wall[1]); wj = median(wall[j]); c1 = median(cpu[1]); cj = median(cpu[j])
-      printf "cores: ibanalyze %-17s -j 1: %.2f s wall, %.2f s CPU, %d KiB; -j %d: %.2f s wall, %.2f s CPU, %d KiB; wall %.2fx, CPU %.2fx\n",
+      printf "cores: ibanalyze %-21s -j 1: %.2f s wall, %.2f s CPU, %d KiB; -j %d: %.2f s wall, %.2f s CPU, %d KiB; wall %.2fx, CPU %.2fx\n",
         a, w1, c1, rss[1], j, wj, cj, rss[j], wj / w1, cj / c1
     }' "$dir/cores-times"
 done
