@@ -161,7 +161,7 @@ func (r *Reader) prefetchFile() {
 // DecompressedAhead reports whether path, alone in a stream read ahead, is
 // decompressed on a goroutine of its own (prefetchFile): a regular gzip,
 // bzip2 or zstd file larger than the read buffer. On two cores flows, ipd
-// and decode --summary then took 0.71x to 0.87x the wall time of one (.gz
+// and decode --summary then took 0.69x to 0.87x the wall time of one (.gz
 // and .zst of 2M frames).
 func DecompressedAhead(path string) bool {
 	// Stat first: opening a FIFO would wait for its writer (CutInPieces).

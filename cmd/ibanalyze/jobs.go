@@ -76,7 +76,7 @@ func readAheadPays(paths []string) bool {
 // pcapng file is cut in pieces on every core, and a single compressed
 // capture is decompressed on a core of its own (readAheadPays): -j 2 took
 // 0.60x to 0.75x the wall time of -j 1 for flows, ipd and decode --summary
-// at 1.22x to 1.33x the CPU, and 0.71x to 0.87x on the same capture's .gz
+// at 1.10x to 1.33x the CPU, and 0.69x to 0.87x on the same capture's .gz
 // or .zst (1.2x to 1.4x the CPU). Where the one cut is
 // most of the work (smaller files, several compressed ones, standard input)
 // -j 2 took 0.95x to 1.0x the wall time at 1.5x to 1.7x the CPU: one core
