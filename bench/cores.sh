@@ -5,12 +5,15 @@
 # BENCH_RUNS times (default 9). Prints the median wall and CPU (user+sys) seconds of each side,
 # wall(-j N)/wall(-j 1) (the gain from the cores) and CPU(-j N)/CPU(-j 1) (what handing the
 # frames between goroutines costs), the largest peak RSS, and the load average before and
-# after: on a shared machine the wall times are only as good as the cores the others leave.
+# after, and how many cores two busy processes got before and after (bench/lib/coresgiven.bash: a
+# virtual machine's two cores may be one for a while, and -j 2 then gains nothing): on a shared
+# machine the wall times are only as good as the cores the others leave.
 # BENCH_RT=1 runs each command at a real-time priority (chrt -f 5, needs root), which keeps the
 # other processes' time slices out of its wall time (on a busy machine a woken goroutine's thread
 # otherwise waits for one, ~0.5 ms, at each hand-over), not what they take of the caches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib/coresgiven.bash
 N=${BENCH_FRAMES:-2000000}
 RUNS=${BENCH_RUNS:-9}
 J=${BENCH_JOBS:-$(nproc)}
@@ -28,7 +31,7 @@ f="$dir/rocev2-$N.pcap"
 [ -s "$f.gz" ] || { gzip -6 -c "$f" >"$f.gz.part" && mv "$f.gz.part" "$f.gz"; }
 [ -s "$f.zst" ] || { zstd -q -3 -c "$f" >"$f.zst.part" && mv "$f.zst.part" "$f.zst"; }
 
-echo "cores: $f (and .gz, .zst), -j 1 against -j $J, $RUNS runs each alternating${rt:+ at ${rt[*]}}; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "cores: $f (and .gz, .zst), -j 1 against -j $J, $RUNS runs each alternating${rt:+ at ${rt[*]}}; load average $(cut -d' ' -f1-3 /proc/loadavg); two busy processes got $(cores_given) cores"
 for run in "flows:" "ipd:" "decode --summary:" "decode:" "flows:.gz" "ipd:.gz" "decode --summary:.gz" "flows:.zst" "ipd:.zst" "decode --summary:.zst"; do
   args=${run%%:*} in=$f${run#*:}
   : > "$dir/cores-times"
@@ -56,4 +59,4 @@ for run in "flows:" "ipd:" "decode --summary:" "decode:" "flows:.gz" "ipd:.gz" "
         a, w1, c1, rss[1], j, wj, cj, rss[j], wj / w1, cj / c1
     }' "$dir/cores-times"
 done
-echo "cores: load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "cores: load average after: $(cut -d' ' -f1-3 /proc/loadavg); two busy processes got $(cores_given) cores"
