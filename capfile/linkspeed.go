@@ -45,6 +45,18 @@ func readMagic(path string) (uint32, error) {
 	return binary.LittleEndian.Uint32(magic[:]), nil
 }
 
+// regularMagic is readMagic of a regular file of minBytes or more, false
+// for any other. It stats first: opening a FIFO would wait for its writer,
+// and closing it would end the writer's stream before the command opens it
+// to read.
+func regularMagic(path string, minBytes int64) (uint32, bool) {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() < minBytes {
+		return 0, false
+	}
+	magic, err := readMagic(path)
+	return magic, err == nil
+}
+
 // classicPcap reports whether magic (readMagic's) is a classic pcap
 // file's, of either byte order and timestamp unit.
 func classicPcap(magic uint32) bool {

@@ -103,13 +103,8 @@ func splitFile(r *Reader, heads bool) *split {
 // magic number) of minSplitBytes or more. Reading ahead on several cores
 // pays for such a file; for others the one cut is most of the work.
 func CutInPieces(path string) bool {
-	// Stat first: opening a FIFO would wait for its writer, and closing it
-	// would end the writer's stream before the command opens it to read.
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() < minSplitBytes {
-		return false
-	}
-	magic, err := readMagic(path)
-	return err == nil && (magic == magicNG || classicPcap(magic))
+	magic, ok := regularMagic(path, minSplitBytes)
+	return ok && (magic == magicNG || classicPcap(magic))
 }
 
 // piece is where a batch cut as a piece stands in the file.
