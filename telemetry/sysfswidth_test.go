@@ -177,8 +177,11 @@ func TestSysfsSamplerDeviceGoneAndBack(t *testing.T) {
 			}
 		}
 	}
-	if uint64(missing) != f.Samples || resets != 1 || strings.Count(out.String(), "\n# reset\n") != 1 {
-		t.Errorf("%d samples missing (sampler counted %d), %d resets; want one reset after the gap, marked once in the sidecar",
+	// A sample that straddles the removal or the return, its reads on
+	// either side, may have read rcvd_pkts and failed others: up to two
+	// failed samples hold it (seen once, on a loaded machine).
+	if uint64(missing) > f.Samples || uint64(missing)+2 < f.Samples || resets != 1 || strings.Count(out.String(), "\n# reset\n") != 1 {
+		t.Errorf("%d samples missing (sampler counted %d failed), %d resets; want one reset after the gap, marked once in the sidecar",
 			missing, f.Samples, resets)
 	}
 	if len(g.Warnings) != 1 || !strings.Contains(g.Warnings[0].String(), "counters reset: the device went away and came back") {
