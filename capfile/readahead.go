@@ -71,6 +71,10 @@ type decodePool struct {
 	mu   sync.Mutex
 	live int           // files read ahead that have not ended nor been closed
 	done chan struct{} // closed when live falls to 0: the workers end
+	// used is batches of files that have ended, for the next file's: a
+	// rotated set's files each made a dozen, garbage at their end (1000
+	// files of 2000 frames: -j 2 took twice the time of -j 1).
+	used []*batch
 }
 
 // newDecodePool makes a pool of workers for up to files files.
@@ -113,6 +117,31 @@ func (p *decodePool) run() {
 	}
 }
 
+// reuse keeps b, a batch of a file that has ended, for another file, up to
+// a file's worth.
+func (p *decodePool) reuse(b *batch) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.used) < batchesAhead(p.workers) {
+		b.file = nil
+		p.used = append(p.used, b)
+	}
+}
+
+// reused returns a batch kept by reuse, nil if none.
+func (p *decodePool) reused() *batch {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.used)
+	if n == 0 {
+		return nil
+	}
+	b := p.used[n-1]
+	p.used[n-1] = nil
+	p.used = p.used[:n-1]
+	return b
+}
+
 // decoding is a goroutine's own: a Decoder (its ICRC scratch buffer is
 // per Decoder) and, with StreamOptions.Heads, the frame it decodes into.
 type decoding struct {
@@ -125,6 +154,7 @@ type decoding struct {
 func (p *decodePool) process(b *batch, w *decoding) {
 	c := b.file
 	if !c.cut(b, w) {
+		p.reuse(b)
 		return
 	}
 	if !b.isPiece { // a piece is decoded as it is cut
@@ -156,8 +186,10 @@ type batch struct {
 	end error
 	// cfg is the Reader's decoder settings when the batch was cut.
 	cfg decode.Decoder
-	// proj is StreamOptions.Project's for this batch, nil for none.
-	proj Projection
+	// proj is StreamOptions.Project's for this batch, nil for none, made
+	// for link type projLink.
+	proj     Projection
+	projLink int
 	// headsOnly decodes the frames only as far as their heads
 	// (decode.Decoder.DecodeHead): StreamOptions.HeadsOnly, with Heads.
 	headsOnly bool
@@ -372,8 +404,11 @@ type fileCut struct {
 	split *split
 }
 
-// startBatches is how many batches a file has before its frames are taken:
-// one being decoded while a worker cuts the next.
+// startBatches is how many batches a file alone in its stream has before
+// its frames are taken: one being decoded while a worker cuts the next. A
+// file of several has none: its first frame is cut and decoded as the
+// stream opens, by the caller, and its batches are made as its frames are
+// taken. Waiting its turn in the merge, it holds that one batch.
 const startBatches = 2
 
 // batchesAhead is how many batches a file has: enough for every worker to
@@ -386,8 +421,9 @@ const maxBatchesAhead = 64
 // readAhead makes r read and decode ahead through pool from now on, with
 // project (nil for none) making each batch's Projection, keeping only the
 // frames' heads if heads (StreamOptions.Heads), decoding them only as far
-// as their heads if headsOnly too (StreamOptions.HeadsOnly).
-func (r *Reader) readAhead(pool *decodePool, project func(linkType int) Projection, heads, headsOnly bool) *readAhead {
+// as their heads if headsOnly too (StreamOptions.HeadsOnly); alone says r
+// is its stream's only file (startBatches).
+func (r *Reader) readAhead(pool *decodePool, project func(linkType int) Projection, heads, headsOnly, alone bool) *readAhead {
 	n := batchesAhead(pool.workers)
 	a := &readAhead{pool: pool, ready: make([]chan *batch, n), maxBatch: n, project: project, format: r.format, heads: heads,
 		headsOnly: heads && headsOnly, linkType: r.LinkType()}
@@ -402,8 +438,10 @@ func (r *Reader) readAhead(pool *decodePool, project func(linkType int) Projecti
 	pool.live++
 	pool.mu.Unlock()
 	r.ahead = a
-	for range min(startBatches, n) {
-		a.more()
+	if alone {
+		for range min(startBatches, n) {
+			a.more()
+		}
 	}
 	return a
 }
@@ -542,8 +580,19 @@ func (a *readAhead) more() {
 	a.pool.work <- a.newBatch() // never blocks: it has room for every batch
 }
 
-// newBatch makes a batch for the file.
+// newBatch makes a batch for the file, or takes one another file used
+// (every file of a stream makes its batches alike, but for the link type
+// of their Projection).
 func (a *readAhead) newBatch() *batch {
+	if b := a.pool.reused(); b != nil {
+		b.file, b.isPiece, b.piece = a.file, false, piece{}
+		b.n, b.failed, b.untimed, b.end = 0, 0, 0, nil
+		clear(b.errs)
+		if a.project != nil && b.projLink != a.linkType {
+			b.proj, b.projLink = a.project(a.linkType), a.linkType
+		}
+		return b
+	}
 	b := &batch{file: a.file, data: make([]byte, 0, batchStartBytes), spans: make([]recordSpan, batchFrames), errs: make([]error, batchFrames),
 		format: a.format, headsOnly: a.headsOnly}
 	if a.heads {
@@ -555,7 +604,7 @@ func (a *readAhead) newBatch() *batch {
 		b.textEnds = make([]int, batchFrames)
 	}
 	if a.project != nil {
-		b.proj = a.project(a.linkType)
+		b.proj, b.projLink = a.project(a.linkType), a.linkType
 	}
 	return b
 }
@@ -588,6 +637,8 @@ func (a *readAhead) next() (*decode.Frame, error) {
 				a.serialBatch = b
 			case a.end == nil:
 				a.free(b)
+			default:
+				a.pool.reuse(b) // the file's last
 			}
 		}
 		if a.end != nil {
@@ -701,6 +752,19 @@ func (a *readAhead) text() []byte {
 
 // close stops the workers reading the file, waiting for the one that is,
 // so that the file can be closed under them.
+// letGo drops the batches the caller holds, once the file has ended.
+func (a *readAhead) letGo() {
+	for _, b := range a.spare {
+		a.pool.reuse(b)
+	}
+	for _, b := range []*batch{a.cur, a.serialBatch} {
+		if b != nil {
+			a.pool.reuse(b)
+		}
+	}
+	a.spare, a.cur, a.serialBatch = nil, nil, nil
+}
+
 func (a *readAhead) close() {
 	c := a.file
 	c.mu.Lock()

@@ -24,6 +24,13 @@ import (
 // stopAfter, when above 0, sets opts.Stop after that many frames.
 func transcript(t *testing.T, paths []string, opts StreamOptions, stopAfter int) string {
 	t.Helper()
+	return transcriptOf(t, paths, opts, stopAfter, false)
+}
+
+// transcriptOf is transcript, the stream taking its general path for every
+// frame if general (Stream.general: no fast path, a look at every file).
+func transcriptOf(t *testing.T, paths []string, opts StreamOptions, stopAfter int, general bool) string {
+	t.Helper()
 	var b strings.Builder
 	opts.OnDecodeError = func(err *DecodeError) { fmt.Fprintf(&b, "told: %v\n", err) }
 	opts.OnFileError = func(err error) { fmt.Fprintf(&b, "file: %v\n", err) }
@@ -36,6 +43,7 @@ func transcript(t *testing.T, paths []string, opts StreamOptions, stopAfter int)
 		return "open: " + err.Error()
 	}
 	defer s.Close()
+	s.general = general
 	says := func() {
 		for i, name := range s.Names() {
 			fmt.Fprintf(&b, "%s: link type %d, snap length %d, host %q\n", name, s.LinkType(i), s.SnapLen(i), s.CaptureHost(i))
@@ -155,6 +163,24 @@ func readAheadCaptures(t *testing.T) map[string]string {
 	zw := gzip.NewWriter(&gz)
 	zw.Write(badHeaders)
 	zw.Close()
+	// A rotated set: the bad headers' records in three files (the second
+	// gzipped), and a fourth whose times overlap the third's.
+	header := badHeaders[:24]
+	part := func(from, to int) []byte {
+		end := len(badHeaders)
+		if to < len(offs) {
+			end = offs[to]
+		}
+		return append(append([]byte(nil), header...), badHeaders[offs[from]:end]...)
+	}
+	var gzPart bytes.Buffer
+	zw = gzip.NewWriter(&gzPart)
+	zw.Write(part(1500, 3200))
+	zw.Close()
+	overlap := memCapture(t, decode.LinkTypeEthernet, 300, frames...)
+	for _, off := range records(overlap) { // stamped from the 3500th record's time on, 137 ns apart as it
+		binary.LittleEndian.PutUint32(overlap[off+4:], binary.LittleEndian.Uint32(overlap[off+4:])+3500*137)
+	}
 	ng, err := os.ReadFile(filepath.Join(pcapsDir, "mixed.pcapng"))
 	if err != nil {
 		t.Fatal(err)
@@ -167,15 +193,20 @@ func readAheadCaptures(t *testing.T) map[string]string {
 		"gzip":        write("badheaders.pcap.gz", gz.Bytes()),
 		"pcapng x2":   write("two-sections.pcapng", append(append([]byte(nil), ng...), ng...)),
 		"empty":       write("empty.pcap", clean[:24]),
+		"rotated 0":   write("rotated0.pcap", part(0, 1500)),
+		"rotated 1":   write("rotated1.pcap.gz", gzPart.Bytes()),
+		"rotated 2":   write("rotated2.pcap", part(3200, len(offs))),
+		"overlapping": write("overlapping.pcap", overlap),
 	}
 }
 
 // TestReadAheadSameAsOneCore: a stream decoded on several workers gives a
-// caller exactly what one decoded on its goroutine gives (frames, errors,
-// what is told, counts), for every bundled capture, for captures of many
-// batches damaged in every way, for several files merged, with and
-// without CRC checks, with undecodable and untimed frames handed out or
-// not, and when stopped part way.
+// caller exactly what one decoded on its goroutine by the general path
+// gives (frames, errors, what is told, counts), for every bundled capture,
+// for captures of many batches damaged in every way, for several files
+// merged (a rotated set among them), with and without CRC checks, with
+// undecodable and untimed frames handed out or not, and when stopped part
+// way; and so does one goroutine with its fast paths and merge.
 func TestReadAheadSameAsOneCore(t *testing.T) {
 	caps := readAheadCaptures(t)
 	inputs := map[string][]string{}
@@ -190,6 +221,12 @@ func TestReadAheadSameAsOneCore(t *testing.T) {
 		inputs[name] = []string{p}
 	}
 	inputs["merged with damage"] = []string{caps["clean"], caps["damaged"], caps["gzip"], filepath.Join(pcapsDir, "rocev2_ipv4.pcap")}
+	// A rotated set given out of order, one file overlapping another, and
+	// ties (clean and bad headers share their times).
+	inputs["rotated"] = []string{caps["rotated 2"], caps["overlapping"], caps["rotated 0"], caps["rotated 1"], caps["clean"]}
+	for _, name := range []string{"rotated 0", "rotated 1", "rotated 2", "overlapping"} {
+		delete(inputs, name) // each alone is no more than the others
+	}
 	format := func(dst []byte, f *decode.Frame, err error) []byte {
 		if err != nil {
 			dst = append(dst, err.Error()...)
@@ -219,8 +256,8 @@ func TestReadAheadSameAsOneCore(t *testing.T) {
 		for oname, opts := range optss {
 			for _, stopAfter := range []int{0, 700} {
 				t.Run(fmt.Sprintf("%s/%s/stop=%d", name, oname, stopAfter), func(t *testing.T) {
-					want := transcript(t, paths, opts, stopAfter)
-					for _, workers := range []int{2, 5} {
+					want := transcriptOf(t, paths, opts, stopAfter, true)
+					for _, workers := range []int{1, 2, 5} {
 						o := opts
 						o.Workers = workers
 						if got := transcript(t, paths, o, stopAfter); got != want {

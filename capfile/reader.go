@@ -315,6 +315,26 @@ func (r *Reader) Close() error {
 	return nil
 }
 
+// letGo lets go of the buffers of a file that has ended (io.EOF or its
+// damage), before Close: the files of a rotated set are read one after the
+// other, and each held its read buffer, its batches and its decompressor
+// to the end of the stream. The stream calls it on the caller's goroutine
+// once the end has reached it, when no worker reads the file any more;
+// every later read gives the end again (Reader.err, readAhead.end).
+func (r *Reader) letGo() {
+	if r.ahead != nil {
+		r.ahead.letGo()
+	}
+	if r.br.pf != nil {
+		r.br.pf.stop(r.br)
+	}
+	if r.decompressor != nil {
+		r.decompressor.Close()
+		r.decompressor = nil
+	}
+	r.br.buf, r.br.r, r.br.w, r.br.full = nil, 0, 0, 0
+}
+
 // Next reads and decodes the next frame into f. It returns io.EOF at the end,
 // a *DecodeError for a frame that could not be decoded (f holds what was, and
 // the next call goes on), and a *FileError when the file is damaged (every

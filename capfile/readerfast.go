@@ -6,21 +6,22 @@ import (
 	"github.com/ibscope/ibscope/decode"
 )
 
-// The stream of one file read on the caller's goroutine (the common case:
-// one capture, one core) reads the file's plain pcap records itself, the
-// record's header and the frame's decoding in one call: the general path
-// (Next, advance, read, Reader.Next, record, each a call, and the merge of
-// the files) was ~200 of the ~720 instructions a frame of decode --summary
-// --no-crc took. Any record it does not take as it is (the file's end, a
-// record not whole in the buffer, a damaged or strange header, pcapng,
-// ERF) is left to the general path, unread.
+// A stream reads the plain pcap records of a file read on the caller's
+// goroutine (the common case: one capture, one core; or the file of a
+// rotated set being read) itself, the record's header and the frame's
+// decoding in one call: the general path (Next, advance, read,
+// Reader.Next, record, each a call, and the merge of the files) was ~200
+// of the ~720 instructions a frame of decode --summary --no-crc took. Any
+// record it does not take as it is (the file's end, a record not whole in
+// the buffer, a damaged or strange header, pcapng, ERF) is left to the
+// general path, unread.
 
-// nextPlain does what advance does for the solo file's next records while
+// nextPlain does what advance does for file sf's next records while
 // they are plain pcap records or pcapng enhanced packet blocks whole in the
 // read buffer, with what record and Reader.Next do for each. It reports whether it settled on a frame to
 // hand out; false, it has read nothing more, and advance goes on from there.
 func (s *Stream) nextPlain(sf *streamFile) bool {
-	if !s.soloPlain {
+	if !sf.plain {
 		return false
 	}
 	// sf.cur is &sf.f already: read gave it for every frame before.
@@ -157,7 +158,7 @@ func (r *Reader) plainBlock(f *decode.Frame) ([]byte, bool) {
 	return block[28 : 28+capLen], true
 }
 
-// nextAhead is nextPlain for the solo file read ahead with heads: while
+// nextAhead is nextPlain for a file read ahead with heads: while
 // the frames of the batch at hand decoded and have timestamps, it takes
 // them from their heads itself, with what advance and readAhead.next do
 // for each (the calls of the general path were 8 % of ipd's -j 2 CPU time,

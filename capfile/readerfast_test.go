@@ -16,7 +16,7 @@ import (
 )
 
 // emptyPcap is a nanosecond pcap file of no records: read beside a file, it
-// has the stream take its general path (the merge) with nothing to merge.
+// has the stream merge with nothing to merge.
 func emptyPcap() []byte {
 	h := make([]byte, 24)
 	binary.LittleEndian.PutUint32(h, 0xa1b23c4d)
@@ -50,8 +50,8 @@ type soloRun struct {
 }
 
 // readSolo reads file, stored at path, as a stream's only file, or beside
-// an empty file (general, the merge), through reads of at most chunk bytes
-// when chunk > 0.
+// an empty file on the general path (general: the merge, no fast path),
+// through reads of at most chunk bytes when chunk > 0.
 func readSolo(t *testing.T, file []byte, path string, chunk int, general, undecoded, keepOdd, headsOnly bool) soloRun {
 	t.Helper()
 	var run soloRun
@@ -81,6 +81,9 @@ func readSolo(t *testing.T, file []byte, path string, chunk int, general, undeco
 	}
 	s := capfile.NewStream(readers, opts)
 	defer s.Close()
+	if general {
+		capfile.GeneralPath(s)
+	}
 	for {
 		f, i, err := s.Next()
 		if err == io.EOF {

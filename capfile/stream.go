@@ -141,9 +141,16 @@ type Stream struct {
 	// the caller's goroutine, or takes their heads from the batches read
 	// ahead (readerfast.go).
 	solo *streamFile
-	// soloPlain is set when solo is a pcap or pcapng file (not ERF) read
-	// on the caller's goroutine.
-	soloPlain bool
+	// waiting is the merge of several files: those with a frame to hand
+	// out, but the one Next handed out from last, as a heap on (keyNs,
+	// index), the order the merge takes them in. A file's keyNs changes
+	// only while it is out of the heap, as Next reads it; while it stays
+	// before the top, Next takes its frames without a look at the others
+	// (a rotated set is read file after file, at one file's cost a frame).
+	waiting []int
+	// general has Next take the general path for every frame: advance,
+	// and a look at every file (tests check the others against it).
+	general bool
 
 	formatResNs int64 // coarsest timestamp unit the file formats declare (ERF aside)
 	dataResNs   int64 // largest power of ten dividing every timestamp seen
@@ -159,6 +166,7 @@ type streamFile struct {
 	// ahead is r.ahead: the caller reads it here, for every frame, and not
 	// in the Reader, which a worker writes as it reads the file.
 	ahead    *readAhead
+	plain    bool         // a pcap or pcapng file (not ERF) read on the caller's goroutine: nextPlain reads it
 	err      *DecodeError // f could not be decoded (Undecoded)
 	ok       bool         // f holds the file's next frame
 	keyNs    int64        // f's place in the merge: its time, or its predecessor's when untimed
@@ -220,12 +228,15 @@ func NewStream(readers []*Reader, opts StreamOptions) *Stream {
 		}
 	}
 	s.readAhead(opts.Workers)
+	for _, f := range s.files {
+		f.plain = f.ahead == nil && !f.r.isERF && !opts.Records
+	}
 	if len(s.files) == 1 && !opts.Records {
 		s.solo = s.files[0]
-		s.soloPlain = s.solo.ahead == nil && !s.solo.r.isERF
 	}
 	for i := range s.files {
 		s.advance(i)
+		s.wait(i)
 	}
 	return s
 }
@@ -242,7 +253,7 @@ func (s *Stream) readAhead(workers int) {
 				pool = newDecodePool(workers, len(s.files))
 			}
 			f.r.format = s.opts.Format
-			f.ahead = f.r.readAhead(pool, s.opts.Project, s.opts.Heads, s.opts.HeadsOnly)
+			f.ahead = f.r.readAhead(pool, s.opts.Project, s.opts.Heads, s.opts.HeadsOnly, len(s.files) == 1)
 			// Two read buffers: not for each piece of a rotated set, nor
 			// for a file the one holds.
 			if len(s.files) == 1 && f.size > readBufLen {
@@ -330,7 +341,7 @@ func (s *Stream) ResolutionNs() int64 {
 // Undecoded, a frame that could not be decoded comes with its *DecodeError
 // (the stream goes on); no other error is returned.
 func (s *Stream) Next() (*decode.Frame, int, error) {
-	if sf := s.solo; sf != nil { // one file: nothing to merge
+	if sf := s.solo; sf != nil && !s.general { // one file: nothing to merge
 		if s.last == 0 && !s.nextPlain(sf) && !s.nextAhead(sf) {
 			s.advance(0)
 		}
@@ -344,14 +355,23 @@ func (s *Stream) Next() (*decode.Frame, int, error) {
 		}
 		return sf.cur, 0, nil
 	}
-	if s.last >= 0 {
-		s.advance(s.last)
-	}
 	best := -1
-	for i, f := range s.files {
-		if f.ok && (best < 0 || f.keyNs < s.files[best].keyNs) {
-			best = i
+	if s.general {
+		if s.last >= 0 {
+			s.advance(s.last)
 		}
+		for i, f := range s.files {
+			if f.ok && (best < 0 || f.keyNs < s.files[best].keyNs) {
+				best = i
+			}
+		}
+	} else {
+		if s.last >= 0 {
+			if sf := s.files[s.last]; !s.nextPlain(sf) && !s.nextAhead(sf) {
+				s.advance(s.last)
+			}
+		}
+		best = s.take(s.last)
 	}
 	s.last = best
 	if best < 0 {
@@ -362,6 +382,72 @@ func (s *Stream) Next() (*decode.Frame, int, error) {
 		return sf.cur, best, sf.err
 	}
 	return sf.cur, best, nil
+}
+
+// before reports whether file i comes before file j in the merge: stamped
+// earlier, or at the same time and given first.
+func (s *Stream) before(i, j int) bool {
+	a, b := s.files[i].keyNs, s.files[j].keyNs
+	return a < b || a == b && i < j
+}
+
+// take returns the file the merge takes its next frame from, -1 when none
+// has one: last, the file Next read on from, while it still comes before
+// every file waiting, else the first of them, last waiting in its place.
+func (s *Stream) take(last int) int {
+	if last >= 0 && s.files[last].ok {
+		if len(s.waiting) == 0 || s.before(last, s.waiting[0]) {
+			return last
+		}
+		top := s.waiting[0]
+		s.waiting[0] = last
+		s.siftDown(0)
+		return top
+	}
+	n := len(s.waiting)
+	if n == 0 {
+		return -1
+	}
+	top := s.waiting[0]
+	s.waiting[0] = s.waiting[n-1]
+	s.waiting = s.waiting[:n-1]
+	s.siftDown(0)
+	return top
+}
+
+// wait puts file i, if it has a frame to hand out, in the merge's heap.
+func (s *Stream) wait(i int) {
+	if !s.files[i].ok {
+		return
+	}
+	s.waiting = append(s.waiting, i)
+	for k := len(s.waiting) - 1; k > 0; {
+		up := (k - 1) / 2
+		if !s.before(s.waiting[k], s.waiting[up]) {
+			break
+		}
+		s.waiting[k], s.waiting[up] = s.waiting[up], s.waiting[k]
+		k = up
+	}
+}
+
+// siftDown moves the heap's entry at k down to its place.
+func (s *Stream) siftDown(k int) {
+	h := s.waiting
+	for {
+		c := 2*k + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && s.before(h[c+1], h[c]) {
+			c++
+		}
+		if !s.before(h[c], h[k]) {
+			return
+		}
+		h[k], h[c] = h[c], h[k]
+		k = c
+	}
 }
 
 // Text returns StreamOptions.Format's text of the frame Next returned last,
@@ -452,6 +538,7 @@ func (s *Stream) read(sf *streamFile) (*decode.Frame, error) {
 func (s *Stream) frameFailed(sf *streamFile, err error) bool {
 	if err == io.EOF {
 		sf.doneB = sf.size
+		s.letGo(sf)
 		return false
 	}
 	var de *DecodeError
@@ -466,10 +553,18 @@ func (s *Stream) frameFailed(sf *streamFile, err error) bool {
 	}
 	s.stats.FileErrors++
 	sf.doneB = sf.size
+	s.letGo(sf)
 	if s.opts.OnFileError != nil {
 		s.opts.OnFileError(err)
 	}
 	return false
+}
+
+// letGo lets go of what the file sf held for reading, now it has ended:
+// its last frame's slices held its read buffer too.
+func (s *Stream) letGo(sf *streamFile) {
+	sf.r.letGo()
+	sf.f = decode.Frame{}
 }
 
 // untimed counts a frame without a timestamp and tells OnDecodeError;

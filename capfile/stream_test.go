@@ -3,6 +3,7 @@ package capfile_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -277,35 +278,54 @@ func TestStreamKeepRecordsUndecoded(t *testing.T) {
 	}
 }
 
-// FuzzStream: any bytes, read as two captures merged, neither panic nor
-// loop, and every record is counted once.
+// FuzzStream: any bytes, read as three captures merged, neither panic nor
+// loop, every record is counted once, and the merge with its fast paths
+// hands out what the general path does (Stream.general), in its order.
 func FuzzStream(f *testing.F) {
 	pkts := testcap.Stream(4, 1, 2, 7, 0, 64, testcap.BaseNs, func(int) int64 { return 1000 })
 	b, err := os.ReadFile(testcap.Write(f, "seed.pcap", false, pkts))
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(b, len(b)/2)
-	f.Fuzz(func(t *testing.T, data []byte, cut int) {
+	f.Add(b, len(b)/2, len(b)/2)
+	f.Add(append(bytes.Clone(b), b...), len(b), len(b)+len(b)/2)
+	f.Fuzz(func(t *testing.T, data []byte, cut, cut2 int) {
 		if cut < 0 || cut > len(data) {
 			cut = len(data) / 2
 		}
-		var readers []*capfile.Reader
-		for i, part := range [][]byte{data[:cut], data[cut:]} {
-			if r, err := capfile.NewReader(bytes.NewReader(part), []string{"a", "b"}[i]); err == nil {
-				readers = append(readers, r)
-			}
+		if cut2 < cut || cut2 > len(data) {
+			cut2 = cut
 		}
-		s := capfile.NewStream(readers, capfile.StreamOptions{CheckCRC: true, Undecoded: true, Untimed: true})
-		n := 0
-		for {
-			if _, _, err := s.Next(); err == io.EOF {
-				break
+		read := func(general bool) (string, capfile.StreamStats) {
+			var readers []*capfile.Reader
+			for i, part := range [][]byte{data[:cut], data[cut:cut2], data[cut2:]} {
+				if r, err := capfile.NewReader(bytes.NewReader(part), []string{"a", "b", "c"}[i]); err == nil {
+					readers = append(readers, r)
+				}
 			}
-			n++
+			s := capfile.NewStream(readers, capfile.StreamOptions{CheckCRC: true, Undecoded: true, Untimed: true})
+			if general {
+				capfile.GeneralPath(s)
+			}
+			var got strings.Builder
+			n := 0
+			for {
+				f, i, err := s.Next()
+				if err == io.EOF {
+					break
+				}
+				fmt.Fprintf(&got, "%d #%d %d %v\n", i, f.Number, f.TsNs, err)
+				n++
+			}
+			if st := s.Stats(); n != st.Frames {
+				t.Errorf("%d frames handed out, %d counted", n, st.Frames)
+			}
+			return got.String(), s.Stats()
 		}
-		if st := s.Stats(); n != st.Frames {
-			t.Errorf("%d frames handed out, %d counted", n, st.Frames)
+		fast, fastStats := read(false)
+		general, generalStats := read(true)
+		if fast != general || fastStats != generalStats {
+			t.Errorf("merged, the stream handed out\n%s%+v\nand on its general path\n%s%+v", fast, fastStats, general, generalStats)
 		}
 	})
 }

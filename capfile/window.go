@@ -22,7 +22,16 @@ type window struct {
 	// pf, when set, reads the file ahead on another goroutine, and fill
 	// takes its chunks (prefetch.go).
 	pf *prefetch
+	// full is the buffer's size once the window has read more than once
+	// (grow): the first read fills at most windowStartLen.
+	full int
 }
+
+// windowStartLen is the most a window reads first. A file of a rotated set
+// waits in the merge, its first frame read, until the files before it have
+// ended: it then holds this much, not a whole read buffer (1000 files held
+// 396 MB before, at one core).
+const windowStartLen = 64 << 10
 
 // errBufferFull is Peek's error for more bytes than the buffer holds (as
 // bufio.ErrBufferFull), and for fewer bytes than asked with no read error.
@@ -33,7 +42,18 @@ var errBufferFull = errors.New("capfile: buffer full")
 const maxEmptyReads = 100
 
 func newWindow(rd io.Reader, size int) *window {
-	return &window{rd: rd, buf: make([]byte, size)}
+	return &window{rd: rd, buf: make([]byte, min(size, windowStartLen)), full: size}
+}
+
+// grow gives the window its full buffer once it has read: called before
+// every read, it takes the window past its first.
+func (b *window) grow() {
+	if len(b.buf) >= b.full || b.pos == 0 {
+		return
+	}
+	buf := make([]byte, b.full)
+	b.w = copy(buf, b.buf[b.r:b.w])
+	b.r, b.buf = 0, buf
 }
 
 // buffered returns the bytes read and not yet handed out.
@@ -56,10 +76,10 @@ func (b *window) Peek(n int) ([]byte, error) {
 }
 
 func (b *window) peekFill(n int) ([]byte, error) {
-	for b.w-b.r < n && b.w-b.r < len(b.buf) && b.err == nil {
+	for b.w-b.r < n && (b.w-b.r < len(b.buf) || len(b.buf) < b.full) && b.err == nil {
 		b.fill()
 	}
-	if n > len(b.buf) {
+	if n > max(len(b.buf), b.full) {
 		return b.buf[b.r:b.w], errBufferFull
 	}
 	var err error
@@ -105,6 +125,7 @@ func (b *window) fill() {
 		b.pf.fill(b)
 		return
 	}
+	b.grow()
 	if b.r > 0 {
 		copy(b.buf, b.buf[b.r:b.w])
 		b.w -= b.r
@@ -149,6 +170,7 @@ func (b *window) Read(p []byte) (int, error) {
 		if b.err != nil {
 			return 0, b.readErr()
 		}
+		b.grow()
 		b.r, b.w = 0, 0
 		n, err := b.rd.Read(b.buf)
 		if n < 0 || n > len(b.buf) {
