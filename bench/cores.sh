@@ -13,6 +13,7 @@
 # otherwise waits for one, ~0.5 ms, at each hand-over), not what they take of the caches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+timesbyj=$(cat bench/lib/timesbyj.awk)
 source bench/lib/coresgiven.bash
 N=${BENCH_FRAMES:-2000000}
 RUNS=${BENCH_RUNS:-9}
@@ -46,13 +47,7 @@ for run in "flows:" "ipd:" "decode --summary:" "decode:" "flows:.gz" "ipd:.gz" "
       cat "$dir/time" >> "$dir/cores-times"
     done
   done
-  awk -v a="$args${run#*:}" -v j="$J" '
-    function median(s,   v, n, i, k, t) {
-      n = split(s, v, " ")
-      for (i = 2; i <= n; i++) { t = v[i]; for (k = i - 1; k >= 1 && v[k] + 0 > t + 0; k--) v[k + 1] = v[k]; v[k + 1] = t }
-      return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-    }
-    { wall[$1] = wall[$1] " " $2; cpu[$1] = cpu[$1] " " ($3 + $4); if ($5 > rss[$1]) rss[$1] = $5 }
+  awk -v a="$args${run#*:}" -v j="$J" "$timesbyj"'
     END {
       w1 = median(wall[1]); wj = median(wall[j]); c1 = median(cpu[1]); cj = median(cpu[j])
       printf "cores: ibanalyze %-21s -j 1: %.2f s wall, %.2f s CPU, %d KiB; -j %d: %.2f s wall, %.2f s CPU, %d KiB; wall %.2fx, CPU %.2fx\n",

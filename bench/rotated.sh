@@ -8,6 +8,7 @@
 # BENCH_BIN names an ibanalyze built elsewhere (another commit's) to measure instead of the tree's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+timesbyj=$(cat bench/lib/timesbyj.awk)
 N=2000000
 RUNS=${BENCH_RUNS:-5}
 J=${BENCH_JOBS:-$(nproc)}
@@ -53,13 +54,7 @@ for set in one rotated8 rotated8gz rotated1000; do
       cat "$dir/time" >>"$times"
     done
   done
-  awk -v set="$set" -v n="${#files[@]}" -v j="$J" '
-    function median(s,   v, n, i, k, t) {
-      n = split(s, v, " ")
-      for (i = 2; i <= n; i++) { t = v[i]; for (k = i - 1; k >= 1 && v[k] + 0 > t + 0; k--) v[k + 1] = v[k]; v[k + 1] = t }
-      return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-    }
-    { wall[$1] = wall[$1] " " $2; cpu[$1] = cpu[$1] " " ($3 + $4); if ($5 > rss[$1]) rss[$1] = $5 }
+  awk -v set="$set" -v n="${#files[@]}" -v j="$J" "$timesbyj"'
     END {
       printf "rotated: flows %-11s %4d files: -j 1: %.2f s wall, %.2f s CPU, %d KiB; -j %d: %.2f s wall, %.2f s CPU, %d KiB\n",
         set, n, median(wall[1]), median(cpu[1]), rss[1], j, median(wall[j]), median(cpu[j]), rss[j]
