@@ -22,7 +22,9 @@ import (
 // (gzip, zstd), read ahead from its decompressor, whole, with its capture
 // cut short, with its gzip data cut short (an error in the middle of a
 // chunk), and stopped after a few frames, a chunk being read (the Reader
-// then waits for it before it closes the decompressor).
+// then waits for it before it closes the decompressor); and so do the
+// compressed files merged with another, each read ahead once its frames
+// are taken.
 func TestPrefetchLongRecords(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2)) // payloads that do not compress: files larger than the read buffer
 	frame := rocePacket(t, 0x0A, 1000)
@@ -77,6 +79,20 @@ func TestPrefetchLongRecords(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+	// Merged, the compressed files are decompressed ahead too, each once
+	// its frames are taken (fileCut.prefetchLater): all four at once here,
+	// their times the same, one with its data cut short.
+	set := []string{gz, zst, gzShort, cut}
+	for _, stopAfter := range []int{0, 3, 100} {
+		opts := StreamOptions{CheckCRC: true, Undecoded: true, Untimed: true, Heads: true}
+		want := transcriptOf(t, set, opts, stopAfter, true)
+		for _, workers := range []int{1, 2, 4} {
+			opts.Workers = workers
+			if got := transcript(t, set, opts, stopAfter); got != want {
+				t.Errorf("merged, %d workers, stopped after %d: differs from one goroutine:\n%s", workers, stopAfter, firstDifference(got, want))
+			}
 		}
 	}
 }

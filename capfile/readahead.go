@@ -402,6 +402,11 @@ type fileCut struct {
 	// split, when set, has the file cut in pieces (split.go), the batch
 	// numbered seq being the piece seq.
 	split *split
+	// prefetchLater has a compressed file of several decompressed on a
+	// goroutine of its own (prefetch.go) once its frames are taken, from
+	// its second batch on: the files waiting their turn in the merge get
+	// no second buffer.
+	prefetchLater bool
 }
 
 // startBatches is how many batches a file alone in its stream has before
@@ -469,6 +474,10 @@ func (c *fileCut) cut(b *batch, w *decoding) bool {
 		return true
 	}
 	c.seq++
+	if c.prefetchLater && b.seq > 0 {
+		c.prefetchLater = false
+		c.r.prefetchFile()
+	}
 	b.fill(c.r, c.reading)
 	if b.end != nil {
 		c.ended = true

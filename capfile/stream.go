@@ -254,10 +254,15 @@ func (s *Stream) readAhead(workers int) {
 			}
 			f.r.format = s.opts.Format
 			f.ahead = f.r.readAhead(pool, s.opts.Project, s.opts.Heads, s.opts.HeadsOnly, len(s.files) == 1)
-			// Two read buffers: not for each piece of a rotated set, nor
-			// for a file the one holds.
-			if len(s.files) == 1 && f.size > readBufLen {
+			// Two read buffers for a file over one: for a file of
+			// several, only a compressed one, and only once it is read
+			// (fileCut.prefetchLater).
+			switch {
+			case f.size <= readBufLen:
+			case len(s.files) == 1:
 				f.r.prefetchFile()
+			case f.r.decompressor != nil:
+				f.ahead.file.prefetchLater = true
 			}
 		}
 	}

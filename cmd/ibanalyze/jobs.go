@@ -49,19 +49,16 @@ const maxJobs = 256
 // addJobsFlag adds -j to the flags of a command that reads captures.
 func addJobsFlag(f *pflag.FlagSet) {
 	f.VarP(&jobs, "jobs", "j",
-		"decode on `N` cores (default: the cores not busy, GOMAXPROCS less the 1-minute load average or the tasks running if fewer, at least 1, for decode's lines, the exports but Parquet, and the analyses and decode --summary of a pcap or pcapng file of 8 MB or more, which is read in pieces on every core, or of one gzip, bzip2 or zstd capture over 1 MB, decompressed on a core of its own; else 1, as for correlate and a Parquet export); the output is the same")
+		"decode on `N` cores (default: the cores not busy, GOMAXPROCS less the 1-minute load average or the tasks running if fewer, at least 1, for decode's lines, the exports but Parquet, and the analyses and decode --summary of a pcap or pcapng file of 8 MB or more, which is read in pieces on every core, or of gzip, bzip2 or zstd captures over 1 MB, each decompressed on a core of its own; else 1, as for correlate and a Parquet export); the output is the same")
 }
 
 // readAheadPays reports whether reading paths ahead pays on the cores not
-// busy: one of them is cut in pieces (capfile.CutInPieces), or the one path
-// is decompressed on a core of its own (capfile.DecompressedAhead). The
-// analyses and decode --summary then take those cores by default.
+// busy: one of them is cut in pieces (capfile.CutInPieces) or decompressed
+// on a core of its own (capfile.DecompressedAhead). The analyses and decode
+// --summary then take those cores by default.
 func readAheadPays(paths []string) bool {
-	if len(paths) == 1 && capfile.DecompressedAhead(paths[0]) {
-		return true
-	}
 	for _, p := range paths {
-		if capfile.CutInPieces(p) {
+		if capfile.CutInPieces(p) || capfile.DecompressedAhead(p) {
 			return true
 		}
 	}
@@ -73,12 +70,12 @@ func readAheadPays(paths []string) bool {
 // per frame can leave the caller's goroutine: decode's lines are
 // formatted on the workers (bench/cores.sh, 2M frames, 2 idle cores: -j 2
 // took 0.66x the wall time of -j 1 at 1.2x its CPU); and a large pcap or
-// pcapng file is cut in pieces on every core, and a single compressed
-// capture is decompressed on a core of its own (readAheadPays): -j 2 took
-// 0.60x to 0.75x the wall time of -j 1 for flows, ipd and decode --summary
-// at 1.10x to 1.33x the CPU, and 0.69x to 0.87x on the same capture's .gz
-// or .zst (1.2x to 1.4x the CPU). Where the one cut is
-// most of the work (smaller files, several compressed ones, standard input)
+// pcapng file is cut in pieces on every core, and a compressed capture is
+// decompressed on a core of its own (readAheadPays): -j 2 took 0.60x to
+// 0.75x the wall time of -j 1 for flows, ipd and decode --summary at 1.10x
+// to 1.33x the CPU, and 0.69x to 0.87x on the same capture's .gz or .zst
+// (1.2x to 1.4x the CPU; 0.75x for flows on it cut in 8 gzipped files).
+// Where the one cut is most of the work (smaller files, standard input)
 // -j 2 took 0.95x to 1.0x the wall time at 1.5x to 1.7x the CPU: one core
 // does as well for less.
 func workers(pays bool) (int, error) {
