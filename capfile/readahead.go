@@ -427,7 +427,8 @@ const maxBatchesAhead = 64
 // project (nil for none) making each batch's Projection, keeping only the
 // frames' heads if heads (StreamOptions.Heads), decoding them only as far
 // as their heads if headsOnly too (StreamOptions.HeadsOnly); alone says r
-// is its stream's only file (startBatches).
+// is its stream's only file (startBatches). The pool counts r among its
+// live files already (Stream.readAhead).
 func (r *Reader) readAhead(pool *decodePool, project func(linkType int) Projection, heads, headsOnly, alone bool) *readAhead {
 	n := batchesAhead(pool.workers)
 	a := &readAhead{pool: pool, ready: make([]chan *batch, n), maxBatch: n, project: project, format: r.format, heads: heads,
@@ -439,9 +440,7 @@ func (r *Reader) readAhead(pool *decodePool, project func(linkType int) Projecti
 	if a.file.split != nil {
 		a.at = a.file.split.base
 	}
-	pool.mu.Lock()
-	pool.live++
-	pool.mu.Unlock()
+	a.frames = r.frames // read before it was read ahead (Stream.attach)
 	r.ahead = a
 	if alone {
 		for range min(startBatches, n) {

@@ -151,6 +151,8 @@ type Stream struct {
 	// general has Next take the general path for every frame: advance,
 	// and a look at every file (tests check the others against it).
 	general bool
+	// pool decodes the regular files read ahead, nil for none.
+	pool *decodePool
 
 	formatResNs int64 // coarsest timestamp unit the file formats declare (ERF aside)
 	dataResNs   int64 // largest power of ten dividing every timestamp seen
@@ -166,6 +168,7 @@ type streamFile struct {
 	// ahead is r.ahead: the caller reads it here, for every frame, and not
 	// in the Reader, which a worker writes as it reads the file.
 	ahead    *readAhead
+	lazy     bool         // read ahead once its first frame is handed out (attach)
 	plain    bool         // a pcap or pcapng file (not ERF) read on the caller's goroutine: nextPlain reads it
 	err      *DecodeError // f could not be decoded (Undecoded)
 	ok       bool         // f holds the file's next frame
@@ -241,33 +244,48 @@ func NewStream(readers []*Reader, opts StreamOptions) *Stream {
 	return s
 }
 
-// readAhead has the regular files decoded on workers goroutines, if more than one.
+// readAhead has the regular files decoded on workers goroutines, if more
+// than one: a file alone from its start, a file of several once its first
+// frame has been handed out (attach).
 func (s *Stream) readAhead(workers int) {
 	if workers <= 1 || s.opts.Records {
 		return
 	}
-	var pool *decodePool
 	for _, f := range s.files {
-		if f.r.regular {
-			if pool == nil {
-				pool = newDecodePool(workers, len(s.files))
-			}
-			f.r.format = s.opts.Format
-			f.ahead = f.r.readAhead(pool, s.opts.Project, s.opts.Heads, s.opts.HeadsOnly, len(s.files) == 1)
-			// Two read buffers for a file over one: for a file of
-			// several, only a compressed one, and only once it is read
-			// (fileCut.prefetchLater).
-			switch {
-			case f.size <= readBufLen:
-			case len(s.files) == 1:
-				f.r.prefetchFile()
-			case f.r.decompressor != nil:
-				f.ahead.file.prefetchLater = true
-			}
+		if !f.r.regular {
+			continue
+		}
+		if s.pool == nil {
+			s.pool = newDecodePool(workers, len(s.files))
+		}
+		s.pool.live++ // until the file ends or is closed, read ahead or not yet
+		f.r.format = s.opts.Format
+		if len(s.files) > 1 {
+			f.lazy = true
+			continue
+		}
+		f.ahead = f.r.readAhead(s.pool, s.opts.Project, s.opts.Heads, s.opts.HeadsOnly, true)
+		if f.size > readBufLen { // a second read buffer
+			f.r.prefetchFile()
 		}
 	}
-	if pool != nil {
-		pool.start()
+	if s.pool != nil {
+		s.pool.start()
+	}
+}
+
+// attach has file sf, one of several, read ahead from now on, its first
+// frame handed out: read on the caller's goroutine until then, a file
+// waiting its turn in the merge holds that frame and its read buffer's
+// start, and no batch (each held one, up to 300 KB a piece, and the caller
+// cut and decoded it as the stream opened). A compressed file over the read
+// buffer is decompressed on a goroutine of its own once it is read on
+// (fileCut.prefetchLater).
+func (s *Stream) attach(sf *streamFile) {
+	sf.lazy, sf.plain = false, false
+	sf.ahead = sf.r.readAhead(s.pool, s.opts.Project, s.opts.Heads, s.opts.HeadsOnly, false)
+	if sf.size > readBufLen && sf.r.decompressor != nil {
+		sf.ahead.file.prefetchLater = true
 	}
 }
 
@@ -275,6 +293,7 @@ func (s *Stream) readAhead(workers int) {
 func (s *Stream) Close() error {
 	var first error
 	for _, f := range s.files {
+		s.unattached(f)
 		if err := f.r.Close(); err != nil && first == nil {
 			first = err
 		}
@@ -361,6 +380,9 @@ func (s *Stream) Next() (*decode.Frame, int, error) {
 		return sf.cur, 0, nil
 	}
 	best := -1
+	if s.last >= 0 && s.files[s.last].lazy {
+		s.attach(s.files[s.last])
+	}
 	if s.general {
 		if s.last >= 0 {
 			s.advance(s.last)
@@ -568,8 +590,19 @@ func (s *Stream) frameFailed(sf *streamFile, err error) bool {
 // letGo lets go of what the file sf held for reading, now it has ended:
 // its last frame's slices held its read buffer too.
 func (s *Stream) letGo(sf *streamFile) {
+	s.unattached(sf)
 	sf.r.letGo()
 	sf.f = decode.Frame{}
+}
+
+// unattached tells the pool that file sf, to be read ahead once its first
+// frame was handed out, never will be (it ended, or the stream is closed):
+// the workers end once every file has.
+func (s *Stream) unattached(sf *streamFile) {
+	if sf.lazy {
+		sf.lazy = false
+		s.pool.ended()
+	}
 }
 
 // untimed counts a frame without a timestamp and tells OnDecodeError;
