@@ -427,7 +427,7 @@ func TestAFPacketInterfaceDownUp(t *testing.T) {
 			t.Errorf("frame %d differs", i)
 		}
 	}
-	if rep.LinkDowns != 1 || !strings.Contains(rep.String(), "the interface went down 1 time(s)") {
+	if rep.LinkDowns != 1 || !strings.Contains(rep.String(), "the interface went down 1 time during") {
 		t.Errorf("report counts %d link downs, want 1:\n%s", rep.LinkDowns, rep.String())
 	}
 }

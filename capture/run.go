@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/units"
 )
 
 // RunOptions say when a capture stops and what it reports on the way.
@@ -262,31 +263,32 @@ func fill(r Report, src Source, start time.Time) Report {
 
 // String is the final report's text, one count per line.
 func (r *Report) String() string {
-	s := fmt.Sprintf("%d packets captured on %s in %.3f s\n%d packets written (%d bytes)\n",
-		r.Captured, r.Device, r.Elapsed.Seconds(), r.Written, r.Bytes)
+	packets := func(n uint64) string { return units.Count(n, "packet") }
+	s := fmt.Sprintf("%s captured on %s in %.3f s\n%s written (%s)\n",
+		packets(r.Captured), r.Device, r.Elapsed.Seconds(), packets(r.Written), units.Count(r.Bytes, "byte"))
 	// A count is said only where it is the whole truth: the frames a
 	// kernel filter kept out were never counted.
 	switch {
 	case !r.KernelFilter:
-		s += fmt.Sprintf("%d packets filtered out\n", r.Filtered)
+		s += packets(r.Filtered) + " filtered out\n"
 	case r.Filtered > 0:
-		s += fmt.Sprintf("%d packets filtered out in ibcap (not counting what the kernel filter kept out)\n", r.Filtered)
+		s += packets(r.Filtered) + " filtered out in ibcap (not counting what the kernel filter kept out)\n"
 	}
-	s += fmt.Sprintf("%d packets dropped by the kernel\n", r.KernelDrops)
+	s += packets(r.KernelDrops) + " dropped by the kernel\n"
 	if r.DeviceDropsKnown {
-		s += fmt.Sprintf("%d packets dropped by the device (out_of_buffer)\n", r.DeviceDrops)
+		s += packets(r.DeviceDrops) + " dropped by the device (out_of_buffer)\n"
 	}
 	if r.RingEmptied > 0 {
-		s += fmt.Sprintf("the receive ring ran out of buffers %d times (a larger -B helps)\n", r.RingEmptied)
+		s += fmt.Sprintf("the receive ring ran out of buffers %s (a larger -B helps)\n", units.Count(r.RingEmptied, "time"))
 	}
 	if r.CompletionErrors > 0 {
-		s += fmt.Sprintf("%d packets lost to receive completion errors\n", r.CompletionErrors)
+		s += packets(r.CompletionErrors) + " lost to receive completion errors\n"
 	}
 	if r.LinkDowns > 0 {
-		s += fmt.Sprintf("the interface went down %d time(s) during the capture (nothing is captured while it is down)\n", r.LinkDowns)
+		s += fmt.Sprintf("the interface went down %s during the capture (nothing is captured while it is down)\n", units.Count(r.LinkDowns, "time"))
 	}
 	if r.Unwritten > 0 {
-		s += fmt.Sprintf("%d packets captured but not written (write error)\n", r.Unwritten)
+		s += packets(r.Unwritten) + " captured but not written (write error)\n"
 	}
 	return s
 }

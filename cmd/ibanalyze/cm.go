@@ -99,8 +99,9 @@ func writeCMText(w io.Writer, r *analyze.CMReport) {
 			msgs = append(msgs, fmt.Sprintf("%d %s", n, name))
 		}
 	}
-	fmt.Fprintf(w, "%s: %d frames, %d CM messages (%s), %d connections: %d established, %d rejected, %d never completed%s\n",
-		strings.Join(in.Files, ", "), in.Frames, sumMessages(r.Messages), strings.Join(msgs, ", "), len(r.Connections), r.Established, r.Rejected, r.Incomplete, unusable(in))
+	fmt.Fprintf(w, "%s: %s, %s (%s), %s: %d established, %d rejected, %d never completed%s\n",
+		strings.Join(in.Files, ", "), units.Count(in.Frames, "frame"), units.Count(sumMessages(r.Messages), "CM message"), strings.Join(msgs, ", "),
+		units.Count(len(r.Connections), "connection"), r.Established, r.Rejected, r.Incomplete, unusable(in))
 	if len(r.Connections) == 0 {
 		return
 	}

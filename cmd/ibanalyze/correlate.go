@@ -190,7 +190,7 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 		if res.NotSelected > 0 {
 			unselected = fmt.Sprintf(" (%d more not selected)", res.NotSelected)
 		}
-		fmt.Fprintf(stdout, "%s: %d rows from %d frames%s, %.2f s\n", termtext.Escape(res.Path), res.Rows, res.Frames, unselected, time.Since(start).Seconds())
+		fmt.Fprintf(stdout, "%s: %s from %s%s, %.2f s\n", termtext.Escape(res.Path), units.Count(res.Rows, "row"), units.Count(res.Frames, "frame"), unselected, time.Since(start).Seconds())
 	}
 	if o.plot != "" {
 		return plotCorrelate(captures, o.telemetry, opt, res, o.out, o.plot)

@@ -135,8 +135,8 @@ func printCredits(w io.Writer, rep *analyze.CreditReport, port string) {
 	if rep.NsPerByteInferred {
 		how = "inferred"
 	}
-	fmt.Fprintf(w, "%s: %d frames, %d flow-control packets, %d data packets; byte time %.4g ns (%s)%s\n",
-		rep.File, rep.Frames, rep.FCPs, rep.DataPackets, rep.NsPerByte, how,
+	fmt.Fprintf(w, "%s: %s, %s, %s; byte time %.4g ns (%s)%s\n",
+		rep.File, units.Count(rep.Frames, "frame"), units.Count(rep.FCPs, "flow-control packet"), units.Count(rep.DataPackets, "data packet"), rep.NsPerByte, how,
 		unusable(analyze.Input{DecodeErrors: rep.DecodeErrors, NoTime: rep.NoTime, CutHeaders: rep.CutHeaders, FileErrors: rep.FileErrors}))
 	for _, l := range rep.Links {
 		link := fmt.Sprintf("interface %d -> %d", l.Iface, l.PeerIface)

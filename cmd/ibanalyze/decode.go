@@ -10,6 +10,7 @@ import (
 	"github.com/ibscope/ibscope/decode"
 	"github.com/ibscope/ibscope/filter"
 	"github.com/ibscope/ibscope/internal/termtext"
+	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
 )
 
@@ -72,8 +73,8 @@ type decodeTally struct {
 }
 
 func (t decodeTally) String() string {
-	return fmt.Sprintf("%d frames, %d IB/RoCE decoded, %d skipped (not IB/RoCE), %d could not be decoded, %d cut by the snap length (CRCs not checked), %d bad ICRC, %d bad VCRC/LPCRC",
-		t.frames, t.decoded, t.skipped, t.errors, t.cut, t.icrcBad, t.vcrcBad)
+	return fmt.Sprintf("%s, %d IB/RoCE decoded, %d skipped (not IB/RoCE), %d could not be decoded, %d cut by the snap length (CRCs not checked), %d bad ICRC, %d bad VCRC/LPCRC",
+		units.Count(t.frames, "frame"), t.decoded, t.skipped, t.errors, t.cut, t.icrcBad, t.vcrcBad)
 }
 
 // maxWarnings bounds the per-file messages on stderr about frames that could

@@ -11,6 +11,7 @@ import (
 	"github.com/ibscope/ibscope/correlate"
 	"github.com/ibscope/ibscope/internal/outfile"
 	"github.com/ibscope/ibscope/internal/termtext"
+	"github.com/ibscope/ibscope/internal/units"
 	"github.com/spf13/cobra"
 )
 
@@ -174,13 +175,14 @@ func writeExportSummary(w io.Writer, o exportOpts, partitioned bool, st correlat
 		damaged = fmt.Sprintf(", %d damaged capture(s) not read to the end", st.FileErrors)
 	}
 	if partitioned {
-		fmt.Fprintf(w, "%s: %d rows in %d files (%d frames not decoded%s), %.2f s\n", termtext.Escape(o.out), st.Frames, len(st.Files), st.DecodeErrors, damaged, secs)
+		fmt.Fprintf(w, "%s: %s in %s (%s not decoded%s), %.2f s\n", termtext.Escape(o.out), units.Count(st.Frames, "row"), units.Count(len(st.Files), "file"),
+			units.Count(st.DecodeErrors, "frame"), damaged, secs)
 		for _, f := range st.Files {
 			fmt.Fprintf(w, "  %s\n", f)
 		}
 		return nil
 	}
-	fmt.Fprintf(w, "%s: %d rows (%d frames not decoded%s), %.2f s\n", o.out, st.Frames, st.DecodeErrors, damaged, secs)
+	fmt.Fprintf(w, "%s: %s (%s not decoded%s), %.2f s\n", o.out, units.Count(st.Frames, "row"), units.Count(st.DecodeErrors, "frame"), damaged, secs)
 	return nil
 }
 

@@ -128,8 +128,8 @@ func runFlows(stdout io.Writer, paths []string, o flowsOpts) error {
 	r, rs := run.report, run.reports
 	warnInput(r.Input)
 	if r.MaxFlows > 0 {
-		warnf("more than %d flows: the packets of those after the first %d (%d packets) are counted together as %q, without PSN sequences or ACK matching; --max-flows raises the bound (about %d bytes a flow)",
-			r.MaxFlows, r.MaxFlows, r.OtherPackets, "other", analyze.FlowStateBytes)
+		warnf("more than %s: the packets of those after the first %d (%s) are counted together as %q, without PSN sequences or ACK matching; --max-flows raises the bound (about %d bytes a flow)",
+			units.Count(r.MaxFlows, "flow"), r.MaxFlows, units.Count(r.OtherPackets, "packet"), "other", analyze.FlowStateBytes)
 	}
 	if err := rs.totals(r); err != nil {
 		return err
@@ -174,7 +174,8 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsReport, top int, crc bool) {
 	if in.SeenTwice > 0 {
 		twice = fmt.Sprintf(" (%d frames recorded twice, leaving one interface and arriving at another, counted once)", in.SeenTwice)
 	}
-	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets%s, %d flows%s\n", termtext.Escape(strings.Join(in.Files, ", ")), in.Frames, in.Packets, twice, r.NumFlows(), unusable(in))
+	fmt.Fprintf(w, "%s: %s, %s%s, %s%s\n", termtext.Escape(strings.Join(in.Files, ", ")), units.Count(in.Frames, "frame"), units.Count(in.Packets, "IB/RoCE packet"), twice,
+		units.Count(r.NumFlows(), "flow"), unusable(in))
 	if !crc {
 		fmt.Fprintln(w, "CRCs not checked (--no-crc)")
 	}

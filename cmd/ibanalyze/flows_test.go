@@ -233,7 +233,7 @@ type maxFlowsJSON struct {
 // warning, in the table and in the JSON.
 func TestFlowsMaxFlows(t *testing.T) {
 	out, errOut, code := run(t, "flows", "--json", "--max-flows", "1", rpingPcap)
-	if code != 0 || !strings.Contains(errOut, `more than 1 flows: the packets of those after the first 1 (31 packets) are counted together as "other"`) {
+	if code != 0 || !strings.Contains(errOut, `more than 1 flow: the packets of those after the first 1 (31 packets) are counted together as "other"`) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	var r maxFlowsJSON

@@ -236,8 +236,9 @@ func hopsJSON(r *analyze.HopsReport, series bool) *analyze.HopsReport {
 
 func writeHopsText(w io.Writer, r *analyze.HopsReport, top int) {
 	in := r.Input
-	fmt.Fprintf(w, "%s: %d frames, %d IFA 2.0 probes, %d hop records, %d switch ports, %d flows%s\n",
-		strings.Join(in.Files, ", "), in.Frames, r.Probes, r.HopRecords, len(r.Ports), len(r.Flows), unusable(in))
+	fmt.Fprintf(w, "%s: %s, %s, %s, %s, %s%s\n",
+		strings.Join(in.Files, ", "), units.Count(in.Frames, "frame"), units.Count(r.Probes, "IFA 2.0 probe"), units.Count(r.HopRecords, "hop record"),
+		units.Count(len(r.Ports), "switch port"), units.Count(len(r.Flows), "flow"), unusable(in))
 	ports, flows := r.Ports, r.Flows
 	if top > 0 {
 		ports, flows = ports[:min(top, len(ports))], flows[:min(top, len(flows))]

@@ -53,7 +53,7 @@ func TestHopsCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"4 IFA 2.0 probes, 8 hop records, 2 switch ports, 1 flows", "0x000a2/1  2", "dev 0x000a2/1 port 2 [1us,1.5us):4",
+	for _, want := range []string{"4 IFA 2.0 probes, 8 hop records, 2 switch ports, 1 flow", "0x000a2/1  2", "dev 0x000a2/1 port 2 [1us,1.5us):4",
 		"rocev2 192.168.7.1>192.168.7.9 qp 0x000011  dev 0x000a2/1 port 2       4     2     1.25us    1.15us      92.0%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)

@@ -221,8 +221,8 @@ func runIPD(stdout io.Writer, paths []string, o ipdOpts) error {
 	r, rs := run.report, run.reports
 	warnInput(r.Input)
 	if r.MaxFlows > 0 {
-		warnf("more than %d %ss: the packets of those after the first %d (%d packets) are counted together as %q, without IPDs; --max-flows raises the bound (about %d bytes a %s)",
-			r.MaxFlows, r.By, r.MaxFlows, r.OtherPackets, "other", analyze.IPDGroupBytes, r.By)
+		warnf("more than %s: the packets of those after the first %d (%s) are counted together as %q, without IPDs; --max-flows raises the bound (about %d bytes a %s)",
+			units.Count(r.MaxFlows, string(r.By)), r.MaxFlows, units.Count(r.OtherPackets, "packet"), "other", analyze.IPDGroupBytes, r.By)
 	}
 	if err := rs.totals(r); err != nil {
 		return err
@@ -255,18 +255,18 @@ func noIPD(err error, paths []string, packets int, by analyze.GroupBy, opcodes s
 	all := strings.EqualFold(strings.TrimSpace(opcodes), "all")
 	switch {
 	case ne.Counted == 0 && ne.AtomicsOnly():
-		return fmt.Errorf("%s: %d IB/RoCE packets, all atomics and their ACKs: %s; %s: use --opcodes all to count them",
-			files, packets, ne.Found(), which)
+		return fmt.Errorf("%s: %s, all atomics and their ACKs: %s; %s: use --opcodes all to count them",
+			files, units.Count(packets, "IB/RoCE packet"), ne.Found(), which)
 	case ne.Counted == 0:
-		return fmt.Errorf("%s: %d IB/RoCE packets, none of the kind counted: %s; %s: use --opcodes all to count every opcode, or --opcodes with their names",
-			files, packets, ne.Found(), which)
+		return fmt.Errorf("%s: %s, none of the kind counted: %s; %s: use --opcodes all to count every opcode, or --opcodes with their names",
+			files, units.Count(packets, "IB/RoCE packet"), ne.Found(), which)
 	}
 	hint := " --by link groups every packet to one destination"
 	if !all {
 		hint = " --opcodes all counts every opcode;" + hint
 	}
-	return fmt.Errorf("%s: %d IB/RoCE packets (%s), %d counted, but no %s has two of them: no inter-packet delay.%s",
-		files, packets, ne.Found(), ne.Counted, by, hint)
+	return fmt.Errorf("%s: %s (%s), %d counted, but no %s has two of them: no inter-packet delay.%s",
+		files, units.Count(packets, "IB/RoCE packet"), ne.Found(), ne.Counted, by, hint)
 }
 
 // binsHint adds to an error about bins finer than the capture's clock the
@@ -312,12 +312,12 @@ func writeIPDText(w io.Writer, r *analyze.IPDReport, top int) {
 	if len(r.Opcodes) == 256 {
 		opcodes = "all"
 	}
-	fmt.Fprintf(w, "%s: %d frames, %d IB/RoCE packets, %d counted (%s); timestamp resolution %s%s\n",
-		strings.Join(in.Files, ", "), in.Frames, in.Packets, r.Counted, opcodes, units.FormatNs(r.ResolutionNs), unusable(in))
+	fmt.Fprintf(w, "%s: %s, %s, %d counted (%s); timestamp resolution %s%s\n",
+		strings.Join(in.Files, ", "), units.Count(in.Frames, "frame"), units.Count(in.Packets, "IB/RoCE packet"), r.Counted, opcodes, units.FormatNs(r.ResolutionNs), unusable(in))
 	if r.Rate != "" {
 		fmt.Fprintf(w, "link: %s\n", r.Rate)
 	}
-	fmt.Fprintf(w, "%d %s(s)", r.NumFlows(), r.By)
+	fmt.Fprint(w, units.Count(r.NumFlows(), string(r.By)))
 	if top > 0 && r.NumFlows() > top {
 		fmt.Fprintf(w, ", the %d busiest shown (--top 0 for all)", top)
 	}
@@ -328,10 +328,10 @@ func writeIPDText(w io.Writer, r *analyze.IPDReport, top int) {
 		}
 		f := r.Flow(i)
 		if i == r.NumFlows()-1 && r.MaxFlows > 0 {
-			fmt.Fprintf(w, "\nother: %d packets of the %ss after the first %d (--max-flows): no IPD\n", f.Packets, r.By, r.MaxFlows)
+			fmt.Fprintf(w, "\nother: %s of the %ss after the first %d (--max-flows): no IPD\n", units.Count(f.Packets, "packet"), r.By, r.MaxFlows)
 			continue
 		}
-		fmt.Fprintf(w, "\n%s %s: %d packets\n", r.By, f.Key, f.Packets)
+		fmt.Fprintf(w, "\n%s %s: %s\n", r.By, f.Key, units.Count(f.Packets, "packet"))
 		s := f.IPDNs
 		if s.Count == 0 {
 			fmt.Fprintf(w, "  one packet: no IPD\n")

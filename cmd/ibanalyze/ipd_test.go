@@ -236,7 +236,7 @@ func TestIPDRealCaptures(t *testing.T) {
 	}
 	// One CNP: no two packets, so no IPD; said plainly.
 	_, errOut, code := run(t, "ipd", "--opcodes", "all", sharedPcap(t, "cx4lx_cnp.pcap"))
-	if code == 0 || !strings.Contains(errOut, "1 IB/RoCE packets") {
+	if code == 0 || !strings.Contains(errOut, "1 IB/RoCE packet (") {
 		t.Errorf("cnp: exit %d: %s", code, errOut)
 	}
 }
@@ -311,7 +311,7 @@ func TestIPDMaxFlows(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	wantInOutput(t, errOut, `more than 2 flows: the packets of those after the first 2 (20 packets) are counted together as "other", without IPDs; --max-flows raises the bound`)
-	wantInOutput(t, out, "3 flow(s)", "flow rocev2 192.168.7.1>192.168.7.2 qp 0x000011: 20 packets", "other: 20 packets of the flows after the first 2 (--max-flows): no IPD")
+	wantInOutput(t, out, "3 flows", "flow rocev2 192.168.7.1>192.168.7.2 qp 0x000011: 20 packets", "other: 20 packets of the flows after the first 2 (--max-flows): no IPD")
 	var doc maxFlowsJSON
 	if err := json.Unmarshal([]byte(runOK(t, "ipd", "--json", "--max-flows", "2", path)), &doc); err != nil {
 		t.Fatal(err)

@@ -191,7 +191,7 @@ func writePFCText(w io.Writer, r *analyze.PFCReport, top int) {
 	if r.RateAssumed {
 		rate += " (assumed: no --rate, and the capture records no speed)"
 	}
-	fmt.Fprintf(w, "%s: %d frames, %d PFC, %d PAUSE; quanta at %s; span %s%s\n", termtext.Escape(strings.Join(in.Files, ", ")), in.Frames, r.PFCFrames, r.PauseFrames, rate, units.FormatNs(r.SpanNs), unusable(in))
+	fmt.Fprintf(w, "%s: %s, %d PFC, %d PAUSE; quanta at %s; span %s%s\n", termtext.Escape(strings.Join(in.Files, ", ")), units.Count(in.Frames, "frame"), r.PFCFrames, r.PauseFrames, rate, units.FormatNs(r.SpanNs), unusable(in))
 	fmt.Fprintf(w, "\npauses per link direction (the port that sent them) and priority; a storm is a pause longer than %s\n", units.FormatNs(r.StormNs))
 	t := table{leftCols: 1, indent: "  ", header: []string{"link", "prio", "frames", "pauses", "XON", "paused", "share", "longest", "storms", "in storms"}}
 	for _, l := range r.Links {

@@ -65,7 +65,7 @@ func TestIbcapInterfaceDownUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFrames(t, got, append(append([][]byte{}, want...), want...))
-	if !strings.Contains(p.stderr.String(), "the interface went down 1 time(s)") {
+	if !strings.Contains(p.stderr.String(), "the interface went down 1 time during") {
 		t.Errorf("the report does not count the down:\n%s", p.stderr.String())
 	}
 }

@@ -509,11 +509,11 @@ func reportRun(f *flags, rep capture.Report, w *capture.Writer, runErr, closeErr
 		}
 		if f.readFile != "" {
 			// A file has no drops nor a capture time to tell.
-			done := fmt.Sprintf("written (%d bytes)", rep.Bytes)
+			done := fmt.Sprintf("written (%s)", units.Count(rep.Bytes, "byte"))
 			if f.file == "" {
 				done = "printed"
 			}
-			fmt.Fprintf(os.Stderr, "%d packets read from %s: %d %s, %d filtered out\n", rep.Captured, f.readFile, rep.Written, done, rep.Filtered)
+			fmt.Fprintf(os.Stderr, "%s read from %s: %d %s, %d filtered out\n", units.Count(rep.Captured, "packet"), f.readFile, rep.Written, done, rep.Filtered)
 		} else {
 			fmt.Fprint(os.Stderr, rep.String())
 		}

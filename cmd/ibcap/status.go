@@ -35,8 +35,8 @@ func (s *statusLine) update(r capture.Report) {
 	if !r.KernelFilter || r.Filtered > 0 {
 		filtered = fmt.Sprintf(", %d filtered", r.Filtered)
 	}
-	fmt.Fprintf(s.out, "\r\x1b[K%d packets, %s, %.0f pkt/s, %s%s, %d dropped",
-		r.Written, units.FormatBytes(r.Bytes), pps, units.FormatBitRate(bps), filtered, r.Dropped())
+	fmt.Fprintf(s.out, "\r\x1b[K%s, %s, %.0f pkt/s, %s%s, %d dropped",
+		units.Count(r.Written, "packet"), units.FormatBytes(r.Bytes), pps, units.FormatBitRate(bps), filtered, r.Dropped())
 	s.last, s.drawn = r, true
 }
 
