@@ -62,7 +62,7 @@ func (b *window) prefetch(f *os.File) {
 // room), on a goroutine of its own.
 func (p *prefetch) read(buf []byte) {
 	if len(buf) < readBufLen {
-		buf = make([]byte, readBufLen)
+		buf = readBuf()
 	}
 	off := p.off
 	go func() {

@@ -332,6 +332,7 @@ func (r *Reader) letGo() {
 		r.decompressor.Close()
 		r.decompressor = nil
 	}
+	keepReadBuf(r.br.buf)
 	r.br.buf, r.br.r, r.br.w, r.br.full = nil, 0, 0, 0
 }
 

@@ -3,6 +3,7 @@ package capfile
 import (
 	"errors"
 	"io"
+	"sync"
 )
 
 // window is the Reader's read buffer: records are handed out in place from
@@ -51,9 +52,37 @@ func (b *window) grow() {
 	if len(b.buf) >= b.full || b.pos == 0 {
 		return
 	}
-	buf := make([]byte, b.full)
+	var buf []byte
+	if b.full == readBufLen {
+		buf = readBuf()
+	} else {
+		buf = make([]byte, b.full)
+	}
 	b.w = copy(buf, b.buf[b.r:b.w])
 	b.r, b.buf = 0, buf
+}
+
+// readBufs keeps the read buffers of files that have ended (Reader.letGo)
+// for the next file's: each file of a rotated set over the read buffer
+// allocated one, and 200 files of 1.8 MB took 14 garbage collections, a
+// tenth of flows' CPU time.
+var readBufs sync.Pool
+
+// readBuf returns a read buffer of readBufLen bytes, one kept if there is.
+func readBuf() []byte {
+	if p, ok := readBufs.Get().(*[]byte); ok {
+		return *p
+	}
+	return make([]byte, readBufLen)
+}
+
+// keepReadBuf keeps buf, which nothing reads any more, for readBuf, if it
+// is a read buffer.
+func keepReadBuf(buf []byte) {
+	if cap(buf) == readBufLen {
+		buf = buf[:readBufLen]
+		readBufs.Put(&buf)
+	}
 }
 
 // buffered returns the bytes read and not yet handed out.
