@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A rotated capture against the one file it was cut from: the 2-million-frame RoCEv2 capture
 # analyze.sh writes, cut by editcap into 8 files (as `ibcap -C` leaves them), the same 8 gzipped
-# (`ibcap -C ... -z gzip`), and into 1000 files of 2000 frames (`ibcap -G` over a long run).
+# (`ibcap -C ... -z gzip`), into 200 files of 10000 frames (1.8 MB: under the 8 MB a file needs to be
+# cut in pieces) and into 1000 files of 2000 frames (`ibcap -G` over a long run).
 # ibanalyze flows on each at -j 1 and -j N (N: every core, nproc), BENCH_RUNS runs a side (default
 # 5), alternating: the median wall and CPU (user+sys) seconds and the largest peak RSS. A set read
 # file after file should cost what the one file costs; memory should not grow with the files.
@@ -28,6 +29,7 @@ cut_set() {
   fi
 }
 cut_set rotated8 250000
+cut_set rotated200 10000
 cut_set rotated1000 2000
 if [ ! -f "$dir/rotated8gz/done" ]; then
   rm -rf "$dir/rotated8gz" && mkdir -p "$dir/rotated8gz"
@@ -35,9 +37,9 @@ if [ ! -f "$dir/rotated8gz/done" ]; then
   touch "$dir/rotated8gz/done"
 fi
 
-echo "rotated: $bin on $f, cut in 8 files, the 8 gzipped and cut in 1000 files; ibanalyze flows, -j 1 and -j $J, $RUNS runs each alternating; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "rotated: $bin on $f, cut in 8 files, the 8 gzipped, cut in 200 and in 1000 files; ibanalyze flows, -j 1 and -j $J, $RUNS runs each alternating; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 times="$dir/rotated-times"
-for set in one rotated8 rotated8gz rotated1000; do
+for set in one rotated8 rotated8gz rotated200 rotated1000; do
   if [ "$set" = one ]; then
     files=("$f")
   else
