@@ -411,9 +411,9 @@ type fileCut struct {
 
 // startBatches is how many batches a file alone in its stream has before
 // its frames are taken: one being decoded while a worker cuts the next. A
-// file of several has none: its first frame is cut and decoded as the
-// stream opens, by the caller, and its batches are made as its frames are
-// taken. Waiting its turn in the merge, it holds that one batch.
+// file of several is read ahead only once its first frame, read on the
+// caller's goroutine, has been handed out (Stream.attach), and has none:
+// its batches are made as its frames are taken.
 const startBatches = 2
 
 // batchesAhead is how many batches a file has: enough for every worker to
@@ -758,9 +758,8 @@ func (a *readAhead) text() []byte {
 	return b.text[start:b.textEnds[i]]
 }
 
-// close stops the workers reading the file, waiting for the one that is,
-// so that the file can be closed under them.
-// letGo drops the batches the caller holds, once the file has ended.
+// letGo gives the batches the caller holds to the next file's
+// (decodePool.reuse), once the file has ended.
 func (a *readAhead) letGo() {
 	for _, b := range a.spare {
 		a.pool.reuse(b)
@@ -773,6 +772,8 @@ func (a *readAhead) letGo() {
 	a.spare, a.cur, a.serialBatch = nil, nil, nil
 }
 
+// close stops the workers reading the file, waiting for the one that is,
+// so that the file can be closed under them.
 func (a *readAhead) close() {
 	c := a.file
 	c.mu.Lock()
