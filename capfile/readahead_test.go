@@ -343,8 +343,6 @@ func TestReadAheadMemoryFlat(t *testing.T) {
 		if err := os.WriteFile(path, memCapture(t, decode.LinkTypeEthernet, n, frames...), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for readBufs.Get() != nil { // the read buffers kept for the next file: each run allocates its own
-		}
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
@@ -368,7 +366,11 @@ func TestReadAheadMemoryFlat(t *testing.T) {
 	}
 	short, long := allocated(20_000), allocated(200_000)
 	t.Logf("allocated %d bytes for 20,000 frames, %d for 200,000", short, long)
-	if long > short+1<<20 {
+	// One read buffer more or less: a window grows to its full size only
+	// if it reads past its first 64 KiB (window.grow), and a buffer kept
+	// from an earlier file may serve it (readBufs); on the loaded CI the
+	// two runs differed by that much, either way.
+	if long > short+1<<20+readBufLen {
 		t.Errorf("allocated %d bytes for 200,000 frames, %d for 20,000: reading ahead allocates per frame", long, short)
 	}
 
