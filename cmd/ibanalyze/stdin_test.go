@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
@@ -122,24 +121,8 @@ func TestStdinEveryCommand(t *testing.T) {
 // rotated capture would be: the first half of the records, then the rest.
 func splitPcap(t *testing.T, path string) (first, second string) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var offs []int
-	for off := 24; off < len(b); off += 16 + int(binary.LittleEndian.Uint32(b[off+8:])) {
-		offs = append(offs, off)
-	}
-	off := offs[len(offs)/2]
-	dir := t.TempDir()
-	first, second = filepath.Join(dir, "cap-1.pcap"), filepath.Join(dir, "cap-2.pcap")
-	if err := os.WriteFile(first, b[:off], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(second, append(bytes.Clone(b[:24]), b[off:]...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return first, second
+	parts := cutPcap(t, path, 2)
+	return parts[0], parts[1]
 }
 
 // TestRotatedSets: credits, tick and export read the pieces of a rotated
