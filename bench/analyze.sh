@@ -11,7 +11,8 @@ N=${BENCH_FRAMES:-2000000}
 SMALL=$((N / 100))
 dir=${BENCH_DIR:-/tmp/ibscope-bench}
 mkdir -p "$dir"
-go build -o bin/ ./cmd/ibanalyze
+source bench/lib/build.bash
+build_ibanalyze bin/
 for n in "$N" "$SMALL"; do
   f="$dir/rocev2-$n.pcap"
   [ -s "$f" ] || go run ./testdata/gen -bench-rocev2 "$n" -o "$f"

@@ -15,6 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 timesbyj=$(cat bench/lib/timesbyj.awk)
 source bench/lib/coresgiven.bash
+source bench/lib/build.bash
 N=${BENCH_FRAMES:-2000000}
 RUNS=${BENCH_RUNS:-9}
 J=${BENCH_JOBS:-$(nproc)}
@@ -24,7 +25,7 @@ if [ "${BENCH_RT:-0}" = 1 ]; then
   rt=(chrt -f 5)
 fi
 mkdir -p "$dir"
-go build -o bin/ ./cmd/ibanalyze
+build_ibanalyze bin/
 f="$dir/rocev2-$N.pcap"
 [ -s "$f" ] || go run ./testdata/gen -bench-rocev2 "$N" -o "$f"
 # The same capture compressed, decompressed on a core of its own at -j 2 and more (capfile's

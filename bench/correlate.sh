@@ -12,7 +12,8 @@ S=${BENCH_SAMPLES:-100000}
 BEHIND=2500000000123 # ns the benchtel NIC clock runs behind the capture's
 dir=${BENCH_DIR:-/tmp/ibscope-bench}
 mkdir -p "$dir"
-go build -o bin/ ./cmd/ibanalyze
+source bench/lib/build.bash
+build_ibanalyze bin/
 cap="$dir/rocev2-$N.pcap"
 tel="$dir/telemetry-$N-$S.csv"
 [ -s "$cap" ] || go run ./testdata/gen -bench-rocev2 "$N" -o "$cap"

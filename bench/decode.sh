@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 N=${BENCH_FRAMES:-2000000}
 dir=${BENCH_DIR:-/tmp/ibscope-bench}
 mkdir -p "$dir"
-go build -o bin/ ./cmd/ibanalyze
+source bench/lib/build.bash
+build_ibanalyze bin/
 for kind in rocev2 ib; do
   f="$dir/$kind-$N.pcap"
   [ -s "$f" ] || go run ./testdata/gen -bench-$kind "$N" -o "$f"

@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 QPS=${BENCH_QPS:-10000000}
 dir=${BENCH_DIR:-/tmp/ibscope-bench}
 mkdir -p "$dir"
-go build -o bin/ ./cmd/ibanalyze
+source bench/lib/build.bash
+build_ibanalyze bin/
 f=$dir/qps-$QPS.pcap
 [ -s "$f" ] || go run ./testdata/gen -bench-qps "$QPS" -o "$f"
 work=$(mktemp -d)

@@ -16,7 +16,8 @@ J=${BENCH_JOBS:-$(nproc)}
 dir=${BENCH_DIR:-/tmp/ibscope-bench}
 mkdir -p "$dir"
 bin=${BENCH_BIN:-bin/ibanalyze}
-[ -n "${BENCH_BIN:-}" ] || go build -o bin/ ./cmd/ibanalyze
+source bench/lib/build.bash
+[ -n "${BENCH_BIN:-}" ] || build_ibanalyze bin/
 f="$dir/rocev2-$N.pcap"
 [ -s "$f" ] || go run ./testdata/gen -bench-rocev2 "$N" -o "$f"
 # cut_set NAME FRAMES: the capture cut in files of FRAMES frames under $dir/NAME, written once.

@@ -12,13 +12,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib/timeone.bash
+source bench/lib/build.bash
 RUNS=${BENCH_RUNS:-9}
 NJ=$(nproc) # every core
 TSHARK_RUNS=${BENCH_TSHARK_RUNS:-3}
 SIZES=${BENCH_TOOLS_FRAMES:-500000 2000000}
 dir=${BENCH_DIR:-/tmp/ibscope-bench}
 mkdir -p "$dir"
-go build -o bin/ ./cmd/ibanalyze
+build_ibanalyze bin/
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

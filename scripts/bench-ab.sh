@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # bench-ab.sh REF: a paired speed comparison of ibanalyze at REF (A) against the work tree (B:
-# HEAD, plus any uncommitted change, which the header says). It builds both, then runs each
-# command of the list below on a generated RoCEv2 capture ALTERNATELY, A, B, A, B..., so that a
-# change in the machine's load falls on both sides alike, and prints per command the medians of
-# CPU time (user+sys) and of wall time for A and B, the ratio B/A of the medians and the spread of
-# the per-pair ratios (min-max over the pairs). On a shared machine wall time is noise; CPU time
-# is the figure to read. Each run is one `hyperfine -N --runs 1` (bench/lib/timeone.bash).
+# HEAD, plus any uncommitted change, which the header says). It builds both as `make build` does
+# (bench/lib/build.bash), then runs each command of the list below on a generated RoCEv2 capture
+# ALTERNATELY, A, B, A, B..., so that a change in the machine's load falls on both sides alike,
+# and prints per command the medians of CPU time (user+sys) and of wall time for A and B, the
+# ratio B/A of the medians and the spread of the per-pair ratios (min-max over the pairs). On a
+# shared machine wall time is noise; CPU time is the figure to read. Each run is one
+# `hyperfine -N --runs 1` (bench/lib/timeone.bash).
 #
 #	make bench-ab REF=a7c6421
 #	BENCH_RUNS=5 BENCH_ONLY=decode scripts/bench-ab.sh HEAD~1
@@ -49,8 +50,9 @@ tmp=$(mktemp -d /tmp/bench-ab.XXXXXX)
 trap 'git worktree remove --force "$tmp/a" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 git worktree add --detach "$tmp/a" "$refsha" >/dev/null 2>&1
 echo "bench-ab: building A = $REF ($refsha) and B = HEAD ($headsha)$dirty"
-(cd "$tmp/a" && $GO build -o "$tmp/A/" ./cmd/ibanalyze)
-$GO build -o "$tmp/B/" ./cmd/ibanalyze
+source bench/lib/build.bash
+(cd "$tmp/a" && build_ibanalyze "$tmp/A/")
+build_ibanalyze "$tmp/B/"
 
 mkdir -p "$dir"
 f=$dir/rocev2-$N.pcap

@@ -21,7 +21,8 @@ if [ ! -s "$f" ]; then
   mv "$work/gen.pcap" "$f"
 fi
 # Built without a profile: what the profile shows is the code as it is before the optimisation.
-$GO build -pgo=off -o "$work/" ./cmd/ibanalyze
+source bench/lib/build.bash
+build_ibanalyze "$work/" -pgo=off
 n=0
 profile() {
   n=$((n + 1))
