@@ -257,16 +257,60 @@ func (b *bench) check(t *testing.T, c traffic, r *row) {
 		_, truth := psnTruth(frames, srcA)
 		ok := truth == fromA
 		msg := fmt.Sprintf("flows %+v, tshark's PSNs %+v", fromA, truth)
-		if c.netemA == "" || strings.HasPrefix(c.netemA, "duplicate") {
-			// Without loss or reordering on the way, what rxe1 received is
-			// what left va, and each resent PSN reaches it behind its
-			// expected one: its duplicate count is the capture's. (Under
-			// reordering, go-back-N resends PSNs rxe1 has not accepted yet,
-			// which it drops as out of sequence, not as duplicates.)
-			ok = ok && fromA.Duplicates == d["rxe1/duplicate_request"]
-			msg += fmt.Sprintf(", rxe1 duplicate_request %d", d["rxe1/duplicate_request"])
-		}
+		dupsOK, note := rxeDuplicates(c.netemA, d["rxe1/duplicate_request"], d["rxe1/out_of_seq_request"], fromA.Duplicates)
+		ok = ok && dupsOK
+		msg += note
 		cell("dups/gaps", ok, "%s", msg)
+	}
+}
+
+// rxeDuplicates holds rxe1's duplicate_request (dups) against the
+// duplicates in the capture (captured), given rxe1's out_of_seq_request and
+// the netem on va, and says what it compared (nothing where that netem
+// loses or reorders: rxe1's count is not the capture's).
+func rxeDuplicates(netemA string, dups, outOfSeq, captured uint64) (ok bool, note string) {
+	switch {
+	case netemA != "" && !strings.HasPrefix(netemA, "duplicate"):
+		return true, ""
+	case outOfSeq == 0:
+		// Without loss or reordering on the way, what rxe1 received is
+		// what left va, and each resent PSN reaches it behind its
+		// expected one: its duplicate count is the capture's. (Under
+		// reordering, go-back-N resends PSNs rxe1 has not accepted yet,
+		// which it drops as out of sequence, not as duplicates.)
+		return captured == dups, fmt.Sprintf(", rxe1 duplicate_request %d", dups)
+	default:
+		// rxe1 saw requests ahead of their turn with no netem on the
+		// way: something in the guest lost or reordered some between va
+		// and rxe1 (on a loaded host, once in a CI run: 2 out of
+		// sequence, 174 duplicates in the capture, 65 counted by rxe1).
+		// rxe1 then drops, uncounted, the resent PSNs past the one it
+		// waits for; it counts as duplicates only PSNs it accepted
+		// before, each of which left va before: at most the capture's.
+		return dups <= captured, fmt.Sprintf(", rxe1 duplicate_request %d (at most the capture's: rxe1 out_of_seq_request %d, lost or reordered in the guest)", dups, outOfSeq)
+	}
+}
+
+// TestRxeDuplicates: the CI run's figures pass, an equal count is still
+// wanted where rxe1 saw nothing out of sequence, and more duplicates than
+// the capture holds fail either way.
+func TestRxeDuplicates(t *testing.T) {
+	for _, c := range []struct {
+		netemA                   string
+		dups, outOfSeq, captured uint64
+		want                     bool
+	}{
+		{"", 65, 2, 174, true},
+		{"", 175, 2, 174, false},
+		{"", 65, 0, 174, false},
+		{"", 174, 0, 174, true},
+		{"duplicate 5%", 26, 0, 26, true},
+		{"duplicate 5%", 25, 0, 26, false},
+		{"loss 2%", 3, 16, 165, true},
+	} {
+		if ok, note := rxeDuplicates(c.netemA, c.dups, c.outOfSeq, c.captured); ok != c.want {
+			t.Errorf("netem %q, rxe1 %d duplicates, %d out of sequence, capture %d: ok %v, want %v (%s)", c.netemA, c.dups, c.outOfSeq, c.captured, ok, c.want, note)
+		}
 	}
 }
 
