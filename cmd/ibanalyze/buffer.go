@@ -152,7 +152,7 @@ func writeBufferText(w io.Writer, rep *analyze.BufferReport) {
 		}
 	}
 	for _, s := range rep.Senders {
-		fmt.Fprintf(w, "\nsender %s: %d flows, %d data packets, %d matched; offset %s\n", termtext.Escape(s.File), s.Flows, s.Packets, s.Matched, units.FormatNs(s.OffsetNs))
+		fmt.Fprintf(w, "\nsender %s: %s, %d data packets, %d matched; offset %s\n", termtext.Escape(s.File), units.Count(s.Flows, "flow"), s.Packets, s.Matched, units.FormatNs(s.OffsetNs))
 		if !s.Congested {
 			fmt.Fprintln(w, "  "+s.NoEstimate)
 			continue
