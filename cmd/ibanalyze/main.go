@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibscope/ibscope/internal/cmddoc"
+	"github.com/ibscope/ibscope/internal/outfile"
 	"github.com/ibscope/ibscope/internal/termtext"
 	"github.com/ibscope/ibscope/internal/version"
 )
@@ -63,6 +64,7 @@ func main() {
 	removeTemporaries()
 	stopProfile()
 	if err != nil {
+		outfile.AwaitSignalExit()
 		if !errors.Is(err, errReported) {
 			fmt.Fprintln(os.Stderr, "ibanalyze:", termtext.Lines(err.Error()))
 		}

@@ -112,6 +112,7 @@ func main() {
 	}
 	cmddoc.Main(rootCmd, manual) // "ibsim __docs DIR": man page and completions (make install)
 	if err := rootCmd.Execute(); err != nil {
+		outfile.AwaitSignalExit()
 		fmt.Fprintln(os.Stderr, "ibsim:", termtext.Lines(err.Error()))
 		os.Exit(1)
 	}

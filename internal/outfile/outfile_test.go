@@ -320,3 +320,28 @@ func TestRemovePending(t *testing.T) {
 	f.Abort()
 	d.Abort()
 }
+
+// TestAwaitSignalExit: a command's error exit goes on before any signal,
+// and waits for the handler's exit once its RemovePending has run (the
+// next Create then fails with "interrupted", and exiting 1 on that raced
+// the handler's 128+signal).
+func TestAwaitSignalExit(t *testing.T) {
+	waited := 0
+	defer func(keep func()) {
+		handlerExits = keep
+		pending.Lock()
+		pending.stopped = false
+		pending.Unlock()
+	}(handlerExits)
+	handlerExits = func() { waited++ }
+	AwaitSignalExit()
+	if waited != 0 {
+		t.Fatal("waited with no signal handled")
+	}
+	RemovePending()
+	_, err := Create(filepath.Join(t.TempDir(), "late"))
+	AwaitSignalExit()
+	if err == nil || waited != 1 {
+		t.Errorf("after RemovePending: Create error %v, waited %d times; want an error and 1", err, waited)
+	}
+}

@@ -78,8 +78,9 @@ func dropPendingDirs(dirs []string) {
 // directories Dirs under way made that this leaves empty, and makes later
 // Create calls fail; it returns how many files it removed. A command
 // stopped by a signal calls it before exiting, so that no partial output
-// is left behind even under a hidden name. Committed files stay: they are
-// complete.
+// is left behind even under a hidden name; only such a signal handler
+// calls it, which AwaitSignalExit relies on. Committed files stay: they
+// are complete.
 func RemovePending() (files int) {
 	pending.Lock()
 	defer pending.Unlock()

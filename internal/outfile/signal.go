@@ -28,3 +28,21 @@ func RemoveOnSignal(report func(sig os.Signal, removedFiles int)) (stop func()) 
 		close(done)
 	}
 }
+
+// AwaitSignalExit returns unless RemovePending has run: a signal handler is
+// then ending the process with 128+signal, and AwaitSignalExit waits for
+// that. A command calls it before it reports an error and exits: its own
+// exit raced the handler's, and a run the signal stopped, its next Create
+// failing with "interrupted", printed that error and could end with status
+// 1 instead of 130 (an ibsim run on a loaded CI machine did).
+func AwaitSignalExit() {
+	pending.Lock()
+	stopped := pending.stopped
+	pending.Unlock()
+	if stopped {
+		handlerExits()
+	}
+}
+
+// handlerExits waits for the signal handler's exit; a test replaces it.
+var handlerExits = func() { select {} }
