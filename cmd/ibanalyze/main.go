@@ -63,8 +63,8 @@ func main() {
 	stop()
 	removeTemporaries()
 	stopProfile()
+	outfile.AwaitSignalExit() // a run whose outputs a signal removed ends with its status
 	if err != nil {
-		outfile.AwaitSignalExit()
 		if !errors.Is(err, errReported) {
 			fmt.Fprintln(os.Stderr, "ibanalyze:", termtext.Lines(err.Error()))
 		}

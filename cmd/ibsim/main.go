@@ -111,8 +111,9 @@ func main() {
 		os.Exit(1)
 	}
 	cmddoc.Main(rootCmd, manual) // "ibsim __docs DIR": man page and completions (make install)
-	if err := rootCmd.Execute(); err != nil {
-		outfile.AwaitSignalExit()
+	err := rootCmd.Execute()
+	outfile.AwaitSignalExit() // a run whose outputs a signal removed ends with its status
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "ibsim:", termtext.Lines(err.Error()))
 		os.Exit(1)
 	}

@@ -31,10 +31,11 @@ func RemoveOnSignal(report func(sig os.Signal, removedFiles int)) (stop func()) 
 
 // AwaitSignalExit returns unless RemovePending has run: a signal handler is
 // then ending the process with 128+signal, and AwaitSignalExit waits for
-// that. A command calls it before it reports an error and exits: its own
-// exit raced the handler's, and a run the signal stopped, its next Create
-// failing with "interrupted", printed that error and could end with status
-// 1 instead of 130 (an ibsim run on a loaded CI machine did).
+// that. A command calls it once its work has returned, before it reports
+// an error or exits: its own exit raced the handler's, and a run the signal
+// stopped, its next Create failing with "interrupted", printed that error
+// and could end with status 1 instead of 130 (an ibsim run on a loaded CI
+// machine did).
 func AwaitSignalExit() {
 	pending.Lock()
 	stopped := pending.stopped
