@@ -47,8 +47,9 @@ type Messages struct {
 	Middle uint64 `json:"middle"`
 	Last   uint64 `json:"last"`
 	Only   uint64 `json:"only"`
-	// Requests counts RDMA READ requests and atomic requests (compare and
-	// swap, fetch and add): messages of one packet without payload.
+	// Requests counts RDMA READ requests, atomic requests (compare and
+	// swap, fetch and add) and FLUSH requests: messages of one packet
+	// without payload.
 	Requests uint64 `json:"requests"`
 	Total    uint64 `json:"total"` // messages begun: First + Only + Requests, each start PSN once
 	// Resent counts FIRST, ONLY and request packets whose PSN was seen
@@ -172,7 +173,7 @@ const (
 
 func msgKindOf(op decode.Opcode) msgKind {
 	switch {
-	case decode.IsReadRequest(op) || decode.IsAtomicRequest(op):
+	case decode.IsReadRequest(op) || decode.IsAtomicRequest(op) || decode.IsFlush(op):
 		return msgRequest
 	case op.IsFirst() && op.IsLast():
 		return msgOnly

@@ -117,14 +117,14 @@ func tsharkDistinctStarts(t *testing.T, path string) (int, bool) {
 	return len(starts), true
 }
 
-// RDMA READ and atomic requests are messages of one packet: counted once
-// each, a resent one (the requester going back after a timeout) in
+// RDMA READ, atomic and FLUSH requests are messages of one packet: counted
+// once each, a resent one (the requester going back after a timeout) in
 // resent. perftest's ib_read_bw, ib_atomic_bw: one message an iteration.
 func TestFlowsMessagesReadAndAtomics(t *testing.T) {
 	req := func(ts int64, psn uint32, op decode.Opcode, dmaLen uint32) testcap.Packet {
 		return testcap.Packet{TsNs: testcap.BaseNs + ts, Src: 1, Dst: 2, QP: 0x11, PSN: psn, Op: op, DMALen: dmaLen, AckReq: true}
 	}
-	const readReq, cmpSwap, fetchAdd = decode.Opcode(0x0C), decode.Opcode(0x13), decode.Opcode(0x14)
+	const readReq, cmpSwap, fetchAdd, flush = decode.Opcode(0x0C), decode.Opcode(0x13), decode.Opcode(0x14), decode.Opcode(0x1C)
 	path := testcap.Write(t, "read-atomics.pcap", false, []testcap.Packet{
 		req(1000, 10, readReq, 4096), // PSNs 10..13 at a 1 KiB MTU
 		req(2000, 14, cmpSwap, 0),
@@ -132,9 +132,10 @@ func TestFlowsMessagesReadAndAtomics(t *testing.T) {
 		req(900_000, 14, cmpSwap, 0), // resent from 14 after a timeout
 		req(901_000, 15, fetchAdd, 0),
 		req(902_000, 16, readReq, 1024),
+		req(903_000, 17, flush, 4096), // IBA 1.5, as rxe sends it: one PSN, no payload
 	})
 	w := runFlowsFiles(t, path).Flows[0]
-	if want := (Messages{Requests: 4, Total: 4, Resent: 2}); w.Messages != want || w.PSN.Duplicates != 2 || w.PSN.Gaps != 0 {
+	if want := (Messages{Requests: 5, Total: 5, Resent: 2}); w.Messages != want || w.PSN.Duplicates != 2 || w.PSN.Gaps != 0 {
 		t.Errorf("messages %+v, PSN %+v; want %+v, 2 duplicates, no gap", w.Messages, w.PSN, want)
 	}
 }

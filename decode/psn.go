@@ -28,6 +28,10 @@ func IsReadRequest(op Opcode) bool {
 	return op.Valid() && op.Family() < FamilyCNP && uint8(op)&0x1F == 0x0C
 }
 
+// IsFlush reports RC FLUSH (IBA 1.5, opcode 0x1C): a request of one
+// packet without payload, answered as an RDMA READ request of no data is.
+func IsFlush(op Opcode) bool { return op == 0x1C }
+
 // IsAtomicRequest reports the atomic request opcodes (COMPARE_SWAP,
 // FETCH_ADD) of RC, RD and XRC.
 func IsAtomicRequest(op Opcode) bool {

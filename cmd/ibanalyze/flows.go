@@ -34,7 +34,7 @@ func init() {
 		Short: "Per-flow health: packets, messages, throughput, PSN gaps, retransmissions, NAKs, CNP/ECN, CRC, ACK latency",
 		Long: `flows reports, per flow (IB: SLID, DLID, DestQP; RoCE: source, destination,
 DestQP): packets, wire bytes, messages (first/middle/last/only, and RDMA
-READ and atomic requests; each PSN once: a message resent go-back-N or after
+READ, atomic and FLUSH requests; each PSN once: a message resent go-back-N or after
 an RNR NAK counts once), throughput
 over time, the opcode mix, PSN gaps (missing and lost), duplicate PSNs
 (retransmissions), out-of-order PSNs, NAKs by kind (PSN sequence error, RNR
@@ -278,7 +278,7 @@ func writeFlowDetail(w io.Writer, f *analyze.FlowHealth, binNs int64, peer *anal
 	if m.Resent > 0 {
 		resent = fmt.Sprintf("; %d message starts resent, counted once", m.Resent)
 	}
-	fmt.Fprintf(w, "  messages: %d (first %d, middle %d, last %d, only %d, READ and atomic requests %d%s)\n",
+	fmt.Fprintf(w, "  messages: %d (first %d, middle %d, last %d, only %d, READ, atomic and FLUSH requests %d%s)\n",
 		m.Total, m.First, m.Middle, m.Last, m.Only, m.Requests, resent)
 	for _, sq := range []struct {
 		name string
