@@ -35,7 +35,7 @@ func TestDashboardJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seriesName := regexp.MustCompile(`\b(ibscope_[a-z_]+|node_infiniband_[a-z_]+)\b`)
+	seriesName := regexp.MustCompile(`\b(ibscope|node_infiniband)_[a-z0-9_]+\b`)
 	ids := map[uint32]bool{}
 	panels := 0
 	for _, pr := range d.Panels {

@@ -234,8 +234,9 @@ func TestServerErrors(t *testing.T) {
 	}
 }
 
-// TestQueriedNamesServed: every ibscope_* series the fleet view queries is
-// one that package metrics serves, so a rename on one side fails here.
+// TestQueriedNamesServed: every ibscope_* and node_infiniband_* series the
+// fleet view queries is one that package metrics serves, so a rename on one
+// side fails here.
 func TestQueriedNamesServed(t *testing.T) {
 	served, err := metrics.SeriesNames()
 	if err != nil {
@@ -243,16 +244,26 @@ func TestQueriedNamesServed(t *testing.T) {
 	}
 	var queried []string
 	for _, f := range nicFields {
-		queried = append(queried, f.metric)
+		queried = append(queried, f.expr(f.fn, range60s))
 	}
 	for _, f := range linkFields {
 		queried = append(queried, f.metric)
 	}
 	queried = append(queried, "ibscope_capture_info", "ibscope_capture_stopped", "ibscope_capture_elapsed_seconds")
-	name := regexp.MustCompile(`^ibscope_[a-z_]+$`)
+	name := regexp.MustCompile(`\b(ibscope|node_infiniband)_[a-z0-9_]+\b`)
+	found := map[string]bool{}
 	for _, q := range queried {
-		if name.MatchString(q) && !served[q] {
-			t.Errorf("fleet queries %s, which metrics does not serve", q)
+		for _, s := range name.FindAllString(q, -1) {
+			found[s] = true
+			if !served[s] {
+				t.Errorf("fleet queries %s, which metrics does not serve", s)
+			}
+		}
+	}
+	for _, s := range PortErrorSeries {
+		if !found[s] {
+			t.Errorf("%s is not in the queries", s)
 		}
 	}
 }
+

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // NIC is one agent's capture over the range: its port's traffic and
@@ -43,35 +44,62 @@ func (n *NIC) Drops() float64 { return n.KernelDrops + n.DeviceDrops + n.Complet
 // Errors adds up the transport's errors and the port's.
 func (n *NIC) Errors() float64 { return n.NAKs + n.Retransmissions + n.PSNGaps + n.PortErrors }
 
-// portErrorCounters are the node_infiniband_* counters NIC.PortErrors adds.
-const portErrorCounters = "port_errors_received|port_constraint_errors_(received|transmitted)|port_discards_(received|transmitted)|" +
-	"symbol_error|link_downed|link_error_recovery|local_link_integrity_errors|excessive_buffer_overrun_errors|" +
-	"port_receive_remote_physical_errors|port_receive_switch_relay_errors|vl15_dropped"
+// PortErrorSeries are the node_infiniband_* counters of the RDMA port's
+// errors and discards, which NIC.PortErrors adds up (and the dashboard).
+var PortErrorSeries = []string{
+	"node_infiniband_port_errors_received_total", "node_infiniband_port_constraint_errors_received_total",
+	"node_infiniband_port_constraint_errors_transmitted_total", "node_infiniband_port_discards_received_total",
+	"node_infiniband_port_discards_transmitted_total", "node_infiniband_symbol_error_total", "node_infiniband_link_downed_total",
+	"node_infiniband_link_error_recovery_total", "node_infiniband_local_link_integrity_errors_total",
+	"node_infiniband_excessive_buffer_overrun_errors_total", "node_infiniband_port_receive_remote_physical_errors_total",
+	"node_infiniband_port_receive_switch_relay_errors_total", "node_infiniband_vl15_dropped_total",
+}
+
+// over is fn of series over rng.
+func over(series string) func(fn, rng string) string {
+	return func(fn, rng string) string { return fn + "(" + series + rng + ")" }
+}
+
+// PortErrors is fn (rate or increase) of each of PortErrorSeries over rng,
+// each its own series, its counter label the sysfs counter's name in
+// node_exporter's words ("symbol_error"): rate and increase drop a series'
+// name, and the counters of one port, all else alike, would collide
+// ("vector cannot contain metrics with the same labelset", as Prometheus
+// answered a selector of them all by name).
+func PortErrors(fn, rng string) string {
+	parts := make([]string, len(PortErrorSeries))
+	for i, s := range PortErrorSeries {
+		counter := strings.TrimSuffix(strings.TrimPrefix(s, "node_infiniband_"), "_total")
+		parts[i] = "label_replace(" + fn + "(" + s + rng + `), "counter", "` + counter + `", "", "")`
+	}
+	return strings.Join(parts, " or ")
+}
 
 // nicFields are the series a NIC adds up, summed per agent, with where
 // each goes.
 var nicFields = []struct {
-	fn, metric string // rate, increase or max_over_time, of a series selector
-	set        func(*NIC, float64)
+	fn   string                      // rate, increase or max_over_time
+	expr func(fn, rng string) string // fn of its series over rng ("[5m]")
+	set  func(*NIC, float64)
 }{
-	{"rate", "ibscope_metrics_packets_analyzed_total", func(n *NIC, v float64) { n.PacketsPerS = v }},
-	{"rate", "ibscope_metrics_wire_bytes_analyzed_total", func(n *NIC, v float64) { n.BytesPerS = v }},
-	{"rate", "ibscope_flow_cnps_total", func(n *NIC, v float64) { n.CNPsPerS = v }},
-	{"rate", "ibscope_flow_ecn_ce_total", func(n *NIC, v float64) { n.ECNCEPerS = v }},
-	{"increase", "ibscope_capture_packets_dropped_kernel_total", func(n *NIC, v float64) { n.KernelDrops = v }},
-	{"increase", "ibscope_capture_packets_dropped_device_total", func(n *NIC, v float64) { n.DeviceDrops = v }},
-	{"increase", "ibscope_capture_completion_errors_total", func(n *NIC, v float64) { n.CompletionErrors = v }},
-	{"increase", "ibscope_flow_naks_total", func(n *NIC, v float64) { n.NAKs = v }},
-	{"increase", "ibscope_flow_retransmissions_total", func(n *NIC, v float64) { n.Retransmissions = v }},
-	{"increase", "ibscope_flow_psn_gaps_total", func(n *NIC, v float64) { n.PSNGaps = v }},
-	{"increase", `{__name__=~"node_infiniband_(` + portErrorCounters + `)_total"}`, func(n *NIC, v float64) { n.PortErrors = v }},
-	{"increase", "ibscope_metrics_packets_not_analyzed_total", func(n *NIC, v float64) { n.NotAnalyzed = v }},
-	{"increase", "ibscope_metrics_packets_undecoded_total", func(n *NIC, v float64) { n.Undecoded = v }},
-	{"increase", "ibscope_capture_packets_unwritten_total", func(n *NIC, v float64) { n.Unwritten = v }},
-	{"increase", "ibscope_metrics_nic_read_errors_total", func(n *NIC, v float64) { n.NICReadErrors = v }},
-	{"rate", "node_infiniband_port_data_received_bytes_total", func(n *NIC, v float64) { n.PortRxBytesPerS = &v }},
-	{"rate", "node_infiniband_port_data_transmitted_bytes_total", func(n *NIC, v float64) { n.PortTxBytesPerS = &v }},
-	{"max_over_time", "ibscope_capture_ring_used_ratio", func(n *NIC, v float64) { n.RingUsedMax = &v }},
+	{"rate", over("ibscope_metrics_packets_analyzed_total"), func(n *NIC, v float64) { n.PacketsPerS = v }},
+	{"rate", over("ibscope_metrics_wire_bytes_analyzed_total"), func(n *NIC, v float64) { n.BytesPerS = v }},
+	{"rate", over("ibscope_flow_cnps_total"), func(n *NIC, v float64) { n.CNPsPerS = v }},
+	{"rate", over("ibscope_flow_ecn_ce_total"), func(n *NIC, v float64) { n.ECNCEPerS = v }},
+	{"increase", over("ibscope_capture_packets_dropped_kernel_total"), func(n *NIC, v float64) { n.KernelDrops = v }},
+	{"increase", over("ibscope_capture_packets_dropped_device_total"), func(n *NIC, v float64) { n.DeviceDrops = v }},
+	{"increase", over("ibscope_capture_completion_errors_total"), func(n *NIC, v float64) { n.CompletionErrors = v }},
+	{"increase", over("ibscope_flow_naks_total"), func(n *NIC, v float64) { n.NAKs = v }},
+	{"increase", over("ibscope_flow_retransmissions_total"), func(n *NIC, v float64) { n.Retransmissions = v }},
+	{"increase", over("ibscope_flow_psn_gaps_total"), func(n *NIC, v float64) { n.PSNGaps = v }},
+	{"increase", PortErrors, func(n *NIC, v float64) { n.PortErrors = v }},
+	{"increase", over("ibscope_metrics_packets_not_analyzed_total"), func(n *NIC, v float64) { n.NotAnalyzed = v }},
+	{"increase", over("ibscope_metrics_packets_undecoded_total"), func(n *NIC, v float64) { n.Undecoded = v }},
+	{"increase", over("ibscope_capture_packets_unwritten_total"), func(n *NIC, v float64) { n.Unwritten = v }},
+	{"increase", over("ibscope_metrics_nic_read_errors_total"), func(n *NIC, v float64) { n.NICReadErrors = v }},
+	{"rate", over("node_infiniband_port_data_received_bytes_total"), func(n *NIC, v float64) { n.PortRxBytesPerS = &v }},
+	{"rate", over("node_infiniband_port_data_transmitted_bytes_total"), func(n *NIC, v float64) { n.PortTxBytesPerS = &v }},
+	{"max_over_time", over("ibscope_capture_ring_used_ratio"), func(n *NIC, v float64) { n.RingUsedMax = &v }},
 }
 
 // NICs returns every agent seen within the lookback with its port's rates
@@ -94,7 +122,7 @@ func (c *Client) NICs(ctx context.Context, o Options) ([]NIC, error) {
 		if f.fn == "max_over_time" {
 			agg = "max"
 		}
-		q := agg + " by (job, instance) (" + f.fn + "(" + f.metric + rng(o.Range) + "))"
+		q := agg + " by (job, instance) (" + f.expr(f.fn, rng(o.Range)) + ")"
 		vals, err := c.byAgent(ctx, q, o.At)
 		if err != nil {
 			return nil, err

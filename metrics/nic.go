@@ -38,11 +38,14 @@ var nicCounters = map[string]string{
 	"VL15_dropped":                    "vl15_dropped_total",
 }
 
+// nicSeries is the series a sysfs counter is served as.
+func nicSeries(sysfs string) string { return "node_infiniband_" + nicCounters[sysfs] }
+
 // nicDescs are the node_infiniband_* descriptions, by sysfs name.
 var nicDescs = func() map[string]*prometheus.Desc {
 	m := make(map[string]*prometheus.Desc, len(nicCounters))
-	for sysfs, name := range nicCounters {
-		m[sysfs] = prometheus.NewDesc("node_infiniband_"+name,
+	for sysfs := range nicCounters {
+		m[sysfs] = prometheus.NewDesc(nicSeries(sysfs),
 			"The RDMA port's counters/"+sysfs+" (node_exporter's name and units).", []string{"device", "port"}, nil)
 	}
 	return m

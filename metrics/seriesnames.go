@@ -3,7 +3,8 @@ package metrics
 import "github.com/ibscope/ibscope/capture"
 
 // SeriesNames are the names of the series ibcap --metrics serves, the
-// per-flow ones (which appear with a capture's first packet) included:
+// per-flow ones (which appear with a capture's first packet) and the RDMA
+// port's counters (with a capture that has one) included:
 // what the Grafana dashboard and ibanalyze's fleet view may query, so that
 // their tests fail on a name one side renamed.
 func SeriesNames() (map[string]bool, error) {
@@ -22,6 +23,9 @@ func SeriesNames() (map[string]bool, error) {
 	}
 	for _, f := range flowFamilies {
 		names[f.name] = true
+	}
+	for sysfs := range nicCounters { // served with a capture's RDMA port
+		names[nicSeries(sysfs)] = true
 	}
 	return names, nil
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibscope/ibscope/capture"
 	"github.com/ibscope/ibscope/fleet"
 	"github.com/ibscope/ibscope/internal/testcap"
 	"github.com/ibscope/ibscope/internal/testenv"
@@ -169,6 +170,32 @@ func start(t *testing.T, name, ns, ready string, argv ...string) *proc {
 	return p
 }
 
+// roceSysfs writes a sysfs tree with one RDMA device, mlx5_0, whose RoCE
+// port 1 has netdev as its netdev and the port counters node_exporter
+// serves (the values as read once: their rates are 0), for IBSCOPE_SYSFS,
+// and returns its mount point.
+func roceSysfs(t *testing.T, netdev string) string {
+	t.Helper()
+	root := t.TempDir()
+	port := filepath.Join(root, "class", "infiniband", "mlx5_0", "ports", "1")
+	files := map[string]string{"link_layer": "Ethernet", "state": "4: ACTIVE", "phys_state": "5: LinkUp",
+		"rate": "100 Gb/sec (4X EDR)", "lid": "0x0", "gid_attrs/ndevs/0": netdev}
+	for _, c := range []string{"port_rcv_data", "port_xmit_data", "port_rcv_packets", "port_xmit_packets", "port_xmit_wait",
+		"port_rcv_errors", "port_rcv_discards", "port_xmit_discards", "symbol_error", "link_downed"} {
+		files["counters/"+c] = "1000"
+	}
+	for rel, content := range files {
+		p := filepath.Join(port, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
 // fleetQuery runs an ibanalyze fleet command in the monitoring namespace
 // and decodes its JSON into v.
 func fleetQuery(mon, command string, v any) error {
@@ -243,10 +270,16 @@ scrape_configs:
 
 	agents := make([]*proc, len(net.hosts))
 	for i, h := range net.hosts {
+		// fleet-h1's eth0 is the netdev of an RDMA port, as a ConnectX's
+		// is, in a sysfs tree on disk: its agent serves the port's counters.
+		env := []string{"env"}
+		if i == 0 {
+			env = append(env, capture.EnvSysfs+"="+roceSysfs(t, "eth0"))
+		}
 		// A UTS namespace of its own gives each agent its host's name.
-		agents[i] = start(t, "ibcap", h, "ibcap: capturing on", "unshare", "--uts", "sh", "-c",
+		agents[i] = start(t, "ibcap", h, "ibcap: capturing on", append(env, "unshare", "--uts", "sh", "-c",
 			`echo "$0" >/proc/sys/kernel/hostname && exec "$@"`, fmt.Sprintf("fleet-h%d", i+1),
-			ibcap, "-i", "eth0", "--metrics", fmt.Sprintf("10.201.%d.1:%s", i+1, fleetAgentPort), "--metrics-linger", "3s")
+			ibcap, "-i", "eth0", "--metrics", fmt.Sprintf("10.201.%d.1:%s", i+1, fleetAgentPort), "--metrics-linger", "3s")...)
 	}
 
 	// Traffic for longer than the test needs; each replay is stopped at
@@ -365,6 +398,10 @@ func fleetProblems(mon string, wantPPS, wantBPS map[string]float64) []string {
 		near(n.Host+" bytes/s", n.BytesPerS, wantBPS[n.Host])
 		if n.Device != "eth0" || n.State != fleet.Alive || len(n.Health) != 0 || n.Drops() != 0 || n.Errors() != 0 {
 			problems = append(problems, fmt.Sprintf("%s: %+v, want eth0 alive, healthy, without drops or errors", n.Host, n))
+		}
+		// fleet-h1's port counters (roceSysfs) hold still: rates of 0.
+		if withPort := n.Host == "fleet-h1"; (n.PortRxBytesPerS != nil && n.PortTxBytesPerS != nil) != withPort || withPort && (*n.PortRxBytesPerS != 0 || *n.PortTxBytesPerS != 0) {
+			problems = append(problems, fmt.Sprintf("%s: port rates %v and %v, want 0 on fleet-h1 only", n.Host, n.PortRxBytesPerS, n.PortTxBytesPerS))
 		}
 	}
 	var links fleet.Links
