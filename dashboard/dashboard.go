@@ -19,6 +19,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+
+	"github.com/ibscope/ibscope/fleet"
 )
 
 // UID is the dashboard's uid: importing it again replaces it.
@@ -46,8 +48,10 @@ func perAgent(expr string) string {
 	return "(" + expr + ") * on(instance, device) group_left(host) " + agents
 }
 
-// perInstance is perAgent for a series without a device label (the IPD
-// histogram): an agent serves one device.
+// perInstance is perAgent for a series without the capture's device label
+// (the IPD histogram; the RDMA port's counters, whose device is the RDMA
+// device, mlx5_0 under a capture on its netdev, eth2): an agent serves one
+// capture.
 func perInstance(expr string) string {
 	return "(" + expr + ") * on(instance) group_left(host) group by (instance, host) (" + agents + ")"
 }
@@ -93,6 +97,7 @@ func New() (dashboard.Dashboard, error) {
 		{"Agents", agentPanels()},
 		{"Traffic per host and NIC", trafficPanels()},
 		{"Congestion and reliability", healthPanels()},
+		{"RDMA port counters", portPanels()},
 		{"Flows and links", flowPanels()},
 	} {
 		b = b.WithRow(dashboard.NewRowBuilder(row.title))
@@ -208,6 +213,23 @@ func healthPanels() []cog.Builder[dashboard.Panel] {
 			query("A", `sum by (host, device) (`+perAgent(rate("ibscope_flow_naks_total"))+`)`, "{{host}}/{{device}} NAK"),
 			query("B", `sum by (host, device) (`+perAgent(rate("ibscope_flow_retransmissions_total"))+`)`, "{{host}}/{{device}} retransmitted"),
 			query("C", `sum by (host, device) (`+perAgent(rate("ibscope_flow_psn_gaps_total"))+`)`, "{{host}}/{{device}} PSN gap")),
+	}
+}
+
+// portPanels are the counters of the capture's RDMA port, which ibcap
+// serves as node_exporter's infiniband collector names them (a capture on
+// a netdev without an RDMA port serves none): all of the port's traffic,
+// where the packets analysed may be only part of it.
+func portPanels() []cog.Builder[dashboard.Panel] {
+	perPort := func(expr string) string { return `sum by (host, device, port) (` + perInstance(expr) + `)` }
+	return []cog.Builder[dashboard.Panel]{
+		series("Port throughput", "Bits per second the RDMA port itself counted (port_rcv_data, port_xmit_data): all its traffic, beside the packets the agent analysed (a hardware RoCE port's netdev sees only what passes through the kernel; a sampled or filtered capture less).", "bps",
+			query("A", "8 * "+perPort(rate("node_infiniband_port_data_received_bytes_total")), "{{host}}/{{device}}:{{port}} received"),
+			query("B", "8 * "+perPort(rate("node_infiniband_port_data_transmitted_bytes_total")), "{{host}}/{{device}}:{{port}} transmitted")),
+		series("Port transmit wait", "PortXmitWait ticks per second: time the port had data to send and could not (no credits, or paused by PFC). The tick's length depends on the device: ibanalyze tick estimates it from a capture and the counter.", "short",
+			query("A", perPort(rate("node_infiniband_port_transmit_wait_total")), "{{host}}/{{device}}:{{port}}")),
+		series("Port errors and discards", "The RDMA port's error and discard counters, each per second (counter: node_exporter's name): receive and constraint errors, discards, symbol errors, link downs and recoveries, integrity and buffer overrun errors, remote physical and relay errors, VL15 drops; ibanalyze nics adds them up.", "short",
+			query("A", `sum by (host, device, port, counter) (`+perInstance(fleet.PortErrors("rate", "[$__rate_interval]"))+`)`, "{{host}}/{{device}}:{{port}} {{counter}}")),
 	}
 }
 
