@@ -99,8 +99,12 @@ func writeCMText(w io.Writer, r *analyze.CMReport) {
 			msgs = append(msgs, fmt.Sprintf("%d %s", n, name))
 		}
 	}
-	fmt.Fprintf(w, "%s: %s, %s (%s), %s: %d established, %d rejected, %d never completed%s\n",
-		strings.Join(in.Files, ", "), units.Count(in.Frames, "frame"), units.Count(sumMessages(r.Messages), "CM message"), strings.Join(msgs, ", "),
+	kinds := "" // "(3 REQ, 3 REP)", none with no message
+	if len(msgs) > 0 {
+		kinds = " (" + strings.Join(msgs, ", ") + ")"
+	}
+	fmt.Fprintf(w, "%s: %s, %s%s, %s: %d established, %d rejected, %d never completed%s\n",
+		strings.Join(in.Files, ", "), units.Count(in.Frames, "frame"), units.Count(sumMessages(r.Messages), "CM message"), kinds,
 		units.Count(len(r.Connections), "connection"), r.Established, r.Rejected, r.Incomplete, unusable(in))
 	if len(r.Connections) == 0 {
 		return

@@ -212,11 +212,11 @@ func streamProgress(p *progress) func(s *analyze.Stream) {
 func warnInput(in analyze.Input) {
 	d := in.Disorder
 	if d.OutOfOrder > 0 {
-		what := "frames are"
+		what := "frames are stamped earlier than the frame before them"
 		if d.OutOfOrder == 1 {
-			what = "frame is"
+			what = "frame is stamped earlier than the frame before it"
 		}
-		warnf("%d %s stamped earlier than the frame before them (first: %s; largest step back %s); sorted within a window of %d packets",
+		warnf("%d %s (first: %s; largest step back %s); sorted within a window of %d packets",
 			d.OutOfOrder, what, d.First, units.FormatNs(d.MaxStepBackNs), d.WindowPackets)
 	}
 	if d.Late > 0 {

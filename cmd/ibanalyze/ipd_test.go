@@ -249,7 +249,7 @@ func TestIPDDisorderAndDamage(t *testing.T) {
 	pkts[20].TsNs, pkts[21].TsNs = pkts[21].TsNs, pkts[20].TsNs
 	path := testcap.Write(t, "ooo.pcap", false, pkts)
 	out, errOut, code := run(t, "ipd", path)
-	if code != 0 || !strings.Contains(errOut, "1 frame is stamped earlier than the frame before them (first: "+path+": frame 22 (byte offset") ||
+	if code != 0 || !strings.Contains(errOut, "1 frame is stamped earlier than the frame before it (first: "+path+": frame 22 (byte offset") ||
 		!strings.Contains(out, "min 1us") {
 		t.Errorf("exit %d\n%s\n%s", code, errOut, out)
 	}
