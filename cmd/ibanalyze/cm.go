@@ -86,7 +86,7 @@ func runCM(stdout io.Writer, paths []string, o cmOpts) error {
 		warnf("no communication management MADs in %s (UD packets on QP1 of class 7)", strings.Join(r.Input.Files, ", "))
 	}
 	if r.MaxConnections > 0 {
-		warnf("more than %d connections: %d messages of later ones only counted; --max-connections raises the bound", r.MaxConnections, r.OtherMessages)
+		warnf("more than %d connections: %s of later ones only counted; --max-connections raises the bound", r.MaxConnections, units.Count(r.OtherMessages, "message"))
 	}
 	return in.damaged(run.reports.totals(r))
 }

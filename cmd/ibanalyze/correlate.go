@@ -177,7 +177,7 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 		warnf("the capture does not say which packets the NIC sent: cap_tx_* and cap_rx_* are null; give --local ADDR")
 	}
 	if res.LateIPDs > 0 {
-		warnf("%d packets were out of time order: counted, but their inter-packet delays left out", res.LateIPDs)
+		warnf("%s out of time order: counted, but their inter-packet delays left out", units.CountVerb(res.LateIPDs, "packet", "was", "were"))
 	}
 	// The summary first: a picture with nothing to draw leaves it.
 	if o.json {

@@ -265,7 +265,7 @@ func TestDamagedCaptureEveryAnalysis(t *testing.T) {
 		t.Run(cmd, func(t *testing.T) {
 			stdout, stderr, code := run(t, cmd, path)
 			check(t, stderr, code)
-			if !strings.Contains(stderr, path+": 1 IB/RoCE frames cut inside their IB headers") {
+			if !strings.Contains(stderr, path+": 1 IB/RoCE frame cut inside the IB headers") {
 				t.Errorf("the frame cut inside its BTH is not told:\n%s", stderr)
 			}
 			first, _, _ := strings.Cut(stdout, "\n")

@@ -180,10 +180,10 @@ func decodePath(w *bufio.Writer, path string, o decodeOpts, sel *filter.Selectio
 	// A snap length is chosen on purpose (headers only, at high rates), so
 	// frames cut after their headers are reported, not failed.
 	if t.cut > 0 {
-		warnf("%s: %d frames cut by the snap length, CRCs not checked; the first is %s", path, t.cut, t.firstCut)
+		warnf("%s: %s cut by the snap length, CRCs not checked; the first is %s", path, units.Count(t.cut, "frame"), t.firstCut)
 	}
 	if t.cutHeaders > 0 {
-		warnf("%s: %d frames cut inside their IB headers (no whole BTH): the snap length is too short for them", path, t.cutHeaders)
+		warnf("%s: %s cut inside the IB headers (no whole BTH): the snap length is too short for them", path, units.Count(t.cutHeaders, "frame"))
 	}
 	switch {
 	case o.summary && o.json:

@@ -368,7 +368,7 @@ func TestDecodeSnapLenInsideHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stderr, code := run(t, "decode", path)
-	if code != 1 || !strings.Contains(stderr, "frames cut inside their IB headers (no whole BTH)") {
+	if code != 1 || !strings.Contains(stderr, "cut inside the IB headers (no whole BTH)") {
 		t.Errorf("exit %d, stderr %q; want exit 1 and the frames cut inside their headers named", code, stderr)
 	}
 }

@@ -205,7 +205,7 @@ func runHops(stdout io.Writer, paths []string, o hopsOpts) error {
 		warnf("more than 16384 switch ports: %d hop records of the later ones not analysed", r.OtherRecords)
 	}
 	if r.MaxFlows > 0 {
-		warnf("more than %d flows: %d probes of later ones counted for their ports only; --max-flows raises the bound", r.MaxFlows, r.OtherProbes)
+		warnf("more than %d flows: %s of later ones counted for their ports only; --max-flows raises the bound", r.MaxFlows, units.Count(r.OtherProbes, "probe"))
 	}
 	// The text first: a picture with nothing to draw leaves the report.
 	if err := run.reports.totals(r); err != nil {

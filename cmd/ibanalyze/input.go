@@ -83,8 +83,8 @@ func (in *input) damaged(err error) error {
 	for _, s := range in.streams {
 		if st := s.Input(); st.CutHeaders > 0 {
 			cut += st.CutHeaders
-			warnf("%s: %d IB/RoCE frames cut inside their IB headers (no whole BTH), not analysed: the snap length is too short for them",
-				strings.Join(st.Files, ", "), st.CutHeaders)
+			warnf("%s: %s cut inside the IB headers (no whole BTH), not analysed: the snap length is too short for them",
+				strings.Join(st.Files, ", "), units.Count(st.CutHeaders, "IB/RoCE frame"))
 		}
 	}
 	if err == nil && in.decodeErrors+in.fileErrors+cut > 0 {
@@ -220,7 +220,7 @@ func warnInput(in analyze.Input) {
 			d.OutOfOrder, what, d.First, units.FormatNs(d.MaxStepBackNs), d.WindowPackets)
 	}
 	if d.Late > 0 {
-		warnf("%d packets were out of order beyond the window (first: %s): kept in the file's order and given no IPD; try a larger --window", d.Late, d.FirstLate)
+		warnf("%s out of order beyond the window (first: %s): kept in the file's order and given no IPD; try a larger --window", units.CountVerb(d.Late, "packet", "was", "were"), d.FirstLate)
 	}
 }
 

@@ -165,7 +165,7 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 		warnf("no PFC or PAUSE frames in %s: nothing paused (they are seen only where link-level frames are captured: a port mirror, a NIC in sniffer mode)", strings.Join(r.Input.Files, ", "))
 	}
 	if r.OtherLinkFrames > 0 {
-		warnf("pause frames from more than 4096 link directions: %d frames of the later ones not analysed", r.OtherLinkFrames)
+		warnf("pause frames from more than 4096 link directions: %s of the later ones not analysed", units.Count(r.OtherLinkFrames, "frame"))
 	}
 	if r.MaxFlows > 0 {
 		warnf("more than %d flows: the packets of later ones (%d) are counted in other_packets; --max-flows raises the bound", r.MaxFlows, r.OtherPackets)

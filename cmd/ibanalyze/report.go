@@ -350,7 +350,7 @@ func runReport(paths []string, o reportOpts) error {
 	case failed > 0:
 		return fmt.Errorf("%s written; %d failed: their sections say why", o.out, failed)
 	case damaged > 0:
-		warnf("%s written; %d captures are damaged or hold frames that could not be decoded (the census counts them)", o.out, damaged)
+		warnf("%s written; %s frames that could not be decoded (the census counts them)", o.out, units.CountVerb(damaged, "capture", "is damaged or holds", "are damaged or hold"))
 		return errReported
 	}
 	return nil

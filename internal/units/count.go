@@ -22,3 +22,12 @@ func Count[T Integer](n T, noun string) string {
 	}
 	return s + " " + noun + "s"
 }
+
+// CountVerb is Count and the verb that agrees with it, one for n = 1 and
+// many otherwise: "1 packet was", "3 packets were".
+func CountVerb[T Integer](n T, noun, one, many string) string {
+	if n == 1 {
+		return Count(n, noun) + " " + one
+	}
+	return Count(n, noun) + " " + many
+}
