@@ -266,4 +266,3 @@ func TestQueriedNamesServed(t *testing.T) {
 		}
 	}
 }
-
