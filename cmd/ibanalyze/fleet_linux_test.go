@@ -330,7 +330,7 @@ scrape_configs:
 		}
 	}
 	// The tables, as an operator reads them.
-	for _, c := range []struct{ command, want string }{{"nics", "fleet-h3"}, {"links", "192.168.7.9"}} {
+	for _, c := range []struct{ command, want string }{{"nics", "fleet-h3"}, {"nics", "port rx"}, {"links", "192.168.7.9"}} {
 		out, err := exec.Command("ip", "netns", "exec", mon, ibanalyzeBin, c.command, "--prometheus", "http://"+fleetPromAddr,
 			"--range", fleetRange.String()).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), c.want) {
