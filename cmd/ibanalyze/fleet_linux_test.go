@@ -170,10 +170,19 @@ func start(t *testing.T, name, ns, ready string, argv ...string) *proc {
 	return p
 }
 
+// The counters of fleet-h1's RDMA port (roceSysfs) count up as the test
+// runs: port_xmit_data by portTxBytesPerS (in 4-byte words, as the kernel
+// shows it) and symbol_error by symbolErrorsPerS; the others hold still.
+const (
+	portTxBytesPerS  = 10_000
+	symbolErrorsPerS = 10
+)
+
 // roceSysfs writes a sysfs tree with one RDMA device, mlx5_0, whose RoCE
 // port 1 has netdev as its netdev and the port counters node_exporter
-// serves (the values as read once: their rates are 0), for IBSCOPE_SYSFS,
-// and returns its mount point.
+// serves, for IBSCOPE_SYSFS, and returns its mount point. Until the test
+// ends, port_xmit_data and symbol_error count up with the time since (each
+// replaced whole, by a rename, as the agent may read it at any moment).
 func roceSysfs(t *testing.T, netdev string) string {
 	t.Helper()
 	root := t.TempDir()
@@ -184,15 +193,50 @@ func roceSysfs(t *testing.T, netdev string) string {
 		"port_rcv_errors", "port_rcv_discards", "port_xmit_discards", "symbol_error", "link_downed"} {
 		files["counters/"+c] = "1000"
 	}
-	for rel, content := range files {
+	write := func(rel, content string) error {
 		p := filepath.Join(port, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := os.WriteFile(p+".new", []byte(content+"\n"), 0o644); err != nil {
+			return err
+		}
+		return os.Rename(p+".new", p)
+	}
+	for rel, content := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(port, rel)), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
+		if err := write(rel, content); err != nil {
 			t.Fatal(err)
 		}
 	}
+	stop, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		t0 := time.Now()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			case <-tick.C:
+			}
+			s := time.Since(t0).Seconds()
+			if err := write("counters/port_xmit_data", fmt.Sprint(1000+int64(s*portTxBytesPerS/4))); err != nil {
+				done <- err
+				return
+			}
+			if err := write("counters/symbol_error", fmt.Sprint(1000+int64(s*symbolErrorsPerS))); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		if err := <-done; err != nil {
+			t.Errorf("fleet-h1's port counters: %v", err)
+		}
+	})
 	return root
 }
 
@@ -396,13 +440,23 @@ func fleetProblems(mon string, wantPPS, wantBPS map[string]float64) []string {
 	for _, n := range nics.NICs {
 		near(n.Host+" packets/s", n.PacketsPerS, wantPPS[n.Host])
 		near(n.Host+" bytes/s", n.BytesPerS, wantBPS[n.Host])
-		if n.Device != "eth0" || n.State != fleet.Alive || len(n.Health) != 0 || n.Drops() != 0 || n.Errors() != 0 {
-			problems = append(problems, fmt.Sprintf("%s: %+v, want eth0 alive, healthy, without drops or errors", n.Host, n))
+		if n.Device != "eth0" || n.State != fleet.Alive || len(n.Health) != 0 || n.Drops() != 0 || n.NAKs+n.Retransmissions+n.PSNGaps != 0 {
+			problems = append(problems, fmt.Sprintf("%s: %+v, want eth0 alive, healthy, without drops or NAKs, retransmissions, PSN gaps", n.Host, n))
 		}
-		// fleet-h1's port counters (roceSysfs) hold still: rates of 0.
-		if withPort := n.Host == "fleet-h1"; (n.PortRxBytesPerS != nil && n.PortTxBytesPerS != nil) != withPort || withPort && (*n.PortRxBytesPerS != 0 || *n.PortTxBytesPerS != 0) {
-			problems = append(problems, fmt.Sprintf("%s: port rates %v and %v, want 0 on fleet-h1 only", n.Host, n.PortRxBytesPerS, n.PortTxBytesPerS))
+		// fleet-h1's RDMA port (roceSysfs): its counters' rates, through
+		// ibcap, Prometheus and nics's queries; no port on the others.
+		if n.Host != "fleet-h1" {
+			if n.PortRxBytesPerS != nil || n.PortTxBytesPerS != nil || n.PortErrors != 0 {
+				problems = append(problems, fmt.Sprintf("%s: port rates %v and %v, port errors %v; it has no RDMA port", n.Host, n.PortRxBytesPerS, n.PortTxBytesPerS, n.PortErrors))
+			}
+			continue
 		}
+		if n.PortRxBytesPerS == nil || n.PortTxBytesPerS == nil || *n.PortRxBytesPerS != 0 {
+			problems = append(problems, fmt.Sprintf("%s: port rates %v and %v, want 0 received", n.Host, n.PortRxBytesPerS, n.PortTxBytesPerS))
+			continue
+		}
+		near(n.Host+" port bytes transmitted/s", *n.PortTxBytesPerS, portTxBytesPerS)
+		near(n.Host+" port errors over the range", n.PortErrors, symbolErrorsPerS*fleetRange.Seconds())
 	}
 	var links fleet.Links
 	if err := fleetQuery(mon, "links", &links); err != nil {
