@@ -23,7 +23,7 @@ func TestEthernetScenarioRefusals(t *testing.T) {
 		{"XON not below XOFF", sw("{xoff_bytes: 1000, xon_bytes: 1000}"), "switches[0].pfc.xon_bytes", "below xoff_bytes"},
 		{"priority not in use", sw("{priorities: [{priority: 1}]}"), "switches[0].pfc.priorities[0].priority", "not in use"},
 		{"priority twice", sw("{priorities: [{priority: 0}, {priority: 0}]}"), "switches[0].pfc.priorities[1].priority", "set twice"},
-		{"priority's XOFF under the switch's XON", sw("{priorities: [{priority: 0, xoff_bytes: 1000}]}"), "switches[0].pfc.priorities[0].xon_bytes", "0 takes the switch's"},
+		{"priority's XOFF under the switch's XON", sw("{xon_bytes: 2000, priorities: [{priority: 0, xoff_bytes: 1000}]}"), "switches[0].pfc.priorities[0].xon_bytes", "0 takes the switch's xon_bytes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := LoadScenario(writeFile(t, "s.yaml", c.text))
@@ -36,5 +36,20 @@ func TestEthernetScenarioRefusals(t *testing.T) {
 	}
 	if p := s.Switches[0].PFC.pfcFor(0); p.XOFFBytes != 9000 || p.XONBytes != 4500 || p.HeadroomBytes != 16384 || p.PauseQuanta != 7 {
 		t.Errorf("priority 0 settings %+v: want the switch's, its pause_quanta overridden", p)
+	}
+	// A priority's XOFF alone: its XON is half of it where the switch sets
+	// none (as the switch's is half of the switch's XOFF), the switch's
+	// where it sets one.
+	for _, c := range []struct {
+		pfc     string
+		wantXON int
+	}{{"{priorities: [{priority: 0, xoff_bytes: 1000}]}", 500}, {"{xon_bytes: 300, priorities: [{priority: 0, xoff_bytes: 1000}]}", 300}} {
+		s, err := LoadScenario(writeFile(t, "s.yaml", sw(c.pfc)))
+		if err != nil {
+			t.Fatalf("%s: %v", c.pfc, err)
+		}
+		if p := s.Switches[0].PFC.pfcFor(0); p.XOFFBytes != 1000 || p.XONBytes != c.wantXON {
+			t.Errorf("%s: priority 0 settings %+v, want XOFF 1000, XON %d", c.pfc, p, c.wantXON)
+		}
 	}
 }

@@ -104,7 +104,7 @@ var Limits = []Limit{
 	{"switches[].pfc.refresh_ns", 1, MaxDelayNs, "ns, Ethernet (0: half the pause time)"},
 	{"switches[].pfc.priorities[].priority", 0, decode.PFCPriorities - 1, "(below vls)"},
 	{"switches[].pfc.priorities[].xoff_bytes", 2, MaxPFCBytes, "bytes (0: the switch's)"},
-	{"switches[].pfc.priorities[].xon_bytes", 1, MaxPFCBytes, "bytes (0: the switch's; below xoff_bytes)"},
+	{"switches[].pfc.priorities[].xon_bytes", 1, MaxPFCBytes, "bytes (0: the switch's if set, else xoff_bytes/2; below xoff_bytes)"},
 	{"switches[].pfc.priorities[].headroom_bytes", 1, MaxPFCBytes, "bytes (0: the switch's)"},
 	{"switches[].pfc.priorities[].pause_quanta", 1, 0xFFFF, "quanta (0: the switch's)"},
 	{"switches[].pfc.priorities[].refresh_ns", 1, MaxDelayNs, "ns (0: the switch's)"},

@@ -94,8 +94,12 @@ type PFC struct {
 	PauseQuanta   int   `yaml:"pause_quanta" json:"pause_quanta"`     // default 65535
 	RefreshNs     int64 `yaml:"refresh_ns" json:"refresh_ns"`         // default: half the pause time at the link's rate
 	// Priorities sets single priorities apart; a field left 0 takes the
-	// value above.
+	// value above, but for XONBytes where the switch sets none: half the
+	// priority's XOFFBytes, as for the switch's own.
 	Priorities []PFCPriority `yaml:"priorities,omitempty" json:"priorities,omitempty"`
+	// xonDerived says XONBytes is the default, XOFFBytes/2, not the
+	// scenario's (kept across Validate's runs, which may be several).
+	xonDerived bool
 }
 
 // PFCPriority is one priority's PFC settings, overriding the switch's.
@@ -122,6 +126,9 @@ func (c *PFC) pfcFor(n int) PFCPriority {
 			if *f.src != 0 {
 				*f.dst = *f.src
 			}
+		}
+		if o.XONBytes == 0 && o.XOFFBytes != 0 && (c.xonDerived || c.XONBytes == 0) {
+			p.XONBytes = o.XOFFBytes / 2
 		}
 		if o.RefreshNs != 0 {
 			p.RefreshNs = o.RefreshNs
@@ -652,7 +659,7 @@ func (s *Scenario) checkPFC(w *Switch, key string) error {
 		return err
 	}
 	if c.XONBytes == 0 {
-		c.XONBytes = c.XOFFBytes / 2
+		c.XONBytes, c.xonDerived = c.XOFFBytes/2, true
 	}
 	if err := checkInt(key+".xon_bytes", int64(c.XONBytes)); err != nil {
 		return err
@@ -702,7 +709,7 @@ func (s *Scenario) checkPFC(w *Switch, key string) error {
 			}
 		}
 		if p := c.pfcFor(o.Priority); p.XONBytes >= p.XOFFBytes {
-			return keyErr(k+".xon_bytes", "%d bytes (0 takes the switch's): want below this priority's xoff_bytes (%d)", p.XONBytes, p.XOFFBytes)
+			return keyErr(k+".xon_bytes", "%d bytes (0 takes the switch's xon_bytes when it sets one): want below this priority's xoff_bytes (%d)", p.XONBytes, p.XOFFBytes)
 		}
 	}
 	return nil
