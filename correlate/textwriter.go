@@ -2,6 +2,7 @@ package correlate
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -34,6 +35,28 @@ type textTable struct {
 	fields []arrow.Field
 	line   []byte
 	names  [][]byte // JSON: each column's quoted name and colon
+	// live is the batch's columns that hold a value (most of an export's
+	// ~150 are null in every row of a batch: a VLAN, a GRH, an AETH...),
+	// the only ones a row visits; commas is a CSV row's separators, of
+	// which a row takes the runs between them.
+	live   []liveColumn
+	commas []byte
+}
+
+// liveColumn is a column of the batch being written that holds a value:
+// its index, and whether it holds nulls too (else IsNull is not asked).
+// A dictionary of strings with int32 or uint8 indices (the addresses, the
+// file, the opcode names...) has each of its values written once a batch,
+// in enc (value i: enc[off[i]:off[i+1]]), and its rows take them by index.
+type liveColumn struct {
+	c     int
+	col   arrow.Array
+	nulls bool
+	dict  bool
+	idx32 []int32
+	idx8  []uint8
+	off   []int
+	enc   []byte
 }
 
 // newTextTable writes the CSV's dtype line and header, or nothing for
@@ -102,30 +125,48 @@ func (t *textTable) write(rec arrow.RecordBatch) error {
 	if len(cols) != len(t.fields) {
 		return fmt.Errorf("batch of %d columns for a table of %d", len(cols), len(t.fields))
 	}
+	live := t.live[:0]
+	for c, col := range cols {
+		if n := col.NullN(); n < col.Len() {
+			if len(live) < cap(live) {
+				live = live[:len(live)+1] // keep the slot's enc and off for reuse
+			} else {
+				live = append(live, liveColumn{})
+			}
+			l := &live[len(live)-1]
+			l.c, l.col, l.nulls = c, col, n > 0
+			t.encodeDict(l)
+		}
+	}
+	t.live = live
+	if len(t.commas) < len(cols) {
+		t.commas = bytes.Repeat([]byte{','}, len(cols))
+	}
 	for r := range int(rec.NumRows()) {
 		b := t.line[:0]
 		if t.csv {
-			for c, col := range cols {
-				if c > 0 {
-					b = append(b, ',')
-				}
-				if !col.IsNull(r) {
-					b = appendValue(b, col, r, true)
+			at := 0 // the column the row is at: a comma before each but the first
+			for _, l := range t.live {
+				b = append(b, t.commas[:l.c-at]...)
+				at = l.c
+				if !l.nulls || !l.col.IsNull(r) {
+					b = l.append(b, r, true)
 				}
 			}
+			b = append(b, t.commas[:max(len(cols)-1-at, 0)]...)
 		} else {
 			b = append(b, '{')
 			first := true
-			for c, col := range cols {
-				if col.IsNull(r) || isNaNOrInf(col, r) {
+			for _, l := range t.live {
+				if l.nulls && l.col.IsNull(r) || isNaNOrInf(l.col, r) {
 					continue
 				}
 				if !first {
 					b = append(b, ',')
 				}
 				first = false
-				b = append(b, t.names[c]...)
-				b = appendValue(b, col, r, false)
+				b = append(b, t.names[l.c]...)
+				b = l.append(b, r, false)
 			}
 			b = append(b, '}')
 		}
@@ -136,6 +177,52 @@ func (t *textTable) write(rec arrow.RecordBatch) error {
 		}
 	}
 	return nil
+}
+
+// encodeDict readies l, if its column is a dictionary of strings with
+// int32 or uint8 indices no longer than its rows, to write each row by its
+// index: every value of the dictionary written once, as CSV or JSON.
+func (t *textTable) encodeDict(l *liveColumn) {
+	l.dict, l.idx32, l.idx8 = false, nil, nil
+	a, ok := l.col.(*array.Dictionary)
+	if !ok {
+		return
+	}
+	d, ok := a.Dictionary().(*array.String)
+	if !ok || d.Len() > a.Len() {
+		return // a dictionary larger than the batch: cheaper row by row
+	}
+	switch ix := a.Indices().(type) {
+	case *array.Int32:
+		l.idx32 = ix.Int32Values()
+	case *array.Uint8:
+		l.idx8 = ix.Uint8Values()
+	default:
+		return
+	}
+	l.off, l.enc = append(l.off[:0], 0), l.enc[:0]
+	for i := range d.Len() {
+		l.enc = appendText(l.enc, d.Value(i), t.csv)
+		l.off = append(l.off, len(l.enc))
+	}
+	l.dict = true
+}
+
+// append appends row r of l's column, not null, as appendValue does.
+func (l *liveColumn) append(b []byte, r int, csv bool) []byte {
+	if !l.dict {
+		return appendValue(b, l.col, r, csv)
+	}
+	var i int
+	if l.idx32 != nil {
+		i = int(l.idx32[r])
+	} else {
+		i = int(l.idx8[r])
+	}
+	if i < 0 || i+1 >= len(l.off) {
+		return appendValue(b, l.col, r, csv) // not an index of the dictionary: as Arrow reads it
+	}
+	return append(b, l.enc[l.off[i]:l.off[i+1]]...)
 }
 
 // isNaNOrInf: JSON has no such numbers; the value is left out as null.
