@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -33,7 +35,6 @@ type textTable struct {
 	bw     *bufio.Writer
 	csv    bool
 	fields []arrow.Field
-	line   []byte
 	names  [][]byte // JSON: each column's quoted name and colon
 	// live is the batch's columns that hold a value (most of an export's
 	// ~150 are null in every row of a batch: a VLAN, a GRH, an AETH...),
@@ -41,7 +42,18 @@ type textTable struct {
 	// which a row takes the runs between them.
 	live   []liveColumn
 	commas []byte
+	// chunks are the text of the rows being written, textChunkRows each,
+	// one per goroutine making them (GOMAXPROCS, up to maxTextChunks).
+	chunks [][]byte
 }
+
+// textChunkRows is how many rows one goroutine makes into text at a time:
+// the text of a round (about 300 bytes a CSV row of export, 450 of JSON
+// Lines) is held until it is written, so memory stays in a few MB.
+const textChunkRows = 4096
+
+// maxTextChunks bounds the goroutines making one batch's text.
+const maxTextChunks = 8
 
 // liveColumn is a column of the batch being written that holds a value:
 // its index, and whether it holds nulls too (else IsNull is not asked).
@@ -62,7 +74,8 @@ type liveColumn struct {
 // newTextTable writes the CSV's dtype line and header, or nothing for
 // JSON Lines.
 func newTextTable(bw *bufio.Writer, schema *arrow.Schema, format Format) (*textTable, error) {
-	t := &textTable{bw: bw, csv: format == FormatCSV, fields: schema.Fields()}
+	t := &textTable{bw: bw, csv: format == FormatCSV, fields: schema.Fields(),
+		chunks: make([][]byte, min(max(runtime.GOMAXPROCS(0), 1), maxTextChunks))}
 	if !t.csv {
 		for _, f := range t.fields {
 			q, _ := json.Marshal(f.Name)
@@ -142,8 +155,37 @@ func (t *textTable) write(rec arrow.RecordBatch) error {
 	if len(t.commas) < len(cols) {
 		t.commas = bytes.Repeat([]byte{','}, len(cols))
 	}
-	for r := range int(rec.NumRows()) {
-		b := t.line[:0]
+	rows := int(rec.NumRows())
+	for lo := 0; lo < rows; lo += len(t.chunks) * textChunkRows {
+		// A round: up to len(t.chunks) chunks of rows, each made into text
+		// on a goroutine of its own, then written in order.
+		n := min((rows-lo+textChunkRows-1)/textChunkRows, len(t.chunks))
+		if n == 1 {
+			t.chunks[0] = t.rows(t.chunks[0][:0], lo, min(lo+textChunkRows, rows), len(cols))
+		} else {
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					a := lo + i*textChunkRows
+					t.chunks[i] = t.rows(t.chunks[i][:0], a, min(a+textChunkRows, rows), len(cols))
+				})
+			}
+			wg.Wait()
+		}
+		for _, c := range t.chunks[:n] {
+			if _, err := t.bw.Write(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rows appends rows lo to hi of the batch t.live was made for (ncols
+// columns) to b as text, one line each. It reads only the batch and
+// t.live, so that chunks of a batch may be made on several goroutines.
+func (t *textTable) rows(b []byte, lo, hi, ncols int) []byte {
+	for r := lo; r < hi; r++ {
 		if t.csv {
 			at := 0 // the column the row is at: a comma before each but the first
 			for _, l := range t.live {
@@ -153,7 +195,7 @@ func (t *textTable) write(rec arrow.RecordBatch) error {
 					b = l.append(b, r, true)
 				}
 			}
-			b = append(b, t.commas[:max(len(cols)-1-at, 0)]...)
+			b = append(b, t.commas[:max(ncols-1-at, 0)]...)
 		} else {
 			b = append(b, '{')
 			first := true
@@ -171,12 +213,8 @@ func (t *textTable) write(rec arrow.RecordBatch) error {
 			b = append(b, '}')
 		}
 		b = append(b, '\n')
-		t.line = b
-		if _, err := t.bw.Write(b); err != nil {
-			return err
-		}
 	}
-	return nil
+	return b
 }
 
 // encodeDict readies l, if its column is a dictionary of strings with

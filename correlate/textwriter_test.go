@@ -94,8 +94,21 @@ func TestTextTableRows(t *testing.T) {
 		b.AppendNulls(2)
 		nullCols[i] = b.NewArray()
 	}
+	// And the columns 3000 times over: 12000 rows, made into text in
+	// chunks of textChunkRows on several goroutines.
+	long := make([]arrow.Array, len(cols))
+	for i, c := range cols {
+		many := make([]arrow.Array, 3000)
+		for k := range many {
+			many[k] = c
+		}
+		var err error
+		if long[i], err = array.Concatenate(many, mem); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, format := range []Format{FormatCSV, FormatJSONL} {
-		for _, batch := range [][]arrow.Array{cols, nullCols} {
+		for _, batch := range [][]arrow.Array{cols, nullCols, long} {
 			rec := array.NewRecordBatch(schema, batch, int64(batch[0].Len()))
 			var got bytes.Buffer
 			bw := bufio.NewWriter(&got)
