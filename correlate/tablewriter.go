@@ -69,9 +69,9 @@ func CreateTable(path string, format Format, schema *arrow.Schema) (*TableWriter
 }
 
 // newTable starts writing a table to out; parallel has each Parquet row
-// group's columns encoded on several goroutines (see newParquetWriter), for
-// wide tables written fast (export), at the cost of holding the row group's
-// pages.
+// group's columns encoded on several goroutines (see newParquetWriter), and
+// the rows of CSV and JSON Lines made into text on several, for wide tables
+// written fast (export), at the cost of holding the row group's pages.
 func newTable(out *outfile.File, format Format, schema *arrow.Schema, parallel bool) (*TableWriter, error) {
 	w := &TableWriter{out: out, format: format, bw: bufio.NewWriterSize(out, 1<<20)}
 	var err error
@@ -110,7 +110,7 @@ func newTable(out *outfile.File, format Format, schema *arrow.Schema, parallel b
 		w.ipcw, err = ipc.NewFileWriter(w.bw, ipc.WithSchema(schema), ipc.WithZstd(),
 			ipc.WithCompressConcurrency(runtime.GOMAXPROCS(0)))
 	case FormatCSV, FormatJSONL:
-		w.text, err = newTextTable(w.bw, schema, format)
+		w.text, err = newTextTable(w.bw, schema, format, parallel)
 	default:
 		err = fmt.Errorf("unknown format %d", format)
 	}

@@ -72,10 +72,14 @@ type liveColumn struct {
 }
 
 // newTextTable writes the CSV's dtype line and header, or nothing for
-// JSON Lines.
-func newTextTable(bw *bufio.Writer, schema *arrow.Schema, format Format) (*textTable, error) {
-	t := &textTable{bw: bw, csv: format == FormatCSV, fields: schema.Fields(),
-		chunks: make([][]byte, min(max(runtime.GOMAXPROCS(0), 1), maxTextChunks))}
+// JSON Lines; parallel has the rows made into text on several goroutines
+// (as newParquetWriter's columns).
+func newTextTable(bw *bufio.Writer, schema *arrow.Schema, format Format, parallel bool) (*textTable, error) {
+	chunks := 1
+	if parallel {
+		chunks = min(max(runtime.GOMAXPROCS(0), 1), maxTextChunks)
+	}
+	t := &textTable{bw: bw, csv: format == FormatCSV, fields: schema.Fields(), chunks: make([][]byte, chunks)}
 	if !t.csv {
 		for _, f := range t.fields {
 			q, _ := json.Marshal(f.Name)

@@ -107,12 +107,16 @@ func TestTextTableRows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, format := range []Format{FormatCSV, FormatJSONL} {
+	for _, c := range []struct {
+		format   Format
+		parallel bool
+	}{{FormatCSV, true}, {FormatJSONL, true}, {FormatCSV, false}, {FormatJSONL, false}} {
+		format := c.format
 		for _, batch := range [][]arrow.Array{cols, nullCols, long} {
 			rec := array.NewRecordBatch(schema, batch, int64(batch[0].Len()))
 			var got bytes.Buffer
 			bw := bufio.NewWriter(&got)
-			tt, err := newTextTable(bw, schema, format)
+			tt, err := newTextTable(bw, schema, format, c.parallel)
 			if err != nil {
 				t.Fatal(err)
 			}
