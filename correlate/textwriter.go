@@ -182,6 +182,9 @@ func (t *textTable) write(rec arrow.RecordBatch) error {
 			}
 		}
 	}
+	for i := range t.live { // the batch is the caller's to release: hold none of it
+		t.live[i].col, t.live[i].idx32, t.live[i].idx8 = nil, nil, nil
+	}
 	return nil
 }
 
