@@ -179,6 +179,13 @@ func TestCaptureTools(t *testing.T) {
 	if m["ibscope_capture_packets_written_total"] != uint64(len(frames)) {
 		t.Errorf("--metrics: ibscope_capture_packets_written_total %d; the file holds %d", m["ibscope_capture_packets_written_total"], len(frames))
 	}
+	// rxe0's port counters, read from the kernel's own sysfs on every
+	// scrape: rdma_rxe gives link_downed among its hw_counters, and no
+	// counter file or address may fail to read (an agent on a SoftRoCE
+	// host would be reported unhealthy: nics's "nic read errors").
+	if _, ok := m["node_infiniband_link_downed_total"]; !ok || m["ibscope_metrics_nic_read_errors_total"] != 0 {
+		t.Errorf("--metrics: node_infiniband_link_downed_total served %v, ibscope_metrics_nic_read_errors_total %d; want served, 0", ok, m["ibscope_metrics_nic_read_errors_total"])
+	}
 	t.Logf("rxe0: sent %d rcvd %d; capture %d; telemetry %v; metrics written %d", d["rxe0/sent_pkts"], d["rxe0/rcvd_pkts"], len(frames), tel, m["ibscope_capture_packets_written_total"])
 }
 
