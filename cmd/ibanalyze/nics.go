@@ -22,8 +22,8 @@ dropped before ibcap took them (kernel ring, device, completion errors),
 errors (NAKs, retransmissions, PSN gaps and the RDMA port's error counters),
 the RDMA port's own received and transmitted bits per second where a capture
 has a port (all its traffic: a hardware RoCE port's netdev sees only what
-passes through the kernel), and the capture's health (what went wrong over the range, "ok" if
-nothing).` + fleetLong,
+passes through the kernel), and the capture's health (what went wrong over
+the range, "ok" if nothing).` + fleetLong,
 		Example: `  ibanalyze nics                                per host and NIC: pkt/s, rate, CNP/s, ECN/s, drops, errors
   ibanalyze nics --json --prometheus http://prom:9090`,
 	}, fetchNICs, printNICs)
