@@ -23,37 +23,20 @@ func TestTextTableRows(t *testing.T) {
 	dict := func(idxType arrow.DataType, values []string, idx []int, valid []bool) arrow.Array {
 		d := array.NewStringBuilder(mem)
 		d.AppendValues(values, nil)
-		da := d.NewArray()
-		var ia arrow.Array
-		switch idxType.ID() {
-		case arrow.INT32:
-			b := array.NewInt32Builder(mem)
-			for _, v := range idx {
-				b.Append(int32(v))
+		ib := array.NewBuilder(mem, idxType) // a null index is a null row
+		for i, v := range idx {
+			if !valid[i] {
+				ib.AppendNull()
+				continue
 			}
-			ia = b.NewArray()
-		default:
-			b := array.NewUint8Builder(mem)
-			for _, v := range idx {
+			switch b := ib.(type) {
+			case *array.Int32Builder:
+				b.Append(int32(v))
+			case *array.Uint8Builder:
 				b.Append(uint8(v))
 			}
-			ia = b.NewArray()
 		}
-		// The validity goes on the dictionary array itself.
-		bm := memory.NewResizableBuffer(mem)
-		bm.Resize(len(idx))
-		nulls := 0
-		for i, ok := range valid {
-			if ok {
-				bm.Bytes()[i/8] |= 1 << (i % 8)
-			} else {
-				nulls++
-			}
-		}
-		data := array.NewData(&arrow.DictionaryType{IndexType: idxType, ValueType: arrow.BinaryTypes.String}, len(idx),
-			[]*memory.Buffer{bm, ia.Data().Buffers()[1]}, nil, nulls, 0)
-		data.SetDictionary(da.Data())
-		return array.MakeFromData(data)
+		return array.NewDictionaryArray(&arrow.DictionaryType{IndexType: idxType, ValueType: arrow.BinaryTypes.String}, ib.NewArray(), d.NewArray())
 	}
 	ints := func(v []int64, valid []bool) arrow.Array {
 		b := array.NewInt64Builder(mem)
@@ -127,7 +110,7 @@ func TestTextTableRows(t *testing.T) {
 			bw.Flush()
 			if dicts := 0; rec.NumRows() == n {
 				for _, l := range tt.live {
-					dicts += b2i(l.dict)
+					dicts += int(b2u8(l.dict))
 				}
 				if dicts != 2 {
 					t.Errorf("format %d: %d dictionaries written by index, want 2", format, dicts)
@@ -173,11 +156,4 @@ func textRowsByCell(rec arrow.RecordBatch, t *textTable) string {
 		b = append(b, '\n')
 	}
 	return string(b)
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
