@@ -59,6 +59,7 @@ receiver capture's packet time.`,
 	f.BoolVar(&o.cutThrough, "cut-through", false, "the switch forwards packets while receiving them (holds one packet time, not two)")
 	addIntervalFlag(f, &o.interval, "buffer estimate")
 	addSelectFlags(f, &selected, true)
+	takesCaptures(cmd)
 	rootCmd.AddCommand(cmd)
 }
 

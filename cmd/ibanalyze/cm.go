@@ -55,6 +55,7 @@ input. Memory: about 300 bytes a connection, at most --max-connections.
 		fmt.Sprintf("keep at most `N` connections apart; the messages of later ones are only counted (at most %d)", analyze.MaxConnectionsLimit))
 	addIntervalFlag(f, &o.interval, "cm")
 	addSelectFlags(f, &selected, true)
+	takesCaptures(cmd)
 	rootCmd.AddCommand(cmd)
 }
 

@@ -131,6 +131,7 @@ func init() {
 	addSelectFlags(f, &selected, true)
 	cmd.MarkFlagRequired("telemetry")
 	cmd.MarkFlagRequired("output")
+	takesCaptures(cmd)
 	rootCmd.AddCommand(cmd)
 }
 

@@ -48,6 +48,7 @@ infer the link's byte time, and a signal ends it at once.`,
 	addRateFlag(f, &o.rate, "for packet end times", "inferred from back-to-back packets (a second reading)")
 	addIntervalFlag(f, &o.interval, "credit accounting (with --rate)")
 	addSelectFlags(f, &selected, true)
+	takesCaptures(cmd)
 	rootCmd.AddCommand(cmd)
 }
 

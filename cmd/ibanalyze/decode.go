@@ -59,6 +59,7 @@ decode -), each frame is written as it comes; -l does so for any input.`,
 	cmd.Flags().BoolVarP(&o.summaryOpts.Verbose, "verbose", "v", false, "text: each RoCEv2 frame's DSCP, ECN, TTL or hop limit, IPv6 flow label and UDP source port, as tcpdump -v")
 	cmd.Flags().BoolVarP(&o.lineBuffered, "line-buffered", "l", false, "write each frame as it is decoded (the default when the input is a pipe, a FIFO or a terminal)")
 	cmd.Flags().BoolVar(&o.summary, "summary", false, "print only each file's counts (frames, decoded, skipped, errors, bad CRCs)")
+	takesCaptures(cmd)
 	rootCmd.AddCommand(cmd)
 }
 

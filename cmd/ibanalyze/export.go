@@ -73,6 +73,7 @@ standard input.
 	addSelectFlags(cmd.Flags(), &selected, true)
 	cmd.Flags().BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC/LPCRC (icrc_ok, vcrc_ok, link_lpcrc_ok are null)")
 	cmd.MarkFlagRequired("output")
+	takesCaptures(cmd)
 	rootCmd.AddCommand(cmd)
 }
 

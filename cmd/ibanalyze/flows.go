@@ -89,6 +89,7 @@ stream a smaller --window brings reports sooner.`,
 	f.BoolVar(&o.noCRC, "no-crc", false, "do not verify ICRC/VCRC (faster; CRC failures are then not counted)")
 	addIntervalFlag(f, &o.interval, "flows")
 	addSelectFlags(f, &selected, true)
+	takesCaptures(cmd)
 	rootCmd.AddCommand(cmd)
 }
 

@@ -81,6 +81,7 @@ bytes plus 32 per hop (--max-flows).
 	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart; probes of later ones count for their ports only (at most %d)", analyze.MaxFlowsLimit))
 	addIntervalFlag(f, &o.interval, "hops")
 	addSelectFlags(f, &selected, true)
+	takesCaptures(cmd)
 	rootCmd.AddCommand(cmd)
 }
 

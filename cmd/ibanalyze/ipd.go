@@ -104,6 +104,7 @@ the reading: on a slow live stream a smaller --window brings reports sooner.`,
 	f.StringVar(&o.matchWindow, "match-window", units.FormatNs(analyze.DefaultMatchWindowNs), "with --compare: how long a packet waits for its twin on the other side")
 	addIntervalFlag(f, &o.interval, "IPDs")
 	addSelectFlags(f, &selected, true)
+	takesCaptures(cmd)
 	rootCmd.AddCommand(cmd)
 }
 

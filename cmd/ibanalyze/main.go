@@ -42,6 +42,7 @@ func init() {
 	rootCmd.Version = version.Read().String()
 	rootCmd.Flags().Bool("version", false, version.FlagUsage)
 	rootCmd.SetVersionTemplate(version.Template)
+	rootCmd.SetFlagErrorFunc(flagHint)
 }
 
 // errReported means the command already printed why it failed (or what went

@@ -77,6 +77,7 @@ direction and priority (at most 4,096 link directions), and at most
 	f.IntVar(&o.maxFlows, "max-flows", analyze.DefaultMaxFlows, fmt.Sprintf("keep at most `N` flows apart, about 220 bytes each; later ones are counted in other_packets (at most %d)", analyze.MaxFlowsLimit))
 	addIntervalFlag(f, &o.interval, "pauses")
 	addSelectFlags(f, &selected, true)
+	takesCaptures(cmd)
 	rootCmd.AddCommand(cmd)
 }
 

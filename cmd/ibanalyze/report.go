@@ -94,6 +94,7 @@ without writing the page (status 1); a second ends it at once.`,
 	addRateFlag(f, &o.rate, "for the analyses that take one (flows, ipd, pfc, credits, buffer, tick, correlate)", "each one's own default")
 	addJobsFlag(f) // the analyses it runs read with it
 	cmd.MarkFlagRequired("output")
+	takesCaptures(cmd)
 	rootCmd.AddCommand(cmd)
 }
 

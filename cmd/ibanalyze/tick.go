@@ -63,6 +63,7 @@ it cannot yet.`,
 	addIntervalFlag(f, &o.interval, "tick estimate")
 	addSelectFlags(f, &selected, true)
 	cmd.MarkFlagRequired("telemetry")
+	takesCaptures(cmd)
 	rootCmd.AddCommand(cmd)
 }
 

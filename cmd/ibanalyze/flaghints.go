@@ -1,0 +1,35 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// tcpdump's and tshark's letters that ibanalyze does not take answer
+// "unknown shorthand flag" with what ibanalyze does instead (-r it takes:
+// readflag.go).
+var unknownShortHints = map[byte]string{
+	'w': "export, correlate and report write to -o FILE; packets are written by ibcap -r IN -w OUT",
+	'i': "ibanalyze reads captures, not interfaces: ibcap -i DEV -w - | ibanalyze flows -",
+}
+
+// flagHint is ibanalyze's flag error function: the error pflag gives,
+// with what to do instead when the letter is tcpdump's or tshark's.
+func flagHint(_ *cobra.Command, err error) error {
+	var unknown *pflag.NotExistError
+	if !errors.As(err, &unknown) || unknown.GetSpecifiedShortnames() == "" {
+		return err
+	}
+	name := unknown.GetSpecifiedName()
+	if name == "" {
+		return err
+	}
+	hint, ok := unknownShortHints[name[0]]
+	if !ok {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, hint)
+}
