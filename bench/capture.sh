@@ -15,7 +15,10 @@
 # 2. Live, as root: ibcap and tcpdump (same snap length, same RoCE filter)
 #    capture side by side on a veth pair in a network namespace of their own
 #    while ibscope's transmit ring sends RoCE frames at rising rates; frames
-#    sent, captured and lost, CPU ns per packet, and the highest loss-free
+#    sent, captured and lost, CPU ns per packet (of the whole process, start
+#    and stop included, and "traffic": the time its threads ran from just
+#    before the first frame to 1.5 s after the last, from schedstat; ibcap's
+#    start clears its 64 MB ring, tcpdump's 2 MB), and the highest loss-free
 #    rate of each; and how fast one ibcap loop empties a full ring (its
 #    ceiling, above what any sender here reaches). The namespace is deleted
 #    afterwards.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -56,6 +58,7 @@ func TestLiveCaptureRates(t *testing.T) {
 		dir := t.TempDir()
 		ib, td := startBoth(t, ns, dir)
 		dropped0 := ns.RxDropped(t)
+		ibRun0, tdRun0 := runNs(ib.cmd.Process.Pid), runNs(td.cmd.Process.Pid)
 		achieved, err := tx.Send(frames, n, rate)
 		if err != nil {
 			t.Fatal(err)
@@ -64,6 +67,7 @@ func TestLiveCaptureRates(t *testing.T) {
 		// last partial block reaches it before the signal: what it loses is
 		// then what its ring could not hold, not what it leaves at exit.
 		time.Sleep(1500 * time.Millisecond)
+		ibRun, tdRun := runNs(ib.cmd.Process.Pid)-ibRun0, runNs(td.cmd.Process.Pid)-tdRun0
 		stopBoth(t, ib, td)
 		ibGot, _ := readRecords(t, filepath.Join(dir, "ibcap.pcap"))
 		tdGot, _ := readRecords(t, filepath.Join(dir, "tcpdump.pcap"))
@@ -76,9 +80,9 @@ func TestLiveCaptureRates(t *testing.T) {
 		if rate == 0 {
 			label = "max"
 		}
-		fmt.Printf("bench capture rate_pps %s achieved_pps %.0f sent %d dropped_before_capture %d ibcap_captured %d ibcap_lost %d ibcap_cpu_ns_per_pkt %.0f (user %.0f) tcpdump_captured %d tcpdump_lost %d tcpdump_cpu_ns_per_pkt %.0f (user %.0f)\n",
-			label, achieved, n, pathLost, len(ibGot), n-len(ibGot), perPkt(ibCPU, len(ibGot)), perPkt(ibUser, len(ibGot)),
-			len(tdGot), n-len(tdGot), perPkt(tdCPU, len(tdGot)), perPkt(tdUser, len(tdGot)))
+		fmt.Printf("bench capture rate_pps %s achieved_pps %.0f sent %d dropped_before_capture %d ibcap_captured %d ibcap_lost %d ibcap_cpu_ns_per_pkt %.0f (user %.0f, traffic %.0f) tcpdump_captured %d tcpdump_lost %d tcpdump_cpu_ns_per_pkt %.0f (user %.0f, traffic %.0f)\n",
+			label, achieved, n, pathLost, len(ibGot), n-len(ibGot), perPkt(ibCPU, len(ibGot)), perPkt(ibUser, len(ibGot)), perPkt(ibRun, len(ibGot)),
+			len(tdGot), n-len(tdGot), perPkt(tdCPU, len(tdGot)), perPkt(tdUser, len(tdGot)), perPkt(tdRun, len(tdGot)))
 		maxRate = max(maxRate, achieved)
 		// Loss-free means nothing lost at this rate and at every lower one;
 		// a run where the path itself dropped frames says nothing either way.
@@ -115,6 +119,27 @@ func cpuNs(ps *os.ProcessState) (total, user int64) {
 }
 
 func perPkt(ns int64, pkts int) float64 { return float64(ns) / float64(max(1, pkts)) }
+
+// runNs is the time process pid's threads have run so far, ns (the first
+// field of each thread's schedstat), 0 when it cannot be read. Taken around
+// the traffic alone, it leaves out the start (ibcap's ring, 64 MB by
+// default, is allocated and cleared then) and the stop, which the whole
+// process's CPU time per packet includes.
+func runNs(pid int) int64 {
+	paths, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var sum int64
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // a thread that ended meanwhile
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			v, _ := strconv.ParseInt(f[0], 10, 64)
+			sum += v
+		}
+	}
+	return sum
+}
 
 // idleCPU runs each capture for 1.5 s without traffic and returns its CPU time.
 func idleCPU(t *testing.T, ns *testnetns.NS) (ibcap, tcpdump int64) {
