@@ -11,9 +11,11 @@ import (
 // rule on how many it needs (buffer: two, its receiver last) counts both.
 
 // takesCaptures gives cmd -r, --read FILE and has its argument check and
-// its run see the files -r names in front of the others.
+// its run see the files -r names in front of the others; and -n, which
+// tcpdump users type by habit (-nn -r x.pcap), as ibcap takes it.
 func takesCaptures(cmd *cobra.Command) {
 	reads := cmd.Flags().StringArrayP("read", "r", nil, "read the capture `FILE`, as tcpdump -r does: the same as naming it after the flags (repeatable; those first)")
+	cmd.Flags().BoolP("numeric", "n", false, "accepted for tcpdump's sake: addresses are printed as numbers always")
 	withReads := func(args []string) []string {
 		if len(*reads) == 0 {
 			return args

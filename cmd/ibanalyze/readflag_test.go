@@ -18,6 +18,7 @@ func TestReadFlag(t *testing.T) {
 		{name: "decode, two -r", want: []string{"decode", a, b}, got: []string{"decode", "--read", a, "-r", b}},
 		{name: "flows", want: []string{"flows", "--json", a}, got: []string{"flows", "--json", "-r", a}},
 		{name: "ipd", want: []string{"ipd", b}, got: []string{"ipd", "-r", b}},
+		{name: "decode -nn, as tcpdump", want: []string{"decode", b}, got: []string{"decode", "-nn", "-r", b}},
 		{name: "buffer, receiver last", want: []string{"buffer", a, b}, got: []string{"buffer", "-r", a, b}},
 	} {
 		want, wantErr, wantCode := run(t, c.want...)
