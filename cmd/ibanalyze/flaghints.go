@@ -14,7 +14,14 @@ import (
 var unknownShortHints = map[byte]string{
 	'w': "export, correlate and report write to -o FILE; packets are written by ibcap -r IN -w OUT",
 	'i': "ibanalyze reads captures, not interfaces: ibcap -i DEV -w - | ibanalyze flows -",
+	'x': bytesHint,
+	'X': bytesHint,
+	'A': bytesHint,
 }
+
+const bytesHint = "tcpdump's -x, -X and -A print the bytes; decode prints one decoded line per frame, every field with --json; " +
+	"for the bytes, tshark -x -r FILE"
+
 
 // flagHint is ibanalyze's flag error function: the error pflag gives,
 // with what to do instead when the letter is tcpdump's or tshark's.
