@@ -22,7 +22,6 @@ var unknownShortHints = map[byte]string{
 const bytesHint = "tcpdump's -x, -X and -A print the bytes; decode prints one decoded line per frame, every field with --json; " +
 	"for the bytes, tshark -x -r FILE"
 
-
 // flagHint is ibanalyze's flag error function: the error pflag gives,
 // with what to do instead when the letter is tcpdump's or tshark's.
 func flagHint(_ *cobra.Command, err error) error {
