@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
+
+	"github.com/ibscope/ibscope/internal/flaghint"
 )
 
 // tcpdump's and tshark's letters that ibanalyze does not take answer
@@ -25,17 +23,5 @@ const bytesHint = "tcpdump's -x, -X and -A print the bytes; decode prints one de
 // flagHint is ibanalyze's flag error function: the error pflag gives,
 // with what to do instead when the letter is tcpdump's or tshark's.
 func flagHint(_ *cobra.Command, err error) error {
-	var unknown *pflag.NotExistError
-	if !errors.As(err, &unknown) || unknown.GetSpecifiedShortnames() == "" {
-		return err
-	}
-	name := unknown.GetSpecifiedName()
-	if name == "" {
-		return err
-	}
-	hint, ok := unknownShortHints[name[0]]
-	if !ok {
-		return err
-	}
-	return fmt.Errorf("%w (%s)", err, hint)
+	return flaghint.Add(err, flaghint.Hints{Short: unknownShortHints}.For(err))
 }

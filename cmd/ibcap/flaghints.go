@@ -2,10 +2,11 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/ibscope/ibscope/internal/flaghint"
 )
 
 // Flags of tcpdump and ibdump that ibcap does not take answer "unknown
@@ -44,26 +45,17 @@ const tcpdumpBytesHint = "tcpdump's -x, -X and -A (the packet's bytes): ibcap pr
 // flagHint is ibcap's flag error function: the error pflag gives, with
 // what to do instead when the flag is tcpdump's or ibdump's.
 func flagHint(_ *cobra.Command, err error) error {
-	var unknown *pflag.NotExistError
 	var missing *pflag.ValueRequiredError
 	var invalid *pflag.InvalidValueError
-	hint := ""
+	hint := flaghint.Hints{Long: unknownLongHints, Short: unknownShortHints}.For(err)
 	switch {
-	case errors.As(err, &unknown):
-		if name := unknown.GetSpecifiedName(); unknown.GetSpecifiedShortnames() == "" {
-			hint = unknownLongHints[name]
-		} else if name != "" {
-			hint = unknownShortHints[name[0]]
-		}
+	case hint != "":
 	case errors.As(err, &missing):
 		hint = sameLetterHint(missing.GetFlag())
 	case errors.As(err, &invalid):
 		hint = sameLetterHint(invalid.GetFlag())
 	}
-	if hint == "" {
-		return err
-	}
-	return fmt.Errorf("%w (%s)", err, hint)
+	return flaghint.Add(err, hint)
 }
 
 // sameLetterHint is for ibdump's flags whose letter is another ibcap
