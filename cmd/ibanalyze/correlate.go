@@ -163,7 +163,7 @@ func runCorrelate(stdout io.Writer, captures []string, o correlateOpts) error {
 	prog.done()
 	for i, w := range res.TelemetryWarning {
 		if i == maxWarnings {
-			warnf("%d more telemetry warnings not shown", len(res.TelemetryWarning)-maxWarnings)
+			warnf("%s not shown", units.Count(len(res.TelemetryWarning)-maxWarnings, "more telemetry warning"))
 			break
 		}
 		warnf("%s", w)

@@ -203,7 +203,7 @@ func runHops(stdout io.Writer, paths []string, o hopsOpts) error {
 		warnf("no IFA 2.0 probes with hop metadata in %s (IP protocol 253 before UDP 4791)", strings.Join(r.Input.Files, ", "))
 	}
 	if r.OtherRecords > 0 {
-		warnf("more than 16384 switch ports: %d hop records of the later ones not analysed", r.OtherRecords)
+		warnf("more than 16384 switch ports: %s of the later ones not analysed", units.Count(r.OtherRecords, "hop record"))
 	}
 	if r.MaxFlows > 0 {
 		warnf("more than %d flows: %s of later ones counted for their ports only; --max-flows raises the bound", r.MaxFlows, units.Count(r.OtherProbes, "probe"))

@@ -172,7 +172,7 @@ func runPFC(stdout io.Writer, paths []string, o pfcOpts) error {
 		warnf("more than %d flows: the packets of later ones (%d) are counted in other_packets; --max-flows raises the bound", r.MaxFlows, r.OtherPackets)
 	}
 	if r.UnattributedPackets > 0 {
-		warnf("%d RoCE packets without Ethernet addresses (a cooked capture): not matched to a link direction", r.UnattributedPackets)
+		warnf("%s without Ethernet addresses (a cooked capture): not matched to a link direction", units.Count(r.UnattributedPackets, "RoCE packet"))
 	}
 	// The text first: a picture with nothing to draw leaves the report.
 	if err := run.reports.totals(r); err != nil {

@@ -58,7 +58,7 @@ func plotPFC(r *analyze.PFCReport, paths []string, path string, maxPauses int) e
 	kinds := []string{"paused", "storm (a pause longer than " + units.FormatNs(r.StormNs) + ")"}
 	if left > 0 {
 		kinds = append(kinds, fmt.Sprintf("not drawn: past the first %d pauses (--max-pauses)", maxPauses))
-		warnf("--plot draws the first %d pauses of each link direction and priority (--max-pauses): %d more not drawn", maxPauses, left)
+		warnf("--plot draws the first %d pauses of each link direction and priority (--max-pauses): %s not drawn", maxPauses, units.Count(left, "more pause"))
 	}
 	share := plots.Panel{YLabel: "time paused (% of each bin)"}
 	for _, rw := range rows {
