@@ -166,6 +166,44 @@ func TestPFCPauseTime(t *testing.T) {
 	}
 }
 
+// A pause holds back only the frames not yet begun: the part of a pause
+// during which a frame of its priority begun before it was still on the
+// wire (at 1 Gb/s, W wire bytes last 8W ns) is in InFlightNs, and the
+// flows' rates count it as not paused. A frame of another priority, or one
+// that ended before the pause, adds nothing; a pause shorter than the frame
+// is in flight throughout.
+func TestPFCFrameInFlight(t *testing.T) {
+	t0 := testcap.BaseNs
+	r := runPFC(t, writeFrames(t, []rawFrame{
+		{t0, roceAt(t, 1, 9, 0x11, 26, -1)},                  // priority 3, on the wire until t0+8W
+		{t0 + 200, pfcFrame(t, 9, map[int]uint16{3: 10})},    // 5,120 ns, 8W-200 of them in flight
+		{t0 + 10_000, roceAt(t, 1, 9, 0x12, 0, -1)},          // priority 0
+		{t0 + 10_100, pfcFrame(t, 9, map[int]uint16{3: 10})}, // none in flight
+		{t0 + 20_000, roceAt(t, 1, 9, 0x11, 26, -1)},         // priority 3 again
+		{t0 + 20_100, pfcFrame(t, 9, map[int]uint16{3: 1})},  // 512 ns, all in flight
+		{t0 + 30_000, roceAt(t, 1, 9, 0x11, 26, -1)},
+	}), PFCOptions{LinkBitsPerSec: 1e9})
+	var f3 *PFCFlow
+	for _, pr := range r.Priorities {
+		if pr.Priority == 3 {
+			f3 = &pr.Flows[0]
+		}
+	}
+	if f3 == nil || f3.Packets != 3 || f3.PausedPackets != 0 {
+		t.Fatalf("priority 3: %+v", r.Priorities)
+	}
+	w := int64(f3.Bytes / 3)
+	p3 := findPrio(t, r, 9, 3)
+	wantFlight := 8*w - 200 + 512
+	if p3.PausedNs != 5120+5120+512 || p3.InFlightNs != wantFlight || 8*w <= 512 {
+		t.Errorf("paused %d ns, %d in flight; want %d and %d (a frame %d ns)", p3.PausedNs, p3.InFlightNs, 5120+5120+512, wantFlight, 8*w)
+	}
+	want := float64(3*w*8) / float64(30_000-(p3.PausedNs-wantFlight))
+	if f3.UnpausedGbps == nil || *f3.UnpausedGbps != want || f3.PausedGbps == nil || *f3.PausedGbps != 0 {
+		t.Errorf("rates paused %v, not paused %v; want 0 and %v", f3.PausedGbps, f3.UnpausedGbps, want)
+	}
+}
+
 // A pause refreshed without a gap for longer than the storm threshold is
 // one storm; a pause still running at the end is counted to its timer's end.
 func TestPFCStorm(t *testing.T) {

@@ -49,14 +49,18 @@ DSCP mapped by --dscp-map, by default DSCP>>3), each towards the link
 direction of its destination MAC: packets and wire bytes sent while that
 direction paused the priority and while it did not, and the throughput of
 each (paused bytes over the paused time; the rest over the rest of the
-span). Bytes sent while paused are frames in flight or a sender that did
-not honour the pause.
+span). A pause holds back only frames not yet begun: while a frame of the
+priority begun before the pause is still on the wire (its wire bytes at
+--rate from its timestamp), the time counts as not paused for the rates.
+Bytes sent while paused are frames in flight or a sender that did not
+honour the pause.
 
 PFC and PAUSE frames are seen only where the capture point sees link-level
 frames (a port mirror, a NIC in sniffer mode, ibsim's taps). Several files
 are read as one capture in timestamp order (rotated pieces); - is standard
 input. Memory: about 220 bytes per flow (--max-flows), a state per link
-direction and priority (at most 4,096 link directions), and at most
+direction and priority (at most 4,096 link directions, and the last frame's
+end per priority of at most 4,096 destination MACs), and at most
 --max-pauses pauses listed per link direction and priority.
 
 ` + intervalHelp,
@@ -210,7 +214,8 @@ func writePFCText(w io.Writer, r *analyze.PFCReport, top int) {
 	} else {
 		t.write(w)
 	}
-	fmt.Fprintln(w, "\nRoCE flows per priority, towards the link direction of their destination MAC; paused: sent while it paused the priority")
+	fmt.Fprintln(w, "\nRoCE flows per priority, towards the link direction of their destination MAC; paused: sent while it paused the priority;")
+	fmt.Fprintln(w, "rates: over the paused time less the frames already on the wire when a pause began, and over the rest of the span")
 	ft := table{leftCols: 3, indent: "  ", header: []string{"prio", "flow", "link", "packets", "bytes", "paused pkts", "paused bytes", "rate paused", "rate not paused"}}
 	rateOf := func(g *float64) string {
 		if g == nil {
