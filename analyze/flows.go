@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/ibscope/ibscope/decode"
@@ -89,7 +90,7 @@ type FlowHealth struct {
 	WireBytes  uint64  `json:"wire_bytes"`
 	FirstNs    int64   `json:"first_ns"`
 	LastNs     int64   `json:"last_ns"`
-	MeanGbps   float64 `json:"mean_gbps"` // wire bytes over first..last
+	MeanGbps   float64 `json:"mean_gbps"` // wire bytes but the last packet's over first..last, at most the link rate
 	// PeakGbps is the highest throughput over PeakWindowPackets
 	// consecutive packets of the flow (peakWindow), at most the link rate
 	// where it is known.
@@ -152,6 +153,10 @@ type flowState struct {
 	timing     *ackTiming // made on the first request with AckReq or ACK
 	id         uint32     // the number of its key in FlowsAnalysis.index; otherFlow for the flows beyond the limit
 	op0        decode.Opcode
+	// lastWire is the wire bytes of its latest packet (at lastNs), at most
+	// 65,535 (no IB or RoCE packet is larger), which the mean rate leaves
+	// out; in the padding after op0.
+	lastWire uint16
 }
 
 // otherFlow is the id of the flow of the flows beyond the limit: no PSN
@@ -441,6 +446,9 @@ func (a *FlowsAnalysis) count(f *flowState, p *Packet) {
 	f.firstNs = min(f.firstNs, p.TsNs)
 	prevNs := f.lastNs
 	f.lastNs = max(f.lastNs, p.TsNs)
+	if p.TsNs >= prevNs || f.packets == 1 {
+		f.lastWire = uint16(min(max(p.WireBytes, 0), math.MaxUint16))
+	}
 	if !a.noThr {
 		f.thr.add(max((p.TsNs-a.firstNs)/DefaultThroughputBinNs, 0), uint64(p.WireBytes), f.wireBytes-uint64(p.WireBytes))
 		if !p.Late {

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"reflect"
 	"testing"
 )
@@ -70,6 +71,47 @@ func TestFlowsCounts(t *testing.T) {
 		}
 		if maxFlows == 0 && (sum.NAKs == 0 || sum.CNPs == 0 || sum.ECNCE == 0 || sum.Retrans == 0 || sum.PSNGaps == 0) {
 			t.Errorf("the capture should exercise every count: %+v", sum)
+		}
+	}
+}
+
+// TestFlowsMeanRate: the mean leaves the last packet's bytes out, as the
+// peak does: packets sent back to back at a rate read that rate (two of
+// them read twice it with their bytes in), a flow of fewer than 100
+// packets has its peak for its mean, with or without the series, a late
+// packet (stamped before the latest) does not replace the latest's bytes,
+// and the link rate caps the mean.
+func TestFlowsMeanRate(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		ts    []int64 // ns after testBaseNs; 1000 wire bytes each but the last, 500
+		link  float64
+		noThr bool
+		want  float64 // Gb/s
+	}{
+		{name: "two at 10 Gb/s", ts: []int64{0, 800}, want: 10},
+		{name: "ten at 10 Gb/s", ts: []int64{0, 800, 1600, 2400, 3200, 4000, 4800, 5600, 6400, 7200}, want: 10},
+		{name: "no series", ts: []int64{0, 800, 1600}, noThr: true, want: 10},
+		{name: "a late packet", ts: []int64{0, 800, 1600, 700}, want: float64(2500) * 8 / 1600},
+		{name: "capped", ts: []int64{0, 800}, link: 4, want: 4},
+	} {
+		a := NewFlowsAnalysis(FlowsOptions{NoThroughput: c.noThr, LinkGbps: c.link})
+		var p Packet
+		for i, ts := range c.ts {
+			oneFlowPacket(&p, 0)
+			p.TsNs, p.PSN, p.WireBytes = testBaseNs+ts, uint32(i), 1000
+			if i == len(c.ts)-1 {
+				p.WireBytes = 500
+			}
+			a.Add(&p)
+		}
+		r, _ := a.Result()
+		f := r.Flow(0)
+		if math.Abs(f.MeanGbps-c.want) > 1e-9 {
+			t.Errorf("%s: mean %v Gb/s, want %v", c.name, f.MeanGbps, c.want)
+		}
+		if !c.noThr && c.name != "a late packet" && f.PeakGbps != f.MeanGbps {
+			t.Errorf("%s: peak %v, mean %v: a flow of fewer than 100 packets has its peak for its mean", c.name, f.PeakGbps, f.MeanGbps)
 		}
 	}
 }

@@ -89,7 +89,14 @@ func (r *FlowsReport) Flow(i int) *FlowHealth {
 		h.Key = keyJSON(r.key(f), ByFlow)
 	}
 	if d := f.lastNs - f.firstNs; d > 0 {
-		h.MeanGbps = float64(f.wireBytes) * 8 / float64(d)
+		// The last packet's bytes are left out, as the peak leaves them
+		// out: with them two packets sent back to back read twice the
+		// link rate, and a flow of fewer than 100 packets a mean above its
+		// peak (a SoftRoCE capture: 2.73 against 1.49 Mb/s).
+		h.MeanGbps = float64(f.wireBytes-min(uint64(f.lastWire), f.wireBytes)) * 8 / float64(d)
+		if r.LinkGbps > 0 {
+			h.MeanGbps = min(h.MeanGbps, r.LinkGbps)
+		}
 	}
 	h.ThroughputGbps = f.thr.gbps(r.ThroughputBinNs, f.wireBytes)
 	h.PeakGbps = f.peak.gbps(f.lastNs, r.LinkGbps)

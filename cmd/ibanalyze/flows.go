@@ -56,13 +56,15 @@ as a gap or a retransmission.
 
 Frame bytes are the frames as captured; wire bytes what they took on the
 link (RoCE: the frame plus FCS, preamble and inter-frame gap, 24 bytes).
-rate is the mean: wire bytes over the flow's first to last packet. peak is
-the highest rate over 100 consecutive packets of the flow (windows counted
-from its first packet, each ending at the next window's first packet, whose
-bytes it leaves out; the last full window at its own last packet; a flow of
-fewer packets: over all of them), at most the
-link rate where it is known (--rate, or the speed the capture records):
-the same figure however long the capture and with or without --interval.
+rate is the mean: wire bytes over the flow's first to last packet, the last
+packet's bytes left out (two packets sent back to back at the line rate
+read the line rate, not twice it). peak is the highest rate over 100
+consecutive packets of the flow (windows counted from its first packet,
+each ending at the next window's first packet, whose bytes it leaves out;
+the last full window at its own last packet; a flow of fewer packets: over
+all of them, so its peak is its rate), both at most the link rate where it
+is known (--rate, or the speed the capture records): the same figure
+however long the capture and with or without --interval.
 
 Memory: about 280 bytes per flow while the capture is read. Past
 --max-flows flows, the packets of later flows are counted together in one
@@ -186,9 +188,9 @@ func writeFlowsText(w io.Writer, r *analyze.FlowsReport, top int, crc bool) {
 	}
 	fmt.Fprintln(w, "frame bytes: as captured; wire bytes: on the link (RoCE: + FCS, preamble, inter-frame gap = 24 per frame)")
 	fmt.Fprintln(w, "lost, dup, ooo: request and response PSN sequences together (details below)")
-	peak := "rate: wire bytes over first to last packet; peak: the highest rate over 100 consecutive packets"
+	peak := "rate: wire bytes but the last packet's over first to last packet; peak: the highest rate over 100 consecutive packets"
 	if r.LinkGbps > 0 {
-		peak += ", at most the link's " + units.FormatBitRate(r.LinkGbps*1e9)
+		peak += ", both at most the link's " + units.FormatBitRate(r.LinkGbps*1e9)
 	}
 	fmt.Fprintln(w, peak)
 	fmt.Fprintln(w)
