@@ -25,7 +25,10 @@ type FlowsReport struct {
 	// rate peaks are capped at (0: not known).
 	PeakPackets int
 	LinkGbps    float64
-	Input       Input // what the input held
+	// final says every packet is in: each flow's last partial window then
+	// counts, joined to its last whole one (peakWindow.gbps).
+	final bool
+	Input Input // what the input held
 	// MaxFlows is the bound on flows when the capture held more (0 when
 	// every flow was kept apart); OtherPackets counts the packets of the
 	// flows beyond it, held in the flow keyed {"transport": "other"}.
@@ -37,13 +40,17 @@ type FlowsReport struct {
 // ErrNoPackets is returned when the input held no IB or RoCE transport packet.
 var ErrNoPackets = errors.New("no IB or RoCE transport packets")
 
-// Result finishes the analysis.
-func (a *FlowsAnalysis) Result() (*FlowsReport, error) {
+// Result finishes the analysis: its report with every packet in.
+func (a *FlowsAnalysis) Result() (*FlowsReport, error) { return a.result(true) }
+
+// result is the report on the packets added so far; final says no more
+// will be.
+func (a *FlowsAnalysis) result(final bool) (*FlowsReport, error) {
 	if a.index.n == 0 && a.other == nil {
 		return nil, ErrNoPackets
 	}
 	r := &FlowsReport{FirstNs: a.firstNs, ThroughputBinNs: DefaultThroughputBinNs, PeakPackets: PeakWindowPackets, LinkGbps: a.linkGbps,
-		keys: flowIndex{keys: a.index.keys, n: a.index.n}}
+		keys: flowIndex{keys: a.index.keys, n: a.index.n}, final: final}
 	r.flows = make([]*flowState, a.index.n, a.index.n+1)
 	for i := range a.index.n {
 		r.flows[i] = a.state(i)
@@ -99,7 +106,7 @@ func (r *FlowsReport) Flow(i int) *FlowHealth {
 		}
 	}
 	h.ThroughputGbps = f.thr.gbps(r.ThroughputBinNs, f.wireBytes)
-	h.PeakGbps = f.peak.gbps(f.lastNs, r.LinkGbps)
+	h.PeakGbps = f.peak.gbps(f.lastNs, uint32(f.lastWire), r.LinkGbps, r.final)
 	h.Opcodes = f.opcodeCounts()
 	if m := f.marks; m != nil {
 		h.CNPs, h.ECNCE, h.FECN, h.BECN, h.ICRCBad, h.VCRCBad, h.Late = m.cnps, m.ecnCE, m.fecn, m.becn, m.icrcBad, m.vcrcBad, m.late
@@ -182,9 +189,10 @@ func (r *FlowsReport) WriteJSON(out io.Writer) error {
 // Err is always nil: a flows analysis takes any input.
 func (a *FlowsAnalysis) Err() error { return nil }
 
-// Report finishes the analysis of the packets of s.
+// Report is the report on the packets of s so far, or finishes the
+// analysis once Run has handed out the last.
 func (a *FlowsAnalysis) Report(s *Stream) (*FlowsReport, error) {
-	r, err := a.Result()
+	r, err := a.result(s == nil || s.final)
 	if r != nil {
 		r.Input = s.Input()
 	}

@@ -107,6 +107,7 @@ func Run[R any](s *Stream, a Analysis[R], o RunOptions[R]) (R, error) {
 			}
 		}
 	}
+	s.final = true
 	return a.Report(s)
 }
 

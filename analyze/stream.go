@@ -126,6 +126,9 @@ type Stream struct {
 	n         int
 	stats     StreamStats
 	eof       bool
+	// final is set by Run before its last report: every packet has been
+	// handed out and added (a report so far comes before its packet is).
+	final bool
 
 	outStarted bool
 	lastOutNs  int64

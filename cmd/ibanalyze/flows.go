@@ -62,7 +62,9 @@ read the line rate, not twice it). peak is the highest rate over 100
 consecutive packets of the flow (windows counted from its first packet,
 each ending at the next window's first packet, whose bytes it leaves out;
 the last full window at its own last packet; a flow of fewer packets: over
-all of them, so its peak is its rate), both at most the link rate where it
+all of them, so its peak is its rate; in the final report the packets after
+the last whole window, fewer than 100, as part of it, so that no rate is
+above its peak), both at most the link rate where it
 is known (--rate, or the speed the capture records): the same figure
 however long the capture and with or without --interval.
 

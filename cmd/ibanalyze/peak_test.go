@@ -19,6 +19,7 @@ func TestFlowsPeak(t *testing.T) {
 		LinkGbps    float64 `json:"link_gbps"`
 		Flows       []struct {
 			Packets  uint64  `json:"packets"`
+			MeanGbps float64 `json:"mean_gbps"`
 			PeakGbps float64 `json:"peak_gbps"`
 		} `json:"flows"`
 	}
@@ -61,6 +62,10 @@ func TestFlowsPeak(t *testing.T) {
 	for i, f := range whole.Flows {
 		if last.Flows[i].PeakGbps != f.PeakGbps {
 			t.Errorf("flow %d: peak %v with --interval, %v without", i, last.Flows[i].PeakGbps, f.PeakGbps)
+		}
+		// The final windows tile every packet: no mean is above its peak.
+		if f.MeanGbps > f.PeakGbps {
+			t.Errorf("flow %d: mean %v Gb/s above its peak %v", i, f.MeanGbps, f.PeakGbps)
 		}
 	}
 	for _, d := range soFar[:len(soFar)-1] {
