@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -294,4 +295,33 @@ func (s *testSeries) add(originNs, tsNs int64, b uint64) {
 
 func (s *testSeries) bytes() []uint64 { return s.bins(s.total) }
 
-func (s *testSeries) gbps(binNs int64) []float64 { return s.rateSeries.gbps(binNs, s.total) }
+func (s *testSeries) gbps(binNs int64) []float64 { return s.rateSeries.gbps(binNs, s.total, 0) }
+
+// TestSeriesCarryPastLink: with the link rate known, what a bin holds past
+// it goes into the bins after it (a packet stamped near a bin's end is on
+// the wire in the next), after the last bin into new ones, and no byte is
+// lost; without it the bins are as counted.
+func TestSeriesCarryPastLink(t *testing.T) {
+	var s testSeries
+	// 1 us bins: 1,500 bytes (12 Gb/s), 500 (4), 1,250 (10) on a 10 Gb/s link.
+	s.add(0, 100, 1500)
+	s.add(0, 1100, 500)
+	s.add(0, 2900, 1250)
+	if got := s.rateSeries.gbps(1000, s.total, 10); len(got) != 3 || got[0] != 10 || got[1] != 6 || got[2] != 10 {
+		t.Errorf("carried: %v, want [10 6 10]", got)
+	}
+	s.add(0, 2950, 250) // bin 2 now 12 Gb/s: 2 carried into a new bin
+	if got := s.rateSeries.gbps(1000, s.total, 10); len(got) != 4 || got[2] != 10 || math.Abs(got[3]-2) > 1e-9 {
+		t.Errorf("carried past the last bin: %v, want [10 6 10 2]", got)
+	}
+	if got := s.gbps(1000); got[0] != 12 || got[2] != 12 || len(got) != 3 {
+		t.Errorf("link unknown: %v, want [12 4 12]", got)
+	}
+	sum := 0.0
+	for _, g := range s.rateSeries.gbps(1000, s.total, 10) {
+		sum += g * 1000 / 8
+	}
+	if math.Abs(sum-float64(s.total)) > 1e-6 {
+		t.Errorf("%v bytes in the carried series, %d counted", sum, s.total)
+	}
+}

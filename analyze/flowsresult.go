@@ -105,7 +105,7 @@ func (r *FlowsReport) Flow(i int) *FlowHealth {
 			h.MeanGbps = min(h.MeanGbps, r.LinkGbps)
 		}
 	}
-	h.ThroughputGbps = f.thr.gbps(r.ThroughputBinNs, f.wireBytes)
+	h.ThroughputGbps = f.thr.gbps(r.ThroughputBinNs, f.wireBytes, r.LinkGbps)
 	h.PeakGbps = f.peak.gbps(f.lastNs, uint32(f.lastWire), r.LinkGbps, r.final)
 	h.Opcodes = f.opcodeCounts()
 	if m := f.marks; m != nil {

@@ -116,7 +116,16 @@ func (r *rateSeries) coarsen() {
 // of width 2^k times its own sums its bins j<<k .. (j+1)<<k - 1, as k
 // coarsen steps would.
 // total is every byte the series counted.
-func (r *rateSeries) gbps(binNs int64, total uint64) []float64 {
+//
+// With the link rate known (linkGbps > 0) no bin is above it: a packet's
+// bytes are counted in the bin of its timestamp, where a packet stamped
+// near a bin's end is still on the wire in the next one, so a flow sending
+// at the line rate read up to a packet a bin more than the link (42.8 Gb/s
+// on 40 GbE, 4 us bins, ibsim's incast-small-roce). What a bin holds past
+// the link is carried into the bins after it, as the wire carried it; what
+// is still carried after the last bin goes into bins after it, at most
+// maxSeriesBins in all, the rest into the last: no byte is lost.
+func (r *rateSeries) gbps(binNs int64, total uint64, linkGbps float64) []float64 {
 	k := uint8(0)
 	for DefaultThroughputBinNs<<(r.shift+k) < binNs {
 		k++
@@ -136,5 +145,30 @@ func (r *rateSeries) gbps(binNs int64, total uint64) []float64 {
 		sum += b
 	}
 	out[j] = float64(sum) * 8 / widthNs
+	if linkGbps > 0 {
+		out = carryPastLink(out, linkGbps)
+	}
+	return out
+}
+
+// carryPastLink carries what each bin of out (Gb/s) holds past linkGbps
+// into the bins after it (rateSeries.gbps).
+func carryPastLink(out []float64, linkGbps float64) []float64 {
+	carry := 0.0
+	for i, v := range out {
+		v += carry
+		carry = max(v-linkGbps, 0)
+		out[i] = v - carry
+	}
+	// What float rounding leaves over is no packet.
+	for carry > linkGbps*1e-9 {
+		if len(out) >= maxSeriesBins {
+			out[len(out)-1] += carry
+			break
+		}
+		v := min(carry, linkGbps)
+		out = append(out, v)
+		carry -= v
+	}
 	return out
 }
