@@ -61,7 +61,15 @@ func FuzzAnalyses(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for i, run := range []func(s *Stream){
 			func(s *Stream) { runIPD(s, IPDOptions{Phases: true, PhasePackets: 4, Opcodes: allOpcodes()}, nil) },
-			func(s *Stream) { runFlows(s, nil) },
+			func(s *Stream) { // every flow made into its FlowHealth, so far and at the end, on a link rate
+				top := func(_ int64, r *FlowsReport, _ error) {
+					if r != nil {
+						r.Top(0)
+					}
+				}
+				r, err := Run(s, NewFlowsAnalysis(FlowsOptions{LinkGbps: 0.001}), RunOptions[*FlowsReport]{EveryNs: 50, OnReport: top})
+				top(0, r, err)
+			},
 			func(s *Stream) { // the pfc analysis reads PFC and PAUSE frames (MACControl)
 				a, _ := NewPFCAnalysis(PFCOptions{StormNs: 100, MaxIntervals: 2, MaxFlows: 2, PausedTime: true})
 				Run(s, a, RunOptions[*PFCReport]{EveryNs: 50, OnReport: func(int64, *PFCReport, error) {}})
