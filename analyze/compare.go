@@ -285,13 +285,13 @@ func RunCompare(a, b *Stream, cfg IPDOptions, matchWindowNs int64, progress func
 	for n := 1; okA || okB; n++ {
 		if okA && (!okB || pa.TsNs <= pb.TsNs) {
 			ia.Add(&pa)
-			if ia.want[pa.OpCode] {
+			if ia.counts(&pa) {
 				m.add(&pa, 0)
 			}
 			okA = a.Next(&pa) == nil
 		} else {
 			ib.Add(&pb)
-			if ib.want[pb.OpCode] {
+			if ib.counts(&pb) {
 				m.add(&pb, 1)
 			}
 			okB = b.Next(&pb) == nil

@@ -13,8 +13,13 @@ import (
 
 // IPDOptions says what the IPD analysis measures.
 type IPDOptions struct {
-	By      GroupBy         // ByFlow (default), ByLink or ByQP
-	Opcodes []decode.Opcode // opcodes counted; nil counts data-carrying opcodes (decode.Opcode.IsData)
+	By GroupBy // ByFlow (default), ByLink or ByQP
+	// Opcodes are the opcodes counted, on every QP. nil counts the data
+	// (decode.Opcode.IsData) off the management QPs 0 and 1: the MADs
+	// (subnet management, SA queries, rdma_cm's CM) sent there as UD SENDs
+	// are no data traffic, and between a flow's or a link's data packets
+	// (--by link, --by qp) they cut the delays in two.
+	Opcodes []decode.Opcode
 	Hist    HistSpec
 	// DataGbps is the link's data rate in Gb/s for the expected IPD (0: none);
 	// RateName describes it in the output ("SDR 4x", "100 Gb/s").
@@ -98,7 +103,9 @@ type IPDReport struct {
 	Rate         string   `json:"rate,omitempty"`
 	DataGbps     float64  `json:"data_gbps,omitempty"`
 	Counted      uint64   `json:"counted"` // packets with a counted opcode
-	Input        Input    `json:"input"`
+	// MADs are the data packets to QP 0 and 1 the default opcodes leave out.
+	MADs  uint64 `json:"mads,omitempty"`
+	Input Input  `json:"input"`
 	// MaxFlows is set when the analysis reached its bound on groups: the
 	// packets of groups first seen after that many, OtherPackets of them,
 	// are counted together in a last group keyed {"transport": "other"},
@@ -171,10 +178,21 @@ func checkMaxFlows(n int) error {
 	return nil
 }
 
+// isMAD reports whether p is a data packet to QP 0 or 1 the default
+// opcodes leave out (IPDOptions.Opcodes).
+func (a *IPDAnalysis) isMAD(p *Packet) bool {
+	return a.noMAD && p.Key.DestQP <= 1 && a.want[p.OpCode]
+}
+
+// counts reports whether a counts p.
+func (a *IPDAnalysis) counts(p *Packet) bool { return a.want[p.OpCode] && !a.isMAD(p) }
+
 // IPDAnalysis accumulates IPDs from a packet stream.
 type IPDAnalysis struct {
 	cfg   IPDOptions
 	want  [256]bool
+	noMAD bool // the default opcodes: packets to QP 0 and 1 are not counted
+	mads  uint64
 	index flowIndex // the groups' keys, numbered in order of their first packet
 	// chunks hold the groups by their key's number, keyChunk a chunk; a
 	// chunk never moves, so pointers to groups stay valid.
@@ -336,6 +354,7 @@ func newIPDAnalysis(cfg IPDOptions, b *binner) (*IPDAnalysis, error) {
 		for op := range 256 {
 			a.want[op] = decode.Opcode(op).IsData()
 		}
+		a.noMAD = true
 	}
 	for _, op := range cfg.Opcodes {
 		a.want[op] = true
@@ -370,6 +389,10 @@ func (a *IPDAnalysis) eachGroup(fn func(g *ipdGroup)) {
 // Add counts one packet; packets must come in timestamp order (Late ones
 // are counted but given no IPD).
 func (a *IPDAnalysis) Add(p *Packet) {
+	if a.isMAD(p) {
+		a.mads++
+		return
+	}
 	a.seen[p.OpCode]++
 	if !a.want[p.OpCode] {
 		return
@@ -440,7 +463,7 @@ func (a *IPDAnalysis) result(bins *binner, resNs int64) (*IPDReport, error) {
 	var ipds uint64
 	a.eachGroup(func(g *ipdGroup) { ipds += g.ipd.Count() })
 	if bins.proto == nil || ipds == 0 {
-		return nil, &NoIPDError{Counted: a.counted, ByOpcode: a.seen}
+		return nil, &NoIPDError{Counted: a.counted, ByOpcode: a.seen, MADs: a.mads}
 	}
 	spec := HistSpec{Mode: bins.proto.Mode, EdgesNs: bins.proto.EdgesNs}
 	if bins.proto.Mode == ModeLinear {
@@ -451,7 +474,7 @@ func (a *IPDAnalysis) result(bins *binner, resNs int64) (*IPDReport, error) {
 	if err := spec.Validate(resNs); err != nil {
 		return nil, err
 	}
-	r := &IPDReport{ResolutionNs: resNs, By: a.cfg.By, Rate: a.cfg.RateName, DataGbps: a.cfg.DataGbps, Counted: a.counted, a: a, bins: bins}
+	r := &IPDReport{ResolutionNs: resNs, By: a.cfg.By, Rate: a.cfg.RateName, DataGbps: a.cfg.DataGbps, Counted: a.counted, MADs: a.mads, a: a, bins: bins}
 	if a.cfg.Opcodes == nil {
 		r.Opcodes = []string{"data"}
 	}

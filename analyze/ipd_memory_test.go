@@ -20,7 +20,7 @@ func manyFlows(t testing.TB, cfg IPDOptions, flows, packets int) *IPDAnalysis {
 	p := Packet{OpCode: 0x0a, WireBytes: 1100}
 	for i := range packets {
 		for f := range flows {
-			p.Key = decode.FlowKey{Transport: decode.TransportRoCEv2, Src: src, Dst: dst, DestQP: uint32(f)}
+			p.Key = decode.FlowKey{Transport: decode.TransportRoCEv2, Src: src, Dst: dst, DestQP: uint32(f) + 2} // 0 and 1 take MADs
 			p.TsNs = 1e18 + int64(i)*1000 + int64(f%1000)
 			a.Add(&p)
 		}
@@ -96,7 +96,7 @@ func TestIPDMaxFlows(t *testing.T) {
 		t.Fatalf("%d groups, max_flows %d, other %d packets, counted %d", r.NumFlows(), r.MaxFlows, r.OtherPackets, r.Counted)
 	}
 	for i := range 10 {
-		if f := r.Flow(i); f.Packets != 4 || f.IPDNs.Count != 3 || *f.Key.DestQP != uint32(i) {
+		if f := r.Flow(i); f.Packets != 4 || f.IPDNs.Count != 3 || *f.Key.DestQP != uint32(i)+2 {
 			t.Errorf("flow %d: %+v", i, f)
 		}
 	}

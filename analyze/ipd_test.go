@@ -116,6 +116,42 @@ func TestIPDGroupingAndOpcodes(t *testing.T) {
 	}
 }
 
+// MADs (UD SENDs to QP 0 and 1: subnet management, SA, rdma_cm's CM) are
+// no data: by default they are not counted, so that one between a link's
+// data packets does not cut a delay in two (--by link); the count says how
+// many were left out when nothing else was, and --opcodes counts them.
+func TestIPDLeavesMADsOut(t *testing.T) {
+	data := testcap.Stream(50, 1, 3, 0x10, 0, 256, testcap.BaseNs, func(int) int64 { return 4000 })
+	var mads []testcap.Packet
+	for i := range 5 {
+		for _, qp := range []uint32{0, 1} {
+			mads = append(mads, testcap.Packet{TsNs: testcap.BaseNs + int64(i)*40_000 + 1000 + int64(qp)*100, Src: 1, Dst: 3, QP: qp, Op: 0x64, Payload: 256}) // UD SEND_ONLY
+		}
+	}
+	all := append(slices.Clone(data), mads...)
+	slices.SortStableFunc(all, func(x, y testcap.Packet) int { return int(x.TsNs - y.TsNs) })
+	path := testcap.Write(t, "mads.pcap", false, all)
+	r, err := runIPDFiles(t, IPDOptions{By: ByLink}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := flowList(r); len(f) != 1 || r.Counted != 50 || f[0].IPDNs.Min != 4000 || f[0].IPDNs.Max != 4000 {
+		t.Fatalf("by link: counted %d, %+v", r.Counted, f)
+	}
+	r, err = runIPDFiles(t, IPDOptions{By: ByLink, Opcodes: allOpcodes()}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := flowList(r); r.Counted != 60 || f[0].IPDNs.Min >= 4000 {
+		t.Fatalf("with --opcodes: counted %d, %+v", r.Counted, f[0].IPDNs)
+	}
+	_, err = runIPDFiles(t, IPDOptions{}, testcap.Write(t, "only.pcap", false, mads))
+	var ne *NoIPDError
+	if !errors.As(err, &ne) || ne.MADs != 10 || ne.Counted != 0 || ne.Found() != "10 MADs (UD SENDs to QP 0 or 1)" {
+		t.Fatalf("MADs only: %v", err)
+	}
+}
+
 // A capture stamped in whole microseconds cannot resolve sub-microsecond
 // IPDs: the resolution is detected and finer bins are refused.
 func TestIPDResolutionRule(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ibscope/ibscope/decode"
+	"github.com/ibscope/ibscope/internal/units"
 )
 
 // ErrNoIPD is returned when no group had two packets: there is no IPD.
@@ -15,7 +16,9 @@ var ErrNoIPD = errors.New("no flow has two packets with a counted opcode: there 
 // NoIPDError is ErrNoIPD with what the analysis was given.
 type NoIPDError struct {
 	Counted  uint64      // packets with a counted opcode
-	ByOpcode [256]uint64 // packets per opcode, counted or not
+	ByOpcode [256]uint64 // packets per opcode, counted or not, the MADs left out
+	// MADs are the data packets to QP 0 and 1 the default opcodes leave out.
+	MADs uint64
 }
 
 func (e *NoIPDError) Error() string {
@@ -37,6 +40,9 @@ func (e *NoIPDError) Found() string {
 		}
 	}
 	var parts []string
+	if e.MADs > 0 {
+		parts = append(parts, units.Count(e.MADs, "MAD")+" (UD SENDs to QP 0 or 1)")
+	}
 	for k, c := range n {
 		if c == 0 {
 			continue

@@ -44,7 +44,11 @@ func init() {
 		Long: `ipd measures the time between consecutive packets of each flow (IB: SLID,
 DLID, DestQP; RoCE: source, destination, DestQP), of each link direction
 (--by link: every packet to one destination) or of each QP (--by qp), over
-data-carrying packets unless --opcodes says otherwise.
+data-carrying packets unless --opcodes says otherwise. By default the MADs,
+UD SENDs to the management QPs 0 and 1 (subnet management, SA queries,
+rdma_cm's connection messages), are left out: they are no data traffic, and
+one between a link's data packets would cut a delay in two. --opcodes all
+(or any list) counts the opcodes named on every QP.
 
 Several files are read as one capture in timestamp order (rotated pieces);
 timestamps out of order are sorted back within a window and reported.
@@ -116,8 +120,11 @@ func ipdConfig(o ipdOpts, paths []string) (analyze.IPDOptions, error) {
 	if cfg.By, err = analyze.ParseGroupBy(o.by); err != nil {
 		return cfg, fmt.Errorf("--by: %w", err)
 	}
-	if cfg.Opcodes, err = decode.ParseOpcodes(o.opcodes); err != nil {
-		return cfg, err
+	// "data" named alone is the default: data packets off the management QPs.
+	if !strings.EqualFold(strings.TrimSpace(o.opcodes), "data") {
+		if cfg.Opcodes, err = decode.ParseOpcodes(o.opcodes); err != nil {
+			return cfg, err
+		}
 	}
 	h := &cfg.Hist
 	h.Mode, h.Bins = analyze.ModeLinear, o.bins
@@ -249,7 +256,7 @@ func noIPD(err error, paths []string, packets int, by analyze.GroupBy, opcodes s
 		return err
 	}
 	files := strings.Join(paths, ", ")
-	which := "ipd counts data packets (SEND, RDMA WRITE, RDMA READ response) by default"
+	which := "ipd counts data packets (SEND, RDMA WRITE, RDMA READ response) off the management QPs 0 and 1 by default"
 	if strings.TrimSpace(opcodes) != "" {
 		which = "--opcodes " + opcodes + " counts"
 	}
@@ -312,6 +319,9 @@ func writeIPDText(w io.Writer, r *analyze.IPDReport, top int) {
 	opcodes := strings.Join(r.Opcodes, ",")
 	if len(r.Opcodes) == 256 {
 		opcodes = "all"
+	}
+	if r.MADs > 0 {
+		opcodes += "; " + units.Count(r.MADs, "MAD") + " to QP 0 and 1 left out"
 	}
 	fmt.Fprintf(w, "%s: %s, %s, %d counted (%s); timestamp resolution %s%s\n",
 		strings.Join(in.Files, ", "), units.Count(in.Frames, "frame"), units.Count(in.Packets, "IB/RoCE packet"), r.Counted, opcodes, units.FormatNs(r.ResolutionNs), unusable(in))

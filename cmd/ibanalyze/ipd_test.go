@@ -282,7 +282,7 @@ func TestIPDAtomicsOnly(t *testing.T) {
 	path := testcap.Write(t, "atomics.pcap", false, pkts)
 	_, errOut, code := run(t, "ipd", path)
 	want := path + ": 12 IB/RoCE packets, all atomics and their ACKs: 6 atomics (RC_COMPARE_SWAP, RC_FETCH_ADD) and 6 ACKs (RC_ATOMIC_ACKNOWLEDGE); " +
-		"ipd counts data packets (SEND, RDMA WRITE, RDMA READ response) by default: use --opcodes all to count them"
+		"ipd counts data packets (SEND, RDMA WRITE, RDMA READ response) off the management QPs 0 and 1 by default: use --opcodes all to count them"
 	if code != 1 || !strings.Contains(errOut, want) {
 		t.Errorf("exit %d, stderr %q, want %q", code, errOut, want)
 	}
@@ -291,8 +291,8 @@ func TestIPDAtomicsOnly(t *testing.T) {
 
 	// Data packets, but never two in one flow.
 	one := testcap.Write(t, "single.pcap", false, []testcap.Packet{
-		{TsNs: testcap.BaseNs, Src: 1, Dst: 2, QP: 1, Op: 0x0a, Payload: 64},
-		{TsNs: testcap.BaseNs + 1000, Src: 1, Dst: 2, QP: 2, Op: 0x0a, Payload: 64}})
+		{TsNs: testcap.BaseNs, Src: 1, Dst: 2, QP: 2, Op: 0x0a, Payload: 64},
+		{TsNs: testcap.BaseNs + 1000, Src: 1, Dst: 2, QP: 3, Op: 0x0a, Payload: 64}})
 	_, errOut, _ = run(t, "ipd", one)
 	wantInOutput(t, errOut, "2 IB/RoCE packets (2 data packets (RC_RDMA_WRITE_ONLY)), 2 counted, but no flow has two of them: no inter-packet delay. --opcodes all counts every opcode; --by link groups every packet to one destination")
 }
