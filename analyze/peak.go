@@ -39,7 +39,7 @@ type peakWindow struct {
 	peakGbps float64 // the best whole window so far
 	bytes    uint32  // wire bytes of its packets
 	wholeB   uint32  // the last whole window's wire bytes
-	wholeNs  uint32  // how long it lasted, to the window's first packet; tooLong past 2^32-2 ns
+	wholeNs  uint32  // how long it lasted, to the next window's first packet; tooLong past 2^32-2 ns
 	n        uint8   // packets in the window, up to PeakWindowPackets
 	whole    bool    // a window was completed
 }
@@ -68,12 +68,12 @@ func (w *peakWindow) add(tsNs, prevNs int64, wireBytes uint32) {
 	w.bytes += wireBytes
 }
 
-// gbps is the peak so far, lastNs and lastBytes the flow's latest packet and
-// its wire bytes, capped at
-// linkGbps when that is known (> 0): timestamps taken by a host, not the
-// wire, can bunch packets closer than the link sent them. 0 for a flow of
-// one packet. final says no packet will follow: the partial window then
-// counts, joined to the last whole one.
+// gbps is the peak so far, lastNs and lastBytes the flow's latest packet
+// and its wire bytes, capped at linkGbps when that is known (> 0):
+// timestamps taken by a host, not the wire, can bunch packets closer than
+// the link sent them. 0 for a flow of one packet. final says no packet
+// will follow: the partial window then counts, joined to the last whole
+// one.
 func (w *peakWindow) gbps(lastNs int64, lastBytes uint32, linkGbps float64, final bool) float64 {
 	g := w.peakGbps
 	switch {
