@@ -59,8 +59,8 @@ PFC and PAUSE frames are seen only where the capture point sees link-level
 frames (a port mirror, a NIC in sniffer mode, ibsim's taps). Several files
 are read as one capture in timestamp order (rotated pieces); - is standard
 input. Memory: about 220 bytes per flow (--max-flows), a state per link
-direction and priority (at most 4,096 link directions, and the last frame's
-end per priority of at most 4,096 destination MACs), and at most
+direction and priority (at most 4,096 link directions, and the last frame
+per priority to each of at most 4,096 destination MACs), and at most
 --max-pauses pauses listed per link direction and priority.
 
 ` + intervalHelp,
