@@ -192,7 +192,7 @@ func (a *FlowsAnalysis) Err() error { return nil }
 // Report is the report on the packets of s so far, or finishes the
 // analysis once Run has handed out the last.
 func (a *FlowsAnalysis) Report(s *Stream) (*FlowsReport, error) {
-	r, err := a.result(s == nil || s.final)
+	r, err := a.result(s.final)
 	if r != nil {
 		r.Input = s.Input()
 	}

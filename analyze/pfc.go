@@ -379,6 +379,10 @@ func (a *PFCAnalysis) addPause(p *Packet) {
 	} else {
 		l.pauses++
 	}
+	var on *[decode.PFCPriorities]lastFrame // the frames sent to k, for the pauses this one starts
+	if k.hasMAC {
+		on = a.onWire[k.mac]
+	}
 	for prio := range decode.PFCPriorities {
 		if p.PauseEnable>>prio&1 == 0 {
 			continue
@@ -391,17 +395,17 @@ func (a *PFCAnalysis) addPause(p *Packet) {
 			}
 			l.prio[prio] = s
 		}
-		var wireEnd int64
-		if on := a.onWire[k.mac]; on != nil && k.hasMAC {
-			wireEnd = on[prio].endNs(a.opts.LinkBitsPerSec)
+		var last lastFrame
+		if on != nil {
+			last = on[prio]
 		}
-		a.request(s, p.TsNs, p.PauseQuanta[prio], wireEnd)
+		a.request(s, p.TsNs, p.PauseQuanta[prio], last)
 	}
 }
 
-// request applies one frame's time q (quanta) for a priority at tNs, the
-// priority's last frame on the link having ended at wireEnd.
-func (a *PFCAnalysis) request(s *pauseState, tNs int64, q uint16, wireEnd int64) {
+// request applies one frame's time q (quanta) for a priority at tNs, last
+// being the priority's last frame on the link (zero: none).
+func (a *PFCAnalysis) request(s *pauseState, tNs int64, q uint16, last lastFrame) {
 	s.frames++
 	s.quanta += uint64(q)
 	span, ended, ev := s.timer.Request(tNs, q, a.opts.LinkBitsPerSec)
@@ -412,7 +416,7 @@ func (a *PFCAnalysis) request(s *pauseState, tNs int64, q uint16, wireEnd int64)
 	case protostate.PauseStarted:
 		s.pauses++
 		run, _ := s.timer.Running()
-		s.inFlightNs = max(wireEnd-run.StartNs, 0)
+		s.inFlightNs = max(last.endNs(a.opts.LinkBitsPerSec)-run.StartNs, 0)
 	case protostate.PauseResumed:
 		s.xons++
 	}
