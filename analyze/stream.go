@@ -72,6 +72,10 @@ type StreamOptions struct {
 	// (decode.Decoder.DecodeHead with HeadFields), on the caller's
 	// goroutine or on the workers, unless a filter reads a whole frame.
 	KeyOnly bool
+	// Map maps large regular files into memory instead of reading them
+	// (capfile.StreamOptions.Map, whose rule for the reading goroutine
+	// holds).
+	Map bool
 }
 
 // StreamStats counts what a Stream read and what it did about disorder.
@@ -161,7 +165,7 @@ type Opener func(need StreamOptions) (*Stream, error)
 func Files(paths []string, base StreamOptions) Opener {
 	return func(need StreamOptions) (*Stream, error) {
 		need.WindowPackets = base.WindowPackets
-		need.Workers = base.Workers
+		need.Workers, need.Map = base.Workers, base.Map
 		if need.OnDecodeError == nil {
 			need.OnDecodeError = base.OnDecodeError
 		}
@@ -200,7 +204,7 @@ func (s *Stream) decodeOptions(opts StreamOptions) capfile.StreamOptions {
 	s.keyOnly = opts.KeyOnly
 	headsOnly, headFields := keyHeads(opts)
 	return capfile.StreamOptions{CheckCRC: opts.CheckCRC, OnDecodeError: opts.OnDecodeError, OnFileError: opts.OnFileError, Stop: opts.Stop,
-		Workers: opts.Workers, HeadsOnly: headsOnly, HeadFields: headFields,
+		Workers: opts.Workers, HeadsOnly: headsOnly, HeadFields: headFields, Map: opts.Map,
 		// The frames' heads are all the stream reads of them (Keep, the
 		// times, the selection's bounds and count), unless a filter
 		// reads more.

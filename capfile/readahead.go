@@ -2,6 +2,7 @@ package capfile
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -152,6 +153,42 @@ type decoding struct {
 // process cuts free batch b from its file and decodes it with dec, unless
 // the file has ended (the batch then goes).
 func (p *decodePool) process(b *batch, w *decoding) {
+	if b.file.r.mapped != nil {
+		p.processMapped(b, w)
+		return
+	}
+	p.processRead(b, w)
+}
+
+// processMapped is process for a mapped file (mapping.go), which faults
+// where another program cut it short: the batch then ends where the
+// fault was, a piece as one the caller goes on from with the serial cut
+// (takePiece), the serial cut's with the file's end (errShrank).
+func (p *decodePool) processMapped(b *batch, w *decoding) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if v := recover(); v != nil {
+			if Faulted(v) == nil {
+				panic(v)
+			}
+			c := b.file
+			if !b.isPiece { // the fault was in take, whose deferred Unlock ran
+				c.lock()
+				b.end = c.r.fail(errShrank)
+				if !c.ended {
+					c.ended = true
+					c.pool.ended()
+				}
+				c.mu.Unlock()
+			}
+			c.ready[b.seq%len(c.ready)] <- b
+		}
+	}()
+	p.processRead(b, w)
+}
+
+// processRead is process's work.
+func (p *decodePool) processRead(b *batch, w *decoding) {
 	c := b.file
 	if !c.cut(b, w) {
 		p.reuse(b)
@@ -165,9 +202,13 @@ func (p *decodePool) process(b *batch, w *decoding) {
 
 // batch is up to batchFrames consecutive records of one file.
 type batch struct {
-	file  *fileCut
-	seq   int          // its place in the file: the batches are numbered from 0 as they are cut
-	data  []byte       // the records' bytes, back to back
+	file *fileCut
+	seq  int    // its place in the file: the batches are numbered from 0 as they are cut
+	data []byte // the records' bytes, back to back; a piece's, in the file's mapping when mapped
+	// own is the batch's buffer while data is a piece of the mapping
+	// (mapPiece), for the serial cut (fill) to copy records into.
+	own   []byte
+	inMap bool
 	spans []recordSpan // where each record is in data, and how to decode it (a piece needs none: split.go)
 	// frames is the records' frames, decoded by a worker; with
 	// StreamOptions.Heads there are none, and heads holds what Next
@@ -396,6 +437,9 @@ type fileCut struct {
 	mu    sync.Mutex
 	seq   int  // the next batch cut gets this sequence number
 	ended bool // the file has ended, or been closed: nothing more is cut
+	// cutting counts the pieces being cut, outside mu: close waits for
+	// them, as a mapped file must not be unmapped under one.
+	cutting sync.WaitGroup
 	// reading is what the records are read into, with heads: apart, as
 	// a goroutine waiting for mu reads mu's cache line over and over.
 	reading *decode.Frame
@@ -454,23 +498,33 @@ func (r *Reader) readAhead(pool *decodePool, project func(linkType int) Projecti
 // did: false once the file has ended or been closed. A piece (split.go) is
 // decoded too, with w, as its records are found.
 func (c *fileCut) cut(b *batch, w *decoding) bool {
+	ok, piece := c.take(b)
+	if piece {
+		defer c.cutting.Done()
+		c.split.cutPiece(b, w) // the lock let go
+	}
+	return ok
+}
+
+// take gives b the file's next place, under the file's lock, and cuts the
+// records there into b unless they are a piece (piece: cut cuts it). ok is
+// false once the file has ended or been closed.
+func (c *fileCut) take(b *batch) (ok, piece bool) {
 	c.lock()
 	defer c.mu.Unlock()
 	if c.ended {
-		return false
+		return false, false
 	}
 	b.seq = c.seq
 	if s := c.split; s != nil {
 		if s.base+int64(b.seq)*splitBytes >= s.size {
 			c.ended = true // the caller cuts the rest itself (toSerial)
 			c.pool.ended()
-			return false
+			return false, false
 		}
 		c.seq++
-		c.mu.Unlock()
-		s.cutPiece(b, w)
-		c.mu.Lock() // for the deferred Unlock
-		return true
+		c.cutting.Add(1) // before close can see ended
+		return true, true
 	}
 	c.seq++
 	if c.prefetchLater && b.seq > 0 {
@@ -482,7 +536,7 @@ func (c *fileCut) cut(b *batch, w *decoding) bool {
 		c.ended = true
 		c.pool.ended()
 	}
-	return true
+	return true, false
 }
 
 // lock takes mu. The goroutine that holds it cuts a batch, some tens of
@@ -506,6 +560,9 @@ func (c *fileCut) lock() {
 // fill reads the next records of r into b; f is the reading's frame
 // when b keeps heads only.
 func (b *batch) fill(r *Reader, f *decode.Frame) {
+	if b.inMap {
+		b.data, b.inMap = b.own, false
+	}
 	b.n, b.end, b.data = 0, nil, b.data[:0]
 	b.cfg = r.dec
 	plain := b.heads != nil && !r.isNG && !r.isERF
@@ -772,14 +829,16 @@ func (a *readAhead) letGo() {
 	a.spare, a.cur, a.serialBatch = nil, nil, nil
 }
 
-// close stops the workers reading the file, waiting for the one that is,
-// so that the file can be closed under them.
+// close stops the workers reading the file, waiting for the one that is
+// (and for those cutting pieces of it), so that the file can be closed
+// (and unmapped) under them.
 func (a *readAhead) close() {
 	c := a.file
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if !c.ended {
 		c.ended = true
 		c.pool.ended()
 	}
+	c.mu.Unlock()
+	c.cutting.Wait()
 }

@@ -73,5 +73,15 @@ func FuzzStreamWorkers(f *testing.F) {
 		if got := transcript(t, paths, opts, 0); got != want {
 			t.Fatalf("pieces of %d bytes: the stream differs from one decoded on one goroutine:\n%s", 1+cut%1000, firstDifference(got, want))
 		}
+		// Mapped (mapping.go), shown a page at a time: in pieces, and on
+		// the caller's goroutine.
+		mapSmall(t, 4096)
+		opts.Map = true
+		for _, workers := range []int{2, 1} {
+			opts.Workers = workers
+			if got := transcript(t, paths, opts, 0); got != want {
+				t.Fatalf("mapped, %d workers: the stream differs from one decoded on one goroutine:\n%s", workers, firstDifference(got, want))
+			}
+		}
 	})
 }

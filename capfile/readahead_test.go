@@ -273,6 +273,16 @@ func TestReadAheadSameAsOneCore(t *testing.T) {
 							t.Errorf("pieces of %d bytes: the stream differs from one decoded on one goroutine:\n%s", piece, firstDifference(got, want))
 						}
 					}
+					// Mapped (mapping.go), shown a page at a time, on the
+					// caller's goroutine and in pieces.
+					mapSmall(t, 4096)
+					for _, workers := range []int{1, 2} {
+						o := opts
+						o.Workers, o.Map = workers, true
+						if got := transcript(t, paths, o, stopAfter); got != want {
+							t.Errorf("mapped, %d workers: the stream differs from one decoded on one goroutine:\n%s", workers, firstDifference(got, want))
+						}
+					}
 				})
 			}
 		}
@@ -285,6 +295,14 @@ func cutInPieces(t testing.TB, n int64) {
 	was, wasMin := splitBytes, minSplitBytes
 	splitBytes, minSplitBytes = n, 0
 	t.Cleanup(func() { splitBytes, minSplitBytes = was, wasMin })
+}
+
+// mapSmall has every regular file a stream with Map opens mapped, shown
+// chunk bytes at a time (mapping.go), until the test ends.
+func mapSmall(t testing.TB, chunk int) {
+	was, wasChunk := minMapBytes, mapChunk
+	minMapBytes, mapChunk = 0, chunk
+	t.Cleanup(func() { minMapBytes, mapChunk = was, wasChunk })
 }
 
 // firstDifference shows the first line where got and want part.

@@ -45,7 +45,10 @@ type Reader struct {
 	// regular is set for a regular file opened by Open: one that may be
 	// read ahead (a pipe is read as its frames come).
 	regular bool
-	ahead   *readAhead // the records read and decoded ahead, nil when not
+	// mapped is the file's mapping, nil when it is read (mapping.go);
+	// the window shows it while it reads it.
+	mapped *mapping
+	ahead  *readAhead // the records read and decoded ahead, nil when not
 	// format is StreamOptions.Format, which the workers run on the
 	// frames they decode.
 	format func(dst []byte, f *decode.Frame, err error) []byte
@@ -148,7 +151,11 @@ var _ [readBufLen - ngMaxBlockLen]struct{}
 // callers add no more context: the *fs.PathError of a file that cannot be
 // opened ("open PATH: no such file or directory"), or a *FileError for one
 // that is not a capture.
-func Open(path string) (*Reader, error) {
+func Open(path string) (*Reader, error) { return open(path, false) }
+
+// open is Open, mapping a large regular file into memory if mapped
+// (StreamOptions.Map, mapping.go).
+func open(path string, mapped bool) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -158,12 +165,24 @@ func Open(path string) (*Reader, error) {
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		size, regular = st.Size(), true
 	}
-	r, err := newReader(f, path, size, nil)
+	var r *Reader
+	var m *mapping
+	if mapped && regular {
+		m = mapFile(f, path, size)
+	}
+	if m != nil {
+		r, err = newReaderOn(mappedWindow(m), path, nil)
+	} else {
+		r, err = newReader(f, path, size, nil)
+	}
 	if err != nil {
+		if m != nil {
+			m.unmap()
+		}
 		f.Close()
 		return nil, err
 	}
-	r.closer, r.regular = f, regular
+	r.closer, r.regular, r.mapped = f, regular, m
 	r.said = r.saidSoFar()
 	return r, nil
 }
@@ -190,7 +209,12 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 // file inside is refused).
 func newReader(rd io.Reader, name string, sizeBytes int64, via *compression) (*Reader, error) {
 	bufLen := int(min(max(sizeBytes, minBufLen), readBufLen))
-	r := &Reader{name: name, br: newWindow(rd, bufLen)}
+	return newReaderOn(newWindow(rd, bufLen), name, via)
+}
+
+// newReaderOn is newReader reading through window w.
+func newReaderOn(w *window, name string, via *compression) (*Reader, error) {
+	r := &Reader{name: name, br: w}
 	hdr, err := r.br.Peek(24)
 	if len(hdr) < 4 {
 		switch {
@@ -309,6 +333,9 @@ func (r *Reader) Close() error {
 		}
 		r.decompressor.Close()
 	}
+	if r.mapped != nil {
+		r.mapped.unmap()
+	}
 	if r.closer != nil {
 		return r.closer.Close()
 	}
@@ -332,8 +359,13 @@ func (r *Reader) letGo() {
 		r.decompressor.Close()
 		r.decompressor = nil
 	}
-	keepReadBuf(r.br.buf)
-	r.br.buf, r.br.r, r.br.w, r.br.full = nil, 0, 0, 0
+	if r.mapped != nil {
+		r.mapped.release(len(r.mapped.data))
+	}
+	if r.br.m == nil {
+		keepReadBuf(r.br.buf)
+	}
+	r.br.buf, r.br.r, r.br.w, r.br.full, r.br.m = nil, 0, 0, 0, nil
 }
 
 // Next reads and decodes the next frame into f. It returns io.EOF at the end,

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 
 	"github.com/ibscope/ibscope/decode"
@@ -60,6 +61,9 @@ const lookPast = 4 << 10
 // split is a file being cut in pieces: what the workers read of it, fixed
 // once the pieces start.
 type split struct {
+	// m is the file's mapping, the pieces' bytes, nil when they are read
+	// with pread from f.
+	m    *mapping
 	f    *os.File
 	base int64 // where the records start: after the file header (pcapng: its first packet block)
 	size int64 // the file's size when the pieces started
@@ -83,6 +87,9 @@ type split struct {
 // only when it is taken): nil otherwise.
 func splitFile(r *Reader, heads bool) *split {
 	f, ok := r.br.rd.(*os.File)
+	if r.br.m != nil {
+		f, ok = r.br.m.f, true
+	}
 	if !ok || !heads || r.format != nil || !r.regular || r.isERF || r.decompressor != nil || r.err != nil ||
 		r.isNG && (r.ngOrder == nil || len(r.ngIfaces) == 0) {
 		return nil
@@ -91,7 +98,7 @@ func splitFile(r *Reader, heads bool) *split {
 	if err != nil || st.Size()-r.offset < max(minSplitBytes, 1) {
 		return nil
 	}
-	s := &split{f: f, base: r.offset, size: st.Size(), big: r.bigEnd, nsPerTs: r.nsPerTs, cfg: r.dec, link: r.dec.LinkType}
+	s := &split{m: r.br.m, f: f, base: r.offset, size: st.Size(), big: r.bigEnd, nsPerTs: r.nsPerTs, cfg: r.dec, link: r.dec.LinkType}
 	if r.isNG {
 		s.ng, s.big, s.ifaces = true, r.ngOrder == binary.BigEndian, slices.Clone(r.ngIfaces)
 	}
@@ -200,12 +207,17 @@ func (s *split) cutPiece(b *batch, w *decoding) {
 	if b.failed > 0 { // decodeHeads sets only the errors there are
 		clear(b.errs)
 	}
-	b.n, b.end, b.data = 0, nil, b.data[:0]
+	b.n, b.end = 0, nil
+	if s.m != nil {
+		b.mapPiece(s.m.data[p.lo:p.lo])
+	} else {
+		b.data = b.data[:0]
+	}
 	b.isPiece, b.cfg = true, s.cfg
 	b.decodeStart(&w.dec)
 	// A little more than the piece: the headers of a record that starts
 	// in its last bytes, and of the ones after, for findRecord to see.
-	if !b.readAt(s.f, p.lo, int(min(p.hi+lookPast, s.size)-p.lo)) {
+	if !b.readAt(s, p.lo, int(min(p.hi+lookPast, s.size)-p.lo)) {
 		p.start, p.end = p.lo, p.lo
 		return
 	}
@@ -237,14 +249,14 @@ func (s *split) walkRecords(b *batch, at int, w *decoding) {
 			return
 		}
 		p.end = off // unless the record is taken
-		if len(b.data)-at < 16 && (off+16 > s.size || !b.holds(s.f, p.lo, at+16)) {
+		if len(b.data)-at < 16 && (off+16 > s.size || !b.holds(s, p.lo, at+16)) {
 			return
 		}
 		rec := b.data[at:]
 		sub, capLen, wireLen := s.u32(rec[4:]), s.u32(rec[8:]), s.u32(rec[12:])
 		n := 16 + int(capLen)
 		if capLen > maxRecordLen || wireLen < capLen || int64(sub)*s.nsPerTs >= 1e9 || off+int64(n) > s.size ||
-			len(b.data)-at < n && !b.holds(s.f, p.lo, at+n) {
+			len(b.data)-at < n && !b.holds(s, p.lo, at+n) {
 			return
 		}
 		if b.n == len(b.heads) {
@@ -274,11 +286,11 @@ func (s *split) walkBlocks(b *batch, at int, w *decoding) {
 			return
 		}
 		p.end = off // unless the block is taken
-		if off+8 > s.size || !b.holds(s.f, p.lo, at+8) {
+		if off+8 > s.size || !b.holds(s, p.lo, at+8) {
 			return
 		}
 		n, ok := s.length(b.data[at:])
-		if !ok || off+int64(n) > s.size || !b.holds(s.f, p.lo, at+n) {
+		if !ok || off+int64(n) > s.size || !b.holds(s, p.lo, at+n) {
 			return
 		}
 		rh, ok := s.head(b.data[at : at+n])
@@ -340,16 +352,22 @@ func (s *split) chainAt(data []byte, at int) bool {
 
 // holds reports whether b.data, the file from lo on, holds n bytes,
 // reading on when it does not yet.
-func (b *batch) holds(f *os.File, lo int64, n int) bool {
-	return len(b.data) >= n || b.readAt(f, lo+int64(len(b.data)), n-len(b.data))
+func (b *batch) holds(s *split, lo int64, n int) bool {
+	return len(b.data) >= n || b.readAt(s, lo+int64(len(b.data)), n-len(b.data))
 }
 
-// readAt appends n bytes of f at off to b.data, reporting whether it read
-// them all.
-func (b *batch) readAt(f *os.File, off int64, n int) bool {
+// readAt appends n bytes of s's file at off to b.data, reporting whether it
+// read them all; b.data follows on in the mapping when the file is mapped.
+func (b *batch) readAt(s *split, off int64, n int) bool {
 	if n <= 0 {
 		return true
 	}
+	if s.m != nil {
+		end := min(off+int64(n), int64(len(s.m.data)))
+		b.data = s.m.data[off-int64(len(b.data)) : end]
+		return end == off+int64(n)
+	}
+	f := s.f
 	k := len(b.data)
 	if cap(b.data)-k < n {
 		grown := make([]byte, k, max(2*cap(b.data), k+n))
@@ -401,6 +419,9 @@ func (a *readAhead) takePiece(b *batch) bool {
 		b.rebase(a.frames)
 		a.frames += b.n
 		a.at = p.end
+		if m := a.file.split.m; m != nil && p.lo-int64(m.released) >= int64(mapChunk) {
+			m.release(int(p.lo)) // the pieces before are taken
+		}
 		return true
 	case a.at >= p.hi && p.hi < a.file.split.size:
 		return false
@@ -423,6 +444,11 @@ func (a *readAhead) toSerial() {
 	r := c.r
 	r.frames, r.offset = a.frames, a.at
 	w := r.br
+	if w.m != nil {
+		w.seekMapped(a.at)
+		a.serial = true
+		return
+	}
 	w.r, w.w, w.pos, w.err, w.pf = 0, 0, a.at, nil, nil
 	if _, err := c.split.f.Seek(a.at, io.SeekStart); err != nil {
 		a.end = &FileError{Name: r.name, Frame: a.frames + 1, Offset: a.at, Err: err}
@@ -439,7 +465,35 @@ func (a *readAhead) cutHere() *batch {
 	}
 	a.serialBatch = nil
 	b.isPiece = false
-	b.fill(a.file.r, a.file.reading)
+	if r := a.file.r; r.mapped != nil {
+		fillGuarded(b, r, a.file.reading)
+	} else {
+		b.fill(r, a.file.reading)
+	}
 	b.decode(&a.pool.caller.dec, &a.pool.caller.f)
 	return b
+}
+
+// fillGuarded is b.fill(r, f) for a mapped file, which faults where another
+// program cut it short: the file then ends there (errShrank).
+func fillGuarded(b *batch, r *Reader, f *decode.Frame) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if v := recover(); v != nil {
+			if Faulted(v) == nil {
+				panic(v)
+			}
+			b.end = r.fail(errShrank)
+		}
+	}()
+	b.fill(r, f)
+}
+
+// mapPiece has b's records be piece, in the file's mapping, keeping b's
+// own buffer for the serial cut.
+func (b *batch) mapPiece(piece []byte) {
+	if !b.inMap {
+		b.own, b.inMap = b.data, true
+	}
+	b.data = piece
 }

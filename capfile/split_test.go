@@ -135,6 +135,14 @@ func TestSplitSameAsOneCore(t *testing.T) {
 					if got := transcript(t, []string{path}, o, 0); got != want {
 						t.Errorf("the stream differs from one decoded on one goroutine:\n%s", firstDifference(got, want))
 					}
+					// Mapped (mapping.go), in chunks of a page and of many.
+					for _, chunk := range []int{4096, 1 << 20} {
+						mapSmall(t, chunk)
+						o.Map = true
+						if got := transcript(t, []string{path}, o, 0); got != want {
+							t.Errorf("mapped, shown %d bytes at a time: the stream differs from one decoded on one goroutine:\n%s", chunk, firstDifference(got, want))
+						}
+					}
 				})
 			}
 		}

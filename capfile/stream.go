@@ -19,9 +19,9 @@ const stdinName = "stdin"
 
 // openInput opens a capture by path, "-" meaning standard input (which
 // Close leaves open). Its errors name the path once, as Open's do.
-func openInput(path string) (*Reader, error) {
+func openInput(path string, mapped bool) (*Reader, error) {
 	if path != Stdin {
-		return Open(path)
+		return open(path, mapped)
 	}
 	return NewReader(os.Stdin, stdinName)
 }
@@ -111,6 +111,15 @@ type StreamOptions struct {
 	// with Heads still crosses to the caller with its head alone: for a
 	// caller that reads those fields of the frame, set no Heads.
 	HeadFields decode.HeadFields
+	// Map maps large regular files into memory instead of reading them
+	// (mapping.go): the frames are decoded where the page cache holds
+	// them, without the copy read(2) makes. A file another program cuts
+	// short while it is read ends where it was cut, as if read; in the
+	// instant between the size checked and a page touched, the goroutine
+	// that reads the stream faults on the pages gone: it must run with
+	// debug.SetPanicOnFault(true), and recover the panic, which Faulted
+	// names, else the runtime crashes the program.
+	Map bool
 }
 
 // StreamStats counts what a Stream read.
@@ -198,7 +207,7 @@ func OpenStream(paths []string, opts StreamOptions) (*Stream, error) {
 	}
 	var readers []*Reader
 	for _, p := range paths {
-		r, err := openInput(p)
+		r, err := openInput(p, opts.Map)
 		if err != nil {
 			for _, r := range readers {
 				r.Close()

@@ -26,6 +26,9 @@ type window struct {
 	// full is the buffer's size once the window has read more than once
 	// (grow): the first read fills at most windowStartLen.
 	full int
+	// m, while set, is the file mapped (mapping.go): buf is all of it,
+	// shown up to w a chunk at a time (fillMapped), and rd is unused.
+	m *mapping
 }
 
 // windowStartLen is the most a window reads first. A file of a rotated set
@@ -44,6 +47,12 @@ const maxEmptyReads = 100
 
 func newWindow(rd io.Reader, size int) *window {
 	return &window{rd: rd, buf: make([]byte, min(size, windowStartLen)), full: size}
+}
+
+// mappedWindow is a window over mapping m, its first chunk shown.
+func mappedWindow(m *mapping) *window {
+	w := min(mapChunk, len(m.data))
+	return &window{buf: m.data, w: w, pos: int64(w), full: len(m.data), m: m}
 }
 
 // grow gives the window its full buffer once it has read: called before
@@ -105,7 +114,8 @@ func (b *window) Peek(n int) ([]byte, error) {
 }
 
 func (b *window) peekFill(n int) ([]byte, error) {
-	for b.w-b.r < n && (b.w-b.r < len(b.buf) || len(b.buf) < b.full) && b.err == nil {
+	// A mapped window shows more, or reads on past the mapping.
+	for b.w-b.r < n && (b.m != nil || b.w-b.r < len(b.buf) || len(b.buf) < b.full) && b.err == nil {
 		b.fill()
 	}
 	if n > max(len(b.buf), b.full) {
@@ -150,6 +160,10 @@ func (b *window) discardFill(n int) {
 
 // fill slides the buffered bytes to the start and reads once more.
 func (b *window) fill() {
+	if b.m != nil {
+		b.fillMapped()
+		return
+	}
 	if b.pf != nil {
 		b.pf.fill(b)
 		return
@@ -179,6 +193,39 @@ func (b *window) fill() {
 	b.err = io.ErrNoProgress
 }
 
+// fillMapped shows the mapping's next chunk, giving back the pages read
+// already, while the file is still as long as its mapping; past the
+// mapping, or once the file shrank, the window reads the file from where
+// it stands (the unread bytes shown included).
+func (b *window) fillMapped() {
+	m := b.m
+	if b.w < len(m.data) && !m.shrunk() {
+		m.release(b.r)
+		b.w = min(b.w+mapChunk, len(m.data))
+		b.pos = int64(b.w)
+		return
+	}
+	b.leaveMapping(int64(b.r))
+}
+
+// leaveMapping has the window read its file with read(2) from offset off
+// on: past the mapping, where the file may have grown, or after it
+// shrank. The mapping stays until the Reader closes (a frame handed out
+// may still point into it); its pages are given back.
+func (b *window) leaveMapping(off int64) {
+	m := b.m
+	m.release(len(m.data))
+	b.m = nil
+	b.rd = io.NewSectionReader(m.f, off, 1<<62)
+	b.buf, b.r, b.w, b.pos, b.full = make([]byte, windowStartLen), 0, 0, 0, readBufLen
+}
+
+// seekMapped has a mapped window read on from offset off: shown from the
+// next fill, which asks the file's size first.
+func (b *window) seekMapped(off int64) {
+	b.r, b.w, b.err = int(off), int(off), nil
+}
+
 // readErr returns the pending read error and forgets it.
 func (b *window) readErr() error {
 	err := b.err
@@ -194,6 +241,9 @@ func (b *window) Read(p []byte) (int, error) {
 			return 0, nil
 		}
 		return 0, b.readErr()
+	}
+	if b.r == b.w && b.m != nil {
+		b.fillMapped()
 	}
 	if b.r == b.w {
 		if b.err != nil {

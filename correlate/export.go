@@ -46,6 +46,10 @@ type ExportOptions struct {
 	// Workers, above 1, decodes the captures on that many goroutines
 	// (capfile.StreamOptions.Workers); the rows are the same.
 	Workers int
+	// Map maps large regular captures into memory instead of reading them
+	// (capfile.StreamOptions.Map, whose rule for the reading goroutine
+	// holds: Export reads them on its caller's).
+	Map bool
 }
 
 // ExportStats says what Export wrote.
@@ -73,7 +77,7 @@ func Export(captures []string, out string, opt ExportOptions) (ExportStats, erro
 	var st ExportStats
 	var damaged []error
 	in, err := capfile.OpenStream(captures, capfile.StreamOptions{CheckCRC: !opt.NoCRC, Undecoded: true, Untimed: true,
-		Workers: opt.Workers, OnDecodeError: opt.OnDecodeError, OnFileError: func(err error) { damaged = append(damaged, err) }})
+		Workers: opt.Workers, Map: opt.Map, OnDecodeError: opt.OnDecodeError, OnFileError: func(err error) { damaged = append(damaged, err) }})
 	if err != nil {
 		return st, err // names the capture (capfile.Open)
 	}

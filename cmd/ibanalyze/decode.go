@@ -148,7 +148,7 @@ func decodePath(w *bufio.Writer, path string, o decodeOpts, sel *filter.Selectio
 	if o.summary {
 		keep = sel.FilterOnly()
 	}
-	s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true, Workers: nworkers, Format: format,
+	s, err := capfile.OpenStream([]string{path}, capfile.StreamOptions{CheckCRC: !o.noCRC, Undecoded: true, Untimed: true, Workers: nworkers, Format: format, Map: true,
 		Project: project, Keep: keep, Heads: heads, HeadsOnly: heads && o.summary || headFields != 0, HeadFields: headFields, OnFileError: func(err error) { damaged = err }})
 	if err != nil { // a file never opened has no counts to report
 		warnf("%v", err)

@@ -123,7 +123,7 @@ func runExport(cmd *cobra.Command, captures []string, o exportOpts) error {
 // partitioned dataset (-o a directory) has no extension to tell, so
 // there it is --format or Parquet (Format's zero value).
 func exportOptions(o exportOpts) (correlate.ExportOptions, error) {
-	opt := correlate.ExportOptions{NoCRC: o.noCRC, Meta: commandMeta()}
+	opt := correlate.ExportOptions{NoCRC: o.noCRC, Meta: commandMeta(), Map: true}
 	var err error
 	if opt.Workers, err = workers(true); err != nil {
 		return opt, err

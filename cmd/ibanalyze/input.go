@@ -59,6 +59,7 @@ func newInput(opts analyze.StreamOptions) (*input, error) {
 	// From the open on, which reads up to the first packet: a signal is
 	// heard inside any run of frames the stream skips (stopReading).
 	in.opts.Stop = readingStopped
+	in.opts.Map = true // main recovers the fault of a capture cut short under it (execute)
 	return in, nil
 }
 

@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibscope/ibscope/capfile"
 	"github.com/ibscope/ibscope/internal/cmddoc"
 	"github.com/ibscope/ibscope/internal/outfile"
 	"github.com/ibscope/ibscope/internal/termtext"
@@ -60,7 +62,7 @@ func main() {
 	}
 	cmddoc.Main(rootCmd, manual) // "ibanalyze __docs DIR": man pages and completions (make install)
 	stop := handleSignals()
-	err := rootCmd.Execute()
+	err := execute()
 	stop()
 	removeTemporaries()
 	stopProfile()
@@ -71,6 +73,24 @@ func main() {
 		}
 		os.Exit(1)
 	}
+}
+
+// execute runs the command. The captures it reads are mapped into memory
+// (capfile.StreamOptions.Map): one that another program cuts short while
+// it is read faults where its pages went, which comes back here as the
+// error naming the file; the outputs are then removed as for any error.
+func execute() (err error) {
+	debug.SetPanicOnFault(true)
+	defer func() {
+		if v := recover(); v != nil {
+			ferr := capfile.Faulted(v)
+			if ferr == nil {
+				panic(v)
+			}
+			err = ferr
+		}
+	}()
+	return rootCmd.Execute()
 }
 
 // writeJSON writes v as one indented JSON document.
