@@ -46,7 +46,7 @@ var (
 	// the file's size is asked again before the next chunk is shown, and
 	// the pages of the chunks read are given back, so that a long capture
 	// does not stay mapped (memory flat in the capture's size).
-	mapChunk = 8 << 20
+	mapChunk = 4 << 20
 )
 
 // mapFile maps f, a regular file of size bytes named name, when it is
