@@ -154,36 +154,57 @@ func TestMappedFileShrinksUnderTheReader(t *testing.T) {
 }
 
 // TestMappedFileGrows: a capture that grows after it was mapped is read on
-// past its mapping, as one read with read(2) is.
+// past its mapping, as one read with read(2) is: alone on the caller's
+// goroutine, and as the second file of a stream, read ahead in pieces
+// only once its first frame is handed out (Stream.attach), when it has
+// grown already: the pieces end at the mapping's end.
 func TestMappedFileGrows(t *testing.T) {
-	path, data, ends := mappedCapture(t, t.TempDir(), 2000, false)
-	half := ends[999]
-	if err := os.WriteFile(path, data[:half], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mapSmall(t, 4096)
-	s, err := OpenStream([]string{path}, StreamOptions{Map: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Write(data[half:]); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	n := 0
-	for ; ; n++ {
-		if _, _, err := s.Next(); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n != len(ends) {
-		t.Errorf("%d frames, want %d", n, len(ends))
+	for _, tc := range []struct {
+		name    string
+		workers int
+		two     bool
+	}{{"caller", 1, false}, {"pieces, second file", 2, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path, data, ends := mappedCapture(t, dir, 2000, tc.two)
+			half := ends[999]
+			if err := os.WriteFile(path, data[:half], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			paths, want := []string{path}, len(ends)
+			if tc.two {
+				first := filepath.Join(dir, "first.pcapng")
+				if err := os.WriteFile(first, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				paths, want = []string{first, path}, 2*len(ends)
+				cutInPieces(t, 4000)
+			}
+			mapSmall(t, 4096)
+			s, err := OpenStream(paths, StreamOptions{Map: true, Workers: tc.workers, Heads: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Write(data[half:]); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			n := 0
+			for ; ; n++ {
+				if _, _, err := s.Next(); err == io.EOF {
+					break
+				} else if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n != want {
+				t.Errorf("%d frames, want %d", n, want)
+			}
+		})
 	}
 }

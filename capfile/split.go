@@ -95,10 +95,17 @@ func splitFile(r *Reader, heads bool) *split {
 		return nil
 	}
 	st, err := f.Stat()
-	if err != nil || st.Size()-r.offset < max(minSplitBytes, 1) {
+	if err != nil {
 		return nil
 	}
-	s := &split{m: r.br.m, f: f, base: r.offset, size: st.Size(), big: r.bigEnd, nsPerTs: r.nsPerTs, cfg: r.dec, link: r.dec.LinkType}
+	size := st.Size()
+	if r.br.m != nil {
+		size = int64(len(r.br.m.data)) // a file grown since it was mapped: the pieces end at the mapping's end
+	}
+	if size-r.offset < max(minSplitBytes, 1) {
+		return nil
+	}
+	s := &split{m: r.br.m, f: f, base: r.offset, size: size, big: r.bigEnd, nsPerTs: r.nsPerTs, cfg: r.dec, link: r.dec.LinkType}
 	if r.isNG {
 		s.ng, s.big, s.ifaces = true, r.ngOrder == binary.BigEndian, slices.Clone(r.ngIfaces)
 	}
