@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"unsafe"
 )
@@ -21,7 +22,7 @@ import (
 // the file's size before it shows each chunk of the mapping (fillMapped)
 // and reads on with read(2) from where it stands once the file shrank,
 // which then reports the file's end as it finds it; a batch cut on a
-// worker recovers from the fault (processMapped, fillGuarded) and ends the file there;
+// worker recovers from the fault (guardFault) and ends the file there;
 // what is left, a file cut short in the instant between the size asked and
 // a page touched on the goroutine that reads the stream, panics there with
 // the runtime's fault, which Faulted names (debug.SetPanicOnFault must be
@@ -133,6 +134,24 @@ func (l *mappings) at(addr uintptr) (*mapping, int64) {
 		}
 	}
 	return nil, 0
+}
+
+// guardFault runs cut, which reads a mapped file, with
+// debug.SetPanicOnFault set, so that a fault in the mapping (the file cut
+// short under it) is a panic, not a crash: cut's work ends there and
+// onFault runs. Any other panic goes on. Called once a batch, it costs
+// nothing a frame.
+func guardFault(cut, onFault func()) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if v := recover(); v != nil {
+			if Faulted(v) == nil {
+				panic(v)
+			}
+			onFault()
+		}
+	}()
+	cut()
 }
 
 // errShrank is the damage of a mapped file that another program cut short

@@ -2,7 +2,6 @@ package capfile
 
 import (
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -165,26 +164,19 @@ func (p *decodePool) process(b *batch, w *decoding) {
 // fault was, a piece as one the caller goes on from with the serial cut
 // (takePiece), the serial cut's with the file's end (errShrank).
 func (p *decodePool) processMapped(b *batch, w *decoding) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if v := recover(); v != nil {
-			if Faulted(v) == nil {
-				panic(v)
+	guardFault(func() { p.processRead(b, w) }, func() {
+		c := b.file
+		if !b.isPiece { // the fault was in take, whose deferred Unlock ran
+			c.lock()
+			b.end = c.r.fail(errShrank)
+			if !c.ended {
+				c.ended = true
+				c.pool.ended()
 			}
-			c := b.file
-			if !b.isPiece { // the fault was in take, whose deferred Unlock ran
-				c.lock()
-				b.end = c.r.fail(errShrank)
-				if !c.ended {
-					c.ended = true
-					c.pool.ended()
-				}
-				c.mu.Unlock()
-			}
-			c.ready[b.seq%len(c.ready)] <- b
+			c.mu.Unlock()
 		}
-	}()
-	p.processRead(b, w)
+		c.ready[b.seq%len(c.ready)] <- b
+	})
 }
 
 // processRead is process's work.

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"io"
 	"os"
-	"runtime/debug"
 	"slices"
 
 	"github.com/ibscope/ibscope/decode"
@@ -473,27 +472,12 @@ func (a *readAhead) cutHere() *batch {
 	a.serialBatch = nil
 	b.isPiece = false
 	if r := a.file.r; r.mapped != nil {
-		fillGuarded(b, r, a.file.reading)
+		guardFault(func() { b.fill(r, a.file.reading) }, func() { b.end = r.fail(errShrank) })
 	} else {
 		b.fill(r, a.file.reading)
 	}
 	b.decode(&a.pool.caller.dec, &a.pool.caller.f)
 	return b
-}
-
-// fillGuarded is b.fill(r, f) for a mapped file, which faults where another
-// program cut it short: the file then ends there (errShrank).
-func fillGuarded(b *batch, r *Reader, f *decode.Frame) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if v := recover(); v != nil {
-			if Faulted(v) == nil {
-				panic(v)
-			}
-			b.end = r.fail(errShrank)
-		}
-	}()
-	b.fill(r, f)
 }
 
 // mapPiece has b's records be piece, in the file's mapping, keeping b's

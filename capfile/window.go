@@ -52,7 +52,7 @@ func newWindow(rd io.Reader, size int) *window {
 // mappedWindow is a window over mapping m, its first chunk shown.
 func mappedWindow(m *mapping) *window {
 	w := min(mapChunk, len(m.data))
-	return &window{buf: m.data, w: w, pos: int64(w), full: len(m.data), m: m}
+	return &window{buf: m.data, w: w, full: len(m.data), m: m}
 }
 
 // grow gives the window its full buffer once it has read: called before
@@ -202,7 +202,6 @@ func (b *window) fillMapped() {
 	if b.w < len(m.data) && !m.shrunk() {
 		m.release(b.r)
 		b.w = min(b.w+mapChunk, len(m.data))
-		b.pos = int64(b.w)
 		return
 	}
 	b.leaveMapping(int64(b.r))
