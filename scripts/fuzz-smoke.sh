@@ -8,6 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-4s}
+# Each new input the fuzzer keeps is first minimized, for up to 60 s by default: longer than a
+# whole smoke run. FuzzExportParquet (25 ms a run) spent its time minimizing its first new input
+# and ran 20 inputs in 20 s; with at most 100 runs a minimization, 3,285 (32 new). A failing input
+# is still written, minimized as far as 100 runs go.
+MINIMIZE=${FUZZMINIMIZE:-100x}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -21,7 +26,7 @@ for pkg in $($GO list ./...); do
     targets=$((targets + 1))
     for try in 1 2; do
       echo "fuzz $pkg $f ($FUZZTIME)"
-      if $GO test -run='^$' -fuzz="^$f\$" -fuzztime="$FUZZTIME" "$pkg" >"$log" 2>&1; then
+      if $GO test -run='^$' -fuzz="^$f\$" -fuzztime="$FUZZTIME" -fuzzminimizetime="$MINIMIZE" "$pkg" >"$log" 2>&1; then
         break
       fi
       if deadline_race; then
