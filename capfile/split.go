@@ -86,20 +86,21 @@ type split struct {
 // only when it is taken): nil otherwise.
 func splitFile(r *Reader, heads bool) *split {
 	f, ok := r.br.rd.(*os.File)
+	var size int64
 	if r.br.m != nil {
-		f, ok = r.br.m.f, true
+		// A file grown since it was mapped: the pieces end at the mapping's end.
+		f, ok, size = r.br.m.f, true, int64(len(r.br.m.data))
 	}
 	if !ok || !heads || r.format != nil || !r.regular || r.isERF || r.decompressor != nil || r.err != nil ||
 		r.isNG && (r.ngOrder == nil || len(r.ngIfaces) == 0) {
 		return nil
 	}
-	st, err := f.Stat()
-	if err != nil {
-		return nil
-	}
-	size := st.Size()
-	if r.br.m != nil {
-		size = int64(len(r.br.m.data)) // a file grown since it was mapped: the pieces end at the mapping's end
+	if r.br.m == nil {
+		st, err := f.Stat()
+		if err != nil {
+			return nil
+		}
+		size = st.Size()
 	}
 	if size-r.offset < max(minSplitBytes, 1) {
 		return nil
